@@ -1,0 +1,4 @@
+// Package eventstore groups the event store adapters (sqlite, postgres, esdb) and their shared
+// conformance suite (storetest). Each adapter implements the same contract, which the consumers
+// (commands, projections) declare as narrower ports of their own.
+package eventstore

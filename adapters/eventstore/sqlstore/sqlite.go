@@ -1,0 +1,27 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/zuno-run/zuno/adapters/sqldb"
+)
+
+// OpenSQLite opens (creating when needed) the event log in the SQLite file at path.
+func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	writer, err := sqldb.OpenSQLite(ctx, path, sqldb.Writer)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqldb.Migrate(ctx, writer, sqldb.SQLite, sqldb.EventLog); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	reader, err := sqldb.OpenSQLite(ctx, path, sqldb.ReadWrite)
+	if err != nil {
+		writer.Close()
+		return nil, err
+	}
+	s := newStore(sqldb.SQLite, writer, reader, opts)
+	s.closers = append(s.closers, reader.Close, writer.Close)
+	return s, nil
+}

@@ -1,0 +1,58 @@
+-- Read models, named as the seeds' evidence SQL names them. All are derived from the event
+-- log and can be dropped and rebuilt at any time.
+CREATE TABLE IF NOT EXISTS projection_checkpoint (
+    projector  TEXT PRIMARY KEY,
+    position   INTEGER NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS event (
+    id           TEXT PRIMARY KEY,
+    position     INTEGER NOT NULL UNIQUE,
+    aggregate_id TEXT NOT NULL,
+    stream       TEXT NOT NULL,
+    revision     INTEGER NOT NULL,
+    type         TEXT NOT NULL,
+    data         TEXT NOT NULL,
+    metadata     TEXT NOT NULL,
+    time         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS event_aggregate ON event (aggregate_id, type);
+
+CREATE TABLE IF NOT EXISTS session (
+    id                TEXT PRIMARY KEY,
+    title             TEXT NOT NULL,
+    agent             TEXT NOT NULL,
+    parent_session_id TEXT,
+    directory         TEXT,
+    message_count     INTEGER NOT NULL DEFAULT 0,
+    time_created      TEXT NOT NULL,
+    time_updated      TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS work_plan (
+    session_id     TEXT NOT NULL,
+    plan_id        TEXT NOT NULL,
+    revision       INTEGER NOT NULL,
+    title          TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    depth          INTEGER NOT NULL,
+    parent_plan_id TEXT,
+    steps          TEXT NOT NULL,
+    time_created   TEXT NOT NULL,
+    time_updated   TEXT NOT NULL,
+    PRIMARY KEY (session_id, plan_id)
+);
+
+CREATE TABLE IF NOT EXISTS work_item (
+    id           TEXT NOT NULL,
+    session_id   TEXT NOT NULL,
+    title        TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    owner        TEXT,
+    dependencies TEXT NOT NULL,
+    plan_step_id TEXT,
+    time_created TEXT NOT NULL,
+    time_updated TEXT NOT NULL,
+    PRIMARY KEY (session_id, id)
+);
