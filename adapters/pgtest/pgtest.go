@@ -56,4 +56,3 @@ func NewDatabase(t testing.TB) string {
 	u.Path = "/" + name
 	return u.String()
 }
-

@@ -77,4 +77,3 @@ func applyOne(ctx context.Context, db *sqlx.DB, dialect Dialect, set, dir, name 
 	}
 	return tx.Commit()
 }
-
