@@ -1,0 +1,175 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/components/cqrs"
+	"github.com/ThreeDotsLabs/watermill/components/requestreply"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
+)
+
+// Transport is the Watermill pub/sub the bus runs on: in-process GoChannel by default, or a
+// durable one (watermill-sql on Postgres) when several workers share a store.
+type Transport struct {
+	Publisher message.Publisher
+	// CommandSubscriber returns the subscriber a handler consumes its command topic with.
+	// Durable transports give all workers of one handler one consumer group, so each command
+	// is handled once.
+	CommandSubscriber func(handlerName string) (message.Subscriber, error)
+	// ReplySubscriber returns the subscriber one request listens for its reply with.
+	ReplySubscriber func() (message.Subscriber, error)
+	// ReplyTopic is the topic the reply to an operation is published on.
+	ReplyTopic func(operationID string) string
+}
+
+// Bus sends commands to their handlers and returns their results.
+type Bus struct {
+	router  *message.Router
+	sender  *cqrs.CommandBus
+	replies *requestreply.PubSubBackend[Result]
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// DefaultReplyTimeout bounds how long Send waits for a handler.
+const DefaultReplyTimeout = 2 * time.Minute
+
+func commandTopic(commandName string) string { return "zuno.commands." + commandName }
+
+// StartBus starts a bus on t. When h is not nil this process also handles commands (the
+// embedded default); with nil it only sends them to workers elsewhere.
+func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.LoggerAdapter) (*Bus, error) {
+	if logger == nil {
+		logger = watermill.NopLogger{}
+	}
+	marshaler := cqrs.JSONMarshaler{GenerateName: cqrs.StructName}
+	timeout := DefaultReplyTimeout
+	replies, err := requestreply.NewPubSubBackend(requestreply.PubSubBackendConfig{
+		Publisher: t.Publisher,
+		SubscriberConstructor: func(requestreply.PubSubBackendSubscribeParams) (message.Subscriber, error) {
+			return t.ReplySubscriber()
+		},
+		GeneratePublishTopic: func(p requestreply.PubSubBackendPublishParams) (string, error) {
+			return t.ReplyTopic(string(p.OperationID)), nil
+		},
+		GenerateSubscribeTopic: func(p requestreply.PubSubBackendSubscribeParams) (string, error) {
+			return t.ReplyTopic(string(p.OperationID)), nil
+		},
+		Logger:                logger,
+		ListenForReplyTimeout: &timeout,
+		// Handlers put typed errors into the Result; a returned error means the reply could not
+		// be produced at all, and the command is acked all the same: it is idempotent, and the
+		// sender retries with the same id if it wants to.
+		AckCommandErrors: true,
+	}, requestreply.BackendPubsubJSONMarshaler[Result]{})
+	if err != nil {
+		return nil, err
+	}
+	sender, err := cqrs.NewCommandBusWithConfig(t.Publisher, cqrs.CommandBusConfig{
+		GeneratePublishTopic: func(p cqrs.CommandBusGeneratePublishTopicParams) (string, error) {
+			return commandTopic(p.CommandName), nil
+		},
+		Marshaler: marshaler,
+		Logger:    logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &Bus{sender: sender, replies: replies, done: make(chan struct{})}
+	if h == nil {
+		close(b.done)
+		return b, nil
+	}
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, logger)
+	if err != nil {
+		return nil, err
+	}
+	processor, err := cqrs.NewCommandProcessorWithConfig(router, cqrs.CommandProcessorConfig{
+		GenerateSubscribeTopic: func(p cqrs.CommandProcessorGenerateSubscribeTopicParams) (string, error) {
+			return commandTopic(p.CommandName), nil
+		},
+		SubscriberConstructor: func(p cqrs.CommandProcessorSubscriberConstructorParams) (message.Subscriber, error) {
+			return t.CommandSubscriber(p.HandlerName)
+		},
+		Marshaler: marshaler,
+		Logger:    logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = processor.AddHandlers(
+		requestreply.NewCommandHandlerWithResult("CreateSession", replies, h.CreateSession),
+		requestreply.NewCommandHandlerWithResult("SetSessionTitle", replies, h.SetSessionTitle),
+		requestreply.NewCommandHandlerWithResult("AppendUserMessage", replies, h.AppendUserMessage),
+		requestreply.NewCommandHandlerWithResult("UpdatePlan", replies, h.UpdatePlan),
+		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
+	)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.router, b.cancel = router, cancel
+	go func() {
+		defer close(b.done)
+		if err := router.Run(runCtx); err != nil {
+			logger.Error("command router stopped", err, nil)
+		}
+	}()
+	select {
+	case <-router.Running():
+	case <-b.done:
+		return nil, errors.New("command router failed to start")
+	case <-ctx.Done():
+		cancel()
+		return nil, ctx.Err()
+	}
+	return b, nil
+}
+
+// Send delivers cmd (one of this package's command types, by pointer) and waits for its
+// result. The error is about delivery; the command's own outcome is Result.Err().
+func (b *Bus) Send(ctx context.Context, cmd any) (Result, error) {
+	reply, err := requestreply.SendWithReply[Result](ctx, b.sender, b.replies, cmd)
+	if err != nil {
+		return Result{}, fmt.Errorf("send %T: %w", cmd, err)
+	}
+	if reply.Error != nil {
+		return reply.HandlerResult, fmt.Errorf("send %T: %w", cmd, reply.Error)
+	}
+	return reply.HandlerResult, nil
+}
+
+// Close stops handling commands, letting those in flight finish.
+func (b *Bus) Close() error {
+	if b.router == nil {
+		return nil
+	}
+	err := b.router.Close()
+	b.cancel()
+	<-b.done
+	return err
+}
+
+// GoChannelTransport runs the bus in process: commands and replies never leave it.
+func GoChannelTransport(pubsub *gochannel.GoChannel) Transport {
+	return Transport{
+		Publisher:         pubsub,
+		CommandSubscriber: func(string) (message.Subscriber, error) { return pubsub, nil },
+		ReplySubscriber:   func() (message.Subscriber, error) { return pubsub, nil },
+		// One topic per operation: a reply reaches only the request waiting for it.
+		ReplyTopic: func(op string) string { return "zuno.replies." + op },
+	}
+}
+
+// NewGoChannel returns the in-process pub/sub the embedded default uses.
+func NewGoChannel(logger watermill.LoggerAdapter) *gochannel.GoChannel {
+	if logger == nil {
+		logger = watermill.NopLogger{}
+	}
+	return gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 256}, logger)
+}

@@ -1,0 +1,222 @@
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zuno-run/zuno/events"
+)
+
+// MaxDecideAttempts bounds how often a handler reloads and re-decides after losing a race for
+// the stream's revision. The domain decides again each time whether the command still applies.
+const MaxDecideAttempts = 8
+
+// aggregate is a state that folds its stream's events.
+type aggregate interface{ Evolve(events.Payload) }
+
+// Result is what a command's sender gets back, over the bus as JSON.
+type Result struct {
+	CommandID string `json:"commandId"`
+	Stream    string `json:"stream"`
+	// Revision is the stream's revision after the command, -1 when the stream is empty.
+	Revision int64 `json:"revision"`
+	// Events counts the events the command appended (or had appended, for a duplicate).
+	Events int `json:"events"`
+	// LastPosition is the global position of the command's last event; a caller that wants to
+	// read its own write waits until the projections reach it.
+	LastPosition uint64 `json:"lastPosition,omitempty"`
+	// Duplicate is true when the command id had already been handled: nothing new was written
+	// and this is the first result.
+	Duplicate bool `json:"duplicate,omitempty"`
+	// View is the aggregate's view after the command (the plan, the todo list, the session).
+	View json.RawMessage `json:"view,omitempty"`
+	// Error is set when the command was refused; nothing was appended.
+	Error *ErrorReply `json:"error,omitempty"`
+}
+
+// Err returns the command's typed error, nil when it succeeded.
+func (r Result) Err() error {
+	if r.Error == nil {
+		return nil
+	}
+	return r.Error.Typed()
+}
+
+// CommandIDReusedError is returned when a command id that was already handled comes back with
+// different content.
+type CommandIDReusedError struct {
+	CommandID string
+	Stream    string
+}
+
+// CodeCommandIDReused is its stable code.
+const CodeCommandIDReused = "command_id_reused"
+
+func (e *CommandIDReusedError) Error() string {
+	return fmt.Sprintf("%s: command id %s was already used for a different command on %s; send a new command id",
+		CodeCommandIDReused, e.CommandID, e.Stream)
+}
+
+// Code returns the stable error code.
+func (e *CommandIDReusedError) Code() string { return CodeCommandIDReused }
+
+// ContentionError is returned when a command lost the race for its stream more often than
+// MaxDecideAttempts. Nothing was appended; sending it again with the same id is safe.
+type ContentionError struct {
+	Stream   string
+	Attempts int
+}
+
+// CodeContention is its stable code.
+const CodeContention = "contention"
+
+func (e *ContentionError) Error() string {
+	return fmt.Sprintf("%s: stream %s changed under the command %d times; send it again with the same command id",
+		CodeContention, e.Stream, e.Attempts)
+}
+
+// Code returns the stable error code.
+func (e *ContentionError) Code() string { return CodeContention }
+
+// execution is one command against one aggregate.
+type execution[S aggregate] struct {
+	store    EventStore
+	registry *events.Registry
+	clock    Clock
+	meta     Meta
+	stream   string
+	// digest identifies the command's content, to tell a re-delivery from a re-used id.
+	digest string
+	// newState returns the empty state; decide returns the events a command produces.
+	newState func() S
+	decide   func(S) ([]events.Payload, error)
+}
+
+// commandDigest hashes what the command asks for (not who sent it or when).
+func commandDigest(kind string, body any) (string, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append([]byte(kind+"\n"), b...))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// loaded is a stream folded into a state.
+type loaded[S aggregate] struct {
+	state    S
+	revision int64
+	// prior is set when this command id was already handled: the state just after its
+	// events, and its result.
+	prior *Result
+}
+
+// run loads, decides, appends, and on a lost race reloads and decides again.
+func (x execution[S]) run(ctx context.Context) (S, Result, error) {
+	res := Result{CommandID: x.meta.CommandID, Stream: x.stream, Revision: -1}
+	if x.meta.CommandID == "" {
+		var zero S
+		return zero, res, &events.InvalidAppendError{Stream: x.stream, Reason: "command has no command id"}
+	}
+	for attempt := 1; ; attempt++ {
+		l, err := x.load(ctx)
+		if err != nil {
+			return l.state, res, err
+		}
+		if l.prior != nil {
+			return l.state, *l.prior, nil
+		}
+		res.Revision = l.revision
+		payloads, err := x.decide(l.state)
+		if err != nil || len(payloads) == 0 {
+			return l.state, res, err
+		}
+		evs := make([]events.Event, len(payloads))
+		md := events.Metadata{
+			CommandID: x.meta.CommandID, CommandDigest: x.digest, CausationID: x.meta.CausationID,
+			CorrelationID: x.meta.CorrelationID, Actor: x.meta.Actor, Time: x.clock.Now(),
+		}
+		for i, p := range payloads {
+			if evs[i], err = events.Encode(events.DeriveID(x.meta.CommandID, i), p, md); err != nil {
+				return l.state, res, err
+			}
+		}
+		expected := events.NoStream
+		if l.revision >= 0 {
+			expected = events.Exact(uint64(l.revision))
+		}
+		appended, err := x.store.Append(ctx, x.stream, expected, evs...)
+		var wrong *events.WrongExpectedRevisionError
+		if errors.As(err, &wrong) {
+			if attempt >= MaxDecideAttempts {
+				return l.state, res, &ContentionError{Stream: x.stream, Attempts: attempt}
+			}
+			continue
+		}
+		if err != nil {
+			return l.state, res, err
+		}
+		for _, p := range payloads {
+			l.state.Evolve(p)
+		}
+		res.Revision, res.Events, res.LastPosition = int64(appended.NextRevision), len(evs), appended.LastPosition
+		return l.state, res, nil
+	}
+}
+
+const loadPage = 1024
+
+// load folds the whole stream. It also finds this command's own events, if an earlier delivery
+// appended them: the state is then the state just after them, so the reply is the first reply.
+func (x execution[S]) load(ctx context.Context) (loaded[S], error) {
+	l := loaded[S]{state: x.newState(), revision: -1}
+	var from uint64
+	for {
+		page, err := x.store.ReadStream(ctx, x.stream, from, loadPage)
+		if err != nil {
+			return l, fmt.Errorf("load %s: %w", x.stream, err)
+		}
+		for i, rec := range page {
+			if rec.Metadata.CommandID == x.meta.CommandID {
+				if rec.Metadata.CommandDigest != x.digest {
+					return l, &CommandIDReusedError{CommandID: x.meta.CommandID, Stream: x.stream}
+				}
+				return x.finishPrior(l, page[i:], rec)
+			}
+			p, err := x.registry.Decode(rec)
+			if err != nil {
+				return l, err
+			}
+			l.state.Evolve(p)
+			l.revision = int64(rec.StreamRevision)
+		}
+		if len(page) < loadPage {
+			return l, nil
+		}
+		from = page[len(page)-1].StreamRevision + 1
+	}
+}
+
+// finishPrior folds the prior delivery's events (consecutive, as one append wrote them).
+func (x execution[S]) finishPrior(l loaded[S], rest []events.Recorded, first events.Recorded) (loaded[S], error) {
+	prior := Result{CommandID: x.meta.CommandID, Stream: x.stream, Duplicate: true}
+	for _, rec := range rest {
+		if rec.Metadata.CommandID != first.Metadata.CommandID {
+			break
+		}
+		p, err := x.registry.Decode(rec)
+		if err != nil {
+			return l, err
+		}
+		l.state.Evolve(p)
+		prior.Revision, prior.LastPosition = int64(rec.StreamRevision), rec.Position
+		prior.Events++
+	}
+	l.revision = prior.Revision
+	l.prior = &prior
+	return l, nil
+}

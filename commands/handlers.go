@@ -1,0 +1,204 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/work"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Commands as they travel on the bus. Each embeds Meta and the domain command.
+
+// CreateSession creates a session.
+type CreateSession struct {
+	Meta
+	session.Create
+}
+
+// SetSessionTitle renames a session.
+type SetSessionTitle struct {
+	Meta
+	session.SetTitle
+}
+
+// AppendUserMessage records a user message.
+type AppendUserMessage struct {
+	Meta
+	session.AppendUserMessage
+}
+
+// UpdatePlan is plan_update for the root session SessionID.
+type UpdatePlan struct {
+	Meta
+	SessionID string          `json:"sessionId"`
+	Update    work.PlanUpdate `json:"update"`
+}
+
+// UpdateTodos is todo_update for the root session SessionID.
+type UpdateTodos struct {
+	Meta
+	SessionID string          `json:"sessionId"`
+	Update    work.TodoUpdate `json:"update"`
+}
+
+// Handlers executes commands against an event store. Its methods are what the bus calls; they
+// are safe for concurrent use, and concurrency between handlers (or between processes) is
+// settled by the store's expected revisions.
+type Handlers struct {
+	store    EventStore
+	registry *events.Registry
+	clock    Clock
+	metrics  *Metrics
+}
+
+// NewHandlers returns handlers over store. metrics may be nil.
+func NewHandlers(store EventStore, registry *events.Registry, clock Clock, metrics *Metrics) *Handlers {
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	return &Handlers{store: store, registry: registry, clock: clock, metrics: metrics}
+}
+
+// handle runs x and fills the result's view and error; every handler ends here.
+func handle[S aggregate](ctx context.Context, h *Handlers, name string, x execution[S], view func(S) any) Result {
+	started := time.Now()
+	x.store, x.registry, x.clock = h.store, h.registry, h.clock
+	state, res, err := x.run(ctx)
+	if err != nil {
+		res.Error = NewErrorReply(err)
+	} else if v, merr := json.Marshal(view(state)); merr != nil {
+		res.Error = NewErrorReply(merr)
+	} else {
+		res.View = v
+	}
+	h.metrics.observe(name, started, res)
+	return res
+}
+
+func withDigest[S aggregate](x execution[S], kind string, body any) (execution[S], error) {
+	d, err := commandDigest(kind, body)
+	x.digest = d
+	return x, err
+}
+
+// sessionExecution prepares a session command.
+func (h *Handlers) sessionExecution(meta Meta, sessionID, kind string, cmd session.Command) execution[*session.State] {
+	x := execution[*session.State]{
+		meta: meta, stream: SessionStream(sessionID),
+		newState: func() *session.State { return &session.State{} },
+		decide:   func(s *session.State) ([]events.Payload, error) { return session.Decide(s, cmd) },
+	}
+	x, _ = withDigest(x, kind, cmd)
+	return x
+}
+
+// SessionView is what session commands return.
+type SessionView struct {
+	SessionID       string `json:"sessionId"`
+	Title           string `json:"title"`
+	Agent           string `json:"agent"`
+	ParentSessionID string `json:"parentSessionId,omitempty"`
+	Directory       string `json:"directory,omitempty"`
+	MessageCount    int    `json:"messageCount"`
+}
+
+func sessionView(s *session.State) any {
+	if !s.Exists {
+		return nil
+	}
+	return SessionView{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent,
+		ParentSessionID: s.ParentSessionID, Directory: s.Directory, MessageCount: s.MessageCount}
+}
+
+// CreateSession handles CreateSession.
+func (h *Handlers) CreateSession(ctx context.Context, c *CreateSession) (Result, error) {
+	return handle(ctx, h, "CreateSession", h.sessionExecution(c.Meta, c.SessionID, "CreateSession", c.Create), sessionView), nil
+}
+
+// SetSessionTitle handles SetSessionTitle.
+func (h *Handlers) SetSessionTitle(ctx context.Context, c *SetSessionTitle) (Result, error) {
+	return handle(ctx, h, "SetSessionTitle", h.sessionExecution(c.Meta, c.SessionID, "SetSessionTitle", c.SetTitle), sessionView), nil
+}
+
+// AppendUserMessage handles AppendUserMessage.
+func (h *Handlers) AppendUserMessage(ctx context.Context, c *AppendUserMessage) (Result, error) {
+	return handle(ctx, h, "AppendUserMessage", h.sessionExecution(c.Meta, c.SessionID, "AppendUserMessage", c.AppendUserMessage), sessionView), nil
+}
+
+func (h *Handlers) workExecution(meta Meta, sessionID, kind string, cmd work.Command, body any) execution[*work.State] {
+	x := execution[*work.State]{
+		meta: meta, stream: WorkStream(sessionID),
+		newState: func() *work.State { return &work.State{} },
+		decide:   func(s *work.State) ([]events.Payload, error) { return work.Decide(s, cmd) },
+	}
+	x, _ = withDigest(x, kind, body)
+	return x
+}
+
+func planView(s *work.State) any { return s.PlanView() }
+func todoView(s *work.State) any { return s.TodoView() }
+
+// UpdatePlan handles UpdatePlan (plan_update); the view is the plan after the update.
+func (h *Handlers) UpdatePlan(ctx context.Context, c *UpdatePlan) (Result, error) {
+	u := c.Update
+	u.SessionID = c.SessionID
+	return handle(ctx, h, "UpdatePlan", h.workExecution(c.Meta, c.SessionID, "UpdatePlan", u, c), planView), nil
+}
+
+// UpdateTodos handles UpdateTodos (todo_update); the view is the todo list after the update.
+func (h *Handlers) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, error) {
+	u := c.Update
+	u.SessionID = c.SessionID
+	return handle(ctx, h, "UpdateTodos", h.workExecution(c.Meta, c.SessionID, "UpdateTodos", u, c), todoView), nil
+}
+
+// Work reads the authoritative work state of a root session from its stream (plan_get and
+// todo_get read here, not from projections, so a model never sees a lagging plan).
+func (h *Handlers) Work(ctx context.Context, sessionID string) (*work.State, error) {
+	x := execution[*work.State]{store: h.store, registry: h.registry, stream: WorkStream(sessionID),
+		newState: func() *work.State { return &work.State{} }}
+	l, err := x.load(ctx)
+	return l.state, err
+}
+
+// Metrics are the command layer's collectors.
+type Metrics struct {
+	handled *prometheus.CounterVec
+	seconds *prometheus.HistogramVec
+}
+
+// NewMetrics creates the collectors, registered with reg when it is not nil.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		handled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zuno_commands_handled_total",
+			Help: "Commands handled, by command and outcome (ok, duplicate, or the error code).",
+		}, []string{"command", "outcome"}),
+		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "zuno_command_handling_seconds",
+			Help:    "Time from a command reaching its handler to its result, by command.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"command"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.handled, m.seconds)
+	}
+	return m
+}
+
+func (m *Metrics) observe(command string, started time.Time, res Result) {
+	outcome := "ok"
+	switch {
+	case res.Error != nil:
+		outcome = res.Error.Code
+	case res.Duplicate:
+		outcome = "duplicate"
+	}
+	m.handled.WithLabelValues(command, outcome).Inc()
+	m.seconds.WithLabelValues(command).Observe(time.Since(started).Seconds())
+}
