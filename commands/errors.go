@@ -82,4 +82,3 @@ type remoteError struct{ code, message string }
 
 func (e *remoteError) Error() string { return e.message }
 func (e *remoteError) Code() string  { return e.code }
-

@@ -1,0 +1,165 @@
+// Package readmodel opens the database the projections write (SQLite or PostgreSQL), applies
+// its schema, and runs the read-only SQL of `zuno db` over it.
+package readmodel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+
+	"github.com/zuno-run/zuno/adapters/sqldb"
+)
+
+// DB is a read-model database.
+type DB struct {
+	Dialect sqldb.Dialect
+	// Writer is where projections write; on SQLite its transactions take the write lock at BEGIN.
+	Writer *sqlx.DB
+	// reader runs user SQL and cannot write: a read-only SQLite connection, or read-only
+	// transactions on Postgres.
+	reader *sqlx.DB
+}
+
+// OpenSQLite opens the read models in the SQLite file at path, creating their tables.
+func OpenSQLite(ctx context.Context, path string) (*DB, error) {
+	w, err := sqldb.OpenSQLite(ctx, path, sqldb.Writer)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqldb.Migrate(ctx, w, sqldb.SQLite, sqldb.ReadModel); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sqldb.OpenSQLite(ctx, path, sqldb.ReadOnly)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &DB{Dialect: sqldb.SQLite, Writer: w, reader: r}, nil
+}
+
+// OpenPostgres opens the read models in the PostgreSQL database at dsn, creating their tables
+// and the json_extract function.
+func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {
+	db, err := sqldb.OpenPostgres(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqldb.Migrate(ctx, db, sqldb.Postgres, sqldb.ReadModel); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &DB{Dialect: sqldb.Postgres, Writer: db, reader: db}, nil
+}
+
+// Close closes the connections.
+func (d *DB) Close() error {
+	err := d.Writer.Close()
+	if d.reader != d.Writer {
+		err = errors.Join(err, d.reader.Close())
+	}
+	return err
+}
+
+// Rows is a query's result: column names and values in column order. Values are strings,
+// int64s, float64s, nil, or JSON values decoded from JSON columns.
+type Rows struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// CodeReadOnly is the stable code of ReadOnlyError.
+const CodeReadOnly = "read_only"
+
+// ReadOnlyError is returned when SQL given to Query tries to write. Nothing was written.
+type ReadOnlyError struct{ Cause error }
+
+func (e *ReadOnlyError) Error() string {
+	return "read_only: zuno db runs read-only SQL over the read models, which are derived from the event log; " +
+		"change state through zuno commands, or rebuild read models with `zuno projections rebuild` (" + e.Cause.Error() + ")"
+}
+
+// Code returns the stable error code.
+func (e *ReadOnlyError) Code() string { return CodeReadOnly }
+
+func (e *ReadOnlyError) Unwrap() error { return e.Cause }
+
+// QueryError is SQL that the database refused for another reason (syntax, unknown table).
+type QueryError struct{ Cause error }
+
+func (e *QueryError) Error() string {
+	return "query_failed: " + e.Cause.Error() + " (tables: event, session, work_plan, work_item, projection_checkpoint)"
+}
+
+// Code returns the stable error code.
+func (e *QueryError) Code() string { return "query_failed" }
+
+func (e *QueryError) Unwrap() error { return e.Cause }
+
+// Query runs query in a read-only transaction and returns at most limit rows (0: no limit).
+func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) {
+	tx, err := d.reader.BeginTxx(ctx, &sql.TxOptions{ReadOnly: d.Dialect == sqldb.Postgres})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryxContext(ctx, query)
+	if err != nil {
+		return nil, d.classify(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	types, _ := rows.ColumnTypes()
+	out := &Rows{Columns: cols, Rows: [][]any{}}
+	for rows.Next() {
+		if limit > 0 && len(out.Rows) >= limit {
+			break
+		}
+		vals, err := rows.SliceScan()
+		if err != nil {
+			return nil, d.classify(err)
+		}
+		for i, v := range vals {
+			vals[i] = normalize(v, types, i)
+		}
+		out.Rows = append(out.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, d.classify(err)
+	}
+	return out, nil
+}
+
+// normalize turns driver values into JSON-friendly ones: bytes become text, and JSON columns
+// of Postgres become text too, so output is the same on both dialects.
+func normalize(v any, types []*sql.ColumnType, i int) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	}
+	return v
+}
+
+func (d *DB) classify(err error) error {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "25006" { // read_only_sql_transaction
+		return &ReadOnlyError{Cause: err}
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) && liteErr.Code()&0xff == 8 { // SQLITE_READONLY
+		return &ReadOnlyError{Cause: err}
+	}
+	if strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "query_only") {
+		return &ReadOnlyError{Cause: err}
+	}
+	return &QueryError{Cause: fmt.Errorf("%w", err)}
+}

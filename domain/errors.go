@@ -1,0 +1,98 @@
+// Package domain holds what the aggregates share: the typed error that every decision returns
+// and the validation of the text fields that users and models send.
+//
+// The aggregates live in sub-packages (session, work). Like events, they are pure: no I/O, no
+// clock, no randomness, so a decision replayed from the log is the same decision.
+package domain
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Stable error codes. They reach the CLI's JSON output and the model's tool results, so they
+// never change meaning; a new situation gets a new code.
+const (
+	CodeInvalidArgument  = "invalid_argument"
+	CodeSessionExists    = "session_exists"
+	CodeSessionNotFound  = "session_not_found"
+	CodeDuplicateMessage = "duplicate_message_id"
+
+	CodeInvalidAction            = "invalid_action"
+	CodeExpectedRevisionRequired = "expected_revision_required"
+	CodeStaleRevision            = "stale_revision"
+	CodeNoPlan                   = "no_plan"
+	CodeNoSubPlan                = "no_sub_plan"
+	CodeStepNotFound             = "step_not_found"
+	CodeTerminalState            = "terminal_state"
+	CodeDependencyNotFound       = "dependency_not_found"
+	CodeDependencyCycle          = "dependency_cycle"
+	CodeDependencyUnmet          = "dependency_unmet"
+)
+
+// Error is a rejected command. Nothing was decided, so nothing is appended. Its text is read by
+// models as well as people, so it always says what to do next, not only what went wrong.
+type Error struct {
+	code string
+	// Message says what is wrong; Fix says what to do instead.
+	Message string
+	Fix     string
+	// Field is the argument at fault, as a path into the command's JSON ("steps[2].title").
+	Field string
+	// ID is the step, item, plan, session or message id the error is about.
+	ID string
+	// Expected and Current are the revisions of a stale_revision error.
+	Expected, Current uint64
+	// Valid lists the accepted values when the fault is an unknown value (invalid_action).
+	Valid []string
+}
+
+// NewError returns an error with a stable code from this package's constants.
+func NewError(code, message, fix string) *Error {
+	return &Error{code: code, Message: message, Fix: fix}
+}
+
+// Code returns the stable error code, the same method the typed errors of package events have,
+// so callers can report either without knowing which layer refused.
+func (e *Error) Code() string { return e.code }
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.code)
+	b.WriteString(": ")
+	if e.Field != "" && !strings.HasPrefix(e.Message, e.Field) {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	if e.Fix != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Fix)
+	}
+	return b.String()
+}
+
+// Invalid is the invalid_argument error for one field.
+func Invalid(field, message, fix string) *Error {
+	e := NewError(CodeInvalidArgument, message, fix)
+	e.Field = field
+	return e
+}
+
+// StaleRevision rejects a command whose expected revision is not the current one. getTool is
+// the read tool that returns the current revision ("plan_get").
+func StaleRevision(subject string, expected, current uint64, getTool string) *Error {
+	e := NewError(CodeStaleRevision,
+		fmt.Sprintf("expected_revision is %d but the %s is at revision %d", expected, subject, current),
+		fmt.Sprintf("call %s, check the current state, and retry with expected_revision %d if the change still applies", getTool, current))
+	e.Field = "expected_revision"
+	e.Expected, e.Current = expected, current
+	return e
+}
+
+// HasCode reports whether err is, or wraps, a *Error with the given code.
+func HasCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.code == code
+}

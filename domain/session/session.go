@@ -1,0 +1,186 @@
+// Package session is the session aggregate (stream "session-<sessionId>"): a session's
+// identity, title and user messages. The transcript's later events (prompt receipts, provider
+// requests, tool parts) will join this aggregate.
+package session
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/events"
+)
+
+// State is what decisions about one session need. The zero value is a session that does not
+// exist yet; Evolve it with the stream's events in order.
+type State struct {
+	Exists          bool
+	SessionID       string
+	Title           string
+	Agent           string
+	ParentSessionID string
+	Directory       string
+	// MessageCount counts user messages.
+	MessageCount int
+
+	messageIDs map[string]bool
+}
+
+// HasMessage reports whether a user message with this id was appended.
+func (s *State) HasMessage(id string) bool { return s.messageIDs[id] }
+
+// Evolve applies one event of the session stream. The registry decodes into pointers and
+// Decide returns values, so both are accepted. Unknown payloads are other parts of the
+// transcript and leave this state alone.
+func (s *State) Evolve(p events.Payload) {
+	switch e := p.(type) {
+	case *events.SessionCreated:
+		s.Evolve(*e)
+	case *events.SessionTitled:
+		s.Evolve(*e)
+	case *events.UserMessageAppended:
+		s.Evolve(*e)
+	case events.SessionCreated:
+		s.Exists = true
+		s.SessionID, s.Title, s.Agent = e.SessionID, e.Title, e.Agent
+		s.ParentSessionID, s.Directory = e.ParentSessionID, e.Directory
+	case events.SessionTitled:
+		s.Title = e.Title
+	case events.UserMessageAppended:
+		if s.messageIDs == nil {
+			s.messageIDs = map[string]bool{}
+		}
+		s.messageIDs[e.MessageID] = true
+		s.MessageCount++
+	}
+}
+
+// Command is one of Create, SetTitle, AppendUserMessage.
+type Command interface{ isSessionCommand() }
+
+// Create opens a session.
+type Create struct {
+	SessionID       string
+	Title           string
+	Agent           string
+	ParentSessionID string
+	Directory       string
+}
+
+// SetTitle renames a session. Setting the title it already has decides nothing.
+type SetTitle struct {
+	SessionID string
+	Title     string
+}
+
+// AppendUserMessage adds user input to the transcript.
+type AppendUserMessage struct {
+	SessionID string
+	MessageID string
+	Text      string
+}
+
+func (Create) isSessionCommand()            {}
+func (SetTitle) isSessionCommand()          {}
+func (AppendUserMessage) isSessionCommand() {}
+
+// Decide returns the events a command produces against s, or a *domain.Error. It never
+// changes s. A nil s is a session that does not exist.
+func Decide(s *State, cmd Command) ([]events.Payload, error) {
+	if s == nil {
+		s = &State{}
+	}
+	switch c := cmd.(type) {
+	case Create:
+		return decideCreate(s, c)
+	case SetTitle:
+		return decideSetTitle(s, c)
+	case AppendUserMessage:
+		return decideAppend(s, c)
+	default:
+		return nil, domain.Invalid("command", fmt.Sprintf("%T is not a session command", cmd),
+			"send Create, SetTitle or AppendUserMessage")
+	}
+}
+
+func decideCreate(s *State, c Create) ([]events.Payload, error) {
+	if err := domain.CheckID("session_id", c.SessionID); err != nil {
+		return nil, err
+	}
+	if s.Exists {
+		e := domain.NewError(domain.CodeSessionExists, fmt.Sprintf("session %s already exists", s.SessionID),
+			"use a new session id, or continue the existing session")
+		e.ID = s.SessionID
+		return nil, e
+	}
+	title, err := domain.CheckTitle("title", c.Title)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.Agent) == "" {
+		return nil, domain.Invalid("agent", "is empty", "name the agent that runs the session, e.g. build")
+	}
+	if c.ParentSessionID != "" {
+		if err := domain.CheckID("parent_session_id", c.ParentSessionID); err != nil {
+			return nil, err
+		}
+		if c.ParentSessionID == c.SessionID {
+			return nil, domain.Invalid("parent_session_id", "names the session itself",
+				"omit parent_session_id for a root session")
+		}
+	}
+	return []events.Payload{events.SessionCreated{
+		SessionID: c.SessionID, Title: title, Agent: strings.TrimSpace(c.Agent),
+		ParentSessionID: c.ParentSessionID, Directory: c.Directory,
+	}}, nil
+}
+
+func decideSetTitle(s *State, c SetTitle) ([]events.Payload, error) {
+	if err := requireSession(s, c.SessionID); err != nil {
+		return nil, err
+	}
+	title, err := domain.CheckTitle("title", c.Title)
+	if err != nil {
+		return nil, err
+	}
+	if title == s.Title {
+		return nil, nil
+	}
+	return []events.Payload{events.SessionTitled{SessionID: s.SessionID, Title: title}}, nil
+}
+
+func decideAppend(s *State, c AppendUserMessage) ([]events.Payload, error) {
+	if err := requireSession(s, c.SessionID); err != nil {
+		return nil, err
+	}
+	if err := domain.CheckID("message_id", c.MessageID); err != nil {
+		return nil, err
+	}
+	if s.messageIDs[c.MessageID] {
+		e := domain.NewError(domain.CodeDuplicateMessage,
+			fmt.Sprintf("message %s is already in session %s", c.MessageID, s.SessionID),
+			"use a new message id; a retry of the same command is answered by the command layer")
+		e.Field, e.ID = "message_id", c.MessageID
+		return nil, e
+	}
+	if strings.TrimSpace(c.Text) == "" {
+		return nil, domain.Invalid("text", "is empty", "send a message with some text")
+	}
+	return []events.Payload{events.UserMessageAppended{SessionID: s.SessionID, MessageID: c.MessageID, Text: c.Text}}, nil
+}
+
+func requireSession(s *State, id string) *domain.Error {
+	if !s.Exists {
+		e := domain.NewError(domain.CodeSessionNotFound, fmt.Sprintf("session %s does not exist", id),
+			"create the session first, or check the session id")
+		e.ID = id
+		return e
+	}
+	if id != s.SessionID {
+		e := domain.Invalid("session_id", fmt.Sprintf("%s is not this session (%s)", id, s.SessionID),
+			"load the stream of the session the command names")
+		e.ID = id
+		return e
+	}
+	return nil
+}

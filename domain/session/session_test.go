@@ -1,0 +1,140 @@
+package session_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/events"
+)
+
+var registry = events.NewRegistry(events.AllPayloads()...)
+
+var (
+	create  = session.Create{SessionID: "ses_1", Title: "Fix the gap", Agent: "build"}
+	created = []session.Command{create}
+	withMsg = []session.Command{create, session.AppendUserMessage{SessionID: "ses_1", MessageID: "msg_1", Text: "hello"}}
+)
+
+// run decides and evolves each command, and checks that replaying the encoded events, decoded
+// as a reader would, rebuilds the same state.
+func run(t *testing.T, cmds []session.Command) (*session.State, []events.Payload, error) {
+	t.Helper()
+	var s, replayed session.State
+	var last []events.Payload
+	for i, c := range cmds {
+		before := s
+		out, err := session.Decide(&s, c)
+		if !reflect.DeepEqual(before, s) {
+			t.Fatalf("Decide changed the state")
+		}
+		if err != nil {
+			if i < len(cmds)-1 {
+				t.Fatalf("setup %+v: %v", c, err)
+			}
+			return &s, nil, err
+		}
+		for _, p := range out {
+			s.Evolve(p)
+			ev, err := events.Encode(events.DeriveID("c", i), p, events.Metadata{Actor: "user"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			decoded, err := registry.Decode(events.Recorded{Event: ev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			replayed.Evolve(decoded)
+		}
+		last = out
+	}
+	if !reflect.DeepEqual(s, replayed) {
+		t.Errorf("replay differs:\n%+v\n%+v", replayed, s)
+	}
+	return &s, last, nil
+}
+
+func TestDecideErrors(t *testing.T) {
+	long := strings.Repeat("a", domain.MaxTitleRunes+1)
+	tests := []struct {
+		name  string
+		setup []session.Command
+		cmd   session.Command
+		code  string
+		field string
+	}{
+		{"create twice", created, create, domain.CodeSessionExists, ""},
+		{"create without id", nil, session.Create{Title: "T", Agent: "build"}, domain.CodeInvalidArgument, "session_id"},
+		{"create without title", nil, session.Create{SessionID: "ses_1", Agent: "build"}, domain.CodeInvalidArgument, "title"},
+		{"create with long title", nil, session.Create{SessionID: "ses_1", Title: long, Agent: "build"}, domain.CodeInvalidArgument, "title"},
+		{"create without agent", nil, session.Create{SessionID: "ses_1", Title: "T"}, domain.CodeInvalidArgument, "agent"},
+		{"create as own parent", nil, session.Create{SessionID: "ses_1", Title: "T", Agent: "build", ParentSessionID: "ses_1"}, domain.CodeInvalidArgument, "parent_session_id"},
+		{"title unknown session", nil, session.SetTitle{SessionID: "ses_1", Title: "T"}, domain.CodeSessionNotFound, ""},
+		{"empty title", created, session.SetTitle{SessionID: "ses_1", Title: "  "}, domain.CodeInvalidArgument, "title"},
+		{"long title", created, session.SetTitle{SessionID: "ses_1", Title: long}, domain.CodeInvalidArgument, "title"},
+		{"title other session", created, session.SetTitle{SessionID: "ses_2", Title: "T"}, domain.CodeInvalidArgument, "session_id"},
+		{"message unknown session", nil, session.AppendUserMessage{SessionID: "ses_1", MessageID: "m", Text: "x"}, domain.CodeSessionNotFound, ""},
+		{"message without id", created, session.AppendUserMessage{SessionID: "ses_1", Text: "x"}, domain.CodeInvalidArgument, "message_id"},
+		{"message without text", created, session.AppendUserMessage{SessionID: "ses_1", MessageID: "m", Text: "\n"}, domain.CodeInvalidArgument, "text"},
+		{"duplicate message", withMsg, session.AppendUserMessage{SessionID: "ses_1", MessageID: "msg_1", Text: "again"}, domain.CodeDuplicateMessage, "message_id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, out, err := run(t, append(append([]session.Command(nil), tt.setup...), tt.cmd))
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Code() != tt.code {
+				t.Fatalf("got %v %v, want code %s", out, err, tt.code)
+			}
+			if de.Field != tt.field || de.Fix == "" {
+				t.Errorf("field %q fix %q, want field %q and a fix", de.Field, de.Fix, tt.field)
+			}
+		})
+	}
+}
+
+func TestDecide(t *testing.T) {
+	child := session.Create{SessionID: "ses_2", Title: " Child ", Agent: "explore", ParentSessionID: "ses_1", Directory: "/repo"}
+	s, out, err := run(t, []session.Command{child})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := events.SessionCreated{SessionID: "ses_2", Title: "Child", Agent: "explore", ParentSessionID: "ses_1", Directory: "/repo"}
+	if !reflect.DeepEqual(out, []events.Payload{want}) {
+		t.Errorf("events %+v", out)
+	}
+	if !s.Exists || s.Title != "Child" || s.ParentSessionID != "ses_1" || s.Directory != "/repo" {
+		t.Errorf("state %+v", s)
+	}
+
+	s, out, err = run(t, append(withMsg,
+		session.SetTitle{SessionID: "ses_1", Title: "Renamed"},
+		session.AppendUserMessage{SessionID: "ses_1", MessageID: "msg_2", Text: " keep spacing "}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out, []events.Payload{events.UserMessageAppended{SessionID: "ses_1", MessageID: "msg_2", Text: " keep spacing "}}) {
+		t.Errorf("events %+v", out)
+	}
+	if s.Title != "Renamed" || s.MessageCount != 2 || !s.HasMessage("msg_1") || !s.HasMessage("msg_2") || s.HasMessage("msg_3") {
+		t.Errorf("state %+v", s)
+	}
+
+	// Renaming to the current title decides nothing.
+	_, out, err = run(t, append(created, session.SetTitle{SessionID: "ses_1", Title: "Fix the gap "}))
+	if err != nil || len(out) != 0 {
+		t.Errorf("same title: %v %v", out, err)
+	}
+}
+
+func TestDecideNilState(t *testing.T) {
+	out, err := session.Decide(nil, create)
+	if err != nil || len(out) != 1 {
+		t.Errorf("%v %v", out, err)
+	}
+	if _, err := session.Decide(nil, session.SetTitle{SessionID: "ses_1", Title: "T"}); !domain.HasCode(err, domain.CodeSessionNotFound) {
+		t.Errorf("%v", err)
+	}
+}

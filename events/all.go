@@ -1,0 +1,19 @@
+package events
+
+// AllPayloads returns a zero value of every payload type, for NewRegistry. A payload type
+// missing here cannot be read back from the log, so every new type is added here.
+func AllPayloads() []Payload {
+	return []Payload{
+		SessionCreated{},
+		SessionTitled{},
+		UserMessageAppended{},
+
+		WorkPlanCreated{},
+		WorkPlanPatched{},
+		WorkPlanStepsAppended{},
+		WorkPlanPushed{},
+		WorkPlanPopped{},
+		WorkPlanSuperseded{},
+		WorkTodoUpdated{},
+	}
+}

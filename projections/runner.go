@@ -1,0 +1,401 @@
+// Package projections builds the read models from the event log. Each projector consumes the
+// store's global, ordered feed from its checkpoint and writes its rows and its checkpoint in
+// the same transaction, so an event's effect is applied exactly once, also across crashes.
+// Rebuild drops a projector's rows, resets its checkpoint and replays the log in one
+// transaction, so readers see either the old read model or the rebuilt one.
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/zuno-run/zuno/events"
+)
+
+// Feed is what projections need of an event store: the global ordered log.
+type Feed interface {
+	ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error)
+	Subscribe(ctx context.Context, after uint64, handle func(events.Recorded) error) error
+	LastPosition(ctx context.Context) (uint64, error)
+}
+
+// Projector turns events into rows of the tables it owns.
+type Projector interface {
+	// Name identifies the projector's checkpoint.
+	Name() string
+	// Tables are the tables it owns: emptied on rebuild.
+	Tables() []string
+	// Apply writes the effect of one event. payload is the decoded event.
+	Apply(ctx context.Context, tx *Tx, ev events.Recorded, payload events.Payload) error
+}
+
+// Runner drives a set of projectors over one read-model database.
+type Runner struct {
+	db         *sqlx.DB
+	feed       Feed
+	registry   *events.Registry
+	projectors []Projector
+	metrics    *Metrics
+	batch      int
+
+	mu      sync.Mutex // one writer of the read model per runner
+	reached reachedPosition
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithMetrics reports to m.
+func WithMetrics(m *Metrics) Option { return func(r *Runner) { r.metrics = m } }
+
+// WithBatchSize sets how many events one transaction applies (default 1000).
+func WithBatchSize(n int) Option { return func(r *Runner) { r.batch = n } }
+
+// NewRunner returns a runner. db must be writable, and on SQLite open in sqldb.Writer mode
+// (transactions take the write lock at BEGIN, so they never fail to upgrade a read lock).
+func NewRunner(db *sqlx.DB, feed Feed, registry *events.Registry, projectors []Projector, opts ...Option) *Runner {
+	r := &Runner{db: db, feed: feed, registry: registry, projectors: projectors, batch: 1000}
+	r.reached.init()
+	for _, o := range opts {
+		o(r)
+	}
+	if r.metrics == nil {
+		r.metrics = NewMetrics(nil)
+	}
+	return r
+}
+
+// Projectors returns the runner's projectors.
+func (r *Runner) Projectors() []Projector { return r.projectors }
+
+// checkpoints reads every projector's checkpoint (0 when it never ran).
+func (r *Runner) checkpoints(ctx context.Context, q sqlx.QueryerContext) (map[string]uint64, error) {
+	rows, err := q.QueryxContext(ctx, `SELECT projector, position FROM projection_checkpoint`)
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints: %w", err)
+	}
+	defer rows.Close()
+	cps := make(map[string]uint64, len(r.projectors))
+	for rows.Next() {
+		var name string
+		var pos int64
+		if err := rows.Scan(&name, &pos); err != nil {
+			return nil, err
+		}
+		cps[name] = uint64(pos)
+	}
+	return cps, rows.Err()
+}
+
+func lowest(cps map[string]uint64, ps []Projector) uint64 {
+	low := ^uint64(0)
+	for _, p := range ps {
+		low = min(low, cps[p.Name()])
+	}
+	return low
+}
+
+// CatchUp applies every event stored now to every projector and returns the position reached.
+func (r *Runner) CatchUp(ctx context.Context) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cps, err := r.checkpoints(ctx, r.db)
+	if err != nil {
+		return 0, err
+	}
+	pos := lowest(cps, r.projectors)
+	for {
+		batch, err := r.feed.ReadAll(ctx, pos, r.batch)
+		if err != nil {
+			return pos, err
+		}
+		if len(batch) == 0 {
+			r.reached.set(pos)
+			return pos, nil
+		}
+		if err := r.applyBatch(ctx, r.projectors, cps, batch); err != nil {
+			return pos, err
+		}
+		pos = batch[len(batch)-1].Position
+	}
+}
+
+// Run catches up, then follows the log live until ctx ends.
+func (r *Runner) Run(ctx context.Context) error {
+	pos, err := r.CatchUp(ctx)
+	if err != nil {
+		return err
+	}
+	// Live events arrive one by one; they are grouped into one transaction while more are
+	// already waiting, so a burst costs one commit, not one per event.
+	pending := make(chan events.Recorded, r.batch)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- r.feed.Subscribe(ctx, pos, func(ev events.Recorded) error {
+			select {
+			case pending <- ev:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	for {
+		var batch []events.Recorded
+		select {
+		case ev := <-pending:
+			batch = append(batch, ev)
+		case err := <-errc:
+			return err
+		}
+	more:
+		for len(batch) < r.batch {
+			select {
+			case ev := <-pending:
+				batch = append(batch, ev)
+			default:
+				break more
+			}
+		}
+		if err := r.applyLive(ctx, batch); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Runner) applyLive(ctx context.Context, batch []events.Recorded) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cps, err := r.checkpoints(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	return r.applyBatch(ctx, r.projectors, cps, batch)
+}
+
+// applyBatch applies a batch in one transaction; each projector skips what its checkpoint has
+// already seen, so a batch re-read after a crash or by a second runner is harmless.
+func (r *Runner) applyBatch(ctx context.Context, ps []Projector, cps map[string]uint64, batch []events.Recorded) error {
+	started := time.Now()
+	payloads := make([]events.Payload, len(batch))
+	for i, ev := range batch {
+		p, err := r.registry.Decode(ev)
+		if err != nil {
+			return err // never skipped: the projection stops at the event it cannot read
+		}
+		payloads[i] = p
+	}
+	tx, err := newTx(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	defer tx.rollback()
+	// Another runner (another process) may have moved the checkpoints since they were read.
+	if cps, err = r.checkpoints(ctx, tx.tx); err != nil {
+		return err
+	}
+	last := batch[len(batch)-1].Position
+	for _, p := range ps {
+		from := cps[p.Name()]
+		if from >= last {
+			continue
+		}
+		for i, ev := range batch {
+			if ev.Position <= from {
+				continue
+			}
+			if err := p.Apply(ctx, tx, ev, payloads[i]); err != nil {
+				return fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
+			}
+		}
+		if err := tx.setCheckpoint(ctx, p.Name(), last); err != nil {
+			return err
+		}
+		cps[p.Name()] = last
+	}
+	if err := tx.commit(); err != nil {
+		return err
+	}
+	r.reached.set(last)
+	for _, p := range ps {
+		r.metrics.checkpoint.WithLabelValues(p.Name()).Set(float64(last))
+	}
+	r.metrics.applied.Add(float64(len(batch)))
+	r.metrics.batchSeconds.Observe(time.Since(started).Seconds())
+	return nil
+}
+
+// WaitFor blocks until every projector has applied the event at position (read-your-writes:
+// a command's caller passes the result's LastPosition). It needs Run to be going, or calls
+// CatchUp itself when nothing runs.
+func (r *Runner) WaitFor(ctx context.Context, position uint64) error {
+	return r.reached.wait(ctx, position)
+}
+
+// Status is one projector's progress.
+type Status struct {
+	Projector  string `json:"projector" db:"projector"`
+	Checkpoint uint64 `json:"checkpoint"`
+	Head       uint64 `json:"head"`
+	Lag        uint64 `json:"lag"`
+}
+
+// Status reports each projector's checkpoint and its lag behind the log's head.
+func (r *Runner) Status(ctx context.Context) ([]Status, error) {
+	cps, err := r.checkpoints(ctx, r.db)
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.feed.LastPosition(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Status, 0, len(r.projectors))
+	for _, p := range r.projectors {
+		cp := cps[p.Name()]
+		s := Status{Projector: p.Name(), Checkpoint: cp, Head: head}
+		if head > cp {
+			s.Lag = head - cp
+		}
+		r.metrics.lag.WithLabelValues(p.Name()).Set(float64(s.Lag))
+		r.metrics.checkpoint.WithLabelValues(p.Name()).Set(float64(cp))
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Projector < out[j].Projector })
+	return out, nil
+}
+
+// UnknownProjectorError names a projector that does not exist.
+type UnknownProjectorError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownProjectorError) Error() string {
+	return fmt.Sprintf("unknown projector %q; known projectors: %v", e.Name, e.Known)
+}
+
+// Rebuild empties the named projectors' tables (all projectors when names is empty), resets
+// their checkpoints and replays the whole log into them, in one transaction. It returns how
+// many events were replayed.
+func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
+	ps, err := r.select_(names)
+	if err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tx, err := newTx(ctx, r.db)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.rollback()
+	cps := map[string]uint64{}
+	for _, p := range ps {
+		for _, table := range p.Tables() {
+			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+				return 0, fmt.Errorf("empty %s: %w", table, err)
+			}
+		}
+		if err := tx.setCheckpoint(ctx, p.Name(), 0); err != nil {
+			return 0, err
+		}
+	}
+	var pos uint64
+	count := 0
+	for {
+		batch, err := r.feed.ReadAll(ctx, pos, r.batch)
+		if err != nil {
+			return count, err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		for _, ev := range batch {
+			payload, err := r.registry.Decode(ev)
+			if err != nil {
+				return count, err
+			}
+			for _, p := range ps {
+				if err := p.Apply(ctx, tx, ev, payload); err != nil {
+					return count, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
+				}
+			}
+		}
+		pos = batch[len(batch)-1].Position
+		count += len(batch)
+	}
+	for _, p := range ps {
+		if err := tx.setCheckpoint(ctx, p.Name(), pos); err != nil {
+			return count, err
+		}
+		cps[p.Name()] = pos
+	}
+	if err := tx.commit(); err != nil {
+		return count, err
+	}
+	r.metrics.applied.Add(float64(count))
+	return count, nil
+}
+
+func (r *Runner) select_(names []string) ([]Projector, error) {
+	if len(names) == 0 {
+		return r.projectors, nil
+	}
+	byName := map[string]Projector{}
+	var known []string
+	for _, p := range r.projectors {
+		byName[p.Name()] = p
+		known = append(known, p.Name())
+	}
+	var out []Projector
+	for _, n := range names {
+		p, ok := byName[n]
+		if !ok {
+			return nil, &UnknownProjectorError{Name: n, Known: known}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// reachedPosition lets WaitFor sleep until a position is applied.
+type reachedPosition struct {
+	mu   sync.Mutex
+	pos  uint64
+	wake chan struct{}
+}
+
+func (p *reachedPosition) init() { p.wake = make(chan struct{}) }
+
+func (p *reachedPosition) set(pos uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pos > p.pos {
+		p.pos = pos
+		close(p.wake)
+		p.wake = make(chan struct{})
+	}
+}
+
+func (p *reachedPosition) wait(ctx context.Context, pos uint64) error {
+	for {
+		p.mu.Lock()
+		reached, wake := p.pos, p.wake
+		p.mu.Unlock()
+		if reached >= pos {
+			return nil
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), fmt.Errorf("read models at position %d, waiting for %d", reached, pos))
+		}
+	}
+}
