@@ -22,6 +22,14 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin read-model transaction: %w", err)
 	}
+	if db.DriverName() == "postgres" {
+		// Serialise read-model writers across processes, as SQLite's write lock does: two
+		// runners must not both apply a batch from the same checkpoint.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7365120003)`); err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("take read-model lock: %w", err)
+		}
+	}
 	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}}, nil
 }
 

@@ -1,0 +1,107 @@
+// Command zuno is the Zuno agent runtime's CLI: it runs commands against the event store,
+// queries the read models, and inspects and rebuilds projections.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() { os.Exit(run()) }
+
+// run executes the CLI and returns the process exit code: 0 ok, 1 the command failed,
+// 2 the command line was wrong.
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	root.SetContext(ctx)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return 0
+	}
+	format, _ := cmd.Flags().GetString("format")
+	printError(os.Stderr, format, err)
+	var usage *usageError
+	if errors.As(err, &usage) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a wrong command line; cobra's own flag errors are wrapped into it.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+func (e *usageError) Code() string  { return "usage" }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// printError writes err for a person, or as {"error":{"code","message"}} for --format json.
+func printError(w io.Writer, format string, err error) {
+	code := "error"
+	var coded interface{ Code() string }
+	if errors.As(err, &coded) {
+		code = coded.Code()
+	}
+	if format == "json" {
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": err.Error()}})
+		return
+	}
+	fmt.Fprintf(w, "zuno: %v\n", err)
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "zuno",
+		Short: "Zuno: an event-sourced AI coding-agent runtime",
+		Long: `Zuno records every action as an immutable event and serves read models built from them.
+
+Storage: ZUNO_DB (embedded SQLite file, the default), ZUNO_EVENTSTORE_URL (postgres://… or
+esdb://…), ZUNO_READMODEL_URL (postgres://…), or the same keys (db, eventstore_url,
+readmodel_url) in the JSON config file at $ZUNO_CONFIG or ~/.config/zuno/config.json.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
+		newPlanCmd(), newTodoCmd(), newDemoCmd())
+	return root
+}
+
+// withApp opens the runtime for one command and closes it afterwards.
+func withApp(cmd *cobra.Command, fn func(ctx context.Context, a *app) error) error {
+	ctx := cmd.Context()
+	a, err := openApp(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(ctx, a)
+}
+
+func addFormatFlag(cmd *cobra.Command, def string) {
+	cmd.Flags().String("format", def, "output format: json or table")
+}
+
+func getFormat(cmd *cobra.Command) (string, error) {
+	f, _ := cmd.Flags().GetString("format")
+	if f != "json" && f != "table" {
+		return "", usagef("--format %q: use json or table", f)
+	}
+	return f, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
