@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/zuno-run/zuno/adapters/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"zuno": func() { os.Exit(run()) }})
+}
+
+// TestScripts runs the CLI end to end on the embedded SQLite default: testdata/script/*.txtar.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "zuno.db"))
+			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
+			return nil
+		},
+	})
+}
+
+// TestScriptsPostgres runs the same scripts with the event store and read models on Postgres:
+// the seeds' SQL and every CLI answer must be the same there.
+func TestScriptsPostgres(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			url := pgtest.NewDatabase(env.T().(testing.TB))
+			env.Setenv("ZUNO_EVENTSTORE_URL", url)
+			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "unused.db"))
+			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
+			return nil
+		},
+	})
+}
