@@ -197,4 +197,3 @@ func TestCrashPostgres(t *testing.T) {
 		return &env{store: store, rm: rm, runner: projections.NewRunner(rm.Writer, store, registry, projections.All())}
 	})
 }
-

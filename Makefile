@@ -1,0 +1,51 @@
+# Zuno. `make run` runs the scripted demo on the embedded SQLite default (no servers, no API
+# key); `make test` installs and starts what the tests need, then runs them all.
+
+GO        ?= go
+DEMO_DIR  ?= $(CURDIR)/.zuno-demo
+PG_DIR    ?= /tmp/zuno-pg
+
+.PHONY: run build test test-go deps postgres bench fuzz vet clean
+
+build:
+	$(GO) build -o bin/zuno ./cmd/zuno
+
+run: build
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
+	ZUNO_DB=$(DEMO_DIR)/zuno.db ZUNO_CONFIG=$(DEMO_DIR)/config.json ./bin/zuno demo
+	@echo
+	@echo "The demo's database is $(DEMO_DIR)/zuno.db; to look around:"
+	@echo "  export ZUNO_DB=$(DEMO_DIR)/zuno.db; ./bin/zuno session list"
+
+# deps installs what the tests need on a Debian machine (as root, or via sudo).
+deps:
+	@command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
+
+postgres: deps
+	@.ci/start-postgres $(PG_DIR) > $(PG_DIR).url
+	@echo "PostgreSQL for tests: $$(cat $(PG_DIR).url)"
+
+# test: everything, with the race detector, on SQLite and on a real PostgreSQL.
+test: postgres
+	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(MAKE) test-go
+
+test-go: vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+# bench: the benchmarks with their baselines (append vs raw INSERT, rebuild), on SQLite and Postgres.
+bench: postgres
+	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench . -benchtime 2s ./adapters/eventstore/sqlstore/ ./projections/
+
+# fuzz: each fuzz target for a while.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzPlanUpdate -fuzztime 30s ./domain/work/
+	$(GO) test -run '^$$' -fuzz FuzzTodoUpdate -fuzztime 30s ./domain/work/
+
+clean:
+	rm -rf bin $(DEMO_DIR)
