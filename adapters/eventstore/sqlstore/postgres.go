@@ -28,6 +28,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		return nil, err
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
+	s.commitBatch = s.commitPostgres
+	s.start()
 	listener := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
 	if err := listener.Listen(notifyChannel); err != nil {
 		s.Close()

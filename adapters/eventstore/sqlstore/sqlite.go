@@ -21,7 +21,15 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error
 		writer.Close()
 		return nil, err
 	}
+	batcher, err := newSQLiteBatcher(ctx, writer)
+	if err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, err
+	}
 	s := newStore(sqldb.SQLite, writer, reader, opts)
-	s.closers = append(s.closers, reader.Close, writer.Close)
+	s.commitBatch = s.commitSQLite(batcher)
+	s.closers = append(s.closers, batcher.close, reader.Close, writer.Close)
+	s.start()
 	return s, nil
 }

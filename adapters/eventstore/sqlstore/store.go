@@ -15,12 +15,14 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strings"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -34,6 +36,9 @@ import (
 // limits (7 parameters per row).
 const maxBatchEvents = 1024
 
+// groupCommitWait bounds how long the writer waits for appends in flight to join a commit.
+const groupCommitWait = 200 * time.Microsecond
+
 // Store is an event store on SQLite or PostgreSQL.
 type Store struct {
 	dialect sqldb.Dialect
@@ -44,11 +49,15 @@ type Store struct {
 	poll    time.Duration
 
 	requests chan *appendRequest
-	changed  *broadcaster
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	closers  []func() error
-	once     sync.Once
+	// commitBatch writes a batch in one transaction and answers each append in it; it fails
+	// only when the transaction does. The batch outlives any one caller's context.
+	commitBatch func(ctx context.Context, batch []*appendRequest) ([]appendReply, error)
+	inflight    atomic.Int64 // Append calls between entry and reply
+	changed     *broadcaster
+	stop        chan struct{}
+	wg          sync.WaitGroup
+	closers     []func() error
+	once        sync.Once
 }
 
 type appendRequest struct {
@@ -92,9 +101,13 @@ func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *St
 	if s.metrics == nil {
 		s.metrics = storemetrics.New(nil)
 	}
+	return s
+}
+
+// start runs the writer; commitBatch must be set.
+func (s *Store) start() {
 	s.wg.Add(1)
 	go s.writeLoop()
-	return s
 }
 
 // Close stops the writer after the appends already queued and closes the databases.
@@ -120,6 +133,8 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		s.metrics.ObserveAppend(s.name, started, len(evs), storemetrics.OutcomeRejected, err)
 		return events.AppendResult{}, err
 	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, evs: evs, reply: make(chan appendReply, 1)}
 	select {
 	case s.requests <- req:
@@ -147,6 +162,11 @@ func (s *Store) writeLoop() {
 		}
 		batch := []*appendRequest{first}
 		n := len(first.evs)
+		// Group commit: take what is queued. Appenders that were answered by the last commit
+		// are usually about to queue again; while fewer requests are queued than appends are
+		// in flight, wait a moment for them, so one fsync carries them all. A lone appender
+		// never waits.
+		deadline := time.Now().Add(groupCommitWait)
 	fill:
 		for n < maxBatchEvents {
 			select {
@@ -154,7 +174,10 @@ func (s *Store) writeLoop() {
 				batch = append(batch, r)
 				n += len(r.evs)
 			default:
-				break fill
+				if int(s.inflight.Load()) <= len(batch) || time.Now().After(deadline) {
+					break fill
+				}
+				runtime.Gosched()
 			}
 		}
 		s.commit(batch)
@@ -177,7 +200,7 @@ func (s *Store) drainAfterStop() {
 // condition, which is decided per append), each append is retried alone so that one bad
 // append cannot fail the others.
 func (s *Store) commit(batch []*appendRequest) {
-	replies, err := s.commitBatch(batch)
+	replies, err := s.commitBatch(context.Background(), batch)
 	if err == nil {
 		for i, r := range batch {
 			r.reply <- replies[i]
@@ -189,188 +212,13 @@ func (s *Store) commit(batch []*appendRequest) {
 		return
 	}
 	for _, r := range batch {
-		replies, err := s.commitBatch([]*appendRequest{r})
+		replies, err := s.commitBatch(context.Background(), []*appendRequest{r})
 		if err != nil {
 			r.reply <- appendReply{outcome: storemetrics.OutcomeError, err: err}
 			continue
 		}
 		r.reply <- replies[0]
 	}
-}
-
-// pendingRow is an event decided into the batch, not yet inserted.
-type pendingRow struct {
-	events.Recorded
-	metadata []byte
-}
-
-func (s *Store) commitBatch(batch []*appendRequest) ([]appendReply, error) {
-	ctx := context.Background() // the batch outlives any one caller's context
-	tx, err := s.writer.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("begin append transaction: %w", err)
-	}
-	defer tx.Rollback()
-	if s.dialect == sqldb.Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, appendLockKey); err != nil {
-			return nil, fmt.Errorf("take append lock: %w", err)
-		}
-	}
-	var last uint64
-	if err := tx.GetContext(ctx, &last, `SELECT COALESCE(MAX(position), 0) FROM event_log`); err != nil {
-		return nil, fmt.Errorf("read last position: %w", err)
-	}
-	stored, err := s.storedByID(ctx, tx, batch)
-	if err != nil {
-		return nil, err
-	}
-	revisions, err := s.streamRevisions(ctx, tx, batch)
-	if err != nil {
-		return nil, err
-	}
-
-	replies := make([]appendReply, len(batch))
-	var rows []pendingRow
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			replies[i] = appendReply{outcome: storemetrics.OutcomeError, err: err}
-			continue
-		}
-		if known := knownEvents(r.evs, stored); len(known) > 0 {
-			res, err := events.MatchRetry(r.stream, r.evs, known)
-			if err != nil {
-				replies[i] = appendReply{outcome: storemetrics.OutcomeConflict, err: err}
-			} else {
-				replies[i] = appendReply{result: res, outcome: storemetrics.OutcomeDuplicate}
-			}
-			continue
-		}
-		current := revisions[r.stream]
-		if !r.expected.Allows(current) {
-			replies[i] = appendReply{outcome: storemetrics.OutcomeConflict,
-				err: &events.WrongExpectedRevisionError{Stream: r.stream, Expected: r.expected, Actual: current}}
-			continue
-		}
-		res := events.AppendResult{FirstPosition: last + 1}
-		for _, ev := range r.evs {
-			md, err := json.Marshal(ev.Metadata)
-			if err != nil {
-				return nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
-			}
-			current++
-			last++
-			rec := events.Recorded{Event: ev, Stream: r.stream, StreamRevision: uint64(current), Position: last}
-			rows = append(rows, pendingRow{Recorded: rec, metadata: md})
-			stored[ev.ID] = rec // a retry later in the same batch sees it
-		}
-		revisions[r.stream] = current
-		res.NextRevision, res.LastPosition = uint64(current), last
-		replies[i] = appendReply{result: res, outcome: storemetrics.OutcomeOK}
-	}
-	if len(rows) == 0 {
-		return replies, nil
-	}
-	if err := s.insert(ctx, tx, rows); err != nil {
-		return nil, err
-	}
-	if s.dialect == sqldb.Postgres {
-		// Delivered only on commit, to every listening process.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, fmt.Sprint(last)); err != nil {
-			return nil, fmt.Errorf("notify subscribers: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("commit appends: %w", err)
-	}
-	s.metrics.BatchEvents.WithLabelValues(s.name).Observe(float64(len(rows)))
-	s.changed.broadcast()
-	return replies, nil
-}
-
-func knownEvents(evs []events.Event, stored map[string]events.Recorded) []events.Recorded {
-	var known []events.Recorded
-	for _, ev := range evs {
-		if r, ok := stored[ev.ID]; ok {
-			known = append(known, r)
-		}
-	}
-	return known
-}
-
-// storedByID looks up, in one query, every event of the batch whose id is already stored.
-func (s *Store) storedByID(ctx context.Context, tx *sqlx.Tx, batch []*appendRequest) (map[string]events.Recorded, error) {
-	var ids []string
-	for _, r := range batch {
-		for _, ev := range r.evs {
-			ids = append(ids, ev.ID)
-		}
-	}
-	q, args, err := sqlx.In(`SELECT `+columns+` FROM event_log WHERE event_id IN (?)`, ids)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := s.query(ctx, tx, tx.Rebind(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("look up event ids: %w", err)
-	}
-	out := make(map[string]events.Recorded, len(recs))
-	for _, r := range recs {
-		out[r.ID] = r
-	}
-	return out, nil
-}
-
-// streamRevisions returns the last revision of every stream the batch appends to, -1 for a
-// stream with no events.
-func (s *Store) streamRevisions(ctx context.Context, tx *sqlx.Tx, batch []*appendRequest) (map[string]int64, error) {
-	streams := make([]string, 0, len(batch))
-	out := make(map[string]int64, len(batch))
-	for _, r := range batch {
-		if _, ok := out[r.stream]; !ok {
-			out[r.stream] = -1
-			streams = append(streams, r.stream)
-		}
-	}
-	q, args, err := sqlx.In(`SELECT stream, MAX(stream_revision) FROM event_log WHERE stream IN (?) GROUP BY stream`, streams)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tx.QueryContext(ctx, tx.Rebind(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("read stream revisions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var stream string
-		var rev int64
-		if err := rows.Scan(&stream, &rev); err != nil {
-			return nil, err
-		}
-		out[stream] = rev
-	}
-	return out, rows.Err()
-}
-
-const insertChunk = 500
-
-func (s *Store) insert(ctx context.Context, tx *sqlx.Tx, rows []pendingRow) error {
-	for start := 0; start < len(rows); start += insertChunk {
-		chunk := rows[start:min(start+insertChunk, len(rows))]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata) VALUES `)
-		args := make([]any, 0, len(chunk)*7)
-		for i, r := range chunk {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(`(?, ?, ?, ?, ?, ?, ?)`)
-			args = append(args, int64(r.Position), r.ID, r.Stream, int64(r.StreamRevision), r.Type, string(r.Data), string(r.metadata))
-		}
-		if _, err := tx.ExecContext(ctx, tx.Rebind(b.String()), args...); err != nil {
-			return fmt.Errorf("insert events: %w", err)
-		}
-	}
-	return nil
 }
 
 const columns = `position, event_id, stream, stream_revision, type, data, metadata`
@@ -380,6 +228,10 @@ func (s *Store) query(ctx context.Context, q sqlx.QueryerContext, query string, 
 	if err != nil {
 		return nil, err
 	}
+	return scanRecords(rows)
+}
+
+func scanRecords(rows *sql.Rows) ([]events.Recorded, error) {
 	defer rows.Close()
 	var out []events.Recorded
 	for rows.Next() {
@@ -400,6 +252,12 @@ func (s *Store) query(ctx context.Context, q sqlx.QueryerContext, query string, 
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// committed records a commit and wakes the subscribers of this process.
+func (s *Store) committed(events int) {
+	s.metrics.BatchEvents.WithLabelValues(s.name).Observe(float64(events))
+	s.changed.broadcast()
 }
 
 func clampRevision(v uint64) int64 {

@@ -18,13 +18,16 @@ func perTest(newDB func(t *testing.T) string, open func(t *testing.T, db string)
 	var mu sync.Mutex
 	dbs := map[*testing.T]string{}
 	return func(t *testing.T) storetest.Store {
-		mu.Lock()
-		db, ok := dbs[t]
-		if !ok {
-			db = newDB(t)
-			dbs[t] = db
-		}
-		mu.Unlock()
+		db := func() string {
+			mu.Lock()
+			defer mu.Unlock() // newDB may t.Skip, which unwinds through here
+			db, ok := dbs[t]
+			if !ok {
+				db = newDB(t)
+				dbs[t] = db
+			}
+			return db
+		}()
 		s := open(t, db)
 		t.Cleanup(func() { s.Close() })
 		return s
