@@ -6,9 +6,10 @@ CREATE TABLE IF NOT EXISTS projection_checkpoint (
     updated_at TEXT NOT NULL
 );
 
+-- Keyed by position, the log's order: rows are appended at the end of the table.
 CREATE TABLE IF NOT EXISTS event (
-    id           TEXT PRIMARY KEY,
-    position     INTEGER NOT NULL UNIQUE,
+    id           TEXT NOT NULL,
+    position     INTEGER PRIMARY KEY,
     aggregate_id TEXT NOT NULL,
     stream       TEXT NOT NULL,
     revision     INTEGER NOT NULL,
@@ -17,6 +18,7 @@ CREATE TABLE IF NOT EXISTS event (
     metadata     TEXT NOT NULL,
     time         TEXT NOT NULL
 );
+CREATE UNIQUE INDEX IF NOT EXISTS event_id ON event (id);
 CREATE INDEX IF NOT EXISTS event_aggregate ON event (aggregate_id, type);
 
 CREATE TABLE IF NOT EXISTS session (
