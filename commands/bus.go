@@ -21,11 +21,20 @@ type Transport struct {
 	// Durable transports give all workers of one handler one consumer group, so each command
 	// is handled once.
 	CommandSubscriber func(handlerName string) (message.Subscriber, error)
-	// ReplySubscriber returns the subscriber one request listens for its reply with.
-	ReplySubscriber func() (message.Subscriber, error)
-	// ReplyTopic is the topic the reply to an operation is published on.
-	ReplyTopic func(operationID string) string
+	// ReplyAddress tells workers where this sender's replies go; it travels in each
+	// command's metadata. Empty for an in-process transport.
+	ReplyAddress string
+	// ReplyPublishTopic is the topic a worker publishes a reply on, from the sender's reply
+	// address and the operation id.
+	ReplyPublishTopic func(replyAddress, operationID string) string
+	// ReplySubscriber and ReplySubscribeTopic are where this sender waits for the reply to an
+	// operation.
+	ReplySubscriber     func() (message.Subscriber, error)
+	ReplySubscribeTopic func(operationID string) string
 }
+
+// replyAddressKey is the command metadata naming where its reply goes.
+const replyAddressKey = "zuno_reply_to"
 
 // Bus sends commands to their handlers and returns their results.
 type Bus struct {
@@ -55,10 +64,10 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 			return t.ReplySubscriber()
 		},
 		GeneratePublishTopic: func(p requestreply.PubSubBackendPublishParams) (string, error) {
-			return t.ReplyTopic(string(p.OperationID)), nil
+			return t.ReplyPublishTopic(p.CommandMessage.Metadata.Get(replyAddressKey), string(p.OperationID)), nil
 		},
 		GenerateSubscribeTopic: func(p requestreply.PubSubBackendSubscribeParams) (string, error) {
-			return t.ReplyTopic(string(p.OperationID)), nil
+			return t.ReplySubscribeTopic(string(p.OperationID)), nil
 		},
 		Logger:                logger,
 		ListenForReplyTimeout: &timeout,
@@ -73,6 +82,10 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 	sender, err := cqrs.NewCommandBusWithConfig(t.Publisher, cqrs.CommandBusConfig{
 		GeneratePublishTopic: func(p cqrs.CommandBusGeneratePublishTopicParams) (string, error) {
 			return commandTopic(p.CommandName), nil
+		},
+		OnSend: func(p cqrs.CommandBusOnSendParams) error {
+			p.Message.Metadata.Set(replyAddressKey, t.ReplyAddress)
+			return nil
 		},
 		Marshaler: marshaler,
 		Logger:    logger,
@@ -160,11 +173,15 @@ func GoChannelTransport(pubsub *gochannel.GoChannel) Transport {
 	return Transport{
 		Publisher:         pubsub,
 		CommandSubscriber: func(string) (message.Subscriber, error) { return pubsub, nil },
-		ReplySubscriber:   func() (message.Subscriber, error) { return pubsub, nil },
 		// One topic per operation: a reply reaches only the request waiting for it.
-		ReplyTopic: func(op string) string { return "zuno.replies." + op },
+		ReplyPublishTopic:   func(_, op string) string { return ReplyTopic(op) },
+		ReplySubscriber:     func() (message.Subscriber, error) { return pubsub, nil },
+		ReplySubscribeTopic: ReplyTopic,
 	}
 }
+
+// ReplyTopic is the in-process topic the reply to an operation arrives on.
+func ReplyTopic(operationID string) string { return "zuno.replies." + operationID }
 
 // NewGoChannel returns the in-process pub/sub the embedded default uses.
 func NewGoChannel(logger watermill.LoggerAdapter) *gochannel.GoChannel {

@@ -35,8 +35,7 @@ func Migrate(ctx context.Context, db *sqlx.DB, dialect Dialect, set string) erro
 		}
 	}
 	sort.Strings(names)
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migration (
-		set_name TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (set_name, name))`); err != nil {
+	if err := createBookkeeping(ctx, db, dialect); err != nil {
 		return fmt.Errorf("create schema_migration: %w", err)
 	}
 	for _, name := range names {
@@ -45,6 +44,27 @@ func Migrate(ctx context.Context, db *sqlx.DB, dialect Dialect, set string) erro
 		}
 	}
 	return nil
+}
+
+// createBookkeeping creates the schema_migration table. On Postgres two processes starting at
+// once would race even on CREATE TABLE IF NOT EXISTS (a unique violation in the catalog), so it
+// runs under the migration lock.
+func createBookkeeping(ctx context.Context, db *sqlx.DB, dialect Dialect) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7365120001)`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migration (
+		set_name TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (set_name, name))`); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func applyOne(ctx context.Context, db *sqlx.DB, dialect Dialect, set, dir, name string) error {

@@ -18,6 +18,9 @@ type config struct {
 	EventStoreURL string `json:"eventstore_url"`
 	// ReadModelURL puts the read models in Postgres: postgres://…; ZUNO_READMODEL_URL.
 	ReadModelURL string `json:"readmodel_url"`
+	// BusURL sends commands over a durable bus on Postgres (postgres://…) to `zuno worker`
+	// processes, instead of handling them in process; ZUNO_BUS_URL.
+	BusURL string `json:"bus_url"`
 }
 
 // configFile is $ZUNO_CONFIG, else zuno/config.json under the user's config directory.
@@ -63,12 +66,13 @@ func loadConfig() (config, error) {
 			dec := json.NewDecoder(strings.NewReader(string(b)))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&c); err != nil {
-				return c, &configError{fmt.Sprintf("%s: %v (keys: db, eventstore_url, readmodel_url)", path, err)}
+				return c, &configError{fmt.Sprintf("%s: %v (keys: db, eventstore_url, readmodel_url, bus_url)", path, err)}
 			}
 		}
 	}
 	for env, field := range map[string]*string{
 		"ZUNO_DB": &c.DB, "ZUNO_EVENTSTORE_URL": &c.EventStoreURL, "ZUNO_READMODEL_URL": &c.ReadModelURL,
+		"ZUNO_BUS_URL": &c.BusURL,
 	} {
 		if v := os.Getenv(env); v != "" {
 			*field = v
@@ -82,6 +86,9 @@ func loadConfig() (config, error) {
 	}
 	if u := c.ReadModelURL; u != "" && !isPostgres(u) {
 		return c, &configError{fmt.Sprintf("ZUNO_READMODEL_URL %q: want postgres://…, or unset it to keep read models in SQLite", u)}
+	}
+	if u := c.BusURL; u != "" && !isPostgres(u) {
+		return c, &configError{fmt.Sprintf("ZUNO_BUS_URL %q: want postgres://…, or unset it to handle commands in process", u)}
 	}
 	// A team on one Postgres keeps its read models there too, unless told otherwise.
 	if c.ReadModelURL == "" && isPostgres(c.EventStoreURL) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,18 @@ func TestScripts(t *testing.T) {
 			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
 			return nil
 		},
+		Condition: onPostgres(false),
 	})
+}
+
+// onPostgres answers the scripts' [postgres] condition.
+func onPostgres(yes bool) func(string) (bool, error) {
+	return func(cond string) (bool, error) {
+		if cond == "postgres" {
+			return yes, nil
+		}
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
 }
 
 // TestScriptsPostgres runs the same scripts with the event store and read models on Postgres:
@@ -40,5 +52,6 @@ func TestScriptsPostgres(t *testing.T) {
 			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
 			return nil
 		},
+		Condition: onPostgres(true),
 	})
 }

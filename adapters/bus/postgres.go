@@ -1,0 +1,181 @@
+// Package bus provides the durable Watermill transport for the command bus: watermill-sql on
+// PostgreSQL, for several worker processes sharing one event store. (The embedded default
+// runs in process on Watermill's GoChannel; see commands.GoChannelTransport.)
+package bus
+
+import (
+	"context"
+	stdsql "database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	wsql "github.com/ThreeDotsLabs/watermill-sql/v4/pkg/sql"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
+	"github.com/google/uuid"
+
+	"github.com/zuno-run/zuno/commands"
+)
+
+// WorkerGroup is the consumer group of command handlers: all workers share it, so each
+// command is handled by exactly one of them.
+const WorkerGroup = "zuno-workers"
+
+// Postgres is a durable command transport on one PostgreSQL database.
+//
+//   - Commands go to one table per command type (watermill-sql's default schema, whose
+//     transaction-id watermark never skips a message that commits late); workers consume them
+//     in one consumer group. A command a worker took but did not acknowledge (it crashed) is
+//     delivered again, which is safe: handlers are idempotent by command id.
+//   - Replies go to a queue table of the sending process (its reply address), deleted once
+//     read; one subscriber per process hands each reply to the request waiting for it.
+type Postgres struct {
+	db       *stdsql.DB
+	logger   watermill.LoggerAdapter
+	pub      *wsql.Publisher
+	address  string
+	local    *gochannel.GoChannel
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	poll     time.Duration
+	replySub *wsql.Subscriber
+}
+
+// Option configures the transport.
+type Option func(*Postgres)
+
+// WithPollInterval sets how often an idle subscriber looks for new messages (default 20ms):
+// the latency floor of a command and of its reply.
+func WithPollInterval(d time.Duration) Option { return func(p *Postgres) { p.poll = d } }
+
+// NewPostgres starts the transport on db. Close it to stop listening for replies and drop this
+// process's reply table.
+func NewPostgres(ctx context.Context, db *stdsql.DB, logger watermill.LoggerAdapter, opts ...Option) (*Postgres, error) {
+	if logger == nil {
+		logger = watermill.NopLogger{}
+	}
+	p := &Postgres{db: db, logger: logger, poll: 20 * time.Millisecond,
+		address: "zuno_replies_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16],
+		local:   gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 64}, logger)}
+	for _, o := range opts {
+		o(p)
+	}
+	var err error
+	p.pub, err = wsql.NewPublisher(wsql.BeginnerFromStdSQL(db), wsql.PublisherConfig{
+		SchemaAdapter:        schemaFor{},
+		AutoInitializeSchema: true,
+	}, logger)
+	if err != nil {
+		return nil, err
+	}
+	p.replySub, err = wsql.NewSubscriber(wsql.BeginnerFromStdSQL(db), wsql.SubscriberConfig{
+		SchemaAdapter:    wsql.PostgreSQLQueueSchema{}, // one reader: no consumer group
+		OffsetsAdapter:   wsql.PostgreSQLQueueOffsetsAdapter{DeleteOnAck: true},
+		InitializeSchema: true,
+		BackoffManager:   wsql.NewDefaultBackoffManager(p.poll, time.Second),
+	}, logger)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p.cancel = cancel
+	replies, err := p.replySub.Subscribe(runCtx, p.address)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("listen for replies: %w", err)
+	}
+	p.wg.Add(1)
+	go p.forwardReplies(replies)
+	return p, nil
+}
+
+// forwardReplies hands each reply from this process's reply table to the in-process topic
+// its request listens on.
+func (p *Postgres) forwardReplies(replies <-chan *message.Message) {
+	defer p.wg.Done()
+	for msg := range replies {
+		op := msg.Metadata.Get("_watermill_requestreply_op_id")
+		fwd := message.NewMessage(msg.UUID, msg.Payload)
+		for k, v := range msg.Metadata {
+			fwd.Metadata.Set(k, v)
+		}
+		if err := p.local.Publish(commands.ReplyTopic(op), fwd); err != nil {
+			p.logger.Error("forward reply", err, nil)
+		}
+		msg.Ack()
+	}
+}
+
+// Transport is the commands.Transport on this database.
+func (p *Postgres) Transport() commands.Transport {
+	return commands.Transport{
+		Publisher: p.pub,
+		CommandSubscriber: func(string) (message.Subscriber, error) {
+			return wsql.NewSubscriber(wsql.BeginnerFromStdSQL(p.db), wsql.SubscriberConfig{
+				ConsumerGroup:    WorkerGroup,
+				SchemaAdapter:    schemaFor{},
+				OffsetsAdapter:   wsql.DefaultPostgreSQLOffsetsAdapter{},
+				InitializeSchema: true,
+				BackoffManager:   wsql.NewDefaultBackoffManager(p.poll, time.Second),
+			}, p.logger)
+		},
+		ReplyAddress:        p.address,
+		ReplyPublishTopic:   func(address, _ string) string { return address },
+		ReplySubscriber:     func() (message.Subscriber, error) { return p.local, nil },
+		ReplySubscribeTopic: commands.ReplyTopic,
+	}
+}
+
+// Close stops listening for replies and drops this process's reply table.
+func (p *Postgres) Close() error {
+	p.cancel()
+	err := p.replySub.Close()
+	p.wg.Wait()
+	p.local.Close()
+	table := wsql.PostgreSQLQueueSchema{}.MessagesTable(p.address)
+	if _, derr := p.db.Exec(`DROP TABLE IF EXISTS ` + table); derr != nil && err == nil {
+		err = derr
+	}
+	return err
+}
+
+// schemaFor is the publisher's schema, picked by topic: reply tables (one per sending process) are queues whose
+// rows are deleted once read; command tables keep the log watermill-sql's default schema keeps.
+type schemaFor struct{}
+
+func (schemaFor) pick(topic string) wsql.SchemaAdapter {
+	if strings.HasPrefix(topic, "zuno_replies_") {
+		return wsql.PostgreSQLQueueSchema{}
+	}
+	return wsql.DefaultPostgreSQLSchema{}
+}
+
+func (s schemaFor) SchemaInitializingQueries(params wsql.SchemaInitializingQueriesParams) ([]wsql.Query, error) {
+	return s.pick(params.Topic).SchemaInitializingQueries(params)
+}
+
+func (s schemaFor) InsertQuery(params wsql.InsertQueryParams) (wsql.Query, error) {
+	return s.pick(params.Topic).InsertQuery(params)
+}
+
+func (s schemaFor) SelectQuery(params wsql.SelectQueryParams) (wsql.Query, error) {
+	return s.pick(params.Topic).SelectQuery(params)
+}
+
+// UnmarshalMessage and SubscribeIsolationLevel serve subscribers, which are given their own
+// schema; the publisher never calls them.
+func (s schemaFor) UnmarshalMessage(params wsql.UnmarshalMessageParams) (wsql.Row, error) {
+	return wsql.DefaultPostgreSQLSchema{}.UnmarshalMessage(params)
+}
+
+func (s schemaFor) SubscribeIsolationLevel() stdsql.IsolationLevel {
+	return wsql.DefaultPostgreSQLSchema{}.SubscribeIsolationLevel()
+}
+
+// RequiresTransaction makes watermill-sql create tables in a transaction under its advisory
+// lock (the default schema adds the lock), so workers starting together do not race on
+// CREATE TABLE IF NOT EXISTS.
+func (schemaFor) RequiresTransaction() bool { return true }
