@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
-	})
+	}, storetest.NoGlobalEventIDIndex)
 }
 
 func TestToExpected(t *testing.T) {

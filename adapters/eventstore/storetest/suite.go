@@ -20,12 +20,23 @@ import (
 // again (the suite checks that order survives a reopen).
 type Opener func(t *testing.T) Store
 
+// Limitation names a documented gap of an adapter, which the suite then does not test.
+type Limitation int
+
+const (
+	// NoGlobalEventIDIndex: the store cannot find an event id stored in another stream (or
+	// beyond its idempotency window), so re-using an id across streams is not detected.
+	// EventStoreDB has no index by event id.
+	NoGlobalEventIDIndex Limitation = iota + 1
+)
+
 // Run runs the whole conformance suite against the adapter that open returns. Stream names
-// are unique per run, and no test assumes an empty log, so a shared server works.
-func Run(t *testing.T, open Opener) {
+// are unique per run, and no test assumes an empty log, so a shared server works. An adapter
+// with a documented limitation names it, and the suite logs what it leaves out.
+func Run(t *testing.T, open Opener, gaps ...Limitation) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, Opener)
+		fn   func(*testing.T, Opener, []Limitation)
 	}{
 		{"ExpectedRevisions", testExpectedRevisions},
 		{"IdempotentReappend", testIdempotentReappend},
@@ -39,8 +50,17 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentWritersLiveSubscriber", testConcurrentWritersSubscriber},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open, gaps) })
 	}
+}
+
+func has(gaps []Limitation, l Limitation) bool {
+	for _, g := range gaps {
+		if g == l {
+			return true
+		}
+	}
+	return false
 }
 
 func uniqueStream(t *testing.T, prefix string) string {
@@ -91,7 +111,7 @@ func streamLen(t *testing.T, s Store, stream string) int {
 	return len(evs)
 }
 
-func testExpectedRevisions(t *testing.T, open Opener) {
+func testExpectedRevisions(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	stream := uniqueStream(t, "exp")
@@ -135,7 +155,7 @@ func testExpectedRevisions(t *testing.T, open Opener) {
 	}
 }
 
-func testIdempotentReappend(t *testing.T, open Opener) {
+func testIdempotentReappend(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	stream := uniqueStream(t, "idem")
 	mustAppend(t, s, stream, events.NoStream, newEvent(stream, 0, `{"a":1}`))
@@ -158,7 +178,7 @@ func testIdempotentReappend(t *testing.T, open Opener) {
 	}
 }
 
-func testEventIDConflict(t *testing.T, open Opener) {
+func testEventIDConflict(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	stream := uniqueStream(t, "conflict")
@@ -181,10 +201,14 @@ func testEventIDConflict(t *testing.T, open Opener) {
 		}
 	}
 	otherStream := uniqueStream(t, "conflict-other")
-	_, err := s.Append(ctx, otherStream, events.Any, newEvent(stream, 0, `{"v":1}`))
-	var conflict *events.EventIDConflictError
-	if !errors.As(err, &conflict) {
-		t.Fatalf("same id in another stream: want *events.EventIDConflictError, got %T: %v", err, err)
+	if has(gaps, NoGlobalEventIDIndex) {
+		t.Log("not tested: an event id re-used in another stream (adapter limitation NoGlobalEventIDIndex)")
+	} else {
+		_, err := s.Append(ctx, otherStream, events.Any, newEvent(stream, 0, `{"v":1}`))
+		var conflict *events.EventIDConflictError
+		if !errors.As(err, &conflict) {
+			t.Fatalf("same id in another stream: want *events.EventIDConflictError, got %T: %v", err, err)
+		}
 	}
 	if n := streamLen(t, s, stream); n != 2 {
 		t.Fatalf("stream has %d events, want 2", n)
@@ -194,7 +218,7 @@ func testEventIDConflict(t *testing.T, open Opener) {
 	}
 }
 
-func testInvalidAppend(t *testing.T, open Opener) {
+func testInvalidAppend(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	stream := uniqueStream(t, "invalid")
@@ -223,7 +247,7 @@ func testInvalidAppend(t *testing.T, open Opener) {
 	}
 }
 
-func testReadStream(t *testing.T, open Opener) {
+func testReadStream(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	stream := uniqueStream(t, "read")
@@ -307,7 +331,7 @@ func ownEvents(all []events.Recorded, streams ...string) []events.Recorded {
 	return out
 }
 
-func testReadAll(t *testing.T, open Opener) {
+func testReadAll(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	start, err := s.LastPosition(ctx)
@@ -434,7 +458,7 @@ func checkExactlyOnceInOrder(t *testing.T, got []events.Recorded, want int) {
 	}
 }
 
-func testSubscribe(t *testing.T, open Opener) {
+func testSubscribe(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -496,7 +520,7 @@ func testSubscribe(t *testing.T, open Opener) {
 	}
 }
 
-func testReopen(t *testing.T, open Opener) {
+func testReopen(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	start, err := s.LastPosition(ctx)
@@ -545,7 +569,7 @@ func testReopen(t *testing.T, open Opener) {
 	}
 }
 
-func testConcurrentExact(t *testing.T, open Opener) {
+func testConcurrentExact(t *testing.T, open Opener, gaps []Limitation) {
 	s := open(t)
 	ctx := context.Background()
 	stream := uniqueStream(t, "race")
@@ -584,7 +608,7 @@ func testConcurrentExact(t *testing.T, open Opener) {
 // testConcurrentWritersSubscriber runs 16 writers, each with its own store (its own
 // connections, as separate processes would have), against one live subscriber: it must see
 // every event exactly once, in position order.
-func testConcurrentWritersSubscriber(t *testing.T, open Opener) {
+func testConcurrentWritersSubscriber(t *testing.T, open Opener, gaps []Limitation) {
 	const writers, perWriter = 16, 40
 	sub := open(t)
 	ctx, cancel := context.WithCancel(context.Background())
