@@ -58,7 +58,7 @@ func open(ctx context.Context, worker bool) (*app, error) {
 	case isPostgres(cfg.EventStoreURL):
 		a.store, err = sqlstore.OpenPostgres(ctx, cfg.EventStoreURL, sqlstore.WithMetrics(storeMetrics))
 	case strings.HasPrefix(cfg.EventStoreURL, "esdb"):
-		a.store, err = esdb.Open(ctx, cfg.EventStoreURL)
+		a.store, err = esdb.Open(ctx, cfg.EventStoreURL, esdb.WithMetrics(storeMetrics))
 	default:
 		a.store, err = sqlstore.OpenSQLite(ctx, cfg.DB, sqlstore.WithMetrics(storeMetrics))
 	}

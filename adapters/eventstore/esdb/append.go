@@ -3,12 +3,15 @@ package esdb
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 	"github.com/google/uuid"
 
+	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -22,7 +25,12 @@ import (
 // this stream than the window, is not found, and such an append is written again unless the
 // server recognises it itself (only a retry naming the original expected revision). Prompt
 // re-delivery keeps retries inside the window; WithIdempotencyWindow widens it.
-func (s *Store) Append(caller context.Context, stream string, expected events.ExpectedRevision, evs ...events.Event) (events.AppendResult, error) {
+func (s *Store) Append(caller context.Context, stream string, expected events.ExpectedRevision, evs ...events.Event) (res events.AppendResult, err error) {
+	if m := s.metrics; m != nil {
+		// A re-append answered with the original result counts as ok here: telling it from a
+		// first append would need a second read of the stream.
+		defer func(started time.Time) { m.ObserveAppend("esdb", started, len(evs), outcomeOf(err), err) }(time.Now())
+	}
 	if err := events.ValidateAppend(stream, evs); err != nil {
 		return events.AppendResult{}, err
 	}
@@ -40,7 +48,7 @@ func (s *Store) Append(caller context.Context, stream string, expected events.Ex
 		return events.AppendResult{}, err
 	}
 	defer done()
-	res, err := s.append(ctx, stream, expected, evs, proposed)
+	res, err = s.append(ctx, stream, expected, evs, proposed)
 	if err != nil && ctx.Err() != nil {
 		return events.AppendResult{}, s.interrupted(caller, ctx)
 	}
@@ -195,4 +203,21 @@ func toExpected(e events.ExpectedRevision) esdb.ExpectedRevision {
 	default:
 		return esdb.Any{}
 	}
+}
+
+func outcomeOf(err error) string {
+	var (
+		wrong    *events.WrongExpectedRevisionError
+		conflict *events.EventIDConflictError
+		invalid  *events.InvalidAppendError
+	)
+	switch {
+	case err == nil:
+		return storemetrics.OutcomeOK
+	case errors.As(err, &wrong), errors.As(err, &conflict):
+		return storemetrics.OutcomeConflict
+	case errors.As(err, &invalid):
+		return storemetrics.OutcomeRejected
+	}
+	return storemetrics.OutcomeError
 }

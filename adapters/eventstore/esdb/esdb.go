@@ -23,6 +23,8 @@ import (
 	"sync"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
+
+	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
 )
 
 // ErrClosed is returned by calls made after Close, and by Subscribe when Close ends it.
@@ -38,10 +40,14 @@ const defaultIdempotencyWindow = 64
 type Option func(*config)
 
 type config struct {
+	metrics           *storemetrics.Metrics
 	idempotencyWindow int
 	logger            esdb.LoggingFunc
 	configure         []func(*esdb.Configuration)
 }
+
+// WithMetrics reports appends to m, labelled adapter="esdb".
+func WithMetrics(m *storemetrics.Metrics) Option { return func(c *config) { c.metrics = m } }
 
 // WithIdempotencyWindow sets how many events, beyond the size of the append itself, are read
 // back from the stream's end to find ids that are already stored. Larger windows catch retries
@@ -71,6 +77,7 @@ func WithClientConfig(fn func(*esdb.Configuration)) Option {
 type Store struct {
 	client            *esdb.Client
 	idempotencyWindow uint64
+	metrics           *storemetrics.Metrics
 
 	// The client library panics when a call races its Close (it sends on a closed channel), so
 	// Close first ends every call in flight through closing, then waits for them.
@@ -110,6 +117,7 @@ func Open(ctx context.Context, connectionString string, opts ...Option) (*Store,
 	s := &Store{
 		client:            client,
 		idempotencyWindow: uint64(c.idempotencyWindow),
+		metrics:           c.metrics,
 		closing:           closing,
 		shutdown:          shutdown,
 	}
