@@ -46,6 +46,8 @@ bench: postgres
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzPlanUpdate -fuzztime 30s ./domain/work/
 	$(GO) test -run '^$$' -fuzz FuzzTodoUpdate -fuzztime 30s ./domain/work/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./events/
+	$(GO) test -run '^$$' -fuzz FuzzValidateAppend -fuzztime 30s ./events/
 
 clean:
 	rm -rf bin $(DEMO_DIR)
