@@ -307,29 +307,27 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 			return 0, err
 		}
 	}
+	// Reading and decoding the log runs beside the writes, on the other core: each costs about
+	// as much as the other on the embedded SQLite.
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	decoded := make(chan decodedBatch, 4)
+	go r.readDecoded(readCtx, decoded)
 	var pos uint64
 	count := 0
-	for {
-		batch, err := r.feed.ReadAll(ctx, pos, r.batch)
-		if err != nil {
-			return count, err
+	for batch := range decoded {
+		if batch.err != nil {
+			return count, batch.err
 		}
-		if len(batch) == 0 {
-			break
-		}
-		for _, ev := range batch {
-			payload, err := r.registry.Decode(ev)
-			if err != nil {
-				return count, err
-			}
+		for i, ev := range batch.events {
 			for _, p := range ps {
-				if err := p.Apply(ctx, tx, ev, payload); err != nil {
+				if err := p.Apply(ctx, tx, ev, batch.payloads[i]); err != nil {
 					return count, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
 				}
 			}
 		}
-		pos = batch[len(batch)-1].Position
-		count += len(batch)
+		pos = batch.events[len(batch.events)-1].Position
+		count += len(batch.events)
 	}
 	for _, p := range ps {
 		if err := tx.setCheckpoint(ctx, p.Name(), pos); err != nil {
@@ -342,6 +340,38 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	}
 	r.metrics.applied.Add(float64(count))
 	return count, nil
+}
+
+type decodedBatch struct {
+	events   []events.Recorded
+	payloads []events.Payload
+	err      error
+}
+
+// readDecoded sends the whole log, decoded, in batches, then closes out; a failure is sent as
+// the last batch.
+func (r *Runner) readDecoded(ctx context.Context, out chan<- decodedBatch) {
+	defer close(out)
+	var pos uint64
+	for {
+		batch, err := r.feed.ReadAll(ctx, pos, r.batch)
+		if err == nil && len(batch) == 0 {
+			return
+		}
+		d := decodedBatch{events: batch, payloads: make([]events.Payload, len(batch)), err: err}
+		for i := 0; d.err == nil && i < len(batch); i++ {
+			d.payloads[i], d.err = r.registry.Decode(batch[i])
+		}
+		select {
+		case out <- d:
+		case <-ctx.Done():
+			return
+		}
+		if d.err != nil {
+			return
+		}
+		pos = batch[len(batch)-1].Position
+	}
 }
 
 func (r *Runner) select_(names []string) ([]Projector, error) {

@@ -128,5 +128,5 @@ func (s *Store) storedEvents(ctx context.Context, evs []events.Event) ([]events.
 	}
 	list, _ := json.Marshal(ids)
 	return s.query(ctx, s.reader, `SELECT `+columns+` FROM event_log
-		WHERE event_id IN (SELECT value::uuid FROM json_array_elements_text($1::json))`, string(list))
+		WHERE event_id = ANY(ARRAY(SELECT value::uuid FROM json_array_elements_text($1::json)))`, string(list))
 }

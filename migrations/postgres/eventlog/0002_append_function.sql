@@ -21,6 +21,7 @@ DECLARE
     n int;
     wrote boolean := false;
     allowed boolean;
+    ids uuid[];
 BEGIN
     PERFORM pg_advisory_xact_lock(7365120002);
     SELECT COALESCE(MAX(position), 0) INTO last_pos FROM event_log;
@@ -28,8 +29,10 @@ BEGIN
     FOR req IN SELECT value FROM json_array_elements(requests) LOOP
         idx := idx + 1;
         actual := NULL; first_position := NULL; last_position := NULL; next_revision := NULL;
-        IF EXISTS (SELECT 1 FROM event_log
-                   WHERE event_id IN (SELECT (e->>'id')::uuid FROM json_array_elements(req->'events') e)) THEN
+        -- = ANY(array) probes the unique index; IN (SELECT … FROM json…) was planned as a
+        -- sequential scan of the whole log.
+        SELECT array_agg((e->>'id')::uuid) INTO ids FROM json_array_elements(req->'events') e;
+        IF EXISTS (SELECT 1 FROM event_log WHERE event_id = ANY(ids)) THEN
             outcome := 'known';
             RETURN NEXT;
             CONTINUE;
