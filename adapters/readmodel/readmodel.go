@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -118,7 +117,6 @@ func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) 
 	if err != nil {
 		return nil, err
 	}
-	types, _ := rows.ColumnTypes()
 	out := &Rows{Columns: cols, Rows: [][]any{}}
 	for rows.Next() {
 		if limit > 0 && len(out.Rows) >= limit {
@@ -129,7 +127,7 @@ func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) 
 			return nil, d.classify(err)
 		}
 		for i, v := range vals {
-			vals[i] = normalize(v, types, i)
+			vals[i] = normalize(v)
 		}
 		out.Rows = append(out.Rows, vals)
 	}
@@ -139,12 +137,11 @@ func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) 
 	return out, nil
 }
 
-// normalize turns driver values into JSON-friendly ones: bytes become text, and JSON columns
-// of Postgres become text too, so output is the same on both dialects.
-func normalize(v any, types []*sql.ColumnType, i int) any {
-	switch x := v.(type) {
-	case []byte:
-		return string(x)
+// normalize turns driver values into JSON-friendly ones: bytes (and Postgres JSON columns,
+// which arrive as bytes) become text, so output is the same on both dialects.
+func normalize(v any) any {
+	if b, ok := v.([]byte); ok {
+		return string(b)
 	}
 	return v
 }
@@ -161,5 +158,5 @@ func (d *DB) classify(err error) error {
 	if strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "query_only") {
 		return &ReadOnlyError{Cause: err}
 	}
-	return &QueryError{Cause: fmt.Errorf("%w", err)}
+	return &QueryError{Cause: err}
 }

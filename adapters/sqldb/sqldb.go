@@ -9,8 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"  // registers "postgres"
@@ -24,12 +22,6 @@ const (
 	SQLite   Dialect = "sqlite"
 	Postgres Dialect = "postgres"
 )
-
-// TimeFormat is how times are stored as text: fixed width, so text order is time order.
-const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
-
-// FormatTime renders t in UTC with TimeFormat.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // Mode says how a SQLite file is opened.
 type Mode int
@@ -114,11 +106,6 @@ func RedactURL(raw string) string {
 		return "<unparseable URL>"
 	}
 	return u.Redacted()
-}
-
-// IsPostgresURL reports whether raw names a PostgreSQL server.
-func IsPostgresURL(raw string) bool {
-	return strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://")
 }
 
 // withOneRoundTrip turns on lib/pq's binary_parameters, with which a statement with
