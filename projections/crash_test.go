@@ -166,34 +166,10 @@ func testCrash(t *testing.T, spec string, reopen func() *env) {
 
 func TestCrashSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "zuno.db")
-	testCrash(t, "sqlite:"+path, func() *env {
-		ctx := context.Background()
-		store, err := sqlstore.OpenSQLite(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rm, err := readmodel.OpenSQLite(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rm.Close(); store.Close() })
-		return &env{store: store, rm: rm, runner: projections.NewRunner(rm.Writer, store, registry, projections.All())}
-	})
+	testCrash(t, "sqlite:"+path, func() *env { return sqliteEnvAt(t, path) })
 }
 
 func TestCrashPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
-	testCrash(t, "postgres:"+url, func() *env {
-		ctx := context.Background()
-		store, err := sqlstore.OpenPostgres(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rm, err := readmodel.OpenPostgres(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rm.Close(); store.Close() })
-		return &env{store: store, rm: rm, runner: projections.NewRunner(rm.Writer, store, registry, projections.All())}
-	})
+	testCrash(t, "postgres:"+url, func() *env { return postgresEnvAt(t, url) })
 }

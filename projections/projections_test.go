@@ -26,8 +26,10 @@ type env struct {
 	runner *projections.Runner
 }
 
-func sqliteEnv(t testing.TB) *env {
-	path := filepath.Join(t.TempDir(), "zuno.db")
+func sqliteEnv(t testing.TB) *env { return sqliteEnvAt(t, filepath.Join(t.TempDir(), "zuno.db")) }
+
+// sqliteEnvAt opens the event store and read models in the SQLite file at path.
+func sqliteEnvAt(t testing.TB, path string) *env {
 	ctx := context.Background()
 	store, err := sqlstore.OpenSQLite(ctx, path)
 	if err != nil {
@@ -41,8 +43,10 @@ func sqliteEnv(t testing.TB) *env {
 	return &env{store: store, rm: rm, runner: projections.NewRunner(rm.Writer, store, registry, projections.All())}
 }
 
-func postgresEnv(t testing.TB) *env {
-	url := pgtest.NewDatabase(t)
+func postgresEnv(t testing.TB) *env { return postgresEnvAt(t, pgtest.NewDatabase(t)) }
+
+// postgresEnvAt opens the event store and read models in the Postgres database at url.
+func postgresEnvAt(t testing.TB, url string) *env {
 	ctx := context.Background()
 	store, err := sqlstore.OpenPostgres(ctx, url)
 	if err != nil {
