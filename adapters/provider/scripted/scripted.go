@@ -1,0 +1,460 @@
+// Package scripted is the `scripted:<file>` model provider: it plays a recorded list of
+// model turns, one per request, so demos and end-to-end tests drive the real agent loop
+// deterministically and offline.
+//
+// The file is JSON:
+//
+//	{"turns": [
+//	  {"text": "Let me look.",
+//	   "toolCalls": [{"id": "call_1", "name": "read", "arguments": {"path": "go.mod"}}],
+//	   "usage": {"inputTokens": 120, "outputTokens": 14}},
+//	  {"text": "It is a Go module."}
+//	]}
+//
+// A turn may instead carry "error": {"code": "rate_limit", "message": "...", "retryAfterMs": 500}
+// to make that request fail with the typed error, so error paths can be scripted too.
+// Usage may also give cacheReadTokens and cacheWriteTokens.
+package scripted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zuno-run/zuno/domain/model"
+)
+
+// Script is a parsed, validated script.
+type Script struct {
+	Turns []Turn `json:"turns"`
+}
+
+// Turn is what the model "says" in answer to one request.
+type Turn struct {
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	Usage     *Usage     `json:"usage,omitempty"`
+	Error     *TurnError `json:"error,omitempty"`
+}
+
+// ToolCall is a scripted tool call. Arguments is any JSON object.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Usage is a scripted token count.
+type Usage struct {
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+}
+
+// TurnError makes a turn fail instead of answering.
+type TurnError struct {
+	Code         string `json:"code"`
+	Message      string `json:"message,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+// scriptableCodes are the codes a turn may fail with: the provider failures a turn driver
+// must handle. script_exhausted and script_invalid are the script's own faults.
+var scriptableCodes = map[string]bool{
+	model.CodeAuth: true, model.CodeRateLimit: true, model.CodeContextOverflow: true,
+	model.CodeTransport: true, model.CodeInvalidRequest: true, model.CodeUnknown: true,
+}
+
+// Provider plays a script. It is safe for concurrent use; concurrent requests take turns
+// in the order they start, which is only deterministic if the caller's order is.
+type Provider struct {
+	name   string // "scripted:<file>", the provider name in errors
+	script Script
+
+	mu       sync.Mutex
+	requests int // requests that asked for a turn, including refused ones
+}
+
+// Open reads and validates a script file.
+func Open(path string) (*Provider, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e := model.NewError(model.CodeScriptInvalid, "cannot read the script: "+err.Error(), "check the path after scripted:")
+		e.Provider, e.Err = "scripted:"+path, err
+		return nil, e
+	}
+	return Parse(path, data)
+}
+
+// Parse validates a script; source names it in errors.
+func Parse(source string, data []byte) (*Provider, error) {
+	s, err := decode(data)
+	if err != nil {
+		err.Provider = "scripted:" + source
+		return nil, err
+	}
+	return &Provider{name: "scripted:" + source, script: s}, nil
+}
+
+// New returns a provider for a script built in code. It is validated like a file.
+func New(s Script) (*Provider, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return Parse("script", data)
+}
+
+// decode parses strictly, level by level, so that an error names the turn and the field:
+// a typo such as "toolcalls" must fail loudly instead of playing a turn without its calls.
+// (encoding/json matches field names case-insensitively and ignores unknown ones, hence
+// the exact-key decoding in decodeObject.)
+func decode(data []byte) (Script, *model.Error) {
+	if !utf8.Valid(data) {
+		return Script{}, scriptErr("", "is not valid UTF-8", "save the script as UTF-8")
+	}
+	var turns []json.RawMessage
+	if err := decodeObject("", data, map[string]any{"turns": &turns}); err != nil {
+		return Script{}, err
+	}
+	if len(turns) == 0 {
+		return Script{}, scriptErr("turns", "is empty or missing", "give at least one turn")
+	}
+	s := Script{Turns: make([]Turn, len(turns))}
+	ids := map[string]string{} // tool call id -> field of its first use
+	for i, raw := range turns {
+		field := fmt.Sprintf("turns[%d]", i)
+		t, err := decodeTurn(field, raw)
+		if err != nil {
+			return Script{}, err
+		}
+		if err := checkTurn(field, &t, ids); err != nil {
+			return Script{}, err
+		}
+		s.Turns[i] = t
+	}
+	return s, nil
+}
+
+const turnFix = "a turn has text, toolCalls (id, name, arguments), usage (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens) or error (code, message, retryAfterMs)"
+
+func decodeTurn(field string, raw json.RawMessage) (Turn, *model.Error) {
+	var t Turn
+	var calls []json.RawMessage
+	var usage, fail json.RawMessage
+	if err := decodeObject(field, raw, map[string]any{
+		"text": &t.Text, "toolCalls": &calls, "usage": &usage, "error": &fail,
+	}); err != nil {
+		return Turn{}, err
+	}
+	for j, rc := range calls {
+		var c ToolCall
+		if err := decodeObject(fmt.Sprintf("%s.toolCalls[%d]", field, j), rc, map[string]any{
+			"id": &c.ID, "name": &c.Name, "arguments": &c.Arguments,
+		}); err != nil {
+			return Turn{}, err
+		}
+		t.ToolCalls = append(t.ToolCalls, c)
+	}
+	if present(usage) {
+		t.Usage = new(Usage)
+		if err := decodeObject(field+".usage", usage, map[string]any{
+			"inputTokens": &t.Usage.InputTokens, "outputTokens": &t.Usage.OutputTokens,
+			"cacheReadTokens": &t.Usage.CacheReadTokens, "cacheWriteTokens": &t.Usage.CacheWriteTokens,
+		}); err != nil {
+			return Turn{}, err
+		}
+	}
+	if present(fail) {
+		t.Error = new(TurnError)
+		if err := decodeObject(field+".error", fail, map[string]any{
+			"code": &t.Error.Code, "message": &t.Error.Message, "retryAfterMs": &t.Error.RetryAfterMs,
+		}); err != nil {
+			return Turn{}, err
+		}
+	}
+	return t, nil
+}
+
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// decodeObject decodes a JSON object whose keys must be exactly those of fields, each into
+// its destination.
+func decodeObject(field string, data []byte, fields map[string]any) *model.Error {
+	join := func(name string) string {
+		if field == "" {
+			return name
+		}
+		return field + "." + name
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return scriptErr(field, fmt.Sprintf("is a JSON %s, want an object", typ.Value), turnFix)
+		}
+		return scriptErr(field, "is not valid JSON: "+strings.TrimPrefix(err.Error(), "json: "), "fix the JSON syntax")
+	}
+	if obj == nil {
+		return scriptErr(field, "is null, want an object", turnFix)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // report the same fault on every run
+	for _, k := range keys {
+		dst, ok := fields[k]
+		if !ok {
+			return scriptErr(join(k), "is not a known field", turnFix)
+		}
+		if err := json.Unmarshal(obj[k], dst); err != nil {
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &typ) {
+				return scriptErr(join(k), fmt.Sprintf("is a JSON %s, want %s", typ.Value, jsonKind(typ.Type)), turnFix)
+			}
+			return scriptErr(join(k), "is not valid: "+err.Error(), turnFix)
+		}
+	}
+	return nil
+}
+
+func checkTurn(field string, t *Turn, ids map[string]string) *model.Error {
+	if t.Error != nil {
+		if t.Text != "" || len(t.ToolCalls) > 0 || t.Usage != nil {
+			return scriptErr(field+".error", "is given together with an answer", "a turn either answers or fails; split it into two turns")
+		}
+		if !scriptableCodes[t.Error.Code] {
+			return scriptErr(field+".error.code", fmt.Sprintf("%q is not a provider error code", t.Error.Code),
+				"use auth, rate_limit, context_overflow, transport, invalid_request or unknown")
+		}
+		if t.Error.RetryAfterMs < 0 {
+			return scriptErr(field+".error.retryAfterMs", "is negative", "give a wait in milliseconds, or leave it out")
+		}
+		return nil
+	}
+	if t.Text == "" && len(t.ToolCalls) == 0 {
+		return scriptErr(field, "has neither text nor toolCalls", "give the turn some text or tool calls")
+	}
+	for j := range t.ToolCalls {
+		c := &t.ToolCalls[j]
+		cf := fmt.Sprintf("%s.toolCalls[%d]", field, j)
+		if c.ID == "" {
+			return scriptErr(cf+".id", "is empty", "give every tool call an id")
+		}
+		// Tool call ids become command ids, so a repeated id would make the runtime treat
+		// the second call as a re-delivery of the first.
+		if first, ok := ids[c.ID]; ok {
+			return scriptErr(cf+".id", fmt.Sprintf("%q is already used at %s", c.ID, first), "give every tool call in the script its own id")
+		}
+		ids[c.ID] = cf + ".id"
+		if c.Name == "" {
+			return scriptErr(cf+".name", "is empty", "name the tool to call")
+		}
+		if len(c.Arguments) == 0 {
+			c.Arguments = json.RawMessage(`{}`)
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(c.Arguments, &obj); err != nil || obj == nil {
+			return scriptErr(cf+".arguments", "is not a JSON object", `write the arguments as an object, e.g. {"path": "go.mod"}`)
+		}
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, c.Arguments) // valid: it just unmarshalled
+		c.Arguments = compact.Bytes()
+	}
+	if u := t.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0) {
+		return scriptErr(field+".usage", "has a negative count", "token counts are zero or more")
+	}
+	return nil
+}
+
+// jsonKind names a Go type by the JSON that decodes into it, for a script author who never
+// sees the Go types.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}
+
+func scriptErr(field, message, fix string) *model.Error {
+	subject := field
+	if subject == "" {
+		subject = "the script"
+	}
+	e := model.NewError(model.CodeScriptInvalid, subject+" "+message, fix)
+	e.Field = field
+	return e
+}
+
+// Turns returns how many turns the script has.
+func (p *Provider) Turns() int { return len(p.script.Turns) }
+
+// Used returns how many turns requests have consumed.
+func (p *Provider) Used() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return min(p.requests, len(p.script.Turns))
+}
+
+// take consumes the next turn.
+func (p *Provider) take() (int, *Turn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests++
+	if p.requests > len(p.script.Turns) {
+		e := model.NewError(model.CodeScriptExhausted,
+			fmt.Sprintf("the script has %d turns and all were played; request %d has no turn", len(p.script.Turns), p.requests),
+			"add a turn to the script for this request, or end the scenario earlier")
+		e.Provider = p.name
+		return 0, nil, e
+	}
+	i := p.requests - 1
+	return i, &p.script.Turns[i], nil
+}
+
+// Stream plays the next turn. The request is validated like a real provider would, so a
+// scripted test catches a malformed conversation too.
+func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
+	return func(yield func(model.Event, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(nil, err)
+			return
+		}
+		// A request the provider would refuse never reaches it, so it takes no turn.
+		if err := req.Validate(); err != nil {
+			p.setProvider(err)
+			yield(nil, err)
+			return
+		}
+		i, turn, err := p.take()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if turn.Error != nil {
+			yield(nil, p.turnError(i, turn.Error))
+			return
+		}
+		for _, ev := range turnEvents(i, req.Model, turn) {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (p *Provider) setProvider(err error) {
+	var e *model.Error
+	if errors.As(err, &e) && e.Provider == "" {
+		e.Provider = p.name
+	}
+}
+
+func (p *Provider) turnError(i int, te *TurnError) *model.Error {
+	msg := te.Message
+	if msg == "" {
+		msg = "scripted failure"
+	}
+	retry := time.Duration(te.RetryAfterMs) * time.Millisecond
+	fix := fmt.Sprintf("turn %d of the script fails on purpose; the next request plays the next turn", i)
+	if te.Code == model.CodeRateLimit {
+		fix = model.RateLimitFix(retry)
+	}
+	e := model.NewError(te.Code, msg, fix)
+	e.Provider, e.RetryAfter = p.name, retry
+	return e
+}
+
+// turnEvents renders a turn as a stream: the text in a few chunks and each call's
+// arguments in two pieces, so consumers exercise the same delta handling as with a real
+// provider. The split points depend only on the turn, keeping runs deterministic.
+func turnEvents(i int, modelID string, t *Turn) []model.Event {
+	events := []model.Event{model.ResponseStart{ID: fmt.Sprintf("scripted-turn-%d", i), Model: modelID}}
+	for _, chunk := range chunks(t.Text, 3) {
+		events = append(events, model.TextDelta{Text: chunk})
+	}
+	for _, c := range t.ToolCalls {
+		args := string(c.Arguments)
+		events = append(events, model.ToolCallStart{ID: c.ID, Name: c.Name})
+		for _, piece := range chunks(args, 2) {
+			events = append(events, model.ToolCallArgsDelta{ID: c.ID, Delta: piece})
+		}
+		events = append(events, model.ToolCallEnd{ID: c.ID, Name: c.Name, Arguments: args})
+	}
+	if u := t.Usage; u != nil {
+		// Scripted counts are written like Anthropic's or OpenAI's alike, as the total input.
+		events = append(events, model.UsageReport{Usage: model.Usage{
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		}})
+	}
+	reason, raw := model.FinishStop, "stop"
+	if len(t.ToolCalls) > 0 {
+		reason, raw = model.FinishToolCalls, "tool_calls"
+	}
+	return append(events, model.Finish{Reason: reason, ProviderReason: raw})
+}
+
+// chunks splits s into at most n non-empty pieces of about equal length, on rune
+// boundaries.
+func chunks(s string, n int) []string {
+	runes := utf8.RuneCountInString(s)
+	if runes == 0 {
+		return nil
+	}
+	n = min(n, runes)
+	size := (runes + n - 1) / n
+	var out []string
+	for len(s) > 0 {
+		cut, count := 0, 0
+		for cut < len(s) && count < size {
+			_, w := utf8.DecodeRuneInString(s[cut:])
+			cut += w
+			count++
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return out
+}
+
+// Models lists the one pseudo-model: a script answers whatever model id is requested.
+func (p *Provider) Models(ctx context.Context) ([]model.ModelInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return []model.ModelInfo{{
+		ID: "scripted", DisplayName: p.name,
+		Tools: model.Supported, Reasoning: model.Unsupported,
+	}}, nil
+}
+
+var _ model.Provider = (*Provider)(nil)

@@ -1,0 +1,202 @@
+package model_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zuno-run/zuno/domain/model"
+)
+
+func validRequest() model.Request {
+	return model.Request{
+		Model: "m",
+		Messages: []model.Message{
+			{Role: model.RoleSystem, Text: "be brief"},
+			{Role: model.RoleUser, Text: "list files"},
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+				{ID: "c1", Name: "ls", Arguments: `{}`},
+				{ID: "c2", Name: "ls", Arguments: `{"path":"a"}`},
+			}},
+			{Role: model.RoleTool, ToolCallID: "c2", Text: "a/x"},
+			{Role: model.RoleTool, ToolCallID: "c1", Text: "x", IsError: true},
+			{Role: model.RoleAssistant, Text: "done"},
+		},
+		Tools: []model.Tool{{Name: "ls", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name      string
+		edit      func(*model.Request)
+		wantField string // "" means valid
+	}{
+		{"valid", func(*model.Request) {}, ""},
+		{"no model", func(r *model.Request) { r.Model = "" }, "model"},
+		{"negative max tokens", func(r *model.Request) { r.MaxTokens = -1 }, "maxTokens"},
+		{"no messages", func(r *model.Request) { r.Messages = nil }, "messages"},
+		{"bad role", func(r *model.Request) { r.Messages[1].Role = "robot" }, "messages[1].role"},
+		{"empty user text", func(r *model.Request) { r.Messages[1].Text = "" }, "messages[1].text"},
+		{"tool name with space", func(r *model.Request) { r.Tools[0].Name = "list files" }, "tools[0].name"},
+		{"duplicate tool", func(r *model.Request) { r.Tools = append(r.Tools, r.Tools[0]) }, "tools[1].name"},
+		{"schema not object", func(r *model.Request) { r.Tools[0].Schema = json.RawMessage(`[1]`) }, "tools[0].schema"},
+		{"schema wrong type", func(r *model.Request) { r.Tools[0].Schema = json.RawMessage(`{"type":"string"}`) }, "tools[0].schema"},
+		{"schema absent is fine", func(r *model.Request) { r.Tools[0].Schema = nil }, ""},
+		{"choice tool undeclared", func(r *model.Request) { r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "rm"} }, "toolChoice.name"},
+		{"choice tool declared", func(r *model.Request) { r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "ls"} }, ""},
+		{"choice required without tools", func(r *model.Request) {
+			r.Tools = nil
+			r.ToolChoice.Mode = model.ToolChoiceRequired
+		}, "toolChoice.mode"},
+		{"choice unknown", func(r *model.Request) { r.ToolChoice.Mode = "sometimes" }, "toolChoice.mode"},
+		{"call without id", func(r *model.Request) { r.Messages[2].ToolCalls[0].ID = "" }, "messages[2].toolCalls[0].id"},
+		{"call without name", func(r *model.Request) { r.Messages[2].ToolCalls[1].Name = "" }, "messages[2].toolCalls[1].name"},
+		{"duplicate call id", func(r *model.Request) { r.Messages[2].ToolCalls[1].ID = "c1" }, "messages[2].toolCalls[1].id"},
+		{"orphan tool result", func(r *model.Request) { r.Messages[3].ToolCallID = "c9" }, "messages[3].toolCallId"},
+		{"tool result twice", func(r *model.Request) { r.Messages[4].ToolCallID = "c2" }, "messages[4].toolCallId"},
+		{"unanswered call before assistant", func(r *model.Request) {
+			r.Messages = append(r.Messages[:4], r.Messages[5])
+		}, "messages[4]"},
+		{"unanswered call at end", func(r *model.Request) { r.Messages = r.Messages[:4] }, "messages[4]"},
+		{"invalid arguments are the model's business", func(r *model.Request) { r.Messages[2].ToolCalls[0].Arguments = `{"path":` }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := validRequest()
+			tt.edit(&r)
+			err := r.Validate()
+			if tt.wantField == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var e *model.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Validate() = %v, want *model.Error", err)
+			}
+			if e.Code() != model.CodeInvalidRequest || e.Field != tt.wantField || e.Fix == "" {
+				t.Fatalf("Validate() = code %q field %q fix %q, want invalid_request at %q with a fix", e.Code(), e.Field, e.Fix, tt.wantField)
+			}
+		})
+	}
+}
+
+func TestCollect(t *testing.T) {
+	events := []model.Event{
+		model.ResponseStart{ID: "r1", Model: "m-2025"},
+		model.TextDelta{Text: "Hel"},
+		model.ToolCallStart{ID: "a", Name: "ls"},
+		model.TextDelta{Text: "lo"},
+		model.ToolCallStart{ID: "b", Name: "cat"},
+		model.ToolCallArgsDelta{ID: "a", Delta: `{"pa`},
+		model.ToolCallArgsDelta{ID: "b", Delta: `{}`},
+		model.ToolCallArgsDelta{ID: "a", Delta: `th":"."}`},
+		model.ToolCallEnd{ID: "b", Name: "cat", Arguments: `{}`},
+		model.ToolCallEnd{ID: "a", Name: "ls", Arguments: `{"path":"."}`},
+		model.UsageReport{Usage: model.Usage{InputTokens: 10, OutputTokens: 3, CacheReadTokens: 4}},
+		model.Finish{Reason: model.FinishToolCalls, ProviderReason: "tool_use"},
+	}
+	got, err := model.Collect(seq(events, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.Response{
+		ID: "r1", Model: "m-2025", Text: "Hello",
+		ToolCalls: []model.ToolCall{
+			{ID: "a", Name: "ls", Arguments: `{"path":"."}`},
+			{ID: "b", Name: "cat", Arguments: `{}`},
+		},
+		Usage:        model.Usage{InputTokens: 10, OutputTokens: 3, CacheReadTokens: 4},
+		FinishReason: model.FinishToolCalls, ProviderFinishReason: "tool_use",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Collect() =\n%+v\nwant\n%+v", got, want)
+	}
+	if m := got.Message(); m.Role != model.RoleAssistant || m.Text != "Hello" || len(m.ToolCalls) != 2 {
+		t.Fatalf("Message() = %+v", m)
+	}
+}
+
+func TestCollectPartialOnError(t *testing.T) {
+	cut := model.NewError(model.CodeTransport, "stream cut", "retry")
+	got, err := model.Collect(seq([]model.Event{
+		model.ResponseStart{ID: "r"},
+		model.TextDelta{Text: "par"},
+		model.ToolCallStart{ID: "done", Name: "ls"},
+		model.ToolCallEnd{ID: "done", Name: "ls", Arguments: `{}`},
+		model.ToolCallStart{ID: "cut", Name: "rm"},
+		model.ToolCallArgsDelta{ID: "cut", Delta: `{"path":"/`},
+	}, cut))
+	if !errors.Is(err, cut) {
+		t.Fatalf("err = %v, want the stream's error", err)
+	}
+	// A call whose arguments were cut off must never reach a tool executor.
+	if got.Text != "par" || len(got.ToolCalls) != 1 || got.ToolCalls[0].ID != "done" || got.FinishReason != "" {
+		t.Fatalf("partial response = %+v", got)
+	}
+}
+
+func TestCollectStopsAtError(t *testing.T) {
+	calls := 0
+	s := func(yield func(model.Event, error) bool) {
+		calls++
+		if !yield(nil, model.NewError(model.CodeAuth, "no", "fix")) {
+			return
+		}
+		t.Error("stream resumed after the consumer stopped")
+	}
+	if _, err := model.Collect(s); !model.HasCode(err, model.CodeAuth) {
+		t.Fatalf("err = %v", err)
+	}
+	if calls != 1 {
+		t.Fatalf("stream ranged %d times", calls)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	e := model.NewError(model.CodeRateLimit, "too many requests", model.RateLimitFix(1500*time.Millisecond))
+	e.Provider = "openai"
+	e.Err = fmt.Errorf("sdk error")
+	if got, want := e.Error(), "rate_limit: openai: too many requests; wait 1.5s and retry, or lower the request rate"; got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+	if !e.Retryable() || !model.HasCode(fmt.Errorf("wrapped: %w", e), model.CodeRateLimit) {
+		t.Fatal("rate_limit must be retryable and found through wrapping")
+	}
+	if errors.Unwrap(e) == nil {
+		t.Fatal("Unwrap lost the cause")
+	}
+	inv := model.NewError(model.CodeInvalidRequest, "is empty", "fill it")
+	inv.Field = "model"
+	if got := inv.Error(); !strings.HasPrefix(got, "invalid_request: model: is empty") || inv.Retryable() {
+		t.Fatalf("Error() = %q, retryable %v", got, inv.Retryable())
+	}
+	if model.RateLimitFix(0) == "" {
+		t.Fatal("unknown wait needs a fix too")
+	}
+}
+
+func TestSchemaOrEmpty(t *testing.T) {
+	if got := (model.Tool{Name: "x"}).SchemaOrEmpty(); string(got) != `{"type":"object","properties":{}}` {
+		t.Fatalf("SchemaOrEmpty() = %s", got)
+	}
+}
+
+func seq(events []model.Event, final error) model.Stream {
+	return func(yield func(model.Event, error) bool) {
+		for _, ev := range events {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		if final != nil {
+			yield(nil, final)
+		}
+	}
+}

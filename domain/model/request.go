@@ -1,0 +1,242 @@
+// Package model is the provider-neutral contract between the agent turn and the model
+// providers: the request a turn sends, the events a response streams, the response they add
+// up to, and the typed errors a provider returns. It is pure (no I/O), so the turn driver can
+// be tested against it with the scripted provider, and a recorded request can be checked
+// without any network.
+//
+// The adapters that speak to real services live in adapters/provider.
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+)
+
+// Role says who a message speaks for.
+type Role string
+
+const (
+	// RoleSystem and RoleDeveloper both carry host instructions. They are kept apart because
+	// OpenAI ranks developer below system for reasoning models, and the prompt receipt must
+	// record which one the host chose; a provider without the distinction merges them.
+	RoleSystem    Role = "system"
+	RoleDeveloper Role = "developer"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	// RoleTool is the result of one tool call, answering ToolCallID.
+	RoleTool Role = "tool"
+)
+
+// Message is one entry of the conversation sent to the model.
+type Message struct {
+	Role Role   `json:"role"`
+	Text string `json:"text,omitempty"`
+	// ToolCalls are the calls an assistant message made; they are replayed so the model sees
+	// its own earlier calls next to their results.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID is the call a tool message answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// IsError marks a tool result that reports a failure, which Anthropic tells the model
+	// explicitly; other providers only see the text.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// ToolCall is a call the model asked for.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON text exactly as the model produced it. It is text, not a decoded
+	// value, because a model can emit invalid JSON: that is the model's mistake, reported back
+	// to it by the tool validator, not a provider failure, and the log must keep what was
+	// actually said.
+	Arguments string `json:"arguments"`
+}
+
+// Tool declares a tool the model may call.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Schema is the JSON Schema of the arguments object. Empty means "no arguments".
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// ToolChoiceMode constrains whether and which tool the model calls.
+type ToolChoiceMode string
+
+const (
+	// ToolChoiceAuto lets the model decide; it is what the zero ToolChoice means.
+	ToolChoiceAuto ToolChoiceMode = "auto"
+	// ToolChoiceNone forbids tool calls while still showing the tools, which keeps the prompt
+	// (and its cache) identical to the tool-capable steps, e.g. for the step-limit
+	// finalisation request.
+	ToolChoiceNone     ToolChoiceMode = "none"
+	ToolChoiceRequired ToolChoiceMode = "required"
+	// ToolChoiceTool forces the tool named in ToolChoice.Name.
+	ToolChoiceTool ToolChoiceMode = "tool"
+)
+
+// ToolChoice is the tool constraint of a request. The zero value is ToolChoiceAuto.
+type ToolChoice struct {
+	Mode ToolChoiceMode `json:"mode,omitempty"`
+	Name string         `json:"name,omitempty"`
+}
+
+// Request is one provider request, in the terms every provider can be mapped from.
+type Request struct {
+	Model      string     `json:"model"`
+	Messages   []Message  `json:"messages"`
+	Tools      []Tool     `json:"tools,omitempty"`
+	ToolChoice ToolChoice `json:"toolChoice,omitzero"`
+	// MaxTokens bounds the output. Zero leaves it to the provider adapter's default, since
+	// some APIs (Anthropic) require a value and others are better left unbounded.
+	MaxTokens int `json:"maxTokens,omitempty"`
+}
+
+// toolNamePattern is the intersection of what OpenAI (64 chars) and Anthropic (128 chars)
+// accept, so a tool set valid here is valid for every provider.
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Validate reports the first fault that every provider would reject, as an invalid_request
+// error naming the field. Checking here gives the turn driver one clear error before any
+// request is recorded or sent, instead of a different opaque 400 per provider.
+func (r Request) Validate() error {
+	if r.Model == "" {
+		return invalidField("model", "is empty", "choose a model id; `zuno models` lists the ones the provider serves")
+	}
+	if r.MaxTokens < 0 {
+		return invalidField("maxTokens", fmt.Sprintf("is %d", r.MaxTokens), "use 0 for the provider default or a positive limit")
+	}
+	tools := map[string]bool{}
+	for i, t := range r.Tools {
+		field := fmt.Sprintf("tools[%d]", i)
+		if !toolNamePattern.MatchString(t.Name) {
+			return invalidField(field+".name", fmt.Sprintf("%q is not 1-64 letters, digits, '_' or '-'", t.Name),
+				"rename the tool; providers reject other names")
+		}
+		if tools[t.Name] {
+			return invalidField(field+".name", fmt.Sprintf("%q is declared twice", t.Name), "declare each tool once")
+		}
+		tools[t.Name] = true
+		if err := checkSchema(field+".schema", t.Schema); err != nil {
+			return err
+		}
+	}
+	if err := r.validateToolChoice(tools); err != nil {
+		return err
+	}
+	return validateMessages(r.Messages)
+}
+
+func (r Request) validateToolChoice(tools map[string]bool) error {
+	switch r.ToolChoice.Mode {
+	case "", ToolChoiceAuto, ToolChoiceNone:
+		return nil
+	case ToolChoiceRequired:
+		if len(tools) == 0 {
+			return invalidField("toolChoice.mode", "is required but no tools are declared", "declare tools or use auto")
+		}
+		return nil
+	case ToolChoiceTool:
+		if !tools[r.ToolChoice.Name] {
+			return invalidField("toolChoice.name", fmt.Sprintf("%q is not a declared tool", r.ToolChoice.Name),
+				"name one of the request's tools")
+		}
+		return nil
+	default:
+		return invalidField("toolChoice.mode", fmt.Sprintf("%q is not a tool choice", r.ToolChoice.Mode),
+			"use auto, none, required or tool")
+	}
+}
+
+// validateMessages enforces the pairing both big APIs require: every tool call of an
+// assistant message is answered by a tool message before the conversation moves on, and no
+// tool message answers a call that was not made. A run recovered after a crash must
+// therefore answer an unsettled call (as uncertain) rather than leave it open.
+func validateMessages(msgs []Message) error {
+	if len(msgs) == 0 {
+		return invalidField("messages", "is empty", "send at least one user message")
+	}
+	open := map[string]bool{} // calls of the latest assistant message not yet answered
+	var openOrder []string
+	seen := map[string]bool{} // every call id, since ids are command ids and must be unique
+	closeOpen := func(i int) error {
+		for _, id := range openOrder {
+			if open[id] {
+				return invalidField(fmt.Sprintf("messages[%d]", i),
+					fmt.Sprintf("follows an assistant message whose tool call %q has no tool result", id),
+					"append a tool message with that toolCallId (report the call as failed or uncertain if it never settled)")
+			}
+		}
+		clear(open)
+		openOrder = openOrder[:0]
+		return nil
+	}
+	for i, m := range msgs {
+		field := fmt.Sprintf("messages[%d]", i)
+		switch m.Role {
+		case RoleSystem, RoleDeveloper, RoleUser:
+			if err := closeOpen(i); err != nil {
+				return err
+			}
+			if m.Text == "" {
+				return invalidField(field+".text", "is empty", "drop the message or give it text; providers reject empty "+string(m.Role)+" messages")
+			}
+		case RoleAssistant:
+			if err := closeOpen(i); err != nil {
+				return err
+			}
+			for j, c := range m.ToolCalls {
+				cf := fmt.Sprintf("%s.toolCalls[%d]", field, j)
+				if c.ID == "" {
+					return invalidField(cf+".id", "is empty", "keep the id the provider gave the call")
+				}
+				if seen[c.ID] {
+					return invalidField(cf+".id", fmt.Sprintf("%q is used by an earlier tool call", c.ID), "tool call ids must be unique in a conversation")
+				}
+				if c.Name == "" {
+					return invalidField(cf+".name", "is empty", "keep the tool name the model called")
+				}
+				seen[c.ID] = true
+				open[c.ID] = true
+				openOrder = append(openOrder, c.ID)
+			}
+		case RoleTool:
+			if m.ToolCallID == "" {
+				return invalidField(field+".toolCallId", "is empty", "name the tool call this result answers")
+			}
+			if !open[m.ToolCallID] {
+				return invalidField(field+".toolCallId",
+					fmt.Sprintf("%q is not an unanswered call of the preceding assistant message", m.ToolCallID),
+					"put each tool result right after the assistant message that made the call, once per call")
+			}
+			delete(open, m.ToolCallID)
+		default:
+			return invalidField(field+".role", fmt.Sprintf("%q is not a role", m.Role), "use system, developer, user, assistant or tool")
+		}
+	}
+	return closeOpen(len(msgs))
+}
+
+func checkSchema(field string, schema json.RawMessage) error {
+	if len(schema) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(schema, &obj); err != nil || obj == nil {
+		return invalidField(field, "is not a JSON object", "give a JSON Schema object such as {\"type\":\"object\",\"properties\":{}}")
+	}
+	if t, ok := obj["type"]; ok && string(t) != `"object"` {
+		return invalidField(field, fmt.Sprintf("has type %s", t), "tool arguments are an object: use \"type\": \"object\"")
+	}
+	return nil
+}
+
+// SchemaOrEmpty returns the tool's schema, or an empty object schema if it has none:
+// providers require an object schema even for a tool that takes no arguments.
+func (t Tool) SchemaOrEmpty() json.RawMessage {
+	if len(t.Schema) == 0 {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return t.Schema
+}
