@@ -241,3 +241,35 @@ func TestMissingCommandID(t *testing.T) {
 		t.Fatal("a command without id was accepted")
 	}
 }
+
+// TestRedeliveryAcrossLoadPages: a command whose events straddle the boundary between two
+// pages of the stream load is still recognised whole when it comes back.
+func TestRedeliveryAcrossLoadPages(t *testing.T) {
+	defer commands.SetLoadPage(8)()
+	s := openStack(t, filepath.Join(t.TempDir(), "zuno.db"))
+	ctx := context.Background()
+	h := s.handlers
+	res, _ := h.UpdatePlan(ctx, &commands.UpdatePlan{Meta: meta("p0"), SessionID: "ses_1",
+		Update: work.PlanUpdate{Action: "create", Title: "first", Steps: []work.StepInput{{Title: "a"}}}})
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	for i := range 6 { // revisions 1..6
+		title := fmt.Sprint("title ", i%2)
+		res, _ := h.UpdateTodos(ctx, &commands.UpdateTodos{Meta: meta(fmt.Sprintf("todo-%d", i)), SessionID: "ses_1",
+			Update: work.TodoUpdate{Items: []work.TodoInput{{ID: "x", Title: &title}}}})
+		if res.Err() != nil || res.Events != 1 {
+			t.Fatalf("todo %d: %+v %v", i, res, res.Err())
+		}
+	}
+	replace := &commands.UpdatePlan{Meta: meta("replace"), SessionID: "ses_1",
+		Update: work.PlanUpdate{Action: "create", ExpectedRevision: rev(1), Title: "second", Steps: []work.StepInput{{Title: "b"}}}}
+	first, _ := h.UpdatePlan(ctx, replace) // superseded + created: revisions 7 and 8, pages 0 and 1
+	if first.Err() != nil || first.Events != 2 || first.Revision != 8 {
+		t.Fatalf("replacing create: %+v %v", first, first.Err())
+	}
+	again, _ := h.UpdatePlan(ctx, replace)
+	if !again.Duplicate || again.Events != 2 || again.Revision != 8 || string(again.View) != string(first.View) {
+		t.Fatalf("re-delivered across a page boundary: %+v, first %+v", again, first)
+	}
+}

@@ -168,7 +168,8 @@ func (x execution[S]) run(ctx context.Context) (S, Result, error) {
 	}
 }
 
-const loadPage = 1024
+// loadPage is how many events one read of a stream load returns (a variable for tests).
+var loadPage = 1024
 
 // load folds the whole stream. It also finds this command's own events, if an earlier delivery
 // appended them: the state is then the state just after them, so the reply is the first reply.
@@ -180,12 +181,16 @@ func (x execution[S]) load(ctx context.Context) (loaded[S], error) {
 		if err != nil {
 			return l, fmt.Errorf("load %s: %w", x.stream, err)
 		}
-		for i, rec := range page {
-			if rec.Metadata.CommandID == x.meta.CommandID {
+		for _, rec := range page {
+			mine := rec.Metadata.CommandID == x.meta.CommandID
+			if l.prior != nil && !mine {
+				return l, nil // the prior delivery's events (one append, consecutive) are folded
+			}
+			if mine && l.prior == nil {
 				if rec.Metadata.CommandDigest != x.digest {
 					return l, &CommandIDReusedError{CommandID: x.meta.CommandID, Stream: x.stream}
 				}
-				return x.finishPrior(l, page[i:], rec)
+				l.prior = &Result{CommandID: x.meta.CommandID, Stream: x.stream, Duplicate: true}
 			}
 			p, err := x.registry.Decode(rec)
 			if err != nil {
@@ -193,30 +198,14 @@ func (x execution[S]) load(ctx context.Context) (loaded[S], error) {
 			}
 			l.state.Evolve(p)
 			l.revision = int64(rec.StreamRevision)
+			if l.prior != nil {
+				l.prior.Revision, l.prior.LastPosition = l.revision, rec.Position
+				l.prior.Events++
+			}
 		}
 		if len(page) < loadPage {
 			return l, nil
 		}
 		from = page[len(page)-1].StreamRevision + 1
 	}
-}
-
-// finishPrior folds the prior delivery's events (consecutive, as one append wrote them).
-func (x execution[S]) finishPrior(l loaded[S], rest []events.Recorded, first events.Recorded) (loaded[S], error) {
-	prior := Result{CommandID: x.meta.CommandID, Stream: x.stream, Duplicate: true}
-	for _, rec := range rest {
-		if rec.Metadata.CommandID != first.Metadata.CommandID {
-			break
-		}
-		p, err := x.registry.Decode(rec)
-		if err != nil {
-			return l, err
-		}
-		l.state.Evolve(p)
-		prior.Revision, prior.LastPosition = int64(rec.StreamRevision), rec.Position
-		prior.Events++
-	}
-	l.revision = prior.Revision
-	l.prior = &prior
-	return l, nil
 }
