@@ -15,5 +15,7 @@ func AllPayloads() []Payload {
 		WorkPlanPopped{},
 		WorkPlanSuperseded{},
 		WorkTodoUpdated{},
+
+		PromptAssembled{},
 	}
 }

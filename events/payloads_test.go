@@ -32,6 +32,7 @@ func samplePayloads() []events.Payload {
 		events.WorkTodoUpdated{SessionID: "ses_1", Revision: 1, CreatedIDs: []string{"todo-1"}, Items: []events.WorkItem{
 			{ID: "todo-1", Title: "Write test", Status: "pending", Owner: "build", Dependencies: []string{"todo-0"}, PlanStepID: "step-1"},
 		}},
+		events.PromptAssembled{SessionID: "ses_1", ReceiptID: "rcpt_1"},
 	}
 }
 

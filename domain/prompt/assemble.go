@@ -1,0 +1,550 @@
+package prompt
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/events"
+)
+
+// SchemaVersion is the receipt layout this package writes and verifies.
+const SchemaVersion = 1
+
+// Receipt is the forensic record of an assembled prompt, in the shape the event log stores
+// (events.PromptReceipt, carried by session.prompt.assembled.1).
+type Receipt = events.PromptReceipt
+
+// Input is everything one provider step's prompt is assembled from. The caller has read the
+// files, the configuration and the durable state; nothing here is read again.
+type Input struct {
+	Model string
+	// ContextWindow is the model's input limit in tokens, 0 when unknown; only a known limit
+	// lets assembly refuse an over-long prompt (model.ModelInfo.ContextWindow).
+	ContextWindow int64
+	MaxTokens     int
+	ToolChoice    model.ToolChoice
+
+	Agent AgentPrompt
+	// Mode is ModeNone, ModePlan or ModeWork.
+	Mode    string
+	Runtime RuntimeState
+	// GlobalAgents is the user's global AGENTS.md, nil when there is none.
+	GlobalAgents *InstructionFile
+	// ProjectAgents are the AGENTS.md files of the project root and the directories between
+	// it and the working directory, in any order: they are ordered shallowest first, so the
+	// nearest file is read last and wins.
+	ProjectAgents []InstructionFile
+	WorkState     *WorkState
+	// Routing is the host's routing and Skill policy text.
+	Routing *Text
+	// Skills are the selected Skills whose bodies are shown.
+	Skills      []Skill
+	SkillIndex  *Text
+	SkillBudget SkillBudget
+	Memory      []Text
+
+	// Conversation is the transcript after the compaction boundary, ending with the input of
+	// this step.
+	Conversation []model.Message
+	// Tools is the final tool set, after the request hooks narrowed it.
+	Tools []ToolDecl
+	Hooks HookState
+}
+
+// AgentPrompt is the agent's role prompt.
+type AgentPrompt struct {
+	Name string
+	// Source is where the agent is defined: "builtin:<name>" or a configuration file path.
+	Source string
+	// Trust is TrustHost for a built-in agent, TrustUser or TrustProject for a configured one.
+	Trust string
+	Text  string
+}
+
+// InstructionFile is an AGENTS.md file as read from disk.
+type InstructionFile struct {
+	Path    string
+	Content []byte
+}
+
+// Text is a caller-supplied section text with its provenance.
+type Text struct {
+	Source string
+	Trust  string
+	Text   string
+}
+
+// Skill is a selected Skill.
+type Skill struct {
+	Name   string
+	Source string
+	Trust  string
+	Body   string
+}
+
+// SkillBudget holds the configured Skill budgets; zero values mean "not configured".
+type SkillBudget struct {
+	// MaxSelectedContextTokens overrides the derived budget of all selected bodies together
+	// (skills.maxSelectedContextTokens); it is still capped at 32,000.
+	MaxSelectedContextTokens int
+	// MaxIndexTokens bounds the Skill index (skills.maxContextTokens); 0 leaves it unchecked.
+	MaxIndexTokens int
+}
+
+// ToolDecl is a tool the model will be offered.
+type ToolDecl struct {
+	model.Tool
+	// WritesWorkspace marks a real edit or write capability: an editing tool, or a shell whose
+	// sandbox lets it write the workspace. It decides whether runtime.editing is shown.
+	WritesWorkspace bool
+}
+
+// HookState is what the request hooks did before assembly.
+type HookState struct {
+	// Ran names the hooks that ran, in order.
+	Ran []string
+	// OfferedTools names the tools before the hooks ran; nil when no hook saw the tool set.
+	OfferedTools []string
+}
+
+// Assembled is a prompt ready to send: its sections, the request, and the receipt to append
+// before sending it.
+type Assembled struct {
+	Sections []Section
+	Request  model.Request
+	Receipt  Receipt
+}
+
+// Skill budget bounds (seeds 002 §5): a tenth of a known window, clamped to
+// [2,000, 32,000]; 8,000 when the window is unknown.
+const (
+	skillFloor         = 2000
+	skillCeiling       = 32000
+	skillUnknownWindow = 8000
+)
+
+// SelectedSkillBudget is the token budget shared by all selected Skill bodies.
+func SelectedSkillBudget(contextWindow int64, override int) int {
+	switch {
+	case override > 0:
+		return min(override, skillCeiling)
+	case contextWindow <= 0:
+		return skillUnknownWindow
+	default:
+		return int(min(max(contextWindow/10, skillFloor), skillCeiling))
+	}
+}
+
+// Assemble builds the prompt of one provider step. It fails, before anything could be sent,
+// with a *domain.Error for invalid input, an over-budget Skill set or work state, or a hook
+// that widened the tool set; with a *model.Error for a conversation or tool set no provider
+// accepts; and with a *ContextOverflowError when the whole input exceeds a known window.
+func Assemble(in Input) (Assembled, error) {
+	tools, hooks, err := checkTools(in)
+	if err != nil {
+		return Assembled{}, err
+	}
+	workState, wsReport, err := RenderWorkState(in.WorkState)
+	if err != nil {
+		return Assembled{}, err
+	}
+	sections, err := buildSections(in, tools, workState)
+	if err != nil {
+		return Assembled{}, err
+	}
+	if err := checkSkillBudget(in, sections); err != nil {
+		return Assembled{}, err
+	}
+
+	blobs := map[string]string{}
+	var parts []events.PromptPart
+	var req model.Request
+	for i := range sections {
+		s := &sections[i]
+		s.Order = i
+		s.Bytes = len(s.Content)
+		s.EstimatedTokens = EstimateTokens(s.Content)
+		s.SHA256 = digestString(s.Content)
+		blobs[s.SHA256] = s.Content
+		parts = append(parts, events.PromptPart{Kind: PartSection, Section: s.ID, Role: s.Role,
+			Bytes: s.Bytes, EstimatedTokens: s.EstimatedTokens, SHA256: s.SHA256})
+		req.Messages = append(req.Messages, model.Message{Role: model.Role(s.Role), Text: s.Content})
+	}
+	for _, m := range in.Conversation {
+		// The request carries each message as its recorded blob decodes, so what is sent is
+		// exactly what the receipt can rebuild (JSON, for one, replaces invalid UTF-8).
+		blob, back, err := roundTrip(m)
+		if err != nil {
+			return Assembled{}, err
+		}
+		d := digest(blob)
+		blobs[d] = string(blob)
+		parts = append(parts, events.PromptPart{Kind: PartMessage, Role: string(back.Role),
+			Bytes: len(blob), EstimatedTokens: messageTokens(back), SHA256: d})
+		req.Messages = append(req.Messages, back)
+	}
+	var toolParts []events.PromptPart
+	for _, t := range tools {
+		blob, back, err := roundTrip(t.Tool)
+		if err != nil {
+			return Assembled{}, err
+		}
+		d := digest(blob)
+		blobs[d] = string(blob)
+		toolParts = append(toolParts, events.PromptPart{Kind: PartTool, Name: back.Name,
+			Bytes: len(blob), EstimatedTokens: toolTokens(back), SHA256: d})
+		req.Tools = append(req.Tools, back)
+	}
+	req.Model, req.MaxTokens, req.ToolChoice = in.Model, in.MaxTokens, in.ToolChoice
+	if err := req.Validate(); err != nil {
+		return Assembled{}, err
+	}
+
+	r := Receipt{
+		SchemaVersion:  SchemaVersion,
+		Estimator:      Estimator,
+		Model:          in.Model,
+		ContextWindow:  in.ContextWindow,
+		MaxTokens:      in.MaxTokens,
+		Sections:       make([]events.PromptSection, len(sections)),
+		Messages:       parts,
+		Tools:          toolParts,
+		ToolChoiceMode: string(in.ToolChoice.Mode),
+		ToolChoiceName: in.ToolChoice.Name,
+		Hooks:          hooks,
+		Blobs:          blobs,
+	}
+	for i, s := range sections {
+		r.Sections[i] = s.PromptSection
+	}
+	if workState != "" {
+		r.WorkState = &wsReport
+	}
+	r.EstimatedInputTokens = estimateInput(r)
+	if in.ContextWindow > 0 && r.EstimatedInputTokens > in.ContextWindow {
+		return Assembled{}, overflow(r)
+	}
+	if r.AssemblyDigest, err = AssemblyDigest(r); err != nil {
+		return Assembled{}, err
+	}
+	body, err := RequestBytes(req)
+	if err != nil {
+		return Assembled{}, err
+	}
+	r.ActualDigest = digest(body)
+	return Assembled{Sections: sections, Request: req, Receipt: r}, nil
+}
+
+// Part kinds of the projection.
+const (
+	PartSection = "section"
+	PartMessage = "message"
+	PartTool    = "tool"
+)
+
+// RequestBytes is the exact byte form of a provider-visible request that ActualDigest covers:
+// its encoding/json encoding, which is deterministic for model.Request. Each provider
+// adapter's wire format is a function of this request, so proving it proves what was sent.
+func RequestBytes(req model.Request) ([]byte, error) { return json.Marshal(req) }
+
+// AssemblyDigest digests the receipt's ordered metadata (everything but the blobs and the two
+// digests). The section digests inside it bind the contents, so it changes when any section,
+// its place, its provenance or its size changes.
+func AssemblyDigest(r Receipt) (string, error) {
+	r.AssemblyDigest, r.ActualDigest, r.Blobs = "", "", nil
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	return digest(append([]byte("zuno.prompt.assembly.1\n"), b...)), nil
+}
+
+// roundTrip returns the canonical blob of v and the value it decodes to. One pass is not
+// canonical: the encoder writes an invalid UTF-8 byte as the escape \ufffd, but the decoded
+// U+FFFD as itself, so the second encoding is the fixed point Verify can re-derive.
+func roundTrip[T any](v T) ([]byte, T, error) {
+	var back T
+	blob, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(blob, &back)
+	}
+	if err == nil {
+		blob, err = json.Marshal(back)
+	}
+	return blob, back, err
+}
+
+// messageTokens estimates the fields a provider turns into tokens, not the JSON around them,
+// whose escaping would double-count tool call arguments.
+func messageTokens(m model.Message) int {
+	n := EstimateTokens(m.Text) + EstimateTokens(m.ToolCallID)
+	for _, c := range m.ToolCalls {
+		n += EstimateTokens(c.ID) + EstimateTokens(c.Name) + EstimateTokens(c.Arguments)
+	}
+	return n
+}
+
+func toolTokens(t model.Tool) int {
+	return EstimateTokens(t.Name) + EstimateTokens(t.Description) + EstimateTokens(string(t.Schema))
+}
+
+func estimateInput(r Receipt) int64 {
+	var n int64
+	for _, s := range r.Sections {
+		n += int64(s.EstimatedTokens)
+	}
+	for _, p := range r.Messages {
+		if p.Kind != PartSection {
+			n += int64(p.EstimatedTokens)
+		}
+	}
+	for _, p := range r.Tools {
+		n += int64(p.EstimatedTokens)
+	}
+	return n + int64(MessageOverheadTokens*len(r.Messages))
+}
+
+func overflow(r Receipt) *ContextOverflowError {
+	e := &ContextOverflowError{Model: r.Model, ContextWindow: r.ContextWindow, EstimatedTokens: r.EstimatedInputTokens,
+		OverheadTokens: int64(MessageOverheadTokens * len(r.Messages))}
+	var all []PartSize
+	for _, s := range r.Sections {
+		e.SectionTokens += int64(s.EstimatedTokens)
+		all = append(all, PartSize{Kind: PartSection, ID: s.ID, Tokens: s.EstimatedTokens})
+	}
+	for i, p := range r.Messages {
+		if p.Kind == PartMessage {
+			e.ConversationTokens += int64(p.EstimatedTokens)
+			all = append(all, PartSize{Kind: PartMessage, ID: fmt.Sprintf("messages[%d] (%s)", i, p.Role), Tokens: p.EstimatedTokens})
+		}
+	}
+	for _, p := range r.Tools {
+		e.ToolTokens += int64(p.EstimatedTokens)
+		all = append(all, PartSize{Kind: PartTool, ID: p.Name, Tokens: p.EstimatedTokens})
+	}
+	slices.SortStableFunc(all, func(a, b PartSize) int { return cmp.Compare(b.Tokens, a.Tokens) })
+	e.Largest = all[:min(len(all), 5)]
+	return e
+}
+
+// checkTools validates the tool set in input order, so errors name the caller's indices, and
+// returns it sorted by name: a tool set is a set, and a caller that builds it from a map
+// must still get a byte-identical request.
+func checkTools(in Input) ([]ToolDecl, events.PromptHooks, error) {
+	var hooks events.PromptHooks
+	plain := make([]model.Tool, len(in.Tools))
+	for i, t := range in.Tools {
+		plain[i] = t.Tool
+	}
+	// Validating the conversation and tools on their own keeps the error's indices those of
+	// the caller's slices rather than of the assembled request.
+	if in.ContextWindow < 0 {
+		return nil, hooks, invalid("contextWindow", fmt.Sprintf("is %d", in.ContextWindow), "use 0 when the window is unknown")
+	}
+	if len(in.Conversation) == 0 {
+		return nil, hooks, invalid("conversation", "is empty", "assemble a prompt for a step that has user input")
+	}
+	probe := model.Request{Model: in.Model, Messages: in.Conversation, Tools: plain, ToolChoice: in.ToolChoice, MaxTokens: in.MaxTokens}
+	if err := probe.Validate(); err != nil {
+		return nil, hooks, err
+	}
+	tools := slices.Clone(in.Tools)
+	slices.SortFunc(tools, func(a, b ToolDecl) int { return strings.Compare(a.Name, b.Name) })
+	hooks.Ran = slices.Clone(in.Hooks.Ran)
+	if in.Hooks.OfferedTools != nil {
+		offered := map[string]bool{}
+		for _, n := range in.Hooks.OfferedTools {
+			offered[n] = true
+		}
+		final := map[string]bool{}
+		for _, t := range tools {
+			final[t.Name] = true
+			if !offered[t.Name] {
+				e := domainError(CodeHookWidenedTools,
+					fmt.Sprintf("tool %q is in the final tool set but was not offered before the request hooks ran", t.Name),
+					"request hooks may only remove tools; fix the hook that added it")
+				e.ID = t.Name
+				return nil, hooks, e
+			}
+		}
+		for _, n := range in.Hooks.OfferedTools {
+			if !final[n] {
+				hooks.RemovedTools = append(hooks.RemovedTools, n)
+			}
+		}
+		slices.Sort(hooks.RemovedTools)
+		hooks.RemovedTools = slices.Compact(hooks.RemovedTools)
+	}
+	return tools, hooks, nil
+}
+
+func hostSection(id, lane string) events.PromptSection {
+	return events.PromptSection{ID: id, Lane: lane, Source: RuntimeSource(id), Role: string(model.RoleDeveloper),
+		Trust: TrustHost, Priority: priority(TrustHost, 0)}
+}
+
+func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, error) {
+	var out []Section
+	ids := map[string]bool{}
+	// raw is the caller's text before any framing: an empty file says nothing, framed or not.
+	add := func(field string, s events.PromptSection, content, raw string) error {
+		if !utf8.ValidString(content) {
+			return invalid(field, "is not valid UTF-8",
+				"re-encode the file as UTF-8; its bytes are sent verbatim, so they must be text")
+		}
+		if strings.TrimSpace(raw) == "" {
+			return nil // nothing to say produces no section, as an absent capability does
+		}
+		if _, ok := trustRank[s.Trust]; !ok {
+			return invalid(field+".trust", fmt.Sprintf("%q is not a trust level", s.Trust), "use host, user, project or session")
+		}
+		if s.Source == "" {
+			return invalid(field+".source", "is empty", "name where the text came from (a path or a definition)")
+		}
+		if ids[s.ID] {
+			return invalid(field, fmt.Sprintf("section id %q is produced twice", s.ID), "give each Skill, memory and file a distinct name or path")
+		}
+		ids[s.ID] = true
+		out = append(out, Section{PromptSection: s, Content: content})
+		return nil
+	}
+	framed := func(s events.PromptSection, raw, header string) (events.PromptSection, string, string) {
+		s.SourceSHA256 = digestString(raw)
+		return s, header + "\n\n" + raw, raw
+	}
+
+	if in.Agent.Name == "" {
+		return nil, invalid("agent.name", "is empty", "name the agent the prompt is for")
+	}
+	if err := add("agent", events.PromptSection{ID: "agent." + in.Agent.Name, Lane: LaneAgentRole, Source: in.Agent.Source,
+		Role: string(model.RoleSystem), Trust: in.Agent.Trust, Priority: priority(in.Agent.Trust, 0)}, in.Agent.Text, in.Agent.Text); err != nil {
+		return nil, err
+	}
+
+	switch in.Mode {
+	case ModeNone:
+	case ModePlan, ModeWork:
+		id := "mode." + in.Mode
+		if err := add("mode", hostSection(id, LaneMode), modeText[in.Mode], modeText[in.Mode]); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, invalid("mode", fmt.Sprintf("%q is not a collaboration mode", in.Mode), "use plan, work or leave it empty")
+	}
+
+	for _, s := range runtimeSections(tools, in.Runtime, workState != "") {
+		if err := add("runtime", s.PromptSection, s.Content, s.Content); err != nil {
+			return nil, err
+		}
+	}
+
+	if g := in.GlobalAgents; g != nil {
+		if g.Path == "" {
+			return nil, invalid("globalAgents.path", "is empty", "give the path the file was read from")
+		}
+		s, text, raw := framed(events.PromptSection{ID: "agents.global", Lane: LaneGlobalAgents, Source: g.Path,
+			Role: string(model.RoleDeveloper), Trust: TrustUser, Priority: priority(TrustUser, 0)},
+			string(g.Content), "Global AGENTS.md instructions from "+g.Path+":")
+		if err := add("globalAgents", s, text, raw); err != nil {
+			return nil, err
+		}
+	}
+
+	project := slices.Clone(in.ProjectAgents)
+	for i, f := range project {
+		if f.Path == "" {
+			return nil, invalid(fmt.Sprintf("projectAgents[%d].path", i), "is empty", "give the path the file was read from")
+		}
+	}
+	slices.SortStableFunc(project, func(a, b InstructionFile) int {
+		return cmp.Or(cmp.Compare(pathDepth(a.Path), pathDepth(b.Path)), strings.Compare(a.Path, b.Path))
+	})
+	for i, f := range project {
+		dir := filepath.Dir(filepath.Clean(f.Path))
+		s, text, raw := framed(events.PromptSection{ID: "agents.project:" + f.Path, Lane: LaneProjectAgents, Source: f.Path,
+			Role: string(model.RoleDeveloper), Trust: TrustProject, Priority: priority(TrustProject, pathDepth(f.Path))},
+			string(f.Content), "AGENTS.md instructions from "+f.Path+". They apply to files under "+dir+
+				"; where they conflict with an AGENTS.md higher up, these win.")
+		if err := add(fmt.Sprintf("projectAgents[%d]", i), s, text, raw); err != nil {
+			return nil, err
+		}
+	}
+
+	if workState != "" {
+		if err := add("workState", hostSection(SectionWorkState, LaneWorkState), workState, workState); err != nil {
+			return nil, err
+		}
+	}
+
+	if t := in.Routing; t != nil {
+		if err := add("routing", events.PromptSection{ID: "routing", Lane: LaneRouting, Source: t.Source,
+			Role: string(model.RoleDeveloper), Trust: t.Trust, Priority: priority(t.Trust, 0)}, t.Text, t.Text); err != nil {
+			return nil, err
+		}
+	}
+
+	skills := slices.Clone(in.Skills)
+	slices.SortStableFunc(skills, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
+	for i, sk := range skills {
+		if sk.Name == "" {
+			return nil, invalid(fmt.Sprintf("skills[%d].name", i), "is empty", "name the Skill")
+		}
+		s, text, raw := framed(events.PromptSection{ID: "skill:" + sk.Name, Lane: LaneSelectedSkills, Source: sk.Source,
+			Role: string(model.RoleDeveloper), Trust: sk.Trust, Priority: priority(sk.Trust, 0)},
+			sk.Body, "Skill "+sk.Name+" (selected; from "+sk.Source+"):")
+		if err := add(fmt.Sprintf("skills[%d]", i), s, text, raw); err != nil {
+			return nil, err
+		}
+	}
+
+	if t := in.SkillIndex; t != nil {
+		if err := add("skillIndex", events.PromptSection{ID: "skill.index", Lane: LaneSkillIndex, Source: t.Source,
+			Role: string(model.RoleDeveloper), Trust: t.Trust, Priority: priority(t.Trust, 0)}, t.Text, t.Text); err != nil {
+			return nil, err
+		}
+	}
+
+	for i, m := range in.Memory {
+		s, text, raw := framed(events.PromptSection{ID: "memory:" + m.Source, Lane: LaneMemory, Source: m.Source,
+			Role: string(model.RoleDeveloper), Trust: m.Trust, Priority: priority(m.Trust, 0)},
+			m.Text, "Memory from "+m.Source+":")
+		if err := add(fmt.Sprintf("memory[%d]", i), s, text, raw); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func pathDepth(p string) int {
+	return strings.Count(filepath.ToSlash(filepath.Clean(p)), "/")
+}
+
+func checkSkillBudget(in Input, sections []Section) error {
+	budget := SelectedSkillBudget(in.ContextWindow, in.SkillBudget.MaxSelectedContextTokens)
+	selected, index := 0, 0
+	for _, s := range sections {
+		switch s.Lane {
+		case LaneSelectedSkills:
+			selected += EstimateTokens(s.Content)
+		case LaneSkillIndex:
+			index += EstimateTokens(s.Content)
+		}
+	}
+	if selected > budget {
+		return domainError(CodeSkillBudgetExceeded,
+			fmt.Sprintf("the selected Skills are an estimated %d tokens together, over their budget of %d", selected, budget),
+			"select fewer Skills, or raise skills.maxSelectedContextTokens (at most 32000); bodies are never truncated")
+	}
+	if limit := in.SkillBudget.MaxIndexTokens; limit > 0 && index > limit {
+		return domainError(CodeSkillBudgetExceeded,
+			fmt.Sprintf("the Skill index is an estimated %d tokens, over skills.maxContextTokens of %d", index, limit),
+			"have the catalog build a more compact index, or raise skills.maxContextTokens")
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package prompt
+
+import (
+	"slices"
+
+	"github.com/zuno-run/zuno/domain/model"
+)
+
+// Redacted replaces sensitive text in debug output.
+const Redacted = "<redacted>"
+
+// DebugView is what `zuno debug prompt` shows for one receipt (seeds 002 §10.1).
+type DebugView struct {
+	// Receipt is the receipt's metadata (ids, order, sources, roles, trust, priorities,
+	// sizes, estimates, digests, hook state); its Blobs are left out.
+	Receipt  Receipt
+	Sections []Section
+	// Projection is the provider-visible request rebuilt from the receipt.
+	Projection model.Request
+	// Sensitive is true when the view shows content (--show-sensitive).
+	Sensitive bool
+	// Verification is "" when Verify accepted the receipt, and its error text otherwise; the
+	// view is still built, because a receipt that fails verification is exactly the one
+	// someone needs to look at.
+	Verification string
+}
+
+// NewDebugView builds the debug view of a receipt. Unless showSensitive, section content and
+// the system and developer messages of the projection are replaced with Redacted: they hold
+// AGENTS.md files, Skills, memory and runtime instructions. Ids, sources, sizes and digests
+// stay, though they can still reveal a project's layout.
+func NewDebugView(r Receipt, showSensitive bool) DebugView {
+	v := DebugView{Sensitive: showSensitive}
+	if err := Verify(r); err != nil {
+		v.Verification = err.Error()
+	}
+	for _, s := range r.Sections {
+		v.Sections = append(v.Sections, Section{PromptSection: s, Content: r.Blobs[s.SHA256]})
+	}
+	if req, err := Reconstruct(r); err == nil {
+		v.Projection = req
+	}
+	v.Receipt = r
+	v.Receipt.Blobs = nil
+	v.Receipt.Sections = slices.Clone(r.Sections)
+	if !showSensitive {
+		v = v.Redact()
+	}
+	return v
+}
+
+// Redact returns a copy of the view with section content and system and developer
+// projection text replaced with Redacted.
+func (v DebugView) Redact() DebugView {
+	v.Sensitive = false
+	v.Sections = slices.Clone(v.Sections)
+	for i := range v.Sections {
+		v.Sections[i].Content = Redacted
+	}
+	v.Projection = RedactRequest(v.Projection)
+	return v
+}
+
+// RedactRequest returns a copy of req whose system and developer messages read Redacted.
+func RedactRequest(req model.Request) model.Request {
+	req.Messages = slices.Clone(req.Messages)
+	for i, m := range req.Messages {
+		if m.Role == model.RoleSystem || m.Role == model.RoleDeveloper {
+			req.Messages[i].Text = Redacted
+		}
+	}
+	return req
+}

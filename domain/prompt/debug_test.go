@@ -1,0 +1,93 @@
+package prompt_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/prompt"
+)
+
+func TestDebugViewRedaction(t *testing.T) {
+	in := fullInput()
+	const secret = "SECRET-TOKEN-42"
+	in.ProjectAgents[0].Content = []byte("Deploy with " + secret + ".\n")
+	in.Memory[0].Text = "Memory mentions " + secret
+	a := mustAssemble(t, in)
+
+	tests := []struct {
+		name      string
+		sensitive bool
+	}{
+		{"default: redacted", false},
+		{"--show-sensitive", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := prompt.NewDebugView(a.Receipt, tt.sensitive)
+			if v.Verification != "" || v.Sensitive != tt.sensitive {
+				t.Fatalf("view verification %q sensitive %v", v.Verification, v.Sensitive)
+			}
+			out, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if leaked := strings.Contains(string(out), secret); leaked == !tt.sensitive {
+				t.Fatalf("secret shown = %v, want %v", leaked, tt.sensitive)
+			}
+			if v.Receipt.Blobs != nil {
+				t.Fatal("the view carries the receipt's blobs")
+			}
+			for i, s := range v.Sections {
+				// Metadata stays: ids, sources, sizes and digests.
+				if s.PromptSection != a.Receipt.Sections[i] || s.PromptSection != v.Receipt.Sections[i] {
+					t.Errorf("section %d metadata %+v, want %+v", i, s.PromptSection, a.Receipt.Sections[i])
+				}
+				if want := a.Sections[i].Content; !tt.sensitive {
+					want = prompt.Redacted
+					if s.Content != want {
+						t.Errorf("section %s content %q, want %q", s.ID, s.Content, want)
+					}
+				} else if s.Content != want {
+					t.Errorf("section %s content differs from what was sent", s.ID)
+				}
+			}
+			if len(v.Projection.Messages) != len(a.Request.Messages) || !reflect.DeepEqual(v.Projection.Tools, a.Request.Tools) {
+				t.Fatal("projection does not match the request")
+			}
+			for i, m := range v.Projection.Messages {
+				hidden := m.Role == model.RoleSystem || m.Role == model.RoleDeveloper
+				want := a.Request.Messages[i].Text
+				if hidden && !tt.sensitive {
+					want = prompt.Redacted
+				}
+				if m.Text != want {
+					t.Errorf("projection message %d (%s) = %q, want %q", i, m.Role, m.Text, want)
+				}
+			}
+			if v.Receipt.AssemblyDigest != a.Receipt.AssemblyDigest || v.Receipt.ActualDigest != a.Receipt.ActualDigest ||
+				!reflect.DeepEqual(v.Receipt.Hooks, a.Receipt.Hooks) {
+				t.Error("digests or hook state missing from the view")
+			}
+		})
+	}
+	// Redacting the view did not touch the receipt it came from.
+	if err := prompt.Verify(a.Receipt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDebugViewOfTamperedReceipt(t *testing.T) {
+	r := cloneReceipt(t, mustAssemble(t, fullInput()).Receipt)
+	d := r.Sections[0].SHA256
+	r.Blobs[d] = flipByte(r.Blobs[d], 0)
+	v := prompt.NewDebugView(r, false)
+	if !strings.Contains(v.Verification, "receipt_mismatch") || !strings.Contains(v.Verification, "agent.build") {
+		t.Fatalf("verification = %q, want the mismatch named", v.Verification)
+	}
+	if len(v.Sections) != len(r.Sections) || v.Sections[0].Content != prompt.Redacted {
+		t.Fatal("a receipt that fails verification must still be shown, redacted")
+	}
+}

@@ -1,0 +1,388 @@
+package prompt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Mismatch codes of a ReceiptError.
+const (
+	MismatchSchemaVersion   = "schema_version"
+	MismatchEstimator       = "estimator"
+	MismatchBlobKey         = "blob_key"
+	MismatchBlobDigest      = "blob_digest"
+	MismatchBlobMissing     = "blob_missing"
+	MismatchBlobUnused      = "blob_unreferenced"
+	MismatchBlobEncoding    = "blob_not_canonical"
+	MismatchID              = "id"
+	MismatchOrder           = "order"
+	MismatchLane            = "lane"
+	MismatchRole            = "role"
+	MismatchTrust           = "trust"
+	MismatchKind            = "kind"
+	MismatchSectionRef      = "section_ref"
+	MismatchDigest          = "digest"
+	MismatchSourceDigest    = "source_digest"
+	MismatchBytes           = "bytes"
+	MismatchTokens          = "estimated_tokens"
+	MismatchName            = "name"
+	MismatchInputTokens     = "estimated_input_tokens"
+	MismatchAssemblyDigest  = "assembly_digest"
+	MismatchActualDigest    = "actual_digest"
+	MismatchNotReconstructs = "not_reconstructible"
+)
+
+// Mismatch is one thing a receipt claims that its own content does not bear out.
+type Mismatch struct {
+	Code string
+	// Subject is "receipt", "blob", "section", "message" or "tool".
+	Subject string
+	// Index is the position in Sections, Messages or Tools; -1 for the receipt and blobs.
+	Index int
+	// ID is the section id, the tool name or the blob digest.
+	ID        string
+	Want, Got string
+}
+
+func (m Mismatch) String() string {
+	var b strings.Builder
+	b.WriteString(m.Subject)
+	if m.Index >= 0 {
+		fmt.Fprintf(&b, "[%d]", m.Index)
+	}
+	if m.ID != "" {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(m.ID))
+	}
+	b.WriteString(": ")
+	b.WriteString(m.Code)
+	if m.Want != "" || m.Got != "" {
+		fmt.Fprintf(&b, " (want %s, got %s)", abbreviate(m.Want), abbreviate(m.Got))
+	}
+	return b.String()
+}
+
+func abbreviate(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// ReceiptError lists every mismatch Verify found, in a fixed order: receipt fields, blobs,
+// sections, messages, tools, then the totals and the two digests. A changed byte in a stored
+// blob shows up as the blob, each section or message using it, and the actual digest.
+type ReceiptError struct {
+	Mismatches []Mismatch
+}
+
+// Code returns the stable error code.
+func (e *ReceiptError) Code() string { return CodeReceiptMismatch }
+
+func (e *ReceiptError) Error() string {
+	const shown = 5
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the prompt receipt does not prove its request (%d mismatches): ", CodeReceiptMismatch, len(e.Mismatches))
+	for i, m := range e.Mismatches[:min(len(e.Mismatches), shown)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(m.String())
+	}
+	if n := len(e.Mismatches) - shown; n > 0 {
+		fmt.Fprintf(&b, "; and %d more", n)
+	}
+	b.WriteString("; treat the recorded prompt as untrustworthy and investigate the event log")
+	return b.String()
+}
+
+// Has reports whether the error lists a mismatch with this code about the subject with this id
+// ("" matches any id).
+func (e *ReceiptError) Has(code, subject, id string) bool {
+	return slices.ContainsFunc(e.Mismatches, func(m Mismatch) bool {
+		return m.Code == code && m.Subject == subject && (id == "" || m.ID == id)
+	})
+}
+
+type verifier struct {
+	r    Receipt
+	ms   []Mismatch
+	used map[string]bool
+}
+
+func (v *verifier) add(code, subject string, index int, id, want, got string) {
+	v.ms = append(v.ms, Mismatch{Code: code, Subject: subject, Index: index, ID: id, Want: want, Got: got})
+}
+
+// blob returns the content stored under d, recording a mismatch when it is absent.
+func (v *verifier) blob(subject string, index int, id, d string) (string, bool) {
+	v.used[d] = true
+	b, ok := v.r.Blobs[d]
+	if !ok {
+		v.add(MismatchBlobMissing, subject, index, id, d, "")
+	}
+	return b, ok
+}
+
+// Verify re-derives everything a receipt claims from its blobs: each blob's digest, every
+// section's and part's digest, size and estimate, the lane order, the total estimate, the
+// assembly digest, and the actual digest of the request rebuilt from the blobs. It returns
+// nil or a *ReceiptError naming each mismatch.
+//
+// Verify proves a receipt is self-consistent; that it is the receipt that was appended is
+// the event log's job (command-derived ids, the hash-chained log).
+func Verify(r Receipt) error {
+	v := &verifier{r: r, used: map[string]bool{}}
+	if r.SchemaVersion != SchemaVersion {
+		v.add(MismatchSchemaVersion, "receipt", -1, "", strconv.Itoa(SchemaVersion), strconv.Itoa(r.SchemaVersion))
+	}
+	if r.Estimator != Estimator {
+		v.add(MismatchEstimator, "receipt", -1, "", Estimator, r.Estimator)
+	}
+	keys := make([]string, 0, len(r.Blobs))
+	for k := range r.Blobs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !validDigest(k) {
+			v.add(MismatchBlobKey, "blob", -1, k, "lower-case hex SHA-256", k)
+		} else if got := digestString(r.Blobs[k]); got != k {
+			v.add(MismatchBlobDigest, "blob", -1, k, k, got)
+		}
+	}
+	v.sections()
+	v.messages()
+	v.tools()
+	for _, k := range keys {
+		if !v.used[k] {
+			v.add(MismatchBlobUnused, "blob", -1, k, "", "")
+		}
+	}
+	if got := estimateInput(r); got != r.EstimatedInputTokens {
+		v.add(MismatchInputTokens, "receipt", -1, "", strconv.FormatInt(got, 10), strconv.FormatInt(r.EstimatedInputTokens, 10))
+	}
+	if got, err := AssemblyDigest(r); err != nil || got != r.AssemblyDigest {
+		v.add(MismatchAssemblyDigest, "receipt", -1, "", got, r.AssemblyDigest)
+	}
+	if req, err := Reconstruct(r); err != nil {
+		v.add(MismatchNotReconstructs, "receipt", -1, "", "", err.Error())
+	} else if body, err := RequestBytes(req); err != nil {
+		v.add(MismatchNotReconstructs, "receipt", -1, "", "", err.Error())
+	} else if got := digest(body); got != r.ActualDigest {
+		v.add(MismatchActualDigest, "receipt", -1, "", got, r.ActualDigest)
+	}
+	if len(v.ms) == 0 {
+		return nil
+	}
+	return &ReceiptError{Mismatches: v.ms}
+}
+
+func (v *verifier) sections() {
+	ids := map[string]bool{}
+	lastLane := -1
+	for i, s := range v.r.Sections {
+		const subj = "section"
+		if s.ID == "" || ids[s.ID] {
+			v.add(MismatchID, subj, i, s.ID, "a unique non-empty id", s.ID)
+		}
+		ids[s.ID] = true
+		if s.Order != i {
+			v.add(MismatchOrder, subj, i, s.ID, strconv.Itoa(i), strconv.Itoa(s.Order))
+		}
+		if rank, ok := laneRank(s.Lane); !ok || rank < lastLane {
+			v.add(MismatchLane, subj, i, s.ID, "a lane at or after "+laneName(lastLane), s.Lane)
+		} else {
+			lastLane = rank
+		}
+		if s.Role != string(model.RoleSystem) && s.Role != string(model.RoleDeveloper) && s.Role != string(model.RoleUser) {
+			v.add(MismatchRole, subj, i, s.ID, "system, developer or user", s.Role)
+		}
+		if _, ok := trustRank[s.Trust]; !ok {
+			v.add(MismatchTrust, subj, i, s.ID, "host, user, project or session", s.Trust)
+		}
+		if s.SourceSHA256 != "" && !validDigest(s.SourceSHA256) {
+			v.add(MismatchSourceDigest, subj, i, s.ID, "lower-case hex SHA-256", s.SourceSHA256)
+		}
+		content, ok := v.blob(subj, i, s.ID, s.SHA256)
+		if !ok {
+			continue
+		}
+		v.checkContent(subj, i, s.ID, s.SHA256, content, s.Bytes, s.EstimatedTokens, EstimateTokens(content))
+	}
+}
+
+func (v *verifier) checkContent(subj string, i int, id, claimed, content string, bytesClaimed, tokensClaimed, tokens int) {
+	if got := digestString(content); got != claimed {
+		v.add(MismatchDigest, subj, i, id, claimed, got)
+	}
+	if len(content) != bytesClaimed {
+		v.add(MismatchBytes, subj, i, id, strconv.Itoa(len(content)), strconv.Itoa(bytesClaimed))
+	}
+	if tokens != tokensClaimed {
+		v.add(MismatchTokens, subj, i, id, strconv.Itoa(tokens), strconv.Itoa(tokensClaimed))
+	}
+}
+
+func (v *verifier) messages() {
+	secs := v.r.Sections
+	for i, p := range v.r.Messages {
+		const subj = "message"
+		if i < len(secs) {
+			// Sections open the request, one message each, in order.
+			s := secs[i]
+			if p.Kind != PartSection || p.Section != s.ID {
+				v.add(MismatchSectionRef, subj, i, p.Section, PartSection+" "+s.ID, p.Kind+" "+p.Section)
+				continue
+			}
+			if p.Role != s.Role {
+				v.add(MismatchRole, subj, i, p.Section, s.Role, p.Role)
+			}
+			if p.SHA256 != s.SHA256 || p.Bytes != s.Bytes || p.EstimatedTokens != s.EstimatedTokens {
+				v.add(MismatchDigest, subj, i, p.Section, s.SHA256, p.SHA256)
+			}
+			continue
+		}
+		if p.Kind != PartMessage {
+			v.add(MismatchKind, subj, i, p.Section, PartMessage, p.Kind)
+			continue
+		}
+		raw, ok := v.blob(subj, i, "", p.SHA256)
+		if !ok {
+			continue
+		}
+		var m model.Message
+		if !canonical(raw, &m) {
+			v.add(MismatchBlobEncoding, subj, i, p.SHA256, "the JSON encoding of a message", abbreviateRaw(raw))
+			continue
+		}
+		if string(m.Role) != p.Role {
+			v.add(MismatchRole, subj, i, "", string(m.Role), p.Role)
+		}
+		v.checkContent(subj, i, "", p.SHA256, raw, p.Bytes, p.EstimatedTokens, messageTokens(m))
+	}
+	if len(v.r.Messages) < len(secs) {
+		for i := len(v.r.Messages); i < len(secs); i++ {
+			v.add(MismatchSectionRef, "message", i, secs[i].ID, PartSection+" "+secs[i].ID, "")
+		}
+	}
+}
+
+func (v *verifier) tools() {
+	for i, p := range v.r.Tools {
+		const subj = "tool"
+		if p.Kind != PartTool {
+			v.add(MismatchKind, subj, i, p.Name, PartTool, p.Kind)
+			continue
+		}
+		raw, ok := v.blob(subj, i, p.Name, p.SHA256)
+		if !ok {
+			continue
+		}
+		var t model.Tool
+		if !canonical(raw, &t) {
+			v.add(MismatchBlobEncoding, subj, i, p.Name, "the JSON encoding of a tool", abbreviateRaw(raw))
+			continue
+		}
+		if t.Name != p.Name {
+			v.add(MismatchName, subj, i, p.Name, t.Name, p.Name)
+		}
+		v.checkContent(subj, i, p.Name, p.SHA256, raw, p.Bytes, p.EstimatedTokens, toolTokens(t))
+	}
+}
+
+// canonical decodes raw into v and reports whether raw is exactly v's encoding. A blob that
+// decodes but is not canonical (extra fields, other spacing) would let the recorded bytes
+// and the rebuilt request differ while both digests still matched their own inputs.
+func canonical[T any](raw string, v *T) bool {
+	if json.Unmarshal([]byte(raw), v) != nil {
+		return false
+	}
+	again, err := json.Marshal(v)
+	return err == nil && bytes.Equal(again, []byte(raw))
+}
+
+func abbreviateRaw(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+func laneName(rank int) string {
+	if rank < 0 {
+		return "the first lane"
+	}
+	return laneOrder[rank]
+}
+
+// Reconstruct rebuilds the provider-visible request from a receipt's blobs. It checks only
+// that every referenced blob is present and decodes; Verify checks the digests.
+func Reconstruct(r Receipt) (model.Request, error) {
+	req := model.Request{
+		Model: r.Model, MaxTokens: r.MaxTokens,
+		ToolChoice: model.ToolChoice{Mode: model.ToolChoiceMode(r.ToolChoiceMode), Name: r.ToolChoiceName},
+	}
+	var ms []Mismatch
+	fail := func(code, subject string, i int, id, want, got string) {
+		ms = append(ms, Mismatch{Code: code, Subject: subject, Index: i, ID: id, Want: want, Got: got})
+	}
+	sections := make(map[string]events.PromptSection, len(r.Sections))
+	for _, s := range r.Sections {
+		sections[s.ID] = s
+	}
+	for i, p := range r.Messages {
+		switch p.Kind {
+		case PartSection:
+			s, ok := sections[p.Section]
+			if !ok {
+				fail(MismatchSectionRef, "message", i, p.Section, "a section of the receipt", p.Section)
+				continue
+			}
+			text, ok := r.Blobs[s.SHA256]
+			if !ok {
+				fail(MismatchBlobMissing, "message", i, p.Section, s.SHA256, "")
+				continue
+			}
+			req.Messages = append(req.Messages, model.Message{Role: model.Role(s.Role), Text: text})
+		case PartMessage:
+			raw, ok := r.Blobs[p.SHA256]
+			if !ok {
+				fail(MismatchBlobMissing, "message", i, "", p.SHA256, "")
+				continue
+			}
+			var m model.Message
+			if err := json.Unmarshal([]byte(raw), &m); err != nil {
+				fail(MismatchBlobEncoding, "message", i, p.SHA256, "the JSON encoding of a message", err.Error())
+				continue
+			}
+			req.Messages = append(req.Messages, m)
+		default:
+			fail(MismatchKind, "message", i, "", PartSection+" or "+PartMessage, p.Kind)
+		}
+	}
+	for i, p := range r.Tools {
+		raw, ok := r.Blobs[p.SHA256]
+		if !ok {
+			fail(MismatchBlobMissing, "tool", i, p.Name, p.SHA256, "")
+			continue
+		}
+		var t model.Tool
+		if err := json.Unmarshal([]byte(raw), &t); err != nil {
+			fail(MismatchBlobEncoding, "tool", i, p.Name, "the JSON encoding of a tool", err.Error())
+			continue
+		}
+		req.Tools = append(req.Tools, t)
+	}
+	if len(ms) > 0 {
+		return model.Request{}, &ReceiptError{Mismatches: ms}
+	}
+	return req, nil
+}

@@ -1,0 +1,110 @@
+package events
+
+// Prompt receipts (session stream). A receipt is appended before the provider request that
+// uses it, and it carries every byte the model was shown (as content-addressed blobs), so the
+// request can be rebuilt from the log alone and its digests checked long after the files it
+// was assembled from have changed. The shape is owned here, with the other payloads, so that
+// projectors and `zuno debug prompt` can read it without the assembly code; domain/prompt
+// builds and verifies it.
+
+const TypePromptAssembled = "session.prompt.assembled.1"
+
+// PromptAssembled records one assembled prompt. The receipt's fields sit at the top level of
+// the event data so forensic SQL reads them as json_extract(data, '$.assemblyDigest').
+type PromptAssembled struct {
+	SessionID string `json:"sessionId"`
+	// ReceiptID is what session.provider.request.1 names as its promptReceiptID.
+	ReceiptID string `json:"receiptId"`
+	PromptReceipt
+}
+
+func (PromptAssembled) EventType() string { return TypePromptAssembled }
+
+// PromptReceipt is the forensic record of one assembled prompt: the sections in order, the
+// provider-visible projection as references into Blobs, sizes, estimates and digests.
+type PromptReceipt struct {
+	SchemaVersion int `json:"schemaVersion"`
+	// Estimator names the token estimator the sizes were computed with, so a later build with
+	// a better estimator can still re-check an old receipt.
+	Estimator            string `json:"estimator"`
+	Model                string `json:"model"`
+	ContextWindow        int64  `json:"contextWindow,omitempty"`
+	MaxTokens            int    `json:"maxTokens,omitempty"`
+	EstimatedInputTokens int64  `json:"estimatedInputTokens"`
+
+	Sections []PromptSection `json:"sections"`
+	// Messages is the request's message list in order: first one part per section, then the
+	// conversation. Tools are the declared tools in request order.
+	Messages       []PromptPart `json:"messages"`
+	Tools          []PromptPart `json:"tools"`
+	ToolChoiceMode string       `json:"toolChoiceMode,omitempty"`
+	ToolChoiceName string       `json:"toolChoiceName,omitempty"`
+
+	Hooks     PromptHooks      `json:"hooks"`
+	WorkState *PromptWorkState `json:"workState,omitempty"`
+
+	// AssemblyDigest covers everything above (the ordered section metadata and digests);
+	// ActualDigest covers the exact bytes of the provider-visible request. Both are lower-case
+	// hex SHA-256.
+	AssemblyDigest string `json:"assemblyDigest"`
+	ActualDigest   string `json:"actualDigest"`
+	// Blobs maps the SHA-256 (hex) of every referenced content to that content.
+	Blobs map[string]string `json:"blobs"`
+}
+
+// PromptSection is the metadata of one model-visible section; its content is
+// Blobs[SHA256].
+type PromptSection struct {
+	ID    string `json:"id"`
+	Order int    `json:"order"`
+	Lane  string `json:"lane"`
+	// Source is where the content came from: a file path, "zuno-runtime:<id>", an agent's
+	// definition.
+	Source          string `json:"source"`
+	Role            string `json:"role"`
+	Trust           string `json:"trust"`
+	Priority        int    `json:"priority"`
+	Bytes           int    `json:"bytes"`
+	EstimatedTokens int    `json:"estimatedTokens"`
+	SHA256          string `json:"sha256"`
+	// SourceSHA256 is the digest of the input as the caller read it (the AGENTS.md file's
+	// bytes) when the section frames it, so a file on disk can be matched to the receipt.
+	SourceSHA256 string `json:"sourceSha256,omitempty"`
+}
+
+// PromptPart is one entry of the provider-visible projection. A "section" part names its
+// section; a "message" or "tool" part's blob is the JSON of that message or tool.
+type PromptPart struct {
+	Kind    string `json:"kind"`
+	Section string `json:"section,omitempty"`
+	Role    string `json:"role,omitempty"`
+	// Name is a tool's name.
+	Name            string `json:"name,omitempty"`
+	Bytes           int    `json:"bytes"`
+	EstimatedTokens int    `json:"estimatedTokens"`
+	SHA256          string `json:"sha256"`
+}
+
+// PromptHooks is what the request hooks did before assembly.
+type PromptHooks struct {
+	Ran          []string `json:"ran,omitempty"`
+	RemovedTools []string `json:"removedTools,omitempty"`
+}
+
+// PromptWorkState records how runtime.work_state was fitted into its budget.
+type PromptWorkState struct {
+	Bytes int `json:"bytes"`
+	// TextLimit is the byte limit applied to each free-text field, 0 when none was needed.
+	TextLimit       int                   `json:"textLimit,omitempty"`
+	TruncatedFields int                   `json:"truncatedFields,omitempty"`
+	Shown           PromptWorkStateCounts `json:"shown"`
+	Omitted         PromptWorkStateCounts `json:"omitted"`
+}
+
+// PromptWorkStateCounts counts work_state items per collection.
+type PromptWorkStateCounts struct {
+	PlanSteps int `json:"planSteps"`
+	Todos     int `json:"todos"`
+	Jobs      int `json:"jobs"`
+	Reports   int `json:"reports"`
+}
