@@ -17,11 +17,12 @@ run: build
 	@echo "The demo's database is $(DEMO_DIR)/zuno.db; to look around:"
 	@echo "  export ZUNO_DB=$(DEMO_DIR)/zuno.db; ./bin/zuno session list"
 
-# deps installs what the tests need on a Debian machine (as root, or via sudo).
+# deps installs what the tests need on a Debian machine (as root, or via sudo): PostgreSQL
+# for the Postgres adapters, ripgrep for the glob/grep tools.
 deps:
-	@command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { \
+	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v rg >/dev/null 2>&1; } || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep; }
 
 postgres: deps
 	@.ci/start-postgres $(PG_DIR) > $(PG_DIR).url
