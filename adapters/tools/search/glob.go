@@ -1,0 +1,106 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// GlobRequest holds the glob tool's arguments.
+type GlobRequest struct {
+	// Pattern is an rg --glob glob (gitignore syntax: *, ?, [..], {a,b}, **; a leading !
+	// negates), matched against paths relative to Path. Without a "/" it matches a name
+	// at any depth: "*.go" finds every Go file, "cmd/*.go" only those directly in cmd/.
+	Pattern string
+	// Path is the directory to search: relative to the workspace root, or absolute inside
+	// it. Empty means the root.
+	Path string
+	// Limit is how many paths to return; 0 means DefaultLimit.
+	Limit int
+}
+
+// Glob lists the files under req.Path whose paths match req.Pattern, sorted by path.
+func (s *Searcher) Glob(ctx context.Context, req GlobRequest) (Result, error) {
+	if req.Pattern == "" {
+		return Result{}, invalid("pattern", "pattern is required")
+	}
+	if strings.ContainsRune(req.Pattern, 0) {
+		return Result{}, invalid("pattern", "pattern contains a NUL byte")
+	}
+	limit, err := resultLimit(req.Limit)
+	if err != nil {
+		return Result{}, err
+	}
+	t, err := s.resolve(req.Path)
+	if err != nil {
+		return Result{}, err
+	}
+	if !t.isDir {
+		return Result{}, invalid("path", "glob searches a directory, and %q is a file", req.Path)
+	}
+	var names []string
+	excluded := 0
+	st, err := s.run(ctx, t.dir, append(globArgs(req.Pattern), "--", t.arg), 0, func(rec []byte) {
+		if n, ok := t.name(rec); ok {
+			names = append(names, n)
+		} else {
+			excluded++
+		}
+	}, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	if st.exit > 1 && st.stderr != "" {
+		return Result{}, rgError(st, "pattern")
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+
+	r := Result{Found: len(names), ExcludedNames: excluded, SkippedRecords: st.skipped}
+	r.Paths = names[:min(limit, len(names))]
+	r.Returned = len(r.Paths)
+	r.Truncated = r.Returned < r.Found || excluded > 0 || st.skipped > 0
+
+	var b strings.Builder
+	if r.Returned == 0 {
+		b.WriteString("No files found\n")
+	}
+	for _, p := range r.Paths {
+		b.WriteString(showPath(p))
+		b.WriteByte('\n')
+	}
+	if r.Returned < r.Found {
+		fmt.Fprintf(&b, "\n(Results are truncated: showing the first %d of %d files in path order. Narrow the pattern or path to see the rest.)\n", r.Returned, r.Found)
+	}
+	notes(&b, excluded, st.skipped)
+	r.Output = b.String()
+	s.withhold(&r)
+	return r, nil
+}
+
+func globArgs(pattern string) []string {
+	return []string{"--no-config", "--no-messages", "--no-ignore-messages",
+		"--files", "--null", "--glob", pattern, "--glob", "!.git"}
+}
+
+func resultLimit(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, invalid("limit", "limit must not be negative")
+	case n == 0:
+		return DefaultLimit, nil
+	}
+	return n, nil
+}
+
+func notes(b *strings.Builder, excluded, skipped int) {
+	if excluded > 0 {
+		fmt.Fprintf(b, "\n(Results are truncated: %s left out because their names are not valid UTF-8 and no path can name them.)\n",
+			plural(excluded, "file was", "files were"))
+	}
+	if skipped > 0 {
+		fmt.Fprintf(b, "\n(Results are truncated: %s skipped because one rg record was longer than %d bytes.)\n",
+			plural(skipped, "result was", "results were"), MaxRecordBytes)
+	}
+}

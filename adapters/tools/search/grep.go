@@ -1,0 +1,211 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// GrepRequest holds the grep tool's arguments.
+type GrepRequest struct {
+	// Pattern is an rg regular expression (Rust regex syntax), matched one line at a time.
+	Pattern string
+	// Path is the directory or file to search: relative to the workspace root, or absolute
+	// inside it. Empty means the root.
+	Path string
+	// Include, if set, is an rg --glob glob choosing the files searched (e.g. "*.go",
+	// "*.{ts,tsx}"), matched relative to Path. It does not apply when Path is a file.
+	Include string
+	// CaseInsensitive matches without regard to case.
+	CaseInsensitive bool
+	// Context is how many lines to show before and after each match (clamped to MaxContext).
+	Context int
+	// Limit is how many matching lines to return; 0 means DefaultLimit.
+	Limit int
+}
+
+// Grep searches the files under req.Path for lines matching req.Pattern. Matches are grouped
+// by file, files sorted by path and lines by number; each path appears once.
+func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
+	if req.Pattern == "" {
+		return Result{}, invalid("pattern", "pattern is required")
+	}
+	if strings.ContainsRune(req.Pattern, 0) {
+		return Result{}, invalid("pattern", "pattern contains a NUL byte")
+	}
+	if strings.ContainsRune(req.Include, 0) {
+		return Result{}, invalid("include", "include contains a NUL byte")
+	}
+	if req.Context < 0 {
+		return Result{}, invalid("context", "context must not be negative")
+	}
+	req.Context = min(req.Context, MaxContext)
+	limit, err := resultLimit(req.Limit)
+	if err != nil {
+		return Result{}, err
+	}
+	t, err := s.resolve(req.Path)
+	if err != nil {
+		return Result{}, err
+	}
+
+	files := map[string]*fileHits{}
+	invalidNames := map[string]bool{}
+	var last *fileHits
+	var lastRaw []byte
+	var decodeErr error
+	var dec decoder
+	st, err := s.run(ctx, t.dir, append(grepArgs(req), "--", t.arg), '\n', func(rec []byte) {
+		r, ok, err := dec.decode(rec)
+		if err != nil && decodeErr == nil {
+			decodeErr = err
+		}
+		if !ok {
+			return
+		}
+		raw := r.Path
+		if lastRaw != nil && bytes.Equal(raw, lastRaw) {
+			if last != nil {
+				last.add(r)
+			}
+			return
+		}
+		lastRaw = append(lastRaw[:0], raw...)
+		name, ok := t.name(raw)
+		if !ok {
+			invalidNames[string(raw)] = true
+			last = nil
+			return
+		}
+		f := files[name]
+		if f == nil {
+			f = &fileHits{name: name}
+			files[name] = f
+		}
+		f.add(r)
+		last = f
+	}, func(head []byte) bool { return bytes.HasPrefix(head, matchPrefix) })
+	if err != nil {
+		return Result{}, err
+	}
+	if st.exit > 1 && st.stderr != "" {
+		return Result{}, rgError(st, "include")
+	}
+	if decodeErr != nil {
+		return Result{}, fmt.Errorf("search: decoding rg --json output: %w", decodeErr)
+	}
+	skipped := st.skipped
+
+	order := make([]*fileHits, 0, len(files))
+	found := 0
+	for _, f := range files {
+		order = append(order, f)
+		found += f.matches
+	}
+	slices.SortFunc(order, func(a, b *fileHits) int { return strings.Compare(a.name, b.name) })
+
+	r := Result{Found: found, ExcludedNames: len(invalidNames), SkippedRecords: skipped}
+	var body strings.Builder
+	for _, f := range order {
+		if r.Returned == limit {
+			break
+		}
+		slices.SortFunc(f.lines, func(a, b hit) int { return a.num - b.num })
+		// Keep matches up to the limit and the context around the last one kept: any
+		// context line before it is within reach of a kept match.
+		keepUpTo := -1
+		for _, h := range f.lines {
+			if !h.context {
+				if r.Returned == limit {
+					break
+				}
+				r.Returned++
+				keepUpTo = h.num + req.Context
+				r.Matches = append(r.Matches, Match{Path: f.name, Line: h.num, Text: h.text})
+			}
+		}
+		r.Paths = append(r.Paths, f.name)
+		if body.Len() > 0 {
+			body.WriteByte('\n')
+		}
+		body.WriteString(showPath(f.name))
+		body.WriteString(":\n")
+		prev := -1
+		for _, h := range f.lines {
+			if h.num > keepUpTo {
+				break
+			}
+			if prev >= 0 && h.num > prev+1 {
+				body.WriteString("  --\n")
+			}
+			prev = h.num
+			sep := ": "
+			if h.context {
+				sep = "- "
+			}
+			body.WriteString("  Line ")
+			body.WriteString(strconv.Itoa(h.num))
+			body.WriteString(sep)
+			body.WriteString(h.text)
+			body.WriteByte('\n')
+		}
+	}
+	r.Truncated = r.Returned < r.Found || r.ExcludedNames > 0 || skipped > 0
+
+	var b strings.Builder
+	switch {
+	case r.Returned == 0:
+		b.WriteString("No files found\n")
+	case r.Returned < r.Found:
+		fmt.Fprintf(&b, "Found %s in %s; showing the first %d in path order\n\n",
+			plural(r.Found, "match", "matches"), plural(len(files), "file", "files"), r.Returned)
+	default:
+		fmt.Fprintf(&b, "Found %s in %s\n\n", plural(r.Found, "match", "matches"), plural(len(files), "file", "files"))
+	}
+	b.WriteString(body.String())
+	if r.Returned < r.Found {
+		fmt.Fprintf(&b, "\n(Results are truncated: %s not shown. Narrow the pattern, path or include to see the rest.)\n",
+			plural(r.Found-r.Returned, "more match is", "more matches are"))
+	}
+	notes(&b, r.ExcludedNames, skipped)
+	r.Output = b.String()
+	s.withhold(&r)
+	return r, nil
+}
+
+func grepArgs(req GrepRequest) []string {
+	args := []string{"--no-config", "--no-messages", "--no-ignore-messages", "--json"}
+	if req.CaseInsensitive {
+		args = append(args, "--ignore-case")
+	}
+	if req.Context > 0 {
+		args = append(args, "--context", strconv.Itoa(req.Context))
+	}
+	if req.Include != "" {
+		args = append(args, "--glob", req.Include)
+	}
+	return append(args, "--glob", "!.git", "--regexp", req.Pattern)
+}
+
+type hit struct {
+	num     int
+	context bool
+	text    string
+}
+
+type fileHits struct {
+	name    string
+	lines   []hit
+	matches int
+}
+
+func (f *fileHits) add(r record) {
+	h := hit{num: r.LineNumber, context: r.Type == "context", text: clipLine(r.text())}
+	if !h.context {
+		f.matches++
+	}
+	f.lines = append(f.lines, h)
+}
