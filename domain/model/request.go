@@ -9,6 +9,7 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 )
@@ -239,4 +240,14 @@ func (t Tool) SchemaOrEmpty() json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	return t.Schema
+}
+
+// ValidateFor is Validate with the error attributed to provider, as an adapter reports it.
+func (r Request) ValidateFor(provider string) error {
+	err := r.Validate()
+	var e *Error
+	if errors.As(err, &e) {
+		e.Provider = provider
+	}
+	return err
 }

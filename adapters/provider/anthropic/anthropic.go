@@ -103,11 +103,7 @@ var _ model.Provider = (*Provider)(nil)
 // Stream sends req as a streamed message.
 func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 	return func(yield func(model.Event, error) bool) {
-		if err := req.Validate(); err != nil {
-			var e *model.Error
-			if errors.As(err, &e) {
-				e.Provider = p.ep.Provider
-			}
+		if err := req.ValidateFor(p.ep.Provider); err != nil {
 			yield(nil, err)
 			return
 		}

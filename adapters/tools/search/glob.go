@@ -22,11 +22,8 @@ type GlobRequest struct {
 
 // Glob lists the files under req.Path whose paths match req.Pattern, sorted by path.
 func (s *Searcher) Glob(ctx context.Context, req GlobRequest) (Result, error) {
-	if req.Pattern == "" {
-		return Result{}, invalid("pattern", "pattern is required")
-	}
-	if strings.ContainsRune(req.Pattern, 0) {
-		return Result{}, invalid("pattern", "pattern contains a NUL byte")
+	if err := checkPattern(req.Pattern); err != nil {
+		return Result{}, err
 	}
 	limit, err := resultLimit(req.Limit)
 	if err != nil {

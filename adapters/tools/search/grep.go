@@ -30,11 +30,8 @@ type GrepRequest struct {
 // Grep searches the files under req.Path for lines matching req.Pattern. Matches are grouped
 // by file, files sorted by path and lines by number; each path appears once.
 func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
-	if req.Pattern == "" {
-		return Result{}, invalid("pattern", "pattern is required")
-	}
-	if strings.ContainsRune(req.Pattern, 0) {
-		return Result{}, invalid("pattern", "pattern contains a NUL byte")
+	if err := checkPattern(req.Pattern); err != nil {
+		return Result{}, err
 	}
 	if strings.ContainsRune(req.Include, 0) {
 		return Result{}, invalid("include", "include contains a NUL byte")

@@ -521,3 +521,14 @@ func rgError(st runStats, globField string) error {
 	}
 	return fmt.Errorf("search: rg exited with status %d: %s", st.exit, msg)
 }
+
+// checkPattern refuses the patterns rg could not be given at all.
+func checkPattern(pattern string) error {
+	if pattern == "" {
+		return invalid("pattern", "pattern is required")
+	}
+	if strings.ContainsRune(pattern, 0) {
+		return invalid("pattern", "pattern contains a NUL byte")
+	}
+	return nil
+}
