@@ -32,8 +32,8 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// maxBatchEvents bounds one group commit, keeping statements under the databases' parameter
-// limits (7 parameters per row).
+// maxBatchEvents bounds one group commit: how long one transaction holds the write lock, and
+// the size of the JSON one zuno_append call carries on Postgres.
 const maxBatchEvents = 1024
 
 // groupCommitWait bounds how long the writer waits for appends in flight to join a commit.
@@ -41,7 +41,6 @@ const groupCommitWait = 200 * time.Microsecond
 
 // Store is an event store on SQLite or PostgreSQL.
 type Store struct {
-	dialect sqldb.Dialect
 	name    string // metrics label: "sqlite" or "postgres"
 	writer  *sqlx.DB
 	reader  *sqlx.DB
@@ -86,7 +85,6 @@ func WithPollInterval(d time.Duration) Option { return func(s *Store) { s.poll =
 
 func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *Store {
 	s := &Store{
-		dialect:  dialect,
 		name:     string(dialect),
 		writer:   writer,
 		reader:   reader,
