@@ -1,0 +1,106 @@
+package shell
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// stopGroup stops a running command's process group: SIGTERM to the whole
+// group, then SIGKILL if the leader has not exited within grace. It returns
+// the leader's wait error.
+func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-waitDone:
+		return err
+	case <-t.C:
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return <-waitDone
+}
+
+// reapGroup stops whatever is still alive in the group after the leader
+// exited: SIGTERM, then SIGKILL after grace. Bounded: it never waits more
+// than grace plus one second.
+func reapGroup(pgid int, grace time.Duration) {
+	if !groupAlive(pgid) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	if waitGroupGone(pgid, grace) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, time.Second)
+}
+
+func waitGroupGone(pgid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if !groupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether any non-zombie process is in group pgid. On
+// Linux it reads /proc so that zombies awaiting a (possibly non-reaping)
+// init do not count as alive; elsewhere it falls back to kill(-pgid, 0).
+func groupAlive(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		state, pg, ok := procStat(pid)
+		if ok && pg == pgid && state != 'Z' && state != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// procStat returns the state and process group of pid from /proc/pid/stat.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	pg, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return 0, 0, false
+	}
+	return f[0][0], pg, true
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	if state, _, ok := procStat(pid); ok {
+		return state != 'Z' && state != 'X'
+	}
+	if _, err := os.Stat("/proc"); err == nil {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
+}

@@ -1,0 +1,455 @@
+// Package shell is the execution core of Zuno's shell tool: it runs one
+// model-assembled command under bash in its own process group, binds the
+// command's whole process tree to the call (timeout, cancellation and exit
+// all stop the group), scrubs Zuno's private environment namespace, captures
+// the raw combined output in order, and reports whether that output exceeds
+// the inline caps so the caller can withhold it to an artifact.
+//
+// The policies that interpret the result (verification receipts, exit-policy
+// analysis of the command text) are pure code elsewhere; this package only
+// executes and reports facts.
+package shell
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ExitPolicy selects which shell options decide the command's exit status
+// (seed: exitPolicy).
+type ExitPolicy string
+
+const (
+	// PolicyPipefail (default): any failing pipeline stage fails the command.
+	PolicyPipefail ExitPolicy = "pipefail"
+	// PolicyAll additionally stops at the first failing command (errexit).
+	PolicyAll ExitPolicy = "all"
+	// PolicyLast is the POSIX default: only the last stage decides.
+	PolicyLast ExitPolicy = "last"
+)
+
+// Defaults from the seeds (tool_output.max_bytes / max_lines).
+const (
+	DefaultMaxBytes  = 51200
+	DefaultMaxLines  = 2000
+	DefaultKillGrace = 2 * time.Second
+)
+
+// Request is one shell invocation.
+type Request struct {
+	// Command is the model-assembled command text, run as `bash -c Command`.
+	Command string
+	// Dir is the working directory. Relative paths resolve against the
+	// Runner's Root (or the process working directory when Root is empty).
+	Dir string
+	// Timeout is the hard limit; zero means only ctx bounds the run.
+	Timeout time.Duration
+	// Env holds KEY=VALUE entries applied after scrubbing: this is the host
+	// hook through which a deployment may deliberately put values back.
+	Env []string
+	// ExitPolicy defaults to PolicyPipefail.
+	ExitPolicy ExitPolicy
+	// KillGrace is the delay between SIGTERM and SIGKILL; zero uses the
+	// Runner's (or DefaultKillGrace).
+	KillGrace time.Duration
+	// WatchPaths are statically determined paths from the command text; each
+	// is observed before and after the run and reported in WrittenPaths only
+	// if the two observations differ (seed: writtenPaths is a lower bound).
+	WatchPaths []string
+}
+
+// Withheld says the output crossed an inline cap. The full output is still
+// in Result.Output; the caller stores it as an artifact and shows a notice.
+type Withheld struct {
+	Bytes    int64  `json:"bytes"`
+	Lines    int    `json:"lines"`
+	Limit    string `json:"limit"` // "max_bytes" or "max_lines" (the first one crossed, bytes checked first)
+	MaxBytes int    `json:"maxBytes"`
+	MaxLines int    `json:"maxLines"`
+}
+
+// Result is a settled run. A timed-out or cancelled command is a Result, not
+// an error.
+type Result struct {
+	Argv       []string   `json:"argv"`
+	Dir        string     `json:"dir"`
+	ExitPolicy ExitPolicy `json:"exitPolicy"`
+
+	// Output is every byte the command wrote to stdout and stderr, raw and
+	// in write order (both streams share one pipe).
+	Output     []byte    `json:"-"`
+	TotalBytes int64     `json:"totalBytes"`
+	TotalLines int       `json:"totalLines"`
+	Withheld   *Withheld `json:"withheldOutput,omitempty"`
+	// OutputDetached is set when some process outside the group kept the
+	// output pipe open after the group was stopped; capture was abandoned.
+	OutputDetached bool `json:"outputDetached,omitempty"`
+
+	HasExitCode bool   `json:"hasExitCode"`
+	ExitCode    int    `json:"exitCode"` // meaningful only if HasExitCode
+	Signal      string `json:"signal,omitempty"`
+
+	Duration  time.Duration `json:"duration"`
+	TimedOut  bool          `json:"timedOut"`
+	Cancelled bool          `json:"cancelled"`
+	// Killed is set when Zuno signalled the command before it had exited.
+	Killed bool `json:"killed"`
+	// Authoritative reports whether the exit status is the command's own
+	// verdict: false when Zuno killed it, when a signal killed it, and for
+	// 126/127 (the program never started).
+	Authoritative bool `json:"authoritative"`
+
+	WrittenPaths []string `json:"writtenPaths,omitempty"`
+}
+
+// InlineText is the text shown inline: "(no output)" for an empty capture,
+// the output when it fits the caps, and "" when it is withheld (the caller
+// renders its own notice pointing at the artifact).
+func (r Result) InlineText() string {
+	if r.Withheld != nil {
+		return ""
+	}
+	if len(r.Output) == 0 {
+		return "(no output)"
+	}
+	return string(r.Output)
+}
+
+// Code is a stable error category.
+type Code string
+
+const (
+	CodeInvalidArguments Code = "invalid_arguments"
+	CodeUnavailable      Code = "unavailable"
+	CodeExecFailed       Code = "exec_failed"
+)
+
+// Error is a typed failure to run the command at all.
+type Error struct {
+	Code Code
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("shell: %s: %s: %v", e.Code, e.Msg, e.Err)
+	}
+	return fmt.Sprintf("shell: %s: %s", e.Code, e.Msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// CodeOf returns the Code of a *Error in err's chain, or "".
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// Runner holds configuration shared by calls. The zero value is usable.
+type Runner struct {
+	// Bash is the interpreter path; empty looks up "bash" in PATH.
+	Bash string
+	// Root, when set, is the workspace root: Dir must resolve inside it.
+	Root string
+	// BaseEnv returns the host environment; nil uses os.Environ.
+	BaseEnv func() []string
+	// MaxBytes / MaxLines are the inline caps; zero uses the defaults.
+	MaxBytes, MaxLines int
+	// KillGrace is the default SIGTERM→SIGKILL delay.
+	KillGrace time.Duration
+}
+
+// Run runs req with a zero Runner.
+func Run(ctx context.Context, req Request) (Result, error) {
+	var r Runner
+	return r.Run(ctx, req)
+}
+
+// Argv returns the interpreter arguments for a policy (after the bash path).
+func Argv(policy ExitPolicy, command string) ([]string, error) {
+	switch policy {
+	case "", PolicyPipefail:
+		return []string{"-o", "pipefail", "-c", command}, nil
+	case PolicyAll:
+		return []string{"-o", "pipefail", "-o", "errexit", "-c", command}, nil
+	case PolicyLast:
+		return []string{"-c", command}, nil
+	}
+	return nil, &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("unknown exitPolicy %q (want pipefail, all or last)", policy)}
+}
+
+// ScrubEnv removes Zuno's private namespace: every name that starts with
+// ZUNO_ compared case-insensitively. There is no allow list; ZUNO and AGENT
+// (outside the namespace) and everything else are inherited.
+func ScrubEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(strings.ToUpper(name), "ZUNO_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// CountLines counts lines as a terminal shows them: a trailing fragment
+// without a newline is a line.
+func CountLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+func (r *Runner) resolveDir(dir string) (string, error) {
+	root := r.Root
+	if root != "" {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return "", &Error{Code: CodeInvalidArguments, Msg: "workspace root", Err: err}
+		}
+		if ev, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = ev
+		}
+		root = abs
+	}
+	if dir == "" {
+		if root != "" {
+			return root, nil
+		}
+		return "", nil
+	}
+	if !filepath.IsAbs(dir) && root != "" {
+		dir = filepath.Join(root, dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", &Error{Code: CodeInvalidArguments, Msg: "dir", Err: err}
+	}
+	ev, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("dir %q does not exist", dir), Err: err}
+	}
+	fi, err := os.Stat(ev)
+	if err != nil || !fi.IsDir() {
+		return "", &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("dir %q is not a directory", dir), Err: err}
+	}
+	if root != "" && !within(root, ev) {
+		return "", &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("dir %q is outside the workspace root", dir)}
+	}
+	return ev, nil
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
+}
+
+// Run executes req. It returns an error only when the command could not be
+// run at all; timeouts, cancellation, signals and non-zero exits are Results.
+func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "command is empty"}
+	}
+	if strings.IndexByte(req.Command, 0) >= 0 {
+		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "command contains a NUL byte"}
+	}
+	if req.Timeout < 0 {
+		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "timeout is negative"}
+	}
+	for _, kv := range req.Env {
+		if !strings.Contains(kv, "=") || strings.IndexByte(kv, 0) >= 0 {
+			return Result{}, &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("env entry %q is not KEY=VALUE", kv)}
+		}
+	}
+	policy := req.ExitPolicy
+	if policy == "" {
+		policy = PolicyPipefail
+	}
+	args, err := Argv(policy, req.Command)
+	if err != nil {
+		return Result{}, err
+	}
+	dir, err := r.resolveDir(req.Dir)
+	if err != nil {
+		return Result{}, err
+	}
+	bash := r.Bash
+	if bash == "" {
+		bash = "bash"
+	}
+	bashPath, err := exec.LookPath(bash)
+	if err != nil {
+		return Result{}, &Error{Code: CodeUnavailable, Msg: "bash is not available", Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "context already done before start", Err: err}
+	}
+	grace := req.KillGrace
+	if grace <= 0 {
+		grace = r.KillGrace
+	}
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	base := os.Environ()
+	if r.BaseEnv != nil {
+		base = r.BaseEnv()
+	}
+	env := append(ScrubEnv(base), req.Env...)
+
+	watch := observe(dir, r.Root, req.WatchPaths)
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
+	}
+	cmd := exec.Command(bashPath, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	res := Result{Argv: append([]string{bashPath}, args...), Dir: dir, ExitPolicy: policy}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return Result{}, &Error{Code: CodeExecFailed, Msg: "start bash", Err: err}
+	}
+	pw.Close()
+	pgid := cmd.Process.Pid
+
+	var buf bytes.Buffer
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		_, _ = io.Copy(&buf, pr)
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	var timeoutC <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+
+	var waitErr error
+	exited := false
+	select {
+	case waitErr = <-waitDone:
+		exited = true
+	case <-ctx.Done():
+		res.Cancelled = true
+	case <-timeoutC:
+		res.TimedOut = true
+	}
+	if !exited {
+		// The kill may race a command that already exited: if it has, its
+		// own verdict stands and it is only marked cancelled.
+		select {
+		case waitErr = <-waitDone:
+			exited = true
+		default:
+			res.Killed = true
+			waitErr = stopGroup(pgid, grace, waitDone)
+		}
+	}
+	// No orphans: whatever is left in the group (background jobs, a
+	// grandchild that outlived bash) is stopped before the call settles.
+	reapGroup(pgid, grace)
+
+	select {
+	case <-readDone:
+	case <-time.After(grace + time.Second):
+		// A process that left the group still holds the pipe.
+		res.OutputDetached = true
+		pr.Close()
+		<-readDone
+	}
+	pr.Close()
+	res.Duration = time.Since(start)
+
+	res.Output = buf.Bytes()
+	res.TotalBytes = int64(len(res.Output))
+	res.TotalLines = CountLines(res.Output)
+	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
+
+	if ps := cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				res.HasExitCode, res.ExitCode = true, ws.ExitStatus()
+			case ws.Signaled():
+				res.Signal = signalName(ws.Signal())
+			}
+		}
+	} else if waitErr != nil {
+		return res, &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
+	}
+	res.Authoritative = !res.Killed && res.HasExitCode && res.ExitCode != 126 && res.ExitCode != 127
+	res.WrittenPaths = watch.changed()
+	return res, nil
+}
+
+func withheld(n int64, lines, maxBytes, maxLines int) *Withheld {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if maxLines <= 0 {
+		maxLines = DefaultMaxLines
+	}
+	w := &Withheld{Bytes: n, Lines: lines, MaxBytes: maxBytes, MaxLines: maxLines}
+	switch {
+	case n > int64(maxBytes):
+		w.Limit = "max_bytes"
+	case lines > maxLines:
+		w.Limit = "max_lines"
+	default:
+		return nil
+	}
+	return w
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}

@@ -1,0 +1,363 @@
+package shell
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func run(t *testing.T, r *Runner, req Request) Result {
+	t.Helper()
+	if r == nil {
+		r = &Runner{}
+	}
+	res, err := r.Run(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", req.Command, err)
+	}
+	return res
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		code int
+		auth bool
+		out  string
+	}{
+		{"echo hi", 0, true, "hi\n"},
+		{"exit 3", 3, true, ""},
+		{"echo out; echo err >&2; exit 7", 7, true, "out\nerr\n"},
+		{"definitely-not-a-command-zuno", 127, false, ""},
+	} {
+		res := run(t, nil, Request{Command: tc.cmd})
+		if !res.HasExitCode || res.ExitCode != tc.code || res.Authoritative != tc.auth {
+			t.Errorf("%q: exit=%v/%d auth=%v, want %d auth=%v", tc.cmd, res.HasExitCode, res.ExitCode, res.Authoritative, tc.code, tc.auth)
+		}
+		if tc.out != "" && string(res.Output) != tc.out {
+			t.Errorf("%q: output %q, want %q", tc.cmd, res.Output, tc.out)
+		}
+		if res.Killed || res.TimedOut || res.Cancelled || res.Withheld != nil {
+			t.Errorf("%q: unexpected flags %+v", tc.cmd, res)
+		}
+	}
+}
+
+func TestSignalled(t *testing.T) {
+	res := run(t, nil, Request{Command: "kill -KILL $$"})
+	if res.HasExitCode || res.Signal != "SIGKILL" || res.Authoritative {
+		t.Fatalf("got %+v", res)
+	}
+}
+
+func TestExitPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		policy ExitPolicy
+		cmd    string
+		code   int
+	}{
+		{"", "false | true", 1},
+		{PolicyPipefail, "false | true", 1},
+		{PolicyPipefail, "exit 4 | true", 4},
+		{PolicyLast, "false | true", 0},
+		{PolicyPipefail, "false; true", 0},
+		{PolicyAll, "false; true", 1},
+	} {
+		res := run(t, nil, Request{Command: tc.cmd, ExitPolicy: tc.policy})
+		if !res.HasExitCode || res.ExitCode != tc.code {
+			t.Errorf("policy %q %q: exit %d, want %d", tc.policy, tc.cmd, res.ExitCode, tc.code)
+		}
+	}
+	_, err := Run(context.Background(), Request{Command: "true", ExitPolicy: "bogus"})
+	if CodeOf(err) != CodeInvalidArguments {
+		t.Fatalf("bogus policy: %v", err)
+	}
+}
+
+func TestInvalidArguments(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Root: root}
+	for name, req := range map[string]Request{
+		"empty":       {Command: "  \n"},
+		"outside abs": {Command: "true", Dir: outside},
+		"outside rel": {Command: "true", Dir: "../"},
+		"symlink out": {Command: "true", Dir: "escape"},
+		"missing":     {Command: "true", Dir: "nope"},
+		"bad env":     {Command: "true", Env: []string{"NOEQUALS"}},
+		"neg timeout": {Command: "true", Timeout: -time.Second},
+	} {
+		_, err := r.Run(context.Background(), req)
+		if CodeOf(err) != CodeInvalidArguments {
+			t.Errorf("%s: err=%v, want invalid_arguments", name, err)
+		}
+	}
+	res := run(t, r, Request{Command: "pwd", Dir: "sub"})
+	want, _ := filepath.EvalSymlinks(filepath.Join(root, "sub"))
+	if strings.TrimSpace(string(res.Output)) != want {
+		t.Fatalf("pwd %q, want %q", res.Output, want)
+	}
+	res = run(t, r, Request{Command: "pwd"})
+	want, _ = filepath.EvalSymlinks(root)
+	if strings.TrimSpace(string(res.Output)) != want {
+		t.Fatalf("default dir %q, want root %q", res.Output, want)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	r := &Runner{Bash: filepath.Join(t.TempDir(), "no-bash")}
+	_, err := r.Run(context.Background(), Request{Command: "true"})
+	if CodeOf(err) != CodeUnavailable {
+		t.Fatalf("err=%v, want unavailable", err)
+	}
+}
+
+func TestEnvScrubbing(t *testing.T) {
+	r := &Runner{BaseEnv: func() []string {
+		return []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=/home/x", "LANG=C.UTF-8",
+			"ZUNO_CONFIG_CONTENT=secret-provider-key", "zuno_server_password=pw",
+			"Zuno_Pid=1", "ZUNO=1", "AGENT=zuno", "GH_TOKEN=keep-me", "OPENAI_API_KEY=keep-too",
+		}
+	}}
+	res := run(t, r, Request{Command: "env | sort", Env: []string{"ZUNO_PUT_BACK=hook", "EXTRA=1"}})
+	out := string(res.Output)
+	for _, gone := range []string{"secret-provider-key", "zuno_server_password", "Zuno_Pid", "ZUNO_CONFIG_CONTENT"} {
+		if strings.Contains(out, gone) {
+			t.Errorf("%s leaked:\n%s", gone, out)
+		}
+	}
+	for _, kept := range []string{"HOME=/home/x", "LANG=C.UTF-8", "ZUNO=1\n", "AGENT=zuno", "GH_TOKEN=keep-me", "OPENAI_API_KEY=keep-too", "ZUNO_PUT_BACK=hook", "EXTRA=1"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("%s missing:\n%s", kept, out)
+		}
+	}
+}
+
+func TestOutputOrderInterleaved(t *testing.T) {
+	res := run(t, nil, Request{Command: `for i in 1 2 3 4 5; do echo "out$i"; echo "err$i" >&2; done`})
+	want := "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\n"
+	if string(res.Output) != want {
+		t.Fatalf("got %q", res.Output)
+	}
+}
+
+func TestOutputCaps(t *testing.T) {
+	// Bytes: 60000 bytes on 1 line.
+	res := run(t, nil, Request{Command: "head -c 60000 /dev/zero | tr '\\0' a"})
+	if res.TotalBytes != 60000 || len(res.Output) != 60000 {
+		t.Fatalf("bytes %d/%d", res.TotalBytes, len(res.Output))
+	}
+	if res.Withheld == nil || res.Withheld.Limit != "max_bytes" || res.Withheld.Bytes != 60000 || res.InlineText() != "" {
+		t.Fatalf("withheld %+v", res.Withheld)
+	}
+	if !res.Authoritative || res.ExitCode != 0 {
+		t.Fatalf("withholding must not fail the call: %+v", res)
+	}
+	// Lines: 2001 short lines, well under the byte cap.
+	res = run(t, nil, Request{Command: "seq 1 2001"})
+	if res.Withheld == nil || res.Withheld.Limit != "max_lines" || res.TotalLines != 2001 {
+		t.Fatalf("lines: %+v total=%d", res.Withheld, res.TotalLines)
+	}
+	if !strings.HasSuffix(string(res.Output), "\n2000\n2001\n") {
+		t.Fatal("output truncated")
+	}
+	// Exactly at the caps: inline.
+	res = run(t, nil, Request{Command: "seq 1 2000"})
+	if res.Withheld != nil || res.InlineText() == "" {
+		t.Fatalf("2000 lines withheld: %+v", res.Withheld)
+	}
+	// Large output (several MiB) is captured in full.
+	res = run(t, nil, Request{Command: "head -c 5000000 /dev/urandom | base64 -w 100"})
+	if res.Withheld == nil || res.TotalLines < 60000 || res.TotalBytes < 6_000_000 {
+		t.Fatalf("large: bytes=%d lines=%d", res.TotalBytes, res.TotalLines)
+	}
+	// Empty.
+	res = run(t, nil, Request{Command: "true"})
+	if res.InlineText() != "(no output)" {
+		t.Fatalf("empty inline %q", res.InlineText())
+	}
+	// Configured caps.
+	res = run(t, &Runner{MaxBytes: 10, MaxLines: 100}, Request{Command: "echo 12345678901"})
+	if res.Withheld == nil || res.Withheld.MaxBytes != 10 {
+		t.Fatalf("configured caps %+v", res.Withheld)
+	}
+}
+
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(path)
+		if err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err == nil {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", path)
+	return 0
+}
+
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still alive", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTimeoutKillsPipelineAndGrandchildren(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "gc.pid")
+	// A grandchild (subshell running sleep) in a pipeline, plus a background
+	// job; everything must be gone once the call settles.
+	cmd := `(sleep 300 & echo $! > bg.pid; exec sleep 301) | (sh -c 'echo $$ > gc.pid; exec sleep 302')`
+	start := time.Now()
+	res := run(t, nil, Request{Command: cmd, Dir: dir, Timeout: 300 * time.Millisecond, KillGrace: 200 * time.Millisecond})
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("took %v", el)
+	}
+	if !res.TimedOut || !res.Killed || res.Cancelled || res.Authoritative {
+		t.Fatalf("flags: %+v", res)
+	}
+	assertGone(t, readPID(t, pidFile))
+	assertGone(t, readPID(t, filepath.Join(dir, "bg.pid")))
+}
+
+func TestTermIgnoredEscalatesToKill(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, nil, Request{
+		Command:   `trap '' TERM; sh -c 'trap "" TERM; echo $$ > gc.pid; while :; do sleep 0.05; done'`,
+		Dir:       dir,
+		Timeout:   200 * time.Millisecond,
+		KillGrace: 200 * time.Millisecond,
+	})
+	if !res.TimedOut || !res.Killed || res.Signal != "SIGKILL" || res.HasExitCode {
+		t.Fatalf("flags %+v", res)
+	}
+	assertGone(t, readPID(t, filepath.Join(dir, "gc.pid")))
+}
+
+func TestBackgroundOrphanReapedAfterExit(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, nil, Request{Command: `sleep 300 & echo $! > bg.pid; echo done`, Dir: dir, KillGrace: 200 * time.Millisecond})
+	if !res.Authoritative || res.ExitCode != 0 || res.Killed || string(res.Output) != "done\n" {
+		t.Fatalf("got %+v %q", res, res.Output)
+	}
+	assertGone(t, readPID(t, filepath.Join(dir, "bg.pid")))
+}
+
+func TestCancelViaContext(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		readPID(t, filepath.Join(dir, "gc.pid"))
+		cancel()
+	}()
+	res, err := (&Runner{}).Run(ctx, Request{
+		Command:   `echo before; sh -c 'echo $$ > gc.pid; exec sleep 300'`,
+		Dir:       dir,
+		KillGrace: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || !res.Killed || res.TimedOut || res.Authoritative {
+		t.Fatalf("flags %+v", res)
+	}
+	if string(res.Output) != "before\n" {
+		t.Fatalf("output before cancel lost: %q", res.Output)
+	}
+	assertGone(t, readPID(t, filepath.Join(dir, "gc.pid")))
+}
+
+func TestCancelledBeforeStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, Request{Command: "true"}); err == nil {
+		t.Fatal("want error for done context")
+	}
+}
+
+func TestDuration(t *testing.T) {
+	res := run(t, nil, Request{Command: "sleep 0.2"})
+	if res.Duration < 200*time.Millisecond || res.Duration > 5*time.Second {
+		t.Fatalf("duration %v", res.Duration)
+	}
+}
+
+func TestWrittenPaths(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "same.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "edit.txt"), []byte("foo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "gone.txt"), []byte("foo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Root: root}
+	res := run(t, r, Request{
+		Command:    `sleep 0.05; echo new > new.txt; sed -i 's/foo/barbaz/' edit.txt; rm gone.txt; cat same.txt`,
+		WatchPaths: []string{"new.txt", "edit.txt", "gone.txt", "same.txt", "/etc/passwd", "edit.txt"},
+	})
+	rr, _ := filepath.EvalSymlinks(root)
+	want := []string{filepath.Join(rr, "edit.txt"), filepath.Join(rr, "new.txt")}
+	if strings.Join(res.WrittenPaths, ",") != strings.Join(want, ",") {
+		t.Fatalf("writtenPaths %v, want %v", res.WrittenPaths, want)
+	}
+}
+
+func TestProcessAliveSanity(t *testing.T) {
+	if !processAlive(os.Getpid()) {
+		t.Fatal("self not alive")
+	}
+}
+
+func TestScrubEnvAndCountLines(t *testing.T) {
+	got := ScrubEnv([]string{"ZUNO_X=1", "zUnO_y=2", "ZUNO=1", "ZUNOX=1", "A=b"})
+	if strings.Join(got, " ") != "ZUNO=1 ZUNOX=1 A=b" {
+		t.Fatalf("scrub %v", got)
+	}
+	for in, n := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "\n\n": 2} {
+		if CountLines([]byte(in)) != n {
+			t.Errorf("CountLines(%q)=%d want %d", in, CountLines([]byte(in)), n)
+		}
+	}
+}
+
+func TestEscapedProcessHoldingPipeDoesNotHang(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	res := run(t, nil, Request{
+		Command:   `setsid sh -c 'echo $$ > esc.pid; exec sleep 3' & while [ ! -s esc.pid ]; do sleep 0.01; done; echo ok`,
+		Dir:       dir,
+		KillGrace: 100 * time.Millisecond,
+	})
+	if p, err := os.FindProcess(readPID(t, filepath.Join(dir, "esc.pid"))); err == nil {
+		_ = p.Kill()
+	}
+	if el := time.Since(start); el > 2500*time.Millisecond {
+		t.Fatalf("took %v", el)
+	}
+	if !res.OutputDetached || !strings.HasPrefix(string(res.Output), "ok\n") || res.ExitCode != 0 {
+		t.Fatalf("got %+v %q", res, res.Output)
+	}
+}
