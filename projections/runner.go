@@ -119,7 +119,7 @@ func (r *Runner) CatchUp(ctx context.Context) (uint64, error) {
 			r.reached.set(pos)
 			return pos, nil
 		}
-		if err := r.applyBatch(ctx, r.projectors, cps, batch); err != nil {
+		if err := r.applyBatch(ctx, batch); err != nil {
 			return pos, err
 		}
 		pos = batch[len(batch)-1].Position
@@ -172,16 +172,12 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) applyLive(ctx context.Context, batch []events.Recorded) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	cps, err := r.checkpoints(ctx, r.db)
-	if err != nil {
-		return err
-	}
-	return r.applyBatch(ctx, r.projectors, cps, batch)
+	return r.applyBatch(ctx, batch)
 }
 
 // applyBatch applies a batch in one transaction; each projector skips what its checkpoint has
 // already seen, so a batch re-read after a crash or by a second runner is harmless.
-func (r *Runner) applyBatch(ctx context.Context, ps []Projector, cps map[string]uint64, batch []events.Recorded) error {
+func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error {
 	started := time.Now()
 	payloads := make([]events.Payload, len(batch))
 	for i, ev := range batch {
@@ -196,10 +192,12 @@ func (r *Runner) applyBatch(ctx context.Context, ps []Projector, cps map[string]
 		return err
 	}
 	defer tx.rollback()
-	// Another runner (another process) may have moved the checkpoints since they were read.
-	if cps, err = r.checkpoints(ctx, tx.tx); err != nil {
+	// Read inside the transaction: another runner (another process) may have moved them.
+	cps, err := r.checkpoints(ctx, tx.tx)
+	if err != nil {
 		return err
 	}
+	ps := r.projectors
 	last := batch[len(batch)-1].Position
 	for _, p := range ps {
 		from := cps[p.Name()]
@@ -217,7 +215,6 @@ func (r *Runner) applyBatch(ctx context.Context, ps []Projector, cps map[string]
 		if err := tx.setCheckpoint(ctx, p.Name(), last); err != nil {
 			return err
 		}
-		cps[p.Name()] = last
 	}
 	if err := tx.commit(); err != nil {
 		return err
@@ -296,7 +293,6 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		return 0, err
 	}
 	defer tx.rollback()
-	cps := map[string]uint64{}
 	for _, p := range ps {
 		for _, table := range p.Tables() {
 			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
@@ -333,7 +329,6 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		if err := tx.setCheckpoint(ctx, p.Name(), pos); err != nil {
 			return count, err
 		}
-		cps[p.Name()] = pos
 	}
 	if err := tx.commit(); err != nil {
 		return count, err
