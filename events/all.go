@@ -17,5 +17,11 @@ func AllPayloads() []Payload {
 		WorkTodoUpdated{},
 
 		PromptAssembled{},
+		TurnStarted{},
+		ProviderRequest{},
+		ToolBlocked{},
+		ToolStarted{},
+		ToolSettled{},
+		TurnFinished{},
 	}
 }

@@ -1,0 +1,48 @@
+// Package turn is the agent turn as a process manager: it takes one user input and drives it
+// to an answer, recording every step as an event before anything depends on it — the prompt
+// receipt before the provider request, the request before the response is used, a tool call's
+// start before it runs and its result before the next step. A crashed run is recovered from the
+// log alone: the next run of the session settles what was cut short (uncertain or cancelled)
+// and never re-runs it.
+//
+// The driver is the single writer of its session's stream during a turn. It folds its own
+// events into an in-memory transcript (domain/transcript), so a step never reloads the history,
+// and it appends with the exact expected revision, so a second writer is detected, not merged.
+package turn
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Tool is one tool the driver can offer and run. adapters/tools implement it.
+type Tool interface {
+	Declaration() tools.Declaration
+	Spec() tools.Spec
+	// WritesWorkspace marks a real edit capability, which decides whether the prompt's
+	// runtime.editing section is shown.
+	WritesWorkspace() bool
+	// Validate checks a call's arguments and returns its action ("" for tools without one).
+	Validate(args json.RawMessage) (action string, err error)
+	// Execute runs a validated call. It reports failures as a Result, never by panicking; it
+	// stops promptly when ctx is cancelled.
+	Execute(ctx context.Context, inv tools.Invocation) tools.Result
+}
+
+// Observer sees a turn as it happens: the CLI streams it to the user. Calls come from the
+// driver's goroutine, in order.
+type Observer interface {
+	// Recorded is called for every event once it is durable.
+	Recorded(rec events.Recorded, p events.Payload)
+	// TextDelta is called for each piece of assistant text as it streams in.
+	TextDelta(text string)
+}
+
+// NopObserver ignores everything.
+type NopObserver struct{}
+
+func (NopObserver) Recorded(events.Recorded, events.Payload) {}
+func (NopObserver) TextDelta(string)                         {}

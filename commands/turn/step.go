@@ -1,0 +1,365 @@
+package turn
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/domain/transcript"
+	"github.com/zuno-run/zuno/events"
+)
+
+// drive opens the turn and runs provider steps until the model answers without tool calls,
+// the step limit's finalisation is answered, a typed failure ends it, or ctx is cancelled.
+func (r *run) drive(ctx context.Context) (Outcome, error) {
+	if err := r.resolveTools(); err != nil {
+		return Outcome{}, err
+	}
+	msgID := r.req.MessageID
+	if msgID == "" {
+		msgID = r.d.newID()
+	}
+	user, err := session.Decide(&r.sess, session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text})
+	if err != nil {
+		return Outcome{}, err
+	}
+	r.turnID, r.seq = r.d.newID(), 0
+	for _, p := range user {
+		r.sess.Evolve(p)
+	}
+	started := events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID, Agent: r.req.Agent.Name,
+		Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps, ToolCalls: r.req.ToolCalls}
+	if err := r.stage(append(user, started)...); err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{SessionID: r.req.SessionID, TurnID: r.turnID}
+	for {
+		done, err := r.step(ctx, &out)
+		if err != nil {
+			return out, err
+		}
+		if done {
+			return out, nil
+		}
+	}
+}
+
+// resolveTools intersects the agent's allowlist with the runtime's tools.
+func (r *run) resolveTools() error {
+	r.tools = map[string]Tool{}
+	caps := map[string]agent.Capability{}
+	for _, t := range r.req.Tools {
+		name := t.Declaration().Name
+		r.tools[name] = t
+		caps[name] = agent.Capability{Enabled: true, Writes: t.WritesWorkspace()}
+	}
+	names, _ := r.req.Agent.EffectiveTools(caps)
+	var decls []tools.Declaration
+	for _, n := range names {
+		t := r.tools[n]
+		decls = append(decls, t.Declaration())
+		r.decls = append(r.decls, prompt.ToolDecl{Tool: t.Spec(), WritesWorkspace: t.WritesWorkspace()})
+	}
+	reg, err := tools.NewRegistry(decls...)
+	r.registry = reg
+	return err
+}
+
+// step runs one provider request and the tool calls it asks for. It reports done when the turn
+// has finished.
+func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
+	open := r.tr.Open
+	limit := r.req.Agent.Steps
+	finalizing := limit > 0 && open.Steps >= limit
+
+	if ctx.Err() != nil {
+		return true, r.interrupt(ctx, out)
+	}
+	conversation := r.tr.Messages
+	decls := r.decls
+	var final *events.StepLimitFinalization
+	if finalizing {
+		// Tools closed, one host instruction, one text-only request (seeds 002 §8).
+		decls = nil
+		conversation = append(conversation[:len(conversation):len(conversation)],
+			model.Message{Role: model.RoleDeveloper, Text: FinalizationInstruction})
+		sum := sha256.Sum256([]byte(FinalizationInstruction))
+		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
+	}
+	asm, err := prompt.Assemble(prompt.Input{
+		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens,
+		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
+		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates},
+		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
+		Conversation: conversation, Tools: decls,
+	})
+	if err != nil {
+		// Refused before any request: nothing was sent, and the turn ends with the reason.
+		return true, r.finish(ctx, out, events.FinishFailed, errorInfo(err))
+	}
+	receiptID, requestID := r.d.newID(), r.d.newID()
+	receipt := asm.Receipt
+	receipt.Blobs = r.newBlobs(receipt.Blobs)
+	base := events.ProviderRequest{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
+		Step: r.tr.Steps + 1, PromptReceiptID: receiptID, Provider: r.req.ProviderName, Model: r.req.Model.ID,
+		StepLimitFinalization: final}
+	startedReq := base
+	startedReq.Status = events.RequestStarted
+	if err := r.stage(events.PromptAssembled{SessionID: r.req.SessionID, ReceiptID: receiptID, PromptReceipt: receipt}, startedReq); err != nil {
+		return true, err
+	}
+	if err := r.commit(ctx); err != nil {
+		return true, err
+	}
+
+	begun := time.Now()
+	var acc model.Accumulator
+	var streamErr error
+	for ev, err := range r.req.Provider.Stream(ctx, asm.Request) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		acc.Add(ev)
+		if t, ok := ev.(model.TextDelta); ok {
+			r.req.Observer.TextDelta(t.Text)
+		}
+	}
+	resp := acc.Response()
+	if streamErr != nil {
+		failed := base
+		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, errorInfo(streamErr), elapsedMs(begun)
+		if err := r.stage(failed); err != nil {
+			return true, err
+		}
+		if ctx.Err() != nil {
+			return true, r.interrupt(ctx, out)
+		}
+		return true, r.finish(ctx, out, events.FinishFailed, failed.Error)
+	}
+	if finalizing {
+		resp.ToolCalls = nil // tools were closed; a call the model made anyway is not run
+	}
+	completed := base
+	completed.Status, completed.Response, completed.DurationMs = events.RequestCompleted, recordResponse(resp), elapsedMs(begun)
+	if err := r.stage(completed); err != nil {
+		return true, err
+	}
+	out.Text = resp.Text
+	switch {
+	case finalizing:
+		return true, r.finish(ctx, out, events.FinishStepLimit, nil)
+	case len(resp.ToolCalls) == 0:
+		return true, r.finish(ctx, out, events.FinishCompleted, nil)
+	}
+	if err := r.runCalls(ctx, requestID, resp.ToolCalls); err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// newBlobs keeps only the blobs this session's log does not hold yet: a receipt references
+// earlier content by digest, so a long session does not re-record its whole history each step.
+func (r *run) newBlobs(all map[string]string) map[string]string {
+	out := make(map[string]string, len(all))
+	for d, b := range all {
+		if !r.tr.Blobs[d] {
+			out[d] = b
+		}
+	}
+	return out
+}
+
+// runCalls schedules the calls, records blocked ones as results, and runs the groups one after
+// another, the calls of a group in parallel. Starts are durable before execution; results are
+// recorded in model order.
+func (r *run) runCalls(ctx context.Context, requestID string, calls []model.ToolCall) error {
+	validate := func(call model.ToolCall, decl tools.Declaration) (string, error) {
+		return r.tools[decl.Name].Validate(json.RawMessage(call.Arguments))
+	}
+	// The permission gate and the sandbox resolver plug in here (nil allows every call).
+	plan, err := tools.Schedule(r.registry, calls, validate, nil, r.req.ToolCalls)
+	if err != nil {
+		// Duplicate or missing call ids: the calls cannot be answered one to one, so none runs.
+		for _, c := range calls {
+			if err := r.stage(events.ToolBlocked{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
+				CallID: c.ID, Tool: c.Name, Category: string(tools.BlockInvalidArguments), Message: err.Error(),
+				Output: "Blocked (invalid_arguments): " + err.Error()}); err != nil {
+				return err
+			}
+		}
+		return r.commit(ctx)
+	}
+	recorded := make([]bool, len(plan.Entries))
+	block := func(upTo int) error { // record blocked entries before index upTo, in model order
+		for i := 0; i < upTo && i < len(plan.Entries); i++ {
+			e := plan.Entries[i]
+			if e.Blocked == nil || recorded[i] {
+				continue
+			}
+			recorded[i] = true
+			if err := r.stage(blockedEvent(r.req.SessionID, r.turnID, requestID, e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for gi, g := range plan.Groups {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := block(g.Calls[0]); err != nil {
+			return err
+		}
+		for _, ci := range g.Calls {
+			e := plan.Entries[ci]
+			if err := r.stage(events.ToolStarted{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
+				CallID: e.Call.Call.ID, Tool: e.Decl.Name, Action: e.Action, Group: gi,
+				SideEffect: e.Policy.SideEffect.String(), Replay: e.Policy.Replay.String(),
+				Concurrency: e.Policy.Concurrency.String()}); err != nil {
+				return err
+			}
+		}
+		if err := r.commit(ctx); err != nil {
+			return err
+		}
+		results := r.execute(ctx, plan, g)
+		for k, ci := range g.Calls {
+			if err := block(ci); err != nil {
+				return err
+			}
+			e, res := plan.Entries[ci], results[k]
+			if err := r.stage(events.ToolSettled{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
+				CallID: e.Call.Call.ID, Tool: e.Decl.Name, Outcome: string(res.Outcome), ErrorCode: res.ErrorCode,
+				Output: res.Output, Metadata: res.Metadata, DurationMs: res.durationMs}); err != nil {
+				return err
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil // the next step sees the cancellation and settles the rest as cancelled
+	}
+	return block(len(plan.Entries))
+}
+
+type executed struct {
+	tools.Result
+	durationMs int64
+}
+
+// execute runs one group's calls, in parallel when there are several, and returns the results
+// in the group's (model) order.
+func (r *run) execute(ctx context.Context, plan tools.Plan, g tools.Group) []executed {
+	out := make([]executed, len(g.Calls))
+	runOne := func(k int) {
+		e := plan.Entries[g.Calls[k]]
+		begun := time.Now()
+		res := r.tools[e.Decl.Name].Execute(ctx, tools.Invocation{SessionID: r.req.SessionID, CallID: e.Call.Call.ID,
+			Action: e.Action, Arguments: json.RawMessage(e.Call.Call.Arguments)})
+		if !res.Outcome.Valid() || res.Outcome == tools.OutcomeBlocked {
+			res = tools.Result{Outcome: tools.OutcomeError, ErrorCode: "invalid_result",
+				Output: "The tool returned a result without a valid outcome; treat its effect as unknown and inspect the state."}
+		}
+		if res.Output == "" {
+			res.Output = "(no output)"
+		}
+		out[k] = executed{Result: res, durationMs: elapsedMs(begun)}
+	}
+	if len(g.Calls) == 1 {
+		runOne(0)
+		return out
+	}
+	done := make(chan struct{}, len(g.Calls))
+	for k := range g.Calls {
+		go func() { runOne(k); done <- struct{}{} }()
+	}
+	for range g.Calls {
+		<-done
+	}
+	return out
+}
+
+func blockedEvent(sessionID, turnID, requestID string, e tools.Entry) events.ToolBlocked {
+	b := e.Blocked
+	text := "Blocked (" + string(b.Kind) + "): nothing ran. " + b.Message
+	if b.Fix != "" {
+		text += " Fix: " + b.Fix
+	}
+	return events.ToolBlocked{SessionID: sessionID, TurnID: turnID, RequestID: requestID, CallID: e.Call.Call.ID,
+		Tool: e.Call.Call.Name, Category: string(b.Kind), Field: b.Field, Message: b.Message, Fix: b.Fix, Output: text}
+}
+
+// interrupt closes a cancelled turn: calls that never started are settled cancelled, and the
+// turn finishes as interrupted. Nothing is re-run later.
+func (r *run) interrupt(ctx context.Context, out *Outcome) error {
+	if err := r.stage(r.tr.Recover(false)...); err != nil {
+		return err
+	}
+	out.Reason, out.Steps = events.FinishInterrupted, r.stepsSoFar()
+	out.Error = &events.ErrorInfo{Code: transcript.CodeInterrupted, Message: "the run was cancelled", Fix: "continue the session with zuno run --session"}
+	return r.commit(ctx)
+}
+
+func (r *run) stepsSoFar() int {
+	if r.tr.Open != nil {
+		return r.tr.Open.Steps
+	}
+	return 0
+}
+
+func (r *run) finish(ctx context.Context, out *Outcome, reason string, info *events.ErrorInfo) error {
+	open := r.tr.Open
+	fin := events.TurnFinished{SessionID: r.req.SessionID, TurnID: r.turnID, Reason: reason, Steps: open.Steps, Usage: open.Usage, Error: info}
+	if err := r.stage(fin); err != nil {
+		return err
+	}
+	out.Reason, out.Steps, out.Usage, out.Error = reason, fin.Steps, fin.Usage, info
+	return r.commit(ctx)
+}
+
+func recordResponse(resp model.Response) *events.ProviderResponse {
+	out := &events.ProviderResponse{ID: resp.ID, Model: resp.Model, Text: resp.Text,
+		Usage: events.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
+			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens},
+		FinishReason: string(resp.FinishReason), ProviderFinishReason: resp.ProviderFinishReason}
+	for _, c := range resp.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return out
+}
+
+// errorInfo records a typed failure with its code; an untyped one as "unknown".
+func errorInfo(err error) *events.ErrorInfo {
+	var me *model.Error
+	if errors.As(err, &me) {
+		return &events.ErrorInfo{Code: me.Code(), Message: me.Message, Fix: me.Fix, ProviderCode: me.ProviderCode,
+			HTTPStatus: me.Status, RetryAfterMs: me.RetryAfter.Milliseconds()}
+	}
+	var over *prompt.ContextOverflowError
+	if errors.As(err, &over) {
+		return &events.ErrorInfo{Code: over.Code(), Message: over.Error(),
+			Fix: "shorten the input or the AGENTS.md files, or use a model with a larger context window"}
+	}
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return &events.ErrorInfo{Code: de.Code(), Message: de.Message, Fix: de.Fix}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &events.ErrorInfo{Code: transcript.CodeInterrupted, Message: err.Error()}
+	}
+	type coded interface{ Code() string }
+	var c coded
+	if errors.As(err, &c) {
+		return &events.ErrorInfo{Code: c.Code(), Message: err.Error()}
+	}
+	return &events.ErrorInfo{Code: "unknown", Message: err.Error()}
+}

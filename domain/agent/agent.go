@@ -1,0 +1,207 @@
+// Package agent defines the built-in agents (seeds 002 §2): their role prompts, tool
+// allowlists, collaboration mode and optional step limit, and resolves an agent's effective
+// tool set against what the runtime actually has. Tools, permissions and the rest are not
+// repeated in the role prompts: the runtime sections describe the effective capabilities.
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/zuno-run/zuno/domain"
+)
+
+// Mode says where an agent may run.
+type Mode string
+
+const (
+	// Primary agents run a root session (zuno run --agent).
+	Primary Mode = "primary"
+	// Subagent agents only run as delegated children.
+	Subagent Mode = "subagent"
+	// All agents run either way.
+	All Mode = "all"
+)
+
+// Agent is one agent definition.
+type Agent struct {
+	Name        string
+	Mode        Mode
+	Description string
+	// Source is where the definition comes from: "builtin:<name>" or a config file.
+	Source string
+	// Prompt is the English role prompt, the agent_role section.
+	Prompt string
+	// Tools is the exact allowlist; it replaces the default surface rather than extending it.
+	Tools []string
+	// Collaboration is the collaboration mode section ("plan", "work" or "").
+	Collaboration string
+	// ReadOnly agents never receive a tool that writes the workspace.
+	ReadOnly bool
+	// Steps is the explicit limit on tool-capable provider steps; 0 means none (there is no
+	// implicit limit, seeds 002 §8).
+	Steps int
+	// Delegates are the agents task may start from this one.
+	Delegates []string
+}
+
+// Tool names of the core surface.
+const (
+	ToolRead        = "read"
+	ToolGlob        = "glob"
+	ToolGrep        = "grep"
+	ToolWrite       = "write"
+	ToolApplyPatch  = "apply_patch"
+	ToolShell       = "shell"
+	ToolBg          = "bg"
+	ToolReportWrite = "report_write"
+	ToolTask        = "task"
+	ToolPlanUpdate  = "plan_update"
+)
+
+var (
+	readOnlyTools = []string{ToolRead, ToolGlob, ToolGrep, ToolBg, ToolReportWrite}
+	buildTools    = []string{ToolRead, ToolGlob, ToolGrep, ToolWrite, ToolApplyPatch, ToolShell, ToolBg, ToolReportWrite}
+)
+
+const (
+	buildPrompt = "You are build, Zuno's implementation agent. Carry one task end to end in a single lane: " +
+		"understand the relevant code, make the change in the abstraction that owns it, and verify it with " +
+		"the project's own tests or checks. Do not delegate. Keep your final answer short: what changed, " +
+		"the evidence it works, and anything left unverified."
+	deepPrompt = "You are deep, Zuno's debugging agent. Reproduce the problem first. Rank the hypotheses that " +
+		"could explain it and falsify them with observations, tracing the causal chain to the owning " +
+		"abstraction. Fix the root cause, not the symptom, then verify both the original failure and the " +
+		"recovery path. Do not delegate recursively. Report the reproduction, the hypotheses you ruled out, " +
+		"the cause, the fix and the verification."
+	planPrompt = "You are plan, Zuno's planning agent. Stay strictly read-only. Establish the facts by reading " +
+		"the code, make the decisions the task needs, and produce a decision-complete plan: the facts, the " +
+		"decisions and their reasons, interfaces, ordered steps, failure and recovery handling, and " +
+		"acceptance checks. Do not edit product files and do not start the implementation."
+	orchestratorPrompt = "You are orchestrator, Zuno's coordinating agent. Do one clear, independent action " +
+		"yourself. Only for complex work, build a dependency graph and delegate bounded, non-overlapping " +
+		"lanes. You keep integration, conflict resolution and final acceptance in this session."
+	explorerPrompt = "You are explorer, a read-only investigation agent. Find and read what the objective " +
+		"asks about and report it in plain Markdown: Outcome, Evidence (exact files, symbols and lines), " +
+		"what you inspected, and risks or blockers. Separate facts you observed from inferences. Never " +
+		"change files."
+)
+
+// Builtins returns the built-in agents, sorted by name.
+func Builtins() []Agent {
+	all := []Agent{
+		{Name: "build", Mode: Primary, Description: "Implements a task end to end in one lane, without delegating.",
+			Prompt: buildPrompt, Tools: buildTools, Collaboration: "work"},
+		{Name: "deep", Mode: Primary, Description: "Debugs: reproduces, ranks hypotheses, fixes the root cause, verifies recovery.",
+			Prompt: deepPrompt, Tools: buildTools, Collaboration: "work"},
+		{Name: "explorer", Mode: Subagent, Description: "Read-only investigation that reports evidence.",
+			Prompt: explorerPrompt, Tools: readOnlyTools, ReadOnly: true},
+		{Name: "orchestrator", Mode: Primary, Description: "Does clear single actions itself; delegates non-overlapping lanes of complex work.",
+			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), ToolTask), Collaboration: "work",
+			Delegates: []string{"explorer"}},
+		{Name: "plan", Mode: Primary, Description: "Strictly read-only: explores and delivers a decision-complete plan.",
+			Prompt: planPrompt, Tools: readOnlyTools, Collaboration: "plan", ReadOnly: true},
+	}
+	for i := range all {
+		all[i].Source = "builtin:" + all[i].Name
+	}
+	return all
+}
+
+// Names returns the built-in agent names, sorted.
+func Names() []string {
+	var n []string
+	for _, a := range Builtins() {
+		n = append(n, a.Name)
+	}
+	return n
+}
+
+// Override is the user's configuration of one agent (agents.<name> in the config).
+type Override struct {
+	// Steps, when positive, sets the step limit.
+	Steps int `json:"steps,omitempty"`
+	// Tools, when non-nil, replaces the allowlist.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// CodeUnknownAgent is the stable code of an agent name that names no agent.
+const CodeUnknownAgent = "unknown_agent"
+
+// Resolve returns the named agent with its configured override applied. A primary run of a
+// subagent-only agent is refused (primary=true).
+func Resolve(name string, overrides map[string]Override, primary bool) (Agent, error) {
+	for _, a := range Builtins() {
+		if a.Name != name {
+			continue
+		}
+		if primary && a.Mode == Subagent {
+			e := domain.NewError(domain.CodeInvalidArgument, fmt.Sprintf("agent %s only runs as a delegated child", name),
+				"run a primary agent: "+strings.Join(primaryNames(), ", "))
+			e.Field = "agent"
+			return Agent{}, e
+		}
+		if o, ok := overrides[name]; ok {
+			if o.Steps < 0 {
+				e := domain.Invalid(fmt.Sprintf("agents.%s.steps", name), fmt.Sprintf("is %d", o.Steps), "use a positive step limit, or omit it for none")
+				return Agent{}, e
+			}
+			if o.Steps > 0 {
+				a.Steps = o.Steps
+			}
+			if o.Tools != nil {
+				a.Tools = slices.Clone(o.Tools)
+			}
+		}
+		return a, nil
+	}
+	e := domain.NewError(CodeUnknownAgent, fmt.Sprintf("no agent is named %q", name), "use one of: "+strings.Join(Names(), ", "))
+	e.Field, e.ID, e.Valid = "agent", name, Names()
+	return Agent{}, e
+}
+
+func primaryNames() []string {
+	var n []string
+	for _, a := range Builtins() {
+		if a.Mode != Subagent {
+			n = append(n, a.Name)
+		}
+	}
+	return n
+}
+
+// Unavailable is a tool the agent lists but will not get, and why.
+type Unavailable struct {
+	Tool   string `json:"tool"`
+	Reason string `json:"reason"`
+}
+
+// Capability is what a tool offers for the intersection: whether it exists and is enabled,
+// and whether it writes the workspace.
+type Capability struct {
+	Enabled bool
+	Writes  bool
+}
+
+// EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)
+// and returns the tools the agent gets, sorted, and the ones it does not, with the reason.
+func (a Agent) EffectiveTools(runtime map[string]Capability) (tools []string, unavailable []Unavailable) {
+	for _, name := range a.Tools {
+		c, ok := runtime[name]
+		switch {
+		case !ok:
+			unavailable = append(unavailable, Unavailable{name, "not implemented by this runtime"})
+		case !c.Enabled:
+			unavailable = append(unavailable, Unavailable{name, "disabled by the tools config"})
+		case a.ReadOnly && c.Writes:
+			unavailable = append(unavailable, Unavailable{name, "writes the workspace; the agent is read-only"})
+		default:
+			tools = append(tools, name)
+		}
+	}
+	sort.Strings(tools)
+	sort.Slice(unavailable, func(i, j int) bool { return unavailable[i].Tool < unavailable[j].Tool })
+	return slices.Compact(tools), unavailable
+}

@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"encoding/json"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Outcome is how a tool call ended. The values are stable: they are recorded on the settled
+// event and read by forensic SQL.
+type Outcome string
+
+const (
+	// OutcomeCompleted: the tool ran and did what was asked (a command that exited non-zero
+	// still completed; its exit status is in the metadata).
+	OutcomeCompleted Outcome = "completed"
+	// OutcomeError: the tool ran, or tried to, and failed; nothing is left half done (a
+	// refused patch, a file that does not exist, rg missing).
+	OutcomeError Outcome = "error"
+	// OutcomeBlocked: refused before it ran (invalid_arguments, unavailable, denied).
+	OutcomeBlocked Outcome = "blocked"
+	// OutcomeUncertain: it may or may not have had its effect (a partial write, a process lost
+	// to a crash). Never replayed; the model must inspect the real state first.
+	OutcomeUncertain Outcome = "uncertain"
+	// OutcomeCancelled: requested but never started (the run was interrupted first).
+	OutcomeCancelled Outcome = "cancelled"
+)
+
+// Valid reports whether o is one of the outcomes.
+func (o Outcome) Valid() bool {
+	switch o {
+	case OutcomeCompleted, OutcomeError, OutcomeBlocked, OutcomeUncertain, OutcomeCancelled:
+		return true
+	}
+	return false
+}
+
+// Result is what one executed tool call returns: the text the model reads and the typed
+// metadata the runtime, the read models and later reports read. Nothing downstream parses
+// Output to learn a fact that Metadata carries.
+type Result struct {
+	Outcome Outcome
+	// Output is the tool result message shown to the model.
+	Output string
+	// ErrorCode is the stable code of an error or uncertain outcome ("stale_read",
+	// "rg_missing", "uncertain").
+	ErrorCode string
+	Metadata  Metadata
+}
+
+// Metadata is a tool result's typed facts (writtenPaths, outputPaths, withheldOutput,
+// details), in the shape the settled event records.
+type Metadata = events.ToolMetadata
+
+// WithheldOutput is output over a tool_output cap, stored whole as an artifact instead of
+// being cut.
+type WithheldOutput = events.WithheldOutput
+
+// Spec is what the model is shown of a tool: name, description and argument schema.
+type Spec = model.Tool
+
+// Invocation is one validated call handed to a tool's Execute.
+type Invocation struct {
+	SessionID string
+	CallID    string
+	// Action is what Validate returned for these arguments ("" for tools without actions).
+	Action    string
+	Arguments json.RawMessage
+}

@@ -1,0 +1,319 @@
+// Package transcript folds a session stream into what the turn driver needs to continue it:
+// the conversation as the model will see it, the step count, the blobs already recorded, and
+// the turn that is still open. It also holds the transcript's invariants (a call settles only
+// after it was requested and started, one provider request at a time, one turn at a time) and
+// the restart rule that closes a turn a crashed process left open.
+//
+// It is pure: the driver folds each event it appends, so a turn never reloads its history.
+package transcript
+
+import (
+	"fmt"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// CodeTranscriptOrder is the stable code of an event that breaks the transcript's order.
+const CodeTranscriptOrder = "transcript_order"
+
+// CodeTurnOpen is the stable code of a turn started while another is open.
+const CodeTurnOpen = "turn_open"
+
+// State is a session transcript folded from its events.
+type State struct {
+	SessionID string
+	Agent     string
+	// Messages is the conversation, in the order the model is shown it: user messages,
+	// assistant responses, and each response's tool results in the order of its calls.
+	Messages []model.Message
+	// Steps counts provider requests started in the session.
+	Steps int
+	// Blobs are the digests of every prompt blob already recorded in the session, so a new
+	// receipt records only content the log does not hold yet.
+	Blobs map[string]bool
+	// LastReceiptID is the receipt of the latest prompt.
+	LastReceiptID string
+	// Turns counts turns started.
+	Turns int
+	// Open is the turn in progress, nil when none is.
+	Open *Turn
+
+	// results maps a call id whose result is still awaited to its message slot.
+	results map[string]int
+}
+
+// Turn is an open turn.
+type Turn struct {
+	TurnID    string
+	MessageID string
+	Agent     string
+	Steps     int
+	Usage     events.Usage
+	// Request is the provider request started and not yet completed or failed.
+	Request *events.ProviderRequest
+	// Calls are the calls of the turn's latest completed response, in model order.
+	Calls []*Call
+}
+
+// Call is a requested tool call and what the log says happened to it.
+type Call struct {
+	events.ToolCall
+	RequestID string
+	Started   bool
+	Settled   bool
+}
+
+// New returns the state of an empty session.
+func New() *State { return &State{Blobs: map[string]bool{}, results: map[string]int{}} }
+
+// Check reports whether p may be appended next, as a *domain.Error when it may not. The driver
+// checks before it appends, so the log never holds a transcript out of order.
+func (s *State) Check(p events.Payload) error {
+	t := s.Open
+	switch e := p.(type) {
+	case events.TurnStarted:
+		if t != nil {
+			err := domain.NewError(CodeTurnOpen, fmt.Sprintf("turn %s of session %s is still open", t.TurnID, s.SessionID),
+				"wait for it to finish; if its process died, the next run of the session recovers it first")
+			err.ID = t.TurnID
+			return err
+		}
+	case events.ProviderRequest:
+		if t == nil || e.TurnID != t.TurnID {
+			return order("provider request %s outside an open turn", e.RequestID)
+		}
+		if e.Status == events.RequestStarted {
+			if t.Request != nil {
+				return order("provider request %s started while %s is open", e.RequestID, t.Request.RequestID)
+			}
+			for _, c := range t.Calls {
+				if !c.Settled {
+					return order("provider request %s started while call %s has no result", e.RequestID, c.ID)
+				}
+			}
+		} else if t.Request == nil || t.Request.RequestID != e.RequestID {
+			return order("provider request %s settled without being started", e.RequestID)
+		}
+	case events.ToolBlocked:
+		c := s.call(e.CallID)
+		if c == nil || c.Started || c.Settled {
+			return order("call %s blocked but it is not an open requested call", e.CallID)
+		}
+	case events.ToolStarted:
+		c := s.call(e.CallID)
+		if c == nil || c.Started || c.Settled {
+			return order("call %s started but it is not an open requested call", e.CallID)
+		}
+	case events.ToolSettled:
+		c := s.call(e.CallID)
+		if c == nil || c.Settled {
+			return order("call %s settled but it is not an open requested call", e.CallID)
+		}
+		if !c.Started && e.Outcome != string(tools.OutcomeCancelled) {
+			return order("call %s settled without being started", e.CallID)
+		}
+	case events.TurnFinished:
+		if t == nil || t.TurnID != e.TurnID {
+			return order("turn %s finished but it is not open", e.TurnID)
+		}
+		if t.Request != nil {
+			return order("turn %s finished while request %s is open", e.TurnID, t.Request.RequestID)
+		}
+		for _, c := range t.Calls {
+			if !c.Settled {
+				return order("turn %s finished while call %s has no result", e.TurnID, c.ID)
+			}
+		}
+	}
+	return nil
+}
+
+func order(format string, args ...any) *domain.Error {
+	return domain.NewError(CodeTranscriptOrder, fmt.Sprintf(format, args...),
+		"this is a bug in the turn driver: report it with the session id")
+}
+
+func (s *State) call(id string) *Call {
+	if s.Open == nil {
+		return nil
+	}
+	for _, c := range s.Open.Calls {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// Evolve folds one event of the session stream. It accepts values and the pointers the
+// registry decodes into; events of other kinds leave the state alone.
+func (s *State) Evolve(p events.Payload) {
+	if s.Blobs == nil {
+		s.Blobs = map[string]bool{}
+	}
+	if s.results == nil {
+		s.results = map[string]int{}
+	}
+	switch e := p.(type) {
+	case *events.SessionCreated:
+		s.SessionID, s.Agent = e.SessionID, e.Agent
+	case events.SessionCreated:
+		s.SessionID, s.Agent = e.SessionID, e.Agent
+	case *events.UserMessageAppended:
+		s.Evolve(*e)
+	case events.UserMessageAppended:
+		s.Messages = append(s.Messages, model.Message{Role: model.RoleUser, Text: e.Text})
+	case *events.PromptAssembled:
+		s.Evolve(*e)
+	case events.PromptAssembled:
+		for d := range e.Blobs {
+			s.Blobs[d] = true
+		}
+		s.LastReceiptID = e.ReceiptID
+	case *events.TurnStarted:
+		s.Evolve(*e)
+	case events.TurnStarted:
+		s.Turns++
+		s.Open = &Turn{TurnID: e.TurnID, MessageID: e.MessageID, Agent: e.Agent}
+	case *events.ProviderRequest:
+		s.Evolve(*e)
+	case events.ProviderRequest:
+		s.evolveRequest(e)
+	case *events.ToolBlocked:
+		s.Evolve(*e)
+	case events.ToolBlocked:
+		if c := s.call(e.CallID); c != nil {
+			c.Settled = true
+		}
+		s.result(e.CallID, e.Output, true)
+	case *events.ToolStarted:
+		s.Evolve(*e)
+	case events.ToolStarted:
+		if c := s.call(e.CallID); c != nil {
+			c.Started = true
+		}
+	case *events.ToolSettled:
+		s.Evolve(*e)
+	case events.ToolSettled:
+		if c := s.call(e.CallID); c != nil {
+			c.Settled = true
+		}
+		s.result(e.CallID, e.Output, e.Outcome != string(tools.OutcomeCompleted))
+	case *events.TurnFinished:
+		s.Evolve(*e)
+	case events.TurnFinished:
+		s.Open = nil
+	}
+}
+
+func (s *State) evolveRequest(e events.ProviderRequest) {
+	t := s.Open
+	switch e.Status {
+	case events.RequestStarted:
+		s.Steps++
+		if t != nil {
+			t.Steps++
+			r := e
+			t.Request = &r
+			t.Calls = nil
+		}
+	case events.RequestCompleted:
+		if t != nil {
+			t.Request = nil
+		}
+		if e.Response == nil {
+			return
+		}
+		if t != nil {
+			t.Usage = t.Usage.Add(e.Response.Usage)
+		}
+		msg := model.Message{Role: model.RoleAssistant, Text: e.Response.Text}
+		for _, c := range e.Response.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		if msg.Text != "" || len(msg.ToolCalls) > 0 { // providers reject an empty assistant message
+			s.Messages = append(s.Messages, msg)
+		}
+		for _, c := range e.Response.ToolCalls {
+			// Each call's result gets its slot now, so results land in model order whatever
+			// order they settle in.
+			s.results[c.ID] = len(s.Messages)
+			s.Messages = append(s.Messages, model.Message{Role: model.RoleTool, ToolCallID: c.ID})
+			if t != nil {
+				t.Calls = append(t.Calls, &Call{ToolCall: c, RequestID: e.RequestID})
+			}
+		}
+	case events.RequestFailed:
+		if t != nil {
+			t.Request = nil
+		}
+	}
+}
+
+func (s *State) result(callID, output string, isError bool) {
+	i, ok := s.results[callID]
+	if !ok {
+		return
+	}
+	delete(s.results, callID)
+	s.Messages[i].Text, s.Messages[i].IsError = output, isError
+}
+
+// Pending reports whether some call still waits for its result.
+func (s *State) Pending() bool { return len(s.results) > 0 }
+
+// Texts of the results restart recovery records. They are what the model reads next, so they
+// say what to do.
+const (
+	UncertainText = "This call started, but the process running it stopped before its result was recorded. " +
+		"Its effect may or may not have happened, and it will not be run again automatically. Inspect the " +
+		"actual state (read the files, query the system) before deciding whether anything needs doing."
+	CancelledText = "This call was never started: the run was interrupted first. Nothing it asked for happened."
+	// CodeInterrupted is the error code of a request or turn closed by recovery or cancellation.
+	CodeInterrupted = "interrupted"
+)
+
+// Recover returns the events that close a turn a crashed or cancelled run left open, in the
+// order to append them: the open provider request fails as interrupted, every call that
+// started and never settled is settled uncertain, every call that never started is settled
+// cancelled, and the turn finishes as interrupted. Nothing is ever re-run. It returns nil when
+// no turn is open.
+func (s *State) Recover(recovered bool) []events.Payload {
+	t := s.Open
+	if t == nil {
+		return nil
+	}
+	var out []events.Payload
+	if r := t.Request; r != nil {
+		out = append(out, events.ProviderRequest{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: r.RequestID,
+			Step: r.Step, Status: events.RequestFailed, PromptReceiptID: r.PromptReceiptID, Provider: r.Provider,
+			Model: r.Model, StepLimitFinalization: r.StepLimitFinalization,
+			Error: &events.ErrorInfo{Code: CodeInterrupted, Message: "the run stopped before the provider answered"}})
+	}
+	var recs []tools.Recorded
+	byID := map[string]*Call{}
+	for _, c := range t.Calls {
+		recs = append(recs, tools.Recorded{ID: c.ID, Started: c.Started, Settled: c.Settled})
+		byID[c.ID] = c
+	}
+	verdict := tools.Recover(recs)
+	for _, id := range verdict.Uncertain {
+		c := byID[id]
+		out = append(out, events.ToolSettled{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: c.RequestID, CallID: id,
+			Tool: c.Name, Outcome: string(tools.OutcomeUncertain), ErrorCode: string(tools.OutcomeUncertain),
+			Output: UncertainText, Recovered: recovered})
+	}
+	for _, id := range verdict.Cancelled {
+		c := byID[id]
+		out = append(out, events.ToolSettled{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: c.RequestID, CallID: id,
+			Tool: c.Name, Outcome: string(tools.OutcomeCancelled), ErrorCode: CodeInterrupted,
+			Output: CancelledText, Recovered: recovered})
+	}
+	out = append(out, events.TurnFinished{SessionID: s.SessionID, TurnID: t.TurnID, Reason: events.FinishInterrupted,
+		Steps: t.Steps, Usage: t.Usage, Recovered: recovered,
+		Error: &events.ErrorInfo{Code: CodeInterrupted, Message: "the run stopped before the turn finished"}})
+	return out
+}

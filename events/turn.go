@@ -1,0 +1,232 @@
+package events
+
+import "encoding/json"
+
+// Agent turn payloads (session stream). A turn is one user input driven to an answer: turn
+// started → (prompt assembled → provider request started → completed|failed → tool calls
+// blocked | started → settled)* → turn finished. Each step is recorded before anything depends
+// on it, so a crashed run is recovered from the log alone: a call that started and never
+// settled is settled as uncertain, never re-run.
+
+const (
+	TypeTurnStarted     = "session.turn.started.1"
+	TypeProviderRequest = "session.provider.request.1"
+	TypeToolBlocked     = "session.tool.blocked.1"
+	TypeToolStarted     = "session.tool.started.1"
+	TypeToolSettled     = "session.tool.settled.1"
+	TypeTurnFinished    = "session.turn.finished.1"
+)
+
+// TurnStarted opens a turn for one user message.
+type TurnStarted struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	// MessageID is the user message the turn answers.
+	MessageID string `json:"messageId"`
+	Agent     string `json:"agent"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	// StepLimit is the agent's explicit steps limit, 0 when it has none.
+	StepLimit int `json:"stepLimit,omitempty"`
+	// ToolCalls is concurrency.tool_calls for this turn.
+	ToolCalls int `json:"toolCalls"`
+}
+
+func (TurnStarted) EventType() string { return TypeTurnStarted }
+
+// Provider request statuses. Every request is recorded as started before it is sent, then
+// once more as completed or failed; counting "started" counts provider calls.
+const (
+	RequestStarted   = "started"
+	RequestCompleted = "completed"
+	RequestFailed    = "failed"
+)
+
+// ProviderRequest is one provider request at one status.
+type ProviderRequest struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	RequestID string `json:"requestId"`
+	// Step counts the session's provider requests from 1; `zuno debug prompt --step N` finds
+	// the Nth.
+	Step   int    `json:"step"`
+	Status string `json:"status"`
+	// PromptReceiptID names the session.prompt.assembled.1 whose request this is.
+	PromptReceiptID string `json:"promptReceiptID"`
+	Provider        string `json:"provider"`
+	Model           string `json:"model"`
+	// StepLimitFinalization is set on the extra text-only request after the step limit.
+	StepLimitFinalization *StepLimitFinalization `json:"stepLimitFinalization,omitempty"`
+
+	// Set when completed.
+	Response *ProviderResponse `json:"response,omitempty"`
+	// Set when failed.
+	Error *ErrorInfo `json:"error,omitempty"`
+	// DurationMs is the wall time from started to this status (completed/failed only).
+	DurationMs int64 `json:"durationMs,omitempty"`
+}
+
+func (ProviderRequest) EventType() string { return TypeProviderRequest }
+
+// StepLimitFinalization records the host's finalisation of a turn that reached its step limit
+// (seeds 002 §8): the tools were closed and this instruction was added.
+type StepLimitFinalization struct {
+	Limit             int    `json:"limit"`
+	Instruction       string `json:"instruction"`
+	InstructionDigest string `json:"instructionDigest"`
+}
+
+// ProviderResponse is what the model answered.
+type ProviderResponse struct {
+	ID                   string     `json:"id,omitempty"`
+	Model                string     `json:"model,omitempty"`
+	Text                 string     `json:"text,omitempty"`
+	ToolCalls            []ToolCall `json:"toolCalls,omitempty"`
+	Usage                Usage      `json:"usage"`
+	FinishReason         string     `json:"finishReason,omitempty"`
+	ProviderFinishReason string     `json:"providerFinishReason,omitempty"`
+}
+
+// ToolCall is a call the model asked for, its arguments exactly as the model produced them.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Usage is token usage as the provider reported it.
+type Usage struct {
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens,
+		u.CacheReadTokens + o.CacheReadTokens, u.CacheWriteTokens + o.CacheWriteTokens}
+}
+
+// ErrorInfo is a typed failure as recorded: its stable code and the texts people read.
+type ErrorInfo struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	Fix          string `json:"fix,omitempty"`
+	ProviderCode string `json:"providerCode,omitempty"`
+	HTTPStatus   int    `json:"httpStatus,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+// ToolBlocked is a dispatch-blocked call: refused before it ran, so nothing happened. It is
+// also the call's result; no started or settled event follows.
+type ToolBlocked struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	RequestID string `json:"requestId"`
+	CallID    string `json:"callId"`
+	Tool      string `json:"tool"`
+	// Category is invalid_arguments, unavailable or denied.
+	Category string `json:"category"`
+	Field    string `json:"field,omitempty"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
+	// Output is the error result the model reads.
+	Output string `json:"output"`
+}
+
+func (ToolBlocked) EventType() string { return TypeToolBlocked }
+
+// ToolStarted is recorded before a call's execution begins: from here on its effect may have
+// happened, which is what makes an unsettled call uncertain after a crash.
+type ToolStarted struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	RequestID string `json:"requestId"`
+	CallID    string `json:"callId"`
+	Tool      string `json:"tool"`
+	Action    string `json:"action,omitempty"`
+	// Group is the scheduler group the call ran in; calls of one group may overlap.
+	Group int `json:"group"`
+	// SideEffect, Replay and Concurrency are the policy the call was scheduled under.
+	SideEffect  string `json:"sideEffect"`
+	Replay      string `json:"replay"`
+	Concurrency string `json:"concurrency"`
+}
+
+func (ToolStarted) EventType() string { return TypeToolStarted }
+
+// ToolSettled is a call's result: completed, error, uncertain or cancelled.
+type ToolSettled struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	RequestID string `json:"requestId"`
+	CallID    string `json:"callId"`
+	Tool      string `json:"tool"`
+	Outcome   string `json:"outcome"`
+	ErrorCode string `json:"errorCode,omitempty"`
+	// Output is the result the model reads.
+	Output   string       `json:"output"`
+	Metadata ToolMetadata `json:"metadata,omitzero"`
+	// Recovered marks a settlement made by restart recovery rather than by the execution.
+	Recovered  bool  `json:"recovered,omitempty"`
+	DurationMs int64 `json:"durationMs,omitempty"`
+}
+
+func (ToolSettled) EventType() string { return TypeToolSettled }
+
+// ToolMetadata is a tool result's typed facts, under the keys the seeds name, so every
+// consumer (changed-path reports, freshness marks, clients) reads one vocabulary instead of
+// parsing the output text.
+type ToolMetadata struct {
+	// WrittenPaths are the workspace paths the call observably wrote (root-relative).
+	WrittenPaths []string `json:"writtenPaths,omitempty"`
+	// OutputPaths are artifacts holding output withheld from the model's context.
+	OutputPaths []string `json:"outputPaths,omitempty"`
+	// WithheldOutput describes withheld output so a client can offer read-back without
+	// parsing the notice.
+	WithheldOutput *WithheldOutput `json:"withheldOutput,omitempty"`
+	// Details are the tool's own facts (exit code, read credential, report receipt).
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+// WithheldOutput is output over a tool_output cap, stored whole as an artifact, never cut.
+type WithheldOutput struct {
+	// Path is the artifact; `bg action=artifact outputPath=<Path>` reads it back.
+	Path string `json:"path"`
+	// Bytes and Lines are the measured size of the output.
+	Bytes int64 `json:"bytes"`
+	Lines int   `json:"lines"`
+	// Limit is the cap crossed first: "max_bytes" or "max_lines".
+	Limit    string `json:"limit"`
+	MaxBytes int    `json:"maxBytes"`
+	MaxLines int    `json:"maxLines"`
+}
+
+// Turn finish reasons.
+const (
+	// FinishCompleted: the model answered without asking for tools.
+	FinishCompleted = "completed"
+	// FinishStepLimit: the step limit was reached and the finalisation request answered.
+	FinishStepLimit = "step_limit"
+	// FinishFailed: a typed failure ended the turn (provider error, context overflow).
+	FinishFailed = "failed"
+	// FinishInterrupted: the run was cancelled, or the process died and a later run
+	// recovered the turn.
+	FinishInterrupted = "interrupted"
+)
+
+// TurnFinished closes a turn.
+type TurnFinished struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	Reason    string `json:"reason"`
+	// Steps is how many provider requests the turn made.
+	Steps int        `json:"steps"`
+	Usage Usage      `json:"usage"`
+	Error *ErrorInfo `json:"error,omitempty"`
+	// Recovered marks a turn closed by restart recovery.
+	Recovered bool `json:"recovered,omitempty"`
+}
+
+func (TurnFinished) EventType() string { return TypeTurnFinished }
