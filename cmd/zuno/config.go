@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zuno-run/zuno/domain/agent"
 )
 
 // config says where Zuno keeps its state. Each key comes from the environment, else from the
@@ -21,6 +23,29 @@ type config struct {
 	// BusURL sends commands over a durable bus on Postgres (postgres://…) to `zuno worker`
 	// processes, instead of handling them in process; ZUNO_BUS_URL.
 	BusURL string `json:"bus_url"`
+
+	// Model is what `zuno run` uses without --model: openai/<model>, anthropic/<model> or
+	// scripted:<file>; ZUNO_MODEL.
+	Model string `json:"model"`
+	// ContextWindow is the model's input limit in tokens when the provider does not say (0:
+	// unknown, the provider has the last word).
+	ContextWindow int64 `json:"context_window"`
+	MaxTokens     int   `json:"max_tokens"`
+	// Agents configures agents by name (agents.build.steps).
+	Agents map[string]agent.Override `json:"agents"`
+	// Tools enables or disables tools by name; availability, not authorisation.
+	Tools       map[string]bool   `json:"tools"`
+	Concurrency concurrencyConfig `json:"concurrency"`
+	ToolOutput  toolOutputConfig  `json:"tool_output"`
+}
+
+type concurrencyConfig struct {
+	ToolCalls int `json:"tool_calls"`
+}
+
+type toolOutputConfig struct {
+	MaxBytes int `json:"max_bytes"`
+	MaxLines int `json:"max_lines"`
 }
 
 // configFile is $ZUNO_CONFIG, else zuno/config.json under the user's config directory.
@@ -66,13 +91,13 @@ func loadConfig() (config, error) {
 			dec := json.NewDecoder(strings.NewReader(string(b)))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&c); err != nil {
-				return c, &configError{fmt.Sprintf("%s: %v (keys: db, eventstore_url, readmodel_url, bus_url)", path, err)}
+				return c, &configError{fmt.Sprintf("%s: %v (keys: db, eventstore_url, readmodel_url, bus_url, model, context_window, max_tokens, agents, tools, concurrency, tool_output)", path, err)}
 			}
 		}
 	}
 	for env, field := range map[string]*string{
 		"ZUNO_DB": &c.DB, "ZUNO_EVENTSTORE_URL": &c.EventStoreURL, "ZUNO_READMODEL_URL": &c.ReadModelURL,
-		"ZUNO_BUS_URL": &c.BusURL,
+		"ZUNO_BUS_URL": &c.BusURL, "ZUNO_MODEL": &c.Model,
 	} {
 		if v := os.Getenv(env); v != "" {
 			*field = v
@@ -80,6 +105,12 @@ func loadConfig() (config, error) {
 	}
 	if c.DB == "" {
 		c.DB = defaultDB()
+	}
+	if n := c.Concurrency.ToolCalls; n != 0 && (n < 1 || n > 64) {
+		return c, &configError{fmt.Sprintf("concurrency.tool_calls is %d: use 1..64 (1 runs tool calls one at a time)", n)}
+	}
+	if c.ToolOutput.MaxBytes < 0 || c.ToolOutput.MaxLines < 0 {
+		return c, &configError{"tool_output.max_bytes and max_lines must be positive (defaults 51200 and 2000)"}
 	}
 	if u := c.EventStoreURL; u != "" && !isPostgres(u) && !strings.HasPrefix(u, "esdb://") && !strings.HasPrefix(u, "esdb+discover://") {
 		return c, &configError{fmt.Sprintf("ZUNO_EVENTSTORE_URL %q: want postgres://… or esdb://…, or unset it for the embedded SQLite store", u)}

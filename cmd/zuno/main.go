@@ -73,7 +73,7 @@ readmodel_url) in the JSON config file at $ZUNO_CONFIG or ~/.config/zuno/config.
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
-		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd())
+		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd())
 	return root
 }
 

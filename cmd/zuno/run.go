@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zuno-run/zuno/adapters/provider"
+	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+func newRunCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [--format json] [--model M] [--agent A] [--title T] [--session S] PROMPT",
+		Short: "Run an agent turn: a new session, or the next turn of --session",
+		Long: `Runs one agent turn on PROMPT in the current directory (or --dir) and records every step.
+
+Models: openai/<model> (OPENAI_API_KEY, OPENAI_BASE_URL), anthropic/<model>
+(ANTHROPIC_API_KEY), or scripted:<file>, a recorded list of model turns. Default: model
+in the config file or ZUNO_MODEL.
+
+Human output streams the answer and one line per tool call with its outcome. --format json
+prints every recorded event as one JSON line, each with the session id.
+An interrupted run (Ctrl-C, or a killed process) is recorded; the next run of the session
+settles calls that were cut short as uncertain and never re-runs them.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, _ := cmd.Flags().GetString("format")
+			if format != "json" && format != "text" {
+				return usagef("--format %q: use text or json", format)
+			}
+			text := args[0]
+			if strings.TrimSpace(text) == "" {
+				return usagef("PROMPT is empty: say what the agent should do")
+			}
+			return withApp(cmd, func(ctx context.Context, a *app) error {
+				return runTurn(ctx, cmd, a, format, text)
+			})
+		},
+	}
+	cmd.Flags().String("format", "text", "output format: text or json (one event per line)")
+	cmd.Flags().String("model", "", "openai/<model>, anthropic/<model> or scripted:<file>")
+	cmd.Flags().String("agent", "", "agent: build (default), deep, plan or orchestrator")
+	cmd.Flags().String("title", "", "title of the new session (default: the prompt's first line)")
+	cmd.Flags().String("session", "", "continue this session (ses_…) instead of creating one")
+	cmd.Flags().String("dir", "", "workspace directory the tools work in (default: the current directory)")
+	return cmd
+}
+
+func runTurn(ctx context.Context, cmd *cobra.Command, a *app, format, text string) error {
+	modelFlag, _ := cmd.Flags().GetString("model")
+	agentName, _ := cmd.Flags().GetString("agent")
+	title, _ := cmd.Flags().GetString("title")
+	sessionID, _ := cmd.Flags().GetString("session")
+	dir, _ := cmd.Flags().GetString("dir")
+	if modelFlag == "" {
+		modelFlag = a.cfg.Model
+	}
+	choice, err := parseModel(modelFlag)
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	if sessionID != "" && title != "" {
+		return usagef("--title names a new session; to rename one use zuno session title")
+	}
+	prov, err := provider.Open(choice.Spec)
+	if err != nil {
+		return err
+	}
+
+	if sessionID == "" {
+		if agentName == "" {
+			agentName = "build"
+		}
+		if _, err := agent.Resolve(agentName, a.cfg.Agents, true); err != nil {
+			return err
+		}
+		if title == "" {
+			title = defaultTitle(text)
+		}
+		sessionID = newID("ses_")
+		if _, err := a.send(ctx, &commands.CreateSession{Meta: commandMeta(cmd, sessionID),
+			Create: session.Create{SessionID: sessionID, Title: title, Agent: agentName, Directory: dir}}); err != nil {
+			return err
+		}
+	} else if agentName == "" {
+		agentName, err = sessionAgent(ctx, a, sessionID)
+		if err != nil {
+			return err
+		}
+	}
+	ag, err := agent.Resolve(agentName, a.cfg.Agents, true)
+	if err != nil {
+		return err
+	}
+
+	rt, err := newRuntimeTools(a.cfg, dir, sessionID)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	global, project, err := instructionFiles(dir)
+	if err != nil {
+		return fmt.Errorf("read AGENTS.md: %w", err)
+	}
+	obs := newRunObserver(cmd.OutOrStdout(), format, sessionID)
+	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}}
+	out, err := driver.Run(ctx, turn.Request{
+		SessionID: sessionID, MessageID: newID("msg_"), Text: text, Agent: ag,
+		Provider: prov, ProviderName: choice.Name,
+		Model:     model.ModelInfo{ID: choice.Model, ContextWindow: a.cfg.ContextWindow},
+		MaxTokens: a.cfg.MaxTokens, Tools: rt.tools, ToolCalls: a.cfg.Concurrency.ToolCalls,
+		GlobalAgents: global, ProjectAgents: project, Observer: obs,
+	})
+	// Bring the read models up to the turn's events whatever happened, so zuno db and
+	// zuno debug prompt see it (read-your-writes).
+	if _, cerr := a.runner.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = fmt.Errorf("turn recorded, but the read models did not catch up: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	obs.summary(out)
+	return out.Err()
+}
+
+// defaultTitle is the prompt's first line, shortened.
+func defaultTitle(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:77]) + "..."
+	}
+	return line
+}
+
+// sessionAgent is the agent a session was created with.
+func sessionAgent(ctx context.Context, a *app, sessionID string) (string, error) {
+	recs, err := a.store.ReadStream(ctx, commands.SessionStream(sessionID), 0, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(recs) == 0 {
+		return "", &notFoundError{fmt.Sprintf("session %s does not exist; list sessions with zuno session list", sessionID)}
+	}
+	p, err := a.registry.Decode(recs[0])
+	if err != nil {
+		return "", err
+	}
+	created, ok := p.(*events.SessionCreated)
+	if !ok {
+		return "", fmt.Errorf("session %s: first event is %s, not %s", sessionID, recs[0].Type, events.TypeSessionCreated)
+	}
+	return created.Agent, nil
+}
+
+// runtimeTools is the tool surface of one session's run: the core tools and bg, with the
+// tools config applied.
+type runtimeTools struct {
+	tools []turn.Tool
+	bg    *bg.Manager
+}
+
+func (r *runtimeTools) Close() error { return r.bg.Close() }
+
+// dataDir is where Zuno keeps files beside its database: artifacts and background output.
+func dataDir(cfg config) string { return filepath.Dir(cfg.DB) }
+
+func newRuntimeTools(cfg config, dir, sessionID string) (*runtimeTools, error) {
+	artifacts := filepath.Join(dataDir(cfg), "artifacts", sessionID)
+	mgr, err := bg.NewManager(filepath.Join(dataDir(cfg), "bg", sessionID), bg.WithArtifactRoots(artifacts))
+	if err != nil {
+		return nil, err
+	}
+	set, err := toolset.New(toolset.Config{Root: dir, ArtifactDir: artifacts, SessionID: sessionID,
+		MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr}})
+	if err != nil {
+		mgr.Close()
+		return nil, err
+	}
+	all := []turn.Tool{}
+	for _, t := range set.Tools() {
+		all = append(all, t)
+	}
+	all = append(all, bg.NewTool(mgr))
+	rt := &runtimeTools{bg: mgr}
+	var decls []tools.Declaration
+	for _, t := range all {
+		decls = append(decls, t.Declaration())
+	}
+	reg, err := tools.NewRegistry(decls...)
+	if err == nil {
+		reg, err = reg.Configure(cfg.Tools)
+	}
+	if err != nil {
+		mgr.Close()
+		return nil, &configError{fmt.Sprintf("tools: %v", err)}
+	}
+	enabled := map[string]bool{}
+	for _, d := range reg.Enabled() {
+		enabled[d.Name] = true
+	}
+	for _, t := range all {
+		if enabled[t.Declaration().Name] {
+			rt.tools = append(rt.tools, t)
+		}
+	}
+	return rt, nil
+}
+
+// backgroundStarter lets the shell tool's background option start bg tasks.
+type backgroundStarter struct{ m *bg.Manager }
+
+func (b backgroundStarter) StartBackground(ctx context.Context, req toolset.BackgroundRequest) (string, error) {
+	info, err := b.m.Start(ctx, bg.StartRequest{Command: req.Command, Dir: req.Dir, ExitPolicy: req.ExitPolicy,
+		SessionID: req.SessionID, CallID: req.CallID})
+	return info.ID, err
+}
+
+// runObserver prints a turn as it happens.
+type runObserver struct {
+	w         io.Writer
+	json      bool
+	sessionID string
+	enc       *json.Encoder
+	midLine   bool
+}
+
+func newRunObserver(w io.Writer, format, sessionID string) *runObserver {
+	return &runObserver{w: w, json: format == "json", sessionID: sessionID, enc: json.NewEncoder(w)}
+}
+
+type runEventLine struct {
+	SessionID string          `json:"sessionId"`
+	Position  uint64          `json:"position"`
+	Revision  uint64          `json:"revision"`
+	Type      string          `json:"type"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
+	if o.json {
+		o.enc.Encode(runEventLine{SessionID: o.sessionID, Position: rec.Position, Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
+		return
+	}
+	switch e := p.(type) {
+	case events.ToolSettled:
+		o.line(fmt.Sprintf("· %s %s → %s%s", e.Tool, e.CallID, e.Outcome, codeSuffix(e.ErrorCode, e.Outcome)))
+	case events.ToolBlocked:
+		o.line(fmt.Sprintf("· %s %s → blocked (%s): %s", e.Tool, e.CallID, e.Category, e.Message))
+	case events.ProviderRequest:
+		if e.Status == events.RequestFailed && e.Error != nil {
+			o.line(fmt.Sprintf("! provider request %d failed: %s: %s", e.Step, e.Error.Code, e.Error.Message))
+		}
+		if e.Status == events.RequestStarted && e.StepLimitFinalization != nil {
+			o.line(fmt.Sprintf("· step limit %d reached: tools closed, asking for a final summary", e.StepLimitFinalization.Limit))
+		}
+	}
+}
+
+func codeSuffix(code, outcome string) string {
+	if code == "" || code == outcome {
+		return ""
+	}
+	return " (" + code + ")"
+}
+
+func (o *runObserver) TextDelta(text string) {
+	if o.json || text == "" {
+		return
+	}
+	fmt.Fprint(o.w, text)
+	o.midLine = !strings.HasSuffix(text, "\n")
+}
+
+func (o *runObserver) line(s string) {
+	if o.midLine {
+		fmt.Fprintln(o.w)
+		o.midLine = false
+	}
+	fmt.Fprintln(o.w, s)
+}
+
+func (o *runObserver) summary(out turn.Outcome) {
+	if o.json {
+		return
+	}
+	o.line(fmt.Sprintf("\n[session %s · %s · %d provider request%s · tokens in %d out %d]", out.SessionID, out.Reason, out.Steps,
+		plural(out.Steps), out.Usage.InputTokens, out.Usage.OutputTokens))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
