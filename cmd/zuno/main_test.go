@@ -26,6 +26,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: onPostgres(false),
+		Cmds:      scriptCmds,
 	})
 }
 
@@ -53,5 +54,6 @@ func TestScriptsPostgres(t *testing.T) {
 			return nil
 		},
 		Condition: onPostgres(true),
+		Cmds:      scriptCmds,
 	})
 }

@@ -1,0 +1,61 @@
+package bg
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Stable error codes. They reach the model's tool results, so they never
+// change meaning.
+const (
+	// CodeInvalidArguments: the request itself is wrong (a cursor past the
+	// end, a path outside the artifact roots, an empty command).
+	CodeInvalidArguments = "invalid_arguments"
+	// CodeNotFound: no task has that id, or no artifact is at that path.
+	CodeNotFound = "not_found"
+	// CodeUnavailable: the manager is closed, bash is missing, or a log file
+	// can no longer be read.
+	CodeUnavailable = "unavailable"
+	// CodeExecFailed: the command could not be started.
+	CodeExecFailed = "exec_failed"
+)
+
+// Error is a typed failure of a Manager call. Message is read by models, so
+// it says what to do next, not only what went wrong.
+type Error struct {
+	Code    string
+	Field   string // the argument at fault ("cursor", "taskID", "outputPath"), if any
+	Message string
+	Err     error // the underlying cause, if any
+}
+
+func (e *Error) Error() string {
+	s := "bg: " + e.Code
+	if e.Field != "" {
+		s += ": " + e.Field
+	}
+	s += ": " + e.Message
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// CodeOf returns the Code of a *Error in err's chain, or "".
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func invalid(field, format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidArguments, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(field, format string, args ...any) *Error {
+	return &Error{Code: CodeNotFound, Field: field, Message: fmt.Sprintf(format, args...)}
+}

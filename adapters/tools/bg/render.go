@@ -1,0 +1,88 @@
+package bg
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// renderWindow is a one-line header of the window's facts, then its bytes
+// exactly as read.
+func renderWindow(action string, w Window, interrupted bool) string {
+	var b strings.Builder
+	b.WriteString("[bg ")
+	b.WriteString(action)
+	b.WriteByte(' ')
+	if w.TaskID != "" {
+		b.WriteString(w.TaskID)
+	} else {
+		b.WriteString(strconv.Quote(w.OutputPath))
+	}
+	if w.Status != "" {
+		fmt.Fprintf(&b, " status=%s", w.Status)
+		if w.ExitCode != nil {
+			fmt.Fprintf(&b, " exitCode=%d", *w.ExitCode)
+		}
+		if w.Signal != "" {
+			fmt.Fprintf(&b, " signal=%s", w.Signal)
+		}
+	}
+	fmt.Fprintf(&b, " windowFrom=%d cursor=%d bytes=%d hasMore=%t hasEarlier=%t totalWritten=%d fromDisk=%t",
+		w.WindowFrom, w.Cursor, w.Bytes, w.HasMore, w.HasEarlier, w.TotalWritten, w.FromDisk)
+	if interrupted {
+		b.WriteString(" waitInterrupted=true")
+	}
+	b.WriteString("]\n")
+	if w.Bytes == 0 {
+		b.WriteString("(no bytes in this window)")
+	} else {
+		b.WriteString(w.Text)
+	}
+	return b.String()
+}
+
+func renderList(list []TaskInfo) string {
+	if len(list) == 0 {
+		return "no background tasks"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d background task(s), oldest first:", len(list))
+	for _, t := range list {
+		b.WriteString("\n")
+		b.WriteString(taskLine(t))
+	}
+	return b.String()
+}
+
+func renderCancel(t TaskInfo) string {
+	return "[bg cancel] " + taskLine(t) + "\nread its output with action output"
+}
+
+func taskLine(t TaskInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s status=%s", t.ID, t.Status)
+	if t.ExitCode != nil {
+		fmt.Fprintf(&b, " exitCode=%d", *t.ExitCode)
+	}
+	if t.Signal != "" {
+		fmt.Fprintf(&b, " signal=%s", t.Signal)
+	}
+	fmt.Fprintf(&b, " totalWritten=%d started=%s", t.TotalWritten, t.Started.UTC().Format(time.RFC3339))
+	if t.Ended != nil {
+		fmt.Fprintf(&b, " ended=%s", t.Ended.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(&b, " dir=%s command=%s", strconv.Quote(t.Dir), strconv.Quote(clip(t.Command, 200)))
+	return b.String()
+}
+
+// clip shortens s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,248 @@
+package bg
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell"
+)
+
+// task is one background command. Its output flows pipe → log file → ring;
+// a byte counts as written (total) only after it is in both, so every offset
+// below total can be served from the ring or, if older, from the file.
+type task struct {
+	id        string
+	seq       uint64
+	sessionID string
+	callID    string
+	command   string
+	dir       string
+	logPath   string
+	started   time.Time
+	pgid      int
+	grace     time.Duration
+
+	cmd *exec.Cmd
+	log *os.File // write side; readers open the path themselves
+
+	exited chan struct{} // closed when the leader (bash) has been waited for
+	done   chan struct{} // closed when the task is settled: status final, output drained
+
+	mu           sync.Mutex
+	ring         *ring
+	diskEnd      int64 // bytes known to be in the log file
+	diskErr      error // first log write error; later bytes stay in the ring only
+	leaderExited bool
+	stopReason   Status // StatusCancelled or StatusKilled once Zuno signalled a live leader
+	status       Status
+	ended        time.Time
+	exitCode     *int
+	signal       string
+	detached     bool
+}
+
+// write records one chunk of output. The file comes first so that any offset
+// a reader sees below total is already readable from disk.
+func (t *task) write(p []byte) {
+	t.mu.Lock()
+	failed := t.diskErr != nil
+	t.mu.Unlock()
+	var werr error
+	if !failed {
+		_, werr = t.log.Write(p)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !failed && werr == nil {
+		t.diskEnd += int64(len(p))
+	} else if werr != nil {
+		// Stop writing to the file at the first failure: a hole would
+		// misalign every later offset.
+		t.diskErr = werr
+	}
+	t.ring.write(p)
+}
+
+// pump copies the combined output until EOF or until the pipe is closed.
+func (t *task) pump(pr *os.File, readDone chan<- struct{}) {
+	defer close(readDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := pr.Read(buf)
+		if n > 0 {
+			t.write(buf[:n])
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				t.mu.Lock()
+				if t.diskErr == nil {
+					t.diskErr = err
+				}
+				t.mu.Unlock()
+			}
+			return
+		}
+	}
+}
+
+// monitor waits for the leader, reaps the rest of the group (no orphans, as
+// for a foreground shell call), drains the output and settles the status.
+func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
+	_ = t.cmd.Wait()
+	t.mu.Lock()
+	t.leaderExited = true
+	t.mu.Unlock()
+	close(t.exited)
+
+	shell.ReapGroup(t.pgid, t.grace)
+
+	detached := false
+	select {
+	case <-readDone:
+	case <-time.After(t.grace + time.Second):
+		// A process that left the group still holds the pipe open.
+		detached = true
+		_ = pr.Close()
+		<-readDone
+	}
+	_ = pr.Close()
+	_ = t.log.Close()
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.detached = detached
+	t.ended = time.Now()
+	if ps := t.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				code := ws.ExitStatus()
+				t.exitCode = &code
+			case ws.Signaled():
+				t.signal = shell.SignalName(ws.Signal())
+			}
+		}
+	}
+	// A signal Zuno did not send (the OOM killer, the command's own kill)
+	// is the command's own fate: exited, with Signal set.
+	t.status = StatusExited
+	if t.stopReason != "" {
+		t.status = t.stopReason
+	}
+	close(t.done)
+}
+
+// stop signals a live task's group (TERM, KILL after grace) and waits until
+// it is settled. On a task whose leader already exited it only waits: its
+// own status stands.
+func (t *task) stop(reason Status) {
+	t.mu.Lock()
+	live := !t.leaderExited
+	if live && t.stopReason == "" {
+		t.stopReason = reason
+	}
+	t.mu.Unlock()
+	if live {
+		_ = syscall.Kill(-t.pgid, syscall.SIGTERM)
+		timer := time.NewTimer(t.grace)
+		select {
+		case <-t.exited:
+		case <-timer.C:
+			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+			<-t.exited
+		}
+		timer.Stop()
+	}
+	<-t.done
+}
+
+// info is a snapshot of the task for List and Cancel.
+func (t *task) info() TaskInfo {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ti := TaskInfo{
+		ID: t.id, SessionID: t.sessionID, CallID: t.callID,
+		Command: t.command, Dir: t.dir, LogPath: t.logPath,
+		Status: t.statusLocked(), Started: t.started,
+		TotalWritten: t.ring.total, ExitCode: t.exitCode, Signal: t.signal,
+		OutputDetached: t.detached,
+	}
+	if !t.ended.IsZero() {
+		e := t.ended
+		ti.Ended = &e
+	}
+	return ti
+}
+
+func (t *task) statusLocked() Status {
+	if t.status == "" {
+		return StatusRunning
+	}
+	return t.status
+}
+
+// window reads one window of the task's output. The plan and a ring read
+// happen under one lock, so the ring cannot move under the copy; a disk read
+// happens outside it, which is safe because the file only grows and every
+// byte below the planned end is already in it.
+func (t *task) window(cursor *int64, limit int) (Window, error) {
+	t.mu.Lock()
+	s, err := plan(cursor, limit, t.ring.total, true)
+	if err != nil {
+		t.mu.Unlock()
+		return Window{}, err
+	}
+	status := t.statusLocked()
+	exitCode, signal := t.exitCode, t.signal
+	var data []byte
+	fromDisk := s.from < t.ring.start()
+	if !fromDisk {
+		data = t.ring.read(s.from, s.end)
+	} else if s.end > t.diskEnd {
+		derr := t.diskErr
+		t.mu.Unlock()
+		return Window{}, &Error{Code: CodeUnavailable, Field: "cursor",
+			Message: "these bytes are no longer in memory and the log file could not record them; read from a cursor at or after the memory window (omit cursor for the latest window)",
+			Err:     derr}
+	}
+	t.mu.Unlock()
+
+	if fromDisk {
+		data, err = readFileRange(t.logPath, s.from, s.end)
+		if err != nil {
+			return Window{}, &Error{Code: CodeUnavailable, Field: "cursor",
+				Message: "the task's log file could not be read; omit cursor for the latest window, which is kept in memory", Err: err}
+		}
+	}
+	w := settle(s, data, status == StatusRunning)
+	w.TaskID, w.FromDisk = t.id, fromDisk
+	w.Status, w.ExitCode, w.Signal = status, exitCode, signal
+	return w, nil
+}
+
+// readFileRange reads exactly [from, end) of the file at path.
+func readFileRange(path string, from, end int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readRange(f, from, end)
+}
+
+func readRange(f *os.File, from, end int64) ([]byte, error) {
+	buf := make([]byte, end-from)
+	n, err := f.ReadAt(buf, from)
+	if n == len(buf) {
+		return buf, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, err
+}

@@ -1,0 +1,164 @@
+package bg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+// Name is the tool's name as the model calls it.
+const Name = "bg"
+
+// Tool is the bg tool over one Manager: read-back of background output and
+// withheld artifacts, list, wait and cancel.
+type Tool struct {
+	m *Manager
+}
+
+// NewTool binds the bg tool to m.
+func NewTool(m *Manager) *Tool { return &Tool{m: m} }
+
+// The bg tool is mixed (seeds 000, 副作用分类): reading is ReadOnly, may be
+// retried and may overlap; cancel changes the world and keeps the strictest
+// policy. An unknown action has no row and fails closed in PolicyFor.
+var policies = map[string]tools.Policy{
+	ActionList:     readOnly,
+	ActionOutput:   readOnly,
+	ActionWait:     readOnly,
+	ActionArtifact: readOnly,
+	ActionCancel:   {SideEffect: tools.SideEffecting, Replay: tools.Never, Concurrency: tools.Exclusive},
+}
+
+var readOnly = tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}
+
+// Declaration is bg, classified per call by its action.
+func (t *Tool) Declaration() tools.Declaration {
+	return tools.Declaration{Name: Name, Classify: tools.ByAction(policies)}
+}
+
+// WritesWorkspace is false: bg reads output and stops processes; it edits no
+// file.
+func (t *Tool) WritesWorkspace() bool { return false }
+
+// Spec is what the model is shown.
+func (t *Tool) Spec() tools.Spec {
+	return tools.Spec{Name: Name, Description: description, Schema: json.RawMessage(schema)}
+}
+
+const description = `Background commands and output read-back, one bounded window at a time.
+action=list: every background task with its status.
+action=output: a window of a task's output; without cursor, the latest window (the tail).
+action=wait: wait up to timeoutMs (default 30000, max 600000) for the task to end, then return a window like output.
+action=cancel: stop the task and its whole process group.
+action=artifact: read withheld output at outputPath (from a tool result's notice); without cursor, from byte 0.
+cursor is an absolute byte offset: to read on, pass back the cursor a window returned (hasMore says bytes follow); windowFrom says where a window starts (hasEarlier: bytes precede it). limit is the window size in bytes (default 16384, max 51200; larger is clamped). Reading back never re-runs a command.`
+
+const schema = `{
+  "type": "object",
+  "properties": {
+    "action": {"type": "string", "enum": ["list", "output", "wait", "artifact", "cancel"], "description": "What to do."},
+    "taskID": {"type": "string", "description": "The background task (output, wait, cancel)."},
+    "outputPath": {"type": "string", "description": "The withheld-output artifact path (artifact)."},
+    "cursor": {"type": "integer", "minimum": 0, "description": "Absolute byte offset where the window starts."},
+    "limit": {"type": "integer", "description": "Window size in bytes: default 16384, clamped to 51200."},
+    "timeoutMs": {"type": "integer", "minimum": 0, "description": "How long wait waits: default 30000, at most 600000."}
+  },
+  "required": ["action"],
+  "additionalProperties": false
+}`
+
+// Validate decodes args strictly and returns the action that classifies the
+// call. A refusal is a *domain.Error naming the field and saying what to send;
+// action is "" then.
+func (t *Tool) Validate(raw json.RawMessage) (string, error) {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return "", err
+	}
+	return a.Action, nil
+}
+
+// Execute runs one validated call. It never returns a Go error: a refusal
+// is OutcomeError with the manager's stable code. The window is already
+// bounded, so its text is never subjected to the output caps again.
+func (t *Tool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	a, err := parseArgs(inv.Arguments)
+	if err != nil {
+		return blocked(err)
+	}
+	if inv.Action != "" && inv.Action != a.Action {
+		return blocked(domain.Invalid("action", "the invocation's action "+inv.Action+" differs from the arguments' "+a.Action,
+			"validate the arguments again"))
+	}
+	switch a.Action {
+	case ActionList:
+		list := t.m.List()
+		return completed(renderList(list), struct {
+			Tasks []TaskInfo `json:"tasks"`
+		}{list})
+	case ActionOutput:
+		w, err := t.m.Output(a.TaskID, a.Cursor, a.Limit)
+		if err != nil {
+			return failed(err)
+		}
+		return windowResult(ActionOutput, w, false)
+	case ActionWait:
+		w, err := t.m.Wait(ctx, a.TaskID, a.Timeout, a.Cursor, a.Limit)
+		interrupted := false
+		if err != nil {
+			if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+				return failed(err)
+			}
+			interrupted = true // the read itself is sound; only the wait was cut short
+		}
+		return windowResult(ActionWait, w, interrupted)
+	case ActionArtifact:
+		w, err := t.m.ReadArtifact(a.OutputPath, a.Cursor, a.Limit)
+		if err != nil {
+			return failed(err)
+		}
+		return windowResult(ActionArtifact, w, false)
+	case ActionCancel:
+		info, err := t.m.Cancel(a.TaskID)
+		if err != nil {
+			return failed(err)
+		}
+		return completed(renderCancel(info), info)
+	}
+	return blocked(domain.Invalid("action", "unknown action "+a.Action, "use list, output, wait, artifact or cancel"))
+}
+
+func windowResult(action string, w Window, interrupted bool) tools.Result {
+	facts := w
+	facts.Text = "" // the bytes are the Output; details carry the facts only
+	return completed(renderWindow(action, w, interrupted), facts)
+}
+
+func completed(text string, details any) tools.Result {
+	r := tools.Result{Outcome: tools.OutcomeCompleted, Output: text}
+	if b, err := json.Marshal(details); err == nil {
+		r.Metadata.Details = b
+	}
+	return r
+}
+
+// failed maps a Manager error onto an error result with its stable code.
+func failed(err error) tools.Result {
+	var e *Error
+	if errors.As(err, &e) {
+		msg := e.Message
+		if e.Err != nil {
+			msg += " (" + e.Err.Error() + ")"
+		}
+		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: e.Code, Output: msg}
+	}
+	return tools.Result{Outcome: tools.OutcomeError, ErrorCode: CodeUnavailable, Output: err.Error()}
+}
+
+// blocked is arguments Execute was handed without a passing Validate.
+func blocked(err error) tools.Result {
+	return tools.Result{Outcome: tools.OutcomeBlocked, ErrorCode: CodeInvalidArguments, Output: err.Error()}
+}

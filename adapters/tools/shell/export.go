@@ -1,0 +1,24 @@
+package shell
+
+import (
+	"syscall"
+	"time"
+)
+
+// This file exports the process-group mechanics for the background-task
+// manager (adapters/tools/bg), so a background command is started, stopped
+// and reaped by exactly the rules a foreground shell call follows.
+
+// ResolveDir resolves a working directory the way Run does: relative to Root
+// (or the process working directory), symlinks evaluated, and inside Root
+// when one is set. An empty dir is Root (or "" for the inherited directory).
+func (r *Runner) ResolveDir(dir string) (string, error) { return r.resolveDir(dir) }
+
+// ReapGroup stops whatever is still alive in process group pgid after its
+// leader exited: SIGTERM, then SIGKILL after grace. It never waits more than
+// grace plus one second.
+func ReapGroup(pgid int, grace time.Duration) { reapGroup(pgid, grace) }
+
+// SignalName is the conventional name of a signal ("SIGTERM"), or
+// "signal N" for one without a name here.
+func SignalName(s syscall.Signal) string { return signalName(s) }
