@@ -1,0 +1,114 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/patch"
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+type applyPatchTool struct{ s *Set }
+
+type applyPatchArgs struct {
+	Patch string `json:"patch"`
+}
+
+var applyPatchParams = params{
+	example: `{"patch": "*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    print(\"hi\")\n+    print(\"hello\")\n*** End Patch\n"}`,
+	list: []param{
+		{name: "patch", kind: kString, required: true, allowNUL: true, desc: `the whole patch, from "*** Begin Patch" to "*** End Patch"`},
+	},
+}
+
+func (t *applyPatchTool) Declaration() tools.Declaration {
+	return tools.Declaration{Name: NameApplyPatch, Policy: mutatingPolicy}
+}
+
+func (t *applyPatchTool) Spec() tools.Spec {
+	return tools.Spec{Name: NameApplyPatch, Schema: applyPatchParams.schema(), Description: "Edit files with a patch in this format:\n" +
+		"*** Begin Patch\n" +
+		"*** Update File: path/to/file\n" +
+		"@@ optional line of context, e.g. a function header\n" +
+		" unchanged line\n" +
+		"-removed line\n" +
+		"+added line\n" +
+		"*** Add File: path/new.txt\n" +
+		"+every line of the new file\n" +
+		"*** Delete File: path/old.txt\n" +
+		"*** End Patch\n" +
+		"An Update may be followed by \"*** Move to: new/path\". Paths are relative to the workspace root. " +
+		"Every existing file you update, delete, move or overwrite must have been read in this session (read_required) " +
+		"and not have changed since (stale_read: read it again). Give about 3 lines of unchanged context around each change, " +
+		"enough to be unique; a hunk that does not match is context_mismatch: re-read near it and send a smaller patch. " +
+		"Never resend a refused patch unchanged (identical_replay). All files are checked before any is written, so a " +
+		"refused patch writes nothing. Line endings, a BOM and a missing final newline are kept; do not type them."}
+}
+
+func (t *applyPatchTool) WritesWorkspace() bool { return true }
+
+func (t *applyPatchTool) Validate(args json.RawMessage) (string, error) {
+	_, err := t.parse(args)
+	return "", err
+}
+
+// parse decodes the arguments and parses the patch: a patch that does not parse is an
+// invalid argument (the seeds' InvalidArgs), refused before anything runs, like any other.
+func (t *applyPatchTool) parse(args json.RawMessage) (applyPatchArgs, error) {
+	var a applyPatchArgs
+	if err := applyPatchParams.decode(args, &a); err != nil {
+		return a, err
+	}
+	if _, err := patch.Parse(a.Patch); err != nil {
+		var pe *patch.Error
+		if errors.As(err, &pe) {
+			msg := pe.Message
+			if pe.Line > 0 {
+				msg = "patch line " + strconv.Itoa(pe.Line) + ": " + msg
+			}
+			fix := pe.Fix
+			if fix == "" {
+				fix = "send a patch that starts with \"*** Begin Patch\" and ends with \"*** End Patch\""
+			}
+			return a, domain.Invalid("patch", msg, fix)
+		}
+		return a, domain.Invalid("patch", err.Error(), "send a patch in the apply_patch format")
+	}
+	return a, nil
+}
+
+func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	a, err := t.parse(inv.Arguments)
+	if err != nil {
+		return blocked(err)
+	}
+	if r, done := cancelledBefore(ctx); done {
+		return r
+	}
+	res, err := t.s.ws.ApplyPatch(ctx, a.Patch)
+	if err != nil {
+		return failure(NameApplyPatch, err, true)
+	}
+	var b strings.Builder
+	b.WriteString("Patch applied.")
+	if len(res.WrittenPaths) > 0 {
+		b.WriteString("\nWritten: " + strings.Join(res.WrittenPaths, ", "))
+	}
+	if len(res.DeletedPaths) > 0 {
+		b.WriteString("\nDeleted: " + strings.Join(res.DeletedPaths, ", "))
+	}
+	b.WriteString("\nWhat you wrote counts as read: further patches to these files need no new read.")
+	creds := map[string]credentialFacts{}
+	for p, c := range res.Credentials {
+		creds[p] = credentialFacts{Digest: c.Digest.String(), Generation: c.Generation}
+	}
+	return completed(b.String(), tools.Metadata{
+		WrittenPaths: res.WrittenPaths,
+		Details: details(map[string]any{"writtenPaths": nonNil(res.WrittenPaths), "deletedPaths": nonNil(res.DeletedPaths),
+			"credentials": creds}),
+	})
+}

@@ -1,0 +1,151 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zuno-run/zuno/adapters/tools/search"
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+// maxResultLimit bounds glob's and grep's limit argument. Output past the caps is withheld
+// to an artifact anyway; the bound only keeps one call from asking rg for everything.
+const maxResultLimit = 10000
+
+type globTool struct{ s *Set }
+
+type globArgs struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path"`
+	Limit   int    `json:"limit"`
+}
+
+var globParams = params{
+	example: `{"pattern": "**/*.go", "path": "src"}`,
+	list: []param{
+		{name: "pattern", kind: kString, required: true, desc: `glob in gitignore syntax, matched relative to path; without "/" it matches a name at any depth ("*.go"), "cmd/*.go" only directly in cmd/`},
+		{name: "path", kind: kString, desc: "directory to search, relative to the workspace root; default the root"},
+		{name: "limit", kind: kInt, min: 1, max: maxResultLimit, desc: fmt.Sprintf("most paths to return; default %d", search.DefaultLimit)},
+	},
+}
+
+func (t *globTool) Declaration() tools.Declaration {
+	return tools.Declaration{Name: NameGlob, Policy: readOnlyPolicy}
+}
+
+func (t *globTool) Spec() tools.Spec {
+	return tools.Spec{Name: NameGlob, Schema: globParams.schema(), Description: fmt.Sprintf(
+		"Find files by path pattern with ripgrep. Returns workspace-relative paths sorted by path, at most limit "+
+			"(default %d); a cut list says it is truncated. Hidden files and .gitignore'd files are skipped unless the "+
+			"pattern names them. Output over %d bytes or %d lines is saved whole to an artifact you read back with "+
+			`bg {"action": "artifact", "outputPath": ...}.`,
+		search.DefaultLimit, t.s.cfg.MaxBytes, t.s.cfg.MaxLines)}
+}
+
+func (t *globTool) WritesWorkspace() bool { return false }
+
+func (t *globTool) Validate(args json.RawMessage) (string, error) {
+	var a globArgs
+	return "", globParams.decode(args, &a)
+}
+
+func (t *globTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	var a globArgs
+	if err := globParams.decode(inv.Arguments, &a); err != nil {
+		return blocked(err)
+	}
+	if r, done := cancelledBefore(ctx); done {
+		return r
+	}
+	res, err := t.s.search.Glob(ctx, search.GlobRequest{Pattern: a.Pattern, Path: a.Path, Limit: a.Limit})
+	if err != nil {
+		return failure(NameGlob, err, false)
+	}
+	return t.s.searchResult(inv.CallID, NameGlob, res)
+}
+
+type grepTool struct{ s *Set }
+
+type grepArgs struct {
+	Pattern         string `json:"pattern"`
+	Path            string `json:"path"`
+	Include         string `json:"include"`
+	CaseInsensitive bool   `json:"caseInsensitive"`
+	Context         int    `json:"context"`
+	Limit           int    `json:"limit"`
+}
+
+var grepParams = params{
+	example: `{"pattern": "func main", "include": "*.go"}`,
+	list: []param{
+		{name: "pattern", kind: kString, required: true, desc: "regular expression (Rust/ripgrep syntax), matched one line at a time"},
+		{name: "path", kind: kString, desc: "directory or file to search, relative to the workspace root; default the root"},
+		{name: "include", kind: kString, desc: `glob choosing the files searched, e.g. "*.go" or "*.{ts,tsx}"`},
+		{name: "caseInsensitive", kind: kBool, desc: "match regardless of case; default false"},
+		{name: "context", kind: kInt, min: 0, max: search.MaxContext, desc: "lines shown before and after each match; default 0"},
+		{name: "limit", kind: kInt, min: 1, max: maxResultLimit, desc: fmt.Sprintf("most matching lines to return; default %d", search.DefaultLimit)},
+	},
+}
+
+func (t *grepTool) Declaration() tools.Declaration {
+	return tools.Declaration{Name: NameGrep, Policy: readOnlyPolicy}
+}
+
+func (t *grepTool) Spec() tools.Spec {
+	return tools.Spec{Name: NameGrep, Schema: grepParams.schema(), Description: fmt.Sprintf(
+		"Search file contents with ripgrep. Matches are grouped by file (sorted by path, then line) as "+
+			`"Line N: text"; context lines use "Line N- text". At most limit matching lines (default %d); a cut `+
+			"result says it is truncated. An invalid pattern or include is an error, not an empty result. Output over "+
+			`%d bytes or %d lines is saved whole to an artifact you read back with bg {"action": "artifact", "outputPath": ...}.`,
+		search.DefaultLimit, t.s.cfg.MaxBytes, t.s.cfg.MaxLines)}
+}
+
+func (t *grepTool) WritesWorkspace() bool { return false }
+
+func (t *grepTool) Validate(args json.RawMessage) (string, error) {
+	var a grepArgs
+	return "", grepParams.decode(args, &a)
+}
+
+func (t *grepTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	var a grepArgs
+	if err := grepParams.decode(inv.Arguments, &a); err != nil {
+		return blocked(err)
+	}
+	if r, done := cancelledBefore(ctx); done {
+		return r
+	}
+	res, err := t.s.search.Grep(ctx, search.GrepRequest{Pattern: a.Pattern, Path: a.Path, Include: a.Include,
+		CaseInsensitive: a.CaseInsensitive, Context: a.Context, Limit: a.Limit})
+	if err != nil {
+		return failure(NameGrep, err, false)
+	}
+	return t.s.searchResult(inv.CallID, NameGrep, res)
+}
+
+type searchFacts struct {
+	Returned       int  `json:"returned"`
+	Found          int  `json:"found"`
+	Truncated      bool `json:"truncated"`
+	ExcludedNames  int  `json:"excludedNames,omitempty"`
+	SkippedRecords int  `json:"skippedRecords,omitempty"`
+}
+
+// searchResult renders a glob or grep result. The adapter measured its own rendered output
+// against the same caps; the artifact holds that output byte for byte.
+func (s *Set) searchResult(callID, tool string, r search.Result) tools.Result {
+	facts := details(searchFacts{Returned: r.Returned, Found: r.Found, Truncated: r.Truncated,
+		ExcludedNames: r.ExcludedNames, SkippedRecords: r.SkippedRecords})
+	if r.Withheld == nil {
+		return completed(r.Output, tools.Metadata{Details: facts})
+	}
+	w := &tools.WithheldOutput{Bytes: int64(r.Withheld.Bytes), Lines: r.Withheld.Lines, Limit: r.Withheld.Exceeded,
+		MaxBytes: r.Withheld.MaxBytes, MaxLines: r.Withheld.MaxLines}
+	h, err := s.art.withhold(callID, tool, []byte(r.Output), w, "Or narrow the pattern, path or include.")
+	if err != nil {
+		return artifactFailure(tool, err)
+	}
+	h.meta.Details = facts
+	return completed(h.notice, h.meta)
+}

@@ -1,0 +1,300 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+type shellTool struct{ s *Set }
+
+type shellArgs struct {
+	Command    string `json:"command"`
+	Workdir    string `json:"workdir"`
+	TimeoutMs  int    `json:"timeoutMs"`
+	ExitPolicy string `json:"exitPolicy"`
+	Background bool   `json:"background"`
+}
+
+var shellParams = params{
+	example: `{"command": "go test ./...", "timeoutMs": 300000}`,
+	list: []param{
+		{name: "command", kind: kString, required: true, desc: "bash command line, run as bash -c"},
+		{name: "workdir", kind: kString, desc: "working directory, relative to the workspace root; default the root"},
+		{name: "timeoutMs", kind: kInt, min: 1, max: MaxShellTimeout.Milliseconds(), desc: "timeout in milliseconds; default from the session (2 minutes unless configured), at most 600000"},
+		{name: "exitPolicy", kind: kString, enum: []string{string(shell.PolicyPipefail), string(shell.PolicyAll), string(shell.PolicyLast)},
+			desc: "pipefail (default): any failing pipeline stage fails the command; all: also stop at the first failing command; last: only the last stage counts"},
+		{name: "background", kind: kBool, desc: "start the command in the background and return a task id at once; default false"},
+	},
+}
+
+func (t *shellTool) Declaration() tools.Declaration {
+	// A background command is still a side effect and is scheduled exclusively: it starts
+	// changing things before the call settles.
+	return tools.Declaration{Name: NameShell, Policy: mutatingPolicy}
+}
+
+func (t *shellTool) Spec() tools.Spec {
+	return tools.Spec{Name: NameShell, Schema: shellParams.schema(), Description: fmt.Sprintf(
+		"Run a bash command in the workspace (stdout and stderr combined, in order). The result starts with the exit "+
+			"status; a non-zero exit is reported, not an error. On timeout (default %s, timeoutMs up to 600000) the whole "+
+			"process group is stopped and the result says so; its effects may be partial, so inspect before running "+
+			"anything again. Output over %d bytes or %d lines is not shown: it is saved whole to an artifact you read back "+
+			`with bg {"action": "artifact", "outputPath": ...}; do not rerun a command just to see its output. `+
+			"Use read, glob, grep, write and apply_patch instead of shell for reading, finding and editing files. "+
+			"background: true returns a task id at once; read its output with bg.",
+		t.s.cfg.ShellTimeout, t.s.cfg.MaxBytes, t.s.cfg.MaxLines)}
+}
+
+func (t *shellTool) WritesWorkspace() bool { return true }
+
+func (t *shellTool) Validate(args json.RawMessage) (string, error) {
+	_, err := parseShell(args)
+	return "", err
+}
+
+func parseShell(args json.RawMessage) (shellArgs, error) {
+	var a shellArgs
+	if err := shellParams.decode(args, &a); err != nil {
+		return a, err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return a, domain.Invalid("command", "command is blank", shellParams.find("command").fix())
+	}
+	if a.Background && a.TimeoutMs != 0 {
+		return a, domain.Invalid("timeoutMs", "timeoutMs does not apply to a background command",
+			"leave timeoutMs out when background is true (cancel it with bg instead), or run it in the foreground")
+	}
+	return a, nil
+}
+
+func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	a, err := parseShell(inv.Arguments)
+	if err != nil {
+		return blocked(err)
+	}
+	if r, done := cancelledBefore(ctx); done {
+		return r
+	}
+	if a.Background {
+		return t.background(ctx, inv, a)
+	}
+	timeout := t.s.cfg.ShellTimeout
+	if a.TimeoutMs > 0 {
+		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
+	}
+	res, err := t.s.shell.Run(ctx, shell.Request{
+		Command:    a.Command,
+		Dir:        a.Workdir,
+		Timeout:    timeout,
+		ExitPolicy: shell.ExitPolicy(a.ExitPolicy),
+		WatchPaths: watchPaths(a.Command),
+	})
+	if err != nil {
+		if len(res.Argv) > 0 {
+			// The command started and then could not be waited for: what it did is unknown.
+			return tools.Result{Outcome: tools.OutcomeUncertain, ErrorCode: string(shell.CodeOf(err)),
+				Output: "shell: the command started but its end could not be observed (" + err.Error() +
+					"). Inspect the state it was changing before doing anything else; do not run it again unchanged."}
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return tools.Result{Outcome: tools.OutcomeCancelled, ErrorCode: string(CodeCancelled),
+				Output: "The call was cancelled before the command started; nothing was run."}
+		}
+		return failure(NameShell, err, true)
+	}
+	return t.s.shellResult(inv.CallID, timeout, res)
+}
+
+type shellFacts struct {
+	ExitCode       *int   `json:"exitCode"`
+	Signal         string `json:"signal,omitempty"`
+	TimedOut       bool   `json:"timedOut"`
+	Cancelled      bool   `json:"cancelled"`
+	Killed         bool   `json:"killed"`
+	Authoritative  bool   `json:"authoritative"`
+	DurationMs     int64  `json:"durationMs"`
+	TimeoutMs      int64  `json:"timeoutMs"`
+	ExitPolicy     string `json:"exitPolicy"`
+	Workdir        string `json:"workdir"`
+	TotalBytes     int64  `json:"totalBytes"`
+	TotalLines     int    `json:"totalLines"`
+	OutputDetached bool   `json:"outputDetached,omitempty"`
+	ArtifactError  string `json:"artifactError,omitempty"`
+}
+
+// shellResult renders a settled run. A command that ran is completed whatever its exit
+// status, and so is one stopped by its timeout (a result, not a crash); one killed because
+// the call itself was cancelled is uncertain, since nobody chose to stop it there.
+func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result) tools.Result {
+	facts := shellFacts{
+		Signal: res.Signal, TimedOut: res.TimedOut, Cancelled: res.Cancelled, Killed: res.Killed,
+		Authoritative: res.Authoritative, DurationMs: res.Duration.Milliseconds(), TimeoutMs: timeout.Milliseconds(),
+		ExitPolicy: string(res.ExitPolicy), Workdir: s.relOr(res.Dir), TotalBytes: res.TotalBytes,
+		TotalLines: res.TotalLines, OutputDetached: res.OutputDetached,
+	}
+	if res.HasExitCode {
+		code := res.ExitCode
+		facts.ExitCode = &code
+	}
+	var written []string
+	for _, p := range res.WrittenPaths {
+		if rel, ok := s.rel(p); ok {
+			written = append(written, rel)
+			// The file is not what any earlier read saw: the next write or patch of it
+			// needs a fresh read, as after any change the model has not looked at.
+			s.ws.Credentials.Invalidate(rel)
+		}
+	}
+	meta := tools.Metadata{WrittenPaths: written}
+
+	var b strings.Builder
+	b.WriteString(statusLine(res, timeout))
+	b.WriteString("\n")
+	if len(written) > 0 {
+		b.WriteString("Files observed changed: " + strings.Join(written, ", ") + "\n")
+	}
+	if res.OutputDetached {
+		b.WriteString("(A process that left the command's process group kept its output open; capture stopped when the group was stopped.)\n")
+	}
+	if res.Withheld != nil {
+		w := &tools.WithheldOutput{Bytes: res.Withheld.Bytes, Lines: res.Withheld.Lines, Limit: res.Withheld.Limit,
+			MaxBytes: res.Withheld.MaxBytes, MaxLines: res.Withheld.MaxLines}
+		// The artifact holds the raw bytes the command wrote, not a decoded copy.
+		h, err := s.art.withhold(callID, NameShell, res.Output, w, "Do not rerun the command just to see its output.")
+		if err != nil {
+			facts.ArtifactError = err.Error()
+			fmt.Fprintf(&b, "The output (%d bytes in %d lines) is over tool_output.%s and could not be saved for read-back (%v), so it is not shown. "+
+				"The command's status above stands.", res.Withheld.Bytes, res.Withheld.Lines, res.Withheld.Limit, err)
+		} else {
+			b.WriteString(h.notice)
+			meta.OutputPaths, meta.WithheldOutput = h.meta.OutputPaths, h.meta.WithheldOutput
+		}
+	} else {
+		b.WriteString(res.InlineText())
+	}
+	meta.Details = details(facts)
+	r := completed(b.String(), meta)
+	if res.Cancelled && res.Killed {
+		r.Outcome, r.ErrorCode = tools.OutcomeUncertain, string(CodeInterrupted)
+	}
+	return r
+}
+
+// statusLine is the first line the model reads: how the command ended.
+func statusLine(res shell.Result, timeout time.Duration) string {
+	switch {
+	case res.TimedOut && res.Killed:
+		return fmt.Sprintf("Timed out after %s: the command's whole process group was stopped (SIGTERM, then SIGKILL). "+
+			"Its effects may be partial: inspect what it was changing before doing anything else, and do not simply run it again. "+
+			"For a longer run pass a larger timeoutMs (at most %d) or background: true.", timeout, MaxShellTimeout.Milliseconds())
+	case res.Cancelled && res.Killed:
+		return "Interrupted: the call was cancelled while the command ran and its process group was stopped. " +
+			"Its effects may be partial: inspect before doing anything else."
+	case res.HasExitCode && res.ExitCode == 127 && !res.Authoritative:
+		return "Exit code 127: the command was not found."
+	case res.HasExitCode && res.ExitCode == 126 && !res.Authoritative:
+		return "Exit code 126: the command could not be executed (not executable)."
+	case res.HasExitCode:
+		return "Exit code " + strconv.Itoa(res.ExitCode) + "."
+	case res.Signal != "":
+		return "Killed by signal " + res.Signal + "."
+	}
+	return "The command ended without an exit status."
+}
+
+// background hands the command to the host's BackgroundStarter. Its writes are not
+// observed: it is still running when the call returns (seeds: a command promoted to the
+// background is not reported in writtenPaths).
+func (t *shellTool) background(ctx context.Context, inv tools.Invocation, a shellArgs) tools.Result {
+	if t.s.cfg.Background == nil {
+		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: string(CodeUnavailable),
+			Output: "shell: background commands are not available in this session; nothing was run. " +
+				"Run it in the foreground (leave background out), with a timeoutMs of up to 600000 if it is long."}
+	}
+	dir, err := t.s.resolveDir(a.Workdir)
+	if err != nil {
+		return failure(NameShell, err, true)
+	}
+	policy := shell.ExitPolicy(a.ExitPolicy)
+	if policy == "" {
+		policy = shell.PolicyPipefail
+	}
+	session := inv.SessionID
+	if session == "" {
+		session = t.s.cfg.SessionID
+	}
+	id, err := t.s.cfg.Background.StartBackground(ctx, BackgroundRequest{Command: a.Command, Dir: dir,
+		ExitPolicy: policy, SessionID: session, CallID: inv.CallID})
+	if err != nil {
+		code := string(CodeBackgroundFailed)
+		var c coded
+		if errors.As(err, &c) && c.Code() != "" {
+			code = c.Code()
+		}
+		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: code,
+			Output: "shell: the background command could not be started: " + err.Error()}
+	}
+	q := strconv.Quote(id)
+	out := fmt.Sprintf("Started in the background as task %s (in %s). It keeps running after this call; files it writes are not reported here.\n"+
+		"Read its latest output with bg {\"action\": \"output\", \"taskID\": %s}, wait for it to finish with bg {\"action\": \"wait\", \"taskID\": %s} "+
+		"(at most 60 s per call), or stop it with bg {\"action\": \"cancel\", \"taskID\": %s}.",
+		q, t.s.relOr(dir), q, q, q)
+	return completed(out, tools.Metadata{Details: details(map[string]any{
+		"background": true, "taskID": id, "workdir": t.s.relOr(dir), "exitPolicy": string(policy)})})
+}
+
+// resolveDir resolves a workdir argument the way the shell adapter does for a foreground
+// command: relative to the root, symbolic links followed, an existing directory inside the
+// root. The BackgroundStarter gets the absolute result, so it needs no root of its own.
+func (s *Set) resolveDir(dir string) (string, error) {
+	if dir == "" {
+		return s.realRoot, nil
+	}
+	p := dir
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.realRoot, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", &shell.Error{Code: shell.CodeInvalidArguments, Msg: fmt.Sprintf("workdir %q does not exist", dir), Err: err}
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", &shell.Error{Code: shell.CodeInvalidArguments, Msg: fmt.Sprintf("workdir %q is not a directory", dir), Err: err}
+	}
+	if _, ok := s.rel(real); !ok {
+		return "", &shell.Error{Code: shell.CodeInvalidArguments, Msg: fmt.Sprintf("workdir %q is outside the workspace root", dir)}
+	}
+	return real, nil
+}
+
+// rel turns an absolute path inside the workspace into the root-relative, slash-separated
+// form every writtenPaths entry has. Either spelling of the root is accepted.
+func (s *Set) rel(abs string) (string, bool) {
+	for _, root := range []string{s.realRoot, s.root} {
+		r, err := filepath.Rel(root, abs)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+			continue
+		}
+		return filepath.ToSlash(r), true
+	}
+	return "", false
+}
+
+// relOr is rel for display: the path itself when it is outside the root.
+func (s *Set) relOr(abs string) string {
+	if r, ok := s.rel(abs); ok {
+		return r
+	}
+	return abs
+}

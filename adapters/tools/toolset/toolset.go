@@ -1,0 +1,222 @@
+// Package toolset binds the tool adapters (files, search, shell) to the tool surface the
+// model sees: read, glob, grep, write, apply_patch, shell and report_write. Each tool has a
+// declaration (side effect, replay, concurrency), a spec (description and JSON Schema), a
+// strict argument validator and an Execute that maps the adapter's answer onto a
+// tools.Result: the text the model reads and the typed metadata (writtenPaths, outputPaths,
+// withheldOutput, details) everything downstream reads instead of parsing that text.
+//
+// A Set is per session: its files.Workspace holds the session's read credentials, so a read
+// in one call is what lets apply_patch edit the file in a later call of the same session.
+//
+// Outcomes follow one rule (seeds 000, "拒绝是一种结果，不是失败"): a refusal where nothing
+// changed is OutcomeError with the adapter's stable code; a failure after writing began is
+// OutcomeUncertain; a command that ran is OutcomeCompleted whatever its exit status, and a
+// timeout is a completed result that says its effect may be partial. Output over the
+// tool_output caps is never cut: all of it goes to an artifact file and the model gets a
+// notice saying how to read it back.
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/files"
+	"github.com/zuno-run/zuno/adapters/tools/search"
+	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+// Tool is one tool of the surface, as the turn driver consumes it.
+type Tool interface {
+	// Declaration is the tool's name and policy.
+	Declaration() tools.Declaration
+	// Spec is what the model is shown: name, description and argument schema.
+	Spec() tools.Spec
+	// WritesWorkspace reports whether the tool edits the workspace (write, apply_patch,
+	// shell); it decides whether the prompt gets the editing section.
+	WritesWorkspace() bool
+	// Validate decodes args strictly. A refusal is a *domain.Error naming the Field and
+	// saying in Fix what to send. action is "" (none of these tools has actions).
+	Validate(args json.RawMessage) (action string, err error)
+	// Execute runs one validated call. It never panics on bad input and never returns a
+	// Go error: every ending is a Result with an Outcome.
+	Execute(ctx context.Context, inv tools.Invocation) tools.Result
+}
+
+// Tool names, as the model calls them.
+const (
+	NameRead        = "read"
+	NameGlob        = "glob"
+	NameGrep        = "grep"
+	NameWrite       = "write"
+	NameApplyPatch  = "apply_patch"
+	NameShell       = "shell"
+	NameReportWrite = "report_write"
+)
+
+// Code is a stable error code this package adds to the adapters' own (which pass through
+// unchanged: read_required, stale_read, context_mismatch, identical_replay, not_found,
+// invalid_arguments, unavailable, exec_failed, ...). Codes reach the persisted results, so
+// they never change meaning.
+type Code string
+
+const (
+	// CodeCancelled: the call was stopped before it had any effect (the context ended).
+	CodeCancelled Code = "cancelled"
+	// CodeInterrupted: a shell command was killed because the context ended while it ran;
+	// what it had done by then is unknown (OutcomeUncertain).
+	CodeInterrupted Code = "interrupted"
+	// CodeUnavailable: the capability is not wired in this session (background shell
+	// without a BackgroundStarter). The adapters use the same word for rg or bash missing.
+	CodeUnavailable Code = "unavailable"
+	// CodeFailed: an I/O or implementation failure with no more specific code; nothing
+	// was changed.
+	CodeFailed Code = "failed"
+	// CodeArtifactFailed: output over the caps could not be stored, so it cannot be shown
+	// (a read-only call is then an error; a shell command that ran stays completed).
+	CodeArtifactFailed Code = "artifact_failed"
+	// CodeBackgroundFailed: the BackgroundStarter refused or failed to start the command.
+	CodeBackgroundFailed Code = "background_failed"
+	// CodeReportExists: report_write's path is taken (the same call id and name again);
+	// reports are never overwritten.
+	CodeReportExists Code = "report_exists"
+	// CodeUnsafeReportPath: .zuno or .zuno/reports is a symbolic link or not a directory.
+	CodeUnsafeReportPath Code = "unsafe_report_path"
+	// CodeUncertain is files.UncertainError's code, repeated here for readers of this
+	// package: writing began and then failed.
+	CodeUncertain Code = Code(files.CodeUncertain)
+)
+
+// Defaults and bounds.
+const (
+	DefaultMaxBytes     = 51200 // tool_output.max_bytes
+	DefaultMaxLines     = 2000  // tool_output.max_lines
+	DefaultShellTimeout = 2 * time.Minute
+	MaxShellTimeout     = 10 * time.Minute
+)
+
+// Config is what a Set is built from.
+type Config struct {
+	// Root is the workspace root.
+	Root string
+	// ArtifactDir is where withheld output is stored; it is created on first use. Required:
+	// the artifact paths are persisted on results, so the host decides where they live.
+	ArtifactDir string
+	// SessionID names the session (report_write's file names are derived from it when an
+	// Invocation carries none).
+	SessionID string
+	// MaxBytes and MaxLines are tool_output.max_bytes / max_lines; 0 means the defaults.
+	MaxBytes, MaxLines int
+	// ShellTimeout is a shell call's timeout when it names none; 0 means 2 minutes. A call
+	// may ask for up to MaxShellTimeout with timeoutMs.
+	ShellTimeout time.Duration
+	// RG is the rg executable; "" looks rg up in PATH (on first use, not here).
+	RG string
+	// Background starts background shell commands; nil makes shell's background option
+	// answer "unavailable".
+	Background BackgroundStarter
+}
+
+// BackgroundStarter starts a shell command that outlives the call. The host owns the task:
+// its output, completion and cancellation go through the bg tool.
+type BackgroundStarter interface {
+	StartBackground(ctx context.Context, req BackgroundRequest) (taskID string, err error)
+}
+
+// BackgroundRequest is a background shell command, already validated.
+type BackgroundRequest struct {
+	Command string
+	// Dir is the absolute working directory, resolved inside the workspace root.
+	Dir        string
+	ExitPolicy shell.ExitPolicy
+	SessionID  string
+	CallID     string
+}
+
+// Set is the tools of one session over one workspace.
+type Set struct {
+	cfg      Config
+	root     string // absolute root as configured
+	realRoot string // root with symbolic links resolved
+	ws       *files.Workspace
+	search   *search.Searcher
+	shell    *shell.Runner
+	art      *artifacts
+	tools    []Tool
+}
+
+// New builds the tools of one session. It checks the configuration and the root; it does
+// not look for rg (glob and grep discover it lazily, so a machine without rg still works).
+func New(cfg Config) (*Set, error) {
+	if cfg.Root == "" {
+		return nil, errors.New("toolset: Config.Root is required")
+	}
+	if cfg.ArtifactDir == "" {
+		return nil, errors.New("toolset: Config.ArtifactDir is required (withheld output is stored there)")
+	}
+	if cfg.MaxBytes < 0 || cfg.MaxLines < 0 {
+		return nil, fmt.Errorf("toolset: MaxBytes (%d) and MaxLines (%d) must not be negative", cfg.MaxBytes, cfg.MaxLines)
+	}
+	if cfg.ShellTimeout < 0 || cfg.ShellTimeout > MaxShellTimeout {
+		return nil, fmt.Errorf("toolset: ShellTimeout %v is outside 0..%v", cfg.ShellTimeout, MaxShellTimeout)
+	}
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.MaxLines == 0 {
+		cfg.MaxLines = DefaultMaxLines
+	}
+	if cfg.ShellTimeout == 0 {
+		cfg.ShellTimeout = DefaultShellTimeout
+	}
+	artDir, err := filepath.Abs(cfg.ArtifactDir)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: artifact dir: %w", err)
+	}
+	ws, err := files.New(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: %w", err)
+	}
+	realRoot, err := filepath.EvalSymlinks(ws.Root)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: workspace root: %w", err)
+	}
+	srch, err := search.New(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: %w", err)
+	}
+	srch.RG, srch.MaxBytes, srch.MaxLines = cfg.RG, cfg.MaxBytes, cfg.MaxLines
+	s := &Set{
+		cfg:      cfg,
+		root:     ws.Root,
+		realRoot: realRoot,
+		ws:       ws,
+		search:   srch,
+		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines},
+		art:      &artifacts{dir: artDir, maxBytes: cfg.MaxBytes, maxLines: cfg.MaxLines},
+	}
+	s.tools = []Tool{
+		&readTool{s}, &globTool{s}, &grepTool{s},
+		&writeTool{s}, &applyPatchTool{s}, &shellTool{s}, &reportTool{s},
+	}
+	return s, nil
+}
+
+// Tools returns read, glob, grep, write, apply_patch, shell and report_write, in that order.
+func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
+
+// Credentials is the session's read-credential store (what read issued, what write and
+// apply_patch check).
+func (s *Set) Credentials() *files.Credentials { return s.ws.Credentials }
+
+// Policies of the surface (seeds 000, "副作用分类", "重放策略", "并发"): the read-only
+// tools may be retried and may overlap; everything that changes state keeps the zero
+// Policy, the strictest.
+var (
+	readOnlyPolicy = tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}
+	mutatingPolicy = tools.Policy{} // SideEffecting, Never, Exclusive
+)

@@ -1,0 +1,65 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+type writeTool struct{ s *Set }
+
+type writeArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+var writeParams = params{
+	example: `{"path": "notes/todo.md", "content": "# Todo\n"}`,
+	list: []param{
+		{name: "path", kind: kString, required: true, desc: "file to create or replace, relative to the workspace root"},
+		{name: "content", kind: kString, required: true, allowEmpty: true, allowNUL: true, desc: "the complete new content of the file"},
+	},
+}
+
+func (t *writeTool) Declaration() tools.Declaration {
+	return tools.Declaration{Name: NameWrite, Policy: mutatingPolicy}
+}
+
+func (t *writeTool) Spec() tools.Spec {
+	return tools.Spec{Name: NameWrite, Schema: writeParams.schema(), Description: "Create a file, or deliberately replace a whole file, with exactly content " +
+		"(missing parent directories are created). Replacing an existing file requires that you read it first in this " +
+		"session and that it has not changed since; otherwise the call is refused (read_required, stale_read) and nothing " +
+		"is written. For local edits prefer apply_patch."}
+}
+
+func (t *writeTool) WritesWorkspace() bool { return true }
+
+func (t *writeTool) Validate(args json.RawMessage) (string, error) {
+	var a writeArgs
+	return "", writeParams.decode(args, &a)
+}
+
+func (t *writeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	var a writeArgs
+	if err := writeParams.decode(inv.Arguments, &a); err != nil {
+		return blocked(err)
+	}
+	if r, done := cancelledBefore(ctx); done {
+		return r
+	}
+	res, err := t.s.ws.Write(ctx, a.Path, []byte(a.Content))
+	if err != nil {
+		return failure(NameWrite, err, true)
+	}
+	verb := "Replaced"
+	if res.Created {
+		verb = "Created"
+	}
+	return completed(fmt.Sprintf("%s %s (%d bytes).", verb, res.Path, res.Bytes), tools.Metadata{
+		WrittenPaths: res.WrittenPaths,
+		Details: details(map[string]any{"path": res.Path, "created": res.Created, "bytes": res.Bytes,
+			"credential": credentialFacts{Digest: res.Credential.Digest.String(), Generation: res.Credential.Generation}}),
+	})
+}
