@@ -43,6 +43,16 @@ type PromptReceipt struct {
 	Hooks     PromptHooks      `json:"hooks"`
 	WorkState *PromptWorkState `json:"workState,omitempty"`
 
+	// ConversationDigest chains the conversation parts in order (sha256 over the previous
+	// link and each part's JSON), so the assembly digest binds the whole conversation without
+	// listing it.
+	ConversationDigest string `json:"conversationDigest,omitempty"`
+	// ConversationBase, when set, means Messages lists only the conversation parts after the
+	// first ConversationBase.Parts, which are those of an earlier receipt of the same session:
+	// a long session does not re-record its whole history at every step. Expand restores the
+	// full list.
+	ConversationBase *PromptConversationBase `json:"conversationBase,omitempty"`
+
 	// AssemblyDigest covers everything above (the ordered section metadata and digests);
 	// ActualDigest covers the exact bytes of the provider-visible request. Both are lower-case
 	// hex SHA-256.
@@ -50,6 +60,16 @@ type PromptReceipt struct {
 	ActualDigest   string `json:"actualDigest"`
 	// Blobs maps the SHA-256 (hex) of every referenced content to that content.
 	Blobs map[string]string `json:"blobs"`
+}
+
+// PromptConversationBase names the earlier receipt whose first Parts conversation parts
+// this receipt shares.
+type PromptConversationBase struct {
+	ReceiptID string `json:"receiptId"`
+	Parts     int    `json:"parts"`
+	// Digest is the conversation chain after those Parts, to check the base really is the
+	// prefix this receipt was assembled with.
+	Digest string `json:"digest"`
 }
 
 // PromptSection is the metadata of one model-visible section; its content is

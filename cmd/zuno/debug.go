@@ -195,21 +195,26 @@ func findReceipt(ctx context.Context, a *app, sessionID string, step int) (found
 	if r == nil {
 		return foundReceipt{}, &receiptMismatchError{fmt.Sprintf("provider request %s names receipt %s, which is not in the log", req.RequestID, req.PromptReceiptID)}
 	}
-	// Merge blobs of all receipts, the target's own last so its copy of a digest wins.
-	for id, other := range receipts {
-		if id != r.ReceiptID {
-			for d, b := range other.Blobs {
-				if _, ok := blobs[d]; !ok {
-					blobs[d] = b
-				}
+	// A receipt is stored relative to an earlier one and records only blobs new to its
+	// session: expand it through its base chain, with every blob of the session as the pool.
+	for _, other := range receipts {
+		for d, b := range other.Blobs {
+			if _, ok := blobs[d]; !ok {
+				blobs[d] = b
 			}
 		}
 	}
-	for d, b := range r.Blobs {
-		blobs[d] = b
+	lookup := func(id string) (prompt.Receipt, bool) {
+		if x, ok := receipts[id]; ok {
+			return x.PromptReceipt, true
+		}
+		return prompt.Receipt{}, false
 	}
-	receipt := r.PromptReceipt
-	receipt.Blobs = blobs
+	pool := func(d string) (string, bool) { b, ok := blobs[d]; return b, ok }
+	receipt, err := prompt.Expand(r.PromptReceipt, lookup, pool)
+	if err != nil {
+		return foundReceipt{}, &receiptMismatchError{err.Error()}
+	}
 	return foundReceipt{step: step, requestID: req.RequestID, receiptID: r.ReceiptID, eventID: eventIDs[r.ReceiptID], receipt: receipt}, nil
 }
 

@@ -142,6 +142,11 @@ type run struct {
 	tools    map[string]Tool
 	registry *tools.Registry
 	decls    []prompt.ToolDecl
+	// history caches the conversation's encoding between steps; prev is the last full
+	// receipt, which the next one is stored relative to.
+	history prompt.History
+	prev    *prompt.Receipt
+	prevID  string
 }
 
 func (d *Driver) newID() string {

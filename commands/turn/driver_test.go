@@ -201,12 +201,7 @@ func TestParallelGroupOverlapsAndResultsKeepModelOrder(t *testing.T) {
 		t.Errorf("block categories %v", blocked)
 	}
 	// The second request's prompt carries every result, in model order, after the calls.
-	var last *events.PromptAssembled
-	for _, ev := range h.events(t) {
-		if r, ok := ev.(*events.PromptAssembled); ok {
-			last = r
-		}
-	}
+	last := h.lastReceipt(t)
 	var roles []string
 	for _, m := range last.Messages {
 		if m.Kind == prompt.PartMessage {
@@ -322,4 +317,31 @@ func TestCancelledRunSettlesAndFinishesInterrupted(t *testing.T) {
 
 func sessionCreate(id string) session.Create {
 	return session.Create{SessionID: id, Title: "test", Agent: "build"}
+}
+
+// lastReceipt returns the session's latest receipt expanded to its full conversation, and
+// checks that it verifies.
+func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
+	t.Helper()
+	receipts := map[string]prompt.Receipt{}
+	pool := map[string]string{}
+	var last string
+	for _, ev := range h.events(t) {
+		if r, ok := ev.(*events.PromptAssembled); ok {
+			receipts[r.ReceiptID] = r.PromptReceipt
+			for d, b := range r.Blobs {
+				pool[d] = b
+			}
+			last = r.ReceiptID
+		}
+	}
+	full, err := prompt.Expand(receipts[last], func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
+		func(d string) (string, bool) { b, ok := pool[d]; return b, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prompt.Verify(full); err != nil {
+		t.Fatal(err)
+	}
+	return full
 }

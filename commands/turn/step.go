@@ -100,15 +100,19 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
 		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates},
 		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
-		Conversation: conversation, Tools: decls,
+		Conversation: conversation, Tools: decls, History: &r.history,
 	})
 	if err != nil {
 		// Refused before any request: nothing was sent, and the turn ends with the reason.
 		return true, r.finish(ctx, out, events.FinishFailed, errorInfo(err))
 	}
 	receiptID, requestID := r.d.newID(), r.d.newID()
-	receipt := asm.Receipt
-	receipt.Blobs = r.newBlobs(receipt.Blobs)
+	// Stored relative to the previous receipt of this run, with only blobs the session's log
+	// does not hold yet: a step records what is new, not the whole history again.
+	receipt := prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history)
+	receipt.Blobs = r.newBlobs(receipt, asm.Receipt.Blobs)
+	full := asm.Receipt
+	r.prev, r.prevID = &full, receiptID
 	base := events.ProviderRequest{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
 		Step: r.tr.Steps + 1, PromptReceiptID: receiptID, Provider: r.req.ProviderName, Model: r.req.Model.ID,
 		StepLimitFinalization: final}
@@ -167,14 +171,28 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	return false, nil
 }
 
-// newBlobs keeps only the blobs this session's log does not hold yet: a receipt references
-// earlier content by digest, so a long session does not re-record its whole history each step.
-func (r *run) newBlobs(all map[string]string) map[string]string {
-	out := make(map[string]string, len(all))
-	for d, b := range all {
+// newBlobs returns the blobs the stored receipt references that this session's log does not
+// hold yet: a receipt references earlier content by digest, so a long session does not
+// re-record its whole history each step. Only the stored receipt's own references are looked
+// at (its base's conversation was recorded with the base), so this costs the same at every
+// step.
+func (r *run) newBlobs(stored prompt.Receipt, all map[string]string) map[string]string {
+	out := map[string]string{}
+	add := func(d string) {
 		if !r.tr.Blobs[d] {
-			out[d] = b
+			if b, ok := all[d]; ok {
+				out[d] = b
+			}
 		}
+	}
+	for _, s := range stored.Sections {
+		add(s.SHA256)
+	}
+	for _, p := range stored.Messages {
+		add(p.SHA256)
+	}
+	for _, p := range stored.Tools {
+		add(p.SHA256)
 	}
 	return out
 }

@@ -102,6 +102,13 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // error naming the field. Checking here gives the turn driver one clear error before any
 // request is recorded or sent, instead of a different opaque 400 per provider.
 func (r Request) Validate() error {
+	var c ConversationCheck
+	return r.ValidateWith(&c)
+}
+
+// ValidateWith is Validate with the conversation checked incrementally by c: across the steps
+// of a turn only the new messages are walked.
+func (r Request) ValidateWith(c *ConversationCheck) error {
 	if r.Model == "" {
 		return invalidField("model", "is empty", "choose a model id; `zuno models` lists the ones the provider serves")
 	}
@@ -126,7 +133,7 @@ func (r Request) Validate() error {
 	if err := r.validateToolChoice(tools); err != nil {
 		return err
 	}
-	return validateMessages(r.Messages)
+	return c.Check(r.Messages)
 }
 
 func (r Request) validateToolChoice(tools map[string]bool) error {
@@ -155,68 +162,106 @@ func (r Request) validateToolChoice(tools map[string]bool) error {
 // tool message answers a call that was not made. A run recovered after a crash must
 // therefore answer an unsettled call (as uncertain) rather than leave it open.
 func validateMessages(msgs []Message) error {
+	var c ConversationCheck
+	return c.Check(msgs)
+}
+
+// ConversationCheck validates a conversation incrementally: a turn's conversation only grows,
+// so each step checks only the messages added since the last check, instead of walking the
+// whole history again. The zero value is ready; it is not safe for concurrent use.
+type ConversationCheck struct {
+	n         int             // messages already checked
+	seen      map[string]bool // every call id, since ids are command ids and must be unique
+	open      map[string]bool // calls of the latest assistant message not yet answered
+	openOrder []string
+}
+
+// Reset forgets the checked prefix.
+func (c *ConversationCheck) Reset() { *c = ConversationCheck{} }
+
+// Checked returns how many messages of the conversation have been checked.
+func (c *ConversationCheck) Checked() int { return c.n }
+
+// Check validates msgs, whose first Checked() messages must be the ones checked before (the
+// caller resets the check when an earlier message changed). On an error the check is reset.
+func (c *ConversationCheck) Check(msgs []Message) (err error) {
 	if len(msgs) == 0 {
 		return invalidField("messages", "is empty", "send at least one user message")
 	}
-	open := map[string]bool{} // calls of the latest assistant message not yet answered
-	var openOrder []string
-	seen := map[string]bool{} // every call id, since ids are command ids and must be unique
+	if c.n > len(msgs) {
+		c.Reset()
+	}
+	if c.seen == nil {
+		c.seen, c.open = map[string]bool{}, map[string]bool{}
+	}
+	defer func() {
+		if err != nil {
+			c.Reset()
+		}
+	}()
 	closeOpen := func(i int) error {
-		for _, id := range openOrder {
-			if open[id] {
+		for _, id := range c.openOrder {
+			if c.open[id] {
 				return invalidField(fmt.Sprintf("messages[%d]", i),
 					fmt.Sprintf("follows an assistant message whose tool call %q has no tool result", id),
 					"append a tool message with that toolCallId (report the call as failed or uncertain if it never settled)")
 			}
 		}
-		clear(open)
-		openOrder = openOrder[:0]
+		clear(c.open)
+		c.openOrder = c.openOrder[:0]
 		return nil
 	}
-	for i, m := range msgs {
-		field := fmt.Sprintf("messages[%d]", i)
+	for i := c.n; i < len(msgs); i++ {
+		m := msgs[i]
+		// The field path is only built for an error: this loop can run over a long
+		// conversation.
+		field := func() string { return fmt.Sprintf("messages[%d]", i) }
 		switch m.Role {
 		case RoleSystem, RoleDeveloper, RoleUser:
 			if err := closeOpen(i); err != nil {
 				return err
 			}
 			if m.Text == "" {
-				return invalidField(field+".text", "is empty", "drop the message or give it text; providers reject empty "+string(m.Role)+" messages")
+				return invalidField(field()+".text", "is empty", "drop the message or give it text; providers reject empty "+string(m.Role)+" messages")
 			}
 		case RoleAssistant:
 			if err := closeOpen(i); err != nil {
 				return err
 			}
-			for j, c := range m.ToolCalls {
-				cf := fmt.Sprintf("%s.toolCalls[%d]", field, j)
-				if c.ID == "" {
-					return invalidField(cf+".id", "is empty", "keep the id the provider gave the call")
+			for j, tc := range m.ToolCalls {
+				cf := func() string { return fmt.Sprintf("%s.toolCalls[%d]", field(), j) }
+				if tc.ID == "" {
+					return invalidField(cf()+".id", "is empty", "keep the id the provider gave the call")
 				}
-				if seen[c.ID] {
-					return invalidField(cf+".id", fmt.Sprintf("%q is used by an earlier tool call", c.ID), "tool call ids must be unique in a conversation")
+				if c.seen[tc.ID] {
+					return invalidField(cf()+".id", fmt.Sprintf("%q is used by an earlier tool call", tc.ID), "tool call ids must be unique in a conversation")
 				}
-				if c.Name == "" {
-					return invalidField(cf+".name", "is empty", "keep the tool name the model called")
+				if tc.Name == "" {
+					return invalidField(cf()+".name", "is empty", "keep the tool name the model called")
 				}
-				seen[c.ID] = true
-				open[c.ID] = true
-				openOrder = append(openOrder, c.ID)
+				c.seen[tc.ID] = true
+				c.open[tc.ID] = true
+				c.openOrder = append(c.openOrder, tc.ID)
 			}
 		case RoleTool:
 			if m.ToolCallID == "" {
-				return invalidField(field+".toolCallId", "is empty", "name the tool call this result answers")
+				return invalidField(field()+".toolCallId", "is empty", "name the tool call this result answers")
 			}
-			if !open[m.ToolCallID] {
-				return invalidField(field+".toolCallId",
+			if !c.open[m.ToolCallID] {
+				return invalidField(field()+".toolCallId",
 					fmt.Sprintf("%q is not an unanswered call of the preceding assistant message", m.ToolCallID),
 					"put each tool result right after the assistant message that made the call, once per call")
 			}
-			delete(open, m.ToolCallID)
+			delete(c.open, m.ToolCallID)
 		default:
-			return invalidField(field+".role", fmt.Sprintf("%q is not a role", m.Role), "use system, developer, user, assistant or tool")
+			return invalidField(field()+".role", fmt.Sprintf("%q is not a role", m.Role), "use system, developer, user, assistant or tool")
 		}
 	}
-	return closeOpen(len(msgs))
+	if err := closeOpen(len(msgs)); err != nil {
+		return err
+	}
+	c.n = len(msgs)
+	return nil
 }
 
 func checkSchema(field string, schema json.RawMessage) error {

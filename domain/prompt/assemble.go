@@ -1,7 +1,11 @@
 package prompt
 
 import (
+	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -55,6 +59,9 @@ type Input struct {
 	// Tools is the final tool set, after the request hooks narrowed it.
 	Tools []ToolDecl
 	Hooks HookState
+	// History, when set, caches the conversation's encoding across the steps of a session;
+	// the receipt is byte-identical with or without it.
+	History *History
 }
 
 // AgentPrompt is the agent's role prompt.
@@ -146,6 +153,9 @@ func SelectedSkillBudget(contextWindow int64, override int) int {
 // that widened the tool set; with a *model.Error for a conversation or tool set no provider
 // accepts; and with a *ContextOverflowError when the whole input exceeds a known window.
 func Assemble(in Input) (Assembled, error) {
+	if in.History != nil {
+		in.History.prepare(in.Conversation)
+	}
 	tools, hooks, err := checkTools(in)
 	if err != nil {
 		return Assembled{}, err
@@ -162,9 +172,13 @@ func Assemble(in Input) (Assembled, error) {
 		return Assembled{}, err
 	}
 
-	blobs := map[string]string{}
-	var parts []events.PromptPart
-	var req model.Request
+	blobs := make(map[string]string, len(sections)+len(in.Conversation)+len(tools))
+	// Sized once: at step 1,000 these hold thousands of entries, and growing them by
+	// doubling is most of what a step would otherwise allocate.
+	n := len(sections) + len(in.Conversation)
+	parts := make([]events.PromptPart, 0, n)
+	req := model.Request{Messages: make([]model.Message, 0, n)}
+	wire := make([][]byte, 0, n) // each message's exact JSON, for the actual digest
 	for i := range sections {
 		s := &sections[i]
 		s.Order = i
@@ -174,20 +188,29 @@ func Assemble(in Input) (Assembled, error) {
 		blobs[s.SHA256] = s.Content
 		parts = append(parts, events.PromptPart{Kind: PartSection, Section: s.ID, Role: s.Role,
 			Bytes: s.Bytes, EstimatedTokens: s.EstimatedTokens, SHA256: s.SHA256})
-		req.Messages = append(req.Messages, model.Message{Role: model.Role(s.Role), Text: s.Content})
-	}
-	for _, m := range in.Conversation {
-		// The request carries each message as its recorded blob decodes, so what is sent is
-		// exactly what the receipt can rebuild (JSON, for one, replaces invalid UTF-8).
-		blob, back, err := roundTrip(m)
+		m := model.Message{Role: model.Role(s.Role), Text: s.Content}
+		req.Messages = append(req.Messages, m)
+		b, err := json.Marshal(m)
 		if err != nil {
 			return Assembled{}, err
 		}
-		d := digest(blob)
-		blobs[d] = string(blob)
-		parts = append(parts, events.PromptPart{Kind: PartMessage, Role: string(back.Role),
-			Bytes: len(blob), EstimatedTokens: messageTokens(back), SHA256: d})
-		req.Messages = append(req.Messages, back)
+		wire = append(wire, b)
+	}
+	// The request carries each message as its recorded blob decodes, so what is sent is
+	// exactly what the receipt can rebuild (JSON, for one, replaces invalid UTF-8).
+	history := in.History
+	if history == nil {
+		history = &History{}
+	}
+	conv, err := history.encode(in.Conversation)
+	if err != nil {
+		return Assembled{}, err
+	}
+	for _, e := range conv {
+		blobs[e.part.SHA256] = string(e.blob)
+		parts = append(parts, e.part)
+		req.Messages = append(req.Messages, e.back)
+		wire = append(wire, e.blob)
 	}
 	var toolParts []events.PromptPart
 	for _, t := range tools {
@@ -201,10 +224,10 @@ func Assemble(in Input) (Assembled, error) {
 			Bytes: len(blob), EstimatedTokens: toolTokens(back), SHA256: d})
 		req.Tools = append(req.Tools, back)
 	}
+	// The conversation, tools and options were validated by checkTools, and every section is
+	// a non-empty system or developer message, so the request needs no second pass (which
+	// would cost a walk of the whole conversation at every step).
 	req.Model, req.MaxTokens, req.ToolChoice = in.Model, in.MaxTokens, in.ToolChoice
-	if err := req.Validate(); err != nil {
-		return Assembled{}, err
-	}
 
 	r := Receipt{
 		SchemaVersion:  SchemaVersion,
@@ -226,6 +249,7 @@ func Assemble(in Input) (Assembled, error) {
 	if workState != "" {
 		r.WorkState = &wsReport
 	}
+	r.ConversationDigest = chainAt(conv, len(conv))
 	r.EstimatedInputTokens = estimateInput(r)
 	if in.ContextWindow > 0 && r.EstimatedInputTokens > in.ContextWindow {
 		return Assembled{}, overflow(r)
@@ -233,12 +257,81 @@ func Assemble(in Input) (Assembled, error) {
 	if r.AssemblyDigest, err = AssemblyDigest(r); err != nil {
 		return Assembled{}, err
 	}
-	body, err := RequestBytes(req)
-	if err != nil {
+	if r.ActualDigest, err = requestDigest(req, wire, len(sections), in.History); err != nil {
 		return Assembled{}, err
 	}
-	r.ActualDigest = digest(body)
 	return Assembled{Sections: sections, Request: req, Receipt: r}, nil
+}
+
+// requestDigest is digest(RequestBytes(req)) computed from the messages' already encoded JSON,
+// so a long conversation is not re-encoded at every step. encoding/json writes a slice
+// element exactly as it writes the element alone, so splicing the encoded messages into the
+// encoding of the rest of the request gives the same bytes (a test holds it to that).
+//
+// With a History, the SHA-256 state after the last step's messages is kept, and when the
+// request starts with the same bytes (model and sections) hashing resumes there: the digest
+// still covers every byte sent, but a step only hashes what is new.
+func requestDigest(req model.Request, wire [][]byte, sections int, h *History) (string, error) {
+	rest := req
+	rest.Messages = nil
+	body, err := json.Marshal(rest)
+	if err != nil {
+		return "", err
+	}
+	name, err := json.Marshal(req.Model)
+	if err != nil {
+		return "", err
+	}
+	head := append(append([]byte(`{"model":`), name...), `,"messages":`...)
+	if !bytes.HasPrefix(body, append(head, "null"...)) {
+		// The layout is not the one this splice knows: encode the whole request instead.
+		full, err := RequestBytes(req)
+		if err != nil {
+			return "", err
+		}
+		return digest(full), nil
+	}
+	key := sha256.New()
+	key.Write(head)
+	for _, w := range wire[:sections] {
+		key.Write(w)
+		key.Write([]byte{0})
+	}
+	prefix := hex.EncodeToString(key.Sum(nil))
+
+	st := sha256.New()
+	from := 0
+	if h != nil && h.sumPrefix == prefix && h.sumParts > 0 && h.sumParts <= len(wire)-sections {
+		if err := st.(encoding.BinaryUnmarshaler).UnmarshalBinary(h.sumState); err == nil {
+			from = h.sumParts
+		} else {
+			st.Reset()
+		}
+	}
+	if from == 0 {
+		st.Write(head)
+		st.Write([]byte{'['})
+		for i, w := range wire[:sections] {
+			if i > 0 {
+				st.Write([]byte{','})
+			}
+			st.Write(w)
+		}
+	}
+	for i := sections + from; i < len(wire); i++ {
+		if i > 0 {
+			st.Write([]byte{','})
+		}
+		st.Write(wire[i])
+	}
+	if h != nil {
+		if state, err := st.(encoding.BinaryMarshaler).MarshalBinary(); err == nil {
+			h.sumPrefix, h.sumParts, h.sumState = prefix, len(wire)-sections, state
+		}
+	}
+	st.Write([]byte{']'})
+	st.Write(body[len(head)+len("null"):])
+	return hex.EncodeToString(st.Sum(nil)), nil
 }
 
 // Part kinds of the projection.
@@ -256,8 +349,13 @@ func RequestBytes(req model.Request) ([]byte, error) { return json.Marshal(req) 
 // AssemblyDigest digests the receipt's ordered metadata (everything but the blobs and the two
 // digests). The section digests inside it bind the contents, so it changes when any section,
 // its place, its provenance or its size changes.
+//
+// The conversation enters through ConversationDigest, which chains its parts, rather than as
+// the list itself: the digest then costs the same at step 1,000 as at step 10, and it does
+// not depend on whether the receipt is stored whole or relative to an earlier one.
 func AssemblyDigest(r Receipt) (string, error) {
-	r.AssemblyDigest, r.ActualDigest, r.Blobs = "", "", nil
+	r.AssemblyDigest, r.ActualDigest, r.Blobs, r.ConversationBase = "", "", nil, nil
+	r.Messages = r.Messages[:min(len(r.Messages), len(r.Sections))]
 	b, err := json.Marshal(r)
 	if err != nil {
 		return "", err
@@ -351,7 +449,11 @@ func checkTools(in Input) ([]ToolDecl, events.PromptHooks, error) {
 		return nil, hooks, invalid("conversation", "is empty", "assemble a prompt for a step that has user input")
 	}
 	probe := model.Request{Model: in.Model, Messages: in.Conversation, Tools: plain, ToolChoice: in.ToolChoice, MaxTokens: in.MaxTokens}
-	if err := probe.Validate(); err != nil {
+	check := &model.ConversationCheck{}
+	if in.History != nil {
+		check = &in.History.check // prepared by Assemble: only new messages are walked
+	}
+	if err := probe.ValidateWith(check); err != nil {
 		return nil, hooks, err
 	}
 	tools := slices.Clone(in.Tools)

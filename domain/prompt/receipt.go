@@ -37,6 +37,8 @@ const (
 	MismatchAssemblyDigest  = "assembly_digest"
 	MismatchActualDigest    = "actual_digest"
 	MismatchNotReconstructs = "not_reconstructible"
+	MismatchConversation    = "conversation_digest"
+	MismatchBase            = "conversation_base"
 )
 
 // Mismatch is one thing a receipt claims that its own content does not bear out.
@@ -165,6 +167,12 @@ func Verify(r Receipt) error {
 		if !v.used[k] {
 			v.add(MismatchBlobUnused, "blob", -1, k, "", "")
 		}
+	}
+	if r.ConversationBase != nil {
+		v.add(MismatchBase, "receipt", -1, r.ConversationBase.ReceiptID, "an expanded receipt (prompt.Expand)", "a receipt relative to another")
+	}
+	if got, err := ConversationDigest(v.r.Messages[min(len(v.r.Messages), len(v.r.Sections)):]); err != nil || got != r.ConversationDigest {
+		v.add(MismatchConversation, "receipt", -1, "", got, r.ConversationDigest)
 	}
 	if got := estimateInput(r); got != r.EstimatedInputTokens {
 		v.add(MismatchInputTokens, "receipt", -1, "", strconv.FormatInt(got, 10), strconv.FormatInt(r.EstimatedInputTokens, 10))
@@ -385,4 +393,118 @@ func Reconstruct(r Receipt) (model.Request, error) {
 		return model.Request{}, &ReceiptError{Mismatches: ms}
 	}
 	return req, nil
+}
+
+// Compact returns r as it is stored when prev, an earlier full receipt of the same session
+// named prevID, shares a prefix of its conversation: only the parts after that prefix are
+// listed, and the blobs are left to the caller (who records only new ones). A receipt with
+// nothing in common with prev is returned whole.
+//
+// h, when it is the History r was assembled with, supplies the prefix's chain digest without
+// re-hashing the prefix.
+func Compact(r Receipt, prev *Receipt, prevID string, h *History) Receipt {
+	if prev == nil || prevID == "" {
+		return r
+	}
+	sections := min(len(r.Sections), len(r.Messages))
+	mine, theirs := r.Messages[sections:], prev.Messages[min(len(prev.Sections), len(prev.Messages)):]
+	n := 0
+	for n < len(mine) && n < len(theirs) && mine[n] == theirs[n] {
+		n++
+	}
+	if n == 0 {
+		return r
+	}
+	chain, ok := h.chainAt(mine, n)
+	if !ok {
+		var err error
+		if chain, err = ConversationDigest(mine[:n]); err != nil {
+			return r
+		}
+	}
+	out := r
+	out.Messages = append(slices.Clone(r.Messages[:sections]), mine[n:]...)
+	out.ConversationBase = &events.PromptConversationBase{ReceiptID: prevID, Parts: n, Digest: chain}
+	return out
+}
+
+// Expand restores the full conversation of a stored receipt by following its base chain
+// through lookup (receipt id → stored receipt). A receipt records only blobs its session had
+// not recorded before, so each referenced blob comes from the receipt itself, else from the
+// receipts on its chain, else from pool (every blob of the session; nil for none). The result
+// has no ConversationBase, holds exactly the blobs it references, and can be verified and
+// reconstructed on its own. A base that is missing, circular, or not the prefix it claims is
+// a *ReceiptError; a missing blob is left for Verify to report.
+func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool)) (Receipt, error) {
+	fail := func(code, id, want, got string) error {
+		return &ReceiptError{Mismatches: []Mismatch{{Code: code, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
+	}
+	// Walk to the first receipt stored whole, then rebuild forwards.
+	chain := []Receipt{r}
+	seen := map[string]bool{}
+	for cur := r; cur.ConversationBase != nil; {
+		id := cur.ConversationBase.ReceiptID
+		if seen[id] {
+			return Receipt{}, fail(MismatchBase, id, "a chain of earlier receipts", "a cycle")
+		}
+		seen[id] = true
+		base, ok := lookup(id)
+		if !ok {
+			return Receipt{}, fail(MismatchBase, id, "the base receipt in the log", "missing")
+		}
+		chain = append(chain, base)
+		cur = base
+	}
+	blobs := map[string]string{}
+	var conv []events.PromptPart
+	for i := len(chain) - 1; i >= 0; i-- {
+		c := chain[i]
+		own := c.Messages[min(len(c.Sections), len(c.Messages)):]
+		if b := c.ConversationBase; b != nil {
+			if b.Parts < 0 || b.Parts > len(conv) {
+				return Receipt{}, fail(MismatchBase, b.ReceiptID, fmt.Sprintf("at most %d parts", len(conv)), strconv.Itoa(b.Parts))
+			}
+			if got, err := ConversationDigest(conv[:b.Parts]); err != nil || got != b.Digest {
+				return Receipt{}, fail(MismatchBase, b.ReceiptID, b.Digest, got)
+			}
+			conv = append(slices.Clone(conv[:b.Parts]), own...)
+		} else {
+			conv = slices.Clone(own)
+		}
+		for d, blob := range c.Blobs {
+			if i == 0 {
+				blobs[d] = blob // the receipt's own copy wins
+			} else if _, ok := blobs[d]; !ok {
+				blobs[d] = blob
+			}
+		}
+	}
+	out := r
+	out.Messages = append(slices.Clone(r.Messages[:min(len(r.Sections), len(r.Messages))]), conv...)
+	out.ConversationBase = nil
+	out.Blobs = map[string]string{}
+	need := func(d string) {
+		if b, ok := blobs[d]; ok {
+			out.Blobs[d] = b
+		} else if pool != nil {
+			if b, ok := pool(d); ok {
+				out.Blobs[d] = b
+			}
+		}
+	}
+	for _, s := range out.Sections {
+		need(s.SHA256)
+	}
+	for _, p := range out.Messages {
+		need(p.SHA256)
+	}
+	for _, p := range out.Tools {
+		need(p.SHA256)
+	}
+	// A blob the stored receipt itself carries but does not reference stays, so Verify
+	// reports it rather than Expand hiding it.
+	for d, b := range r.Blobs {
+		out.Blobs[d] = b
+	}
+	return out, nil
 }

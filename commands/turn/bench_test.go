@@ -1,0 +1,114 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
+	"github.com/zuno-run/zuno/adapters/provider/scripted"
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// stepClock records when each provider request starts, so the cost of one step (request,
+// tool call, results, the next prompt) is the gap between consecutive starts.
+type stepClock struct {
+	turn.NopObserver
+	starts []time.Time
+	cpu    []time.Duration
+}
+
+func (c *stepClock) Recorded(_ events.Recorded, p events.Payload) {
+	if r, ok := p.(events.ProviderRequest); ok && r.Status == events.RequestStarted {
+		c.starts = append(c.starts, time.Now())
+		c.cpu = append(c.cpu, processCPU())
+	}
+}
+
+// processCPU is the CPU time this process has used (user and system, every thread), which
+// counts the runtime's own work and not the time it waits for the disk to sync.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStepOverhead runs one session of 1,000 tool steps with the scripted provider on a
+// real SQLite store and reports the median wall time of the steps ending at 10, 100 and 1,000,
+// and the process CPU time per step over the 50 steps ending at 100 and at 1,000 (the first
+// window of 50 full steps). The baseline is the early step of the same run: the runtime must
+// not reload or re-record the whole history per step, so step 1,000 should cost about what an
+// early step does. Wall time is dominated by two fsyncs per step and varies with the disk;
+// CPU time is the runtime's own work.
+func BenchmarkStepOverhead(b *testing.B) {
+	const steps = 1000
+	var turns []scripted.Turn
+	for i := range steps {
+		turns = append(turns, scripted.Turn{Text: "step", ToolCalls: []scripted.ToolCall{{ID: fmt.Sprintf("call_%04d", i), Name: "look",
+			Arguments: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}}})
+	}
+	turns = append(turns, scripted.Turn{Text: "done"})
+	at := map[int][]float64{10: nil, 100: nil, 1000: nil}
+	cpu := map[int]float64{}
+	for b.Loop() {
+		b.StopTimer()
+		ctx := context.Background()
+		store, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "events.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg := events.NewRegistry(events.AllPayloads()...)
+		handlers := commands.NewHandlers(store, reg, commands.SystemClock{}, nil)
+		if _, err := handlers.CreateSession(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: "c", Actor: "user"},
+			Create: sessionCreate("ses_bench")}); err != nil {
+			b.Fatal(err)
+		}
+		p, err := scripted.New(scripted.Script{Turns: turns})
+		if err != nil {
+			b.Fatal(err)
+		}
+		look := &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
+		clock := &stepClock{}
+		d := &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}
+		b.StartTimer()
+		out, err := d.Run(ctx, turn.Request{SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: p,
+			ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Observer: clock})
+		b.StopTimer()
+		if err != nil || out.Steps != steps+1 {
+			b.Fatalf("outcome %+v %v", out, err)
+		}
+		for k := range at {
+			// step k spans starts[k-1] → starts[k]; take the ten steps ending at k.
+			for i := k - 9; i <= k; i++ {
+				at[k] = append(at[k], float64(clock.starts[i].Sub(clock.starts[i-1]).Nanoseconds()))
+			}
+			// CPU over a wider window: getrusage ticks are coarser than one step.
+			if k >= 100 {
+				cpu[k] += float64(clock.cpu[k]-clock.cpu[k-50]) / 50
+			}
+		}
+		store.Close()
+		b.StartTimer()
+	}
+	med := func(xs []float64) float64 { sort.Float64s(xs); return xs[len(xs)/2] }
+	m10, m100, m1000 := med(at[10]), med(at[100]), med(at[1000])
+	b.ReportMetric(m10/1e3, "µs/step@10")
+	b.ReportMetric(m100/1e3, "µs/step@100")
+	b.ReportMetric(m1000/1e3, "µs/step@1000")
+	b.ReportMetric(m1000/m10, "wall-ratio@1000/10")
+	n := float64(b.N)
+	b.ReportMetric(cpu[100]/n/1e3, "cpu-µs/step@100")
+	b.ReportMetric(cpu[1000]/n/1e3, "cpu-µs/step@1000")
+	b.ReportMetric(cpu[1000]/cpu[100], "cpu-ratio@1000/100")
+}

@@ -1,0 +1,131 @@
+package prompt
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/events"
+)
+
+// History caches the canonical encoding of a conversation between steps. A turn's
+// conversation only grows, so each message is encoded, digested and chained once, and a step
+// costs what its new messages cost rather than the whole history's (the per-step overhead of
+// step 1,000 stays that of step 10). The zero value is ready to use; it is not safe for
+// concurrent use.
+type History struct {
+	entries []historyEntry
+	// The request digest's SHA-256 state after the first sumParts conversation messages of a
+	// request whose model and sections hashed to sumPrefix.
+	sumPrefix string
+	sumParts  int
+	sumState  []byte
+	// check has validated the first check.Checked() messages.
+	check model.ConversationCheck
+}
+
+type historyEntry struct {
+	msg   model.Message // the caller's message, to detect a changed prefix
+	back  model.Message // what the blob decodes to: what the request carries
+	blob  []byte
+	part  events.PromptPart
+	chain string // the conversation chain after this part
+}
+
+// encode returns the entries of msgs, reusing every cached entry whose message is unchanged.
+func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
+	keep := h.prepare(msgs)
+	for _, m := range msgs[keep:] {
+		e, err := encodeMessage(m, chainAt(h.entries, len(h.entries)))
+		if err != nil {
+			return nil, err
+		}
+		h.entries = append(h.entries, e)
+	}
+	return h.entries[:len(msgs)], nil
+}
+
+// prepare drops the cached state of every message from the first one that differs from msgs,
+// and returns how many cached entries still hold.
+func (h *History) prepare(msgs []model.Message) int {
+	keep := 0
+	for keep < len(h.entries) && keep < len(msgs) && sameMessage(h.entries[keep].msg, msgs[keep]) {
+		keep++
+	}
+	h.entries = h.entries[:keep]
+	if keep < h.sumParts {
+		h.sumParts = 0 // the saved hash state covers messages that changed
+	}
+	if keep < h.check.Checked() {
+		h.check.Reset()
+	}
+	return keep
+}
+
+func encodeMessage(m model.Message, prev string) (historyEntry, error) {
+	blob, back, err := roundTrip(m)
+	if err != nil {
+		return historyEntry{}, err
+	}
+	part := events.PromptPart{Kind: PartMessage, Role: string(back.Role), Bytes: len(blob),
+		EstimatedTokens: messageTokens(back), SHA256: digest(blob)}
+	chain, err := chainNext(prev, part)
+	return historyEntry{msg: m, back: back, blob: blob, part: part, chain: chain}, err
+}
+
+func chainAt(es []historyEntry, n int) string {
+	if n == 0 {
+		return ""
+	}
+	return es[n-1].chain
+}
+
+// chainNext extends the conversation chain by one part: sha256 of the previous link and the
+// part's JSON, which binds the part's role, size and estimate as well as its digest.
+func chainNext(prev string, p events.PromptPart) (string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write([]byte("zuno.prompt.conversation.1\n"))
+	h.Write([]byte(prev))
+	h.Write([]byte{'\n'})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// chainAt returns the chain after the first n of parts when the cache holds exactly those.
+func (h *History) chainAt(parts []events.PromptPart, n int) (string, bool) {
+	if h == nil || n == 0 || n > len(h.entries) || h.entries[n-1].part != parts[n-1] {
+		return "", false
+	}
+	return h.entries[n-1].chain, true
+}
+
+// ConversationDigest chains conversation parts from the start.
+func ConversationDigest(parts []events.PromptPart) (string, error) {
+	chain := ""
+	for _, p := range parts {
+		var err error
+		if chain, err = chainNext(chain, p); err != nil {
+			return "", err
+		}
+	}
+	return chain, nil
+}
+
+// sameMessage compares two messages field by field; identical strings compare in constant
+// time, which is the common case for a cached prefix.
+func sameMessage(a, b model.Message) bool {
+	if a.Role != b.Role || a.Text != b.Text || a.ToolCallID != b.ToolCallID || a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		if a.ToolCalls[i] != b.ToolCalls[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package prompt_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/prompt"
+)
+
+// growing returns the conversation of a session after n tool steps.
+func growing(n int) []model.Message {
+	msgs := []model.Message{{Role: model.RoleUser, Text: "fix <it> & \"quote\" \u2028 ünïcode \xff"}}
+	for i := range n {
+		id := fmt.Sprintf("call_%d", i)
+		msgs = append(msgs,
+			model.Message{Role: model.RoleAssistant, Text: "step", ToolCalls: []model.ToolCall{{ID: id, Name: "read", Arguments: `{"path":"a<b>.go"}`}}},
+			model.Message{Role: model.RoleTool, ToolCallID: id, Text: strings.Repeat("line\n", i%7+1), IsError: i%3 == 0})
+	}
+	return msgs
+}
+
+// The cached History must give byte-identical receipts to a fresh assembly at every step, and
+// the spliced actual digest must equal the digest of the whole request's encoding.
+func TestHistoryReceiptsEqualFreshAssembly(t *testing.T) {
+	h := &prompt.History{}
+	for step := range 12 {
+		in := fullInput()
+		in.Conversation = growing(step)
+		fresh := mustAssemble(t, in)
+		in.History = h
+		cached := mustAssemble(t, in)
+		if !reflect.DeepEqual(fresh.Receipt, cached.Receipt) {
+			t.Fatalf("step %d: cached receipt differs from a fresh assembly", step)
+		}
+		body, err := prompt.RequestBytes(cached.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(body)
+		if got := hex.EncodeToString(sum[:]); got != cached.Receipt.ActualDigest {
+			t.Fatalf("step %d: actual digest %s, digest of the request bytes %s", step, cached.Receipt.ActualDigest, got)
+		}
+		if err := prompt.Verify(cached.Receipt); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+	}
+	// A changed message in the middle is noticed, not served from the cache.
+	in := fullInput()
+	in.Conversation = growing(11)
+	in.Conversation[3].Text = "changed"
+	in.History = h
+	got := mustAssemble(t, in)
+	in.History = nil
+	if want := mustAssemble(t, in); got.Receipt.ActualDigest != want.Receipt.ActualDigest {
+		t.Fatal("a changed prefix was served from the cache")
+	}
+}
+
+// Compact stores only the new part of the conversation; Expand restores a receipt that
+// verifies and is identical to the full one, through a chain of several bases.
+func TestCompactAndExpandRoundTrip(t *testing.T) {
+	h := &prompt.History{}
+	stored := map[string]prompt.Receipt{}
+	var prev *prompt.Receipt
+	prevID := ""
+	pool := map[string]string{}
+	for step := range 6 {
+		in := fullInput()
+		in.Conversation = growing(step)
+		in.History = h
+		full := mustAssemble(t, in).Receipt
+		c := prompt.Compact(full, prev, prevID, nil)
+		if cached := prompt.Compact(full, prev, prevID, h); !reflect.DeepEqual(cached, c) {
+			t.Fatalf("step %d: Compact with the History differs", step)
+		}
+		// Record only blobs the session does not hold yet, as the turn driver does.
+		c.Blobs = map[string]string{}
+		for d, b := range full.Blobs {
+			if _, ok := pool[d]; !ok {
+				c.Blobs[d] = b
+				pool[d] = b
+			}
+		}
+		id := fmt.Sprintf("r%d", step)
+		stored[id] = c
+		if step > 0 && (c.ConversationBase == nil || c.ConversationBase.ReceiptID != prevID) {
+			t.Fatalf("step %d: no base recorded", step)
+		}
+		if step > 0 && len(c.Messages) >= len(full.Messages) {
+			t.Fatalf("step %d: compact receipt lists %d parts, full %d", step, len(c.Messages), len(full.Messages))
+		}
+		lookup := func(id string) (prompt.Receipt, bool) { r, ok := stored[id]; return r, ok }
+		blob := func(d string) (string, bool) { b, ok := pool[d]; return b, ok }
+		back, err := prompt.Expand(c, lookup, blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, full) {
+			t.Fatalf("step %d: expanded receipt differs from the full one", step)
+		}
+		if err := prompt.Verify(back); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		prev, prevID = &full, id
+	}
+	// A base whose prefix was altered is refused; a compact receipt is not verifiable alone.
+	c := stored["r5"]
+	bad := stored["r4"]
+	bad.Messages = append(bad.Messages[:len(bad.Messages)-1:len(bad.Messages)-1], bad.Messages[len(bad.Messages)-1])
+	bad.Messages[len(bad.Sections)].Bytes++
+	stored["r4"] = bad
+	if _, err := prompt.Expand(c, func(id string) (prompt.Receipt, bool) { r, ok := stored[id]; return r, ok }, nil); err == nil ||
+		!strings.Contains(err.Error(), prompt.MismatchBase) {
+		t.Fatalf("Expand over an altered base = %v", err)
+	}
+	var re *prompt.ReceiptError
+	if err := prompt.Verify(c); !errors.As(err, &re) || !re.Has(prompt.MismatchBase, "receipt", "r4") {
+		t.Fatalf("Verify(compact) = %v", err)
+	}
+}
