@@ -5,17 +5,26 @@ GO        ?= go
 DEMO_DIR  ?= $(CURDIR)/.zuno-demo
 PG_DIR    ?= /tmp/zuno-pg
 
-.PHONY: run build test test-go deps postgres bench fuzz vet clean
+.PHONY: run ripgrep build test test-go deps postgres bench fuzz vet clean
 
 build:
 	$(GO) build -o bin/zuno ./cmd/zuno
 
-run: build
+# run: a scripted agent session (build agent, scripted provider) that reproduces a failing
+# test in a scratch workspace, reads, greps, patches the file and re-runs the test.
+run: build ripgrep
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
-	ZUNO_DB=$(DEMO_DIR)/zuno.db ZUNO_CONFIG=$(DEMO_DIR)/config.json ./bin/zuno demo
+	ZUNO_DB=$(DEMO_DIR)/zuno.db ZUNO_CONFIG=$(DEMO_DIR)/config.json ./bin/zuno demo --dir $(DEMO_DIR)
 	@echo
-	@echo "The demo's database is $(DEMO_DIR)/zuno.db; to look around:"
-	@echo "  export ZUNO_DB=$(DEMO_DIR)/zuno.db; ./bin/zuno session list"
+	@echo "The demo's database is $(DEMO_DIR)/zuno.db; to run the commands above:"
+	@echo "  export ZUNO_DB=$(DEMO_DIR)/zuno.db PATH=$(CURDIR)/bin:\$$PATH"
+
+# ripgrep: the demo's grep call drives rg; install it when missing (Debian), else say so.
+ripgrep:
+	@command -v rg >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q ripgrep; } || \
+		echo "warning: ripgrep (rg) is not installed: the demo's grep call will report it as unavailable"
 
 # deps installs what the tests need on a Debian machine (as root, or via sudo): PostgreSQL
 # for the Postgres adapters, ripgrep for the glob/grep tools.

@@ -13,14 +13,13 @@ import (
 	"github.com/zuno-run/zuno/domain/work"
 )
 
-// The demo drives a scripted sequence of commands through the whole pipeline (bus, handlers,
-// aggregates, event store, projections) and prints the read models. It needs no server and no
-// API key; until the agent loop exists it stands in for a scripted agent session.
+// `zuno demo work` drives a scripted sequence of plan and todo commands through the whole
+// pipeline (bus, handlers, aggregates, event store, projections) and prints the read models.
 
-func newDemoCmd() *cobra.Command {
+func newDemoWorkCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "demo",
-		Short: "Run a scripted session through the whole pipeline and print the read models",
+		Use:   "work",
+		Short: "Drive plan and todo commands through the bus, aggregates and projections, and print the read models",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withApp(cmd, func(ctx context.Context, a *app) error {

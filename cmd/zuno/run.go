@@ -47,8 +47,15 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			if strings.TrimSpace(text) == "" {
 				return usagef("PROMPT is empty: say what the agent should do")
 			}
+			opts := runOptions{Format: format, Prompt: text}
+			opts.Model, _ = cmd.Flags().GetString("model")
+			opts.Agent, _ = cmd.Flags().GetString("agent")
+			opts.Title, _ = cmd.Flags().GetString("title")
+			opts.Session, _ = cmd.Flags().GetString("session")
+			opts.Dir, _ = cmd.Flags().GetString("dir")
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				return runTurn(ctx, cmd, a, format, text)
+				_, err := runTurn(ctx, cmd.OutOrStdout(), a, opts)
+				return err
 			})
 		},
 	}
@@ -61,33 +68,36 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	return cmd
 }
 
-func runTurn(ctx context.Context, cmd *cobra.Command, a *app, format, text string) error {
-	modelFlag, _ := cmd.Flags().GetString("model")
-	agentName, _ := cmd.Flags().GetString("agent")
-	title, _ := cmd.Flags().GetString("title")
-	sessionID, _ := cmd.Flags().GetString("session")
-	dir, _ := cmd.Flags().GetString("dir")
+// runOptions is one `zuno run`.
+type runOptions struct {
+	Format, Prompt                    string
+	Model, Agent, Title, Session, Dir string
+}
+
+// runTurn runs one turn and returns the session it ran in.
+func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, error) {
+	modelFlag, agentName, title, sessionID, dir := o.Model, o.Agent, o.Title, o.Session, o.Dir
 	if modelFlag == "" {
 		modelFlag = a.cfg.Model
 	}
 	choice, err := parseModel(modelFlag)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
-		return err
+		return "", err
 	}
 	if sessionID != "" && title != "" {
-		return usagef("--title names a new session; to rename one use zuno session title")
+		return "", usagef("--title names a new session; to rename one use zuno session title")
 	}
 	prov, err := provider.Open(choice.Spec)
 	if err != nil {
-		return err
+		return "", err
 	}
 
 	if sessionID == "" {
@@ -95,40 +105,40 @@ func runTurn(ctx context.Context, cmd *cobra.Command, a *app, format, text strin
 			agentName = "build"
 		}
 		if _, err := agent.Resolve(agentName, a.cfg.Agents, true); err != nil {
-			return err
+			return "", err
 		}
 		if title == "" {
-			title = defaultTitle(text)
+			title = defaultTitle(o.Prompt)
 		}
 		sessionID = newID("ses_")
-		if _, err := a.send(ctx, &commands.CreateSession{Meta: commandMeta(cmd, sessionID),
+		if _, err := a.send(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: newID("cmd_"), Actor: "user", CorrelationID: sessionID},
 			Create: session.Create{SessionID: sessionID, Title: title, Agent: agentName, Directory: dir}}); err != nil {
-			return err
+			return "", err
 		}
 	} else if agentName == "" {
 		agentName, err = sessionAgent(ctx, a, sessionID)
 		if err != nil {
-			return err
+			return "", err
 		}
 	}
 	ag, err := agent.Resolve(agentName, a.cfg.Agents, true)
 	if err != nil {
-		return err
+		return sessionID, err
 	}
 
 	rt, err := newRuntimeTools(a.cfg, dir, sessionID)
 	if err != nil {
-		return err
+		return sessionID, err
 	}
 	defer rt.Close()
 	global, project, err := instructionFiles(dir)
 	if err != nil {
-		return fmt.Errorf("read AGENTS.md: %w", err)
+		return sessionID, fmt.Errorf("read AGENTS.md: %w", err)
 	}
-	obs := newRunObserver(cmd.OutOrStdout(), format, sessionID)
+	obs := newRunObserver(w, o.Format, sessionID)
 	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}}
 	out, err := driver.Run(ctx, turn.Request{
-		SessionID: sessionID, MessageID: newID("msg_"), Text: text, Agent: ag,
+		SessionID: sessionID, MessageID: newID("msg_"), Text: o.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name,
 		Model:     model.ModelInfo{ID: choice.Model, ContextWindow: a.cfg.ContextWindow},
 		MaxTokens: a.cfg.MaxTokens, Tools: rt.tools, ToolCalls: a.cfg.Concurrency.ToolCalls,
@@ -140,10 +150,10 @@ func runTurn(ctx context.Context, cmd *cobra.Command, a *app, format, text strin
 		err = fmt.Errorf("turn recorded, but the read models did not catch up: %w", cerr)
 	}
 	if err != nil {
-		return err
+		return sessionID, err
 	}
 	obs.summary(out)
-	return out.Err()
+	return sessionID, out.Err()
 }
 
 // defaultTitle is the prompt's first line, shortened.
@@ -266,7 +276,7 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 	}
 	switch e := p.(type) {
 	case events.ToolSettled:
-		o.line(fmt.Sprintf("· %s %s → %s%s", e.Tool, e.CallID, e.Outcome, codeSuffix(e.ErrorCode, e.Outcome)))
+		o.line(fmt.Sprintf("· %s %s → %s%s%s", e.Tool, e.CallID, e.Outcome, codeSuffix(e.ErrorCode, e.Outcome), exitSuffix(e.Metadata)))
 	case events.ToolBlocked:
 		o.line(fmt.Sprintf("· %s %s → blocked (%s): %s", e.Tool, e.CallID, e.Category, e.Message))
 	case events.ProviderRequest:
@@ -277,6 +287,24 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 			o.line(fmt.Sprintf("· step limit %d reached: tools closed, asking for a final summary", e.StepLimitFinalization.Limit))
 		}
 	}
+}
+
+// exitSuffix shows a command's exit status, which a person reading the run needs to see.
+func exitSuffix(md events.ToolMetadata) string {
+	var d struct {
+		ExitCode *int `json:"exitCode"`
+		TimedOut bool `json:"timedOut"`
+	}
+	if len(md.Details) == 0 || json.Unmarshal(md.Details, &d) != nil {
+		return ""
+	}
+	switch {
+	case d.TimedOut:
+		return " (timed out)"
+	case d.ExitCode != nil:
+		return fmt.Sprintf(" (exit %d)", *d.ExitCode)
+	}
+	return ""
 }
 
 func codeSuffix(code, outcome string) string {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// demodata is the demo's scratch project (a shell helper with a truncating division and its
+// failing test) and the scripted model turns that fix it.
+//
+//go:embed demodata
+var demodata embed.FS
+
+// demoPrompt is what the demo asks the agent.
+const demoPrompt = "divide 7 2 prints 3 in calc.sh; it should print 3.50. Fix it and run the tests."
+
+func newDemoCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "demo [--dir D]",
+		Short: "Run a scripted agent session in a scratch workspace (no server, no API key)",
+		Long: `Copies a small project with a failing test into D/workspace and runs the build agent on it
+with the scripted provider: it reproduces the failure, greps, reads, patches the file and
+runs the test again, every step recorded as events. Then it prints how to inspect the
+session: the prompt receipts, the tool parts, the evidence SQL.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, _ := cmd.Flags().GetString("dir")
+			if dir == "" {
+				var err error
+				if dir, err = os.MkdirTemp("", "zuno-demo-"); err != nil {
+					return err
+				}
+			}
+			ws := filepath.Join(dir, "workspace")
+			if _, err := os.Stat(ws); err == nil {
+				return usagef("%s exists: remove it or give another --dir; the demo needs a fresh copy of its project", ws)
+			}
+			if err := copyDemo(ws); err != nil {
+				return err
+			}
+			script := filepath.Join(dir, "session.json")
+			b, err := demodata.ReadFile("demodata/session.json")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(script, b, 0o644); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Workspace: %s\nPrompt:    %s\n\n", ws, demoPrompt)
+			var sessionID string
+			err = withApp(cmd, func(ctx context.Context, a *app) error {
+				fmt.Fprintf(out, "Event store: %s\n\n", a.describeStorage())
+				sessionID, err = runTurn(ctx, out, a, runOptions{Format: "text", Prompt: demoPrompt,
+					Model: "scripted:" + script, Agent: "build", Title: "demo: fix divide", Dir: ws})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, `
+Inspect the session:
+  zuno debug prompt --session %[1]s            # the last prompt, re-verified byte for byte
+  zuno debug prompt --session %[1]s --step 1   # the first one
+  zuno db "SELECT json_extract(data, '$.tool') AS tool, COUNT(*) AS calls FROM part WHERE session_id = '%[1]s' AND json_extract(data, '$.type') = 'tool' GROUP BY tool ORDER BY tool"
+  zuno db "SELECT COUNT(*) AS provider_calls FROM event WHERE aggregate_id = '%[1]s' AND type = 'session.provider.request.1' AND json_extract(data, '$.status') = 'started'"
+  zuno events read --stream session-%[1]s
+  zuno run --session %[1]s --model scripted:<file> "..."   # continue it
+  (cd %[2]s && sh test.sh)
+`, sessionID, ws)
+			return nil
+		},
+	}
+	cmd.Flags().String("dir", "", "directory for the scratch workspace (default: a new temporary directory)")
+	cmd.AddCommand(newDemoWorkCmd())
+	return cmd
+}
+
+func copyDemo(ws string) error {
+	sub, err := fs.Sub(demodata, "demodata/workspace")
+	if err != nil {
+		return err
+	}
+	return os.CopyFS(ws, sub)
+}
