@@ -65,6 +65,11 @@ var tables = map[string]string{
 	"session":   "id",
 	"work_plan": "session_id, plan_id",
 	"work_item": "session_id, id",
+
+	"part":             "session_id, id",
+	"prompt_receipt":   "id",
+	"provider_request": "id",
+	"agent_job":        "id",
 }
 
 // dump returns every row of every read model as text, in key order.
@@ -117,7 +122,7 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 	defer cancel()
 	runErr := make(chan error, 1)
 	go func() { runErr <- e.runner.Run(ctx) }()
-	n := scenario(t, e.store, 30)
+	n := scenario(t, e.store, 30) + turnScenario(t, e.store, 5)
 	head, _ := e.store.LastPosition(ctx)
 	if head != uint64(n) {
 		t.Fatalf("log head %d after writing %d events", head, n)
@@ -132,8 +137,14 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 		t.Fatalf("Run ended with %v", err)
 	}
 	live := dump(t, e.rm.Writer)
-	if len(live["event"]) != n || len(live["session"]) != 30 || len(live["work_item"]) != 60 {
+	if len(live["event"]) != n || len(live["session"]) != 35 || len(live["work_item"]) != 60 {
 		t.Fatalf("live read models: %d events, %d sessions, %d items", len(live["event"]), len(live["session"]), len(live["work_item"]))
+	}
+	// Two user messages for each of the scenario's sessions; 11 parts, 5 receipts and 5
+	// requests for each of the turns'.
+	if len(live["part"]) != 60+55 || len(live["prompt_receipt"]) != 25 || len(live["provider_request"]) != 25 || len(live["agent_job"]) != 0 {
+		t.Fatalf("live turn read models: %d parts, %d receipts, %d requests, %d jobs",
+			len(live["part"]), len(live["prompt_receipt"]), len(live["provider_request"]), len(live["agent_job"]))
 	}
 	count, err := e.runner.Rebuild(context.Background())
 	if err != nil {
@@ -144,8 +155,8 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 	}
 	compareDumps(t, live, dump(t, e.rm.Writer))
 
-	// A single projector rebuilds alone, and the rest keep their rows.
-	if _, err := e.runner.Rebuild(context.Background(), "work_plan"); err != nil {
+	// Some projectors rebuild alone, and the rest keep their rows.
+	if _, err := e.runner.Rebuild(context.Background(), "work_plan", "part"); err != nil {
 		t.Fatal(err)
 	}
 	compareDumps(t, live, dump(t, e.rm.Writer))

@@ -24,7 +24,8 @@ func AggregateID(stream string) string {
 
 // All returns the standard projectors, in the order they are applied.
 func All() []Projector {
-	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{}}
+	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{},
+		Parts{}, PromptReceipts{}, ProviderRequests{}, AgentJobs{}}
 }
 
 // EventLog is the "event" table: every event, queryable with json_extract.
@@ -44,7 +45,8 @@ func (EventLog) Apply(ctx context.Context, tx *Tx, ev events.Recorded, _ events.
 		string(ev.Data), string(md), eventTime(ev))
 }
 
-// Sessions is the "session" table.
+// Sessions is the "session" table. time_updated is the time of the session's last change: its
+// title, a message, a turn started or finished.
 type Sessions struct{}
 
 func (Sessions) Name() string     { return "session" }
@@ -60,6 +62,10 @@ func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.
 		return tx.Exec(ctx, `UPDATE session SET title = ?, time_updated = ? WHERE id = ?`, e.Title, at, e.SessionID)
 	case *events.UserMessageAppended:
 		return tx.Exec(ctx, `UPDATE session SET message_count = message_count + 1, time_updated = ? WHERE id = ?`, at, e.SessionID)
+	case *events.TurnStarted:
+		return tx.Exec(ctx, `UPDATE session SET time_updated = ? WHERE id = ?`, at, e.SessionID)
+	case *events.TurnFinished:
+		return tx.Exec(ctx, `UPDATE session SET time_updated = ? WHERE id = ?`, at, e.SessionID)
 	}
 	return nil
 }

@@ -112,3 +112,70 @@ func BenchmarkStepOverhead(b *testing.B) {
 	b.ReportMetric(cpu[1000]/n/1e3, "cpu-µs/step@1000")
 	b.ReportMetric(cpu[1000]/cpu[100], "cpu-ratio@1000/100")
 }
+
+// waitTool is a read-only, parallel-safe tool whose call waits for the milliseconds it is
+// given, as a call waiting on I/O does.
+type waitTool struct{}
+
+func (waitTool) Declaration() tools.Declaration {
+	return tools.Declaration{Name: "wait", Policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
+}
+func (waitTool) Spec() tools.Spec      { return tools.Spec{Name: "wait", Description: "waits"} }
+func (waitTool) WritesWorkspace() bool { return false }
+func (waitTool) Validate(args json.RawMessage) (string, error) {
+	var v struct{ Ms int }
+	return "", json.Unmarshal(args, &v)
+}
+func (waitTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	var v struct{ Ms int }
+	json.Unmarshal(inv.Arguments, &v)
+	select {
+	case <-time.After(time.Duration(v.Ms) * time.Millisecond):
+	case <-ctx.Done():
+	}
+	return tools.Result{Outcome: tools.OutcomeCompleted, Output: "waited"}
+}
+
+// BenchmarkParallelReadOnly runs one model turn that asks for 8 read-only calls waiting 10,
+// 20, ... 80 ms (sum 360 ms, slowest 80 ms), with concurrency.tool_calls 8 and, as the
+// baseline in the same run, 1. With 8 the step should take about the slowest call, not the sum.
+func BenchmarkParallelReadOnly(b *testing.B) {
+	var calls []scripted.ToolCall
+	for i := range 8 {
+		calls = append(calls, scripted.ToolCall{ID: fmt.Sprintf("w%d", i), Name: "wait", Arguments: json.RawMessage(fmt.Sprintf(`{"ms":%d}`, 10*(i+1)))})
+	}
+	for _, limit := range []int{8, 1} {
+		b.Run(fmt.Sprintf("tool_calls=%d", limit), func(b *testing.B) {
+			ctx := context.Background()
+			store, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "events.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			reg := events.NewRegistry(events.AllPayloads()...)
+			handlers := commands.NewHandlers(store, reg, commands.SystemClock{}, nil)
+			d := &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}
+			n := 0
+			for b.Loop() {
+				b.StopTimer()
+				n++
+				sid := fmt.Sprintf("ses_%d", n)
+				if _, err := handlers.CreateSession(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: sid, Actor: "user"},
+					Create: sessionCreate(sid)}); err != nil {
+					b.Fatal(err)
+				}
+				p, err := scripted.New(scripted.Script{Turns: []scripted.Turn{{ToolCalls: calls}, {Text: "done"}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				out, err := d.Run(ctx, turn.Request{SessionID: sid, Text: "wait", Agent: buildAgent("wait"), Provider: p,
+					ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{waitTool{}}, ToolCalls: limit})
+				if err != nil || out.Reason != events.FinishCompleted {
+					b.Fatalf("outcome %+v %v", out, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/turn")
+		})
+	}
+}

@@ -1,0 +1,274 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zuno-run/zuno/events"
+)
+
+// Parts is the "part" table: the transcript of a session as parts, one row per user message,
+// assistant text and tool call. A tool part is created pending when the provider request that
+// asked for it completes, and its "state" follows the call: blocked, or running then settled.
+//
+// Part ids are stable: "user:<messageId>", "text:<requestId>" and the call id for tool parts
+// (call ids are unique within a session: they become command ids). position and ordinal are
+// the log position of the event that created the part and the part's index within it, so
+// ORDER BY position, ordinal is transcript order.
+type Parts struct{}
+
+func (Parts) Name() string     { return "part" }
+func (Parts) Tables() []string { return []string{"part"} }
+
+// Part types.
+const (
+	PartText = "text"
+	PartTool = "tool"
+)
+
+// textPart is the data of a text part: a user message (MessageID) or an assistant's text
+// (RequestID).
+type textPart struct {
+	Type      string `json:"type"`
+	Role      string `json:"role"`
+	MessageID string `json:"messageId,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	Text      string `json:"text"`
+}
+
+// toolPart is the data of a tool part. Input is the call's arguments as a JSON value when
+// they are JSON, else as a JSON string; State is one of the tool*State shapes.
+type toolPart struct {
+	Type      string          `json:"type"`
+	Tool      string          `json:"tool"`
+	CallID    string          `json:"callId"`
+	RequestID string          `json:"requestId"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	State     any             `json:"state"`
+}
+
+type toolPendingState struct {
+	Status string `json:"status"`
+}
+
+type toolBlockedState struct {
+	Status   string `json:"status"`
+	Category string `json:"category"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
+	Field    string `json:"field,omitempty"`
+	Output   string `json:"output"`
+}
+
+type toolRunningState struct {
+	Status string `json:"status"`
+	Action string `json:"action,omitempty"`
+	Group  int    `json:"group"`
+}
+
+type toolSettledState struct {
+	// Status is the outcome: completed, error, uncertain or cancelled.
+	Status     string              `json:"status"`
+	ErrorCode  string              `json:"errorCode,omitempty"`
+	Output     string              `json:"output"`
+	Metadata   events.ToolMetadata `json:"metadata,omitzero"`
+	Recovered  bool                `json:"recovered,omitempty"`
+	DurationMs int64               `json:"durationMs,omitempty"`
+}
+
+func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
+	switch e := p.(type) {
+	case *events.UserMessageAppended:
+		data := textPart{Type: PartText, Role: "user", MessageID: e.MessageID, Text: e.Text}
+		return upsertPart(ctx, tx, ev, 0, e.SessionID, "user:"+e.MessageID, "", "", PartText, data)
+	case *events.ProviderRequest:
+		if e.Status != events.RequestCompleted || e.Response == nil {
+			return nil
+		}
+		ordinal := 0
+		if e.Response.Text != "" {
+			data := textPart{Type: PartText, Role: "assistant", RequestID: e.RequestID, Text: e.Response.Text}
+			if err := upsertPart(ctx, tx, ev, ordinal, e.SessionID, "text:"+e.RequestID, e.TurnID, e.RequestID, PartText, data); err != nil {
+				return err
+			}
+			ordinal++
+		}
+		for _, tc := range e.Response.ToolCalls {
+			data := toolPart{Type: PartTool, Tool: tc.Name, CallID: tc.ID, RequestID: e.RequestID,
+				Input: toolInput(tc.Arguments), State: toolPendingState{Status: "pending"}}
+			if err := upsertPart(ctx, tx, ev, ordinal, e.SessionID, tc.ID, e.TurnID, e.RequestID, PartTool, data); err != nil {
+				return err
+			}
+			ordinal++
+		}
+	case *events.ToolBlocked:
+		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolBlockedState{
+			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output})
+	case *events.ToolStarted:
+		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolRunningState{
+			Status: "running", Action: e.Action, Group: e.Group})
+	case *events.ToolSettled:
+		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolSettledState{
+			Status: e.Outcome, ErrorCode: e.ErrorCode, Output: e.Output, Metadata: e.Metadata,
+			Recovered: e.Recovered, DurationMs: e.DurationMs})
+	}
+	return nil
+}
+
+// toolInput is a call's arguments as a JSON value when they parse as one, else as a string:
+// the model's bytes are kept either way.
+func toolInput(arguments string) json.RawMessage {
+	if json.Valid([]byte(arguments)) {
+		return json.RawMessage(arguments)
+	}
+	s, _ := json.Marshal(arguments)
+	return s
+}
+
+// upsertPart writes a part; a part written again (a message id or call id seen twice) takes
+// the newer data and keeps its place in the transcript.
+func upsertPart(ctx context.Context, tx *Tx, ev events.Recorded, ordinal int, sessionID, id, turnID, requestID, typ string, data any) error {
+	js, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	at := eventTime(ev)
+	return tx.Exec(ctx, `INSERT INTO part (id, session_id, turn_id, request_id, type, data, position, ordinal, time_created, time_updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, id) DO UPDATE SET turn_id = excluded.turn_id, request_id = excluded.request_id,
+			type = excluded.type, data = excluded.data, time_updated = excluded.time_updated`,
+		id, sessionID, nullable(turnID), nullable(requestID), typ, string(js), int64(ev.Position), ordinal, at, at)
+}
+
+// setToolState replaces a tool part's state, keeping its tool and input. A part the log never
+// created pending (a call blocked before its request was recorded) is created here.
+func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, sessionID, turnID, requestID, callID, tool string, state any) error {
+	data := toolPart{Type: PartTool, Tool: tool, CallID: callID, RequestID: requestID}
+	var stored string
+	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, sessionID, callID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal([]byte(stored), &data); err != nil {
+			return fmt.Errorf("part %s/%s: stored data is not a tool part: %w", sessionID, callID, err)
+		}
+	}
+	data.State = state
+	return upsertPart(ctx, tx, ev, 0, sessionID, callID, turnID, requestID, PartTool, data)
+}
+
+// get reads one value inside the projection's transaction, through the same statement cache
+// as Exec: a projector may read the rows it owns (never another projector's, whose checkpoint
+// may differ).
+func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
+	stmt, ok := t.stmts[query]
+	if !ok {
+		var err error
+		if stmt, err = t.tx.PreparexContext(ctx, t.tx.Rebind(query)); err != nil {
+			return fmt.Errorf("prepare %q: %w", query, err)
+		}
+		t.stmts[query] = stmt
+	}
+	return stmt.QueryRowxContext(ctx, args...).Scan(dest)
+}
+
+// PromptReceipts is the "prompt_receipt" table: one row per assembled prompt, its metadata
+// and digests. Contents (the receipt's blobs) stay in the event log, which `zuno debug prompt`
+// reads.
+type PromptReceipts struct{}
+
+func (PromptReceipts) Name() string     { return "prompt_receipt" }
+func (PromptReceipts) Tables() []string { return []string{"prompt_receipt"} }
+
+func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
+	e, ok := p.(*events.PromptAssembled)
+	if !ok {
+		return nil
+	}
+	sections := e.Sections
+	if sections == nil {
+		sections = []events.PromptSection{}
+	}
+	sectionsJSON, err := json.Marshal(sections)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(e.Tools))
+	for _, t := range e.Tools {
+		names = append(names, t.Name)
+	}
+	namesJSON, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	return tx.Exec(ctx, `INSERT INTO prompt_receipt (id, session_id, event_id, position, model, assembly_digest, actual_digest,
+			estimated_input_tokens, context_window, section_count, sections, tool_names, time_created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`,
+		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
+		e.EstimatedInputTokens, e.ContextWindow, len(e.Sections), string(sectionsJSON), string(namesJSON), eventTime(ev))
+}
+
+// ProviderRequests is the "provider_request" table: one row per provider request at its
+// latest status. Counting "started" events in the event table counts provider calls; this
+// table answers what each call was (step, receipt, tokens, finish reason, error).
+type ProviderRequests struct{}
+
+func (ProviderRequests) Name() string     { return "provider_request" }
+func (ProviderRequests) Tables() []string { return []string{"provider_request"} }
+
+func (ProviderRequests) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
+	e, ok := p.(*events.ProviderRequest)
+	if !ok {
+		return nil
+	}
+	var finish, errorCode any
+	var inputTokens, outputTokens, duration any
+	if r := e.Response; r != nil {
+		finish = nullable(r.FinishReason)
+		inputTokens, outputTokens = r.Usage.InputTokens, r.Usage.OutputTokens
+	}
+	if e.Error != nil {
+		errorCode = nullable(e.Error.Code)
+	}
+	if e.DurationMs != 0 {
+		duration = e.DurationMs
+	}
+	finalization := 0
+	if e.StepLimitFinalization != nil {
+		finalization = 1
+	}
+	at := eventTime(ev)
+	// The request's identity (turn, step, receipt, provider, model) is the same at every status
+	// and kept from the first; what a later status learns is added to it.
+	return tx.Exec(ctx, `INSERT INTO provider_request (id, session_id, turn_id, step, status, prompt_receipt_id, provider, model,
+			finish_reason, input_tokens, output_tokens, error_code, step_limit_finalization, duration_ms, time_created, time_updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status,
+			finish_reason = COALESCE(excluded.finish_reason, provider_request.finish_reason),
+			input_tokens = COALESCE(excluded.input_tokens, provider_request.input_tokens),
+			output_tokens = COALESCE(excluded.output_tokens, provider_request.output_tokens),
+			error_code = COALESCE(excluded.error_code, provider_request.error_code),
+			step_limit_finalization = CASE WHEN excluded.step_limit_finalization = 1 THEN 1
+				ELSE provider_request.step_limit_finalization END,
+			duration_ms = COALESCE(excluded.duration_ms, provider_request.duration_ms),
+			time_updated = excluded.time_updated`,
+		e.RequestID, e.SessionID, e.TurnID, e.Step, e.Status, nullable(e.PromptReceiptID), e.Provider, e.Model,
+		finish, inputTokens, outputTokens, errorCode, finalization, duration, at, at)
+}
+
+// AgentJobs owns the "agent_job" table: delegated jobs of a parent session, with their
+// report's delivery. No event produces jobs yet, so it applies nothing; it is a projector so
+// that the table has an owner, which Rebuild empties and replays like every other, and so the
+// seeds' forensic SQL over agent_job runs (and finds no jobs) today.
+type AgentJobs struct{}
+
+func (AgentJobs) Name() string     { return "agent_job" }
+func (AgentJobs) Tables() []string { return []string{"agent_job"} }
+
+func (AgentJobs) Apply(context.Context, *Tx, events.Recorded, events.Payload) error { return nil }
