@@ -33,6 +33,26 @@ func samplePayloads() []events.Payload {
 			{ID: "todo-1", Title: "Write test", Status: "pending", Owner: "build", Dependencies: []string{"todo-0"}, PlanStepID: "step-1"},
 		}},
 		events.PromptAssembled{SessionID: "ses_1", ReceiptID: "rcpt_1"},
+		events.TurnStarted{SessionID: "ses_1", TurnID: "turn_1", MessageID: "msg_1", Agent: "build", Provider: "openai",
+			Model: "gpt", StepLimit: 24, ToolCalls: 8},
+		events.ProviderRequest{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", Step: 3, Status: events.RequestCompleted,
+			PromptReceiptID: "rcpt_1", Provider: "openai", Model: "gpt",
+			StepLimitFinalization: &events.StepLimitFinalization{Limit: 2, Instruction: "stop", InstructionDigest: "ab"},
+			Response: &events.ProviderResponse{ID: "r", Model: "gpt-2026", Text: "hi", FinishReason: "tool_calls", ProviderFinishReason: "tool_calls",
+				ToolCalls: []events.ToolCall{{ID: "c1", Name: "read", Arguments: `{"path":"a"}`}},
+				Usage:     events.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 1, CacheWriteTokens: 3}},
+			Error:      &events.ErrorInfo{Code: "rate_limit", Message: "slow", Fix: "wait", ProviderCode: "429", HTTPStatus: 429, RetryAfterMs: 1500},
+			DurationMs: 12},
+		events.ToolBlocked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c2", Tool: "nope", Category: "unavailable",
+			Field: "path", Message: "no such tool", Fix: "use read", Output: "Blocked"},
+		events.ToolStarted{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c1", Tool: "bg", Action: "list", Group: 1,
+			SideEffect: "ReadOnly", Replay: "Safe", Concurrency: "ParallelSafe"},
+		events.ToolSettled{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c1", Tool: "shell", Outcome: "completed",
+			ErrorCode: "x", Output: "ok", Recovered: true, DurationMs: 5, Metadata: events.ToolMetadata{
+				WrittenPaths: []string{"a.go"}, OutputPaths: []string{"/d/c1.out"}, Details: []byte(`{"exitCode":0}`),
+				WithheldOutput: &events.WithheldOutput{Path: "/d/c1.out", Bytes: 60000, Lines: 3, Limit: "max_bytes", MaxBytes: 51200, MaxLines: 2000}}},
+		events.TurnFinished{SessionID: "ses_1", TurnID: "turn_1", Reason: events.FinishFailed, Steps: 3, Usage: events.Usage{InputTokens: 1},
+			Error: &events.ErrorInfo{Code: "interrupted", Message: "stopped"}, Recovered: true},
 	}
 }
 

@@ -74,7 +74,28 @@ readmodel_url) in the JSON config file at $ZUNO_CONFIG or ~/.config/zuno/config.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
 		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd())
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes a wrong number of arguments a usage error (exit status 2, code "usage"), as
+// cobra's flag errors already are, on every command under c.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				var u *usageError
+				if errors.As(err, &u) {
+					return err
+				}
+				return &usageError{err.Error() + " (see zuno " + cmd.Name() + " --help)"}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // withApp opens the runtime for one command and closes it afterwards.

@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/session"
@@ -100,42 +101,45 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		return "", err
 	}
 
-	if sessionID == "" {
+	// Everything that can be refused is checked before the session is created, so a bad
+	// agent or tools config records nothing.
+	newSession := sessionID == ""
+	if newSession {
 		if agentName == "" {
 			agentName = "build"
-		}
-		if _, err := agent.Resolve(agentName, a.cfg.Agents, true); err != nil {
-			return "", err
 		}
 		if title == "" {
 			title = defaultTitle(o.Prompt)
 		}
 		sessionID = newID("ses_")
-		if _, err := a.send(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: newID("cmd_"), Actor: "user", CorrelationID: sessionID},
-			Create: session.Create{SessionID: sessionID, Title: title, Agent: agentName, Directory: dir}}); err != nil {
-			return "", err
-		}
 	} else if agentName == "" {
-		agentName, err = sessionAgent(ctx, a, sessionID)
-		if err != nil {
+		if agentName, err = sessionAgent(ctx, a, sessionID); err != nil {
 			return "", err
 		}
 	}
 	ag, err := agent.Resolve(agentName, a.cfg.Agents, true)
 	if err != nil {
-		return sessionID, err
+		return "", err
 	}
-
 	rt, err := newRuntimeTools(a.cfg, dir, sessionID)
 	if err != nil {
-		return sessionID, err
+		return "", err
 	}
 	defer rt.Close()
 	global, project, err := instructionFiles(dir)
 	if err != nil {
-		return sessionID, fmt.Errorf("read AGENTS.md: %w", err)
+		return "", fmt.Errorf("read AGENTS.md: %w", err)
 	}
 	obs := newRunObserver(w, o.Format, sessionID)
+	if newSession {
+		created := session.Create{SessionID: sessionID, Title: title, Agent: agentName, Directory: dir}
+		res, err := a.send(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: newID("cmd_"), Actor: "user", CorrelationID: sessionID},
+			Create: created})
+		if err != nil {
+			return "", err
+		}
+		obs.created(res, created)
+	}
 	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}}
 	out, err := driver.Run(ctx, turn.Request{
 		SessionID: sessionID, MessageID: newID("msg_"), Text: o.Prompt, Agent: ag,
@@ -172,7 +176,10 @@ func sessionAgent(ctx context.Context, a *app, sessionID string) (string, error)
 		return "", err
 	}
 	if len(recs) == 0 {
-		return "", &notFoundError{fmt.Sprintf("session %s does not exist; list sessions with zuno session list", sessionID)}
+		e := domain.NewError(domain.CodeSessionNotFound, fmt.Sprintf("session %s does not exist", sessionID),
+			"check the id with zuno session list, or run without --session to start a new one")
+		e.ID = sessionID
+		return "", e
 	}
 	p, err := a.registry.Decode(recs[0])
 	if err != nil {
@@ -267,6 +274,16 @@ type runEventLine struct {
 	Revision  uint64          `json:"revision"`
 	Type      string          `json:"type"`
 	Data      json.RawMessage `json:"data"`
+}
+
+// created prints the session's creation, which the bus recorded before the turn began.
+func (o *runObserver) created(res commands.Result, c session.Create) {
+	if !o.json {
+		return
+	}
+	data, _ := json.Marshal(events.SessionCreated{SessionID: c.SessionID, Title: c.Title, Agent: c.Agent, Directory: c.Directory})
+	o.enc.Encode(runEventLine{SessionID: o.sessionID, Position: res.LastPosition, Revision: uint64(max(res.Revision, 0)),
+		Type: events.TypeSessionCreated, Data: data})
 }
 
 func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {

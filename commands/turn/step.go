@@ -364,8 +364,7 @@ func errorInfo(err error) *events.ErrorInfo {
 	}
 	var over *prompt.ContextOverflowError
 	if errors.As(err, &over) {
-		return &events.ErrorInfo{Code: over.Code(), Message: over.Error(),
-			Fix: "shorten the input or the AGENTS.md files, or use a model with a larger context window"}
+		return &events.ErrorInfo{Code: over.Code(), Message: over.Message(), Fix: over.Fix()}
 	}
 	var de *domain.Error
 	if errors.As(err, &de) {

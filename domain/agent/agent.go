@@ -106,6 +106,10 @@ func Builtins() []Agent {
 	}
 	for i := range all {
 		all[i].Source = "builtin:" + all[i].Name
+		// Each definition owns its lists: a caller that edits one agent's tools must not
+		// change another's, or the next Builtins().
+		all[i].Tools = slices.Clone(all[i].Tools)
+		all[i].Delegates = slices.Clone(all[i].Delegates)
 	}
 	return all
 }
@@ -203,5 +207,5 @@ func (a Agent) EffectiveTools(runtime map[string]Capability) (tools []string, un
 	}
 	sort.Strings(tools)
 	sort.Slice(unavailable, func(i, j int) bool { return unavailable[i].Tool < unavailable[j].Tool })
-	return slices.Compact(tools), unavailable
+	return slices.Compact(tools), slices.Compact(unavailable)
 }

@@ -53,10 +53,15 @@ type PartSize struct {
 func (e *ContextOverflowError) Code() string { return CodeContextOverflow }
 
 func (e *ContextOverflowError) Error() string {
+	return CodeContextOverflow + ": " + e.Message() + "; " + e.Fix()
+}
+
+// Message says what is over the window and where the tokens are.
+func (e *ContextOverflowError) Message() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: the prompt for model %q is an estimated %d tokens but its context window is %d "+
+	fmt.Fprintf(&b, "the prompt for model %q is an estimated %d tokens but its context window is %d "+
 		"(sections %d, conversation %d, tools %d, message framing %d); nothing was sent",
-		CodeContextOverflow, e.Model, e.EstimatedTokens, e.ContextWindow,
+		e.Model, e.EstimatedTokens, e.ContextWindow,
 		e.SectionTokens, e.ConversationTokens, e.ToolTokens, e.OverheadTokens)
 	if len(e.Largest) > 0 {
 		b.WriteString("; largest parts:")
@@ -67,8 +72,12 @@ func (e *ContextOverflowError) Error() string {
 			fmt.Fprintf(&b, " %s %s (%d)", p.Kind, p.ID, p.Tokens)
 		}
 	}
-	b.WriteString("; compact the conversation, drop Skills or tools, or choose a model with a larger window")
 	return b.String()
+}
+
+// Fix says what to do.
+func (e *ContextOverflowError) Fix() string {
+	return "compact the conversation, shorten the input or the AGENTS.md files, drop Skills or tools, or choose a model with a larger window"
 }
 
 func invalid(field, message, fix string) *domain.Error { return domain.Invalid(field, message, fix) }

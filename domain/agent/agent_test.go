@@ -1,0 +1,343 @@
+package agent_test
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/agent"
+)
+
+// runtime is the core tool surface as the CLI builds it: every tool enabled, the three that
+// change the workspace marked as writing.
+func runtime() map[string]agent.Capability {
+	return map[string]agent.Capability{
+		agent.ToolRead: {Enabled: true}, agent.ToolGlob: {Enabled: true}, agent.ToolGrep: {Enabled: true},
+		agent.ToolWrite: {Enabled: true, Writes: true}, agent.ToolApplyPatch: {Enabled: true, Writes: true},
+		agent.ToolShell: {Enabled: true, Writes: true}, agent.ToolBg: {Enabled: true},
+		agent.ToolReportWrite: {Enabled: true}, agent.ToolPlanUpdate: {Enabled: true},
+	}
+}
+
+func domainError(t *testing.T, err error, code string) *domain.Error {
+	t.Helper()
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		t.Fatalf("err = %v (%T), want a *domain.Error %s", err, err, code)
+	}
+	if de.Code() != code {
+		t.Fatalf("code = %q, want %q (%v)", de.Code(), code, err)
+	}
+	return de
+}
+
+func TestBuiltins(t *testing.T) {
+	all := agent.Builtins()
+	var names []string
+	for _, a := range all {
+		names = append(names, a.Name)
+	}
+	want := []string{"build", "deep", "explorer", "orchestrator", "plan"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("Builtins names = %v, want %v (sorted)", names, want)
+	}
+	if got := agent.Names(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	modes := map[string]agent.Mode{"build": agent.Primary, "deep": agent.Primary, "explorer": agent.Subagent,
+		"orchestrator": agent.Primary, "plan": agent.Primary}
+	readOnly := map[string]bool{"explorer": true, "plan": true}
+	writing := []string{agent.ToolWrite, agent.ToolApplyPatch, agent.ToolShell}
+	for _, a := range all {
+		if a.Source != "builtin:"+a.Name {
+			t.Errorf("%s: Source = %q, want builtin:%s", a.Name, a.Source, a.Name)
+		}
+		if a.Mode != modes[a.Name] {
+			t.Errorf("%s: Mode = %q, want %q", a.Name, a.Mode, modes[a.Name])
+		}
+		if a.ReadOnly != readOnly[a.Name] {
+			t.Errorf("%s: ReadOnly = %v", a.Name, a.ReadOnly)
+		}
+		if a.Prompt == "" || a.Description == "" || len(a.Tools) == 0 {
+			t.Errorf("%s: incomplete definition %+v", a.Name, a)
+		}
+		if !strings.Contains(a.Prompt, a.Name) {
+			t.Errorf("%s: role prompt does not name the agent", a.Name)
+		}
+		if a.Steps != 0 {
+			t.Errorf("%s: built-in step limit %d, want none (no implicit limit)", a.Name, a.Steps)
+		}
+		for _, w := range writing {
+			if a.ReadOnly && slices.Contains(a.Tools, w) {
+				t.Errorf("%s is read-only but lists %s", a.Name, w)
+			}
+			if !a.ReadOnly && !slices.Contains(a.Tools, w) {
+				t.Errorf("%s should list %s", a.Name, w)
+			}
+		}
+		if got := slices.Contains(a.Tools, agent.ToolTask); got != (a.Name == "orchestrator") {
+			t.Errorf("%s: lists task = %v; only orchestrator delegates", a.Name, got)
+		}
+	}
+	if o := all[3]; !reflect.DeepEqual(o.Delegates, []string{"explorer"}) {
+		t.Errorf("orchestrator delegates = %v, want [explorer]", o.Delegates)
+	}
+	if c := all[4].Collaboration; c != "plan" {
+		t.Errorf("plan collaboration = %q", c)
+	}
+	if c := all[0].Collaboration; c != "work" {
+		t.Errorf("build collaboration = %q", c)
+	}
+}
+
+func TestResolveUnknown(t *testing.T) {
+	for _, name := range []string{"nope", "", "Build"} {
+		_, err := agent.Resolve(name, nil, true)
+		de := domainError(t, err, agent.CodeUnknownAgent)
+		if de.Field != "agent" || de.ID != name {
+			t.Errorf("%q: Field %q ID %q", name, de.Field, de.ID)
+		}
+		if !reflect.DeepEqual(de.Valid, agent.Names()) {
+			t.Errorf("%q: Valid = %v, want every agent name", name, de.Valid)
+		}
+		for _, n := range agent.Names() {
+			if !strings.Contains(err.Error(), n) {
+				t.Errorf("%q: error %q does not list %s", name, err, n)
+			}
+		}
+	}
+}
+
+func TestResolvePrimaryRunOfSubagent(t *testing.T) {
+	_, err := agent.Resolve("explorer", nil, true)
+	de := domainError(t, err, domain.CodeInvalidArgument)
+	if de.Field != "agent" || !strings.Contains(de.Message, "explorer") {
+		t.Errorf("error = %+v", de)
+	}
+	for _, n := range []string{"build", "deep", "orchestrator", "plan"} {
+		if !strings.Contains(de.Fix, n) {
+			t.Errorf("fix %q does not offer %s", de.Fix, n)
+		}
+	}
+	if strings.Contains(de.Fix, "explorer") {
+		t.Errorf("fix %q offers the subagent itself", de.Fix)
+	}
+	// As a delegated child it resolves.
+	a, err := agent.Resolve("explorer", nil, false)
+	if err != nil || a.Name != "explorer" || a.Mode != agent.Subagent {
+		t.Fatalf("Resolve(explorer, child) = %+v, %v", a, err)
+	}
+	// Primary agents resolve both ways.
+	for _, n := range []string{"build", "deep", "orchestrator", "plan"} {
+		for _, primary := range []bool{true, false} {
+			if a, err := agent.Resolve(n, nil, primary); err != nil || a.Name != n {
+				t.Errorf("Resolve(%s, %v) = %+v, %v", n, primary, a.Name, err)
+			}
+		}
+	}
+}
+
+func TestResolveOverrides(t *testing.T) {
+	builtin := agent.Builtins()[0] // build
+	a, err := agent.Resolve("build", map[string]agent.Override{"build": {}}, true)
+	if err != nil || !reflect.DeepEqual(a, builtin) {
+		t.Fatalf("empty override: %+v, %v; want the built-in", a, err)
+	}
+
+	tools := []string{agent.ToolRead, agent.ToolShell}
+	overrides := map[string]agent.Override{"build": {Steps: 24, Tools: tools}, "plan": {Steps: 3}}
+	a, err = agent.Resolve("build", overrides, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Steps != 24 || !reflect.DeepEqual(a.Tools, tools) {
+		t.Errorf("build = steps %d tools %v, want 24 and %v", a.Steps, a.Tools, tools)
+	}
+	if a.Prompt != builtin.Prompt || a.Source != builtin.Source || a.Mode != builtin.Mode {
+		t.Errorf("override changed more than steps and tools: %+v", a)
+	}
+	// The allowlist is the agent's own copy.
+	tools[0] = "mutated"
+	if a.Tools[0] != agent.ToolRead {
+		t.Errorf("resolved tools alias the config: %v", a.Tools)
+	}
+	// Only the named agent is overridden; tools left nil keep the built-in list.
+	p, err := agent.Resolve("plan", overrides, true)
+	if err != nil || p.Steps != 3 || !reflect.DeepEqual(p.Tools, agent.Builtins()[4].Tools) {
+		t.Errorf("plan = %+v, %v", p, err)
+	}
+	d, err := agent.Resolve("deep", overrides, true)
+	if err != nil || d.Steps != 0 {
+		t.Errorf("deep = %+v, %v", d, err)
+	}
+
+	// An empty (non-nil) list replaces the allowlist with nothing.
+	e, err := agent.Resolve("build", map[string]agent.Override{"build": {Tools: []string{}}}, true)
+	if err != nil || len(e.Tools) != 0 {
+		t.Errorf("empty tools override = %v, %v", e.Tools, err)
+	}
+	if got, _ := e.EffectiveTools(runtime()); len(got) != 0 {
+		t.Errorf("agent with no tools gets %v", got)
+	}
+}
+
+func TestResolveNegativeSteps(t *testing.T) {
+	overrides := map[string]agent.Override{"build": {Steps: -1}}
+	_, err := agent.Resolve("build", overrides, true)
+	de := domainError(t, err, domain.CodeInvalidArgument)
+	if de.Field != "agents.build.steps" || !strings.Contains(de.Message, "-1") || de.Fix == "" {
+		t.Errorf("error = %+v", de)
+	}
+	// Another agent's bad override does not refuse this one.
+	if _, err := agent.Resolve("deep", overrides, true); err != nil {
+		t.Errorf("deep refused for build's override: %v", err)
+	}
+	// The subagent refusal comes first for a primary run.
+	_, err = agent.Resolve("explorer", map[string]agent.Override{"explorer": {Steps: -5}}, true)
+	domainError(t, err, domain.CodeInvalidArgument)
+	_, err = agent.Resolve("explorer", map[string]agent.Override{"explorer": {Steps: -5}}, false)
+	if de := domainError(t, err, domain.CodeInvalidArgument); de.Field != "agents.explorer.steps" {
+		t.Errorf("explorer override error field = %q", de.Field)
+	}
+}
+
+func TestEffectiveTools(t *testing.T) {
+	get := func(name string, o *agent.Override) agent.Agent {
+		t.Helper()
+		var ov map[string]agent.Override
+		if o != nil {
+			ov = map[string]agent.Override{name: *o}
+		}
+		a, err := agent.Resolve(name, ov, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	notImpl, disabled, readOnly := "not implemented by this runtime", "disabled by the tools config", "writes the workspace; the agent is read-only"
+	shellOff := runtime()
+	shellOff[agent.ToolShell] = agent.Capability{Enabled: false, Writes: true}
+	noBg := runtime()
+	delete(noBg, agent.ToolBg)
+	cases := []struct {
+		name        string
+		agent       agent.Agent
+		runtime     map[string]agent.Capability
+		tools       []string
+		unavailable []agent.Unavailable
+	}{
+		{name: "build gets its whole list", agent: get("build", nil), runtime: runtime(),
+			tools: []string{"apply_patch", "bg", "glob", "grep", "read", "report_write", "shell", "write"}},
+		{name: "plan gets no writing tool", agent: get("plan", nil), runtime: runtime(),
+			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
+		{name: "explorer gets no writing tool", agent: get("explorer", nil), runtime: runtime(),
+			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
+		{name: "orchestrator without a task tool", agent: get("orchestrator", nil), runtime: runtime(),
+			tools:       []string{"apply_patch", "bg", "glob", "grep", "read", "report_write", "shell", "write"},
+			unavailable: []agent.Unavailable{{Tool: "task", Reason: notImpl}}},
+		{name: "orchestrator with a task tool", agent: get("orchestrator", nil),
+			runtime: func() map[string]agent.Capability {
+				r := runtime()
+				r["task"] = agent.Capability{Enabled: true}
+				return r
+			}(),
+			tools: []string{"apply_patch", "bg", "glob", "grep", "read", "report_write", "shell", "task", "write"}},
+		{name: "disabled and missing tools are reported", agent: get("build", nil),
+			runtime: func() map[string]agent.Capability {
+				r := runtime()
+				r[agent.ToolShell] = agent.Capability{Enabled: false, Writes: true}
+				delete(r, agent.ToolBg)
+				return r
+			}(),
+			tools:       []string{"apply_patch", "glob", "grep", "read", "report_write", "write"},
+			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "shell", Reason: disabled}}},
+		{name: "missing bg", agent: get("deep", nil), runtime: noBg,
+			tools:       []string{"apply_patch", "glob", "grep", "read", "report_write", "shell", "write"},
+			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}}},
+		{name: "read-only agent configured with writing tools", agent: get("plan", &agent.Override{Tools: []string{"write", "shell", "read", "apply_patch", "nope"}}),
+			runtime: runtime(), tools: []string{"read"},
+			unavailable: []agent.Unavailable{{Tool: "apply_patch", Reason: readOnly}, {Tool: "nope", Reason: notImpl},
+				{Tool: "shell", Reason: readOnly}, {Tool: "write", Reason: readOnly}}},
+		{name: "disabled wins over read-only", agent: get("explorer", &agent.Override{Tools: []string{"shell"}}), runtime: shellOff,
+			unavailable: []agent.Unavailable{{Tool: "shell", Reason: disabled}}},
+		{name: "writable agent configured down", agent: get("build", &agent.Override{Tools: []string{"shell", "read", "read"}}),
+			runtime: runtime(), tools: []string{"read", "shell"}},
+		{name: "no runtime tools", agent: get("explorer", nil), runtime: nil,
+			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "glob", Reason: notImpl}, {Tool: "grep", Reason: notImpl},
+				{Tool: "read", Reason: notImpl}, {Tool: "report_write", Reason: notImpl}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tools, unavailable := tc.agent.EffectiveTools(tc.runtime)
+			if len(tools) != 0 || len(tc.tools) != 0 {
+				if !reflect.DeepEqual(tools, tc.tools) {
+					t.Errorf("tools = %v, want %v", tools, tc.tools)
+				}
+			}
+			if len(unavailable) != 0 || len(tc.unavailable) != 0 {
+				if !reflect.DeepEqual(unavailable, tc.unavailable) {
+					t.Errorf("unavailable = %+v, want %+v", unavailable, tc.unavailable)
+				}
+			}
+			if !slices.IsSorted(tools) {
+				t.Errorf("tools not sorted: %v", tools)
+			}
+			if !slices.IsSortedFunc(unavailable, func(a, b agent.Unavailable) int { return strings.Compare(a.Tool, b.Tool) }) {
+				t.Errorf("unavailable not sorted: %v", unavailable)
+			}
+			if tc.agent.ReadOnly {
+				for _, n := range tools {
+					if tc.runtime[n].Writes {
+						t.Errorf("read-only %s got the writing tool %s", tc.agent.Name, n)
+					}
+				}
+			}
+			// Every listed tool is accounted for, exactly one way.
+			seen := map[string]bool{}
+			for _, n := range tools {
+				seen[n] = true
+			}
+			for _, u := range unavailable {
+				if seen[u.Tool] {
+					t.Errorf("%s is both offered and unavailable", u.Tool)
+				}
+				seen[u.Tool] = true
+			}
+			for _, n := range tc.agent.Tools {
+				if !seen[n] {
+					t.Errorf("%s is neither offered nor reported unavailable", n)
+				}
+			}
+		})
+	}
+}
+
+// Whatever the runtime offers, a read-only agent never receives a tool that writes.
+func TestEffectiveToolsReadOnlyWhateverTheRuntime(t *testing.T) {
+	all := []string{agent.ToolRead, agent.ToolGlob, agent.ToolGrep, agent.ToolWrite, agent.ToolApplyPatch, agent.ToolShell,
+		agent.ToolBg, agent.ToolReportWrite, agent.ToolTask, agent.ToolPlanUpdate}
+	for mask := 0; mask < 1<<len(all); mask += 7 {
+		rt := map[string]agent.Capability{}
+		for i, n := range all {
+			rt[n] = agent.Capability{Enabled: true, Writes: mask&(1<<i) != 0}
+		}
+		for _, name := range []string{"plan", "explorer"} {
+			a, err := agent.Resolve(name, map[string]agent.Override{name: {Tools: all}}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools, unavailable := a.EffectiveTools(rt)
+			for _, n := range tools {
+				if rt[n].Writes {
+					t.Fatalf("mask %b: read-only %s got %s", mask, name, n)
+				}
+			}
+			if len(tools)+len(unavailable) != len(all) {
+				t.Fatalf("mask %b: %d tools + %d unavailable, want %d", mask, len(tools), len(unavailable), len(all))
+			}
+		}
+	}
+}
