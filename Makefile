@@ -48,9 +48,14 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
 
-# bench: the benchmarks with their baselines (append vs raw INSERT, rebuild), on SQLite and Postgres.
+# bench: the benchmarks with their baselines in the same run: append vs raw INSERT and rebuild
+# (SQLite and Postgres), per-step turn overhead at steps 10/100/1000, 8 parallel read-only
+# calls vs serial, the grep tool vs plain rg over GOROOT/src.
 bench: postgres
 	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench . -benchtime 2s ./adapters/eventstore/sqlstore/ ./projections/
+	$(GO) test -run '^$$' -bench StepOverhead -benchtime 1x -count 3 ./commands/turn/
+	$(GO) test -run '^$$' -bench ParallelReadOnly -benchtime 10x ./commands/turn/
+	$(GO) test -run '^$$' -bench 'GrepTool|PlainRG' -benchtime 20x -count 3 ./adapters/tools/toolset/
 
 # fuzz: each fuzz target for a while.
 fuzz:
@@ -61,6 +66,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
 	$(GO) test -run '^$$' -fuzz FuzzRenderWorkState -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./domain/patch/
+	$(GO) test -run '^$$' -fuzz FuzzPlan -fuzztime 30s ./domain/patch/
+	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./adapters/provider/scripted/
+	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./adapters/tools/search/
+	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/toolset/
+	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/bg/
 
 clean:
 	rm -rf bin $(DEMO_DIR)

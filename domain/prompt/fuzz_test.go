@@ -109,3 +109,56 @@ func FuzzRenderWorkState(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExpand feeds mutated receipt chains to Expand, which follows conversationBase links
+// between receipts read from the log: it never panics or loops, refuses only with
+// *ReceiptError, and what it returns carries no base and verifies exactly when Verify says so.
+func FuzzExpand(f *testing.F) {
+	h := &prompt.History{}
+	var chain []prompt.Receipt
+	var prev *prompt.Receipt
+	for step := range 3 {
+		in := fullInput()
+		in.Conversation = growing(step)
+		in.History = h
+		full := mustAssembleF(f, in)
+		chain = append(chain, prompt.Compact(full, prev, fmt10(step-1), h))
+		prev = &full
+	}
+	b, _ := json.Marshal(chain)
+	f.Add(b)
+	f.Add([]byte(`[{"conversationBase":{"receiptId":"r0","parts":1}},{"conversationBase":{"receiptId":"r1","parts":-1}}]`))
+	f.Add([]byte(`[{"conversationBase":{"receiptId":"r1"}},{"conversationBase":{"receiptId":"r0"}}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var rs []prompt.Receipt
+		if json.Unmarshal(data, &rs) != nil || len(rs) == 0 {
+			return
+		}
+		byID := map[string]prompt.Receipt{}
+		for i, r := range rs {
+			byID[fmt10(i)] = r
+		}
+		out, err := prompt.Expand(rs[len(rs)-1], func(id string) (prompt.Receipt, bool) { r, ok := byID[id]; return r, ok }, nil)
+		if err != nil {
+			var re *prompt.ReceiptError
+			if !errors.As(err, &re) {
+				t.Fatalf("Expand error %T: %v", err, err)
+			}
+			return
+		}
+		if out.ConversationBase != nil {
+			t.Fatal("an expanded receipt still has a base")
+		}
+		_ = prompt.Verify(out)
+	})
+}
+
+func fmt10(i int) string { return "r" + string(rune('0'+i%10)) }
+
+func mustAssembleF(f *testing.F, in prompt.Input) prompt.Receipt {
+	a, err := prompt.Assemble(in)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return a.Receipt
+}
