@@ -59,8 +59,11 @@ type Input struct {
 	// Tools is the final tool set, after the request hooks narrowed it.
 	Tools []ToolDecl
 	Hooks HookState
-	// History, when set, caches the conversation's encoding across the steps of a session;
-	// the receipt is byte-identical with or without it.
+	// History, when set, caches the conversation's encoding across the steps of a session.
+	// The receipt is the same with or without it, except that its Blobs then leave out the
+	// conversation content an earlier Assemble with this History already returned: a caller
+	// that records every receipt holds those (see Expand), and a long session does not copy
+	// its whole history into a map at every step.
 	History *History
 }
 
@@ -172,13 +175,10 @@ func Assemble(in Input) (Assembled, error) {
 		return Assembled{}, err
 	}
 
-	blobs := make(map[string]string, len(sections)+len(in.Conversation)+len(tools))
-	// Sized once: at step 1,000 these hold thousands of entries, and growing them by
-	// doubling is most of what a step would otherwise allocate.
-	n := len(sections) + len(in.Conversation)
-	parts := make([]events.PromptPart, 0, n)
-	req := model.Request{Messages: make([]model.Message, 0, n)}
-	wire := make([][]byte, 0, n) // each message's exact JSON, for the actual digest
+	blobs := make(map[string]string, len(sections)+len(tools)+8)
+	secParts := make([]events.PromptPart, len(sections))
+	secMsgs := make([]model.Message, len(sections))
+	secWire := make([][]byte, len(sections)) // each message's exact JSON, for the actual digest
 	for i := range sections {
 		s := &sections[i]
 		s.Order = i
@@ -186,15 +186,14 @@ func Assemble(in Input) (Assembled, error) {
 		s.EstimatedTokens = EstimateTokens(s.Content)
 		s.SHA256 = digestString(s.Content)
 		blobs[s.SHA256] = s.Content
-		parts = append(parts, events.PromptPart{Kind: PartSection, Section: s.ID, Role: s.Role,
-			Bytes: s.Bytes, EstimatedTokens: s.EstimatedTokens, SHA256: s.SHA256})
-		m := model.Message{Role: model.Role(s.Role), Text: s.Content}
-		req.Messages = append(req.Messages, m)
-		b, err := json.Marshal(m)
+		secParts[i] = events.PromptPart{Kind: PartSection, Section: s.ID, Role: s.Role,
+			Bytes: s.Bytes, EstimatedTokens: s.EstimatedTokens, SHA256: s.SHA256}
+		secMsgs[i] = model.Message{Role: model.Role(s.Role), Text: s.Content}
+		b, err := json.Marshal(secMsgs[i])
 		if err != nil {
 			return Assembled{}, err
 		}
-		wire = append(wire, b)
+		secWire[i] = b
 	}
 	// The request carries each message as its recorded blob decodes, so what is sent is
 	// exactly what the receipt can rebuild (JSON, for one, replaces invalid UTF-8).
@@ -206,12 +205,12 @@ func Assemble(in Input) (Assembled, error) {
 	if err != nil {
 		return Assembled{}, err
 	}
-	for _, e := range conv {
-		blobs[e.part.SHA256] = string(e.blob)
-		parts = append(parts, e.part)
-		req.Messages = append(req.Messages, e.back)
-		wire = append(wire, e.blob)
+	for i := history.returned; i < len(conv); i++ {
+		blobs[conv[i].part.SHA256] = string(conv[i].blob)
 	}
+	parts, msgs, wire := history.lists(secParts, secMsgs, secWire, conv)
+	var req model.Request
+	req.Messages = msgs
 	var toolParts []events.PromptPart
 	for _, t := range tools {
 		blob, back, err := roundTrip(t.Tool)
@@ -260,6 +259,7 @@ func Assemble(in Input) (Assembled, error) {
 	if r.ActualDigest, err = requestDigest(req, wire, len(sections), in.History); err != nil {
 		return Assembled{}, err
 	}
+	history.returned = len(conv)
 	return Assembled{Sections: sections, Request: req, Receipt: r}, nil
 }
 

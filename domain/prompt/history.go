@@ -23,6 +23,43 @@ type History struct {
 	sumState  []byte
 	// check has validated the first check.Checked() messages.
 	check model.ConversationCheck
+	// returned counts the leading entries whose blobs a successful Assemble has returned.
+	returned int
+
+	// The request's lists (sections first, then the conversation), grown in place while the
+	// sections stay the same: a step appends its new messages instead of copying the whole
+	// history. Each Assemble hands out slices capped at their length, so what it returned
+	// earlier never changes and a caller's append never writes into the buffer.
+	parts []events.PromptPart
+	msgs  []model.Message
+	wire  [][]byte
+	// listed counts the sections and conversation entries the lists hold.
+	listedSections, listedConv int
+}
+
+// lists returns the request's parts, messages and wire encodings: the sections followed by
+// conv.
+func (h *History) lists(secParts []events.PromptPart, secMsgs []model.Message, secWire [][]byte, conv []historyEntry) (
+	[]events.PromptPart, []model.Message, [][]byte) {
+	reuse := h.listedSections == len(secParts) && h.listedConv <= len(conv) && len(h.parts) == h.listedSections+h.listedConv
+	for i := 0; reuse && i < len(secParts); i++ {
+		reuse = h.parts[i] == secParts[i] && sameMessage(h.msgs[i], secMsgs[i])
+	}
+	if !reuse {
+		n := len(secParts) + len(conv)
+		h.parts = append(make([]events.PromptPart, 0, n), secParts...)
+		h.msgs = append(make([]model.Message, 0, n), secMsgs...)
+		h.wire = append(make([][]byte, 0, n), secWire...)
+		h.listedSections, h.listedConv = len(secParts), 0
+	}
+	for _, e := range conv[h.listedConv:] {
+		h.parts = append(h.parts, e.part)
+		h.msgs = append(h.msgs, e.back)
+		h.wire = append(h.wire, e.blob)
+	}
+	h.listedConv = len(conv)
+	n := len(h.parts)
+	return h.parts[:n:n], h.msgs[:n:n], h.wire[:n:n]
 }
 
 type historyEntry struct {
@@ -59,6 +96,10 @@ func (h *History) prepare(msgs []model.Message) int {
 	}
 	if keep < h.check.Checked() {
 		h.check.Reset()
+	}
+	h.returned = min(h.returned, keep)
+	if keep < h.listedConv {
+		h.listedSections = -1 // the lists hold a message that changed: rebuild them
 	}
 	return keep
 }

@@ -29,15 +29,43 @@ func growing(n int) []model.Message {
 // the spliced actual digest must equal the digest of the whole request's encoding.
 func TestHistoryReceiptsEqualFreshAssembly(t *testing.T) {
 	h := &prompt.History{}
+	held := map[string]string{} // every blob the History's receipts returned so far
+	type keptStep struct {
+		got  prompt.Receipt
+		req  model.Request
+		want prompt.Assembled
+	}
+	var kept []keptStep
 	for step := range 12 {
 		in := fullInput()
 		in.Conversation = growing(step)
 		fresh := mustAssemble(t, in)
 		in.History = h
 		cached := mustAssemble(t, in)
-		if !reflect.DeepEqual(fresh.Receipt, cached.Receipt) {
+		for d, b := range cached.Receipt.Blobs {
+			held[d] = b
+		}
+		if step > 0 && len(cached.Receipt.Blobs) >= len(fresh.Receipt.Blobs) {
+			t.Errorf("step %d: the cached receipt returned %d blobs, all %d again", step, len(cached.Receipt.Blobs), len(fresh.Receipt.Blobs))
+		}
+		// With the blobs returned earlier, it is the fresh receipt exactly.
+		merged := cached.Receipt
+		merged.Blobs = map[string]string{}
+		for d := range fresh.Receipt.Blobs {
+			merged.Blobs[d] = held[d]
+		}
+		if !reflect.DeepEqual(fresh.Receipt, merged) {
 			t.Fatalf("step %d: cached receipt differs from a fresh assembly", step)
 		}
+		cached.Receipt = merged
+		// What an earlier step returned is never changed by a later one (the lists grow in
+		// place, behind capped slices).
+		for _, k := range kept {
+			if !reflect.DeepEqual(k.got.Messages, k.want.Receipt.Messages) || !reflect.DeepEqual(k.req, k.want.Request) {
+				t.Fatalf("step %d changed the lists of an earlier step", step)
+			}
+		}
+		kept = append(kept, keptStep{got: cached.Receipt, req: cached.Request, want: fresh})
 		body, err := prompt.RequestBytes(cached.Request)
 		if err != nil {
 			t.Fatal(err)
@@ -73,6 +101,7 @@ func TestCompactAndExpandRoundTrip(t *testing.T) {
 	for step := range 6 {
 		in := fullInput()
 		in.Conversation = growing(step)
+		whole := mustAssemble(t, in).Receipt // without a History: every blob
 		in.History = h
 		full := mustAssemble(t, in).Receipt
 		c := prompt.Compact(full, prev, prevID, nil)
@@ -101,7 +130,7 @@ func TestCompactAndExpandRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(back, full) {
+		if !reflect.DeepEqual(back, whole) {
 			t.Fatalf("step %d: expanded receipt differs from the full one", step)
 		}
 		if err := prompt.Verify(back); err != nil {
