@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zuno-run/zuno/adapters/tools/internal/patchconformance"
 	"github.com/zuno-run/zuno/domain/patch"
 )
 
@@ -285,13 +286,13 @@ func TestConflictLeavesTreeUntouched(t *testing.T) {
 	read(t, w, "src/a.txt")
 	read(t, w, "gone.txt")
 	// mv.txt was not read: one conflict, zero writes.
-	before := snapshotTree(t, root)
+	before := patchconformance.Snapshot(t, root)
 	_, err := w.ApplyPatch(context.Background(), happyPatch)
 	var ce *patch.ConflictError
 	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].Kind != patch.ReadRequired || ce.Conflicts[0].Path != "mv.txt" {
 		t.Fatalf("want one read_required conflict on mv.txt, got %v", err)
 	}
-	if after := snapshotTree(t, root); after != before {
+	if after := patchconformance.Snapshot(t, root); after != before {
 		t.Errorf("tree changed:\n%s\n---\n%s", before, after)
 	}
 	// A malformed patch is invalid_argument, also with nothing written.
@@ -489,26 +490,4 @@ func assertNoTemp(t *testing.T, root string) {
 		}
 		return nil
 	})
-}
-
-func snapshotTree(t *testing.T, root string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			fmt.Fprintf(&b, "%s/\n", rel)
-			return nil
-		}
-		c, err := os.ReadFile(p)
-		fmt.Fprintf(&b, "%s: %q\n", rel, c)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
