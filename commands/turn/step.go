@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -153,6 +154,16 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if finalizing {
 		resp.ToolCalls = nil // tools were closed; a call the model made anyway is not run
 	}
+	if info := r.checkCallIDs(resp.ToolCalls); info != nil {
+		// Calls whose results could not be told apart are not run, and the turn stops: the
+		// conversation could not be sent to a provider again.
+		failed := base
+		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, info, elapsedMs(begun)
+		if err := r.stage(failed); err != nil {
+			return true, err
+		}
+		return true, r.finish(ctx, out, events.FinishFailed, info)
+	}
 	completed := base
 	completed.Status, completed.Response, completed.DurationMs = events.RequestCompleted, recordResponse(resp), elapsedMs(begun)
 	if err := r.stage(completed); err != nil {
@@ -169,6 +180,24 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		return true, err
 	}
 	return false, nil
+}
+
+// CodeInvalidResponse is the stable code of a model response the turn cannot use as it is.
+const CodeInvalidResponse = "invalid_response"
+
+// checkCallIDs refuses tool calls without an id, or with an id used before in the response or
+// the session: each result must answer exactly one call.
+func (r *run) checkCallIDs(calls []model.ToolCall) *events.ErrorInfo {
+	seen := map[string]bool{}
+	for i, c := range calls {
+		if c.ID == "" || seen[c.ID] || r.tr.HasCall(c.ID) {
+			return &events.ErrorInfo{Code: CodeInvalidResponse,
+				Message: fmt.Sprintf("the model's tool call %d (%s) has a missing or repeated id %q", i, c.Name, c.ID),
+				Fix:     "nothing was run; retry the turn, and if it recurs report the provider's tool call ids"}
+		}
+		seen[c.ID] = true
+	}
+	return nil
 }
 
 // newBlobs returns the blobs the stored receipt references that this session's log does not
@@ -207,15 +236,7 @@ func (r *run) runCalls(ctx context.Context, requestID string, calls []model.Tool
 	// The permission gate and the sandbox resolver plug in here (nil allows every call).
 	plan, err := tools.Schedule(r.registry, calls, validate, nil, r.req.ToolCalls)
 	if err != nil {
-		// Duplicate or missing call ids: the calls cannot be answered one to one, so none runs.
-		for _, c := range calls {
-			if err := r.stage(events.ToolBlocked{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
-				CallID: c.ID, Tool: c.Name, Category: string(tools.BlockInvalidArguments), Message: err.Error(),
-				Output: "Blocked (invalid_arguments): " + err.Error()}); err != nil {
-				return err
-			}
-		}
-		return r.commit(ctx)
+		return err // call ids were checked when the response arrived, so this is a bug
 	}
 	recorded := make([]bool, len(plan.Entries))
 	block := func(upTo int) error { // record blocked entries before index upTo, in model order

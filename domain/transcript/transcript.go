@@ -43,7 +43,12 @@ type State struct {
 
 	// results maps a call id whose result is still awaited to its message slot.
 	results map[string]int
+	// callIDs holds every tool call id of the session: providers and the log need them unique.
+	callIDs map[string]bool
 }
+
+// HasCall reports whether a tool call with this id was already requested in the session.
+func (s *State) HasCall(id string) bool { return s.callIDs[id] }
 
 // Turn is an open turn.
 type Turn struct {
@@ -238,6 +243,10 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 			s.Messages = append(s.Messages, msg)
 		}
 		for _, c := range e.Response.ToolCalls {
+			if s.callIDs == nil {
+				s.callIDs = map[string]bool{}
+			}
+			s.callIDs[c.ID] = true
 			// Each call's result gets its slot now, so results land in model order whatever
 			// order they settle in.
 			s.results[c.ID] = len(s.Messages)
