@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,7 +62,16 @@ delegates. It creates no session and contacts no provider.`,
 			if err != nil {
 				return err
 			}
-			rt, err := newRuntimeTools(cfg, dir, "debug-agent")
+			// The tools are built only to read their declarations; their scratch directories go
+			// to a temporary place, so a diagnostic leaves nothing in the data directory.
+			scratch, err := os.MkdirTemp("", "zuno-debug-agent-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(scratch)
+			probe := cfg
+			probe.DB = filepath.Join(scratch, "zuno.db")
+			rt, err := newRuntimeTools(probe, dir, "debug-agent")
 			if err != nil {
 				return err
 			}
