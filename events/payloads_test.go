@@ -34,7 +34,7 @@ func samplePayloads() []events.Payload {
 		}},
 		events.PromptAssembled{SessionID: "ses_1", ReceiptID: "rcpt_1"},
 		events.TurnStarted{SessionID: "ses_1", TurnID: "turn_1", MessageID: "msg_1", Agent: "build", Provider: "openai",
-			Model: "gpt", StepLimit: 24, ToolCalls: 8},
+			Model: "gpt", StepLimit: 24, ToolCalls: 8, Owner: &events.TurnOwner{Host: "h", PID: 7}},
 		events.ProviderRequest{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", Step: 3, Status: events.RequestCompleted,
 			PromptReceiptID: "rcpt_1", Provider: "openai", Model: "gpt",
 			StepLimitFinalization: &events.StepLimitFinalization{Limit: 2, Instruction: "stop", InstructionDigest: "ab"},

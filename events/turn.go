@@ -30,6 +30,15 @@ type TurnStarted struct {
 	StepLimit int `json:"stepLimit,omitempty"`
 	// ToolCalls is concurrency.tool_calls for this turn.
 	ToolCalls int `json:"toolCalls"`
+	// Owner is the process that drives the turn, so a later run can tell a turn that is still
+	// running from one whose process died.
+	Owner *TurnOwner `json:"owner,omitempty"`
+}
+
+// TurnOwner identifies the process driving a turn.
+type TurnOwner struct {
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
 }
 
 func (TurnStarted) EventType() string { return TypeTurnStarted }

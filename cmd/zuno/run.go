@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -54,6 +56,10 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			opts.Title, _ = cmd.Flags().GetString("title")
 			opts.Session, _ = cmd.Flags().GetString("session")
 			opts.Dir, _ = cmd.Flags().GetString("dir")
+			opts.Recover, _ = cmd.Flags().GetBool("recover")
+			if opts.Recover && opts.Session == "" {
+				return usagef("--recover needs --session: it settles that session's unfinished turn")
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				_, err := runTurn(ctx, cmd.OutOrStdout(), a, opts)
 				return err
@@ -66,6 +72,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	cmd.Flags().String("title", "", "title of the new session (default: the prompt's first line)")
 	cmd.Flags().String("session", "", "continue this session (ses_…) instead of creating one")
 	cmd.Flags().String("dir", "", "workspace directory the tools work in (default: the current directory)")
+	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn even if its process seems alive (another host, a reused pid)")
 	return cmd
 }
 
@@ -73,6 +80,28 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 type runOptions struct {
 	Format, Prompt                    string
 	Model, Agent, Title, Session, Dir string
+	// Recover settles the session's open turn even if its process seems to be running.
+	Recover bool
+}
+
+// thisProcess is the owner recorded on the turns this process drives.
+func thisProcess() *events.TurnOwner {
+	host, _ := os.Hostname()
+	return &events.TurnOwner{Host: host, PID: os.Getpid()}
+}
+
+// processAlive reports whether a turn's owner may still be running: a process on another
+// host cannot be checked, so it counts as alive (--recover overrides).
+func processAlive(o events.TurnOwner) bool {
+	host, _ := os.Hostname()
+	if o.Host != host {
+		return true
+	}
+	if o.PID <= 0 || o.PID == os.Getpid() {
+		return false
+	}
+	err := syscall.Kill(o.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // runTurn runs one turn and returns the session it ran in.
@@ -140,13 +169,13 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		}
 		obs.created(res, created)
 	}
-	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}}
+	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}, Owner: thisProcess(), Alive: processAlive}
 	out, err := driver.Run(ctx, turn.Request{
 		SessionID: sessionID, MessageID: newID("msg_"), Text: o.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name,
 		Model:     model.ModelInfo{ID: choice.Model, ContextWindow: a.cfg.ContextWindow},
 		MaxTokens: a.cfg.MaxTokens, Tools: rt.tools, ToolCalls: a.cfg.Concurrency.ToolCalls,
-		GlobalAgents: global, ProjectAgents: project, Observer: obs,
+		GlobalAgents: global, ProjectAgents: project, Observer: obs, ForceRecover: o.Recover,
 	})
 	// Bring the read models up to the turn's events whatever happened, so zuno db and
 	// zuno debug prompt see it (read-your-writes).

@@ -27,6 +27,12 @@ type Driver struct {
 	Clock    commands.Clock
 	// NewID returns a fresh unique id (turns, requests, receipts); uuid.NewString when nil.
 	NewID func() string
+	// Owner is recorded on the turns this driver starts.
+	Owner *events.TurnOwner
+	// Alive reports whether the process that owns an open turn still runs. A run of a session
+	// whose open turn is alive is refused (session_busy) instead of recovering it; nil treats
+	// every open turn as left behind by a dead process.
+	Alive func(events.TurnOwner) bool
 }
 
 // Request is one user input to drive.
@@ -50,6 +56,9 @@ type Request struct {
 	GlobalAgents  *prompt.InstructionFile
 	ProjectAgents []prompt.InstructionFile
 	Observer      Observer
+	// ForceRecover recovers an open turn even when its owner seems alive (its process is on
+	// another host, or its pid was reused).
+	ForceRecover bool
 }
 
 // Outcome is how a turn ended.
@@ -115,17 +124,6 @@ func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 		return Outcome{}, err
 	}
 	return r.drive(ctx)
-}
-
-// Recover closes a turn a crashed run left open, without starting a new one. It returns the
-// number of events it appended.
-func (d *Driver) Recover(ctx context.Context, sessionID string) (int, error) {
-	r, err := d.load(ctx, Request{SessionID: sessionID, Observer: NopObserver{}})
-	if err != nil {
-		return 0, err
-	}
-	n := len(r.tr.Recover(true))
-	return n, r.recover(ctx)
 }
 
 // run is one turn in progress.
@@ -194,6 +192,13 @@ func (r *run) recover(ctx context.Context) error {
 	open := r.tr.Open
 	if open == nil {
 		return nil
+	}
+	if o := open.Owner; o != nil && !r.req.ForceRecover && r.d.Alive != nil && r.d.Alive(*o) {
+		e := domain.NewError(CodeSessionBusy,
+			fmt.Sprintf("turn %s of session %s is still running (process %d on %s)", open.TurnID, r.req.SessionID, o.PID, o.Host),
+			"wait for it to finish or stop it; if that process is gone, continue with --recover")
+		e.ID = r.req.SessionID
+		return e
 	}
 	r.turnID = open.TurnID
 	r.seq = 1 << 20 // recovery events get ids of their own, apart from the crashed run's

@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -393,3 +394,56 @@ func (m *repeatingModel) Stream(ctx context.Context, req model.Request) model.St
 }
 
 func (m *repeatingModel) Models(context.Context) ([]model.ModelInfo, error) { return nil, nil }
+
+// A turn whose owner is alive is not recovered: the second run is refused and appends
+// nothing; with ForceRecover, or once the owner is gone, the open turn is settled.
+func TestLiveTurnIsNotRecovered(t *testing.T) {
+	h := newHarness(t)
+	owner := &events.TurnOwner{Host: "h", PID: 42}
+	alive := true
+	d := &turn.Driver{Store: h.store, Registry: h.registry, Clock: commands.SystemClock{}, Owner: owner,
+		Alive: func(o events.TurnOwner) bool { return alive && o == *owner }}
+	// Leave a turn open the way a killed process would: its call started, never settled.
+	crash := &probeTool{name: "poke", hold: time.Minute}
+	p := script(t, `{"turns":[{"toolCalls":[{"id":"a","name":"poke","arguments":{"n":1}}]}]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx, turn.Request{SessionID: h.session, Text: "go", Agent: buildAgent("poke"), Provider: p,
+			ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{crash}})
+	}()
+	for crash.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	before := len(h.events(t))
+	again := func(force bool) (turn.Outcome, error) {
+		return d.Run(context.Background(), turn.Request{SessionID: h.session, Text: "next", Agent: buildAgent(), ForceRecover: force,
+			Provider: script(t, `{"turns":[{"text":"ok"}]}`), ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}})
+	}
+	_, err := again(false)
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Code() != turn.CodeSessionBusy {
+		t.Fatalf("second run while the owner is alive: %v", err)
+	}
+	if n := len(h.events(t)); n != before {
+		t.Fatalf("a refused run appended %d events", n-before)
+	}
+	// The owner is gone now (its run is stopped without recording, as a kill would).
+	alive = false
+	out, err := again(false)
+	if err != nil || out.Text != "ok" {
+		t.Fatalf("run after the owner died: %+v %v", out, err)
+	}
+	settled := map[string]string{}
+	for _, ev := range h.events(t) {
+		if e, ok := ev.(*events.ToolSettled); ok && e.Recovered {
+			settled[e.CallID] = e.Outcome
+		}
+	}
+	if settled["a"] != "uncertain" {
+		t.Fatalf("recovered outcomes %v", settled)
+	}
+	cancel()
+	<-done
+}

@@ -38,7 +38,8 @@ func (r *run) drive(ctx context.Context) (Outcome, error) {
 		r.sess.Evolve(p)
 	}
 	started := events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID, Agent: r.req.Agent.Name,
-		Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps, ToolCalls: r.req.ToolCalls}
+		Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps, ToolCalls: r.req.ToolCalls,
+		Owner: r.d.Owner}
 	if err := r.stage(append(user, started)...); err != nil {
 		return Outcome{}, err
 	}

@@ -55,8 +55,10 @@ type Turn struct {
 	TurnID    string
 	MessageID string
 	Agent     string
-	Steps     int
-	Usage     events.Usage
+	// Owner is the process that started the turn, when it was recorded.
+	Owner *events.TurnOwner
+	Steps int
+	Usage events.Usage
 	// Request is the provider request started and not yet completed or failed.
 	Request *events.ProviderRequest
 	// Calls are the calls of the turn's latest completed response, in model order.
@@ -182,7 +184,7 @@ func (s *State) Evolve(p events.Payload) {
 		s.Evolve(*e)
 	case events.TurnStarted:
 		s.Turns++
-		s.Open = &Turn{TurnID: e.TurnID, MessageID: e.MessageID, Agent: e.Agent}
+		s.Open = &Turn{TurnID: e.TurnID, MessageID: e.MessageID, Agent: e.Agent, Owner: e.Owner}
 	case *events.ProviderRequest:
 		s.Evolve(*e)
 	case events.ProviderRequest:
