@@ -243,8 +243,8 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 	if fin == nil || fin.Step != 3 || fin.StepLimitFinalization.Limit != 2 || fin.StepLimitFinalization.InstructionDigest == "" {
 		t.Fatalf("finalization request %+v", fin)
 	}
-	if len(lastReceipt.Tools) != 0 {
-		t.Errorf("finalization request offered %d tools", len(lastReceipt.Tools))
+	if lastReceipt.ToolChoiceMode != string(model.ToolChoiceNone) {
+		t.Errorf("finalization request has tool choice %q, want none", lastReceipt.ToolChoiceMode)
 	}
 	if look.calls.Load() != 2 {
 		t.Errorf("tool ran %d times", look.calls.Load())

@@ -87,22 +87,26 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		return true, r.interrupt(ctx, out)
 	}
 	conversation := r.tr.Messages
-	decls := r.decls
+	var choice model.ToolChoice
 	var final *events.StepLimitFinalization
 	if finalizing {
-		// Tools closed, one host instruction, one text-only request (seeds 002 §8).
-		decls = nil
+		// Tools closed, one host instruction, one text-only request (seeds 002 §8). The tools
+		// are closed with tool choice "none" rather than by dropping their declarations:
+		// providers refuse a conversation holding tool calls and results without them
+		// (Anthropic), the prompt stays the one the model has been working with, and any call
+		// the model names anyway is not run.
+		choice = model.ToolChoice{Mode: model.ToolChoiceNone}
 		conversation = append(conversation[:len(conversation):len(conversation)],
 			model.Message{Role: model.RoleDeveloper, Text: FinalizationInstruction})
 		sum := sha256.Sum256([]byte(FinalizationInstruction))
 		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
 	}
 	asm, err := prompt.Assemble(prompt.Input{
-		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens,
+		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
 		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates},
 		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
-		Conversation: conversation, Tools: decls, History: &r.history,
+		Conversation: conversation, Tools: r.decls, History: &r.history,
 	})
 	if err != nil {
 		// Refused before any request: nothing was sent, and the turn ends with the reason.
