@@ -169,7 +169,8 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		}
 		obs.created(res, created)
 	}
-	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}, Owner: thisProcess(), Alive: processAlive}
+	driver := &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}, Owner: thisProcess(), Alive: processAlive,
+		Metrics: turn.NewMetrics(a.metrics)}
 	out, err := driver.Run(ctx, turn.Request{
 		SessionID: sessionID, MessageID: newID("msg_"), Text: o.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name,

@@ -33,6 +33,8 @@ type Driver struct {
 	// whose open turn is alive is refused (session_busy) instead of recovering it; nil treats
 	// every open turn as left behind by a dead process.
 	Alive func(events.TurnOwner) bool
+	// Metrics, when set, count what the turns record.
+	Metrics *Metrics
 }
 
 // Request is one user input to drive.
@@ -259,6 +261,7 @@ func (r *run) commit(ctx context.Context) error {
 	for i, ev := range evs {
 		rec := events.Recorded{Event: ev, Stream: r.stream, StreamRevision: first + uint64(i), Position: res.FirstPosition + uint64(i)}
 		r.req.Observer.Recorded(rec, r.staged[i])
+		r.d.Metrics.observe(r.staged[i])
 	}
 	r.revision = int64(res.NextRevision)
 	r.staged = r.staged[:0]
