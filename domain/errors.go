@@ -57,18 +57,27 @@ func NewError(code, message, fix string) *Error {
 // so callers can report either without knowing which layer refused.
 func (e *Error) Code() string { return e.code }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return FormatError(e.code, "", e.Field, e.Message, e.Fix) }
+
+// FormatError is the one text form of a typed error, shared by the layers' error types:
+// "code: [who: ][field: ]message; fix". The field is left out when the message already
+// starts with it.
+func FormatError(code, who, field, message, fix string) string {
 	var b strings.Builder
-	b.WriteString(e.code)
+	b.WriteString(code)
 	b.WriteString(": ")
-	if e.Field != "" && !strings.HasPrefix(e.Message, e.Field) {
-		b.WriteString(e.Field)
+	if who != "" {
+		b.WriteString(who)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Message)
-	if e.Fix != "" {
+	if field != "" && !strings.HasPrefix(message, field) {
+		b.WriteString(field)
+		b.WriteString(": ")
+	}
+	b.WriteString(message)
+	if fix != "" {
 		b.WriteString("; ")
-		b.WriteString(e.Fix)
+		b.WriteString(fix)
 	}
 	return b.String()
 }

@@ -162,21 +162,6 @@ func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, sessionID, tu
 	return upsertPart(ctx, tx, ev, 0, sessionID, callID, turnID, requestID, PartTool, data)
 }
 
-// get reads one value inside the projection's transaction, through the same statement cache
-// as Exec: a projector may read the rows it owns (never another projector's, whose checkpoint
-// may differ).
-func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
-	stmt, ok := t.stmts[query]
-	if !ok {
-		var err error
-		if stmt, err = t.tx.PreparexContext(ctx, t.tx.Rebind(query)); err != nil {
-			return fmt.Errorf("prepare %q: %w", query, err)
-		}
-		t.stmts[query] = stmt
-	}
-	return stmt.QueryRowxContext(ctx, args...).Scan(dest)
-}
-
 // PromptReceipts is the "prompt_receipt" table: one row per assembled prompt, its metadata
 // and digests. Contents (the receipt's blobs) stay in the event log, which `zuno debug prompt`
 // reads.

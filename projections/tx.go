@@ -35,16 +35,36 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 
 // Exec runs a statement with '?' placeholders.
 func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
-	stmt, ok := t.stmts[query]
-	if !ok {
-		var err error
-		if stmt, err = t.tx.PreparexContext(ctx, t.tx.Rebind(query)); err != nil {
-			return fmt.Errorf("prepare %q: %w", query, err)
-		}
-		t.stmts[query] = stmt
+	stmt, err := t.prepared(ctx, query)
+	if err != nil {
+		return err
 	}
-	_, err := stmt.ExecContext(ctx, args...)
+	_, err = stmt.ExecContext(ctx, args...)
 	return err
+}
+
+// get reads one value inside the projection's transaction: a projector may read the rows it
+// owns (never another projector's, whose checkpoint may differ).
+func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
+	stmt, err := t.prepared(ctx, query)
+	if err != nil {
+		return err
+	}
+	return stmt.QueryRowxContext(ctx, args...).Scan(dest)
+}
+
+// prepared returns the statement for query, prepared once per transaction: a batch applies
+// the same few statements thousands of times.
+func (t *Tx) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if stmt, ok := t.stmts[query]; ok {
+		return stmt, nil
+	}
+	stmt, err := t.tx.PreparexContext(ctx, t.tx.Rebind(query))
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", query, err)
+	}
+	t.stmts[query] = stmt
+	return stmt, nil
 }
 
 func (t *Tx) setCheckpoint(ctx context.Context, name string, pos uint64) error {

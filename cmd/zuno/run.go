@@ -123,7 +123,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		return "", err
 	}
 	if sessionID != "" && title != "" {
-		return "", usagef("--title names a new session; to rename one use zuno session title")
+		return "", usagef("--title names a new session: drop it when you continue one with --session")
 	}
 	prov, err := provider.Open(choice.Spec)
 	if err != nil {
@@ -246,11 +246,7 @@ func newRuntimeTools(cfg config, dir, sessionID string) (*runtimeTools, error) {
 		mgr.Close()
 		return nil, err
 	}
-	all := []turn.Tool{}
-	for _, t := range set.Tools() {
-		all = append(all, t)
-	}
-	all = append(all, bg.NewTool(mgr))
+	all := append(set.Tools(), bg.NewTool(mgr))
 	rt := &runtimeTools{bg: mgr}
 	var decls []tools.Declaration
 	for _, t := range all {

@@ -11,26 +11,13 @@
 package turn
 
 import (
-	"context"
-	"encoding/json"
-
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
 
-// Tool is one tool the driver can offer and run. adapters/tools implement it.
-type Tool interface {
-	Declaration() tools.Declaration
-	Spec() tools.Spec
-	// WritesWorkspace marks a real edit capability, which decides whether the prompt's
-	// runtime.editing section is shown.
-	WritesWorkspace() bool
-	// Validate checks a call's arguments and returns its action ("" for tools without one).
-	Validate(args json.RawMessage) (action string, err error)
-	// Execute runs a validated call. It reports failures as a Result, never by panicking; it
-	// stops promptly when ctx is cancelled.
-	Execute(ctx context.Context, inv tools.Invocation) tools.Result
-}
+// Tool is one tool the driver can offer and run (the contract is domain/tools.Tool; the
+// adapters in adapters/tools implement it).
+type Tool = tools.Tool
 
 // Observer sees a turn as it happens: the CLI streams it to the user. Calls come from the
 // driver's goroutine, in order.

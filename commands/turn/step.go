@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -289,9 +290,8 @@ func (r *run) runCalls(ctx context.Context, requestID string, calls []model.Tool
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		return nil // the next step sees the cancellation and settles the rest as cancelled
-	}
+	// Blocked calls are results whatever happened to the groups (nothing ran for them); after
+	// a cancellation the next step settles the calls that never started as cancelled.
 	return block(len(plan.Entries))
 }
 
@@ -322,13 +322,11 @@ func (r *run) execute(ctx context.Context, plan tools.Plan, g tools.Group) []exe
 		runOne(0)
 		return out
 	}
-	done := make(chan struct{}, len(g.Calls))
+	var wg sync.WaitGroup
 	for k := range g.Calls {
-		go func() { runOne(k); done <- struct{}{} }()
+		wg.Go(func() { runOne(k) })
 	}
-	for range g.Calls {
-		<-done
-	}
+	wg.Wait()
 	return out
 }
 

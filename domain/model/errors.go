@@ -3,8 +3,9 @@ package model
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/zuno-run/zuno/domain"
 )
 
 // Stable provider error codes. They are recorded in the log and shown to users and models,
@@ -69,23 +70,7 @@ func NewError(code, message, fix string) *Error {
 func (e *Error) Code() string { return e.code }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.code)
-	b.WriteString(": ")
-	if e.Provider != "" {
-		b.WriteString(e.Provider)
-		b.WriteString(": ")
-	}
-	if e.Field != "" && !strings.HasPrefix(e.Message, e.Field) {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
-	if e.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Fix)
-	}
-	return b.String()
+	return domain.FormatError(e.code, e.Provider, e.Field, e.Message, e.Fix)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

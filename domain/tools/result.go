@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/zuno-run/zuno/domain/model"
@@ -67,4 +68,22 @@ type Invocation struct {
 	// Action is what Validate returned for these arguments ("" for tools without actions).
 	Action    string
 	Arguments json.RawMessage
+}
+
+// Tool is one tool as the runtime offers and runs it: what it declares, what the model is
+// shown, how its arguments are checked and how a checked call is executed. The tool adapters
+// implement it and the turn driver consumes it; it lives here, beside the types it speaks, so
+// both name one contract.
+type Tool interface {
+	Declaration() Declaration
+	Spec() Spec
+	// WritesWorkspace marks a real edit capability (write, apply_patch, a shell that may
+	// write), which decides whether the prompt's runtime.editing section is shown.
+	WritesWorkspace() bool
+	// Validate decodes args strictly and returns the call's action ("" for tools without
+	// one). A refusal is a *domain.Error naming the Field and saying in Fix what to send.
+	Validate(args json.RawMessage) (action string, err error)
+	// Execute runs one validated call. Every ending is a Result with an Outcome, never a
+	// panic; it stops promptly when ctx is cancelled.
+	Execute(ctx context.Context, inv Invocation) Result
 }

@@ -184,55 +184,18 @@ func TestStreamToolUse(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		file       string
-		code       string
-		status     int
-		retryAfter time.Duration
-		fixHas     string
-		partial    bool
-	}{
-		{"error_401.http", model.CodeAuth, 401, 0, "ANTHROPIC_API_KEY", false},
-		{"error_429.http", model.CodeRateLimit, 429, 17 * time.Second, "wait 17s", false},
-		{"error_400_prompt_too_long.http", model.CodeContextOverflow, 400, 0, "shorten the conversation", false},
-		{"error_529_overloaded.http", model.CodeRateLimit, 529, 0, "overloaded", false},
-		{"messages_overloaded_midstream.http", model.CodeRateLimit, 0, 0, "overloaded", true},
-		{"messages_truncated.http", model.CodeTransport, 0, 0, "retry", true},
+	tests := []replay.ErrorCase{
+		{File: "error_401.http", Code: model.CodeAuth, Status: 401, RetryAfter: 0, FixHas: "ANTHROPIC_API_KEY", Partial: false},
+		{File: "error_429.http", Code: model.CodeRateLimit, Status: 429, RetryAfter: 17 * time.Second, FixHas: "wait 17s", Partial: false},
+		{File: "error_400_prompt_too_long.http", Code: model.CodeContextOverflow, Status: 400, RetryAfter: 0, FixHas: "shorten the conversation", Partial: false},
+		{File: "error_529_overloaded.http", Code: model.CodeRateLimit, Status: 529, RetryAfter: 0, FixHas: "overloaded", Partial: false},
+		{File: "messages_overloaded_midstream.http", Code: model.CodeRateLimit, Status: 0, RetryAfter: 0, FixHas: "overloaded", Partial: true},
+		{File: "messages_truncated.http", Code: model.CodeTransport, Status: 0, RetryAfter: 0, FixHas: "retry", Partial: true},
 	}
 	for _, tt := range tests {
-		t.Run(strings.TrimSuffix(tt.file, ".http"), func(t *testing.T) {
-			p, srv := newProvider(t, map[string]string{messagesPath: tt.file}, anthropic.Options{})
-			var events int
-			var err error
-			var a model.Accumulator
-			for ev, e := range p.Stream(context.Background(), conversation()) {
-				if e != nil {
-					err = e
-					break
-				}
-				events++
-				a.Add(ev)
-			}
-			var me *model.Error
-			if !errors.As(err, &me) {
-				t.Fatalf("err = %v, want *model.Error", err)
-			}
-			if me.Code() != tt.code || me.Status != tt.status || me.RetryAfter != tt.retryAfter || me.Provider != "anthropic" {
-				t.Fatalf("error code %q status %d retryAfter %v provider %q (%v), want %q %d %v",
-					me.Code(), me.Status, me.RetryAfter, me.Provider, err, tt.code, tt.status, tt.retryAfter)
-			}
-			if !strings.Contains(me.Fix, tt.fixHas) {
-				t.Fatalf("fix %q does not contain %q", me.Fix, tt.fixHas)
-			}
-			if (events > 0) != tt.partial {
-				t.Fatalf("%d events before the error, partial = %v", events, tt.partial)
-			}
-			if r := a.Response(); len(r.ToolCalls) != 0 {
-				t.Fatalf("partial response has tool calls %+v", r.ToolCalls)
-			}
-			if n := len(srv.Requests()); n != 1 {
-				t.Fatalf("%d requests, want 1: retries belong to the turn driver", n)
-			}
+		t.Run(strings.TrimSuffix(tt.File, ".http"), func(t *testing.T) {
+			p, srv := newProvider(t, map[string]string{messagesPath: tt.File}, anthropic.Options{})
+			replay.CheckError(t, p, srv, conversation(), "anthropic", tt)
 		})
 	}
 }

@@ -203,57 +203,19 @@ func TestCompatibleServerToolCall(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		file       string
-		code       string
-		status     int
-		retryAfter time.Duration
-		fixHas     string
-		partial    bool // events were streamed before the error
-	}{
-		{"error_401.http", model.CodeAuth, 401, 0, "OPENAI_API_KEY", false},
-		{"error_429.http", model.CodeRateLimit, 429, 2 * time.Second, "wait 2s", false},
-		{"error_429_reset_headers.http", model.CodeRateLimit, 429, 6 * time.Minute, "wait 6m0s", false},
-		{"error_400_context_length.http", model.CodeContextOverflow, 400, 0, "shorten the conversation", false},
-		{"error_404_model.http", model.CodeInvalidRequest, 404, 0, "zuno models", false},
-		{"chat_truncated.http", model.CodeTransport, 0, 0, "retry", true},
-		{"vllm_stream_error.http", model.CodeContextOverflow, 400, 0, "shorten the conversation", true},
+	tests := []replay.ErrorCase{
+		{File: "error_401.http", Code: model.CodeAuth, Status: 401, RetryAfter: 0, FixHas: "OPENAI_API_KEY", Partial: false},
+		{File: "error_429.http", Code: model.CodeRateLimit, Status: 429, RetryAfter: 2 * time.Second, FixHas: "wait 2s", Partial: false},
+		{File: "error_429_reset_headers.http", Code: model.CodeRateLimit, Status: 429, RetryAfter: 6 * time.Minute, FixHas: "wait 6m0s", Partial: false},
+		{File: "error_400_context_length.http", Code: model.CodeContextOverflow, Status: 400, RetryAfter: 0, FixHas: "shorten the conversation", Partial: false},
+		{File: "error_404_model.http", Code: model.CodeInvalidRequest, Status: 404, RetryAfter: 0, FixHas: "zuno models", Partial: false},
+		{File: "chat_truncated.http", Code: model.CodeTransport, Status: 0, RetryAfter: 0, FixHas: "retry", Partial: true},
+		{File: "vllm_stream_error.http", Code: model.CodeContextOverflow, Status: 400, RetryAfter: 0, FixHas: "shorten the conversation", Partial: true},
 	}
 	for _, tt := range tests {
-		t.Run(strings.TrimSuffix(tt.file, ".http"), func(t *testing.T) {
-			p, srv := newProvider(t, map[string]string{chatPath: tt.file}, openai.DialectAuto)
-			var events int
-			var err error
-			var a model.Accumulator
-			for ev, e := range p.Stream(context.Background(), conversation()) {
-				if e != nil {
-					err = e
-					break
-				}
-				events++
-				a.Add(ev)
-			}
-			var me *model.Error
-			if !errors.As(err, &me) {
-				t.Fatalf("err = %v, want *model.Error", err)
-			}
-			if me.Code() != tt.code || me.Status != tt.status || me.RetryAfter != tt.retryAfter || me.Provider != "openai" {
-				t.Fatalf("error code %q status %d retryAfter %v provider %q (%v), want %q %d %v",
-					me.Code(), me.Status, me.RetryAfter, me.Provider, err, tt.code, tt.status, tt.retryAfter)
-			}
-			if !strings.Contains(me.Fix, tt.fixHas) {
-				t.Fatalf("fix %q does not contain %q", me.Fix, tt.fixHas)
-			}
-			if (events > 0) != tt.partial {
-				t.Fatalf("%d events before the error, partial = %v", events, tt.partial)
-			}
-			// A call cut off mid-arguments must not come out of the partial response.
-			if r := a.Response(); len(r.ToolCalls) != 0 {
-				t.Fatalf("partial response has tool calls %+v", r.ToolCalls)
-			}
-			if n := len(srv.Requests()); n != 1 {
-				t.Fatalf("%d requests, want 1: retries belong to the turn driver", n)
-			}
+		t.Run(strings.TrimSuffix(tt.File, ".http"), func(t *testing.T) {
+			p, srv := newProvider(t, map[string]string{chatPath: tt.File}, openai.DialectAuto)
+			replay.CheckError(t, p, srv, conversation(), "openai", tt)
 		})
 	}
 }

@@ -18,7 +18,6 @@ package toolset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -30,22 +29,8 @@ import (
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
-// Tool is one tool of the surface, as the turn driver consumes it.
-type Tool interface {
-	// Declaration is the tool's name and policy.
-	Declaration() tools.Declaration
-	// Spec is what the model is shown: name, description and argument schema.
-	Spec() tools.Spec
-	// WritesWorkspace reports whether the tool edits the workspace (write, apply_patch,
-	// shell); it decides whether the prompt gets the editing section.
-	WritesWorkspace() bool
-	// Validate decodes args strictly. A refusal is a *domain.Error naming the Field and
-	// saying in Fix what to send. action is "" (none of these tools has actions).
-	Validate(args json.RawMessage) (action string, err error)
-	// Execute runs one validated call. It never panics on bad input and never returns a
-	// Go error: every ending is a Result with an Outcome.
-	Execute(ctx context.Context, inv tools.Invocation) tools.Result
-}
+// Tool is one tool of the surface (the contract is domain/tools.Tool).
+type Tool = tools.Tool
 
 // Tool names, as the model calls them.
 const (
