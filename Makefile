@@ -55,7 +55,7 @@ bench: postgres
 	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench . -benchtime 2s ./adapters/eventstore/sqlstore/ ./projections/
 	$(GO) test -run '^$$' -bench StepOverhead -benchtime 1x -count 3 ./commands/turn/
 	$(GO) test -run '^$$' -bench ParallelReadOnly -benchtime 10x ./commands/turn/
-	$(GO) test -run '^$$' -bench 'GrepTool|PlainRG' -benchtime 20x -count 3 ./adapters/tools/toolset/
+	$(GO) test -run '^$$' -bench 'GrepToolVsRG' -benchtime 20x -count 3 ./adapters/tools/toolset/
 
 # fuzz: each fuzz target for a while.
 fuzz:

@@ -3,19 +3,23 @@ package toolset
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
 // BenchmarkGrepTool runs the grep tool, as the turn driver calls it (validate, execute,
-// render, cap check), over $(go env GOROOT)/src; BenchmarkPlainRG is the baseline in the same
-// run: `rg -n 'err != nil' .` as a person would type it, its output read and discarded.
+// render, cap check), over $(go env GOROOT)/src; BenchmarkPlainRG is the baseline: `rg -n
+// 'err != nil' .` as a person would type it, its output read and discarded.
+// BenchmarkGrepToolVsRG runs both interleaved and reports their ratio.
 const benchPattern = "err != nil"
 
 func goSrc(b *testing.B) string {
@@ -36,47 +40,88 @@ func goSrc(b *testing.B) string {
 
 func BenchmarkGrepTool(b *testing.B) {
 	src := goSrc(b)
-	set, err := New(Config{Root: src, ArtifactDir: b.TempDir(), SessionID: "ses_bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var grep Tool
-	for _, t := range set.Tools() {
-		if t.Declaration().Name == NameGrep {
-			grep = t
-		}
-	}
+	grep := benchGrepTool(b, src)
 	args := json.RawMessage(`{"pattern":"` + benchPattern + `"}`)
-	ctx := context.Background()
-	i := 0
-	for b.Loop() {
-		i++
-		action, err := grep.Validate(args)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res := grep.Execute(ctx, tools.Invocation{SessionID: "ses_bench", CallID: "c" + string(rune('a'+i%26)), Action: action, Arguments: args})
-		if res.Outcome != tools.OutcomeCompleted {
-			b.Fatalf("grep: %s %s", res.ErrorCode, res.Output)
-		}
+	for i := 0; b.Loop(); i++ {
+		runGrepTool(b, grep, args, i)
 	}
 }
 
 func BenchmarkPlainRG(b *testing.B) {
 	src := goSrc(b)
 	for b.Loop() {
-		cmd := exec.Command("rg", "-n", benchPattern, ".")
-		cmd.Dir = src
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
+		runPlainRG(b, src)
+	}
+}
+
+// BenchmarkGrepToolVsRG alternates the two in one loop, so a disk or CPU that changes speed
+// during the run affects both alike, and reports the ratio of their medians.
+func BenchmarkGrepToolVsRG(b *testing.B) {
+	src := goSrc(b)
+	grep := benchGrepTool(b, src)
+	args := json.RawMessage(`{"pattern":"` + benchPattern + `"}`)
+	var tool, rg []time.Duration
+	for i := 0; b.Loop(); i++ {
+		timed := func(into *[]time.Duration, f func()) {
+			t := time.Now()
+			f()
+			*into = append(*into, time.Since(t))
 		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
+		first, second := func() { timed(&tool, func() { runGrepTool(b, grep, args, i) }) }, func() { timed(&rg, func() { runPlainRG(b, src) }) }
+		if i%2 == 1 {
+			first, second = second, first
 		}
-		io.Copy(io.Discard, out)
-		if err := cmd.Wait(); err != nil {
-			b.Fatal(err)
+		first()
+		second()
+	}
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	t, r := med(tool), med(rg)
+	b.ReportMetric(t, "tool-ms")
+	b.ReportMetric(r, "rg-ms")
+	b.ReportMetric(t/r, "ratio")
+}
+
+func benchGrepTool(b *testing.B, src string) Tool {
+	set, err := New(Config{Root: src, ArtifactDir: b.TempDir(), SessionID: "ses_bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range set.Tools() {
+		if t.Declaration().Name == NameGrep {
+			return t
 		}
+	}
+	b.Fatal("no grep tool")
+	return nil
+}
+
+// runGrepTool calls the tool as the turn driver does: validate, then execute.
+func runGrepTool(b *testing.B, grep Tool, args json.RawMessage, i int) {
+	action, err := grep.Validate(args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res := grep.Execute(context.Background(), tools.Invocation{SessionID: "ses_bench", CallID: fmt.Sprintf("c%d", i), Action: action, Arguments: args})
+	if res.Outcome != tools.OutcomeCompleted {
+		b.Fatalf("grep: %s %s", res.ErrorCode, res.Output)
+	}
+}
+
+func runPlainRG(b *testing.B, src string) {
+	cmd := exec.Command("rg", "-n", benchPattern, ".")
+	cmd.Dir = src
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
 	}
 }
