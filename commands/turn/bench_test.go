@@ -122,15 +122,15 @@ func (waitTool) Declaration() tools.Declaration {
 }
 func (waitTool) Spec() tools.Spec      { return tools.Spec{Name: "wait", Description: "waits"} }
 func (waitTool) WritesWorkspace() bool { return false }
-func (waitTool) Validate(args json.RawMessage) (string, error) {
+func (waitTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var v struct{ Ms int }
-	return "", json.Unmarshal(args, &v)
+	err := json.Unmarshal(args, &v)
+	return tools.Parsed{Args: v.Ms}, err
 }
 func (waitTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	var v struct{ Ms int }
-	json.Unmarshal(inv.Arguments, &v)
+	ms := inv.Args.(int)
 	select {
-	case <-time.After(time.Duration(v.Ms) * time.Millisecond):
+	case <-time.After(time.Duration(ms) * time.Millisecond):
 	case <-ctx.Done():
 	}
 	return tools.Result{Outcome: tools.OutcomeCompleted, Output: "waited"}

@@ -42,16 +42,16 @@ func (p *probeTool) Spec() tools.Spec {
 	return tools.Spec{Name: p.name, Description: "test tool", Schema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`)}
 }
 func (p *probeTool) WritesWorkspace() bool { return p.policy.SideEffect == tools.SideEffecting }
-func (p *probeTool) Validate(args json.RawMessage) (string, error) {
+func (p *probeTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var v struct {
 		N *int `json:"n"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil || v.N == nil {
-		return "", domain.Invalid("n", "is missing or not an integer", `send {"n": 1}`)
+		return tools.Parsed{}, domain.Invalid("n", "is missing or not an integer", `send {"n": 1}`)
 	}
-	return "", nil
+	return tools.Parsed{Args: args}, nil
 }
 func (p *probeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
 	p.calls.Add(1)
@@ -68,7 +68,7 @@ func (p *probeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	case <-ctx.Done():
 		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: "cancelled", Output: "cancelled"}
 	}
-	return tools.Result{Outcome: tools.OutcomeCompleted, Output: p.name + " ok " + string(inv.Arguments)}
+	return tools.Result{Outcome: tools.OutcomeCompleted, Output: p.name + " ok " + string(inv.Args.(json.RawMessage))}
 }
 
 type harness struct {

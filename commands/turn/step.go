@@ -236,7 +236,7 @@ func (r *run) newBlobs(stored prompt.Receipt, all map[string]string) map[string]
 // another, the calls of a group in parallel. Starts are durable before execution; results are
 // recorded in model order.
 func (r *run) runCalls(ctx context.Context, requestID string, calls []model.ToolCall) error {
-	validate := func(call model.ToolCall, decl tools.Declaration) (string, error) {
+	validate := func(call model.ToolCall, decl tools.Declaration) (tools.Parsed, error) {
 		return r.tools[decl.Name].Validate(json.RawMessage(call.Arguments))
 	}
 	// The permission gate and the sandbox resolver plug in here (nil allows every call).
@@ -308,7 +308,7 @@ func (r *run) execute(ctx context.Context, plan tools.Plan, g tools.Group) []exe
 		e := plan.Entries[g.Calls[k]]
 		begun := time.Now()
 		res := r.tools[e.Decl.Name].Execute(ctx, tools.Invocation{SessionID: r.req.SessionID, CallID: e.Call.Call.ID,
-			Action: e.Action, Arguments: json.RawMessage(e.Call.Call.Arguments)})
+			Parsed: e.Parsed})
 		if !res.Outcome.Valid() || res.Outcome == tools.OutcomeBlocked {
 			res = tools.Result{Outcome: tools.OutcomeError, ErrorCode: "invalid_result",
 				Output: "The tool returned a result without a valid outcome; treat its effect as unknown and inspect the state."}

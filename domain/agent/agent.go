@@ -6,6 +6,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/zuno-run/zuno/domain/tools"
 	"slices"
 	"sort"
 	"strings"
@@ -47,23 +48,9 @@ type Agent struct {
 	Delegates []string
 }
 
-// Tool names of the core surface.
-const (
-	ToolRead        = "read"
-	ToolGlob        = "glob"
-	ToolGrep        = "grep"
-	ToolWrite       = "write"
-	ToolApplyPatch  = "apply_patch"
-	ToolShell       = "shell"
-	ToolBg          = "bg"
-	ToolReportWrite = "report_write"
-	ToolTask        = "task"
-	ToolPlanUpdate  = "plan_update"
-)
-
 var (
-	readOnlyTools = []string{ToolRead, ToolGlob, ToolGrep, ToolBg, ToolReportWrite}
-	buildTools    = []string{ToolRead, ToolGlob, ToolGrep, ToolWrite, ToolApplyPatch, ToolShell, ToolBg, ToolReportWrite}
+	readOnlyTools = []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameBg, tools.NameReportWrite}
+	buildTools    = []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch, tools.NameShell, tools.NameBg, tools.NameReportWrite}
 )
 
 const (
@@ -99,7 +86,7 @@ func Builtins() []Agent {
 		{Name: "explorer", Mode: Subagent, Description: "Read-only investigation that reports evidence.",
 			Prompt: explorerPrompt, Tools: readOnlyTools, ReadOnly: true},
 		{Name: "orchestrator", Mode: Primary, Description: "Does clear single actions itself; delegates non-overlapping lanes of complex work.",
-			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), ToolTask), Collaboration: "work",
+			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), tools.NameTask), Collaboration: "work",
 			Delegates: []string{"explorer"}},
 		{Name: "plan", Mode: Primary, Description: "Strictly read-only: explores and delivers a decision-complete plan.",
 			Prompt: planPrompt, Tools: readOnlyTools, Collaboration: "plan", ReadOnly: true},

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"errors"
+	"github.com/zuno-run/zuno/domain/tools"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,10 +16,10 @@ import (
 // change the workspace marked as writing.
 func runtime() map[string]agent.Capability {
 	return map[string]agent.Capability{
-		agent.ToolRead: {Enabled: true}, agent.ToolGlob: {Enabled: true}, agent.ToolGrep: {Enabled: true},
-		agent.ToolWrite: {Enabled: true, Writes: true}, agent.ToolApplyPatch: {Enabled: true, Writes: true},
-		agent.ToolShell: {Enabled: true, Writes: true}, agent.ToolBg: {Enabled: true},
-		agent.ToolReportWrite: {Enabled: true}, agent.ToolPlanUpdate: {Enabled: true},
+		tools.NameRead: {Enabled: true}, tools.NameGlob: {Enabled: true}, tools.NameGrep: {Enabled: true},
+		tools.NameWrite: {Enabled: true, Writes: true}, tools.NameApplyPatch: {Enabled: true, Writes: true},
+		tools.NameShell: {Enabled: true, Writes: true}, tools.NameBg: {Enabled: true},
+		tools.NameReportWrite: {Enabled: true}, tools.NamePlanUpdate: {Enabled: true},
 	}
 }
 
@@ -50,7 +51,7 @@ func TestBuiltins(t *testing.T) {
 	modes := map[string]agent.Mode{"build": agent.Primary, "deep": agent.Primary, "explorer": agent.Subagent,
 		"orchestrator": agent.Primary, "plan": agent.Primary}
 	readOnly := map[string]bool{"explorer": true, "plan": true}
-	writing := []string{agent.ToolWrite, agent.ToolApplyPatch, agent.ToolShell}
+	writing := []string{tools.NameWrite, tools.NameApplyPatch, tools.NameShell}
 	for _, a := range all {
 		if a.Source != "builtin:"+a.Name {
 			t.Errorf("%s: Source = %q, want builtin:%s", a.Name, a.Source, a.Name)
@@ -78,7 +79,7 @@ func TestBuiltins(t *testing.T) {
 				t.Errorf("%s should list %s", a.Name, w)
 			}
 		}
-		if got := slices.Contains(a.Tools, agent.ToolTask); got != (a.Name == "orchestrator") {
+		if got := slices.Contains(a.Tools, tools.NameTask); got != (a.Name == "orchestrator") {
 			t.Errorf("%s: lists task = %v; only orchestrator delegates", a.Name, got)
 		}
 	}
@@ -147,7 +148,7 @@ func TestResolveOverrides(t *testing.T) {
 		t.Fatalf("empty override: %+v, %v; want the built-in", a, err)
 	}
 
-	tools := []string{agent.ToolRead, agent.ToolShell}
+	tools := []string{tools.NameRead, tools.NameShell}
 	overrides := map[string]agent.Override{"build": {Steps: 24, Tools: tools}, "plan": {Steps: 3}}
 	a, err = agent.Resolve("build", overrides, true)
 	if err != nil {
@@ -161,7 +162,7 @@ func TestResolveOverrides(t *testing.T) {
 	}
 	// The allowlist is the agent's own copy.
 	tools[0] = "mutated"
-	if a.Tools[0] != agent.ToolRead {
+	if a.Tools[0] != "read" {
 		t.Errorf("resolved tools alias the config: %v", a.Tools)
 	}
 	// Only the named agent is overridden; tools left nil keep the built-in list.
@@ -219,9 +220,9 @@ func TestEffectiveTools(t *testing.T) {
 	}
 	notImpl, disabled, readOnly := "not implemented by this runtime", "disabled by the tools config", "writes the workspace; the agent is read-only"
 	shellOff := runtime()
-	shellOff[agent.ToolShell] = agent.Capability{Enabled: false, Writes: true}
+	shellOff[tools.NameShell] = agent.Capability{Enabled: false, Writes: true}
 	noBg := runtime()
-	delete(noBg, agent.ToolBg)
+	delete(noBg, tools.NameBg)
 	cases := []struct {
 		name        string
 		agent       agent.Agent
@@ -248,8 +249,8 @@ func TestEffectiveTools(t *testing.T) {
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
-				r[agent.ToolShell] = agent.Capability{Enabled: false, Writes: true}
-				delete(r, agent.ToolBg)
+				r[tools.NameShell] = agent.Capability{Enabled: false, Writes: true}
+				delete(r, tools.NameBg)
 				return r
 			}(),
 			tools:       []string{"apply_patch", "glob", "grep", "read", "report_write", "write"},
@@ -317,8 +318,8 @@ func TestEffectiveTools(t *testing.T) {
 
 // Whatever the runtime offers, a read-only agent never receives a tool that writes.
 func TestEffectiveToolsReadOnlyWhateverTheRuntime(t *testing.T) {
-	all := []string{agent.ToolRead, agent.ToolGlob, agent.ToolGrep, agent.ToolWrite, agent.ToolApplyPatch, agent.ToolShell,
-		agent.ToolBg, agent.ToolReportWrite, agent.ToolTask, agent.ToolPlanUpdate}
+	all := []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch, tools.NameShell,
+		tools.NameBg, tools.NameReportWrite, tools.NameTask, tools.NamePlanUpdate}
 	for mask := 0; mask < 1<<len(all); mask += 7 {
 		rt := map[string]agent.Capability{}
 		for i, n := range all {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/events"
@@ -27,6 +28,17 @@ const (
 	// OutcomeCancelled: requested but never started (the run was interrupted first).
 	OutcomeCancelled Outcome = "cancelled"
 )
+
+// CodeNotValidated: Execute was handed arguments that its tool's Validate did not produce, a
+// bug in the caller; nothing ran.
+const CodeNotValidated = "not_validated"
+
+// NotValidated is the result of such a call. It is an error rather than blocked: blocking is
+// decided before execution only.
+func NotValidated(inv Invocation) Result {
+	return Result{Outcome: OutcomeError, ErrorCode: CodeNotValidated,
+		Output: fmt.Sprintf("call %s reached execution without validated arguments; nothing ran", inv.CallID)}
+}
 
 // Valid reports whether o is one of the outcomes.
 func (o Outcome) Valid() bool {
@@ -61,13 +73,20 @@ type WithheldOutput = events.WithheldOutput
 // Spec is what the model is shown of a tool: name, description and argument schema.
 type Spec = model.Tool
 
+// Parsed is a call's arguments as its tool's Validate decoded them. Execute takes this form,
+// so arguments are decoded once and the call that was checked is the call that runs.
+type Parsed struct {
+	// Action classifies a call of a mixed tool ("" for tools without actions).
+	Action string
+	// Args is the tool's own argument value.
+	Args any
+}
+
 // Invocation is one validated call handed to a tool's Execute.
 type Invocation struct {
 	SessionID string
 	CallID    string
-	// Action is what Validate returned for these arguments ("" for tools without actions).
-	Action    string
-	Arguments json.RawMessage
+	Parsed
 }
 
 // Tool is one tool as the runtime offers and runs it: what it declares, what the model is
@@ -80,10 +99,18 @@ type Tool interface {
 	// WritesWorkspace marks a real edit capability (write, apply_patch, a shell that may
 	// write), which decides whether the prompt's runtime.editing section is shown.
 	WritesWorkspace() bool
-	// Validate decodes args strictly and returns the call's action ("" for tools without
-	// one). A refusal is a *domain.Error naming the Field and saying in Fix what to send.
-	Validate(args json.RawMessage) (action string, err error)
-	// Execute runs one validated call. Every ending is a Result with an Outcome, never a
-	// panic; it stops promptly when ctx is cancelled.
+	// Validate decodes args strictly into the form Execute takes. A refusal is a
+	// *domain.Error naming the Field and saying in Fix what to send; a call is blocked only
+	// here, never by Execute.
+	Validate(args json.RawMessage) (Parsed, error)
+	// Execute runs one validated call. Every ending is a Result with an Outcome other than
+	// blocked, never a panic; it stops promptly when ctx is cancelled.
 	Execute(ctx context.Context, inv Invocation) Result
+}
+
+// Restorer is a tool whose per-session state (read credentials) is rebuilt from the results
+// it recorded earlier in the session, so that a later process continues where the last one
+// stopped. A result it cannot use restores nothing: the tool then fails closed (read again).
+type Restorer interface {
+	Restore(settled events.ToolSettled)
 }

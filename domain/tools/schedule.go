@@ -51,10 +51,10 @@ type Block struct {
 	Message, Fix, Field string
 }
 
-// Validator checks a call's arguments against its tool and returns the validated action
-// (used to classify mixed tools; "" for tools without actions). A non-nil error blocks the
-// call as invalid_arguments; a *domain.Error keeps its Message, Fix and Field.
-type Validator func(call model.ToolCall, decl Declaration) (action string, err error)
+// Validator checks a call's arguments against its tool and returns them parsed; the action
+// classifies mixed tools ("" for tools without actions). A non-nil error blocks the call as
+// invalid_arguments; a *domain.Error keeps its Message, Fix and Field.
+type Validator func(call model.ToolCall, decl Declaration) (Parsed, error)
 
 // Gate is the permission gate (and anything else the caller runs before execution: hooks,
 // the sandbox resolver). It returns nil to allow the call, or the block that refuses it.
@@ -63,10 +63,11 @@ type Gate func(call Call) *Block
 // Call is one model tool call resolved to its tool and classified.
 type Call struct {
 	// Index is the call's position in the model's list.
-	Index  int
-	Call   model.ToolCall
-	Decl   Declaration
-	Action string
+	Index int
+	Call  model.ToolCall
+	Decl  Declaration
+	// Parsed is what validation made of the arguments; execution takes it as it is.
+	Parsed
 	Policy Policy
 }
 
@@ -163,11 +164,11 @@ func admit(reg *Registry, c *Call, validate Validator, gate Gate) *Block {
 	}
 	c.Decl = decl
 	if validate != nil {
-		action, err := validate(c.Call, decl)
+		parsed, err := validate(c.Call, decl)
 		if err != nil {
 			return invalidArguments(err)
 		}
-		c.Action = action
+		c.Parsed = parsed
 	}
 	c.Policy = decl.PolicyFor(c.Action)
 	if gate != nil {

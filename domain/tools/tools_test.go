@@ -244,15 +244,15 @@ func calls(specs ...string) []model.ToolCall {
 }
 
 // validate treats Arguments "bad" as invalid and returns Arguments as the action.
-func validate(call model.ToolCall, _ tools.Declaration) (string, error) {
+func validate(call model.ToolCall, _ tools.Declaration) (tools.Parsed, error) {
 	if call.Arguments == "bad" {
 		e := domain.Invalid("path", "is required", "pass the file path")
-		return "", e
+		return tools.Parsed{}, e
 	}
 	if call.Arguments == "junk" {
-		return "", errors.New("arguments are not JSON")
+		return tools.Parsed{}, errors.New("arguments are not JSON")
 	}
-	return call.Arguments, nil
+	return tools.Parsed{Action: call.Arguments, Args: call.Arguments}, nil
 }
 
 // denyWrites denies every side-effecting call of write, as a permission rule would.

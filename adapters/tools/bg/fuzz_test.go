@@ -24,7 +24,8 @@ func FuzzValidate(f *testing.F) {
 	}
 	tool := NewTool(nil)
 	f.Fuzz(func(t *testing.T, in string) {
-		action, err := tool.Validate(json.RawMessage(in))
+		parsed, err := tool.Validate(json.RawMessage(in))
+		action := parsed.Action
 		if err != nil {
 			var de *domain.Error
 			if !errors.As(err, &de) || de.Field == "" || de.Fix == "" || action != "" {

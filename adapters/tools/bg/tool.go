@@ -9,9 +9,6 @@ import (
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
-// Name is the tool's name as the model calls it.
-const Name = "bg"
-
 // Tool is the bg tool over one Manager: read-back of background output and
 // withheld artifacts, list, wait and cancel.
 type Tool struct {
@@ -36,7 +33,7 @@ var readOnly = tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Conc
 
 // Declaration is bg, classified per call by its action.
 func (t *Tool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: Name, Classify: tools.ByAction(policies)}
+	return tools.Declaration{Name: tools.NameBg, Classify: tools.ByAction(policies)}
 }
 
 // WritesWorkspace is false: bg reads output and stops processes; it edits no
@@ -45,7 +42,7 @@ func (t *Tool) WritesWorkspace() bool { return false }
 
 // Spec is what the model is shown.
 func (t *Tool) Spec() tools.Spec {
-	return tools.Spec{Name: Name, Description: description, Schema: json.RawMessage(schema)}
+	return tools.Spec{Name: tools.NameBg, Description: description, Schema: json.RawMessage(schema)}
 }
 
 const description = `Background commands and output read-back, one bounded window at a time.
@@ -70,28 +67,23 @@ const schema = `{
   "additionalProperties": false
 }`
 
-// Validate decodes args strictly and returns the action that classifies the
-// call. A refusal is a *domain.Error naming the field and saying what to send;
-// action is "" then.
-func (t *Tool) Validate(raw json.RawMessage) (string, error) {
+// Validate decodes args strictly; the action classifies the call. A refusal is
+// a *domain.Error naming the field and saying what to send.
+func (t *Tool) Validate(raw json.RawMessage) (tools.Parsed, error) {
 	a, err := parseArgs(raw)
 	if err != nil {
-		return "", err
+		return tools.Parsed{}, err
 	}
-	return a.Action, nil
+	return tools.Parsed{Action: a.Action, Args: a}, nil
 }
 
 // Execute runs one validated call. It never returns a Go error: a refusal
 // is OutcomeError with the manager's stable code. The window is already
 // bounded, so its text is never subjected to the output caps again.
 func (t *Tool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	a, err := parseArgs(inv.Arguments)
-	if err != nil {
-		return blocked(err)
-	}
-	if inv.Action != "" && inv.Action != a.Action {
-		return blocked(domain.Invalid("action", "the invocation's action "+inv.Action+" differs from the arguments' "+a.Action,
-			"validate the arguments again"))
+	a, ok := inv.Args.(args)
+	if !ok {
+		return tools.NotValidated(inv)
 	}
 	switch a.Action {
 	case ActionList:

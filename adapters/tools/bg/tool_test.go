@@ -127,7 +127,8 @@ func TestValidate(t *testing.T) {
 		{`{"action":"output","taskID":"bg_1","limit":2.5}`, "", "limit"},
 		{`{"action":"wait","taskID":"bg_1","timeoutMs":-1}`, "", "timeoutMs"},
 	} {
-		action, err := tool.Validate(json.RawMessage(c.args))
+		parsed, err := tool.Validate(json.RawMessage(c.args))
+		action := parsed.Action
 		if c.field == "" {
 			if err != nil || action != c.action {
 				t.Errorf("%s: action %q, err %v; want %q", c.args, action, err, c.action)
@@ -153,11 +154,11 @@ func TestValidate(t *testing.T) {
 
 func execute(t *testing.T, tool *Tool, args string) tools.Result {
 	t.Helper()
-	action, err := tool.Validate(json.RawMessage(args))
+	parsed, err := tool.Validate(json.RawMessage(args))
 	if err != nil {
 		t.Fatalf("Validate(%s): %v", args, err)
 	}
-	return tool.Execute(context.Background(), tools.Invocation{SessionID: "s", CallID: "c", Action: action, Arguments: json.RawMessage(args)})
+	return tool.Execute(context.Background(), tools.Invocation{SessionID: "s", CallID: "c", Parsed: parsed})
 }
 
 func details[T any](t *testing.T, r tools.Result) T {
@@ -211,7 +212,11 @@ func TestExecuteActions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	args := `{"action":"wait","taskID":"` + running.ID + `"}`
-	r = tool.Execute(ctx, tools.Invocation{Action: "wait", Arguments: json.RawMessage(args)})
+	parsed, err := tool.Validate(json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = tool.Execute(ctx, tools.Invocation{Parsed: parsed})
 	if r.Outcome != tools.OutcomeCompleted || !strings.Contains(r.Output, "waitInterrupted=true") {
 		t.Fatalf("interrupted wait: %+v", r)
 	}
@@ -246,13 +251,10 @@ func TestExecuteActions(t *testing.T) {
 			t.Errorf("%s: %+v", c.args, r)
 		}
 	}
-	// Arguments that never passed Validate are blocked, not run.
-	r = tool.Execute(context.Background(), tools.Invocation{Arguments: json.RawMessage(`{"action":"cancel"}`)})
-	if r.Outcome != tools.OutcomeBlocked || r.ErrorCode != CodeInvalidArguments {
+	// Arguments that never passed Validate are not run: blocking is decided before
+	// execution, so Execute answers a caller bug as an error.
+	r = tool.Execute(context.Background(), tools.Invocation{Parsed: tools.Parsed{Action: ActionCancel, Args: `{"action":"cancel"}`}})
+	if r.Outcome != tools.OutcomeError || r.ErrorCode != tools.CodeNotValidated {
 		t.Fatalf("unvalidated: %+v", r)
-	}
-	r = tool.Execute(context.Background(), tools.Invocation{Action: "list", Arguments: json.RawMessage(`{"action":"cancel","taskID":"x"}`)})
-	if r.Outcome != tools.OutcomeBlocked {
-		t.Fatalf("action mismatch: %+v", r)
 	}
 }

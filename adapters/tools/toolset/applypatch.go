@@ -26,11 +26,11 @@ var applyPatchParams = params{
 }
 
 func (t *applyPatchTool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: NameApplyPatch, Policy: mutatingPolicy}
+	return tools.Declaration{Name: tools.NameApplyPatch, Policy: mutatingPolicy}
 }
 
 func (t *applyPatchTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameApplyPatch, Schema: applyPatchParams.schema(), Description: "Edit files with a patch in this format:\n" +
+	return tools.Spec{Name: tools.NameApplyPatch, Schema: applyPatchParams.schema(), Description: "Edit files with a patch in this format:\n" +
 		"*** Begin Patch\n" +
 		"*** Update File: path/to/file\n" +
 		"@@ optional line of context, e.g. a function header\n" +
@@ -51,9 +51,9 @@ func (t *applyPatchTool) Spec() tools.Spec {
 
 func (t *applyPatchTool) WritesWorkspace() bool { return true }
 
-func (t *applyPatchTool) Validate(args json.RawMessage) (string, error) {
-	_, err := t.parse(args)
-	return "", err
+func (t *applyPatchTool) Validate(args json.RawMessage) (tools.Parsed, error) {
+	a, err := t.parse(args)
+	return tools.Parsed{Args: a}, err
 }
 
 // parse decodes the arguments and parses the patch: a patch that does not parse is an
@@ -82,16 +82,16 @@ func (t *applyPatchTool) parse(args json.RawMessage) (applyPatchArgs, error) {
 }
 
 func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	a, err := t.parse(inv.Arguments)
-	if err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(applyPatchArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
 	res, err := t.s.ws.ApplyPatch(ctx, a.Patch)
 	if err != nil {
-		return failure(NameApplyPatch, err, true)
+		return failure(tools.NameApplyPatch, err, true)
 	}
 	var b strings.Builder
 	b.WriteString("Patch applied.")

@@ -90,7 +90,7 @@ func benchGrepTool(b *testing.B, src string) Tool {
 		b.Fatal(err)
 	}
 	for _, t := range set.Tools() {
-		if t.Declaration().Name == NameGrep {
+		if t.Declaration().Name == tools.NameGrep {
 			return t
 		}
 	}
@@ -100,11 +100,11 @@ func benchGrepTool(b *testing.B, src string) Tool {
 
 // runGrepTool calls the tool as the turn driver does: validate, then execute.
 func runGrepTool(b *testing.B, grep Tool, args json.RawMessage, i int) {
-	action, err := grep.Validate(args)
+	parsed, err := grep.Validate(args)
 	if err != nil {
 		b.Fatal(err)
 	}
-	res := grep.Execute(context.Background(), tools.Invocation{SessionID: "ses_bench", CallID: fmt.Sprintf("c%d", i), Action: action, Arguments: args})
+	res := grep.Execute(context.Background(), tools.Invocation{SessionID: "ses_bench", CallID: fmt.Sprintf("c%d", i), Parsed: parsed})
 	if res.Outcome != tools.OutcomeCompleted {
 		b.Fatalf("grep: %s %s", res.ErrorCode, res.Output)
 	}

@@ -25,19 +25,19 @@ func TestConformance(t *testing.T) {
 		}
 		call := func(name string, args any, id string) (tools.Result, error) {
 			raw, _ := json.Marshal(args)
-			action, err := byName[name].Validate(raw)
+			parsed, err := byName[name].Validate(raw)
 			if err != nil {
 				return tools.Result{}, err
 			}
-			return byName[name].Execute(context.Background(), tools.Invocation{SessionID: "ses_conf", CallID: id, Action: action, Arguments: raw}), nil
+			return byName[name].Execute(context.Background(), tools.Invocation{SessionID: "ses_conf", CallID: id, Parsed: parsed}), nil
 		}
 		for i, f := range files {
-			res, err := call(NameRead, map[string]any{"path": f}, fmt.Sprintf("r%d", i))
+			res, err := call(tools.NameRead, map[string]any{"path": f}, fmt.Sprintf("r%d", i))
 			if err != nil || res.Outcome != tools.OutcomeCompleted {
 				t.Fatalf("read %s: %v %+v", f, err, res)
 			}
 		}
-		res, err := call(NameApplyPatch, map[string]any{"patch": text}, "p")
+		res, err := call(tools.NameApplyPatch, map[string]any{"patch": text}, "p")
 		if err != nil {
 			t.Logf("blocked: %v", err)
 			return patchconformance.Result{Code: "invalid_arguments"}

@@ -21,7 +21,7 @@ func patchText(ops ...string) string {
 func TestReadWindow(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "a.txt", "one\ntwo\nthree\n")
-	r := call(t, s, NameRead, `{"path":"a.txt","limit":2}`)
+	r := call(t, s, tools.NameRead, `{"path":"a.txt","limit":2}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	for _, w := range []string{"a.txt: lines 1-2 of 3 (14 bytes)", "     1\tone\n", "     2\ttwo\n", "read with offset 3"} {
 		if !strings.Contains(r.Output, w) {
@@ -43,21 +43,21 @@ func TestReadWindow(t *testing.T) {
 		t.Errorf("read reported writes or withheld output: %+v", r.Metadata)
 	}
 
-	r = call(t, s, NameRead, `{"path":"a.txt","offset":3}`)
+	r = call(t, s, tools.NameRead, `{"path":"a.txt","offset":3}`)
 	if !strings.Contains(r.Output, "     3\tthree\n") || !strings.Contains(r.Output, "(end of file)") {
 		t.Errorf("last window:\n%s", r.Output)
 	}
-	r = call(t, s, NameRead, `{"path":"a.txt","offset":9}`)
+	r = call(t, s, tools.NameRead, `{"path":"a.txt","offset":9}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	if !strings.Contains(r.Output, "the file has 3 lines") {
 		t.Errorf("offset past the end:\n%s", r.Output)
 	}
 	put(t, root, "empty.txt", "")
-	if r := call(t, s, NameRead, `{"path":"empty.txt"}`); !strings.Contains(r.Output, "empty file") {
+	if r := call(t, s, tools.NameRead, `{"path":"empty.txt"}`); !strings.Contains(r.Output, "empty file") {
 		t.Errorf("empty file:\n%s", r.Output)
 	}
 	put(t, root, "nonl.txt", "x")
-	if r := call(t, s, NameRead, `{"path":"nonl.txt"}`); !strings.Contains(r.Output, "no newline at the end") {
+	if r := call(t, s, tools.NameRead, `{"path":"nonl.txt"}`); !strings.Contains(r.Output, "no newline at the end") {
 		t.Errorf("no final newline:\n%s", r.Output)
 	}
 }
@@ -65,7 +65,7 @@ func TestReadWindow(t *testing.T) {
 func TestReadShowsBOMAndCRLFOnce(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "w.txt", "\uFEFFalpha\r\nbeta\r\n")
-	r := call(t, s, NameRead, `{"path":"w.txt"}`)
+	r := call(t, s, tools.NameRead, `{"path":"w.txt"}`)
 	if !strings.Contains(r.Output, "UTF-8 BOM") || !strings.Contains(r.Output, "CRLF") {
 		t.Errorf("header does not state BOM and CRLF:\n%s", r.Output)
 	}
@@ -78,17 +78,17 @@ func TestReadDirectoryAndErrors(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "d/x.go", "package x\n")
 	put(t, root, "d/sub/y.go", "package y\n")
-	r := call(t, s, NameRead, `{"path":"d"}`)
+	r := call(t, s, tools.NameRead, `{"path":"d"}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	if !strings.Contains(r.Output, "sub/\n") || !strings.Contains(r.Output, "x.go\n") {
 		t.Errorf("listing:\n%s", r.Output)
 	}
-	r = call(t, s, NameRead, `{"path":"missing.txt"}`)
+	r = call(t, s, tools.NameRead, `{"path":"missing.txt"}`)
 	want(t, r, tools.OutcomeError, "not_found")
 	if !strings.Contains(r.Output, "missing.txt") {
 		t.Errorf("error does not name the path: %s", r.Output)
 	}
-	want(t, call(t, s, NameRead, `{"path":"../outside"}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameRead, `{"path":"../outside"}`), tools.OutcomeError, "invalid_arguments")
 }
 
 func TestReadDirectoryWithheld(t *testing.T) {
@@ -96,7 +96,7 @@ func TestReadDirectoryWithheld(t *testing.T) {
 	for i := range 10 {
 		put(t, root, fmt.Sprintf("many/f%02d.txt", i), "")
 	}
-	r := callID(t, s, NameRead, "dir-call", `{"path":"many"}`)
+	r := callID(t, s, tools.NameRead, "dir-call", `{"path":"many"}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	w := r.Metadata.WithheldOutput
 	if w == nil || w.Limit != "max_lines" || w.Lines != 11 {
@@ -110,7 +110,7 @@ func TestReadDirectoryWithheld(t *testing.T) {
 
 func TestWrite(t *testing.T) {
 	s, root := newSet(t)
-	r := call(t, s, NameWrite, args("path", "new/dir/x.txt", "content", "hello\n"))
+	r := call(t, s, tools.NameWrite, args("path", "new/dir/x.txt", "content", "hello\n"))
 	want(t, r, tools.OutcomeCompleted, "")
 	if !slices.Equal(r.Metadata.WrittenPaths, []string{"new/dir/x.txt"}) || get(t, root, "new/dir/x.txt") != "hello\n" {
 		t.Fatalf("write: %+v", r.Metadata)
@@ -120,35 +120,35 @@ func TestWrite(t *testing.T) {
 	}
 
 	put(t, root, "old.txt", "old\n")
-	r = call(t, s, NameWrite, args("path", "old.txt", "content", "new\n"))
+	r = call(t, s, tools.NameWrite, args("path", "old.txt", "content", "new\n"))
 	want(t, r, tools.OutcomeError, "read_required")
 	if get(t, root, "old.txt") != "old\n" || len(r.Metadata.WrittenPaths) != 0 || !strings.Contains(r.Output, "Nothing was changed") {
 		t.Fatalf("refused write changed something: %+v %s", r.Metadata, r.Output)
 	}
-	call(t, s, NameRead, `{"path":"old.txt"}`)
+	call(t, s, tools.NameRead, `{"path":"old.txt"}`)
 	put(t, root, "old.txt", "changed behind the model's back\n")
-	want(t, call(t, s, NameWrite, args("path", "old.txt", "content", "new\n")), tools.OutcomeError, "stale_read")
-	call(t, s, NameRead, `{"path":"old.txt"}`)
-	r = call(t, s, NameWrite, args("path", "old.txt", "content", "new\n"))
+	want(t, call(t, s, tools.NameWrite, args("path", "old.txt", "content", "new\n")), tools.OutcomeError, "stale_read")
+	call(t, s, tools.NameRead, `{"path":"old.txt"}`)
+	r = call(t, s, tools.NameWrite, args("path", "old.txt", "content", "new\n"))
 	want(t, r, tools.OutcomeCompleted, "")
 	if get(t, root, "old.txt") != "new\n" || !strings.Contains(r.Output, "Replaced") {
 		t.Fatalf("write after read: %s", r.Output)
 	}
-	want(t, call(t, s, NameWrite, args("path", "new", "content", "x")), tools.OutcomeError, "not_a_file")
+	want(t, call(t, s, tools.NameWrite, args("path", "new", "content", "x")), tools.OutcomeError, "not_a_file")
 }
 
 func TestApplyPatchSuccess(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "a.txt", "one\ntwo\nthree\n")
 	put(t, root, "gone.txt", "bye\n")
-	call(t, s, NameRead, `{"path":"a.txt"}`)
-	call(t, s, NameRead, `{"path":"gone.txt"}`)
+	call(t, s, tools.NameRead, `{"path":"a.txt"}`)
+	call(t, s, tools.NameRead, `{"path":"gone.txt"}`)
 	p := patchText(
 		"*** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n",
 		"*** Add File: b/new.txt\n+fresh\n",
 		"*** Delete File: gone.txt\n",
 	)
-	r := call(t, s, NameApplyPatch, args("patch", p))
+	r := call(t, s, tools.NameApplyPatch, args("patch", p))
 	want(t, r, tools.OutcomeCompleted, "")
 	if get(t, root, "a.txt") != "one\nTWO\nthree\n" || get(t, root, "b/new.txt") != "fresh\n" {
 		t.Fatal("patch not applied")
@@ -167,7 +167,7 @@ func TestApplyPatchSuccess(t *testing.T) {
 		t.Errorf("details %v", f)
 	}
 	// What the patch wrote counts as read: a follow-up patch needs no new read.
-	r = call(t, s, NameApplyPatch, args("patch", patchText("*** Update File: a.txt\n@@\n-one\n+ONE\n")))
+	r = call(t, s, tools.NameApplyPatch, args("patch", patchText("*** Update File: a.txt\n@@\n-one\n+ONE\n")))
 	want(t, r, tools.OutcomeCompleted, "")
 }
 
@@ -176,7 +176,7 @@ func TestApplyPatchConflicts(t *testing.T) {
 	put(t, root, "f.go", "package f\n\nfunc A() {}\n")
 	update := args("patch", patchText("*** Update File: f.go\n@@\n-func A() {}\n+func A() { return }\n"))
 
-	r := call(t, s, NameApplyPatch, update)
+	r := call(t, s, tools.NameApplyPatch, update)
 	want(t, r, tools.OutcomeError, "read_required")
 	if !strings.Contains(r.Output, "Nothing was changed") {
 		t.Errorf("output: %s", r.Output)
@@ -189,32 +189,32 @@ func TestApplyPatchConflicts(t *testing.T) {
 		t.Errorf("conflict details %s (%v)", r.Metadata.Details, err)
 	}
 
-	call(t, s, NameRead, `{"path":"f.go"}`)
+	call(t, s, tools.NameRead, `{"path":"f.go"}`)
 	put(t, root, "f.go", "package f\n\nfunc A() {}\nfunc B() {}\n")
-	want(t, call(t, s, NameApplyPatch, update), tools.OutcomeError, "stale_read")
+	want(t, call(t, s, tools.NameApplyPatch, update), tools.OutcomeError, "stale_read")
 
-	call(t, s, NameRead, `{"path":"f.go"}`)
+	call(t, s, tools.NameRead, `{"path":"f.go"}`)
 	mismatch := args("patch", patchText("*** Update File: f.go\n@@\n-func C() {}\n+func C() { return }\n"))
-	r = call(t, s, NameApplyPatch, mismatch)
+	r = call(t, s, tools.NameApplyPatch, mismatch)
 	want(t, r, tools.OutcomeError, "context_mismatch")
 	// The same operation on the same content again is refused as a replay, not retried.
-	want(t, call(t, s, NameApplyPatch, mismatch), tools.OutcomeError, "identical_replay")
+	want(t, call(t, s, tools.NameApplyPatch, mismatch), tools.OutcomeError, "identical_replay")
 
 	if get(t, root, "f.go") != "package f\n\nfunc A() {}\nfunc B() {}\n" {
 		t.Fatal("a refused patch changed the file")
 	}
-	// A patch that does not parse never reaches Execute through Validate; called directly
-	// it is blocked, not run.
-	direct := toolNamed(t, s, NameApplyPatch).Execute(context.Background(),
-		tools.Invocation{CallID: "x", Arguments: json.RawMessage(`{"patch":"nonsense"}`)})
-	want(t, direct, tools.OutcomeBlocked, "invalid_argument")
+	// A patch that does not parse never reaches Execute through Validate; handed raw
+	// arguments directly, Execute runs nothing and says the caller skipped validation.
+	direct := toolNamed(t, s, tools.NameApplyPatch).Execute(context.Background(),
+		tools.Invocation{CallID: "x", Parsed: tools.Parsed{Args: json.RawMessage(`{"patch":"nonsense"}`)}})
+	want(t, direct, tools.OutcomeError, tools.CodeNotValidated)
 }
 
 func TestApplyPatchKeepsBOMAndCRLF(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "w.txt", "\uFEFFfirst\r\nsecond\r\nthird")
-	call(t, s, NameRead, `{"path":"w.txt"}`)
-	r := call(t, s, NameApplyPatch, args("patch", patchText("*** Update File: w.txt\n@@\n first\n-second\n+SECOND\n+inserted\n")))
+	call(t, s, tools.NameRead, `{"path":"w.txt"}`)
+	r := call(t, s, tools.NameApplyPatch, args("patch", patchText("*** Update File: w.txt\n@@\n first\n-second\n+SECOND\n+inserted\n")))
 	want(t, r, tools.OutcomeCompleted, "")
 	if got := get(t, root, "w.txt"); got != "\uFEFFfirst\r\nSECOND\r\ninserted\r\nthird" {
 		t.Fatalf("got %q", got)
@@ -229,11 +229,11 @@ func TestUncertainAfterPartialPatch(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "a.txt", "a\n")
 	put(t, root, "locked/b.txt", "b\n")
-	call(t, s, NameRead, `{"path":"a.txt"}`)
-	call(t, s, NameRead, `{"path":"locked/b.txt"}`)
+	call(t, s, tools.NameRead, `{"path":"a.txt"}`)
+	call(t, s, tools.NameRead, `{"path":"locked/b.txt"}`)
 	lockDir(t, filepath.Join(root, "locked"))
 
-	r := call(t, s, NameApplyPatch, args("patch", patchText(
+	r := call(t, s, tools.NameApplyPatch, args("patch", patchText(
 		"*** Update File: a.txt\n@@\n-a\n+A\n",
 		"*** Update File: locked/b.txt\n@@\n-b\n+B\n",
 	)))

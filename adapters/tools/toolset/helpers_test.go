@@ -57,11 +57,11 @@ func callID(t testing.TB, s *Set, name, id, args string) tools.Result {
 func callCtx(ctx context.Context, t testing.TB, s *Set, name, id, args string) tools.Result {
 	t.Helper()
 	tl := toolNamed(t, s, name)
-	action, err := tl.Validate(json.RawMessage(args))
+	parsed, err := tl.Validate(json.RawMessage(args))
 	if err != nil {
 		t.Fatalf("%s %s: Validate: %v", name, args, err)
 	}
-	r := tl.Execute(ctx, tools.Invocation{SessionID: testSession, CallID: id, Action: action, Arguments: json.RawMessage(args)})
+	r := tl.Execute(ctx, tools.Invocation{SessionID: testSession, CallID: id, Parsed: parsed})
 	if !r.Outcome.Valid() {
 		t.Fatalf("%s: invalid outcome %q", name, r.Outcome)
 	}

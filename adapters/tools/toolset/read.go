@@ -29,11 +29,11 @@ var readParams = params{
 }
 
 func (t *readTool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: NameRead, Policy: readOnlyPolicy}
+	return tools.Declaration{Name: tools.NameRead, Policy: readOnlyPolicy}
 }
 
 func (t *readTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameRead, Schema: readParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameRead, Schema: readParams.schema(), Description: fmt.Sprintf(
 		"Read a file window with line numbers, or list a directory. A window holds at most %d lines and %d bytes; "+
 			"when the file goes on, the answer says so and gives the offset to read next. "+
 			"Reading a file (even part of it) is what allows write and apply_patch to change it afterwards; "+
@@ -43,22 +43,23 @@ func (t *readTool) Spec() tools.Spec {
 
 func (t *readTool) WritesWorkspace() bool { return false }
 
-func (t *readTool) Validate(args json.RawMessage) (string, error) {
+func (t *readTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a readArgs
-	return "", readParams.decode(args, &a)
+	err := readParams.decode(args, &a)
+	return tools.Parsed{Args: a}, err
 }
 
 func (t *readTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	var a readArgs
-	if err := readParams.decode(inv.Arguments, &a); err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(readArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
 	res, err := t.s.ws.Read(ctx, files.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
 	if err != nil {
-		return failure(NameRead, err, false)
+		return failure(tools.NameRead, err, false)
 	}
 	if res.Dir {
 		return t.s.listing(inv.CallID, res)
@@ -185,9 +186,9 @@ func (s *Set) listing(callID string, r files.ReadResult) tools.Result {
 	facts := map[string]any{"path": r.Path, "dir": true, "entries": len(r.Entries)}
 	out := b.String()
 	if w := s.art.over([]byte(out)); w != nil {
-		h, err := s.art.withhold(callID, NameRead, []byte(out), w, "Or list a narrower directory, or use glob with a pattern.")
+		h, err := s.art.withhold(callID, tools.NameRead, []byte(out), w, "Or list a narrower directory, or use glob with a pattern.")
 		if err != nil {
-			return artifactFailure(NameRead, err)
+			return artifactFailure(tools.NameRead, err)
 		}
 		h.meta.Details = details(facts)
 		return completed(h.notice, h.meta)

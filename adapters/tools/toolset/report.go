@@ -45,11 +45,11 @@ var reportParams = params{
 }
 
 func (t *reportTool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: NameReportWrite, Policy: mutatingPolicy}
+	return tools.Declaration{Name: tools.NameReportWrite, Policy: mutatingPolicy}
 }
 
 func (t *reportTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameReportWrite, Schema: reportParams.schema(), Description: "Publish a report file, e.g. the findings " +
+	return tools.Spec{Name: tools.NameReportWrite, Schema: reportParams.schema(), Description: "Publish a report file, e.g. the findings " +
 		"of a read-only investigation. You choose only the file name; the host stores it under .zuno/reports/ with a prefix " +
 		"unique to this call and returns the exact path, size and SHA-256. Every call creates a new file: reports are never " +
 		"overwritten, are ignored by Git, and do not grant any other write access. Cite the returned path."}
@@ -57,9 +57,9 @@ func (t *reportTool) Spec() tools.Spec {
 
 func (t *reportTool) WritesWorkspace() bool { return false }
 
-func (t *reportTool) Validate(args json.RawMessage) (string, error) {
-	_, err := parseReport(args)
-	return "", err
+func (t *reportTool) Validate(args json.RawMessage) (tools.Parsed, error) {
+	a, err := parseReport(args)
+	return tools.Parsed{Args: a}, err
 }
 
 func parseReport(args json.RawMessage) (reportArgs, error) {
@@ -109,9 +109,9 @@ func reportNameProblem(name string) string {
 }
 
 func (t *reportTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	a, err := parseReport(inv.Arguments)
-	if err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(reportArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r

@@ -18,7 +18,7 @@ import (
 func TestReportWrite(t *testing.T) {
 	s, root := newSet(t)
 	content := "# Audit\n\nNo findings. ✓\n"
-	r := callID(t, s, NameReportWrite, "rep-1", args("name", "audit.md", "content", content))
+	r := callID(t, s, tools.NameReportWrite, "rep-1", args("name", "audit.md", "content", content))
 	want(t, r, tools.OutcomeCompleted, "")
 
 	rel := ".zuno/reports/" + reportPrefix(testSession, "rep-1") + "-audit.md"
@@ -48,13 +48,13 @@ func TestReportWrite(t *testing.T) {
 	}
 
 	// The same call id and name again: the existing report is never replaced.
-	again := callID(t, s, NameReportWrite, "rep-1", args("name", "audit.md", "content", "other"))
+	again := callID(t, s, tools.NameReportWrite, "rep-1", args("name", "audit.md", "content", "other"))
 	want(t, again, tools.OutcomeError, "report_exists")
 	if get(t, root, rel) != content || len(again.Metadata.WrittenPaths) != 0 {
 		t.Fatal("a report was overwritten")
 	}
 	// Another call gets its own file; another session too.
-	other := callID(t, s, NameReportWrite, "rep-2", args("name", "audit.md", "content", "second"))
+	other := callID(t, s, tools.NameReportWrite, "rep-2", args("name", "audit.md", "content", "second"))
 	want(t, other, tools.OutcomeCompleted, "")
 	if other.Metadata.WrittenPaths[0] == rel || reportPrefix("other-session", "rep-1") == reportPrefix(testSession, "rep-1") {
 		t.Error("report paths are not distinct per call and session")
@@ -64,7 +64,7 @@ func TestReportWrite(t *testing.T) {
 func TestReportKeepsExistingGitignore(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, ".zuno/reports/.gitignore", "# mine\n*.md\n")
-	want(t, call(t, s, NameReportWrite, `{"name":"r.txt","content":"x"}`), tools.OutcomeCompleted, "")
+	want(t, call(t, s, tools.NameReportWrite, `{"name":"r.txt","content":"x"}`), tools.OutcomeCompleted, "")
 	if got := get(t, root, ".zuno/reports/.gitignore"); got != "# mine\n*.md\n" {
 		t.Errorf(".gitignore replaced: %q", got)
 	}
@@ -79,7 +79,7 @@ func TestReportRefusesUnsafeAncestors(t *testing.T) {
 		if err := os.Symlink("elsewhere", filepath.Join(root, ".zuno")); err != nil {
 			t.Fatal(err)
 		}
-		r := call(t, s, NameReportWrite, `{"name":"r.md","content":"x"}`)
+		r := call(t, s, tools.NameReportWrite, `{"name":"r.md","content":"x"}`)
 		want(t, r, tools.OutcomeError, "unsafe_report_path")
 		if entries, _ := os.ReadDir(filepath.Join(root, "elsewhere")); len(entries) != 0 {
 			t.Errorf("wrote through the link: %v", entries)
@@ -94,7 +94,7 @@ func TestReportRefusesUnsafeAncestors(t *testing.T) {
 		if err := os.Symlink(outside, filepath.Join(root, ".zuno", "reports")); err != nil {
 			t.Fatal(err)
 		}
-		want(t, call(t, s, NameReportWrite, `{"name":"r.md","content":"x"}`), tools.OutcomeError, "unsafe_report_path")
+		want(t, call(t, s, tools.NameReportWrite, `{"name":"r.md","content":"x"}`), tools.OutcomeError, "unsafe_report_path")
 		if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 			t.Errorf("wrote outside the workspace: %v", entries)
 		}
@@ -102,7 +102,7 @@ func TestReportRefusesUnsafeAncestors(t *testing.T) {
 	t.Run("reports is a file", func(t *testing.T) {
 		s, root := newSet(t)
 		put(t, root, ".zuno/reports", "not a dir")
-		want(t, call(t, s, NameReportWrite, `{"name":"r.md","content":"x"}`), tools.OutcomeError, "unsafe_report_path")
+		want(t, call(t, s, tools.NameReportWrite, `{"name":"r.md","content":"x"}`), tools.OutcomeError, "unsafe_report_path")
 		if get(t, root, ".zuno/reports") != "not a dir" {
 			t.Error("the file was touched")
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/files"
 	"github.com/zuno-run/zuno/adapters/tools/search"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
-	"github.com/zuno-run/zuno/domain"
+
 	"github.com/zuno-run/zuno/domain/patch"
 	"github.com/zuno-run/zuno/domain/tools"
 )
@@ -29,16 +29,8 @@ func completed(out string, meta tools.Metadata) tools.Result {
 	return tools.Result{Outcome: tools.OutcomeCompleted, Output: out, Metadata: meta}
 }
 
-// blocked is the result of arguments that do not validate: refused before anything ran.
-// Execute only sees this when it is called without Validate (the driver validates first).
-func blocked(err error) tools.Result {
-	code := domain.CodeInvalidArgument
-	var de *domain.Error
-	if errors.As(err, &de) {
-		code = de.Code()
-	}
-	return tools.Result{Outcome: tools.OutcomeBlocked, ErrorCode: code, Output: err.Error()}
-}
+// notValidated answers an Execute handed arguments its Validate did not produce.
+func notValidated(inv tools.Invocation) tools.Result { return tools.NotValidated(inv) }
 
 // cancelledBefore answers a call whose context ended before it started.
 func cancelledBefore(ctx context.Context) (tools.Result, bool) {

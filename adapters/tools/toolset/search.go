@@ -31,11 +31,11 @@ var globParams = params{
 }
 
 func (t *globTool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: NameGlob, Policy: readOnlyPolicy}
+	return tools.Declaration{Name: tools.NameGlob, Policy: readOnlyPolicy}
 }
 
 func (t *globTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameGlob, Schema: globParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameGlob, Schema: globParams.schema(), Description: fmt.Sprintf(
 		"Find files by path pattern with ripgrep. Returns workspace-relative paths sorted by path, at most limit "+
 			"(default %d); a cut list says it is truncated. Hidden files and .gitignore'd files are skipped unless the "+
 			"pattern names them. Output over %d bytes or %d lines is saved whole to an artifact you read back with "+
@@ -45,24 +45,25 @@ func (t *globTool) Spec() tools.Spec {
 
 func (t *globTool) WritesWorkspace() bool { return false }
 
-func (t *globTool) Validate(args json.RawMessage) (string, error) {
+func (t *globTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a globArgs
-	return "", globParams.decode(args, &a)
+	err := globParams.decode(args, &a)
+	return tools.Parsed{Args: a}, err
 }
 
 func (t *globTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	var a globArgs
-	if err := globParams.decode(inv.Arguments, &a); err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(globArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
 	res, err := t.s.search.Glob(ctx, search.GlobRequest{Pattern: a.Pattern, Path: a.Path, Limit: a.Limit})
 	if err != nil {
-		return failure(NameGlob, err, false)
+		return failure(tools.NameGlob, err, false)
 	}
-	return t.s.searchResult(inv.CallID, NameGlob, res)
+	return t.s.searchResult(inv.CallID, tools.NameGlob, res)
 }
 
 type grepTool struct{ s *Set }
@@ -89,11 +90,11 @@ var grepParams = params{
 }
 
 func (t *grepTool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: NameGrep, Policy: readOnlyPolicy}
+	return tools.Declaration{Name: tools.NameGrep, Policy: readOnlyPolicy}
 }
 
 func (t *grepTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameGrep, Schema: grepParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameGrep, Schema: grepParams.schema(), Description: fmt.Sprintf(
 		"Search file contents with ripgrep. Matches are grouped by file (sorted by path, then line) as "+
 			`"Line N: text"; context lines use "Line N- text". At most limit matching lines (default %d); a cut `+
 			"result says it is truncated. An invalid pattern or include is an error, not an empty result. Output over "+
@@ -103,15 +104,16 @@ func (t *grepTool) Spec() tools.Spec {
 
 func (t *grepTool) WritesWorkspace() bool { return false }
 
-func (t *grepTool) Validate(args json.RawMessage) (string, error) {
+func (t *grepTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a grepArgs
-	return "", grepParams.decode(args, &a)
+	err := grepParams.decode(args, &a)
+	return tools.Parsed{Args: a}, err
 }
 
 func (t *grepTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	var a grepArgs
-	if err := grepParams.decode(inv.Arguments, &a); err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(grepArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r
@@ -119,9 +121,9 @@ func (t *grepTool) Execute(ctx context.Context, inv tools.Invocation) tools.Resu
 	res, err := t.s.search.Grep(ctx, search.GrepRequest{Pattern: a.Pattern, Path: a.Path, Include: a.Include,
 		CaseInsensitive: a.CaseInsensitive, Context: a.Context, Limit: a.Limit})
 	if err != nil {
-		return failure(NameGrep, err, false)
+		return failure(tools.NameGrep, err, false)
 	}
-	return t.s.searchResult(inv.CallID, NameGrep, res)
+	return t.s.searchResult(inv.CallID, tools.NameGrep, res)
 }
 
 type searchFacts struct {

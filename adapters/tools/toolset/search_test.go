@@ -18,7 +18,7 @@ func TestGlob(t *testing.T) {
 	put(t, root, "cmd/main.go", "package main\n")
 	put(t, root, "lib/a.go", "package lib\n")
 	put(t, root, "lib/a.txt", "text\n")
-	r := call(t, s, NameGlob, `{"pattern":"*.go"}`)
+	r := call(t, s, tools.NameGlob, `{"pattern":"*.go"}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	if r.Output != "cmd/main.go\nlib/a.go\n" {
 		t.Errorf("output %q", r.Output)
@@ -26,36 +26,36 @@ func TestGlob(t *testing.T) {
 	if f := facts(t, r); f["returned"] != 2.0 || f["truncated"] != false {
 		t.Errorf("details %v", f)
 	}
-	r = call(t, s, NameGlob, `{"pattern":"*","path":"lib","limit":1}`)
+	r = call(t, s, tools.NameGlob, `{"pattern":"*","path":"lib","limit":1}`)
 	if f := facts(t, r); f["returned"] != 1.0 || f["found"] != 2.0 || f["truncated"] != true || !strings.Contains(r.Output, "truncated") {
 		t.Errorf("limited glob: %v\n%s", f, r.Output)
 	}
-	if r := call(t, s, NameGlob, `{"pattern":"*.rs"}`); r.Outcome != tools.OutcomeCompleted || !strings.Contains(r.Output, "No files found") {
+	if r := call(t, s, tools.NameGlob, `{"pattern":"*.rs"}`); r.Outcome != tools.OutcomeCompleted || !strings.Contains(r.Output, "No files found") {
 		t.Errorf("no match: %+v", r)
 	}
-	want(t, call(t, s, NameGlob, `{"pattern":"*","path":"nope"}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameGlob, `{"pattern":"*","path":"nope"}`), tools.OutcomeError, "invalid_arguments")
 }
 
 func TestGrep(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "a.go", "package a\n\nfunc Hello() {}\n")
 	put(t, root, "b.txt", "hello there\n")
-	r := call(t, s, NameGrep, `{"pattern":"hello","caseInsensitive":true,"include":"*.go","context":1}`)
+	r := call(t, s, tools.NameGrep, `{"pattern":"hello","caseInsensitive":true,"include":"*.go","context":1}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	if !strings.Contains(r.Output, "a.go:\n") || !strings.Contains(r.Output, "Line 3: func Hello() {}") ||
 		!strings.Contains(r.Output, "Line 2- ") || strings.Contains(r.Output, "b.txt") {
 		t.Errorf("output:\n%s", r.Output)
 	}
 	// A pattern rg cannot compile is a refused call, not "no matches".
-	r = call(t, s, NameGrep, `{"pattern":"(unclosed"}`)
+	r = call(t, s, tools.NameGrep, `{"pattern":"(unclosed"}`)
 	want(t, r, tools.OutcomeError, "invalid_arguments")
-	want(t, call(t, s, NameGrep, `{"pattern":"x","path":"../.."}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameGrep, `{"pattern":"x","path":"../.."}`), tools.OutcomeError, "invalid_arguments")
 }
 
 func TestSearchWithoutRG(t *testing.T) {
 	s, root := newSet(t, func(c *Config) { c.RG = filepath.Join(t.TempDir(), "no-such-rg") })
 	put(t, root, "a.txt", "x\n")
-	for _, name := range []string{NameGlob, NameGrep} {
+	for _, name := range []string{tools.NameGlob, tools.NameGrep} {
 		r := call(t, s, name, `{"pattern":"*"}`)
 		want(t, r, tools.OutcomeError, "unavailable")
 		if !strings.Contains(r.Output, "ripgrep") {
@@ -63,7 +63,7 @@ func TestSearchWithoutRG(t *testing.T) {
 		}
 	}
 	// read does not depend on rg.
-	want(t, call(t, s, NameRead, `{"path":"a.txt"}`), tools.OutcomeCompleted, "")
+	want(t, call(t, s, tools.NameRead, `{"path":"a.txt"}`), tools.OutcomeCompleted, "")
 }
 
 // TestGrepWithheld: output over the byte cap is stored whole (the adapter's own rendering,
@@ -76,7 +76,7 @@ func TestGrepWithheld(t *testing.T) {
 		fmt.Fprintf(&content, "needle number %d\n", i)
 	}
 	put(t, root, "hay.txt", content.String())
-	r := callID(t, s, NameGrep, "call/with:odd chars", `{"pattern":"needle","limit":1000}`)
+	r := callID(t, s, tools.NameGrep, "call/with:odd chars", `{"pattern":"needle","limit":1000}`)
 	want(t, r, tools.OutcomeCompleted, "")
 
 	direct, err := search.New(root)
@@ -121,7 +121,7 @@ func TestGlobWithheldByLines(t *testing.T) {
 	for i := range 5 {
 		put(t, root, fmt.Sprintf("f%d.txt", i), "")
 	}
-	r := call(t, s, NameGlob, `{"pattern":"*.txt"}`)
+	r := call(t, s, tools.NameGlob, `{"pattern":"*.txt"}`)
 	w := r.Metadata.WithheldOutput
 	if r.Outcome != tools.OutcomeCompleted || w == nil || w.Limit != "max_lines" || w.Lines != 5 {
 		t.Fatalf("%+v\n%s", w, r.Output)

@@ -41,11 +41,11 @@ var shellParams = params{
 func (t *shellTool) Declaration() tools.Declaration {
 	// A background command is still a side effect and is scheduled exclusively: it starts
 	// changing things before the call settles.
-	return tools.Declaration{Name: NameShell, Policy: mutatingPolicy}
+	return tools.Declaration{Name: tools.NameShell, Policy: mutatingPolicy}
 }
 
 func (t *shellTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameShell, Schema: shellParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameShell, Schema: shellParams.schema(), Description: fmt.Sprintf(
 		"Run a bash command in the workspace (stdout and stderr combined, in order). The result starts with the exit "+
 			"status; a non-zero exit is reported, not an error. On timeout (default %s, timeoutMs up to 600000) the whole "+
 			"process group is stopped and the result says so; its effects may be partial, so inspect before running "+
@@ -58,9 +58,9 @@ func (t *shellTool) Spec() tools.Spec {
 
 func (t *shellTool) WritesWorkspace() bool { return true }
 
-func (t *shellTool) Validate(args json.RawMessage) (string, error) {
-	_, err := parseShell(args)
-	return "", err
+func (t *shellTool) Validate(args json.RawMessage) (tools.Parsed, error) {
+	a, err := parseShell(args)
+	return tools.Parsed{Args: a}, err
 }
 
 func parseShell(args json.RawMessage) (shellArgs, error) {
@@ -79,9 +79,9 @@ func parseShell(args json.RawMessage) (shellArgs, error) {
 }
 
 func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	a, err := parseShell(inv.Arguments)
-	if err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(shellArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r
@@ -111,7 +111,7 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 			return tools.Result{Outcome: tools.OutcomeCancelled, ErrorCode: string(CodeCancelled),
 				Output: "The call was cancelled before the command started; nothing was run."}
 		}
-		return failure(NameShell, err, true)
+		return failure(tools.NameShell, err, true)
 	}
 	return t.s.shellResult(inv.CallID, timeout, res)
 }
@@ -171,7 +171,7 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 		w := &tools.WithheldOutput{Bytes: res.Withheld.Bytes, Lines: res.Withheld.Lines, Limit: res.Withheld.Limit,
 			MaxBytes: res.Withheld.MaxBytes, MaxLines: res.Withheld.MaxLines}
 		// The artifact holds the raw bytes the command wrote, not a decoded copy.
-		h, err := s.art.withhold(callID, NameShell, res.Output, w, "Do not rerun the command just to see its output.")
+		h, err := s.art.withhold(callID, tools.NameShell, res.Output, w, "Do not rerun the command just to see its output.")
 		if err != nil {
 			facts.ArtifactError = err.Error()
 			fmt.Fprintf(&b, "The output (%d bytes in %d lines) is over tool_output.%s and could not be saved for read-back (%v), so it is not shown. "+
@@ -224,7 +224,7 @@ func (t *shellTool) background(ctx context.Context, inv tools.Invocation, a shel
 	}
 	dir, err := t.s.resolveDir(a.Workdir)
 	if err != nil {
-		return failure(NameShell, err, true)
+		return failure(tools.NameShell, err, true)
 	}
 	policy := shell.ExitPolicy(a.ExitPolicy)
 	if policy == "" {

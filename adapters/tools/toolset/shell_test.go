@@ -18,31 +18,31 @@ import (
 
 func TestShellExitStatus(t *testing.T) {
 	s, _ := newSet(t)
-	r := call(t, s, NameShell, `{"command":"echo hi; echo err >&2"}`)
+	r := call(t, s, tools.NameShell, `{"command":"echo hi; echo err >&2"}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	if r.Output != "Exit code 0.\nhi\nerr\n" {
 		t.Errorf("output %q", r.Output)
 	}
 	// A command that ran and failed is a completed call; the status is a fact of it.
-	r = call(t, s, NameShell, `{"command":"echo partial; exit 3"}`)
+	r = call(t, s, tools.NameShell, `{"command":"echo partial; exit 3"}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	f := facts(t, r)
 	if f["exitCode"] != 3.0 || f["authoritative"] != true || f["timedOut"] != false || !strings.HasPrefix(r.Output, "Exit code 3.") {
 		t.Errorf("%v\n%s", f, r.Output)
 	}
-	r = call(t, s, NameShell, `{"command":"no-such-command-zuno"}`)
+	r = call(t, s, tools.NameShell, `{"command":"no-such-command-zuno"}`)
 	if f := facts(t, r); f["exitCode"] != 127.0 || !strings.Contains(r.Output, "not found") {
 		t.Errorf("%v\n%s", f, r.Output)
 	}
-	r = call(t, s, NameShell, `{"command":"false | true","exitPolicy":"last"}`)
+	r = call(t, s, tools.NameShell, `{"command":"false | true","exitPolicy":"last"}`)
 	if f := facts(t, r); f["exitCode"] != 0.0 || f["exitPolicy"] != "last" {
 		t.Errorf("exitPolicy last: %v", f)
 	}
-	r = call(t, s, NameShell, `{"command":"false | true"}`)
+	r = call(t, s, tools.NameShell, `{"command":"false | true"}`)
 	if f := facts(t, r); f["exitCode"] != 1.0 || f["exitPolicy"] != "pipefail" {
 		t.Errorf("default pipefail: %v", f)
 	}
-	if r := call(t, s, NameShell, `{"command":"true"}`); !strings.HasSuffix(r.Output, "(no output)") {
+	if r := call(t, s, tools.NameShell, `{"command":"true"}`); !strings.HasSuffix(r.Output, "(no output)") {
 		t.Errorf("empty output: %q", r.Output)
 	}
 }
@@ -50,20 +50,20 @@ func TestShellExitStatus(t *testing.T) {
 func TestShellWorkdir(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "sub/x", "")
-	r := call(t, s, NameShell, `{"command":"pwd","workdir":"sub"}`)
+	r := call(t, s, tools.NameShell, `{"command":"pwd","workdir":"sub"}`)
 	real, _ := filepath.EvalSymlinks(filepath.Join(root, "sub"))
 	if !strings.Contains(r.Output, real) || facts(t, r)["workdir"] != "sub" {
 		t.Errorf("%s %v", r.Output, facts(t, r))
 	}
-	want(t, call(t, s, NameShell, `{"command":"pwd","workdir":"missing"}`), tools.OutcomeError, "invalid_arguments")
-	want(t, call(t, s, NameShell, `{"command":"pwd","workdir":"/"}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameShell, `{"command":"pwd","workdir":"missing"}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameShell, `{"command":"pwd","workdir":"/"}`), tools.OutcomeError, "invalid_arguments")
 }
 
 // TestShellTimeout: a timeout is a result of the call, with a status that says the effect
 // may be partial, not a failure of the tool.
 func TestShellTimeout(t *testing.T) {
 	s, root := newSet(t)
-	r := call(t, s, NameShell, `{"command":"echo started; touch half.txt; sleep 30; touch never.txt","timeoutMs":300}`)
+	r := call(t, s, tools.NameShell, `{"command":"echo started; touch half.txt; sleep 30; touch never.txt","timeoutMs":300}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	f := facts(t, r)
 	if f["timedOut"] != true || f["killed"] != true || f["authoritative"] != false || f["timeoutMs"] != 300.0 {
@@ -97,13 +97,13 @@ func TestShellInterrupted(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	r := callCtx(ctx, t, s, NameShell, "int-1", `{"command":"touch running; sleep 30"}`)
+	r := callCtx(ctx, t, s, tools.NameShell, "int-1", `{"command":"touch running; sleep 30"}`)
 	want(t, r, tools.OutcomeUncertain, "interrupted")
 	if facts(t, r)["cancelled"] != true || !strings.HasPrefix(r.Output, "Interrupted") {
 		t.Errorf("%v\n%s", facts(t, r), r.Output)
 	}
 	// A context that is already done runs nothing.
-	r = callCtx(ctx, t, s, NameShell, "int-2", `{"command":"touch ran"}`)
+	r = callCtx(ctx, t, s, tools.NameShell, "int-2", `{"command":"touch ran"}`)
 	want(t, r, tools.OutcomeCancelled, "cancelled")
 	if _, err := os.Stat(filepath.Join(root, "ran")); !os.IsNotExist(err) {
 		t.Error("a cancelled call ran its command")
@@ -120,7 +120,7 @@ func TestShellWithheld(t *testing.T) {
 	for i := 1; i <= 3000; i++ {
 		fmt.Fprintf(&expected, "line %d \xff\n", i)
 	}
-	r := callID(t, s, NameShell, "big", args("command", cmd))
+	r := callID(t, s, tools.NameShell, "big", args("command", cmd))
 	want(t, r, tools.OutcomeCompleted, "")
 	w := r.Metadata.WithheldOutput
 	if w == nil || w.Limit != "max_lines" || w.Lines != 3000 || w.Bytes != int64(expected.Len()) || w.MaxLines != DefaultMaxLines {
@@ -145,7 +145,7 @@ func TestShellWithheld(t *testing.T) {
 		t.Error("withheld output is inline")
 	}
 
-	again := callID(t, s, NameShell, "big", `{"command":"seq 1 5000"}`)
+	again := callID(t, s, tools.NameShell, "big", `{"command":"seq 1 5000"}`)
 	w2 := again.Metadata.WithheldOutput
 	if w2 == nil || w2.Path == w.Path || filepath.Base(w2.Path) != "big-shell-2.out" {
 		t.Fatalf("second artifact %+v", w2)
@@ -159,24 +159,24 @@ func TestShellWrittenPaths(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "f.txt", "aaa\n")
 	put(t, root, "sub/keep.txt", "k\n")
-	call(t, s, NameRead, `{"path":"f.txt"}`)
+	call(t, s, tools.NameRead, `{"path":"f.txt"}`)
 
-	r := call(t, s, NameShell, `{"command":"sed -i 's/a/b/g' f.txt"}`)
+	r := call(t, s, tools.NameShell, `{"command":"sed -i 's/a/b/g' f.txt"}`)
 	if !slices.Equal(r.Metadata.WrittenPaths, []string{"f.txt"}) || !strings.Contains(r.Output, "Files observed changed: f.txt") {
 		t.Fatalf("sed -i: %v\n%s", r.Metadata.WrittenPaths, r.Output)
 	}
 	// The model has not seen what sed wrote: replacing the file needs a new read.
-	want(t, call(t, s, NameWrite, args("path", "f.txt", "content", "x\n")), tools.OutcomeError, "read_required")
+	want(t, call(t, s, tools.NameWrite, args("path", "f.txt", "content", "x\n")), tools.OutcomeError, "read_required")
 
-	r = call(t, s, NameShell, `{"command":"cp f.txt g.txt && echo redirected > r.txt","workdir":"."}`)
+	r = call(t, s, tools.NameShell, `{"command":"cp f.txt g.txt && echo redirected > r.txt","workdir":"."}`)
 	if !slices.Equal(r.Metadata.WrittenPaths, []string{"g.txt"}) {
 		t.Errorf("cp and redirect: %v (redirect targets are not reported)", r.Metadata.WrittenPaths)
 	}
-	r = call(t, s, NameShell, `{"command":"touch new.txt keep.txt","workdir":"sub"}`)
+	r = call(t, s, tools.NameShell, `{"command":"touch new.txt keep.txt","workdir":"sub"}`)
 	if !slices.Equal(r.Metadata.WrittenPaths, []string{"sub/keep.txt", "sub/new.txt"}) {
 		t.Errorf("in workdir: %v", r.Metadata.WrittenPaths)
 	}
-	r = call(t, s, NameShell, `{"command":"rm g.txt; cat f.txt"}`)
+	r = call(t, s, tools.NameShell, `{"command":"rm g.txt; cat f.txt"}`)
 	if len(r.Metadata.WrittenPaths) != 0 {
 		t.Errorf("deletion or read reported as a write: %v", r.Metadata.WrittenPaths)
 	}
@@ -214,7 +214,7 @@ func TestWatchPaths(t *testing.T) {
 
 func TestShellBackgroundUnavailable(t *testing.T) {
 	s, root := newSet(t)
-	r := call(t, s, NameShell, `{"command":"touch bg.txt","background":true}`)
+	r := call(t, s, tools.NameShell, `{"command":"touch bg.txt","background":true}`)
 	want(t, r, tools.OutcomeError, "unavailable")
 	if _, err := os.Stat(filepath.Join(root, "bg.txt")); !os.IsNotExist(err) {
 		t.Error("the command ran")
@@ -247,7 +247,7 @@ func TestShellBackground(t *testing.T) {
 	starter := &execStarter{done: make(chan error, 1)}
 	s, root := newSet(t, func(c *Config) { c.Background = starter })
 	put(t, root, "sub/.keep", "")
-	r := callID(t, s, NameShell, "bg-call", `{"command":"echo from-bg > out.txt","workdir":"sub","background":true}`)
+	r := callID(t, s, tools.NameShell, "bg-call", `{"command":"echo from-bg > out.txt","workdir":"sub","background":true}`)
 	want(t, r, tools.OutcomeCompleted, "")
 	if err := <-starter.done; err != nil {
 		t.Fatalf("background command: %v", err)
@@ -272,12 +272,12 @@ func TestShellBackground(t *testing.T) {
 	if len(r.Metadata.WrittenPaths) != 0 {
 		t.Errorf("a background command reported writes: %v", r.Metadata.WrittenPaths)
 	}
-	if d := toolNamed(t, s, NameShell).Declaration(); d.Policy != (tools.Policy{}) {
+	if d := toolNamed(t, s, tools.NameShell).Declaration(); d.Policy != (tools.Policy{}) {
 		t.Errorf("shell policy %+v", d.Policy)
 	}
 
 	starter.fail = errors.New("no slots")
-	want(t, call(t, s, NameShell, `{"command":"true","background":true}`), tools.OutcomeError, "background_failed")
+	want(t, call(t, s, tools.NameShell, `{"command":"true","background":true}`), tools.OutcomeError, "background_failed")
 	starter.fail = nil
-	want(t, call(t, s, NameShell, `{"command":"true","background":true,"workdir":"nope"}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameShell, `{"command":"true","background":true,"workdir":"nope"}`), tools.OutcomeError, "invalid_arguments")
 }

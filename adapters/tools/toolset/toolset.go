@@ -32,17 +32,6 @@ import (
 // Tool is one tool of the surface (the contract is domain/tools.Tool).
 type Tool = tools.Tool
 
-// Tool names, as the model calls them.
-const (
-	NameRead        = "read"
-	NameGlob        = "glob"
-	NameGrep        = "grep"
-	NameWrite       = "write"
-	NameApplyPatch  = "apply_patch"
-	NameShell       = "shell"
-	NameReportWrite = "report_write"
-)
-
 // Code is a stable error code this package adds to the adapters' own (which pass through
 // unchanged: read_required, stale_read, context_mismatch, identical_replay, not_found,
 // invalid_arguments, unavailable, exec_failed, ...). Codes reach the persisted results, so

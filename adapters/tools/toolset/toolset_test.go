@@ -47,7 +47,7 @@ func TestSurface(t *testing.T) {
 		if schema["type"] != "object" || schema["additionalProperties"] != false {
 			t.Errorf("%s: schema %s", d.Name, spec.Schema)
 		}
-		readOnly := slices.Contains([]string{NameRead, NameGlob, NameGrep}, d.Name)
+		readOnly := slices.Contains([]string{tools.NameRead, tools.NameGlob, tools.NameGrep}, d.Name)
 		wantPolicy := tools.Policy{}
 		if readOnly {
 			wantPolicy = tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}
@@ -55,12 +55,12 @@ func TestSurface(t *testing.T) {
 		if d.Policy != wantPolicy {
 			t.Errorf("%s: policy %+v, want %+v", d.Name, d.Policy, wantPolicy)
 		}
-		wantWrites := slices.Contains([]string{NameWrite, NameApplyPatch, NameShell}, d.Name)
+		wantWrites := slices.Contains([]string{tools.NameWrite, tools.NameApplyPatch, tools.NameShell}, d.Name)
 		if tl.WritesWorkspace() != wantWrites {
 			t.Errorf("%s: WritesWorkspace %v", d.Name, tl.WritesWorkspace())
 		}
-		if action, err := tl.Validate(json.RawMessage(sampleArgs[d.Name].base)); err != nil || action != "" {
-			t.Errorf("%s: base sample: %q %v", d.Name, action, err)
+		if parsed, err := tl.Validate(json.RawMessage(sampleArgs[d.Name].base)); err != nil || parsed.Action != "" || parsed.Args == nil {
+			t.Errorf("%s: base sample: %+v %v", d.Name, parsed, err)
 		}
 	}
 	want := []string{"read", "glob", "grep", "write", "apply_patch", "shell", "report_write"}
@@ -80,7 +80,7 @@ func TestSurface(t *testing.T) {
 	}
 	// The configured caps reach the descriptions the model reads.
 	s2, _ := newSet(t, func(c *Config) { c.MaxBytes, c.MaxLines = 1234, 56 })
-	if d := toolNamed(t, s2, NameShell).Spec().Description; !strings.Contains(d, "1234 bytes") || !strings.Contains(d, "56 lines") {
+	if d := toolNamed(t, s2, tools.NameShell).Spec().Description; !strings.Contains(d, "1234 bytes") || !strings.Contains(d, "56 lines") {
 		t.Errorf("shell description does not state the caps: %s", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zuno-run/zuno/domain/tools"
 	"maps"
 	"slices"
 	"strings"
@@ -21,14 +22,14 @@ var sampleArgs = map[string]struct {
 	base   string
 	values map[string]any
 }{
-	NameRead: {`{"path":"a.txt"}`, map[string]any{"path": "a.txt", "offset": 3, "limit": 10}},
-	NameGlob: {`{"pattern":"*.go"}`, map[string]any{"pattern": "**/*.go", "path": "src", "limit": 5}},
-	NameGrep: {`{"pattern":"func"}`, map[string]any{"pattern": "a|b", "path": "src", "include": "*.go",
+	tools.NameRead: {`{"path":"a.txt"}`, map[string]any{"path": "a.txt", "offset": 3, "limit": 10}},
+	tools.NameGlob: {`{"pattern":"*.go"}`, map[string]any{"pattern": "**/*.go", "path": "src", "limit": 5}},
+	tools.NameGrep: {`{"pattern":"func"}`, map[string]any{"pattern": "a|b", "path": "src", "include": "*.go",
 		"caseInsensitive": true, "context": 2, "limit": 7}},
-	NameWrite:       {`{"path":"a.txt","content":""}`, map[string]any{"path": "b/c.txt", "content": "x\x00y"}},
-	NameApplyPatch:  {args("patch", samplePatch), map[string]any{"patch": samplePatch}},
-	NameShell:       {`{"command":"true"}`, map[string]any{"command": "echo hi", "workdir": "sub", "timeoutMs": 1500, "exitPolicy": "last", "background": true}},
-	NameReportWrite: {`{"name":"r.md","content":"x"}`, map[string]any{"name": "audit.md", "content": "# Findings\n"}},
+	tools.NameWrite:       {`{"path":"a.txt","content":""}`, map[string]any{"path": "b/c.txt", "content": "x\x00y"}},
+	tools.NameApplyPatch:  {args("patch", samplePatch), map[string]any{"patch": samplePatch}},
+	tools.NameShell:       {`{"command":"true"}`, map[string]any{"command": "echo hi", "workdir": "sub", "timeoutMs": 1500, "exitPolicy": "last", "background": true}},
+	tools.NameReportWrite: {`{"name":"r.md","content":"x"}`, map[string]any{"name": "audit.md", "content": "# Findings\n"}},
 }
 
 type schemaDoc struct {
@@ -198,7 +199,7 @@ func TestValidateCommon(t *testing.T) {
 			wantField(t, err, tc.field, fmt.Sprintf("%s %q", name, tc.args))
 		}
 		// A surrogate pair is fine where a string is free text.
-		if name == NameWrite {
+		if name == tools.NameWrite {
 			if _, err := tl.Validate(json.RawMessage(`{"path":"a","content":"\ud83d\ude00 \\ud800"}`)); err != nil {
 				t.Errorf("write with a surrogate pair and an escaped backslash: %v", err)
 			}
@@ -212,51 +213,51 @@ func TestValidatePerTool(t *testing.T) {
 	for _, tc := range []struct {
 		tool, args, field string // field "" means valid
 	}{
-		{NameRead, `{"path":"a","offset":0}`, "offset"},
-		{NameRead, `{"path":"a","offset":-1}`, "offset"},
-		{NameRead, `{"path":"a","limit":0}`, "limit"},
-		{NameRead, `{"path":"a","limit":1e3}`, "limit"},
-		{NameRead, `{"path":"a","limit":99999999999999999999}`, "limit"},
-		{NameRead, `{"path":"a\u0000b"}`, "path"},
-		{NameRead, `{"path":"a","offset":-0}`, "offset"},
-		{NameRead, `{"path":"dir/a.go","offset":10,"limit":5}`, ""},
-		{NameGlob, `{"pattern":""}`, "pattern"},
-		{NameGlob, `{"pattern":"*","path":""}`, "path"},
-		{NameGrep, `{"pattern":"x","context":51}`, "context"},
-		{NameGrep, `{"pattern":"x","context":0}`, ""},
-		{NameGrep, `{"pattern":"x","caseInsensitive":"yes"}`, "caseInsensitive"},
-		{NameGrep, `{"pattern":"x","case_insensitive":true}`, "case_insensitive"},
-		{NameWrite, `{"path":"a"}`, "content"},
-		{NameWrite, `{"content":"x"}`, "path"},
-		{NameWrite, `{"path":"a","content":null}`, "content"},
-		{NameApplyPatch, `{"patch":"not a patch"}`, "patch"},
-		{NameApplyPatch, `{"patch":"*** Begin Patch\n*** End Patch\n"}`, "patch"},
-		{NameApplyPatch, `{"patch":"*** Begin Patch\n*** Frobnicate File: x\n*** End Patch\n"}`, "patch"},
-		{NameShell, `{"command":"   "}`, "command"},
-		{NameShell, `{"command":"ls","timeoutMs":0}`, "timeoutMs"},
-		{NameShell, `{"command":"ls","timeoutMs":600001}`, "timeoutMs"},
-		{NameShell, `{"command":"ls","exitPolicy":"any"}`, "exitPolicy"},
-		{NameShell, `{"command":"ls","exitPolicy":"PIPEFAIL"}`, "exitPolicy"},
-		{NameShell, `{"command":"ls","background":true,"timeoutMs":1000}`, "timeoutMs"},
-		{NameShell, `{"command":"ls","background":false,"timeoutMs":1000,"exitPolicy":"all","workdir":"x"}`, ""},
-		{NameShell, `{"cmd":"ls"}`, "cmd"},
-		{NameReportWrite, `{"name":"a/b.md","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"a\\b.md","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":".","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"..","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"a\u0001.md","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"a\u202e.md","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"a:b.md","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"report.","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":" report.md","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"CON.txt","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"` + strings.Repeat("a", 129) + `","content":"x"}`, "name"},
-		{NameReportWrite, `{"name":"` + strings.Repeat("a", 128) + `","content":"x"}`, ""},
-		{NameReportWrite, `{"name":"r.md","content":""}`, "content"},
-		{NameReportWrite, `{"name":"r.md","content":"` + big + `"}`, "content"},
-		{NameReportWrite, `{"name":"r.md","content":"` + big[1:] + `"}`, ""},
-		{NameReportWrite, `{"name":"Prüfbericht 2024 (final).md","content":"ok"}`, ""},
-		{NameReportWrite, `{"name":".hidden-notes.md","content":"ok"}`, ""},
+		{tools.NameRead, `{"path":"a","offset":0}`, "offset"},
+		{tools.NameRead, `{"path":"a","offset":-1}`, "offset"},
+		{tools.NameRead, `{"path":"a","limit":0}`, "limit"},
+		{tools.NameRead, `{"path":"a","limit":1e3}`, "limit"},
+		{tools.NameRead, `{"path":"a","limit":99999999999999999999}`, "limit"},
+		{tools.NameRead, `{"path":"a\u0000b"}`, "path"},
+		{tools.NameRead, `{"path":"a","offset":-0}`, "offset"},
+		{tools.NameRead, `{"path":"dir/a.go","offset":10,"limit":5}`, ""},
+		{tools.NameGlob, `{"pattern":""}`, "pattern"},
+		{tools.NameGlob, `{"pattern":"*","path":""}`, "path"},
+		{tools.NameGrep, `{"pattern":"x","context":51}`, "context"},
+		{tools.NameGrep, `{"pattern":"x","context":0}`, ""},
+		{tools.NameGrep, `{"pattern":"x","caseInsensitive":"yes"}`, "caseInsensitive"},
+		{tools.NameGrep, `{"pattern":"x","case_insensitive":true}`, "case_insensitive"},
+		{tools.NameWrite, `{"path":"a"}`, "content"},
+		{tools.NameWrite, `{"content":"x"}`, "path"},
+		{tools.NameWrite, `{"path":"a","content":null}`, "content"},
+		{tools.NameApplyPatch, `{"patch":"not a patch"}`, "patch"},
+		{tools.NameApplyPatch, `{"patch":"*** Begin Patch\n*** End Patch\n"}`, "patch"},
+		{tools.NameApplyPatch, `{"patch":"*** Begin Patch\n*** Frobnicate File: x\n*** End Patch\n"}`, "patch"},
+		{tools.NameShell, `{"command":"   "}`, "command"},
+		{tools.NameShell, `{"command":"ls","timeoutMs":0}`, "timeoutMs"},
+		{tools.NameShell, `{"command":"ls","timeoutMs":600001}`, "timeoutMs"},
+		{tools.NameShell, `{"command":"ls","exitPolicy":"any"}`, "exitPolicy"},
+		{tools.NameShell, `{"command":"ls","exitPolicy":"PIPEFAIL"}`, "exitPolicy"},
+		{tools.NameShell, `{"command":"ls","background":true,"timeoutMs":1000}`, "timeoutMs"},
+		{tools.NameShell, `{"command":"ls","background":false,"timeoutMs":1000,"exitPolicy":"all","workdir":"x"}`, ""},
+		{tools.NameShell, `{"cmd":"ls"}`, "cmd"},
+		{tools.NameReportWrite, `{"name":"a/b.md","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"a\\b.md","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":".","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"..","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"a\u0001.md","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"a\u202e.md","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"a:b.md","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"report.","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":" report.md","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"CON.txt","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"` + strings.Repeat("a", 129) + `","content":"x"}`, "name"},
+		{tools.NameReportWrite, `{"name":"` + strings.Repeat("a", 128) + `","content":"x"}`, ""},
+		{tools.NameReportWrite, `{"name":"r.md","content":""}`, "content"},
+		{tools.NameReportWrite, `{"name":"r.md","content":"` + big + `"}`, "content"},
+		{tools.NameReportWrite, `{"name":"r.md","content":"` + big[1:] + `"}`, ""},
+		{tools.NameReportWrite, `{"name":"Prüfbericht 2024 (final).md","content":"ok"}`, ""},
+		{tools.NameReportWrite, `{"name":".hidden-notes.md","content":"ok"}`, ""},
 	} {
 		_, err := toolNamed(t, s, tc.tool).Validate(json.RawMessage(tc.args))
 		label := tc.tool + " " + clipForLog(tc.args)
@@ -281,7 +282,7 @@ func clipForLog(s string) string {
 // the model can correct the spelling.
 func TestUnknownFieldListsValid(t *testing.T) {
 	s, _ := newSet(t)
-	_, err := toolNamed(t, s, NameGrep).Validate(json.RawMessage(`{"pattern":"x","ignoreCase":true}`))
+	_, err := toolNamed(t, s, tools.NameGrep).Validate(json.RawMessage(`{"pattern":"x","ignoreCase":true}`))
 	var de *domain.Error
 	if !errors.As(err, &de) || !slices.Contains(de.Valid, "caseInsensitive") || !strings.Contains(de.Fix, "caseInsensitive") {
 		t.Fatalf("got %v", err)
@@ -303,13 +304,13 @@ func FuzzValidate(f *testing.F) {
 	}
 	s, _ := newSet(f)
 	decoders := map[string]func(json.RawMessage) error{
-		NameRead:        func(b json.RawMessage) error { var a readArgs; return json.Unmarshal(b, &a) },
-		NameGlob:        func(b json.RawMessage) error { var a globArgs; return json.Unmarshal(b, &a) },
-		NameGrep:        func(b json.RawMessage) error { var a grepArgs; return json.Unmarshal(b, &a) },
-		NameWrite:       func(b json.RawMessage) error { var a writeArgs; return json.Unmarshal(b, &a) },
-		NameApplyPatch:  func(b json.RawMessage) error { var a applyPatchArgs; return json.Unmarshal(b, &a) },
-		NameShell:       func(b json.RawMessage) error { var a shellArgs; return json.Unmarshal(b, &a) },
-		NameReportWrite: func(b json.RawMessage) error { var a reportArgs; return json.Unmarshal(b, &a) },
+		tools.NameRead:        func(b json.RawMessage) error { var a readArgs; return json.Unmarshal(b, &a) },
+		tools.NameGlob:        func(b json.RawMessage) error { var a globArgs; return json.Unmarshal(b, &a) },
+		tools.NameGrep:        func(b json.RawMessage) error { var a grepArgs; return json.Unmarshal(b, &a) },
+		tools.NameWrite:       func(b json.RawMessage) error { var a writeArgs; return json.Unmarshal(b, &a) },
+		tools.NameApplyPatch:  func(b json.RawMessage) error { var a applyPatchArgs; return json.Unmarshal(b, &a) },
+		tools.NameShell:       func(b json.RawMessage) error { var a shellArgs; return json.Unmarshal(b, &a) },
+		tools.NameReportWrite: func(b json.RawMessage) error { var a reportArgs; return json.Unmarshal(b, &a) },
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, tl := range s.Tools() {
@@ -322,8 +323,8 @@ func FuzzValidate(f *testing.F) {
 				}
 				continue
 			}
-			if action != "" {
-				t.Fatalf("%s: action %q", name, action)
+			if action.Action != "" || action.Args == nil {
+				t.Fatalf("%s: parsed %+v", name, action)
 			}
 			var obj map[string]json.RawMessage
 			if err := json.Unmarshal(data, &obj); err != nil || obj == nil {

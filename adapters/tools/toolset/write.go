@@ -24,11 +24,11 @@ var writeParams = params{
 }
 
 func (t *writeTool) Declaration() tools.Declaration {
-	return tools.Declaration{Name: NameWrite, Policy: mutatingPolicy}
+	return tools.Declaration{Name: tools.NameWrite, Policy: mutatingPolicy}
 }
 
 func (t *writeTool) Spec() tools.Spec {
-	return tools.Spec{Name: NameWrite, Schema: writeParams.schema(), Description: "Create a file, or deliberately replace a whole file, with exactly content " +
+	return tools.Spec{Name: tools.NameWrite, Schema: writeParams.schema(), Description: "Create a file, or deliberately replace a whole file, with exactly content " +
 		"(missing parent directories are created). Replacing an existing file requires that you read it first in this " +
 		"session and that it has not changed since; otherwise the call is refused (read_required, stale_read) and nothing " +
 		"is written. For local edits prefer apply_patch."}
@@ -36,22 +36,23 @@ func (t *writeTool) Spec() tools.Spec {
 
 func (t *writeTool) WritesWorkspace() bool { return true }
 
-func (t *writeTool) Validate(args json.RawMessage) (string, error) {
+func (t *writeTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a writeArgs
-	return "", writeParams.decode(args, &a)
+	err := writeParams.decode(args, &a)
+	return tools.Parsed{Args: a}, err
 }
 
 func (t *writeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
-	var a writeArgs
-	if err := writeParams.decode(inv.Arguments, &a); err != nil {
-		return blocked(err)
+	a, ok := inv.Args.(writeArgs)
+	if !ok {
+		return notValidated(inv)
 	}
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
 	res, err := t.s.ws.Write(ctx, a.Path, []byte(a.Content))
 	if err != nil {
-		return failure(NameWrite, err, true)
+		return failure(tools.NameWrite, err, true)
 	}
 	verb := "Replaced"
 	if res.Created {
