@@ -4,24 +4,18 @@ import (
 	"errors"
 
 	"github.com/zuno-run/zuno/domain"
-	"github.com/zuno-run/zuno/events"
 )
 
 // ErrorReply carries a typed error across the bus as JSON, so that the sender gets back the
-// same typed error (and stable code) the handler returned.
+// same typed error (and stable code) the handler returned. At most one of the typed fields is
+// set; an error without one keeps its code and text.
 type ErrorReply struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
-	// The fields of a *domain.Error.
-	Fix      string   `json:"fix,omitempty"`
-	Field    string   `json:"field,omitempty"`
-	ID       string   `json:"id,omitempty"`
-	Expected uint64   `json:"expected,omitempty"`
-	Current  uint64   `json:"current,omitempty"`
-	Valid    []string `json:"valid,omitempty"`
-	// Stream names the stream of a command_id_reused or contention error.
-	Stream   string `json:"stream,omitempty"`
-	Attempts int    `json:"attempts,omitempty"`
+
+	Domain     *domain.Error         `json:"domain,omitempty"`
+	Reused     *CommandIDReusedError `json:"reused,omitempty"`
+	Contention *ContentionError      `json:"contention,omitempty"`
 }
 
 // CodeInternal marks an error that is not one of the typed ones (a database failure, say).
@@ -38,46 +32,33 @@ func (e *InternalError) Code() string { return CodeInternal }
 // NewErrorReply converts err for the wire.
 func NewErrorReply(err error) *ErrorReply {
 	r := &ErrorReply{Code: CodeInternal, Message: err.Error()}
-	var (
-		de       *domain.Error
-		reused   *CommandIDReusedError
-		contend  *ContentionError
-		withCode interface{ Code() string }
-	)
+	if code := domain.CodeOf(err); code != "" {
+		r.Code = code
+	}
 	switch {
-	case errors.As(err, &de):
-		r.Code, r.Message, r.Fix, r.Field, r.ID = de.Code(), de.Message, de.Fix, de.Field, de.ID
-		r.Expected, r.Current, r.Valid = de.Expected, de.Current, de.Valid
-	case errors.As(err, &reused):
-		r.Code, r.Stream, r.ID = reused.Code(), reused.Stream, reused.CommandID
-	case errors.As(err, &contend):
-		r.Code, r.Stream, r.Attempts = contend.Code(), contend.Stream, contend.Attempts
-	case errors.As(err, &withCode):
-		r.Code = withCode.Code()
+	case errors.As(err, &r.Domain), errors.As(err, &r.Reused), errors.As(err, &r.Contention):
 	}
 	return r
 }
 
 // Typed rebuilds the typed error.
 func (r *ErrorReply) Typed() error {
-	switch r.Code {
-	case CodeInternal:
+	switch {
+	case r.Domain != nil:
+		return r.Domain
+	case r.Reused != nil:
+		return r.Reused
+	case r.Contention != nil:
+		return r.Contention
+	case r.Code == CodeInternal:
 		return &InternalError{Message: r.Message}
-	case CodeCommandIDReused:
-		return &CommandIDReusedError{Stream: r.Stream, CommandID: r.ID}
-	case CodeContention:
-		return &ContentionError{Stream: r.Stream, Attempts: r.Attempts}
-	case events.CodeInvalidAppend, events.CodeUnknownEventType, events.CodeMalformedEvent,
-		events.CodeWrongExpectedRevision, events.CodeEventIDConflict:
-		return &remoteError{code: r.Code, message: r.Message}
 	}
-	e := domain.NewError(r.Code, r.Message, r.Fix)
-	e.Field, e.ID, e.Expected, e.Current, e.Valid = r.Field, r.ID, r.Expected, r.Current, r.Valid
-	return e
+	return &remoteError{code: r.Code, message: r.Message}
 }
 
-// remoteError is a store error that crossed the bus: its code and text survive, its Go type
-// (which would name positions and types the sender cannot use) does not.
+// remoteError is an error that crossed the bus with a code but no typed fields (a store
+// error): its code and text survive, its Go type (which would name positions and types the
+// sender cannot use) does not.
 type remoteError struct{ code, message string }
 
 func (e *remoteError) Error() string { return e.message }

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +14,7 @@ import (
 const MaxDecideAttempts = 8
 
 // aggregate is a state that folds its stream's events.
-type aggregate interface{ Evolve(events.Payload) }
+type aggregate interface{ Evolve(events.Payload) error }
 
 // Result is what a command's sender gets back, over the bus as JSON.
 type Result struct {
@@ -96,16 +94,6 @@ type execution[S aggregate] struct {
 	decide   func(S) ([]events.Payload, error)
 }
 
-// commandDigest hashes what the command asks for (not who sent it or when).
-func commandDigest(kind string, body any) (string, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(append([]byte(kind+"\n"), b...))
-	return hex.EncodeToString(sum[:]), nil
-}
-
 // loaded is a stream folded into a state.
 type loaded[S aggregate] struct {
 	state    S
@@ -135,21 +123,8 @@ func (x execution[S]) run(ctx context.Context) (S, Result, error) {
 		if err != nil || len(payloads) == 0 {
 			return l.state, res, err
 		}
-		evs := make([]events.Event, len(payloads))
-		md := events.Metadata{
-			CommandID: x.meta.CommandID, CommandDigest: x.digest, CausationID: x.meta.CausationID,
-			CorrelationID: x.meta.CorrelationID, Actor: x.meta.Actor, Time: x.clock.Now(),
-		}
-		for i, p := range payloads {
-			if evs[i], err = events.Encode(events.DeriveID(x.meta.CommandID, i), p, md); err != nil {
-				return l.state, res, err
-			}
-		}
-		expected := events.NoStream
-		if l.revision >= 0 {
-			expected = events.Exact(uint64(l.revision))
-		}
-		appended, err := x.store.Append(ctx, x.stream, expected, evs...)
+		w := Writer{Store: x.store, Stream: x.stream, Meta: x.meta, Digest: x.digest, Clock: x.clock, Revision: l.revision}
+		recs, err := w.Append(ctx, payloads...)
 		var wrong *events.WrongExpectedRevisionError
 		if errors.As(err, &wrong) {
 			if attempt >= MaxDecideAttempts {
@@ -161,51 +136,40 @@ func (x execution[S]) run(ctx context.Context) (S, Result, error) {
 			return l.state, res, err
 		}
 		for _, p := range payloads {
-			l.state.Evolve(p)
+			if err := l.state.Evolve(p); err != nil {
+				return l.state, res, err
+			}
 		}
-		res.Revision, res.Events, res.LastPosition = int64(appended.NextRevision), len(evs), appended.LastPosition
+		res.Revision, res.Events, res.LastPosition = w.Revision, len(recs), recs[len(recs)-1].Position
 		return l.state, res, nil
 	}
 }
-
-// loadPage is how many events one read of a stream load returns (a variable for tests).
-var loadPage = 1024
 
 // load folds the whole stream. It also finds this command's own events, if an earlier delivery
 // appended them: the state is then the state just after them, so the reply is the first reply.
 func (x execution[S]) load(ctx context.Context) (loaded[S], error) {
 	l := loaded[S]{state: x.newState(), revision: -1}
-	var from uint64
-	for {
-		page, err := x.store.ReadStream(ctx, x.stream, from, loadPage)
-		if err != nil {
-			return l, fmt.Errorf("load %s: %w", x.stream, err)
+	priorDone := false
+	var err error
+	l.revision, err = Load(ctx, x.store, x.registry, x.stream, 0, func(rec events.Recorded, p events.Payload) error {
+		mine := rec.Metadata.CommandID == x.meta.CommandID
+		if l.prior != nil && !mine {
+			priorDone = true // the prior delivery's events (one append, consecutive) are folded
 		}
-		for _, rec := range page {
-			mine := rec.Metadata.CommandID == x.meta.CommandID
-			if l.prior != nil && !mine {
-				return l, nil // the prior delivery's events (one append, consecutive) are folded
-			}
-			if mine && l.prior == nil {
-				if rec.Metadata.CommandDigest != x.digest {
-					return l, &CommandIDReusedError{CommandID: x.meta.CommandID, Stream: x.stream}
-				}
-				l.prior = &Result{CommandID: x.meta.CommandID, Stream: x.stream, Duplicate: true}
-			}
-			p, err := x.registry.Decode(rec)
-			if err != nil {
-				return l, err
-			}
-			l.state.Evolve(p)
-			l.revision = int64(rec.StreamRevision)
-			if l.prior != nil {
-				l.prior.Revision, l.prior.LastPosition = l.revision, rec.Position
-				l.prior.Events++
-			}
+		if priorDone {
+			return nil
 		}
-		if len(page) < loadPage {
-			return l, nil
+		if mine && l.prior == nil {
+			if rec.Metadata.CommandDigest != x.digest {
+				return &CommandIDReusedError{CommandID: x.meta.CommandID, Stream: x.stream}
+			}
+			l.prior = &Result{CommandID: x.meta.CommandID, Stream: x.stream, Duplicate: true}
 		}
-		from = page[len(page)-1].StreamRevision + 1
-	}
+		if l.prior != nil {
+			l.prior.Revision, l.prior.LastPosition = int64(rec.StreamRevision), rec.Position
+			l.prior.Events++
+		}
+		return l.state.Evolve(p)
+	})
+	return l, err
 }

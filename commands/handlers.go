@@ -64,11 +64,19 @@ func NewHandlers(store EventStore, registry *events.Registry, clock Clock, metri
 	return &Handlers{store: store, registry: registry, clock: clock, metrics: metrics}
 }
 
-// handle runs x and fills the result's view and error; every handler ends here.
-func handle[S aggregate](ctx context.Context, h *Handlers, name string, x execution[S], view func(S) any) Result {
+// handle runs x and fills the result's view and error; every handler ends here. body is what
+// the command asks for, hashed into its digest.
+func handle[S aggregate](ctx context.Context, h *Handlers, name string, x execution[S], body any, view func(S) any) Result {
 	started := time.Now()
 	x.store, x.registry, x.clock = h.store, h.registry, h.clock
-	state, res, err := x.run(ctx)
+	var (
+		state S
+		res   = Result{CommandID: x.meta.CommandID, Stream: x.stream, Revision: -1}
+		err   error
+	)
+	if x.digest, err = Digest(name, body); err == nil {
+		state, res, err = x.run(ctx)
+	}
 	if err != nil {
 		res.Error = NewErrorReply(err)
 	} else if v, merr := json.Marshal(view(state)); merr != nil {
@@ -80,21 +88,13 @@ func handle[S aggregate](ctx context.Context, h *Handlers, name string, x execut
 	return res
 }
 
-func withDigest[S aggregate](x execution[S], kind string, body any) (execution[S], error) {
-	d, err := commandDigest(kind, body)
-	x.digest = d
-	return x, err
-}
-
 // sessionExecution prepares a session command.
-func (h *Handlers) sessionExecution(meta Meta, sessionID, kind string, cmd session.Command) execution[*session.State] {
-	x := execution[*session.State]{
+func sessionExecution(meta Meta, sessionID string, cmd session.Command) execution[*session.State] {
+	return execution[*session.State]{
 		meta: meta, stream: SessionStream(sessionID),
 		newState: func() *session.State { return &session.State{} },
 		decide:   func(s *session.State) ([]events.Payload, error) { return session.Decide(s, cmd) },
 	}
-	x, _ = withDigest(x, kind, cmd)
-	return x
 }
 
 // SessionView is what session commands return.
@@ -117,27 +117,25 @@ func sessionView(s *session.State) any {
 
 // CreateSession handles CreateSession.
 func (h *Handlers) CreateSession(ctx context.Context, c *CreateSession) (Result, error) {
-	return handle(ctx, h, "CreateSession", h.sessionExecution(c.Meta, c.SessionID, "CreateSession", c.Create), sessionView), nil
+	return handle(ctx, h, "CreateSession", sessionExecution(c.Meta, c.SessionID, c.Create), c.Create, sessionView), nil
 }
 
 // SetSessionTitle handles SetSessionTitle.
 func (h *Handlers) SetSessionTitle(ctx context.Context, c *SetSessionTitle) (Result, error) {
-	return handle(ctx, h, "SetSessionTitle", h.sessionExecution(c.Meta, c.SessionID, "SetSessionTitle", c.SetTitle), sessionView), nil
+	return handle(ctx, h, "SetSessionTitle", sessionExecution(c.Meta, c.SessionID, c.SetTitle), c.SetTitle, sessionView), nil
 }
 
 // AppendUserMessage handles AppendUserMessage.
 func (h *Handlers) AppendUserMessage(ctx context.Context, c *AppendUserMessage) (Result, error) {
-	return handle(ctx, h, "AppendUserMessage", h.sessionExecution(c.Meta, c.SessionID, "AppendUserMessage", c.AppendUserMessage), sessionView), nil
+	return handle(ctx, h, "AppendUserMessage", sessionExecution(c.Meta, c.SessionID, c.AppendUserMessage), c.AppendUserMessage, sessionView), nil
 }
 
-func (h *Handlers) workExecution(meta Meta, sessionID, kind string, cmd work.Command, body any) execution[*work.State] {
-	x := execution[*work.State]{
+func workExecution(meta Meta, sessionID string, cmd work.Command) execution[*work.State] {
+	return execution[*work.State]{
 		meta: meta, stream: WorkStream(sessionID),
 		newState: func() *work.State { return &work.State{} },
 		decide:   func(s *work.State) ([]events.Payload, error) { return work.Decide(s, cmd) },
 	}
-	x, _ = withDigest(x, kind, body)
-	return x
 }
 
 func planView(s *work.State) any { return s.PlanView() }
@@ -147,14 +145,14 @@ func todoView(s *work.State) any { return s.TodoView() }
 func (h *Handlers) UpdatePlan(ctx context.Context, c *UpdatePlan) (Result, error) {
 	u := c.Update
 	u.SessionID = c.SessionID
-	return handle(ctx, h, "UpdatePlan", h.workExecution(c.Meta, c.SessionID, "UpdatePlan", u, c), planView), nil
+	return handle(ctx, h, "UpdatePlan", workExecution(c.Meta, c.SessionID, u), c, planView), nil
 }
 
 // UpdateTodos handles UpdateTodos (todo_update); the view is the todo list after the update.
 func (h *Handlers) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, error) {
 	u := c.Update
 	u.SessionID = c.SessionID
-	return handle(ctx, h, "UpdateTodos", h.workExecution(c.Meta, c.SessionID, "UpdateTodos", u, c), todoView), nil
+	return handle(ctx, h, "UpdateTodos", workExecution(c.Meta, c.SessionID, u), c, todoView), nil
 }
 
 // Work reads the authoritative work state of a root session from its stream (plan_get and

@@ -6,9 +6,12 @@
 package domain
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/zuno-run/zuno/events"
 )
 
 // Stable error codes. They reach the CLI's JSON output and the model's tool results, so they
@@ -29,6 +32,10 @@ const (
 	CodeDependencyNotFound       = "dependency_not_found"
 	CodeDependencyCycle          = "dependency_cycle"
 	CodeDependencyUnmet          = "dependency_unmet"
+
+	// CodeUnexpectedEvent: a fold met an event its aggregate does not know. The reader stops
+	// there instead of deciding on a state it could not build.
+	CodeUnexpectedEvent = "unexpected_event"
 )
 
 // Error is a rejected command. Nothing was decided, so nothing is appended. Its text is read by
@@ -98,6 +105,62 @@ func StaleRevision(subject string, expected, current uint64, getTool string) *Er
 	e.Field = "expected_revision"
 	e.Expected, e.Current = expected, current
 	return e
+}
+
+// UnexpectedEvent is the error of a fold that meets a payload its aggregate does not know:
+// a newer build's event, or an event appended to the wrong stream.
+func UnexpectedEvent(aggregate string, p events.Payload) *Error {
+	e := NewError(CodeUnexpectedEvent, fmt.Sprintf("the %s fold does not know event type %s", aggregate, p.EventType()),
+		"run a zuno build that knows this event type; nothing was decided")
+	e.ID = p.EventType()
+	return e
+}
+
+// Coded is an error with a stable code. Every typed error of every layer (domain, events,
+// commands, model, tools) has this method, so a caller reports any of them without knowing
+// which layer refused; the codes are listed in docs/errors.md.
+type Coded interface {
+	error
+	Code() string
+}
+
+// CodeOf returns the code of err, or of the first error it wraps that has one; "" when none
+// has.
+func CodeOf(err error) string {
+	var c Coded
+	if errors.As(err, &c) {
+		return c.Code()
+	}
+	return ""
+}
+
+// errorJSON is the wire form of an Error, so that it crosses the command bus whole.
+type errorJSON struct {
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	Fix      string   `json:"fix,omitempty"`
+	Field    string   `json:"field,omitempty"`
+	ID       string   `json:"id,omitempty"`
+	Expected uint64   `json:"expected,omitempty"`
+	Current  uint64   `json:"current,omitempty"`
+	Valid    []string `json:"valid,omitempty"`
+}
+
+// MarshalJSON writes the error with its code.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(errorJSON{Code: e.code, Message: e.Message, Fix: e.Fix, Field: e.Field, ID: e.ID,
+		Expected: e.Expected, Current: e.Current, Valid: e.Valid})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var j errorJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Error{code: j.Code, Message: j.Message, Fix: j.Fix, Field: j.Field, ID: j.ID,
+		Expected: j.Expected, Current: j.Current, Valid: j.Valid}
+	return nil
 }
 
 // HasCode reports whether err is, or wraps, a *Error with the given code.

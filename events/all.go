@@ -7,6 +7,7 @@ func AllPayloads() []Payload {
 		SessionCreated{},
 		SessionTitled{},
 		UserMessageAppended{},
+		DirectoryChanged{},
 
 		WorkPlanCreated{},
 		WorkPlanPatched{},

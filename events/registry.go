@@ -93,8 +93,9 @@ func (r *Registry) Names() []string {
 // Known reports whether a type name is registered.
 func (r *Registry) Known(name string) bool { _, ok := r.types[name]; return ok }
 
-// Decode returns a pointer to a new payload of the recorded event's type, or a typed error
-// naming the type and position.
+// Decode returns the payload of the recorded event's type as a value (the form Decide
+// returns, so every fold, projector and observer matches one form), or a typed error naming
+// the type and position.
 func (r *Registry) Decode(rec Recorded) (Payload, error) {
 	t, ok := r.types[rec.Type]
 	if !ok {
@@ -104,7 +105,7 @@ func (r *Registry) Decode(rec Recorded) (Payload, error) {
 	if err := decodeStrict(rec.Data, v.Interface()); err != nil {
 		return nil, &MalformedEventError{Type: rec.Type, Stream: rec.Stream, Position: rec.Position, Err: err}
 	}
-	return v.Interface().(Payload), nil
+	return v.Elem().Interface().(Payload), nil
 }
 
 // Encode turns a payload into an event with the given id and metadata.

@@ -6,6 +6,7 @@ const (
 	TypeSessionCreated      = "session.created.1"
 	TypeSessionTitled       = "session.titled.1"
 	TypeUserMessageAppended = "session.user_message.appended.1"
+	TypeDirectoryChanged    = "session.directory.changed.1"
 )
 
 // SessionCreated opens a session. A child session (a delegated job's) names its parent so that
@@ -37,3 +38,14 @@ type UserMessageAppended struct {
 }
 
 func (UserMessageAppended) EventType() string { return TypeUserMessageAppended }
+
+// DirectoryChanged moves a session to another workspace directory (zuno run --session S --dir
+// D): later turns work there, and the log says from when.
+type DirectoryChanged struct {
+	SessionID string `json:"sessionId"`
+	Directory string `json:"directory"`
+	// Previous is the directory the session worked in before.
+	Previous string `json:"previous,omitempty"`
+}
+
+func (DirectoryChanged) EventType() string { return TypeDirectoryChanged }

@@ -55,16 +55,16 @@ func (Sessions) Tables() []string { return []string{"session"} }
 func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
 	at := eventTime(ev)
 	switch e := p.(type) {
-	case *events.SessionCreated:
+	case events.SessionCreated:
 		return tx.Exec(ctx, `INSERT INTO session (id, title, agent, parent_session_id, directory, message_count, time_created, time_updated)
 			VALUES (?, ?, ?, ?, ?, 0, ?, ?)`, e.SessionID, e.Title, e.Agent, nullable(e.ParentSessionID), nullable(e.Directory), at, at)
-	case *events.SessionTitled:
+	case events.SessionTitled:
 		return tx.Exec(ctx, `UPDATE session SET title = ?, time_updated = ? WHERE id = ?`, e.Title, at, e.SessionID)
-	case *events.UserMessageAppended:
+	case events.UserMessageAppended:
 		return tx.Exec(ctx, `UPDATE session SET message_count = message_count + 1, time_updated = ? WHERE id = ?`, at, e.SessionID)
-	case *events.TurnStarted:
+	case events.TurnStarted:
 		return tx.Exec(ctx, `UPDATE session SET time_updated = ? WHERE id = ?`, at, e.SessionID)
-	case *events.TurnFinished:
+	case events.TurnFinished:
 		return tx.Exec(ctx, `UPDATE session SET time_updated = ? WHERE id = ?`, at, e.SessionID)
 	}
 	return nil
@@ -80,17 +80,17 @@ func (WorkPlans) Tables() []string { return []string{"work_plan"} }
 
 func (WorkPlans) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
 	switch e := p.(type) {
-	case *events.WorkPlanCreated:
+	case events.WorkPlanCreated:
 		return upsertPlan(ctx, tx, ev, e.SessionID, e.Revision, e.WorkPlan)
-	case *events.WorkPlanPatched:
+	case events.WorkPlanPatched:
 		return upsertPlan(ctx, tx, ev, e.SessionID, e.Revision, e.WorkPlan)
-	case *events.WorkPlanStepsAppended:
+	case events.WorkPlanStepsAppended:
 		return upsertPlan(ctx, tx, ev, e.SessionID, e.Revision, e.WorkPlan)
-	case *events.WorkPlanPushed:
+	case events.WorkPlanPushed:
 		return upsertPlan(ctx, tx, ev, e.SessionID, e.Revision, e.WorkPlan)
-	case *events.WorkPlanPopped:
+	case events.WorkPlanPopped:
 		return upsertPlan(ctx, tx, ev, e.SessionID, e.Revision, e.WorkPlan)
-	case *events.WorkPlanSuperseded:
+	case events.WorkPlanSuperseded:
 		return tx.Exec(ctx, `UPDATE work_plan SET status = ?, revision = ?, time_updated = ? WHERE session_id = ? AND plan_id = ?`,
 			e.Status, int64(e.Revision), eventTime(ev), e.SessionID, e.PlanID)
 	}
@@ -122,7 +122,7 @@ func (WorkItems) Name() string     { return "work_item" }
 func (WorkItems) Tables() []string { return []string{"work_item"} }
 
 func (WorkItems) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
-	e, ok := p.(*events.WorkTodoUpdated)
+	e, ok := p.(events.WorkTodoUpdated)
 	if !ok {
 		return nil
 	}

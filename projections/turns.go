@@ -81,10 +81,10 @@ type toolSettledState struct {
 
 func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
 	switch e := p.(type) {
-	case *events.UserMessageAppended:
+	case events.UserMessageAppended:
 		data := textPart{Type: PartText, Role: "user", MessageID: e.MessageID, Text: e.Text}
 		return upsertPart(ctx, tx, ev, 0, e.SessionID, "user:"+e.MessageID, "", "", PartText, data)
-	case *events.ProviderRequest:
+	case events.ProviderRequest:
 		if e.Status != events.RequestCompleted || e.Response == nil {
 			return nil
 		}
@@ -104,13 +104,13 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 			}
 			ordinal++
 		}
-	case *events.ToolBlocked:
+	case events.ToolBlocked:
 		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolBlockedState{
 			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output})
-	case *events.ToolStarted:
+	case events.ToolStarted:
 		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolRunningState{
 			Status: "running", Action: e.Action, Group: e.Group})
-	case *events.ToolSettled:
+	case events.ToolSettled:
 		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolSettledState{
 			Status: e.Outcome, ErrorCode: e.ErrorCode, Output: e.Output, Metadata: e.Metadata,
 			Recovered: e.Recovered, DurationMs: e.DurationMs})
@@ -171,7 +171,7 @@ func (PromptReceipts) Name() string     { return "prompt_receipt" }
 func (PromptReceipts) Tables() []string { return []string{"prompt_receipt"} }
 
 func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
-	e, ok := p.(*events.PromptAssembled)
+	e, ok := p.(events.PromptAssembled)
 	if !ok {
 		return nil
 	}
@@ -208,7 +208,7 @@ func (ProviderRequests) Name() string     { return "provider_request" }
 func (ProviderRequests) Tables() []string { return []string{"provider_request"} }
 
 func (ProviderRequests) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
-	e, ok := p.(*events.ProviderRequest)
+	e, ok := p.(events.ProviderRequest)
 	if !ok {
 		return nil
 	}

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -13,8 +16,15 @@ import (
 	"github.com/zuno-run/zuno/adapters/eventstore/esdb"
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
+	"github.com/zuno-run/zuno/adapters/instructions"
+	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/commands"
+	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -26,8 +36,10 @@ type eventStore interface {
 	Close() error
 }
 
-// app is the wired runtime of one CLI invocation.
+// app is the wired runtime of one CLI invocation: the adapters, and the Application every
+// command talks to.
 type app struct {
+	*zapp.Application
 	cfg      config
 	registry *events.Registry
 	store    eventStore
@@ -81,7 +93,103 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		a.Close()
 		return nil, err
 	}
+	a.Application = zapp.New(cfg.settings(), zapp.Ports{
+		Send:         a.bus.Send,
+		CatchUp:      a.catchUp,
+		Log:          a.store,
+		Driver:       a.driver(),
+		OpenProvider: provider.Open,
+		OpenTools:    openTools(cfg, dataDir(cfg)),
+		Instructions: instructions.Read,
+	}, a.queries())
 	return a, nil
+}
+
+func (a *app) catchUp(ctx context.Context) error {
+	_, err := a.runner.CatchUp(ctx)
+	return err
+}
+
+func (a *app) queries() *queries.Queries {
+	return queries.New(a.store, a.registry, readModels{a.rm}, a.catchUp)
+}
+
+// driver is the turn driver of this process: it records itself as the owner of the turns it
+// runs, and treats a turn whose owner process is gone as left behind.
+func (a *app) driver() *turn.Driver {
+	return &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}, Owner: thisProcess(),
+		Alive: processAlive, Metrics: turn.NewMetrics(a.metrics)}
+}
+
+// readModels adapts the read-model database to the queries' port.
+type readModels struct{ db *readmodel.DB }
+
+func (r readModels) Query(ctx context.Context, sql string, limit int) (queries.Table, error) {
+	rows, err := r.db.Query(ctx, sql, limit)
+	if err != nil {
+		return queries.Table{}, err
+	}
+	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
+}
+
+// dataDir is where Zuno keeps files beside its database: artifacts and background output.
+func dataDir(cfg config) string { return filepath.Dir(cfg.DB) }
+
+// openTools opens a session's tools: the core tools and bg, keeping artifacts and background
+// output under dir.
+func openTools(cfg config, dir string) turn.OpenTools {
+	return func(workspace, sessionID string) (turn.Surface, error) {
+		artifacts := filepath.Join(dir, "artifacts", sessionID)
+		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts))
+		if err != nil {
+			return nil, err
+		}
+		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
+			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr}})
+		if err != nil {
+			mgr.Close()
+			return nil, err
+		}
+		return &surface{tools: append(set.Tools(), bg.NewTool(mgr)), bg: mgr}, nil
+	}
+}
+
+// surface is a session's tools and the background manager they share.
+type surface struct {
+	tools []turn.Tool
+	bg    *bg.Manager
+}
+
+func (s *surface) Tools() []turn.Tool { return s.tools }
+func (s *surface) Close() error       { return s.bg.Close() }
+
+// backgroundStarter lets the shell tool's background option start bg tasks.
+type backgroundStarter struct{ m *bg.Manager }
+
+func (b backgroundStarter) StartBackground(ctx context.Context, req toolset.BackgroundRequest) (string, error) {
+	info, err := b.m.Start(ctx, bg.StartRequest{Command: req.Command, Dir: req.Dir, ExitPolicy: req.ExitPolicy,
+		SessionID: req.SessionID, CallID: req.CallID})
+	return info.ID, err
+}
+
+// thisProcess is the owner recorded on the turns this process drives.
+func thisProcess() *events.TurnOwner {
+	host, _ := os.Hostname()
+	return &events.TurnOwner{Host: host, PID: os.Getpid()}
+}
+
+// processAlive reports whether a turn's owner may still be running: a process on another
+// host cannot be checked, so it counts as alive (--recover overrides).
+func processAlive(o events.TurnOwner) bool {
+	host, _ := os.Hostname()
+	if o.Host != host {
+		return true
+	}
+	if o.PID <= 0 || o.PID == os.Getpid() {
+		return false
+	}
+	err := syscall.Kill(o.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // startBus starts the command bus: in process by default; with a bus URL, on Postgres, where
@@ -125,17 +233,4 @@ func (a *app) Close() error {
 	}
 	errs = append(errs, a.rm.Close(), a.store.Close())
 	return errors.Join(errs...)
-}
-
-// send delivers a command, then brings the read models up to its events, so that the next
-// `zuno db` sees them (read-your-writes).
-func (a *app) send(ctx context.Context, cmd any) (commands.Result, error) {
-	res, err := a.bus.Send(ctx, cmd)
-	if err != nil {
-		return res, err
-	}
-	if _, err := a.runner.CatchUp(ctx); err != nil {
-		return res, fmt.Errorf("command done, but the read models did not catch up: %w", err)
-	}
-	return res, res.Err()
 }

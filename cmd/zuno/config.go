@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
 )
 
@@ -46,6 +47,12 @@ type concurrencyConfig struct {
 type toolOutputConfig struct {
 	MaxBytes int `json:"max_bytes"`
 	MaxLines int `json:"max_lines"`
+}
+
+// settings are the keys the application layer acts on.
+func (c config) settings() zapp.Settings {
+	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
+		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls}
 }
 
 // configFile is $ZUNO_CONFIG, else zuno/config.json under the user's config directory.

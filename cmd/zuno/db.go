@@ -27,10 +27,7 @@ A statement that writes is refused: read models are derived from the event log.`
 			}
 			limit, _ := cmd.Flags().GetInt("limit")
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				if _, err := a.runner.CatchUp(ctx); err != nil {
-					return err
-				}
-				rows, err := a.rm.Query(ctx, args[0], limit)
+				rows, err := a.Queries.SQL(ctx, args[0], limit)
 				if err != nil {
 					return err
 				}

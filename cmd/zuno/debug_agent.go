@@ -2,40 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/zuno-run/zuno/domain/agent"
-	"github.com/zuno-run/zuno/domain/tools"
+	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/queries"
 )
-
-// agentReport is `zuno debug agent NAME` (seeds 002 §10.2), for the parts this build has:
-// the definition, the effective model, the tool intersection with reasons, delegates. MCP,
-// Skills and the sandbox are not built yet, and the report says so rather than implying they
-// are ready.
-type agentReport struct {
-	Name        string              `json:"name"`
-	Mode        string              `json:"mode"`
-	Source      string              `json:"source"`
-	Description string              `json:"description"`
-	StepLimit   int                 `json:"stepLimit"`
-	Model       string              `json:"model"`
-	ModelNote   string              `json:"modelNote,omitempty"`
-	Tools       []toolReport        `json:"tools"`
-	Unavailable []agent.Unavailable `json:"unavailable"`
-	Delegates   []string            `json:"delegates"`
-	Notes       []string            `json:"notes"`
-}
-
-type toolReport struct {
-	Name        string `json:"name"`
-	SideEffect  string `json:"sideEffect"`
-	Replay      string `json:"replay"`
-	Concurrency string `json:"concurrency"`
-}
 
 func newDebugAgentCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -54,100 +29,70 @@ delegates. It creates no session and contacts no provider.`,
 			if err != nil {
 				return err
 			}
-			ag, err := agent.Resolve(args[0], cfg.Agents, false)
+			rep, err := debugAgent(cfg, args[0])
 			if err != nil {
 				return err
 			}
-			dir, err := os.Getwd()
-			if err != nil {
-				return err
-			}
-			// The tools are built only to read their declarations; their scratch directories go
-			// to a temporary place, so a diagnostic leaves nothing in the data directory.
-			scratch, err := os.MkdirTemp("", "zuno-debug-agent-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(scratch)
-			probe := cfg
-			probe.DB = filepath.Join(scratch, "zuno.db")
-			rt, err := newRuntimeTools(probe, dir, "debug-agent")
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			rep := agentReport{Name: ag.Name, Mode: string(ag.Mode), Source: ag.Source, Description: ag.Description,
-				StepLimit: ag.Steps, Model: cfg.Model, Delegates: ag.Delegates, Unavailable: []agent.Unavailable{},
-				Notes: []string{
-					"no permission gate or sandbox in this build: every offered tool runs unconfined in the workspace",
-					"MCP servers and Skills are not supported in this build",
-				}}
-			if rep.Delegates == nil {
-				rep.Delegates = []string{}
-			}
-			if rep.Model == "" {
-				rep.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"
-			} else if _, err := parseModel(rep.Model); err != nil {
-				rep.ModelNote = err.Error()
-			}
-			caps := map[string]agent.Capability{}
-			decls := map[string]tools.Declaration{}
-			for _, t := range rt.tools {
-				d := t.Declaration()
-				caps[d.Name] = agent.Capability{Enabled: true, Writes: t.WritesWorkspace()}
-				decls[d.Name] = d
-			}
-			for name, on := range cfg.Tools {
-				if !on {
-					caps[name] = agent.Capability{Enabled: false}
-				}
-			}
-			names, unavailable := ag.EffectiveTools(caps)
-			rep.Unavailable = append(rep.Unavailable, unavailable...)
-			for _, n := range names {
-				d := decls[n]
-				tr := toolReport{Name: n, SideEffect: d.Policy.SideEffect.String(), Replay: d.Policy.Replay.String(), Concurrency: d.Policy.Concurrency.String()}
-				if d.Mixed() {
-					tr.SideEffect, tr.Replay, tr.Concurrency = "per action", "per action", "per action"
-				}
-				rep.Tools = append(rep.Tools, tr)
-			}
-			if format == "json" {
-				return writeJSON(cmd.OutOrStdout(), rep)
-			}
-			w := cmd.OutOrStdout()
-			steps := "none (no implicit limit)"
-			if rep.StepLimit > 0 {
-				steps = fmt.Sprint(rep.StepLimit)
-			}
-			fmt.Fprintf(w, "agent:       %s (%s)\nsource:      %s\ndescription: %s\nstep limit:  %s\n", rep.Name, rep.Mode, rep.Source, rep.Description, steps)
-			model := rep.Model
-			if model == "" {
-				model = "(none)"
-			}
-			fmt.Fprintf(w, "model:       %s\n", model)
-			if rep.ModelNote != "" {
-				fmt.Fprintf(w, "             %s\n", rep.ModelNote)
-			}
-			fmt.Fprintln(w, "tools:")
-			for _, t := range rep.Tools {
-				fmt.Fprintf(w, "  %-13s %s, replay %s, %s\n", t.Name, t.SideEffect, t.Replay, t.Concurrency)
-			}
-			if len(rep.Unavailable) > 0 {
-				fmt.Fprintln(w, "unavailable:")
-				for _, u := range rep.Unavailable {
-					fmt.Fprintf(w, "  %-13s %s\n", u.Tool, u.Reason)
-				}
-			}
-			fmt.Fprintf(w, "delegates:   %s\n", orNone(strings.Join(rep.Delegates, ", ")))
-			for _, n := range rep.Notes {
-				fmt.Fprintf(w, "note:        %s\n", n)
-			}
-			return nil
+			return printAgent(cmd.OutOrStdout(), format, rep)
 		},
 	}
 	addFormatFlag(cmd, "table")
 	return cmd
+}
+
+// debugAgent reports an agent in the current directory; the tools are opened with their
+// scratch state in a temporary directory, so the diagnostic leaves nothing behind.
+func debugAgent(cfg config, name string) (queries.AgentReport, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return queries.AgentReport{}, err
+	}
+	scratch, err := os.MkdirTemp("", "zuno-debug-agent-")
+	if err != nil {
+		return queries.AgentReport{}, err
+	}
+	defer os.RemoveAll(scratch)
+	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch)}
+	if s.Model == "" {
+		s.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"
+	} else if _, err := zapp.ParseModel(s.Model); err != nil {
+		s.ModelNote = err.Error()
+	}
+	return queries.Agent(name, dir, s)
+}
+
+func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
+	if format == "json" {
+		return writeJSON(w, rep)
+	}
+	steps := "none (no implicit limit)"
+	if rep.StepLimit > 0 {
+		steps = fmt.Sprint(rep.StepLimit)
+	}
+	fmt.Fprintf(w, "agent:       %s (%s)\nsource:      %s\ndescription: %s\nstep limit:  %s\n", rep.Name, rep.Mode, rep.Source, rep.Description, steps)
+	model := rep.Model
+	if model == "" {
+		model = "(none)"
+	}
+	fmt.Fprintf(w, "model:       %s\n", model)
+	if rep.ModelNote != "" {
+		fmt.Fprintf(w, "             %s\n", rep.ModelNote)
+	}
+	fmt.Fprintln(w, "tools:")
+	for _, t := range rep.Tools {
+		fmt.Fprintf(w, "  %-13s %s, replay %s, %s\n", t.Name, t.SideEffect, t.Replay, t.Concurrency)
+	}
+	if len(rep.Unavailable) > 0 {
+		fmt.Fprintln(w, "unavailable:")
+		for _, u := range rep.Unavailable {
+			fmt.Fprintf(w, "  %-13s %s\n", u.Tool, u.Reason)
+		}
+	}
+	fmt.Fprintf(w, "delegates:   %s\n", orNone(strings.Join(rep.Delegates, ", ")))
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note:        %s\n", n)
+	}
+	return nil
 }
 
 func orNone(s string) string {

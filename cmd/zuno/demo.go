@@ -9,8 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zuno-run/zuno/commands"
-	"github.com/zuno-run/zuno/domain/session"
-	"github.com/zuno-run/zuno/domain/work"
+	zapp "github.com/zuno-run/zuno/commands/app"
 )
 
 // `zuno demo work` drives a scripted sequence of plan and todo commands through the whole
@@ -30,55 +29,56 @@ func newDemoWorkCmd() *cobra.Command {
 }
 
 func runDemo(ctx context.Context, a *app, out io.Writer) error {
-	sid := newID("ses_")
+	sid := zapp.NewID("ses_")
 	step := 0
 	meta := func() commands.Meta {
 		step++
 		return commands.Meta{CommandID: fmt.Sprintf("%s/demo-%d", sid, step), Actor: "build", CorrelationID: sid}
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
-	must := func(what string, cmd any) (commands.Result, error) {
-		res, err := a.send(ctx, cmd)
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", what, err)
-		}
-		say("  %-50s -> stream revision %d, position %d", what, res.Revision, res.LastPosition)
-		return res, nil
+	c := a.Commands
+	plan := func(args string) func(commands.Meta) (commands.Result, error) {
+		return func(m commands.Meta) (commands.Result, error) { return c.UpdatePlan(ctx, m, sid, args) }
 	}
-	rev := func(n uint64) *uint64 { return &n }
-	str := func(s string) *string { return &s }
+	todos := func(args string) func(commands.Meta) (commands.Result, error) {
+		return func(m commands.Meta) (commands.Result, error) { return c.UpdateTodos(ctx, m, sid, args) }
+	}
 
 	say("Event store: %s", a.describeStorage())
 	say("\nScripted session %s", sid)
 	steps := []struct {
 		what string
-		cmd  any
+		send func(commands.Meta) (commands.Result, error)
 	}{
-		{"session.create", &commands.CreateSession{Meta: meta(), Create: session.Create{SessionID: sid, Title: "Fix integer division in calc", Agent: "build"}}},
-		{"user message", &commands.AppendUserMessage{Meta: meta(), AppendUserMessage: session.AppendUserMessage{SessionID: sid, MessageID: "msg_1", Text: "divide(7, 2) returns 3; it should return 3.5"}}},
-		{"plan_update create (no revision: first plan)", &commands.UpdatePlan{Meta: meta(), SessionID: sid, Update: work.PlanUpdate{Action: work.ActionCreate, Title: "Fix divide()",
-			Steps: []work.StepInput{{Title: "Reproduce with a failing test"}, {Title: "Fix the division"}, {Title: "Run the test suite"}}}}},
-		{"todo_update (two items, one depends on the other)", &commands.UpdateTodos{Meta: meta(), SessionID: sid, Update: work.TodoUpdate{Items: []work.TodoInput{
-			{ID: "test", Title: str("Add test_divide_fraction"), Owner: str("build"), PlanStepID: str("step-1")},
-			{ID: "fix", Title: str("Use true division in divide()"), Dependencies: &[]string{"test"}, PlanStepID: str("step-2")}}}}},
-		{"plan_update patch step-1 completed", &commands.UpdatePlan{Meta: meta(), SessionID: sid, Update: work.PlanUpdate{Action: work.ActionPatch, ExpectedRevision: rev(1),
-			Patches: []work.StepPatch{{ID: "step-1", Status: str(work.StatusCompleted)}}}}},
-		{"todo_update test completed, fix in progress", &commands.UpdateTodos{Meta: meta(), SessionID: sid, Update: work.TodoUpdate{Items: []work.TodoInput{
-			{ID: "test", Status: str("completed")}, {ID: "fix", Status: str("in_progress")}}}}},
-		{"plan_update append a step (host id)", &commands.UpdatePlan{Meta: meta(), SessionID: sid, Update: work.PlanUpdate{Action: work.ActionAppend, ExpectedRevision: rev(2),
-			Steps: []work.StepInput{{Title: "Update the changelog"}}}}},
+		{"session.create", func(m commands.Meta) (commands.Result, error) {
+			return c.CreateSession(ctx, m, zapp.NewSession{SessionID: sid, Title: "Fix integer division in calc", Agent: "build"})
+		}},
+		{"user message", func(m commands.Meta) (commands.Result, error) {
+			return c.AppendMessage(ctx, m, sid, "msg_1", "divide(7, 2) returns 3; it should return 3.5")
+		}},
+		{"plan_update create (no revision: first plan)", plan(`{"action":"create","title":"Fix divide()","steps":[
+			{"title":"Reproduce with a failing test"},{"title":"Fix the division"},{"title":"Run the test suite"}]}`)},
+		{"todo_update (two items, one depends on the other)", todos(`{"items":[
+			{"id":"test","title":"Add test_divide_fraction","owner":"build","plan_step_id":"step-1"},
+			{"id":"fix","title":"Use true division in divide()","dependencies":["test"],"plan_step_id":"step-2"}]}`)},
+		{"plan_update patch step-1 completed", plan(`{"action":"patch","expected_revision":1,"patches":[{"id":"step-1","status":"completed"}]}`)},
+		{"todo_update test completed, fix in progress", todos(`{"items":[{"id":"test","status":"completed"},{"id":"fix","status":"in_progress"}]}`)},
+		{"plan_update append a step (host id)", plan(`{"action":"append","expected_revision":2,"steps":[{"title":"Update the changelog"}]}`)},
 	}
+	metas := make([]commands.Meta, len(steps))
 	var appendRes commands.Result
-	for _, s := range steps {
-		res, err := must(s.what, s.cmd)
+	for i, st := range steps {
+		metas[i] = meta()
+		res, err := st.send(metas[i])
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", st.what, err)
 		}
+		say("  %-50s -> stream revision %d, position %d", st.what, res.Revision, res.LastPosition)
 		appendRes = res
 	}
 
 	say("\nThe same command delivered again (same command id):")
-	again, err := a.send(ctx, steps[len(steps)-1].cmd)
+	again, err := steps[len(steps)-1].send(metas[len(steps)-1])
 	if err != nil {
 		return err
 	}
@@ -88,8 +88,7 @@ func runDemo(ctx context.Context, a *app, out io.Writer) error {
 	}
 
 	say("\nA stale plan_update (expected_revision 1, the plan is at 3):")
-	_, err = a.send(ctx, &commands.UpdatePlan{Meta: meta(), SessionID: sid, Update: work.PlanUpdate{Action: work.ActionPatch, ExpectedRevision: rev(1),
-		Patches: []work.StepPatch{{ID: "step-2", Status: str(work.StatusCompleted)}}}})
+	_, err = plan(`{"action":"patch","expected_revision":1,"patches":[{"id":"step-2","status":"completed"}]}`)(meta())
 	if err == nil {
 		return errors.New("demo: a stale plan_update was accepted")
 	}
@@ -102,7 +101,7 @@ func runDemo(ctx context.Context, a *app, out io.Writer) error {
 		fmt.Sprintf(`SELECT id, status, owner, dependencies FROM work_item WHERE session_id = '%s' ORDER BY time_created, id`, sid),
 		fmt.Sprintf(`SELECT type, COUNT(*) AS n FROM event WHERE aggregate_id = '%s' GROUP BY type ORDER BY type`, sid),
 	} {
-		rows, err := a.rm.Query(ctx, q, 0)
+		rows, err := a.Queries.SQL(ctx, q, 0)
 		if err != nil {
 			return err
 		}

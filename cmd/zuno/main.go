@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	zapp "github.com/zuno-run/zuno/commands/app"
 )
 
 func main() { os.Exit(run()) }
@@ -30,27 +32,23 @@ func run() int {
 	}
 	format, _ := cmd.Flags().GetString("format")
 	printError(os.Stderr, format, err)
-	var usage *usageError
+	var usage *zapp.UsageError
 	if errors.As(err, &usage) {
 		return 2
 	}
 	return 1
 }
 
-// usageError is a wrong command line; cobra's own flag errors are wrapped into it.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-func (e *usageError) Code() string  { return "usage" }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+// usagef is a wrong command line (exit status 2); cobra's own flag errors become one too.
+func usagef(format string, args ...any) error {
+	return &zapp.UsageError{Message: fmt.Sprintf(format, args...)}
+}
 
 // printError writes err for a person, or as {"error":{"code","message"}} for --format json.
 func printError(w io.Writer, format string, err error) {
-	code := "error"
-	var coded interface{ Code() string }
-	if errors.As(err, &coded) {
-		code = coded.Code()
+	code := zapp.CodeOf(err)
+	if code == "" {
+		code = "error"
 	}
 	if format == "json" {
 		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": err.Error()}})
@@ -71,7 +69,7 @@ readmodel_url) in the JSON config file at $ZUNO_CONFIG or ~/.config/zuno/config.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
 		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd())
 	usageArgs(root)
@@ -84,11 +82,11 @@ func usageArgs(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				var u *usageError
+				var u *zapp.UsageError
 				if errors.As(err, &u) {
 					return err
 				}
-				return &usageError{err.Error() + " (see zuno " + cmd.Name() + " --help)"}
+				return &zapp.UsageError{Message: err.Error() + " (see zuno " + cmd.Name() + " --help)"}
 			}
 			return nil
 		}

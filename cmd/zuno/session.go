@@ -2,27 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/zuno-run/zuno/commands"
-	"github.com/zuno-run/zuno/domain/session"
+	zapp "github.com/zuno-run/zuno/commands/app"
 )
-
-// newID returns a time-ordered id with a kind prefix, e.g. ses_0193….
-func newID(prefix string) string {
-	return prefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
-}
 
 // commandMeta builds the command envelope from --command-id (a fresh id when absent).
 func commandMeta(cmd *cobra.Command, correlation string) commands.Meta {
 	id, _ := cmd.Flags().GetString("command-id")
 	if id == "" {
-		id = newID("cmd_")
+		id = zapp.NewID("cmd_")
 	}
 	return commands.Meta{CommandID: id, Actor: "user", CorrelationID: correlation}
 }
@@ -56,11 +49,10 @@ func newSessionCmd() *cobra.Command {
 			agent, _ := cmd.Flags().GetString("agent")
 			id, _ := cmd.Flags().GetString("id")
 			if id == "" {
-				id = newID("ses_")
+				id = zapp.NewID("ses_")
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				res, err := a.send(ctx, &commands.CreateSession{Meta: commandMeta(cmd, id),
-					Create: session.Create{SessionID: id, Title: title, Agent: agent}})
+				res, err := a.Commands.CreateSession(ctx, commandMeta(cmd, id), zapp.NewSession{SessionID: id, Title: title, Agent: agent})
 				if err != nil {
 					return err
 				}
@@ -90,8 +82,7 @@ func newSessionCmd() *cobra.Command {
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				meta := commandMeta(cmd, args[0])
-				res, err := a.send(ctx, &commands.AppendUserMessage{Meta: meta, AppendUserMessage: session.AppendUserMessage{
-					SessionID: args[0], MessageID: "msg_" + strings.TrimPrefix(meta.CommandID, "cmd_"), Text: args[1]}})
+				res, err := a.Commands.AppendMessage(ctx, meta, args[0], "msg_"+strings.TrimPrefix(meta.CommandID, "cmd_"), args[1])
 				if err != nil {
 					return err
 				}
@@ -116,11 +107,7 @@ func newSessionCmd() *cobra.Command {
 				return usagef("--limit must be positive")
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				if _, err := a.runner.CatchUp(ctx); err != nil {
-					return err
-				}
-				rows, err := a.rm.Query(ctx, fmt.Sprintf(`SELECT id, title, agent, parent_session_id, message_count, time_created, time_updated
-					FROM session ORDER BY time_created DESC, id DESC LIMIT %d`, limit), 0)
+				rows, err := a.Queries.Sessions(ctx, limit)
 				if err != nil {
 					return err
 				}
@@ -135,17 +122,4 @@ func newSessionCmd() *cobra.Command {
 	list.Flags().Int("limit", 50, "at most this many sessions")
 	cmd.AddCommand(create, message, list)
 	return cmd
-}
-
-// decodeArgs reads a tool's JSON arguments strictly: an unknown field is an error naming it.
-func decodeArgs(raw string, into any) error {
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return usagef("arguments are not valid JSON for this tool: %v", err)
-	}
-	if dec.More() {
-		return usagef("arguments hold more than one JSON value")
-	}
-	return nil
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zuno-run/zuno/commands"
-	"github.com/zuno-run/zuno/domain/work"
+	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/queries"
 )
 
 // The plan and todo commands are the plan_get/plan_update/todo_get/todo_update tools from a
@@ -31,7 +32,7 @@ func oneJSONArg(what string) cobra.PositionalArgs {
 	}
 }
 
-func newWorkGetCmd(use, short string, view func(*work.State) any) *cobra.Command {
+func newWorkGetCmd(use, short string, view func(q *queries.Queries, ctx context.Context, session string) (any, error)) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -42,11 +43,11 @@ func newWorkGetCmd(use, short string, view func(*work.State) any) *cobra.Command
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				st, err := a.handlers.Work(ctx, session)
+				v, err := view(a.Queries, ctx, session)
 				if err != nil {
 					return err
 				}
-				return writeJSON(cmd.OutOrStdout(), view(st))
+				return writeJSON(cmd.OutOrStdout(), v)
 			})
 		},
 	}
@@ -54,7 +55,7 @@ func newWorkGetCmd(use, short string, view func(*work.State) any) *cobra.Command
 	return cmd
 }
 
-func newWorkUpdateCmd(use, short, tool string, build func(meta commands.Meta, session, raw string) (any, error)) *cobra.Command {
+func newWorkUpdateCmd(use, short, tool string, update func(c *zapp.Commands, ctx context.Context, meta commands.Meta, session, args string) (commands.Result, error)) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -68,12 +69,8 @@ func newWorkUpdateCmd(use, short, tool string, build func(meta commands.Meta, se
 			if err != nil {
 				return err
 			}
-			c, err := build(commandMeta(cmd, session), session, args[0])
-			if err != nil {
-				return err
-			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				res, err := a.send(ctx, c)
+				res, err := update(a.Commands, ctx, commandMeta(cmd, session), session, args[0])
 				if err != nil {
 					return err
 				}
@@ -99,16 +96,9 @@ func newWorkUpdateCmd(use, short, tool string, build func(meta commands.Meta, se
 func newPlanCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "plan", Short: "The durable plan of a root session (plan_get, plan_update)"}
 	cmd.AddCommand(
-		newWorkGetCmd("get --session S", "Print the focused plan (null when there is none)",
-			func(s *work.State) any { return s.PlanView() }),
+		newWorkGetCmd("get --session S", "Print the focused plan (null when there is none)", (*queries.Queries).Plan),
 		newWorkUpdateCmd("update --session S JSON", "Apply plan_update arguments, e.g. '{\"action\":\"create\",\"title\":\"…\",\"steps\":[{\"title\":\"…\"}]}'",
-			"plan_update", func(meta commands.Meta, session, raw string) (any, error) {
-				var u work.PlanUpdate
-				if err := decodeArgs(raw, &u); err != nil {
-					return nil, err
-				}
-				return &commands.UpdatePlan{Meta: meta, SessionID: session, Update: u}, nil
-			}),
+			"plan_update", (*zapp.Commands).UpdatePlan),
 	)
 	return cmd
 }
@@ -116,16 +106,9 @@ func newPlanCmd() *cobra.Command {
 func newTodoCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "todo", Short: "The todo items of a root session (todo_get, todo_update)"}
 	cmd.AddCommand(
-		newWorkGetCmd("get --session S", "Print the todo list",
-			func(s *work.State) any { return s.TodoView() }),
+		newWorkGetCmd("get --session S", "Print the todo list", (*queries.Queries).Todos),
 		newWorkUpdateCmd("update --session S JSON", "Apply todo_update arguments, e.g. '{\"items\":[{\"title\":\"…\"}]}'",
-			"todo_update", func(meta commands.Meta, session, raw string) (any, error) {
-				var u work.TodoUpdate
-				if err := decodeArgs(raw, &u); err != nil {
-					return nil, err
-				}
-				return &commands.UpdateTodos{Meta: meta, SessionID: session, Update: u}, nil
-			}),
+			"todo_update", (*zapp.Commands).UpdateTodos),
 	)
 	return cmd
 }

@@ -82,7 +82,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 		clock := &stepClock{}
 		d := &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}
 		b.StartTimer()
-		out, err := d.Run(ctx, turn.Request{SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: p,
+		out, err := d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: p,
 			ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Observer: clock})
 		b.StopTimer()
 		if err != nil || out.Steps != steps+1 {
@@ -169,7 +169,7 @@ func BenchmarkParallelReadOnly(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				out, err := d.Run(ctx, turn.Request{SessionID: sid, Text: "wait", Agent: buildAgent("wait"), Provider: p,
+				out, err := d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: sid, Text: "wait", Agent: buildAgent("wait"), Provider: p,
 					ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{waitTool{}}, ToolCalls: limit})
 				if err != nil || out.Reason != events.FinishCompleted {
 					b.Fatalf("outcome %+v %v", out, err)

@@ -2,6 +2,8 @@ package turn
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -25,7 +27,7 @@ type Driver struct {
 	Store    commands.EventStore
 	Registry *events.Registry
 	Clock    commands.Clock
-	// NewID returns a fresh unique id (turns, requests, receipts); uuid.NewString when nil.
+	// NewID returns a fresh unique id (requests, receipts); uuid.NewString when nil.
 	NewID func() string
 	// Owner is recorded on the turns this driver starts.
 	Owner *events.TurnOwner
@@ -37,11 +39,13 @@ type Driver struct {
 	Metrics *Metrics
 }
 
-// Request is one user input to drive.
+// Request is one user input to drive, with everything resolved: the agent, the provider and
+// the tools.
 type Request struct {
+	// Meta identifies the turn's command: the turn id, the message id and every event id
+	// derive from its CommandID, so a re-delivered turn starts nothing new.
+	Meta      commands.Meta
 	SessionID string
-	// MessageID identifies the user message; a fresh id when empty.
-	MessageID string
 	Text      string
 	Agent     agent.Agent
 	// Provider answers the model requests; ProviderName is how it is recorded.
@@ -49,11 +53,15 @@ type Request struct {
 	ProviderName string
 	Model        model.ModelInfo
 	MaxTokens    int
-	// Tools are the runtime's tools (already narrowed by the tools config); the agent's
-	// allowlist narrows them further.
-	Tools []Tool
+	// Tools are the runtime's tools; the tools config (ToolsConfig) and the agent's allowlist
+	// narrow them to the tools offered (agent.Offer).
+	Tools       []Tool
+	ToolsConfig map[string]bool
 	// ToolCalls is concurrency.tool_calls (1..=64); 0 means the default.
 	ToolCalls int
+	// Directory, when set and not the session's recorded workspace, moves the session there
+	// (recorded before the turn starts).
+	Directory string
 	// GlobalAgents and ProjectAgents are the AGENTS.md files, read by the caller.
 	GlobalAgents  *prompt.InstructionFile
 	ProjectAgents []prompt.InstructionFile
@@ -72,6 +80,9 @@ type Outcome struct {
 	Text      string
 	Usage     events.Usage
 	Error     *events.ErrorInfo
+	// Duplicate is set when the turn's command had been handled before: nothing new ran, and
+	// this is the first outcome.
+	Duplicate bool
 }
 
 // Err returns the turn's failure as an error, nil when it completed.
@@ -86,28 +97,29 @@ func (o Outcome) Err() error {
 type Error struct{ Info events.ErrorInfo }
 
 func (e *Error) Error() string {
-	s := e.Info.Code + ": " + e.Info.Message
-	if e.Info.Fix != "" {
-		s += "; " + e.Info.Fix
-	}
-	return s
+	return domain.FormatError(e.Info.Code, "", "", e.Info.Message, e.Info.Fix)
 }
 
 // Code returns the failure's stable code.
 func (e *Error) Code() string { return e.Info.Code }
 
-// CodeSessionBusy is the stable code of a turn that lost its session to another writer.
-const CodeSessionBusy = "session_busy"
+const (
+	// CodeSessionBusy is the stable code of a turn that lost its session to another writer.
+	CodeSessionBusy = "session_busy"
+	// CodeTurnInProgress: a turn's command came again while the turn it started still runs.
+	CodeTurnInProgress = "turn_in_progress"
+)
 
 // FinalizationInstruction is the host-owned instruction of the step-limit finalisation
-// request (seeds 002 §8).
+// request (docs/turns.md).
 const FinalizationInstruction = "The step limit for this turn has been reached and tools are now closed. " +
 	"Do not ask for more tool calls. Reply with a final summary: what was completed, what was not, the " +
 	"evidence for each (commands run and their results, files inspected), and what blocks the rest."
 
 // Run drives one user input to the end of its turn. It records the turn whatever happens; the
 // returned error is for failures to record (the store), while a turn that ended in a typed
-// failure (provider error, context overflow) is an Outcome with Error set.
+// failure (provider error, context overflow) is an Outcome with Error set. A request whose
+// command already started a turn returns that turn's outcome and starts nothing.
 func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 	if req.Observer == nil {
 		req.Observer = NopObserver{}
@@ -118,9 +130,18 @@ func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 	if err := tools.CheckConcurrency("concurrency.tool_calls", req.ToolCalls); err != nil {
 		return Outcome{}, err
 	}
+	if req.Meta.CommandID == "" {
+		return Outcome{}, domain.Invalid("command_id", "is empty", "give every turn a command id: it makes a retried turn recognisable")
+	}
 	r, err := d.load(ctx, req)
 	if err != nil {
 		return Outcome{}, err
+	}
+	if err := r.offerTools(); err != nil {
+		return Outcome{}, err
+	}
+	if r.prior.seen {
+		return r.repeat(ctx)
 	}
 	if err := r.recover(ctx); err != nil {
 		return Outcome{}, err
@@ -130,14 +151,16 @@ func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 
 // run is one turn in progress.
 type run struct {
-	d        *Driver
-	req      Request
-	stream   string
-	revision int64 // -1: empty stream
-	sess     session.State
-	tr       *transcript.State
-	turnID   string
-	seq      int
+	d      *Driver
+	req    Request
+	w      commands.Writer
+	sess   session.State
+	tr     *transcript.State
+	turnID string
+	// settled are the session's earlier tool results, kept for the tools that restore their
+	// state from them (read credentials); output text is dropped to keep them small.
+	settled  []events.ToolSettled
+	prior    priorTurn
 	staged   []events.Payload
 	tools    map[string]Tool
 	registry *tools.Registry
@@ -149,6 +172,13 @@ type run struct {
 	prevID  string
 }
 
+// priorTurn is what the log holds of this request's command, if it was handled before.
+type priorTurn struct {
+	seen     bool
+	finished *events.TurnFinished
+	text     string
+}
+
 func (d *Driver) newID() string {
 	if d.NewID != nil {
 		return d.NewID()
@@ -156,29 +186,42 @@ func (d *Driver) newID() string {
 	return uuid.NewString()
 }
 
+// TurnID is the id of the turn a command starts: derived from the command id, so a retried
+// command names the turn it already started.
+func TurnID(commandID string) string { return "turn_" + derivedHex("turn", commandID) }
+
+// MessageID is the id of the user message a turn's command records.
+func MessageID(commandID string) string { return "msg_" + derivedHex("message", commandID) }
+
+func derivedHex(kind, commandID string) string {
+	sum := sha256.Sum256([]byte(kind + "\n" + commandID))
+	return hex.EncodeToString(sum[:16])
+}
+
+// digest identifies what a turn's command asks for; the recovery flag is how, not what.
+func digest(req Request) (string, error) {
+	return commands.Digest("RunTurn", struct {
+		SessionID, Text, Agent, Model, Directory string
+	}{req.SessionID, req.Text, req.Agent.Name, req.Model.ID, req.Directory})
+}
+
 // load folds the session stream once; the turn keeps it current from then on.
 func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
-	r := &run{d: d, req: req, stream: commands.SessionStream(req.SessionID), revision: -1, tr: transcript.New()}
-	const page = 1024
-	var from uint64
-	for {
-		recs, err := d.Store.ReadStream(ctx, r.stream, from, page)
-		if err != nil {
-			return nil, fmt.Errorf("load session %s: %w", req.SessionID, err)
-		}
-		for _, rec := range recs {
-			p, err := d.Registry.Decode(rec)
-			if err != nil {
-				return nil, err
-			}
-			r.sess.Evolve(p)
-			r.tr.Evolve(p)
-			r.revision = int64(rec.StreamRevision)
-		}
-		if len(recs) < page {
-			break
-		}
-		from = recs[len(recs)-1].StreamRevision + 1
+	dg, err := digest(req)
+	if err != nil {
+		return nil, err
+	}
+	stream := commands.SessionStream(req.SessionID)
+	meta := req.Meta
+	meta.Actor = actor(req.Agent)
+	if meta.CorrelationID == "" {
+		meta.CorrelationID = req.SessionID
+	}
+	r := &run{d: d, req: req, tr: transcript.New(), turnID: TurnID(req.Meta.CommandID),
+		w: commands.Writer{Store: d.Store, Stream: stream, Meta: meta, Digest: dg, Clock: d.Clock}}
+	r.w.Revision, err = commands.Load(ctx, d.Store, d.Registry, stream, 0, r.fold)
+	if err != nil {
+		return nil, err
 	}
 	if !r.sess.Exists {
 		e := domain.NewError(domain.CodeSessionNotFound, fmt.Sprintf("session %s does not exist", req.SessionID),
@@ -187,6 +230,64 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 		return nil, e
 	}
 	return r, nil
+}
+
+// fold applies one stored event: the session, the transcript, and what this command did
+// before if it was handled already.
+func (r *run) fold(rec events.Recorded, p events.Payload) error {
+	if rec.Metadata.CommandID == r.req.Meta.CommandID {
+		if rec.Metadata.CommandDigest != r.w.Digest {
+			return &commands.CommandIDReusedError{CommandID: r.req.Meta.CommandID, Stream: r.w.Stream}
+		}
+		r.prior.seen = true
+		r.w.Next++ // a re-run continues the command's event ids after those it wrote
+	}
+	switch e := p.(type) {
+	case events.ToolSettled:
+		if e.Outcome == string(tools.OutcomeCompleted) {
+			e.Output = ""
+			r.settled = append(r.settled, e)
+		}
+	case events.ProviderRequest:
+		if e.TurnID == r.turnID && e.Response != nil {
+			r.prior.text = e.Response.Text
+		}
+	case events.TurnFinished:
+		if e.TurnID == r.turnID {
+			r.prior.finished = &e
+		}
+	}
+	if err := r.sess.Evolve(p); err != nil {
+		return err
+	}
+	return r.tr.Evolve(p)
+}
+
+// repeat answers a command that was handled before: the finished turn's outcome, or, when its
+// turn is still open, the turn in progress (or its recovery if its process is gone).
+func (r *run) repeat(ctx context.Context) (Outcome, error) {
+	out := Outcome{SessionID: r.req.SessionID, TurnID: r.turnID, Duplicate: true}
+	if f := r.prior.finished; f != nil {
+		out.Reason, out.Steps, out.Usage, out.Error, out.Text = f.Reason, f.Steps, f.Usage, f.Error, r.prior.text
+		return out, nil
+	}
+	if open := r.tr.Open; open == nil || open.TurnID != r.turnID {
+		return out, fmt.Errorf("session %s: command %s recorded events but no turn %s; inspect the log with zuno events read",
+			r.req.SessionID, r.req.Meta.CommandID, r.turnID)
+	}
+	if err := r.recover(ctx); err != nil {
+		var de *domain.Error
+		if errors.As(err, &de) && de.Code() == CodeSessionBusy {
+			e := domain.NewError(CodeTurnInProgress, fmt.Sprintf("turn %s of this command is still running", r.turnID),
+				"wait for it to finish; the same command id then returns its outcome")
+			e.ID = r.turnID
+			return out, e
+		}
+		return out, err
+	}
+	f := r.prior.finished
+	out.Reason, out.Steps, out.Usage, out.Error = f.Reason, f.Steps, f.Usage, f.Error
+	return out, nil
 }
 
 // recover settles what a crashed run left open.
@@ -202,8 +303,6 @@ func (r *run) recover(ctx context.Context) error {
 		e.ID = r.req.SessionID
 		return e
 	}
-	r.turnID = open.TurnID
-	r.seq = 1 << 20 // recovery events get ids of their own, apart from the crashed run's
 	if err := r.stage(r.tr.Recover(true)...); err != nil {
 		return err
 	}
@@ -218,35 +317,26 @@ func (r *run) stage(ps ...events.Payload) error {
 		if err := r.tr.Check(p); err != nil {
 			return err
 		}
-		r.tr.Evolve(p)
+		if err := r.tr.Evolve(p); err != nil {
+			return err
+		}
+		if f, ok := p.(events.TurnFinished); ok && f.TurnID == r.turnID {
+			r.prior.finished = &f
+		}
 		r.staged = append(r.staged, p)
 	}
 	return nil
 }
 
-// commit appends the staged events with the exact expected revision.
+// commit appends the staged events through the command's writer, with the exact expected
+// revision.
 func (r *run) commit(ctx context.Context) error {
 	if len(r.staged) == 0 {
 		return nil
 	}
-	md := events.Metadata{CorrelationID: r.req.SessionID, Actor: r.actor(), Time: r.d.Clock.Now()}
-	evs := make([]events.Event, len(r.staged))
-	for i, p := range r.staged {
-		md.CommandID = fmt.Sprintf("turn:%s:%d", r.turnID, r.seq)
-		r.seq++
-		ev, err := events.Encode(events.DeriveID(md.CommandID, 0), p, md)
-		if err != nil {
-			return err
-		}
-		evs[i] = ev
-	}
-	expected := events.NoStream
-	if r.revision >= 0 {
-		expected = events.Exact(uint64(r.revision))
-	}
 	// The records must land even when the run was cancelled: they are how the cancellation
 	// itself is remembered.
-	res, err := r.d.Store.Append(context.WithoutCancel(ctx), r.stream, expected, evs...)
+	recs, err := r.w.Append(context.WithoutCancel(ctx), r.staged...)
 	var wrong *events.WrongExpectedRevisionError
 	if errors.As(err, &wrong) {
 		e := domain.NewError(CodeSessionBusy, fmt.Sprintf("session %s was changed by another writer during this turn", r.req.SessionID),
@@ -257,20 +347,18 @@ func (r *run) commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	first := res.NextRevision + 1 - uint64(len(evs))
-	for i, ev := range evs {
-		rec := events.Recorded{Event: ev, Stream: r.stream, StreamRevision: first + uint64(i), Position: res.FirstPosition + uint64(i)}
+	for i, rec := range recs {
 		r.req.Observer.Recorded(rec, r.staged[i])
 		r.d.Metrics.observe(r.staged[i])
 	}
-	r.revision = int64(res.NextRevision)
 	r.staged = r.staged[:0]
 	return nil
 }
 
-func (r *run) actor() string {
-	if r.req.Agent.Name != "" {
-		return "agent:" + r.req.Agent.Name
+// actor is who the turn's events are recorded as acting: the agent that runs it.
+func actor(a agent.Agent) string {
+	if a.Name != "" {
+		return "agent:" + a.Name
 	}
 	return "host"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -73,6 +74,7 @@ func (p *probeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 
 type harness struct {
 	store    *sqlstore.Store
+	path     string
 	registry *events.Registry
 	driver   *turn.Driver
 	session  string
@@ -81,13 +83,14 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "events.db"))
+	path := filepath.Join(t.TempDir(), "events.db")
+	store, err := sqlstore.OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
 	reg := events.NewRegistry(events.AllPayloads()...)
-	h := &harness{store: store, registry: reg, session: "ses_test",
+	h := &harness{store: store, path: path, registry: reg, session: "ses_test",
 		driver: &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}}
 	handlers := commands.NewHandlers(store, reg, commands.SystemClock{}, nil)
 	res, err := handlers.CreateSession(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: "create", Actor: "user"},
@@ -118,6 +121,11 @@ func (h *harness) events(t *testing.T) []events.Payload {
 	return out
 }
 
+// turnMeta is a new turn command: each Run in these tests is a turn of its own.
+func turnMeta() commands.Meta {
+	return commands.Meta{CommandID: "cmd_" + uuid.NewString(), Actor: "user"}
+}
+
 func script(t *testing.T, js string) *scripted.Provider {
 	t.Helper()
 	p, err := scripted.Parse("test", []byte(js))
@@ -137,7 +145,7 @@ func typesOf(ps []events.Payload) []string {
 	var out []string
 	for _, p := range ps {
 		s := p.EventType()
-		if r, ok := p.(*events.ProviderRequest); ok {
+		if r, ok := p.(events.ProviderRequest); ok {
 			s += ":" + r.Status
 		}
 		out = append(out, s)
@@ -148,7 +156,7 @@ func typesOf(ps []events.Payload) []string {
 func TestAtomicTurnMakesOneRequestAndNoToolCalls(t *testing.T) {
 	h := newHarness(t)
 	p := script(t, `{"turns":[{"text":"done","usage":{"inputTokens":10,"outputTokens":2}}]}`)
-	out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "say done", Agent: buildAgent(),
+	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "say done", Agent: buildAgent(),
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +184,7 @@ func TestParallelGroupOverlapsAndResultsKeepModelOrder(t *testing.T) {
 		`{"id":"c9","name":"poke","arguments":{"n":9}}`)
 	p := script(t, `{"turns":[{"toolCalls":[`+strings.Join(calls, ",")+`]},{"text":"all done"}]}`)
 	a := buildAgent("look", "poke")
-	out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "go", Agent: a,
+	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go", Agent: a,
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{ro, ex}, ToolCalls: 8})
 	if err != nil || out.Reason != events.FinishCompleted || out.Steps != 2 {
 		t.Fatalf("outcome %+v, %v", out, err)
@@ -188,9 +196,9 @@ func TestParallelGroupOverlapsAndResultsKeepModelOrder(t *testing.T) {
 	blocked := map[string]string{}
 	for _, ev := range h.events(t) {
 		switch e := ev.(type) {
-		case *events.ToolSettled:
+		case events.ToolSettled:
 			results = append(results, e.CallID+"="+e.Outcome)
-		case *events.ToolBlocked:
+		case events.ToolBlocked:
 			results = append(results, e.CallID+"=blocked")
 			blocked[e.CallID] = e.Category
 		}
@@ -223,7 +231,7 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 		{"text":"summary: looked twice"}]}`)
 	a := buildAgent("look")
 	a.Steps = 2
-	out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "loop", Agent: a,
+	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "loop", Agent: a,
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}})
 	if err != nil || out.Reason != events.FinishStepLimit || out.Steps != 3 || out.Text != "summary: looked twice" {
 		t.Fatalf("outcome %+v, %v", out, err)
@@ -232,12 +240,12 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 	var lastReceipt *events.PromptAssembled
 	for _, ev := range h.events(t) {
 		switch e := ev.(type) {
-		case *events.ProviderRequest:
+		case events.ProviderRequest:
 			if e.Status == events.RequestStarted && e.StepLimitFinalization != nil {
-				fin = e
+				fin = &e
 			}
-		case *events.PromptAssembled:
-			lastReceipt = e
+		case events.PromptAssembled:
+			lastReceipt = &e
 		}
 	}
 	if fin == nil || fin.Step != 3 || fin.StepLimitFinalization.Limit != 2 || fin.StepLimitFinalization.InstructionDigest == "" {
@@ -254,7 +262,7 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 func TestProviderErrorIsRecordedAndEndsTheTurn(t *testing.T) {
 	h := newHarness(t)
 	p := script(t, `{"turns":[{"error":{"code":"rate_limit","message":"slow down","retryAfterMs":1500}}]}`)
-	out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "hi", Agent: buildAgent(),
+	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "hi", Agent: buildAgent(),
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +272,7 @@ func TestProviderErrorIsRecordedAndEndsTheTurn(t *testing.T) {
 	}
 	// The session continues afterwards: the next turn starts cleanly.
 	p2 := script(t, `{"turns":[{"text":"ok now"}]}`)
-	out, err = h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "again", Agent: buildAgent(),
+	out, err = h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "again", Agent: buildAgent(),
 		Provider: p2, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}})
 	if err != nil || out.Text != "ok now" {
 		t.Fatalf("second turn %+v %v", out, err)
@@ -274,7 +282,7 @@ func TestProviderErrorIsRecordedAndEndsTheTurn(t *testing.T) {
 func TestContextOverflowIsRefusedBeforeAnyRequest(t *testing.T) {
 	h := newHarness(t)
 	p := script(t, `{"turns":[{"text":"never"}]}`)
-	out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: strings.Repeat("long input ", 200),
+	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: strings.Repeat("long input ", 200),
 		Agent: buildAgent(), Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted", ContextWindow: 100}})
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +291,7 @@ func TestContextOverflowIsRefusedBeforeAnyRequest(t *testing.T) {
 		t.Fatalf("outcome %+v, provider used %d", out, p.Used())
 	}
 	for _, ev := range h.events(t) {
-		if _, ok := ev.(*events.ProviderRequest); ok {
+		if _, ok := ev.(events.ProviderRequest); ok {
 			t.Fatal("a provider request was recorded")
 		}
 	}
@@ -300,14 +308,14 @@ func TestCancelledRunSettlesAndFinishesInterrupted(t *testing.T) {
 		}
 		cancel()
 	}()
-	out, err := h.driver.Run(ctx, turn.Request{SessionID: h.session, Text: "go", Agent: buildAgent("poke"),
+	out, err := h.driver.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go", Agent: buildAgent("poke"),
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{slow}})
 	if err != nil || out.Reason != events.FinishInterrupted {
 		t.Fatalf("outcome %+v %v", out, err)
 	}
 	outcomes := map[string]string{}
 	for _, ev := range h.events(t) {
-		if e, ok := ev.(*events.ToolSettled); ok {
+		if e, ok := ev.(events.ToolSettled); ok {
 			outcomes[e.CallID] = e.Outcome
 		}
 	}
@@ -328,7 +336,7 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 	pool := map[string]string{}
 	var last string
 	for _, ev := range h.events(t) {
-		if r, ok := ev.(*events.PromptAssembled); ok {
+		if r, ok := ev.(events.PromptAssembled); ok {
 			receipts[r.ReceiptID] = r.PromptReceipt
 			for d, b := range r.Blobs {
 				pool[d] = b
@@ -355,7 +363,7 @@ func TestRepeatedToolCallIDsAreRefusedAndNothingRuns(t *testing.T) {
 	p := &repeatingModel{calls: [][]model.ToolCall{
 		{{ID: "a", Name: "look", Arguments: `{"n":1}`}},
 		{{ID: "a", Name: "look", Arguments: `{"n":2}`}}}}
-	out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "go", Agent: buildAgent("look"),
+	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go", Agent: buildAgent("look"),
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}})
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +373,7 @@ func TestRepeatedToolCallIDsAreRefusedAndNothingRuns(t *testing.T) {
 	}
 	// The session stays usable: the next turn's conversation is valid.
 	p2 := script(t, `{"turns":[{"text":"fine"}]}`)
-	if out, err := h.driver.Run(context.Background(), turn.Request{SessionID: h.session, Text: "again", Agent: buildAgent("look"),
+	if out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "again", Agent: buildAgent("look"),
 		Provider: p2, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}}); err != nil || out.Text != "fine" {
 		t.Fatalf("next turn %+v %v", out, err)
 	}
@@ -410,7 +418,7 @@ func TestLiveTurnIsNotRecovered(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.Run(ctx, turn.Request{SessionID: h.session, Text: "go", Agent: buildAgent("poke"), Provider: p,
+		d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go", Agent: buildAgent("poke"), Provider: p,
 			ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{crash}})
 	}()
 	for crash.calls.Load() == 0 {
@@ -418,7 +426,7 @@ func TestLiveTurnIsNotRecovered(t *testing.T) {
 	}
 	before := len(h.events(t))
 	again := func(force bool) (turn.Outcome, error) {
-		return d.Run(context.Background(), turn.Request{SessionID: h.session, Text: "next", Agent: buildAgent(), ForceRecover: force,
+		return d.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "next", Agent: buildAgent(), ForceRecover: force,
 			Provider: script(t, `{"turns":[{"text":"ok"}]}`), ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}})
 	}
 	_, err := again(false)
@@ -437,7 +445,7 @@ func TestLiveTurnIsNotRecovered(t *testing.T) {
 	}
 	settled := map[string]string{}
 	for _, ev := range h.events(t) {
-		if e, ok := ev.(*events.ToolSettled); ok && e.Recovered {
+		if e, ok := ev.(events.ToolSettled); ok && e.Recovered {
 			settled[e.CallID] = e.Outcome
 		}
 	}

@@ -26,12 +26,12 @@ func TestMetricsCountRecordedEvents(t *testing.T) {
 		{"toolCalls":[{"id":"a","name":"look","arguments":{"n":1}},{"id":"b","name":"look","arguments":{}},{"id":"c","name":"gone","arguments":{}}],
 		 "usage":{"inputTokens":100,"outputTokens":7}},
 		{"text":"done","usage":{"inputTokens":150,"outputTokens":3}}]}`)
-	if _, err := d.Run(context.Background(), turn.Request{SessionID: h.session, Text: "go", Agent: buildAgent("look"), Provider: p,
+	if _, err := d.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go", Agent: buildAgent("look"), Provider: p,
 		ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}}); err != nil {
 		t.Fatal(err)
 	}
 	p2 := script(t, `{"turns":[{"error":{"code":"transport","message":"reset"}}]}`)
-	if _, err := d.Run(context.Background(), turn.Request{SessionID: h.session, Text: "again", Agent: buildAgent("look"), Provider: p2,
+	if _, err := d.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "again", Agent: buildAgent("look"), Provider: p2,
 		ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}}); err != nil {
 		t.Fatal(err)
 	}

@@ -33,3 +33,13 @@ type NopObserver struct{}
 
 func (NopObserver) Recorded(events.Recorded, events.Payload) {}
 func (NopObserver) TextDelta(string)                         {}
+
+// Surface is the tools of one session's run over its workspace, opened by the host (the tool
+// adapters and their per-session state); Close ends what they started (background tasks).
+type Surface interface {
+	Tools() []Tool
+	Close() error
+}
+
+// OpenTools opens the tool surface of a session working in dir.
+type OpenTools func(dir, sessionID string) (Surface, error)

@@ -23,25 +23,11 @@ import (
 // drive opens the turn and runs provider steps until the model answers without tool calls,
 // the step limit's finalisation is answered, a typed failure ends it, or ctx is cancelled.
 func (r *run) drive(ctx context.Context) (Outcome, error) {
-	if err := r.resolveTools(); err != nil {
-		return Outcome{}, err
-	}
-	msgID := r.req.MessageID
-	if msgID == "" {
-		msgID = r.d.newID()
-	}
-	user, err := session.Decide(&r.sess, session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text})
+	opening, err := r.open()
 	if err != nil {
 		return Outcome{}, err
 	}
-	r.turnID, r.seq = r.d.newID(), 0
-	for _, p := range user {
-		r.sess.Evolve(p)
-	}
-	started := events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID, Agent: r.req.Agent.Name,
-		Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps, ToolCalls: r.req.ToolCalls,
-		Owner: r.d.Owner}
-	if err := r.stage(append(user, started)...); err != nil {
+	if err := r.stage(opening...); err != nil {
 		return Outcome{}, err
 	}
 	out := Outcome{SessionID: r.req.SessionID, TurnID: r.turnID}
@@ -56,24 +42,62 @@ func (r *run) drive(ctx context.Context) (Outcome, error) {
 	}
 }
 
-// resolveTools intersects the agent's allowlist with the runtime's tools.
-func (r *run) resolveTools() error {
-	r.tools = map[string]Tool{}
-	caps := map[string]agent.Capability{}
-	for _, t := range r.req.Tools {
-		name := t.Declaration().Name
-		r.tools[name] = t
-		caps[name] = agent.Capability{Enabled: true, Writes: t.WritesWorkspace()}
+// open decides the events that start the turn: a move to another workspace if the request
+// names one, the user message, and the turn's start.
+func (r *run) open() ([]events.Payload, error) {
+	var out []events.Payload
+	decide := func(c session.Command) error {
+		ps, err := session.Decide(&r.sess, c)
+		for _, p := range ps {
+			if err == nil {
+				err = r.sess.Evolve(p)
+			}
+		}
+		out = append(out, ps...)
+		return err
 	}
-	names, _ := r.req.Agent.EffectiveTools(caps)
+	if r.req.Directory != "" {
+		if err := decide(session.ChangeDirectory{SessionID: r.req.SessionID, Directory: r.req.Directory}); err != nil {
+			return nil, err
+		}
+	}
+	msgID := MessageID(r.req.Meta.CommandID)
+	if err := decide(session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text}); err != nil {
+		return nil, err
+	}
+	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,
+		Agent: r.req.Agent.Name, Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps,
+		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner}), nil
+}
+
+// offerTools computes the tools offered to the model (agent.Offer) and rebuilds the state of
+// those that keep some per session (read credentials) from the session's earlier results.
+func (r *run) offerTools() error {
+	offered, err := agent.Offer(r.req.Agent, r.req.Tools, r.req.ToolsConfig)
+	if err != nil {
+		return err
+	}
+	r.tools = map[string]Tool{}
 	var decls []tools.Declaration
-	for _, n := range names {
-		t := r.tools[n]
-		decls = append(decls, t.Declaration())
+	for _, t := range offered.Tools {
+		d := t.Declaration()
+		r.tools[d.Name] = t
+		decls = append(decls, d)
 		r.decls = append(r.decls, prompt.ToolDecl{Tool: t.Spec(), WritesWorkspace: t.WritesWorkspace()})
 	}
-	reg, err := tools.NewRegistry(decls...)
-	r.registry = reg
+	restorers := map[string]tools.Restorer{}
+	for _, t := range r.req.Tools { // disabled or not offered, a tool's past results still count
+		if rs, ok := t.(tools.Restorer); ok {
+			restorers[t.Declaration().Name] = rs
+		}
+	}
+	for _, s := range r.settled {
+		if rs := restorers[s.Tool]; rs != nil {
+			rs.Restore(s)
+		}
+	}
+	r.settled = nil
+	r.registry, err = tools.NewRegistry(decls...)
 	return err
 }
 

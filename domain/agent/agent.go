@@ -196,3 +196,46 @@ func (a Agent) EffectiveTools(runtime map[string]Capability) (tools []string, un
 	sort.Slice(unavailable, func(i, j int) bool { return unavailable[i].Tool < unavailable[j].Tool })
 	return slices.Compact(tools), slices.Compact(unavailable)
 }
+
+// Offered is the tool surface an agent gets in a run: the tools offered to the model, in
+// name order, and the agent's allowlisted tools it does not get, with the reason.
+type Offered struct {
+	Tools       []tools.Tool
+	Unavailable []Unavailable
+}
+
+// Offer is the one computation of the tools a model is offered: the runtime's tools, less
+// those the tools config disables (a name the config gives that no tool has is refused as
+// unknown_tool), intersected with the agent's allowlist (a read-only agent never gets a tool
+// that writes). The turn and zuno debug agent both use it, so what the report shows is what a
+// turn offers.
+func Offer(a Agent, runtime []tools.Tool, config map[string]bool) (Offered, error) {
+	decls := make([]tools.Declaration, len(runtime))
+	byName := make(map[string]tools.Tool, len(runtime))
+	for i, t := range runtime {
+		decls[i] = t.Declaration()
+		byName[decls[i].Name] = t
+	}
+	reg, err := tools.NewRegistry(decls...)
+	if err == nil {
+		reg, err = reg.Configure(config)
+	}
+	if err != nil {
+		return Offered{}, err
+	}
+	caps := make(map[string]Capability, len(runtime))
+	for _, d := range decls {
+		caps[d.Name] = Capability{Writes: byName[d.Name].WritesWorkspace()}
+	}
+	for _, d := range reg.Enabled() {
+		c := caps[d.Name]
+		c.Enabled = true
+		caps[d.Name] = c
+	}
+	names, unavailable := a.EffectiveTools(caps)
+	out := Offered{Unavailable: unavailable}
+	for _, n := range names {
+		out.Tools = append(out.Tools, byName[n])
+	}
+	return out, nil
+}

@@ -29,17 +29,10 @@ type State struct {
 // HasMessage reports whether a user message with this id was appended.
 func (s *State) HasMessage(id string) bool { return s.messageIDs[id] }
 
-// Evolve applies one event of the session stream. The registry decodes into pointers and
-// Decide returns values, so both are accepted. Unknown payloads are other parts of the
-// transcript and leave this state alone.
-func (s *State) Evolve(p events.Payload) {
+// Evolve applies one event of the session stream. The transcript's events share the stream
+// and are folded by domain/transcript; any other payload is an error, never skipped.
+func (s *State) Evolve(p events.Payload) error {
 	switch e := p.(type) {
-	case *events.SessionCreated:
-		s.Evolve(*e)
-	case *events.SessionTitled:
-		s.Evolve(*e)
-	case *events.UserMessageAppended:
-		s.Evolve(*e)
 	case events.SessionCreated:
 		s.Exists = true
 		s.SessionID, s.Title, s.Agent = e.SessionID, e.Title, e.Agent
@@ -52,7 +45,14 @@ func (s *State) Evolve(p events.Payload) {
 		}
 		s.messageIDs[e.MessageID] = true
 		s.MessageCount++
+	case events.DirectoryChanged:
+		s.Directory = e.Directory
+	case events.PromptAssembled, events.TurnStarted, events.ProviderRequest, events.ToolBlocked,
+		events.ToolStarted, events.ToolSettled, events.TurnFinished:
+	default:
+		return domain.UnexpectedEvent("session", p)
 	}
+	return nil
 }
 
 // Command is one of Create, SetTitle, AppendUserMessage.
@@ -73,6 +73,13 @@ type SetTitle struct {
 	Title     string
 }
 
+// ChangeDirectory moves the session to another workspace directory. The same directory
+// decides nothing.
+type ChangeDirectory struct {
+	SessionID string
+	Directory string
+}
+
 // AppendUserMessage adds user input to the transcript.
 type AppendUserMessage struct {
 	SessionID string
@@ -83,6 +90,7 @@ type AppendUserMessage struct {
 func (Create) isSessionCommand()            {}
 func (SetTitle) isSessionCommand()          {}
 func (AppendUserMessage) isSessionCommand() {}
+func (ChangeDirectory) isSessionCommand()   {}
 
 // Decide returns the events a command produces against s, or a *domain.Error. It never
 // changes s. A nil s is a session that does not exist.
@@ -97,9 +105,11 @@ func Decide(s *State, cmd Command) ([]events.Payload, error) {
 		return decideSetTitle(s, c)
 	case AppendUserMessage:
 		return decideAppend(s, c)
+	case ChangeDirectory:
+		return decideDirectory(s, c)
 	default:
 		return nil, domain.Invalid("command", fmt.Sprintf("%T is not a session command", cmd),
-			"send Create, SetTitle or AppendUserMessage")
+			"send Create, SetTitle, AppendUserMessage or ChangeDirectory")
 	}
 }
 
@@ -167,6 +177,19 @@ func decideAppend(s *State, c AppendUserMessage) ([]events.Payload, error) {
 		return nil, domain.Invalid("text", "is empty", "send a message with some text")
 	}
 	return []events.Payload{events.UserMessageAppended{SessionID: s.SessionID, MessageID: c.MessageID, Text: c.Text}}, nil
+}
+
+func decideDirectory(s *State, c ChangeDirectory) ([]events.Payload, error) {
+	if err := requireSession(s, c.SessionID); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.Directory) == "" {
+		return nil, domain.Invalid("directory", "is empty", "name the workspace directory the session moves to")
+	}
+	if c.Directory == s.Directory {
+		return nil, nil
+	}
+	return []events.Payload{events.DirectoryChanged{SessionID: s.SessionID, Directory: c.Directory, Previous: s.Directory}}, nil
 }
 
 func requireSession(s *State, id string) *domain.Error {

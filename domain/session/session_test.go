@@ -38,7 +38,9 @@ func run(t *testing.T, cmds []session.Command) (*session.State, []events.Payload
 			return &s, nil, err
 		}
 		for _, p := range out {
-			s.Evolve(p)
+			if err := s.Evolve(p); err != nil {
+				t.Fatal(err)
+			}
 			ev, err := events.Encode(events.DeriveID("c", i), p, events.Metadata{Actor: "user"})
 			if err != nil {
 				t.Fatal(err)
@@ -47,7 +49,9 @@ func run(t *testing.T, cmds []session.Command) (*session.State, []events.Payload
 			if err != nil {
 				t.Fatal(err)
 			}
-			replayed.Evolve(decoded)
+			if err := replayed.Evolve(decoded); err != nil {
+				t.Fatal(err)
+			}
 		}
 		last = out
 	}

@@ -155,9 +155,9 @@ func (s *State) call(id string) *Call {
 	return nil
 }
 
-// Evolve folds one event of the session stream. It accepts values and the pointers the
-// registry decodes into; events of other kinds leave the state alone.
-func (s *State) Evolve(p events.Payload) {
+// Evolve folds one event of the session stream. The session's own bookkeeping (title,
+// directory) leaves the transcript alone; any other payload is an error, never skipped.
+func (s *State) Evolve(p events.Payload) error {
 	if s.Blobs == nil {
 		s.Blobs = map[string]bool{}
 	}
@@ -165,55 +165,41 @@ func (s *State) Evolve(p events.Payload) {
 		s.results = map[string]int{}
 	}
 	switch e := p.(type) {
-	case *events.SessionCreated:
-		s.SessionID, s.Agent = e.SessionID, e.Agent
 	case events.SessionCreated:
 		s.SessionID, s.Agent = e.SessionID, e.Agent
-	case *events.UserMessageAppended:
-		s.Evolve(*e)
 	case events.UserMessageAppended:
 		s.Messages = append(s.Messages, model.Message{Role: model.RoleUser, Text: e.Text})
-	case *events.PromptAssembled:
-		s.Evolve(*e)
 	case events.PromptAssembled:
 		for d := range e.Blobs {
 			s.Blobs[d] = true
 		}
 		s.LastReceiptID = e.ReceiptID
-	case *events.TurnStarted:
-		s.Evolve(*e)
 	case events.TurnStarted:
 		s.Turns++
 		s.Open = &Turn{TurnID: e.TurnID, MessageID: e.MessageID, Agent: e.Agent, Owner: e.Owner}
-	case *events.ProviderRequest:
-		s.Evolve(*e)
 	case events.ProviderRequest:
 		s.evolveRequest(e)
-	case *events.ToolBlocked:
-		s.Evolve(*e)
 	case events.ToolBlocked:
 		if c := s.call(e.CallID); c != nil {
 			c.Settled = true
 		}
 		s.result(e.CallID, e.Output, true)
-	case *events.ToolStarted:
-		s.Evolve(*e)
 	case events.ToolStarted:
 		if c := s.call(e.CallID); c != nil {
 			c.Started = true
 		}
-	case *events.ToolSettled:
-		s.Evolve(*e)
 	case events.ToolSettled:
 		if c := s.call(e.CallID); c != nil {
 			c.Settled = true
 		}
 		s.result(e.CallID, e.Output, e.Outcome != string(tools.OutcomeCompleted))
-	case *events.TurnFinished:
-		s.Evolve(*e)
 	case events.TurnFinished:
 		s.Open = nil
+	case events.SessionTitled, events.DirectoryChanged:
+	default:
+		return domain.UnexpectedEvent("transcript", p)
 	}
+	return nil
 }
 
 func (s *State) evolveRequest(e events.ProviderRequest) {

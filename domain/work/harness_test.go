@@ -76,7 +76,9 @@ func (w *world) do(cmd work.Command) ([]events.Payload, error) {
 		w.t.Fatalf("Decide succeeded without events")
 	}
 	for _, p := range out {
-		w.s.Evolve(p)
+		if err := w.s.Evolve(p); err != nil {
+			w.t.Fatal(err)
+		}
 		ev, err := events.Encode(events.DeriveID(fmt.Sprint(len(w.log)), 0), p, events.Metadata{Actor: "test"})
 		if err != nil {
 			w.t.Fatal(err)
@@ -106,7 +108,7 @@ func (w *world) must(cmd work.Command) []events.Payload {
 	return out
 }
 
-// checkReplay rebuilds the state from the encoded log, decoded as a reader would (pointers).
+// checkReplay rebuilds the state from the encoded log, decoded as a reader would.
 func (w *world) checkReplay() {
 	var replayed work.State
 	for i, ev := range w.log {
@@ -115,7 +117,9 @@ func (w *world) checkReplay() {
 			w.t.Errorf("decode: %v", err)
 			return
 		}
-		replayed.Evolve(p)
+		if err := replayed.Evolve(p); err != nil {
+			w.t.Fatal(err)
+		}
 	}
 	if got, want := snapshot(&replayed), snapshot(&w.s); got != want {
 		w.t.Errorf("replay differs:\nreplayed %s\nlive     %s", got, want)

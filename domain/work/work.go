@@ -75,27 +75,12 @@ func (s *State) PlanRevision() uint64 { return s.planRevision }
 // TodoRevision is the revision todo_get reports and todo_update's expected_revision names.
 func (s *State) TodoRevision() uint64 { return s.todoRevision }
 
-// Evolve applies one event of the work stream. The registry decodes into pointers and Decide
-// returns values, so both are accepted. Payloads of other aggregates are ignored, and an event
-// that does not fit the state (which Decide never produces) is applied as far as it can be
-// rather than panicking, because a reader must never die on the log.
-func (s *State) Evolve(p events.Payload) {
+// Evolve applies one event of the work stream. A payload of another aggregate is an error,
+// never skipped; an event that does not fit the state (which Decide never produces) is
+// applied as far as it can be rather than panicking, because a reader must never die on the
+// log.
+func (s *State) Evolve(p events.Payload) error {
 	switch e := p.(type) {
-	case *events.WorkPlanCreated:
-		s.Evolve(*e)
-	case *events.WorkPlanPatched:
-		s.Evolve(*e)
-	case *events.WorkPlanStepsAppended:
-		s.Evolve(*e)
-	case *events.WorkPlanPushed:
-		s.Evolve(*e)
-	case *events.WorkPlanPopped:
-		s.Evolve(*e)
-	case *events.WorkPlanSuperseded:
-		s.Evolve(*e)
-	case *events.WorkTodoUpdated:
-		s.Evolve(*e)
-
 	case events.WorkPlanCreated:
 		s.sessionID, s.planRevision = e.SessionID, e.Revision
 		s.stack = []events.WorkPlan{clonePlan(e.WorkPlan)}
@@ -138,7 +123,10 @@ func (s *State) Evolve(p events.Payload) {
 			}
 		}
 		s.todoSeq += len(e.CreatedIDs)
+	default:
+		return domain.UnexpectedEvent("work", p)
 	}
+	return nil
 }
 
 func (s *State) planIndex(id string) int {

@@ -1,4 +1,6 @@
-package main
+// Package instructions reads the AGENTS.md files a turn is assembled with, from the user's
+// configuration directory and from the project.
+package instructions
 
 import (
 	"errors"
@@ -9,11 +11,11 @@ import (
 	"github.com/zuno-run/zuno/domain/prompt"
 )
 
-// instructionFiles reads the AGENTS.md files a turn in dir is assembled with: the user's
+// Read reads the AGENTS.md files a turn in dir is assembled with: the user's
 // global file ($XDG_CONFIG_HOME/zuno/AGENTS.md) and the project's, from the project root (the
 // nearest directory above dir holding .git, else dir itself) down to dir. Files are read once
 // per turn; their bytes and digests go into the receipt.
-func instructionFiles(dir string) (*prompt.InstructionFile, []prompt.InstructionFile, error) {
+func Read(dir string) (*prompt.InstructionFile, []prompt.InstructionFile, error) {
 	var global *prompt.InstructionFile
 	if cfg, err := os.UserConfigDir(); err == nil {
 		p := filepath.Join(cfg, "zuno", "AGENTS.md")

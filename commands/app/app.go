@@ -1,0 +1,78 @@
+// Package app is the application as its faces (the CLI today, an HTTP server later) use it:
+// one Application with the commands that change state and the queries that read it. It holds
+// the application's decisions that are not a single aggregate's: which agent and workspace a
+// turn runs with, creating a session before its first turn, bringing the read models up to a
+// command's events. Adapters reach it only through the ports it is given.
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/prompt"
+)
+
+// Settings are the configuration the application acts on.
+type Settings struct {
+	// Model is the default model spec: openai/<model>, anthropic/<model> or scripted:<file>.
+	Model         string
+	ContextWindow int64
+	MaxTokens     int
+	Agents        map[string]agent.Override
+	// Tools enables or disables tools by name; availability, not authorisation.
+	Tools map[string]bool
+	// ToolCalls is concurrency.tool_calls; 0 is the default.
+	ToolCalls int
+}
+
+// Ports are the adapters the application works through, wired by the host.
+type Ports struct {
+	// Send delivers a command on the bus and returns its result.
+	Send func(ctx context.Context, cmd any) (commands.Result, error)
+	// CatchUp brings the read models up to the log's head (read-your-writes).
+	CatchUp func(ctx context.Context) error
+	Log     queries.Log
+	Driver  *turn.Driver
+	// OpenProvider opens a provider spec ("openai", "anthropic", "scripted:<file>").
+	OpenProvider func(spec string) (model.Provider, error)
+	OpenTools    turn.OpenTools
+	// Instructions reads the AGENTS.md files a turn in dir is assembled with.
+	Instructions func(dir string) (*prompt.InstructionFile, []prompt.InstructionFile, error)
+}
+
+// Application is the commands and the queries.
+type Application struct {
+	Commands *Commands
+	Queries  *queries.Queries
+}
+
+// New wires an application.
+func New(s Settings, p Ports, q *queries.Queries) *Application {
+	return &Application{Commands: &Commands{settings: s, ports: p, queries: q}, Queries: q}
+}
+
+// Commands change state. Each takes the caller's command id in Meta: sending it again
+// returns the first result and writes nothing.
+type Commands struct {
+	settings Settings
+	ports    Ports
+	queries  *queries.Queries
+}
+
+// send delivers a command, then brings the read models up to its events, so that the next
+// query sees them (read-your-writes).
+func (c *Commands) send(ctx context.Context, cmd any) (commands.Result, error) {
+	res, err := c.ports.Send(ctx, cmd)
+	if err != nil {
+		return res, err
+	}
+	if err := c.ports.CatchUp(ctx); err != nil {
+		return res, fmt.Errorf("command done, but the read models did not catch up: %w", err)
+	}
+	return res, res.Err()
+}

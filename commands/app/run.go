@@ -1,0 +1,219 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/model"
+)
+
+// RunTurn is one user input for an agent: a new session (SessionID empty) or the next turn of
+// one.
+type RunTurn struct {
+	// Meta.CommandID makes the turn idempotent: the same id returns the first outcome, and for
+	// a new session names the same session.
+	Meta      commands.Meta
+	SessionID string
+	Prompt    string
+	// Model, Agent and Title override the defaults (the settings' model; the session's agent,
+	// build for a new one; the prompt's first line).
+	Model, Agent, Title string
+	// Dir moves the session to another workspace; empty keeps the recorded one. Cwd is where a
+	// session without a recorded workspace works.
+	Dir, Cwd string
+	// Recover settles the session's open turn even if its process seems to be running.
+	Recover  bool
+	Observer turn.Observer
+}
+
+// TurnResult is a turn's outcome and where it ran.
+type TurnResult struct {
+	turn.Outcome
+	// Directory is the workspace the turn ran in.
+	Directory string
+}
+
+// RunTurn runs one turn. Everything that can be refused (the model, the agent, the tools
+// config) is checked before anything is recorded, so a bad setting leaves no session behind.
+func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) {
+	spec := in.Model
+	if spec == "" {
+		spec = c.settings.Model
+	}
+	choice, err := ParseModel(spec)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	plan, err := c.planTurn(ctx, in)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	ag, err := agent.Resolve(plan.agent, c.settings.Agents, true)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	prov, err := c.ports.OpenProvider(choice.Spec)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	surface, err := c.ports.OpenTools(plan.dir, plan.sessionID)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer surface.Close()
+	if _, err := agent.Offer(ag, surface.Tools(), c.settings.Tools); err != nil {
+		return TurnResult{}, err
+	}
+	global, project, err := c.ports.Instructions(plan.dir)
+	if err != nil {
+		return TurnResult{}, fmt.Errorf("read AGENTS.md: %w", err)
+	}
+	if plan.create != nil {
+		if err := c.create(ctx, in, *plan.create); err != nil {
+			return TurnResult{}, err
+		}
+	}
+	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
+		Provider: prov, ProviderName: choice.Name, Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
+		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
+		Directory: plan.dir, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover})
+	// Bring the read models up to the turn's events whatever happened, so zuno db and
+	// zuno debug prompt see it (read-your-writes).
+	if cerr := c.ports.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+		err = fmt.Errorf("turn recorded, but the read models did not catch up: %w", cerr)
+	}
+	out.SessionID = plan.sessionID
+	return TurnResult{Outcome: out, Directory: plan.dir}, err
+}
+
+// turnPlan is where and as whom a turn runs.
+type turnPlan struct {
+	sessionID, agent, dir string
+	create                *NewSession
+}
+
+func (c *Commands) planTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
+	if in.SessionID == "" {
+		p := turnPlan{sessionID: NewSessionID(in.Meta.CommandID), agent: in.Agent, dir: in.Dir}
+		if p.agent == "" {
+			p.agent = "build"
+		}
+		if p.dir == "" {
+			p.dir = in.Cwd
+		}
+		title := in.Title
+		if title == "" {
+			title = DefaultTitle(in.Prompt)
+		}
+		p.create = &NewSession{SessionID: p.sessionID, Title: title, Agent: p.agent, Directory: p.dir}
+		return p, nil
+	}
+	info, err := c.queries.Session(ctx, in.SessionID)
+	if err != nil {
+		return turnPlan{}, err
+	}
+	p := turnPlan{sessionID: in.SessionID, agent: in.Agent, dir: in.Dir}
+	if p.agent == "" {
+		p.agent = info.Agent
+	}
+	if p.dir == "" {
+		p.dir = info.Directory
+	}
+	if p.dir == "" { // a session created without a workspace works where it is run
+		p.dir = in.Cwd
+	}
+	return p, nil
+}
+
+// create records a new session and shows its creation to the observer as the turn's other
+// events are shown: as recorded.
+func (c *Commands) create(ctx context.Context, in RunTurn, s NewSession) error {
+	meta := in.Meta
+	meta.CommandID += "/create"
+	meta.CorrelationID = s.SessionID
+	if _, err := c.CreateSession(ctx, meta, s); err != nil {
+		return err
+	}
+	if in.Observer == nil {
+		return nil
+	}
+	recs, err := c.ports.Log.ReadStream(ctx, commands.SessionStream(s.SessionID), 0, 1)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	p, err := c.ports.Driver.Registry.Decode(recs[0])
+	if err != nil {
+		return err
+	}
+	in.Observer.Recorded(recs[0], p)
+	return nil
+}
+
+// NewSessionID names the session a run's command creates: derived from the command id, so a
+// retried run (the same command id) finds its session instead of forking a new one.
+func NewSessionID(commandID string) string {
+	sum := sha256.Sum256([]byte("session\n" + commandID))
+	return "ses_" + hex.EncodeToString(sum[:16])
+}
+
+// NewID returns a time-ordered id with a kind prefix, e.g. ses_0193….
+func NewID(prefix string) string {
+	return prefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
+}
+
+// DefaultTitle is the prompt's first line, shortened.
+func DefaultTitle(text string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:77]) + "..."
+	}
+	return line
+}
+
+// ModelChoice is a parsed model spec: which provider serves it and the model id to request.
+type ModelChoice struct {
+	// Spec is the provider spec OpenProvider takes; Name is how requests record it.
+	Spec, Name, Model string
+}
+
+// ParseModel reads openai/<model>, anthropic/<model> or scripted:<file>.
+func ParseModel(s string) (ModelChoice, error) {
+	if s == "" {
+		return ModelChoice{}, &UsageError{"no model: pass --model (openai/<model>, anthropic/<model> or scripted:<file>) or set model in the config or ZUNO_MODEL"}
+	}
+	if file, ok := strings.CutPrefix(s, "scripted:"); ok {
+		if file == "" {
+			return ModelChoice{}, &UsageError{"--model scripted: names no script file; write scripted:<path to the script JSON>"}
+		}
+		return ModelChoice{Spec: s, Name: "scripted", Model: "scripted"}, nil
+	}
+	prov, id, ok := strings.Cut(s, "/")
+	if !ok || id == "" || (prov != "openai" && prov != "anthropic") {
+		return ModelChoice{}, &UsageError{fmt.Sprintf("--model %q: write openai/<model>, anthropic/<model> or scripted:<file> (zuno models lists them)", s)}
+	}
+	return ModelChoice{Spec: prov, Name: prov, Model: id}, nil
+}
+
+// CodeUsage is the code of a request the caller must phrase differently.
+const CodeUsage = "usage"
+
+// UsageError is a request that cannot be run as given; a CLI exits 2 for it.
+type UsageError struct{ Message string }
+
+func (e *UsageError) Error() string { return e.Message }
+
+// Code returns the stable code.
+func (e *UsageError) Code() string { return CodeUsage }
+
+// CodeOf is the stable code of an error the application returned, from whichever layer refused
+// (every typed error is a domain.Coded); "" for an untyped one.
+func CodeOf(err error) string { return domain.CodeOf(err) }

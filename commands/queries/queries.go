@@ -1,0 +1,144 @@
+// Package queries is the application's read side: what the CLI (and later an HTTP face) asks
+// of the event log and the read models. Answers that decisions depend on (a session's agent
+// and workspace, a receipt, the plan) are folded from the log, which is authoritative; lists
+// and ad-hoc SQL read the projections, after bringing them up to date.
+package queries
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/work"
+	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/projections"
+)
+
+// Log is what the queries read of the event store.
+type Log interface {
+	commands.StreamReader
+	ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error)
+}
+
+// Table is a query's result: column names and values in column order.
+type Table struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// ReadModels runs read-only SQL over the read models; limit 0 returns every row.
+type ReadModels interface {
+	Query(ctx context.Context, sql string, limit int) (Table, error)
+}
+
+// Queries answers the application's questions.
+type Queries struct {
+	log      Log
+	registry *events.Registry
+	rm       ReadModels
+	// catchUp brings the read models up to the log's head before a read-model query.
+	catchUp func(context.Context) error
+}
+
+// New returns the queries over a log and its read models.
+func New(log Log, registry *events.Registry, rm ReadModels, catchUp func(context.Context) error) *Queries {
+	return &Queries{log: log, registry: registry, rm: rm, catchUp: catchUp}
+}
+
+// SQL runs read-only SQL over the read models, brought up to date first.
+func (q *Queries) SQL(ctx context.Context, sql string, limit int) (Table, error) {
+	if err := q.catchUp(ctx); err != nil {
+		return Table{}, err
+	}
+	return q.rm.Query(ctx, sql, limit)
+}
+
+// Sessions lists sessions newest first.
+func (q *Queries) Sessions(ctx context.Context, limit int) (Table, error) {
+	return q.SQL(ctx, projections.SessionsQuery(limit), 0)
+}
+
+// SessionInfo is what a session was created as, and where it works now.
+type SessionInfo struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Agent     string `json:"agent"`
+	Directory string `json:"directory,omitempty"`
+	Messages  int    `json:"messageCount"`
+}
+
+// Session folds a session's stream into what the next turn needs to know of it.
+func (q *Queries) Session(ctx context.Context, sessionID string) (SessionInfo, error) {
+	var s session.State
+	_, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0,
+		func(_ events.Recorded, p events.Payload) error { return s.Evolve(p) })
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	if !s.Exists {
+		return SessionInfo{}, sessionNotFound(sessionID)
+	}
+	return SessionInfo{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent, Directory: s.Directory, Messages: s.MessageCount}, nil
+}
+
+func sessionNotFound(id string) *domain.Error {
+	e := domain.NewError(domain.CodeSessionNotFound, fmt.Sprintf("session %s does not exist", id),
+		"check the id with zuno session list, or run without --session to start a new one")
+	e.ID = id
+	return e
+}
+
+// Plan is plan_get: the focused plan of a root session, folded from its work stream (nil when
+// there is none). Models and users never see a lagging projection of it.
+func (q *Queries) Plan(ctx context.Context, sessionID string) (any, error) {
+	st, err := q.work(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return st.PlanView(), nil
+}
+
+// Todos is todo_get: the todo list of a root session, folded from its work stream.
+func (q *Queries) Todos(ctx context.Context, sessionID string) (any, error) {
+	st, err := q.work(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return st.TodoView(), nil
+}
+
+func (q *Queries) work(ctx context.Context, sessionID string) (*work.State, error) {
+	st := &work.State{}
+	_, err := commands.Load(ctx, q.log, q.registry, commands.WorkStream(sessionID), 0,
+		func(_ events.Recorded, p events.Payload) error { return st.Evolve(p) })
+	return st, err
+}
+
+// Events reads the log: one stream from a revision, or the whole log after a position. Every
+// event must decode in this build: an unknown or malformed one is an error naming its type
+// and position, never skipped.
+func (q *Queries) Events(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
+	var recs []events.Recorded
+	var err error
+	if stream != "" {
+		for rec, rerr := range commands.Events(ctx, q.log, stream, from) {
+			if err = rerr; err != nil || len(recs) == limit {
+				break
+			}
+			recs = append(recs, rec)
+		}
+	} else {
+		recs, err = q.log.ReadAll(ctx, from, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if _, err := q.registry.Decode(r); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}

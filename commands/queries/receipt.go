@@ -1,0 +1,157 @@
+package queries
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/projections"
+)
+
+// CodeNotFound is the code of a query whose subject does not exist.
+const CodeNotFound = "not_found"
+
+// NotFoundError says what was not found and how to find what is there.
+type NotFoundError struct{ Message string }
+
+func (e *NotFoundError) Error() string { return e.Message }
+
+// Code returns the stable code.
+func (e *NotFoundError) Code() string { return CodeNotFound }
+
+// ReceiptMismatchError is a receipt whose stored bytes no longer match its digests. The view is
+// still returned with it: that receipt is the one someone must inspect.
+type ReceiptMismatchError struct{ Detail string }
+
+func (e *ReceiptMismatchError) Error() string {
+	return prompt.CodeReceiptMismatch + ": the stored prompt does not match its recorded digests: " + e.Detail +
+		"; the event log was altered after it was written — preserve it and investigate"
+}
+
+// Code returns the stable code.
+func (e *ReceiptMismatchError) Code() string { return prompt.CodeReceiptMismatch }
+
+// PromptView is zuno debug prompt's answer: which request and receipt, whether every stored
+// byte re-hashed to its digest, and the receipt itself (content redacted unless asked).
+type PromptView struct {
+	SessionID string `json:"sessionId"`
+	Step      int    `json:"step,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	ReceiptID string `json:"receiptId"`
+	EventID   string `json:"eventId"`
+	Verified  bool   `json:"verified"`
+	prompt.DebugView
+}
+
+// Prompt follows provider request → promptReceiptID → receipt in a session's stream (the
+// latest session with a receipt when sessionID is ""; the latest request when step is 0),
+// expands it, and verifies it. A mismatch returns the view and a *ReceiptMismatchError.
+func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensitive bool) (PromptView, error) {
+	if sessionID == "" {
+		id, err := q.latestReceiptSession(ctx)
+		if err != nil {
+			return PromptView{}, err
+		}
+		sessionID = id
+	}
+	f, err := q.findReceipt(ctx, sessionID, step)
+	if err != nil {
+		return PromptView{}, err
+	}
+	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
+		DebugView: prompt.NewDebugView(f.receipt, sensitive)}
+	v.Verified = v.Verification == ""
+	if !v.Verified {
+		return v, &ReceiptMismatchError{v.Verification}
+	}
+	return v, nil
+}
+
+func (q *Queries) latestReceiptSession(ctx context.Context) (string, error) {
+	t, err := q.SQL(ctx, projections.LatestReceiptSessionQuery, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(t.Rows) == 0 {
+		return "", &NotFoundError{"no prompt receipt is recorded yet; run a turn with zuno run first"}
+	}
+	return fmt.Sprint(t.Rows[0][0]), nil
+}
+
+type foundReceipt struct {
+	step                 int
+	requestID, receiptID string
+	eventID              string
+	receipt              prompt.Receipt
+}
+
+// receiptLog is what a session's stream holds for receipt lookups.
+type receiptLog struct {
+	requests map[int]events.ProviderRequest
+	receipts map[string]events.PromptAssembled
+	eventIDs map[string]string
+	latest   int
+	exists   bool
+}
+
+func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
+	l.exists = true
+	switch e := p.(type) {
+	case events.ProviderRequest:
+		if e.Status == events.RequestStarted {
+			l.requests[e.Step] = e
+			l.latest = max(l.latest, e.Step)
+		}
+	case events.PromptAssembled:
+		l.receipts[e.ReceiptID] = e
+		l.eventIDs[e.ReceiptID] = rec.ID
+	}
+	return nil
+}
+
+// findReceipt finds the receipt of a session's step. A receipt records only the blobs its
+// session had not recorded before and is stored relative to an earlier one, so it is expanded
+// through its base chain with every blob of the session as the pool.
+func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (foundReceipt, error) {
+	l := receiptLog{requests: map[int]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{}}
+	if _, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0, l.fold); err != nil {
+		return foundReceipt{}, err
+	}
+	if !l.exists {
+		return foundReceipt{}, &NotFoundError{fmt.Sprintf("session %s does not exist; list sessions with zuno session list", sessionID)}
+	}
+	if step == 0 {
+		step = l.latest
+	}
+	req, ok := l.requests[step]
+	if !ok {
+		if l.latest == 0 {
+			return foundReceipt{}, &NotFoundError{fmt.Sprintf("session %s has no provider request yet", sessionID)}
+		}
+		return foundReceipt{}, &NotFoundError{fmt.Sprintf("session %s has no provider step %d; its steps are 1..%d", sessionID, step, l.latest)}
+	}
+	r, ok := l.receipts[req.PromptReceiptID]
+	if !ok {
+		return foundReceipt{}, &ReceiptMismatchError{fmt.Sprintf("provider request %s names receipt %s, which is not in the log", req.RequestID, req.PromptReceiptID)}
+	}
+	blobs := map[string]string{}
+	for _, other := range l.receipts {
+		for d, b := range other.Blobs {
+			if _, ok := blobs[d]; !ok {
+				blobs[d] = b
+			}
+		}
+	}
+	lookup := func(id string) (prompt.Receipt, bool) {
+		x, ok := l.receipts[id]
+		return x.PromptReceipt, ok
+	}
+	pool := func(d string) (string, bool) { b, ok := blobs[d]; return b, ok }
+	receipt, err := prompt.Expand(r.PromptReceipt, lookup, pool)
+	if err != nil {
+		return foundReceipt{}, &ReceiptMismatchError{err.Error()}
+	}
+	return foundReceipt{step: step, requestID: req.RequestID, receiptID: r.ReceiptID, eventID: l.eventIDs[r.ReceiptID], receipt: receipt}, nil
+}
