@@ -30,7 +30,7 @@ func scenario(t testing.TB, store appender, sessions int) int {
 		var wst work.State
 		sessionRev, workRev := int64(-1), int64(-1)
 		step := 0
-		emit := func(stream string, rev *int64, payloads []events.Payload, err error, evolve func(events.Payload)) {
+		emit := func(stream string, rev *int64, payloads []events.Payload, err error, evolve func(events.Payload) error) {
 			t.Helper()
 			if err != nil {
 				t.Fatalf("scenario %s: %v", id, err)
@@ -45,7 +45,9 @@ func scenario(t testing.TB, store appender, sessions int) int {
 					t.Fatal(err)
 				}
 				evs[i] = ev
-				evolve(p)
+				if err := evolve(p); err != nil {
+					t.Fatal(err)
+				}
 			}
 			exp := events.NoStream
 			if *rev >= 0 {
