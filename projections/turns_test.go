@@ -383,7 +383,7 @@ func testTurnReadModels(t *testing.T, e *env) {
 	var assembled []*events.PromptAssembled
 	for _, st := range steps {
 		for _, p := range st.payloads {
-			if a, ok := p.(events.PromptAssembled); ok {
+			if a, ok := p.(*events.PromptAssembled); ok {
 				assembled = append(assembled, a)
 			}
 		}
