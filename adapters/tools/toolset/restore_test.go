@@ -215,7 +215,8 @@ func TestRestoreCases(t *testing.T) {
 				for _, d := range []string{
 					``, `null`, `[]`, `"notes.txt"`, `{"path":"notes.txt","credential":`, `{"path":"notes.txt"}`,
 					`{"path":1,"credential":{"digest":"` + digest + `","generation":0}}`,
-					`{"path":"notes.txt","credential":{"digest":"` + strings.ToUpper(digest) + `","generation":0}}`,
+					`{"path":"notes.txt","credential":{"digest":"sha256:` + strings.ToUpper(strings.TrimPrefix(digest, "sha256:")) + `","generation":0}}`,
+					`{"path":"notes.txt","credential":{"digest":"sha256:` + strings.Repeat("0", 64) + `","generation":0}}`,
 					`{"path":"notes.txt","credential":{"digest":"` + strings.TrimPrefix(digest, "sha256:") + `","generation":0}}`,
 					`{"path":"notes.txt","credential":{"digest":"none","generation":0}}`,
 					`{"path":"notes.txt","credential":{"digest":"` + digest + `","generation":-1}}`,
@@ -340,9 +341,9 @@ func TestRestoreCases(t *testing.T) {
 	}
 }
 
-// TestRestoreUncertainRevokes: an uncertain apply_patch drops the credentials of what it
-// wrote or failed on, in the process that ran it and in a restored one, even for a file
-// whose bytes are still what was read.
+// TestRestoreUncertainRevokes: an uncertain apply_patch or write drops the credentials of
+// what it wrote or failed on, in the process that ran it and in a restored one, even for a
+// file whose bytes are still what was read.
 func TestRestoreUncertainRevokes(t *testing.T) {
 	a, root := newSet(t)
 	put(t, root, "a.txt", "a\n")
@@ -358,6 +359,13 @@ func TestRestoreUncertainRevokes(t *testing.T) {
 	)))
 	want(t, r, tools.OutcomeUncertain, "uncertain")
 	evs = append(evs, recorded(t, tools.NameApplyPatch, r))
+	// An uncertain write revokes likewise.
+	put(t, root, "c.txt", "c\n")
+	evs = append(evs, recorded(t, tools.NameRead, call(t, a, tools.NameRead, `{"path":"c.txt"}`)))
+	lockDir(t, root)
+	r = call(t, a, tools.NameWrite, args("path", "c.txt", "content", "C\n"))
+	want(t, r, tools.OutcomeUncertain, "uncertain")
+	evs = append(evs, recorded(t, tools.NameWrite, r))
 
 	b := setAt(t, root)
 	restoreInto(b, evs...)
@@ -367,6 +375,10 @@ func TestRestoreUncertainRevokes(t *testing.T) {
 	// Checked before anything is written, so the lock does not decide the outcome.
 	want(t, call(t, b, tools.NameApplyPatch, args("patch", patchText("*** Update File: locked/b.txt\n@@\n-b\n+B\n"))), tools.OutcomeError, "read_required")
 	want(t, call(t, b, tools.NameApplyPatch, args("patch", patchText("*** Update File: a.txt\n@@\n-A\n+AA\n"))), tools.OutcomeError, "read_required")
+	if get(t, root, "c.txt") != "c\n" {
+		t.Fatal("the failed write changed c.txt")
+	}
+	want(t, call(t, b, tools.NameWrite, args("path", "c.txt", "content", "C\n")), tools.OutcomeError, "read_required")
 }
 
 // FuzzRestore feeds arbitrary details to the three Restorers under every outcome. Restore
@@ -383,6 +395,8 @@ func FuzzRestore(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
+	// One artifact directory for every iteration: restoring never writes one.
+	artifacts := filepath.Join(f.TempDir(), "artifacts")
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		f.Fatal(err)
@@ -408,7 +422,10 @@ func FuzzRestore(f *testing.F) {
 
 	outcomes := []tools.Outcome{tools.OutcomeCompleted, tools.OutcomeError, tools.OutcomeUncertain, tools.OutcomeBlocked, tools.OutcomeCancelled}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := setAt(t, root)
+		s, err := New(Config{Root: root, ArtifactDir: artifacts, SessionID: testSession})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, name := range []string{tools.NameRead, tools.NameWrite, tools.NameApplyPatch} {
 			for _, o := range outcomes {
 				restoreInto(s, events.ToolSettled{Tool: name, Outcome: string(o), Metadata: events.ToolMetadata{Details: data}})
