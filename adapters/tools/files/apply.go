@@ -19,6 +19,10 @@ type ApplyResult struct {
 	// Credentials are the writer's credentials for the written files: what it wrote counts
 	// as read.
 	Credentials map[string]patch.ReadCredential
+	// Attempts are the operations recorded for IdenticalReplay (keyed like the paths above).
+	// The caller records them with the result, because only they carry the operations'
+	// digests, which a later process needs to refuse a resent patch (RestoreAttempts).
+	Attempts []patch.PathAttempt
 }
 
 // ApplyPatch parses and applies a patch. Errors:
@@ -93,7 +97,8 @@ func (w *Workspace) ApplyPatch(ctx context.Context, text string) (ApplyResult, e
 			res.WrittenPaths = append(res.WrittenPaths, t.rel)
 		}
 	}
-	w.Credentials.Record(canonical(plan.Attempts(), targets))
+	res.Attempts = canonical(plan.Attempts(), targets)
+	w.Credentials.Record(res.Attempts)
 	return res, nil
 }
 

@@ -7,6 +7,8 @@
 // snapshot, plans every file with package patch (any conflict means zero writes) and writes
 // each file atomically (temporary file and rename in the same directory, mode preserved). A
 // failure after writing has begun is an *UncertainError listing what was and was not written.
+// Credentials recorded by an earlier process of the session are restored with
+// RestoreCredential (restore.go), still checked against the file on disk at write time.
 package files
 
 import (

@@ -106,9 +106,16 @@ func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tool
 	for p, c := range res.Credentials {
 		creds[p] = credentialFacts{Digest: c.Digest.String(), Generation: c.Generation}
 	}
+	// The attempts are recorded so that a later process of the session (Restore) still
+	// refuses this patch resent unchanged (identical_replay): the credentials alone would
+	// let it apply a second time.
+	attempts := []attemptFacts{}
+	for _, a := range res.Attempts {
+		attempts = append(attempts, attemptFacts{Path: a.Path, Op: a.Op.String(), Content: a.Content.String()})
+	}
 	return completed(b.String(), tools.Metadata{
 		WrittenPaths: res.WrittenPaths,
 		Details: details(map[string]any{"writtenPaths": nonNil(res.WrittenPaths), "deletedPaths": nonNil(res.DeletedPaths),
-			"credentials": creds}),
+			"credentials": creds, "attempts": attempts}),
 	})
 }

@@ -7,6 +7,9 @@
 //
 // A Set is per session: its files.Workspace holds the session's read credentials, so a read
 // in one call is what lets apply_patch edit the file in a later call of the same session.
+// A session outlives a process, so read, write and apply_patch are tools.Restorers: a Set
+// built for a later turn rebuilds those credentials from the session's recorded results
+// (restore.go).
 //
 // Outcomes follow one rule (seeds 000, "拒绝是一种结果，不是失败"): a refusal where nothing
 // changed is OutcomeError with the adapter's stable code; a failure after writing began is
