@@ -157,8 +157,9 @@ type run struct {
 	sess   session.State
 	tr     *transcript.State
 	turnID string
-	// settled are the session's earlier tool results, kept for the tools that restore their
-	// state from them (read credentials); output text is dropped to keep them small.
+	// settled are the session's earlier tool results, in log order, kept for the tools that
+	// restore their state from them (read credentials, refused patches); output text is
+	// dropped to keep them small.
 	settled  []events.ToolSettled
 	prior    priorTurn
 	staged   []events.Payload
@@ -244,10 +245,8 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	}
 	switch e := p.(type) {
 	case events.ToolSettled:
-		if e.Outcome == string(tools.OutcomeCompleted) {
-			e.Output = ""
-			r.settled = append(r.settled, e)
-		}
+		e.Output = "" // the tools restore from the typed metadata, never from the text
+		r.settled = append(r.settled, e)
 	case events.ProviderRequest:
 		if e.TurnID == r.turnID && e.Response != nil {
 			r.prior.text = e.Response.Text
