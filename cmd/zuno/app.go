@@ -47,6 +47,7 @@ type app struct {
 	runner   *projections.Runner
 	handlers *commands.Handlers
 	bus      *commands.Bus
+	turns    *turn.Driver
 	metrics  *prometheus.Registry
 
 	// The durable bus, when ZUNO_BUS_URL is set.
@@ -93,11 +94,12 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		a.Close()
 		return nil, err
 	}
+	a.turns = a.driver()
 	a.Application = zapp.New(cfg.settings(), zapp.Ports{
 		Send:         a.bus.Send,
 		CatchUp:      a.catchUp,
 		Log:          a.store,
-		Driver:       a.driver(),
+		Driver:       a.turns,
 		OpenProvider: provider.Open,
 		OpenTools:    openTools(cfg, dataDir(cfg)),
 		Instructions: instructions.Read,
