@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
+	"github.com/zuno-run/zuno/adapters/eventstore/memstore"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
@@ -55,10 +55,7 @@ func TestRedeliveredTurnRunsOnce(t *testing.T) {
 
 	// Restart: a new store handle and a new driver over the same file.
 	h.store.Close()
-	store, err := sqlstore.OpenSQLite(context.Background(), h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := memstore.Open(h.log)
 	t.Cleanup(func() { store.Close() })
 	h.store = store
 	h.driver = &turn.Driver{Store: store, Registry: h.registry, Clock: commands.SystemClock{}}

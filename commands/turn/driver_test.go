@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/google/uuid"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
+	"github.com/zuno-run/zuno/adapters/eventstore/memstore"
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -73,8 +72,8 @@ func (p *probeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 }
 
 type harness struct {
-	store    *sqlstore.Store
-	path     string
+	store    *memstore.Store
+	log      *memstore.Log
 	registry *events.Registry
 	driver   *turn.Driver
 	session  string
@@ -83,14 +82,13 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "events.db")
-	store, err := sqlstore.OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The driver's unit tests run on the in-memory store; the CLI's testscripts run the same
+	// turns on SQLite and Postgres files, across real process restarts.
+	log := memstore.NewLog()
+	store := memstore.Open(log)
 	t.Cleanup(func() { store.Close() })
 	reg := events.NewRegistry(events.AllPayloads()...)
-	h := &harness{store: store, path: path, registry: reg, session: "ses_test",
+	h := &harness{store: store, log: log, registry: reg, session: "ses_test",
 		driver: &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}}
 	handlers := commands.NewHandlers(store, reg, commands.SystemClock{}, nil)
 	res, err := handlers.CreateSession(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: "create", Actor: "user"},
