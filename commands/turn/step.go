@@ -421,10 +421,8 @@ func errorInfo(err error) *events.ErrorInfo {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &events.ErrorInfo{Code: transcript.CodeInterrupted, Message: err.Error()}
 	}
-	type coded interface{ Code() string }
-	var c coded
-	if errors.As(err, &c) {
-		return &events.ErrorInfo{Code: c.Code(), Message: err.Error()}
+	if code := domain.CodeOf(err); code != "" {
+		return &events.ErrorInfo{Code: code, Message: err.Error()}
 	}
 	return &events.ErrorInfo{Code: "unknown", Message: err.Error()}
 }

@@ -3,6 +3,7 @@
 package storemetrics
 
 import (
+	"github.com/zuno-run/zuno/domain"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,9 +64,6 @@ func New(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// coder is implemented by the typed errors of package events.
-type coder interface{ Code() string }
-
 // ObserveAppend records one append call.
 func (m *Metrics) ObserveAppend(adapter string, started time.Time, events int, outcome string, err error) {
 	m.Appends.WithLabelValues(adapter, outcome).Inc()
@@ -76,9 +74,9 @@ func (m *Metrics) ObserveAppend(adapter string, started time.Time, events int, o
 	case OutcomeDuplicate:
 		m.Duplicates.WithLabelValues(adapter).Inc()
 	case OutcomeConflict:
-		code := "unknown"
-		if c, ok := err.(coder); ok {
-			code = c.Code()
+		code := domain.CodeOf(err)
+		if code == "" {
+			code = "unknown"
 		}
 		m.Conflicts.WithLabelValues(adapter, code).Inc()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zuno-run/zuno/domain"
 	"strings"
 
 	"github.com/zuno-run/zuno/adapters/tools/files"
@@ -42,8 +43,6 @@ func cancelledBefore(ctx context.Context) (tools.Result, bool) {
 }
 
 // coded is the stable-code method the files and patch errors share.
-type coded interface{ Code() string }
-
 // conflictFacts is one apply_patch/write conflict as clients read it.
 type conflictFacts struct {
 	Kind           string `json:"kind"`
@@ -108,14 +107,13 @@ func failure(tool string, err error, changes bool) tools.Result {
 	code := string(CodeFailed)
 	var se *search.Error
 	var she *shell.Error
-	var c coded
 	switch {
 	case errors.As(err, &se):
 		code = string(se.Code)
 	case errors.As(err, &she):
 		code = string(she.Code)
-	case errors.As(err, &c) && c.Code() != "":
-		code = c.Code()
+	case domain.CodeOf(err) != "":
+		code = domain.CodeOf(err)
 	}
 	var b strings.Builder
 	msg := err.Error()

@@ -238,9 +238,8 @@ func (t *shellTool) background(ctx context.Context, inv tools.Invocation, a shel
 		ExitPolicy: policy, SessionID: session, CallID: inv.CallID})
 	if err != nil {
 		code := string(CodeBackgroundFailed)
-		var c coded
-		if errors.As(err, &c) && c.Code() != "" {
-			code = c.Code()
+		if c := domain.CodeOf(err); c != "" {
+			code = c
 		}
 		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: code,
 			Output: "shell: the background command could not be started: " + err.Error()}
