@@ -60,6 +60,8 @@ func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.
 			VALUES (?, ?, ?, ?, ?, 0, ?, ?)`, e.SessionID, e.Title, e.Agent, nullable(e.ParentSessionID), nullable(e.Directory), at, at)
 	case events.SessionTitled:
 		return tx.Exec(ctx, `UPDATE session SET title = ?, time_updated = ? WHERE id = ?`, e.Title, at, e.SessionID)
+	case events.DirectoryChanged:
+		return tx.Exec(ctx, `UPDATE session SET directory = ?, time_updated = ? WHERE id = ?`, e.Directory, at, e.SessionID)
 	case events.UserMessageAppended:
 		return tx.Exec(ctx, `UPDATE session SET message_count = message_count + 1, time_updated = ? WHERE id = ?`, at, e.SessionID)
 	case events.TurnStarted:
