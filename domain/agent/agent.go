@@ -6,12 +6,12 @@ package agent
 
 import (
 	"fmt"
-	"github.com/zuno-run/zuno/domain/tools"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/tools"
 )
 
 // Mode says where an agent may run.
@@ -50,7 +50,13 @@ type Agent struct {
 
 var (
 	readOnlyTools = []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameBg, tools.NameReportWrite}
-	buildTools    = []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch, tools.NameShell, tools.NameBg, tools.NameReportWrite}
+	// workTools are the durable work state's tools, which join the default surface. They
+	// change the session's plan and todo items, never the workspace, so a read-only agent
+	// keeps them: the plan agent's deliverable is a durable Plan.
+	workTools  = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
+	planTools  = slices.Concat(readOnlyTools, workTools)
+	buildTools = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
+		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools)
 )
 
 const (
@@ -83,13 +89,15 @@ func Builtins() []Agent {
 			Prompt: buildPrompt, Tools: buildTools, Collaboration: "work"},
 		{Name: "deep", Mode: Primary, Description: "Debugs: reproduces, ranks hypotheses, fixes the root cause, verifies recovery.",
 			Prompt: deepPrompt, Tools: buildTools, Collaboration: "work"},
+		// explorer lists no work tools: a child hands decisions to its parent instead of
+		// rewriting the root's state, and the parent owns the plan and todo items.
 		{Name: "explorer", Mode: Subagent, Description: "Read-only investigation that reports evidence.",
 			Prompt: explorerPrompt, Tools: readOnlyTools, ReadOnly: true},
 		{Name: "orchestrator", Mode: Primary, Description: "Does clear single actions itself; delegates non-overlapping lanes of complex work.",
 			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), tools.NameTask), Collaboration: "work",
 			Delegates: []string{"explorer"}},
 		{Name: "plan", Mode: Primary, Description: "Strictly read-only: explores and delivers a decision-complete plan.",
-			Prompt: planPrompt, Tools: readOnlyTools, Collaboration: "plan", ReadOnly: true},
+			Prompt: planPrompt, Tools: planTools, Collaboration: "plan", ReadOnly: true},
 	}
 	for i := range all {
 		all[i].Source = "builtin:" + all[i].Name

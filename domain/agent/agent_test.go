@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"errors"
-	"github.com/zuno-run/zuno/domain/tools"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,18 +9,22 @@ import (
 
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/tools"
 )
 
-// runtime is the core tool surface as the CLI builds it: every tool enabled, the three that
-// change the workspace marked as writing.
+// runtime is the tool surface with every tool enabled: the core tools, bg and the durable
+// work tools, the three that change the workspace marked as writing.
 func runtime() map[string]agent.Capability {
 	return map[string]agent.Capability{
 		tools.NameRead: {Enabled: true}, tools.NameGlob: {Enabled: true}, tools.NameGrep: {Enabled: true},
 		tools.NameWrite: {Enabled: true, Writes: true}, tools.NameApplyPatch: {Enabled: true, Writes: true},
 		tools.NameShell: {Enabled: true, Writes: true}, tools.NameBg: {Enabled: true},
-		tools.NameReportWrite: {Enabled: true}, tools.NamePlanUpdate: {Enabled: true},
+		tools.NameReportWrite: {Enabled: true}, tools.NamePlanGet: {Enabled: true}, tools.NamePlanUpdate: {Enabled: true},
+		tools.NameTodoGet: {Enabled: true}, tools.NameTodoUpdate: {Enabled: true},
 	}
 }
+
+var workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
 
 func domainError(t *testing.T, err error, code string) *domain.Error {
 	t.Helper()
@@ -81,6 +84,14 @@ func TestBuiltins(t *testing.T) {
 		}
 		if got := slices.Contains(a.Tools, tools.NameTask); got != (a.Name == "orchestrator") {
 			t.Errorf("%s: lists task = %v; only orchestrator delegates", a.Name, got)
+		}
+		// The durable work tools join every root agent's surface, the read-only plan agent's
+		// too (its deliverable is a durable Plan); the explorer child leaves the root's work
+		// to its parent.
+		for _, w := range workTools {
+			if got := slices.Contains(a.Tools, w); got != (a.Name != "explorer") {
+				t.Errorf("%s: lists %s = %v", a.Name, w, got)
+			}
 		}
 	}
 	if o := all[3]; !reflect.DeepEqual(o.Delegates, []string{"explorer"}) {
@@ -231,13 +242,26 @@ func TestEffectiveTools(t *testing.T) {
 		unavailable []agent.Unavailable
 	}{
 		{name: "build gets its whole list", agent: get("build", nil), runtime: runtime(),
-			tools: []string{"apply_patch", "bg", "glob", "grep", "read", "report_write", "shell", "write"}},
-		{name: "plan gets no writing tool", agent: get("plan", nil), runtime: runtime(),
-			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
+			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+				"todo_get", "todo_update", "write"}},
+		{name: "plan gets no writing tool, and the work tools", agent: get("plan", nil), runtime: runtime(),
+			tools: []string{"bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "todo_get", "todo_update"}},
+		{name: "plan without the work tools in the runtime", agent: get("plan", nil),
+			runtime: func() map[string]agent.Capability {
+				r := runtime()
+				for _, w := range workTools {
+					delete(r, w)
+				}
+				return r
+			}(),
+			tools: []string{"bg", "glob", "grep", "read", "report_write"},
+			unavailable: []agent.Unavailable{{Tool: "plan_get", Reason: notImpl}, {Tool: "plan_update", Reason: notImpl},
+				{Tool: "todo_get", Reason: notImpl}, {Tool: "todo_update", Reason: notImpl}}},
 		{name: "explorer gets no writing tool", agent: get("explorer", nil), runtime: runtime(),
 			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
 		{name: "orchestrator without a task tool", agent: get("orchestrator", nil), runtime: runtime(),
-			tools:       []string{"apply_patch", "bg", "glob", "grep", "read", "report_write", "shell", "write"},
+			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+				"todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "task", Reason: notImpl}}},
 		{name: "orchestrator with a task tool", agent: get("orchestrator", nil),
 			runtime: func() map[string]agent.Capability {
@@ -245,7 +269,8 @@ func TestEffectiveTools(t *testing.T) {
 				r["task"] = agent.Capability{Enabled: true}
 				return r
 			}(),
-			tools: []string{"apply_patch", "bg", "glob", "grep", "read", "report_write", "shell", "task", "write"}},
+			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+				"task", "todo_get", "todo_update", "write"}},
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
@@ -253,10 +278,12 @@ func TestEffectiveTools(t *testing.T) {
 				delete(r, tools.NameBg)
 				return r
 			}(),
-			tools:       []string{"apply_patch", "glob", "grep", "read", "report_write", "write"},
+			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "todo_get",
+				"todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "shell", Reason: disabled}}},
 		{name: "missing bg", agent: get("deep", nil), runtime: noBg,
-			tools:       []string{"apply_patch", "glob", "grep", "read", "report_write", "shell", "write"},
+			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+				"todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}}},
 		{name: "read-only agent configured with writing tools", agent: get("plan", &agent.Override{Tools: []string{"write", "shell", "read", "apply_patch", "nope"}}),
 			runtime: runtime(), tools: []string{"read"},
@@ -319,7 +346,8 @@ func TestEffectiveTools(t *testing.T) {
 // Whatever the runtime offers, a read-only agent never receives a tool that writes.
 func TestEffectiveToolsReadOnlyWhateverTheRuntime(t *testing.T) {
 	all := []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch, tools.NameShell,
-		tools.NameBg, tools.NameReportWrite, tools.NameTask, tools.NamePlanUpdate}
+		tools.NameBg, tools.NameReportWrite, tools.NameTask, tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet,
+		tools.NameTodoUpdate}
 	for mask := 0; mask < 1<<len(all); mask += 7 {
 		rt := map[string]agent.Capability{}
 		for i, n := range all {

@@ -68,17 +68,42 @@ var fieldsByAction = map[string][]string{
 	ActionPop:    {"status"},
 }
 
+// PlanActionFields returns the optional arguments action reads besides expected_revision (nil
+// for an unknown action): the table Decide enforces, for tool schemas that list each action's
+// fields.
+func PlanActionFields(action string) []string { return slices.Clone(fieldsByAction[action]) }
+
+// CheckShape refuses what no state can make right: a missing or unknown action, and arguments
+// the action does not read. It is part of Decide; a tool calls it to refuse such a call
+// before it runs.
+func (c PlanUpdate) CheckShape() error {
+	if err := checkAction(c.Action); err != nil {
+		return err
+	}
+	if err := c.rejectUnusedFields(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkAction(action string) *domain.Error {
+	if slices.Contains(planActions, action) {
+		return nil
+	}
+	msg := fmt.Sprintf("action %q is not a plan_update action", action)
+	if action == "" {
+		msg = "action is missing"
+	}
+	e := domain.NewError(domain.CodeInvalidAction, msg,
+		"set action to one of: create (first or replacing plan), patch (change steps, the title or the plan status), "+
+			"append (add steps), push (open a focused sub-plan), pop (close the sub-plan and return to its parent)")
+	e.Field, e.Valid = "action", slices.Clone(planActions)
+	return e
+}
+
 func decidePlan(s *State, c PlanUpdate) ([]events.Payload, error) {
-	if !slices.Contains(planActions, c.Action) {
-		msg := fmt.Sprintf("action %q is not a plan_update action", c.Action)
-		if c.Action == "" {
-			msg = "action is missing"
-		}
-		e := domain.NewError(domain.CodeInvalidAction, msg,
-			"set action to one of: create (first or replacing plan), patch (change steps, the title or the plan status), "+
-				"append (add steps), push (open a focused sub-plan), pop (close the sub-plan and return to its parent)")
-		e.Field, e.Valid = "action", slices.Clone(planActions)
-		return nil, e
+	if err := checkAction(c.Action); err != nil {
+		return nil, err
 	}
 	if err := s.checkPlanRevision(c); err != nil {
 		return nil, err
