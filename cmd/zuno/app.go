@@ -21,6 +21,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/queries"
@@ -101,7 +102,7 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		Log:          a.store,
 		Driver:       a.turns,
 		OpenProvider: provider.Open,
-		OpenTools:    openTools(cfg, dataDir(cfg)),
+		OpenTools:    openTools(cfg, dataDir(cfg), a.handlers),
 		Instructions: instructions.Read,
 	}, a.queries())
 	return a, nil
@@ -137,9 +138,9 @@ func (r readModels) Query(ctx context.Context, sql string, limit int) (queries.T
 // dataDir is where Zuno keeps files beside its database: artifacts and background output.
 func dataDir(cfg config) string { return filepath.Dir(cfg.DB) }
 
-// openTools opens a session's tools: the core tools and bg, keeping artifacts and background
-// output under dir.
-func openTools(cfg config, dir string) turn.OpenTools {
+// openTools opens a session's tools: the core tools, bg, and the durable-work tools (plan and
+// todo, sent as commands to work), keeping artifacts and background output under dir.
+func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 	return func(workspace, sessionID string) (turn.Surface, error) {
 		artifacts := filepath.Join(dir, "artifacts", sessionID)
 		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts))
@@ -152,7 +153,8 @@ func openTools(cfg config, dir string) turn.OpenTools {
 			mgr.Close()
 			return nil, err
 		}
-		return &surface{tools: append(set.Tools(), bg.NewTool(mgr)), bg: mgr}, nil
+		all := append(set.Tools(), bg.NewTool(mgr))
+		return &surface{tools: append(all, worktools.New(work)...), bg: mgr}, nil
 	}
 }
 

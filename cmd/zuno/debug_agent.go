@@ -41,7 +41,8 @@ delegates. It creates no session and contacts no provider.`,
 }
 
 // debugAgent reports an agent in the current directory; the tools are opened with their
-// scratch state in a temporary directory, so the diagnostic leaves nothing behind.
+// scratch state in a temporary directory, so the diagnostic leaves nothing behind, and only
+// their declarations are read (the work tools get no command port: they never run here).
 func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -52,7 +53,7 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 		return queries.AgentReport{}, err
 	}
 	defer os.RemoveAll(scratch)
-	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch)}
+	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch, nil)}
 	if s.Model == "" {
 		s.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"
 	} else if _, err := zapp.ParseModel(s.Model); err != nil {
