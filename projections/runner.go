@@ -54,9 +54,6 @@ type Option func(*Runner)
 // WithMetrics reports to m.
 func WithMetrics(m *Metrics) Option { return func(r *Runner) { r.metrics = m } }
 
-// WithBatchSize sets how many events one transaction applies (default 1000).
-func WithBatchSize(n int) Option { return func(r *Runner) { r.batch = n } }
-
 // NewRunner returns a runner. db must be writable, and on SQLite open in sqldb.Writer mode
 // (transactions take the write lock at BEGIN, so they never fail to upgrade a read lock).
 func NewRunner(db *sqlx.DB, feed Feed, registry *events.Registry, projectors []Projector, opts ...Option) *Runner {
@@ -70,9 +67,6 @@ func NewRunner(db *sqlx.DB, feed Feed, registry *events.Registry, projectors []P
 	}
 	return r
 }
-
-// Projectors returns the runner's projectors.
-func (r *Runner) Projectors() []Projector { return r.projectors }
 
 // checkpoints reads every projector's checkpoint (0 when it never ran).
 func (r *Runner) checkpoints(ctx context.Context, q sqlx.QueryerContext) (map[string]uint64, error) {

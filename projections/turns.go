@@ -246,14 +246,3 @@ func (ProviderRequests) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p
 		e.RequestID, e.SessionID, e.TurnID, e.Step, e.Status, nullable(e.PromptReceiptID), e.Provider, e.Model,
 		finish, inputTokens, outputTokens, errorCode, finalization, duration, at, at)
 }
-
-// AgentJobs owns the "agent_job" table: delegated jobs of a parent session, with their
-// report's delivery. No event produces jobs yet, so it applies nothing; it is a projector so
-// that the table has an owner, which Rebuild empties and replays like every other, and so the
-// seeds' forensic SQL over agent_job runs (and finds no jobs) today.
-type AgentJobs struct{}
-
-func (AgentJobs) Name() string     { return "agent_job" }
-func (AgentJobs) Tables() []string { return []string{"agent_job"} }
-
-func (AgentJobs) Apply(context.Context, *Tx, events.Recorded, events.Payload) error { return nil }

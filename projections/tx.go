@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/zuno-run/zuno/migrations"
 )
 
 // Tx is the transaction a projector writes in. Exec takes '?' placeholders on every dialect
@@ -25,7 +27,7 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 	if db.DriverName() == "postgres" {
 		// Serialise read-model writers across processes, as SQLite's write lock does: two
 		// runners must not both apply a batch from the same checkpoint.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7365120003)`); err != nil {
+		if _, err := tx.ExecContext(ctx, migrations.XactLock(migrations.ReadModelLock)); err != nil {
 			tx.Rollback()
 			return nil, fmt.Errorf("take read-model lock: %w", err)
 		}

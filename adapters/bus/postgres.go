@@ -40,29 +40,22 @@ type Postgres struct {
 	local    *gochannel.GoChannel
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	poll     time.Duration
 	replySub *wsql.Subscriber
 }
 
-// Option configures the transport.
-type Option func(*Postgres)
-
-// WithPollInterval sets how often an idle subscriber looks for new messages (default 20ms):
-// the latency floor of a command and of its reply.
-func WithPollInterval(d time.Duration) Option { return func(p *Postgres) { p.poll = d } }
+// pollInterval is how often an idle subscriber looks for new messages: the latency floor of a
+// command and of its reply.
+const pollInterval = 20 * time.Millisecond
 
 // NewPostgres starts the transport on db. Close it to stop listening for replies and drop this
 // process's reply table.
-func NewPostgres(ctx context.Context, db *stdsql.DB, logger watermill.LoggerAdapter, opts ...Option) (*Postgres, error) {
+func NewPostgres(ctx context.Context, db *stdsql.DB, logger watermill.LoggerAdapter) (*Postgres, error) {
 	if logger == nil {
 		logger = watermill.NopLogger{}
 	}
-	p := &Postgres{db: db, logger: logger, poll: 20 * time.Millisecond,
+	p := &Postgres{db: db, logger: logger,
 		address: "zuno_replies_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16],
 		local:   gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 64}, logger)}
-	for _, o := range opts {
-		o(p)
-	}
 	var err error
 	p.pub, err = wsql.NewPublisher(wsql.BeginnerFromStdSQL(db), wsql.PublisherConfig{
 		SchemaAdapter:        schemaFor{},
@@ -75,7 +68,7 @@ func NewPostgres(ctx context.Context, db *stdsql.DB, logger watermill.LoggerAdap
 		SchemaAdapter:    wsql.PostgreSQLQueueSchema{}, // one reader: no consumer group
 		OffsetsAdapter:   wsql.PostgreSQLQueueOffsetsAdapter{DeleteOnAck: true},
 		InitializeSchema: true,
-		BackoffManager:   wsql.NewDefaultBackoffManager(p.poll, time.Second),
+		BackoffManager:   wsql.NewDefaultBackoffManager(pollInterval, time.Second),
 	}, logger)
 	if err != nil {
 		return nil, err
@@ -119,7 +112,7 @@ func (p *Postgres) Transport() commands.Transport {
 				SchemaAdapter:    schemaFor{},
 				OffsetsAdapter:   wsql.DefaultPostgreSQLOffsetsAdapter{},
 				InitializeSchema: true,
-				BackoffManager:   wsql.NewDefaultBackoffManager(p.poll, time.Second),
+				BackoffManager:   wsql.NewDefaultBackoffManager(pollInterval, time.Second),
 			}, p.logger)
 		},
 		ReplyAddress:        p.address,

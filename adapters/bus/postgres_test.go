@@ -34,7 +34,7 @@ func startNode(t *testing.T, url string, worker bool) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := bus.NewPostgres(ctx, db, nil, bus.WithPollInterval(10*time.Millisecond))
+	transport, err := bus.NewPostgres(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

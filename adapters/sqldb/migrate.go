@@ -56,7 +56,7 @@ func createBookkeeping(ctx context.Context, db *sqlx.DB, dialect Dialect) error 
 	}
 	defer tx.Rollback()
 	if dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7365120001)`); err != nil {
+		if _, err := tx.ExecContext(ctx, migrations.XactLock(migrations.MigrationLock)); err != nil {
 			return err
 		}
 	}
@@ -68,7 +68,11 @@ func createBookkeeping(ctx context.Context, db *sqlx.DB, dialect Dialect) error 
 }
 
 func applyOne(ctx context.Context, db *sqlx.DB, dialect Dialect, set, dir, name string) error {
-	body, err := fs.ReadFile(migrations.FS, dir+"/"+name)
+	raw, err := fs.ReadFile(migrations.FS, dir+"/"+name)
+	if err != nil {
+		return err
+	}
+	body, err := migrations.Expand(dir+"/"+name, string(raw))
 	if err != nil {
 		return err
 	}
@@ -78,7 +82,7 @@ func applyOne(ctx context.Context, db *sqlx.DB, dialect Dialect, set, dir, name 
 	}
 	defer tx.Rollback()
 	if dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7365120001)`); err != nil {
+		if _, err := tx.ExecContext(ctx, migrations.XactLock(migrations.MigrationLock)); err != nil {
 			return err
 		}
 	}
@@ -89,7 +93,7 @@ func applyOne(ctx context.Context, db *sqlx.DB, dialect Dialect, set, dir, name 
 	if done > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+	if _, err := tx.ExecContext(ctx, body); err != nil {
 		return fmt.Errorf("migration %s/%s: %w", dir, name, err)
 	}
 	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schema_migration (set_name, name) VALUES (?, ?)`), set, name); err != nil {

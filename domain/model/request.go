@@ -157,16 +157,12 @@ func (r Request) validateToolChoice(tools map[string]bool) error {
 	}
 }
 
-// validateMessages enforces the pairing both big APIs require: every tool call of an
+// ConversationCheck enforces the pairing both big APIs require: every tool call of an
 // assistant message is answered by a tool message before the conversation moves on, and no
 // tool message answers a call that was not made. A run recovered after a crash must
 // therefore answer an unsettled call (as uncertain) rather than leave it open.
-func validateMessages(msgs []Message) error {
-	var c ConversationCheck
-	return c.Check(msgs)
-}
-
-// ConversationCheck validates a conversation incrementally: a turn's conversation only grows,
+//
+// It validates a conversation incrementally: a turn's conversation only grows,
 // so each step checks only the messages added since the last check, instead of walking the
 // whole history again. The zero value is ready; it is not safe for concurrent use.
 type ConversationCheck struct {

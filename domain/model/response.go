@@ -13,11 +13,6 @@ type Response struct {
 	ProviderFinishReason string       `json:"providerFinishReason,omitempty"`
 }
 
-// Message returns the response as the assistant message to append to the conversation.
-func (r Response) Message() Message {
-	return Message{Role: RoleAssistant, Text: r.Text, ToolCalls: r.ToolCalls}
-}
-
 // Accumulator builds a Response from events. It exists apart from Collect so a turn driver
 // can record each event as it arrives and still get the collected response at the end.
 // The zero value is ready to use.

@@ -45,20 +45,12 @@ type Input struct {
 	// nearest file is read last and wins.
 	ProjectAgents []InstructionFile
 	WorkState     *WorkState
-	// Routing is the host's routing and Skill policy text.
-	Routing *Text
-	// Skills are the selected Skills whose bodies are shown.
-	Skills      []Skill
-	SkillIndex  *Text
-	SkillBudget SkillBudget
-	Memory      []Text
 
 	// Conversation is the transcript after the compaction boundary, ending with the input of
 	// this step.
 	Conversation []model.Message
-	// Tools is the final tool set, after the request hooks narrowed it.
+	// Tools is the final tool set.
 	Tools []ToolDecl
-	Hooks HookState
 	// History, when set, caches the conversation's encoding across the steps of a session.
 	// The receipt is the same with or without it, except that its Blobs then leave out the
 	// conversation content an earlier Assemble with this History already returned: a caller
@@ -83,44 +75,12 @@ type InstructionFile struct {
 	Content []byte
 }
 
-// Text is a caller-supplied section text with its provenance.
-type Text struct {
-	Source string
-	Trust  string
-	Text   string
-}
-
-// Skill is a selected Skill.
-type Skill struct {
-	Name   string
-	Source string
-	Trust  string
-	Body   string
-}
-
-// SkillBudget holds the configured Skill budgets; zero values mean "not configured".
-type SkillBudget struct {
-	// MaxSelectedContextTokens overrides the derived budget of all selected bodies together
-	// (skills.maxSelectedContextTokens); it is still capped at 32,000.
-	MaxSelectedContextTokens int
-	// MaxIndexTokens bounds the Skill index (skills.maxContextTokens); 0 leaves it unchecked.
-	MaxIndexTokens int
-}
-
 // ToolDecl is a tool the model will be offered.
 type ToolDecl struct {
 	model.Tool
 	// WritesWorkspace marks a real edit or write capability: an editing tool, or a shell whose
 	// sandbox lets it write the workspace. It decides whether runtime.editing is shown.
 	WritesWorkspace bool
-}
-
-// HookState is what the request hooks did before assembly.
-type HookState struct {
-	// Ran names the hooks that ran, in order.
-	Ran []string
-	// OfferedTools names the tools before the hooks ran; nil when no hook saw the tool set.
-	OfferedTools []string
 }
 
 // Assembled is a prompt ready to send: its sections, the request, and the receipt to append
@@ -131,35 +91,15 @@ type Assembled struct {
 	Receipt  Receipt
 }
 
-// Skill budget bounds (seeds 002 §5): a tenth of a known window, clamped to
-// [2,000, 32,000]; 8,000 when the window is unknown.
-const (
-	skillFloor         = 2000
-	skillCeiling       = 32000
-	skillUnknownWindow = 8000
-)
-
-// SelectedSkillBudget is the token budget shared by all selected Skill bodies.
-func SelectedSkillBudget(contextWindow int64, override int) int {
-	switch {
-	case override > 0:
-		return min(override, skillCeiling)
-	case contextWindow <= 0:
-		return skillUnknownWindow
-	default:
-		return int(min(max(contextWindow/10, skillFloor), skillCeiling))
-	}
-}
-
 // Assemble builds the prompt of one provider step. It fails, before anything could be sent,
-// with a *domain.Error for invalid input, an over-budget Skill set or work state, or a hook
-// that widened the tool set; with a *model.Error for a conversation or tool set no provider
-// accepts; and with a *ContextOverflowError when the whole input exceeds a known window.
+// with a *domain.Error for invalid input or an over-budget work state; with a *model.Error
+// for a conversation or tool set no provider accepts; and with a *ContextOverflowError when
+// the whole input exceeds a known window.
 func Assemble(in Input) (Assembled, error) {
 	if in.History != nil {
 		in.History.prepare(in.Conversation)
 	}
-	tools, hooks, err := checkTools(in)
+	tools, err := checkTools(in)
 	if err != nil {
 		return Assembled{}, err
 	}
@@ -169,9 +109,6 @@ func Assemble(in Input) (Assembled, error) {
 	}
 	sections, err := buildSections(in, tools, workState)
 	if err != nil {
-		return Assembled{}, err
-	}
-	if err := checkSkillBudget(in, sections); err != nil {
 		return Assembled{}, err
 	}
 
@@ -239,8 +176,9 @@ func Assemble(in Input) (Assembled, error) {
 		Tools:          toolParts,
 		ToolChoiceMode: string(in.ToolChoice.Mode),
 		ToolChoiceName: in.ToolChoice.Name,
-		Hooks:          hooks,
-		Blobs:          blobs,
+		// Hooks stays empty: no request hooks run yet. The field is kept because it is part
+		// of the recorded receipt (session.prompt.assembled.1).
+		Blobs: blobs,
 	}
 	for i, s := range sections {
 		r.Sections[i] = s.PromptSection
@@ -434,8 +372,7 @@ func overflow(r Receipt) *ContextOverflowError {
 // checkTools validates the tool set in input order, so errors name the caller's indices, and
 // returns it sorted by name: a tool set is a set, and a caller that builds it from a map
 // must still get a byte-identical request.
-func checkTools(in Input) ([]ToolDecl, events.PromptHooks, error) {
-	var hooks events.PromptHooks
+func checkTools(in Input) ([]ToolDecl, error) {
 	plain := make([]model.Tool, len(in.Tools))
 	for i, t := range in.Tools {
 		plain[i] = t.Tool
@@ -443,10 +380,10 @@ func checkTools(in Input) ([]ToolDecl, events.PromptHooks, error) {
 	// Validating the conversation and tools on their own keeps the error's indices those of
 	// the caller's slices rather than of the assembled request.
 	if in.ContextWindow < 0 {
-		return nil, hooks, invalid("contextWindow", fmt.Sprintf("is %d", in.ContextWindow), "use 0 when the window is unknown")
+		return nil, invalid("contextWindow", fmt.Sprintf("is %d", in.ContextWindow), "use 0 when the window is unknown")
 	}
 	if len(in.Conversation) == 0 {
-		return nil, hooks, invalid("conversation", "is empty", "assemble a prompt for a step that has user input")
+		return nil, invalid("conversation", "is empty", "assemble a prompt for a step that has user input")
 	}
 	probe := model.Request{Model: in.Model, Messages: in.Conversation, Tools: plain, ToolChoice: in.ToolChoice, MaxTokens: in.MaxTokens}
 	check := &model.ConversationCheck{}
@@ -454,36 +391,11 @@ func checkTools(in Input) ([]ToolDecl, events.PromptHooks, error) {
 		check = &in.History.check // prepared by Assemble: only new messages are walked
 	}
 	if err := probe.ValidateWith(check); err != nil {
-		return nil, hooks, err
+		return nil, err
 	}
 	tools := slices.Clone(in.Tools)
 	slices.SortFunc(tools, func(a, b ToolDecl) int { return strings.Compare(a.Name, b.Name) })
-	hooks.Ran = slices.Clone(in.Hooks.Ran)
-	if in.Hooks.OfferedTools != nil {
-		offered := map[string]bool{}
-		for _, n := range in.Hooks.OfferedTools {
-			offered[n] = true
-		}
-		final := map[string]bool{}
-		for _, t := range tools {
-			final[t.Name] = true
-			if !offered[t.Name] {
-				e := domainError(CodeHookWidenedTools,
-					fmt.Sprintf("tool %q is in the final tool set but was not offered before the request hooks ran", t.Name),
-					"request hooks may only remove tools; fix the hook that added it")
-				e.ID = t.Name
-				return nil, hooks, e
-			}
-		}
-		for _, n := range in.Hooks.OfferedTools {
-			if !final[n] {
-				hooks.RemovedTools = append(hooks.RemovedTools, n)
-			}
-		}
-		slices.Sort(hooks.RemovedTools)
-		hooks.RemovedTools = slices.Compact(hooks.RemovedTools)
-	}
-	return tools, hooks, nil
+	return tools, nil
 }
 
 func hostSection(id, lane string) events.PromptSection {
@@ -510,7 +422,7 @@ func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, err
 			return invalid(field+".source", "is empty", "name where the text came from (a path or a definition)")
 		}
 		if ids[s.ID] {
-			return invalid(field, fmt.Sprintf("section id %q is produced twice", s.ID), "give each Skill, memory and file a distinct name or path")
+			return invalid(field, fmt.Sprintf("section id %q is produced twice", s.ID), "give each file a distinct path")
 		}
 		ids[s.ID] = true
 		out = append(out, Section{PromptSection: s, Content: content})
@@ -584,69 +496,9 @@ func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, err
 		}
 	}
 
-	if t := in.Routing; t != nil {
-		if err := add("routing", events.PromptSection{ID: "routing", Lane: LaneRouting, Source: t.Source,
-			Role: string(model.RoleDeveloper), Trust: t.Trust, Priority: priority(t.Trust, 0)}, t.Text, t.Text); err != nil {
-			return nil, err
-		}
-	}
-
-	skills := slices.Clone(in.Skills)
-	slices.SortStableFunc(skills, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
-	for i, sk := range skills {
-		if sk.Name == "" {
-			return nil, invalid(fmt.Sprintf("skills[%d].name", i), "is empty", "name the Skill")
-		}
-		s, text, raw := framed(events.PromptSection{ID: "skill:" + sk.Name, Lane: LaneSelectedSkills, Source: sk.Source,
-			Role: string(model.RoleDeveloper), Trust: sk.Trust, Priority: priority(sk.Trust, 0)},
-			sk.Body, "Skill "+sk.Name+" (selected; from "+sk.Source+"):")
-		if err := add(fmt.Sprintf("skills[%d]", i), s, text, raw); err != nil {
-			return nil, err
-		}
-	}
-
-	if t := in.SkillIndex; t != nil {
-		if err := add("skillIndex", events.PromptSection{ID: "skill.index", Lane: LaneSkillIndex, Source: t.Source,
-			Role: string(model.RoleDeveloper), Trust: t.Trust, Priority: priority(t.Trust, 0)}, t.Text, t.Text); err != nil {
-			return nil, err
-		}
-	}
-
-	for i, m := range in.Memory {
-		s, text, raw := framed(events.PromptSection{ID: "memory:" + m.Source, Lane: LaneMemory, Source: m.Source,
-			Role: string(model.RoleDeveloper), Trust: m.Trust, Priority: priority(m.Trust, 0)},
-			m.Text, "Memory from "+m.Source+":")
-		if err := add(fmt.Sprintf("memory[%d]", i), s, text, raw); err != nil {
-			return nil, err
-		}
-	}
 	return out, nil
 }
 
 func pathDepth(p string) int {
 	return strings.Count(filepath.ToSlash(filepath.Clean(p)), "/")
-}
-
-func checkSkillBudget(in Input, sections []Section) error {
-	budget := SelectedSkillBudget(in.ContextWindow, in.SkillBudget.MaxSelectedContextTokens)
-	selected, index := 0, 0
-	for _, s := range sections {
-		switch s.Lane {
-		case LaneSelectedSkills:
-			selected += EstimateTokens(s.Content)
-		case LaneSkillIndex:
-			index += EstimateTokens(s.Content)
-		}
-	}
-	if selected > budget {
-		return domainError(CodeSkillBudgetExceeded,
-			fmt.Sprintf("the selected Skills are an estimated %d tokens together, over their budget of %d", selected, budget),
-			"select fewer Skills, or raise skills.maxSelectedContextTokens (at most 32000); bodies are never truncated")
-	}
-	if limit := in.SkillBudget.MaxIndexTokens; limit > 0 && index > limit {
-		return domainError(CodeSkillBudgetExceeded,
-			fmt.Sprintf("the Skill index is an estimated %d tokens, over skills.maxContextTokens of %d", index, limit),
-			"have the catalog build a more compact index, or raise skills.maxContextTokens")
-	}
-	return nil
 }

@@ -27,7 +27,7 @@ type DebugView struct {
 
 // NewDebugView builds the debug view of a receipt. Unless showSensitive, section content and
 // the system and developer messages of the projection are replaced with Redacted: they hold
-// AGENTS.md files, Skills, memory and runtime instructions. Ids, sources, sizes and digests
+// AGENTS.md files, the work state and runtime instructions. Ids, sources, sizes and digests
 // stay, though they can still reveal a project's layout.
 func NewDebugView(r Receipt, showSensitive bool) DebugView {
 	v := DebugView{Sensitive: showSensitive}

@@ -14,7 +14,7 @@ func TestDebugViewRedaction(t *testing.T) {
 	in := fullInput()
 	const secret = "SECRET-TOKEN-42"
 	in.ProjectAgents[0].Content = []byte("Deploy with " + secret + ".\n")
-	in.Memory[0].Text = "Memory mentions " + secret
+	in.GlobalAgents.Content = []byte("The global file mentions " + secret + ".\n")
 	a := mustAssemble(t, in)
 
 	tests := []struct {

@@ -17,16 +17,12 @@ const (
 	// CodeWorkStateOverflow: the authoritative identities of the durable work state do not
 	// fit in the runtime.work_state budget even with every other item omitted.
 	CodeWorkStateOverflow = "work_state_overflow"
-	// CodeSkillBudgetExceeded: selected Skill bodies or the Skill index exceed their budget.
-	CodeSkillBudgetExceeded = "skill_budget_exceeded"
-	// CodeHookWidenedTools: a request hook added a tool; hooks may only narrow the tool set.
-	CodeHookWidenedTools = "hook_widened_tools"
 	// CodeReceiptMismatch: a receipt does not prove what it claims; see ReceiptError.
 	CodeReceiptMismatch = "receipt_mismatch"
 )
 
 // ContextOverflowError refuses a prompt whose estimated provider-visible input exceeds the
-// model's known context window. Nothing is truncated to make it fit: which history, Skill or
+// model's known context window. Nothing is truncated to make it fit: which history or
 // tool to give up is a decision for the user or the compaction policy, not for assembly.
 type ContextOverflowError struct {
 	Model           string
@@ -77,9 +73,7 @@ func (e *ContextOverflowError) Message() string {
 
 // Fix says what to do.
 func (e *ContextOverflowError) Fix() string {
-	return "compact the conversation, shorten the input or the AGENTS.md files, drop Skills or tools, or choose a model with a larger window"
+	return "compact the conversation, shorten the input or the AGENTS.md files, drop tools, or choose a model with a larger window"
 }
 
 func invalid(field, message, fix string) *domain.Error { return domain.Invalid(field, message, fix) }
-
-func domainError(code, message, fix string) *domain.Error { return domain.NewError(code, message, fix) }

@@ -232,3 +232,32 @@ func TestReconstructNamesMissingBlobs(t *testing.T) {
 		t.Fatalf("Reconstruct = %v, want a missing blob for tool %s", err, tool.Name)
 	}
 }
+
+// A receipt recorded with request hooks (Assemble no longer fills them) still decodes from
+// the log, keeps them and verifies: they are part of its assembly digest.
+func TestRecordedHooksStillVerify(t *testing.T) {
+	r := cloneReceipt(t, mustAssemble(t, fullInput()).Receipt)
+	r.Hooks.Ran, r.Hooks.RemovedTools = []string{"policy"}, []string{"shell"}
+	var err error
+	if r.AssemblyDigest, err = prompt.AssemblyDigest(r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"hooks":{"ran":["policy"],"removedTools":["shell"]}`) {
+		t.Fatalf("recorded hooks: %s", b)
+	}
+	var back prompt.Receipt
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := prompt.Verify(back); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	back.Hooks.RemovedTools = nil
+	if err := prompt.Verify(back); err == nil {
+		t.Fatal("Verify accepted a receipt whose hooks were changed")
+	}
+}

@@ -1,6 +1,6 @@
 // Package prompt assembles what a model is shown for one provider step, as a pure policy:
 // ordered, attributed sections (agent role, collaboration mode, runtime policy, AGENTS.md
-// files, durable work state, routing, Skills, memory), the conversation and the tool
+// files, durable work state), the conversation and the tool
 // contracts, projected into a provider-neutral model.Request, with a receipt that proves the
 // request byte for byte.
 //
@@ -18,27 +18,20 @@ import (
 )
 
 // Lanes in their canonical order (seeds 002 §1). A section's lane decides where it appears;
-// not every lane is present in every prompt.
+// not every lane is present in every prompt. The seeds' later lanes (routing, selected
+// Skills, the Skill index, memory) come with the inputs that fill them.
 const (
-	LaneAgentRole      = "agent_role"
-	LaneMode           = "collaboration_mode"
-	LaneRuntimePolicy  = "runtime_policy"
-	LaneGlobalAgents   = "global_agents"
-	LaneProjectAgents  = "project_agents"
-	LaneWorkState      = "work_state"
-	LaneRouting        = "routing"
-	LaneSelectedSkills = "selected_skills"
-	LaneSkillIndex     = "skill_index"
-	LaneMemory         = "memory"
+	LaneAgentRole     = "agent_role"
+	LaneMode          = "collaboration_mode"
+	LaneRuntimePolicy = "runtime_policy"
+	LaneGlobalAgents  = "global_agents"
+	LaneProjectAgents = "project_agents"
+	LaneWorkState     = "work_state"
 )
 
 var laneOrder = []string{
-	LaneAgentRole, LaneMode, LaneRuntimePolicy, LaneGlobalAgents, LaneProjectAgents,
-	LaneWorkState, LaneRouting, LaneSelectedSkills, LaneSkillIndex, LaneMemory,
+	LaneAgentRole, LaneMode, LaneRuntimePolicy, LaneGlobalAgents, LaneProjectAgents, LaneWorkState,
 }
-
-// Lanes returns the lanes in canonical order.
-func Lanes() []string { return append([]string(nil), laneOrder...) }
 
 func laneRank(lane string) (int, bool) {
 	for i, l := range laneOrder {

@@ -28,8 +28,6 @@ const (
 	// CodeDuplicateToolCall: two calls of one model turn share one call id, so their results
 	// could not be told apart.
 	CodeDuplicateToolCall = "duplicate_tool_call_id"
-	// CodeResultMismatch: the completed results of a turn do not answer its calls one to one.
-	CodeResultMismatch = "tool_result_mismatch"
 )
 
 // SideEffect says what a call does to the world. The zero value is SideEffecting, the
@@ -41,14 +39,9 @@ const (
 	SideEffecting SideEffect = iota
 	// ReadOnly observes state without changing it.
 	ReadOnly
-	// UserMediated needs human input by design; it is not an approval surface.
-	UserMediated
-	// Delegating runs child work that carries its own side effects; every child call is
-	// evaluated again.
-	Delegating
 )
 
-var sideEffectNames = [...]string{"SideEffecting", "ReadOnly", "UserMediated", "Delegating"}
+var sideEffectNames = [...]string{"SideEffecting", "ReadOnly"}
 
 func (s SideEffect) String() string {
 	if s >= 0 && int(s) < len(sideEffectNames) {
@@ -88,12 +81,9 @@ const (
 	Exclusive Concurrency = iota
 	// ParallelSafe may overlap other non-exclusive calls within the configured limit.
 	ParallelSafe
-	// IsolatedBackground may overlap when it runs off the foreground path. In a foreground
-	// schedule it is non-exclusive, like ParallelSafe.
-	IsolatedBackground
 )
 
-var concurrencyNames = [...]string{"Exclusive", "ParallelSafe", "IsolatedBackground"}
+var concurrencyNames = [...]string{"Exclusive", "ParallelSafe"}
 
 func (c Concurrency) String() string {
 	if c >= 0 && int(c) < len(concurrencyNames) {
@@ -111,16 +101,16 @@ type Policy struct {
 }
 
 func (p Policy) validate(field string) error {
-	if p.SideEffect < SideEffecting || p.SideEffect > Delegating {
+	if p.SideEffect < SideEffecting || p.SideEffect > ReadOnly {
 		return domain.Invalid(field+".side_effect", fmt.Sprintf("%d is not a side-effect class", int(p.SideEffect)),
-			"use SideEffecting, ReadOnly, UserMediated or Delegating")
+			"use SideEffecting or ReadOnly")
 	}
 	if p.Replay < Never || p.Replay > Safe {
 		return domain.Invalid(field+".replay", fmt.Sprintf("%d is not a replay policy", int(p.Replay)), "use Never or Safe")
 	}
-	if p.Concurrency < Exclusive || p.Concurrency > IsolatedBackground {
+	if p.Concurrency < Exclusive || p.Concurrency > ParallelSafe {
 		return domain.Invalid(field+".concurrency", fmt.Sprintf("%d is not a concurrency policy", int(p.Concurrency)),
-			"use Exclusive, ParallelSafe or IsolatedBackground")
+			"use Exclusive or ParallelSafe")
 	}
 	return nil
 }

@@ -94,17 +94,6 @@ type Plan struct {
 	Groups  []Group
 }
 
-// Blocked returns the entries that do not run, in model order.
-func (p Plan) Blocked() []Entry {
-	var out []Entry
-	for _, e := range p.Entries {
-		if e.Blocked != nil {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // Schedule plans one model turn's tool calls. In model order each call is resolved (a tool
 // not declared or disabled is blocked as unavailable), validated (a failure is blocked as
 // invalid_arguments), classified from its validated action, and gated (gate may be nil to
@@ -206,39 +195,4 @@ func checkCallIDs(calls []model.ToolCall) error {
 		seen[tc.ID] = i
 	}
 	return nil
-}
-
-// InModelOrder returns results, which arrive in completion order, in the order of the calls
-// they answer, so they are persisted in model order whatever finished first. id returns the
-// call id a result answers. Every call must have exactly one result, blocked calls included.
-func InModelOrder[R any](calls []model.ToolCall, results []R, id func(R) string) ([]R, error) {
-	pos := make(map[string]int, len(calls))
-	for i, tc := range calls {
-		pos[tc.ID] = i
-	}
-	out := make([]R, len(calls))
-	filled := make([]bool, len(calls))
-	for _, r := range results {
-		callID := id(r)
-		i, ok := pos[callID]
-		if !ok {
-			return nil, mismatch(callID, fmt.Sprintf("a result answers %q, which is not a call of this turn", callID))
-		}
-		if filled[i] {
-			return nil, mismatch(callID, fmt.Sprintf("call %q has more than one result", callID))
-		}
-		out[i], filled[i] = r, true
-	}
-	for i, ok := range filled {
-		if !ok {
-			return nil, mismatch(calls[i].ID, fmt.Sprintf("call %q has no result", calls[i].ID))
-		}
-	}
-	return out, nil
-}
-
-func mismatch(id, message string) error {
-	e := domain.NewError(CodeResultMismatch, message, "settle every call of the turn exactly once before persisting its results")
-	e.ID = id
-	return e
 }

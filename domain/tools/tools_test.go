@@ -16,7 +16,7 @@ var (
 	bgPolicy = tools.ByAction(map[string]tools.Policy{
 		"list":     readSafe,
 		"output":   readSafe,
-		"wait":     {SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.IsolatedBackground},
+		"wait":     readSafe,
 		"artifact": readSafe,
 		"cancel":   {SideEffect: tools.SideEffecting},
 	})
@@ -30,8 +30,8 @@ func registry(t *testing.T) *tools.Registry {
 		tools.Declaration{Name: "webfetch", Policy: readSafe},
 		tools.Declaration{Name: "shell"},
 		tools.Declaration{Name: "write"},
-		tools.Declaration{Name: "task", Policy: tools.Policy{SideEffect: tools.Delegating}},
-		tools.Declaration{Name: "question", Policy: tools.Policy{SideEffect: tools.UserMediated}},
+		tools.Declaration{Name: "task"},
+		tools.Declaration{Name: "question"},
 		tools.Declaration{Name: "bg", Classify: bgPolicy},
 	)
 	if err != nil {
@@ -59,15 +59,14 @@ func TestZeroValuesAreStrictest(t *testing.T) {
 	names := []struct{ got, want string }{
 		{tools.SideEffecting.String(), "SideEffecting"},
 		{tools.ReadOnly.String(), "ReadOnly"},
-		{tools.UserMediated.String(), "UserMediated"},
-		{tools.Delegating.String(), "Delegating"},
+		{tools.SideEffect(2).String(), "SideEffect(2)"},
 		{tools.SideEffect(9).String(), "SideEffect(9)"},
 		{tools.Never.String(), "Never"},
 		{tools.Safe.String(), "Safe"},
 		{tools.Replay(-1).String(), "Replay(-1)"},
 		{tools.Exclusive.String(), "Exclusive"},
 		{tools.ParallelSafe.String(), "ParallelSafe"},
-		{tools.IsolatedBackground.String(), "IsolatedBackground"},
+		{tools.Concurrency(2).String(), "Concurrency(2)"},
 		{tools.Concurrency(3).String(), "Concurrency(3)"},
 	}
 	for _, n := range names {
@@ -90,7 +89,7 @@ func TestPolicyFor(t *testing.T) {
 		{"bg list read-only", bg, "list", readSafe},
 		{"bg output read-only", bg, "output", readSafe},
 		{"bg artifact read-only", bg, "artifact", readSafe},
-		{"bg wait isolated", bg, "wait", tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.IsolatedBackground}},
+		{"bg wait read-only", bg, "wait", readSafe},
 		{"bg cancel side-effecting", bg, "cancel", tools.Policy{}},
 		{"missing action fails closed, not to Policy", bg, "", tools.Policy{}},
 		{"unknown action fails closed", bg, "purge", tools.Policy{}},
@@ -286,8 +285,6 @@ func TestSchedule(t *testing.T) {
 			groups: [][]int{{0}, {1}}, excl: []bool{false, false}},
 		{name: "exclusive splits and stands alone", calls: calls("read", "grep", "shell", "read", "write", "shell", "grep"), limit: 8,
 			groups: [][]int{{0, 1}, {2}, {3}, {4}, {5}, {6}}, excl: []bool{false, true, false, true, true, false}},
-		{name: "delegating and user-mediated are exclusive by default", calls: calls("task", "question", "read"), limit: 8,
-			groups: [][]int{{0}, {1}, {2}}, excl: []bool{true, true, false}},
 		{name: "mixed tool classified per call", calls: calls("bg:list", "bg:wait", "bg:cancel", "bg:output", "bg", "bg:artifact"), limit: 8,
 			groups: [][]int{{0, 1}, {2}, {3}, {4}, {5}}, excl: []bool{false, true, false, true, false}},
 		{name: "mixed blocked and allowed keep model order", calls: calls("read", "nope", "grep:bad", "write", "read", "webfetch", "grep:junk", "shell", "grep"),
@@ -325,7 +322,6 @@ func TestSchedule(t *testing.T) {
 		if !reflect.DeepEqual(groups, tt.groups) || !reflect.DeepEqual(excl, tt.excl) {
 			t.Errorf("%s: groups %v exclusive %v, want %v %v", tt.name, groups, excl, tt.groups, tt.excl)
 		}
-		blocked := 0
 		for i, e := range plan.Entries {
 			if e.Index != i || e.Call.Call.ID != tt.calls[i].ID {
 				t.Errorf("%s: entry %d is %+v", tt.name, i, e.Call)
@@ -337,12 +333,6 @@ func TestSchedule(t *testing.T) {
 			case !isBlocked && (e.Blocked != nil || e.Group < 0 || !contains(plan.Groups[e.Group].Calls, i)):
 				t.Errorf("%s: entry %d: blocked %+v group %d", tt.name, i, e.Blocked, e.Group)
 			}
-			if isBlocked {
-				blocked++
-			}
-		}
-		if len(plan.Blocked()) != blocked {
-			t.Errorf("%s: Blocked() has %d, want %d", tt.name, len(plan.Blocked()), blocked)
 		}
 	}
 }
@@ -402,39 +392,6 @@ func TestScheduleErrors(t *testing.T) {
 		_, err := tools.Schedule(reg, tt.calls, validate, tt.gate, tt.limit)
 		if code(err) != tt.code {
 			t.Errorf("%s: got %v, want code %q", tt.name, err, tt.code)
-		}
-	}
-}
-
-type result struct{ id, text string }
-
-func TestInModelOrder(t *testing.T) {
-	cs := calls("read", "shell", "grep", "write")
-	id := func(r result) string { return r.id }
-	tests := []struct {
-		name    string
-		results []result
-		want    []string
-		code    string
-	}{
-		{"completion order reversed", []result{{"c3", "d"}, {"c2", "c"}, {"c1", "b"}, {"c0", "a"}}, []string{"a", "b", "c", "d"}, ""},
-		{"blocked results first", []result{{"c1", "blocked"}, {"c3", "blocked"}, {"c2", "c"}, {"c0", "a"}}, []string{"a", "blocked", "c", "blocked"}, ""},
-		{"missing", []result{{"c0", "a"}, {"c1", "b"}, {"c2", "c"}}, nil, tools.CodeResultMismatch},
-		{"duplicate", []result{{"c0", "a"}, {"c0", "a"}, {"c1", "b"}, {"c2", "c"}, {"c3", "d"}}, nil, tools.CodeResultMismatch},
-		{"foreign", []result{{"c0", "a"}, {"c1", "b"}, {"c2", "c"}, {"c3", "d"}, {"zz", "e"}}, nil, tools.CodeResultMismatch},
-	}
-	for _, tt := range tests {
-		got, err := tools.InModelOrder(cs, tt.results, id)
-		if code(err) != tt.code {
-			t.Errorf("%s: got %v, want code %q", tt.name, err, tt.code)
-			continue
-		}
-		var texts []string
-		for _, r := range got {
-			texts = append(texts, r.text)
-		}
-		if !reflect.DeepEqual(texts, tt.want) {
-			t.Errorf("%s: got %v, want %v", tt.name, texts, tt.want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ import (
 // limit: EventStoreDB has no index by event id, so an id stored in another stream, or deeper in
 // this stream than the window, is not found, and such an append is written again unless the
 // server recognises it itself (only a retry naming the original expected revision). Prompt
-// re-delivery keeps retries inside the window; WithIdempotencyWindow widens it.
+// re-delivery keeps retries inside the window (idempotencyWindow, 64 events).
 func (s *Store) Append(caller context.Context, stream string, expected events.ExpectedRevision, evs ...events.Event) (res events.AppendResult, err error) {
 	if m := s.metrics; m != nil {
 		// A re-append answered with the original result counts as ok here: telling it from a
@@ -118,7 +118,7 @@ func (s *Store) storedCopies(ctx context.Context, stream string, evs []events.Ev
 	for i, ev := range evs {
 		index[ev.ID] = i
 	}
-	recent, err := s.streamEvents(ctx, stream, esdb.Backwards, esdb.End{}, uint64(len(evs))+s.idempotencyWindow)
+	recent, err := s.streamEvents(ctx, stream, esdb.Backwards, esdb.End{}, uint64(len(evs)+idempotencyWindow))
 	if err != nil {
 		return nil, err
 	}

@@ -30,54 +30,26 @@ import (
 // ErrClosed is returned by calls made after Close, and by Subscribe when Close ends it.
 var ErrClosed = errors.New("esdb: store is closed")
 
-// defaultIdempotencyWindow is how many events before an append's worth of events are searched
+// idempotencyWindow is how many events before an append's worth of events are searched
 // for its ids. A command is normally re-delivered soon after its first delivery, so its events
 // are near the stream's end; the window only needs to cover what other commands appended to
 // the same stream in between.
-const defaultIdempotencyWindow = 64
+const idempotencyWindow = 64
 
 // Option configures Open.
 type Option func(*config)
 
 type config struct {
-	metrics           *storemetrics.Metrics
-	idempotencyWindow int
-	logger            esdb.LoggingFunc
-	configure         []func(*esdb.Configuration)
+	metrics *storemetrics.Metrics
 }
 
 // WithMetrics reports appends to m, labelled adapter="esdb".
 func WithMetrics(m *storemetrics.Metrics) Option { return func(c *config) { c.metrics = m } }
 
-// WithIdempotencyWindow sets how many events, beyond the size of the append itself, are read
-// back from the stream's end to find ids that are already stored. Larger windows catch retries
-// that arrive after more unrelated appends to the same stream, at the price of a larger read on
-// every append.
-func WithIdempotencyWindow(events int) Option {
-	return func(c *config) {
-		if events >= 0 {
-			c.idempotencyWindow = events
-		}
-	}
-}
-
-// WithLogger routes the client library's log lines to fn. By default they are discarded: the
-// library logs every error it also returns, and zuno's output must stay parseable.
-func WithLogger(fn esdb.LoggingFunc) Option {
-	return func(c *config) { c.logger = fn }
-}
-
-// WithClientConfig adjusts the parsed connection settings before the client is created, for
-// what a connection string cannot say (root CAs, a default deadline).
-func WithClientConfig(fn func(*esdb.Configuration)) Option {
-	return func(c *config) { c.configure = append(c.configure, fn) }
-}
-
 // Store is an event store backed by EventStoreDB. It is safe for concurrent use.
 type Store struct {
-	client            *esdb.Client
-	idempotencyWindow uint64
-	metrics           *storemetrics.Metrics
+	client  *esdb.Client
+	metrics *storemetrics.Metrics
 
 	// The client library panics when a call races its Close (it sends on a closed channel), so
 	// Close first ends every call in flight through closing, then waits for them.
@@ -92,7 +64,7 @@ type Store struct {
 // checks that it answers. Node discovery does not watch ctx; it ends after the connection
 // string's maxDiscoverAttempts.
 func Open(ctx context.Context, connectionString string, opts ...Option) (*Store, error) {
-	c := config{idempotencyWindow: defaultIdempotencyWindow, logger: esdb.NoopLogging()}
+	var c config
 	for _, opt := range opts {
 		opt(&c)
 	}
@@ -105,21 +77,18 @@ func Open(ctx context.Context, connectionString string, opts ...Option) (*Store,
 		}
 		return nil, fmt.Errorf("esdb: invalid connection string: %w", err)
 	}
-	conf.Logger = c.logger
-	for _, fn := range c.configure {
-		fn(conf)
-	}
+	// The client library logs every error it also returns; zuno's output must stay parseable.
+	conf.Logger = esdb.NoopLogging()
 	client, err := esdb.NewClient(conf)
 	if err != nil {
 		return nil, fmt.Errorf("esdb: %w", err)
 	}
 	closing, shutdown := context.WithCancel(context.Background())
 	s := &Store{
-		client:            client,
-		idempotencyWindow: uint64(c.idempotencyWindow),
-		metrics:           c.metrics,
-		closing:           closing,
-		shutdown:          shutdown,
+		client:   client,
+		metrics:  c.metrics,
+		closing:  closing,
+		shutdown: shutdown,
 	}
 	// Fail here rather than at the first append when the server is unreachable or the user
 	// may not read $all, which ReadAll and Subscribe need.

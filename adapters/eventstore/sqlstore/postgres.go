@@ -9,12 +9,9 @@ import (
 	"github.com/zuno-run/zuno/adapters/sqldb"
 )
 
-const (
-	// appendLockKey is the advisory lock every appending transaction holds until it ends.
-	appendLockKey = 7365120002
-	// notifyChannel carries "new events committed" to listening processes.
-	notifyChannel = "zuno_events"
-)
+// notifyChannel carries "new events committed" to listening processes. The append function
+// (migrations/postgres/eventlog) takes the append advisory lock, migrations.AppendLock.
+const notifyChannel = "zuno_events"
 
 // OpenPostgres opens the event log in the PostgreSQL database at dsn and listens for commits
 // of other processes.

@@ -39,13 +39,16 @@ const maxBatchEvents = 1024
 // groupCommitWait bounds how long the writer waits for appends in flight to join a commit.
 const groupCommitWait = 200 * time.Microsecond
 
+// pollInterval is how often a live subscriber re-reads when no commit notification reaches it
+// (another process appending to the same SQLite file).
+const pollInterval = 250 * time.Millisecond
+
 // Store is an event store on SQLite or PostgreSQL.
 type Store struct {
 	name    string // metrics label: "sqlite" or "postgres"
 	writer  *sqlx.DB
 	reader  *sqlx.DB
 	metrics *storemetrics.Metrics
-	poll    time.Duration
 
 	requests chan *appendRequest
 	// commitBatch writes a batch in one transaction and answers each append in it; it fails
@@ -79,16 +82,11 @@ type Option func(*Store)
 // WithMetrics reports to m instead of to unregistered collectors.
 func WithMetrics(m *storemetrics.Metrics) Option { return func(s *Store) { s.metrics = m } }
 
-// WithPollInterval sets how often a live subscriber re-reads when no commit notification
-// reaches it (another process appending to the same SQLite file). Default 250ms.
-func WithPollInterval(d time.Duration) Option { return func(s *Store) { s.poll = d } }
-
 func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *Store {
 	s := &Store{
 		name:     string(dialect),
 		writer:   writer,
 		reader:   reader,
-		poll:     250 * time.Millisecond,
 		requests: make(chan *appendRequest, maxBatchEvents),
 		changed:  newBroadcaster(),
 		stop:     make(chan struct{}),
@@ -314,7 +312,7 @@ func (s *Store) Subscribe(ctx context.Context, after uint64, handle func(events.
 		if len(batch) == subscribeBatch {
 			continue
 		}
-		timer := time.NewTimer(s.poll)
+		timer := time.NewTimer(pollInterval)
 		select {
 		case <-ctx.Done():
 			timer.Stop()

@@ -45,10 +45,6 @@ type Options struct {
 	MaxRetries int
 	// DefaultMaxTokens replaces DefaultMaxTokens.
 	DefaultMaxTokens int
-	// DisablePromptCache stops the adapter from marking cache breakpoints. They are on by
-	// default because an agent resends a long, growing prefix every step, and without
-	// breakpoints Anthropic caches none of it.
-	DisablePromptCache bool
 }
 
 // Provider is the Anthropic model provider. It is safe for concurrent use.
@@ -57,7 +53,6 @@ type Provider struct {
 	client    sdk.Client
 	keyless   bool // no key configured for Anthropic's own endpoint
 	maxTokens int
-	cache     bool
 }
 
 // New returns a provider. It reads the environment only for options left empty.
@@ -94,7 +89,6 @@ func New(o Options) *Provider {
 		// endpoint is refused up front.
 		keyless:   o.APIKey == "" && strings.TrimSuffix(o.BaseURL, "/") == DefaultBaseURL,
 		maxTokens: o.DefaultMaxTokens,
-		cache:     !o.DisablePromptCache,
 	}
 }
 
@@ -208,9 +202,9 @@ func (p *Provider) params(req model.Request) (sdk.MessageNewParams, error) {
 	case model.ToolChoiceTool:
 		params.ToolChoice = sdk.ToolChoiceParamOfTool(req.ToolChoice.Name)
 	}
-	if p.cache {
-		markCacheBreakpoints(&params)
-	}
+	// Cache breakpoints always: an agent resends a long, growing prefix every step, and
+	// without breakpoints Anthropic caches none of it.
+	markCacheBreakpoints(&params)
 	return params, nil
 }
 

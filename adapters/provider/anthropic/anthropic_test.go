@@ -200,8 +200,8 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func TestMaxTokensAndNoCache(t *testing.T) {
-	p, srv := newProvider(t, map[string]string{messagesPath: "messages_text.http"}, anthropic.Options{DisablePromptCache: true})
+func TestMaxTokensAndToolChoice(t *testing.T) {
+	p, srv := newProvider(t, map[string]string{messagesPath: "messages_text.http"}, anthropic.Options{})
 	req := conversation()
 	req.MaxTokens = 300
 	req.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "read"}
@@ -209,7 +209,7 @@ func TestMaxTokensAndNoCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := string(srv.Requests()[0].Body)
-	if strings.Contains(body, "cache_control") || !strings.Contains(body, `"max_tokens":300`) ||
+	if !strings.Contains(body, `"max_tokens":300`) ||
 		!strings.Contains(body, `"tool_choice":{"name":"read","type":"tool"}`) {
 		t.Fatalf("request body %s", body)
 	}

@@ -1,9 +1,6 @@
 package bg
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Stable error codes. They reach the model's tool results, so they never
 // change meaning.
@@ -42,15 +39,6 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
-
-// CodeOf returns the Code of a *Error in err's chain, or "".
-func CodeOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
-}
 
 func invalid(field, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidArguments, Field: field, Message: fmt.Sprintf(format, args...)}

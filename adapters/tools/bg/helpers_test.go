@@ -13,9 +13,19 @@ import (
 // testGrace keeps the TERM→KILL escalation short so tests stay fast.
 const testGrace = 300 * time.Millisecond
 
+// codeOf returns the Code of a *Error in err's chain, or "".
+func codeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
 func newManager(t *testing.T, opts ...Option) *Manager {
 	t.Helper()
-	m, err := NewManager(t.TempDir(), append([]Option{WithKillGrace(testGrace)}, opts...)...)
+	withGrace := func(m *Manager) { m.grace = testGrace }
+	m, err := NewManager(t.TempDir(), append([]Option{withGrace}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,15 +68,6 @@ func WithArtifactRoots(roots ...string) Option {
 	return func(m *Manager) { m.ArtifactRoots = append(m.ArtifactRoots, roots...) }
 }
 
-// WithKillGrace sets the delay between SIGTERM and SIGKILL (default
-// shell.DefaultKillGrace).
-func WithKillGrace(d time.Duration) Option { return func(m *Manager) { m.grace = d } }
-
-// WithRunner sets how commands are placed: Bash, Root (the workspace that Dir
-// must resolve inside) and BaseEnv are used; the caps are not (read-back is
-// already bounded).
-func WithRunner(r shell.Runner) Option { return func(m *Manager) { m.runner = r } }
-
 // Manager owns the background tasks of one process. It is safe for
 // concurrent use.
 type Manager struct {
@@ -84,8 +75,11 @@ type Manager struct {
 	// them (or use WithArtifactRoots) before the manager is shared.
 	ArtifactRoots []string
 
-	dir      string
-	grace    time.Duration
+	dir   string
+	grace time.Duration // SIGTERM to SIGKILL
+	// runner places commands: its Bash, Root and BaseEnv are used, not its caps (read-back
+	// is already bounded). The zero Runner: the shell tool hands over an absolute Dir
+	// already resolved inside the workspace.
 	runner   shell.Runner
 	ringSize int
 
@@ -108,9 +102,6 @@ func NewManager(dir string, opts ...Option) (*Manager, error) {
 	m := &Manager{dir: abs, grace: shell.DefaultKillGrace, ringSize: RingSize, tasks: map[string]*task{}}
 	for _, o := range opts {
 		o(m)
-	}
-	if m.grace <= 0 {
-		m.grace = shell.DefaultKillGrace
 	}
 	return m, nil
 }

@@ -285,9 +285,11 @@ func TestExitReapsLeftoverGroup(t *testing.T) {
 }
 
 func TestStartEnvironmentAndStreams(t *testing.T) {
-	m := newManager(t, WithRunner(shell.Runner{BaseEnv: func() []string {
-		return []string{"PATH=" + os.Getenv("PATH"), "ZUNO_SECRET=x", "zuno_lower=y", "KEEP=1"}
-	}}))
+	m := newManager(t, func(m *Manager) {
+		m.runner = shell.Runner{BaseEnv: func() []string {
+			return []string{"PATH=" + os.Getenv("PATH"), "ZUNO_SECRET=x", "zuno_lower=y", "KEEP=1"}
+		}}
+	})
 	dir := t.TempDir()
 	info, err := m.Start(context.Background(), StartRequest{
 		Command: `echo "${ZUNO_SECRET:-unset} ${zuno_lower:-unset} $KEEP $EXTRA $(pwd)"; echo err >&2; cat; echo done`,
@@ -354,7 +356,7 @@ func TestStartIsNotBoundToContext(t *testing.T) {
 	if w, _ := m.Wait(context.Background(), info.ID, 100*time.Millisecond, nil, 0); w.Status != StatusRunning {
 		t.Fatalf("task ended with its starting context: %+v", w)
 	}
-	if _, err := m.Start(ctx, StartRequest{Command: "true"}); CodeOf(err) != CodeUnavailable {
+	if _, err := m.Start(ctx, StartRequest{Command: "true"}); codeOf(err) != CodeUnavailable {
 		t.Fatalf("start with a done ctx: %v", err)
 	}
 }

@@ -93,14 +93,3 @@ func procStat(pid int) (state byte, pgrp int, ok bool) {
 	}
 	return f[0][0], pg, true
 }
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	if state, _, ok := procStat(pid); ok {
-		return state != 'Z' && state != 'X'
-	}
-	if _, err := os.Stat("/proc"); err == nil {
-		return false
-	}
-	return syscall.Kill(pid, 0) == nil
-}

@@ -172,12 +172,6 @@ type Runner struct {
 	KillGrace time.Duration
 }
 
-// Run runs req with a zero Runner.
-func Run(ctx context.Context, req Request) (Result, error) {
-	var r Runner
-	return r.Run(ctx, req)
-}
-
 // Argv returns the interpreter arguments for a policy (after the bash path).
 func Argv(policy ExitPolicy, command string) ([]string, error) {
 	switch policy {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -72,7 +73,7 @@ func TestExitPolicies(t *testing.T) {
 			t.Errorf("policy %q %q: exit %d, want %d", tc.policy, tc.cmd, res.ExitCode, tc.code)
 		}
 	}
-	_, err := Run(context.Background(), Request{Command: "true", ExitPolicy: "bogus"})
+	_, err := (&Runner{}).Run(context.Background(), Request{Command: "true", ExitPolicy: "bogus"})
 	if CodeOf(err) != CodeInvalidArguments {
 		t.Fatalf("bogus policy: %v", err)
 	}
@@ -211,6 +212,17 @@ func readPID(t *testing.T, path string) int {
 	return 0
 }
 
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	if state, _, ok := procStat(pid); ok {
+		return state != 'Z' && state != 'X'
+	}
+	if _, err := os.Stat("/proc"); err == nil {
+		return false
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
 func assertGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
@@ -290,7 +302,7 @@ func TestCancelViaContext(t *testing.T) {
 func TestCancelledBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Request{Command: "true"}); err == nil {
+	if _, err := (&Runner{}).Run(ctx, Request{Command: "true"}); err == nil {
 		t.Fatal("want error for done context")
 	}
 }

@@ -1,6 +1,7 @@
 -- zuno_append writes a batch of appends in one statement, so an append costs one round trip
 -- (its transaction commits when the statement ends). It holds the append advisory lock until
 -- commit, so positions are commit-ordered (no reader can pass a position that commits later).
+-- {{AppendLock}} is migrations.AppendLock, put in by the migration runner (migrations.Expand).
 --
 -- requests: [{"stream": s, "expect": "any"|"no_stream"|"exists"|"exact", "revision": n,
 --             "events": [{"id": uuid, "type": t, "data": "<json text>", "metadata": "<json text>"}]}]
@@ -23,7 +24,7 @@ DECLARE
     allowed boolean;
     ids uuid[];
 BEGIN
-    PERFORM pg_advisory_xact_lock(7365120002);
+    PERFORM pg_advisory_xact_lock({{AppendLock}});
     SELECT COALESCE(MAX(position), 0) INTO last_pos FROM event_log;
     idx := -1;
     FOR req IN SELECT value FROM json_array_elements(requests) LOOP
