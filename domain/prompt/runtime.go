@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"github.com/zuno-run/zuno/domain/tools"
 	"slices"
 	"strings"
 )
@@ -19,21 +20,10 @@ const (
 // RuntimeSource is the fixed source of every host-written section: "zuno-runtime:<id>".
 func RuntimeSource(id string) string { return "zuno-runtime:" + id }
 
-// Tool names the runtime sections' injection conditions depend on.
-const (
-	ToolPlanUpdate   = "plan_update"
-	ToolTask         = "task"
-	toolPlanGet      = "plan_get"
-	toolTodoGet      = "todo_get"
-	toolTodoUpdate   = "todo_update"
-	toolGoal         = "goal"
-	toolJob          = "job"
-	toolJobReconcile = "job_reconcile"
-)
-
 // durableTools read or change the durable work state; any of them makes
 // runtime.persistence relevant even before any state exists.
-var durableTools = []string{toolGoal, toolJob, toolJobReconcile, toolPlanGet, ToolPlanUpdate, toolTodoGet, toolTodoUpdate}
+var durableTools = []string{tools.NameGoal, tools.NameJob, tools.NameJobReconcile, tools.NamePlanGet, tools.NamePlanUpdate,
+	tools.NameTodoGet, tools.NameTodoUpdate}
 
 // Collaboration modes. ModeNone produces no mode section.
 const (
@@ -87,10 +77,10 @@ const (
 // runtimeSections returns the six runtime sections whose conditions hold, in their stable
 // order. tools is the final tool set, after the request hooks narrowed it, so no section can
 // mention a tool the model will not see.
-func runtimeSections(tools []ToolDecl, rs RuntimeState, workStatePresent bool) []Section {
+func runtimeSections(offered []ToolDecl, rs RuntimeState, workStatePresent bool) []Section {
 	names := map[string]bool{}
 	writes := false
-	for _, t := range tools {
+	for _, t := range offered {
 		names[t.Name] = true
 		writes = writes || t.WritesWorkspace
 	}
@@ -100,7 +90,7 @@ func runtimeSections(tools []ToolDecl, rs RuntimeState, workStatePresent bool) [
 	}
 	add(SectionIntent, intentText)
 	execution := executionText
-	if names[ToolPlanUpdate] {
+	if names[tools.NamePlanUpdate] {
 		execution += "\n\n" + planThresholdText
 	}
 	add(SectionExecution, execution)
@@ -108,7 +98,7 @@ func runtimeSections(tools []ToolDecl, rs RuntimeState, workStatePresent bool) [
 		add(SectionEditing, editingText)
 	}
 	add(SectionVerification, verificationText)
-	if names[ToolTask] && len(rs.Delegates) > 0 {
+	if names[tools.NameTask] && len(rs.Delegates) > 0 {
 		delegates := slices.Clone(rs.Delegates)
 		slices.Sort(delegates)
 		add(SectionDelegation, delegationText+strings.Join(slices.Compact(delegates), ", ")+".")

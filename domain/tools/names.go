@@ -16,4 +16,8 @@ const (
 	NamePlanUpdate  = "plan_update"
 	NameTodoGet     = "todo_get"
 	NameTodoUpdate  = "todo_update"
+	// Not built yet; named because prompt assembly already reacts to them.
+	NameGoal         = "goal"
+	NameJob          = "job"
+	NameJobReconcile = "job_reconcile"
 )
