@@ -247,6 +247,8 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	case events.ToolSettled:
 		e.Output = "" // the tools restore from the typed metadata, never from the text
 		r.settled = append(r.settled, e)
+	case events.DirectoryChanged:
+		r.settled = r.settled[:0] // what was read in another workspace says nothing of this one
 	case events.ProviderRequest:
 		if e.TurnID == r.turnID && e.Response != nil {
 			r.prior.text = e.Response.Text

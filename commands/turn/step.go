@@ -85,6 +85,9 @@ func (r *run) offerTools() error {
 		decls = append(decls, d)
 		r.decls = append(r.decls, prompt.ToolDecl{Tool: t.Spec(), WritesWorkspace: t.WritesWorkspace()})
 	}
+	if d := r.req.Directory; d != "" && d != r.sess.Directory {
+		r.settled = nil // this turn moves the session: nothing read before the move is current
+	}
 	restorers := map[string]tools.Restorer{}
 	for _, t := range r.req.Tools { // disabled or not offered, a tool's past results still count
 		if rs, ok := t.(tools.Restorer); ok {
