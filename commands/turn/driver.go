@@ -18,6 +18,7 @@ import (
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/domain/transcript"
+	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -157,6 +158,10 @@ type run struct {
 	sess   session.State
 	tr     *transcript.State
 	turnID string
+	// work is the session's durable work state (plan, todos), kept current at every step for
+	// the prompt's runtime.work_state section; workRevision is how far its stream was read.
+	work         work.State
+	workRevision int64
 	// settled are the session's earlier tool results, in log order, kept for the tools that
 	// restore their state from them (read credentials, refused patches); output text is
 	// dropped to keep them small.
@@ -224,6 +229,10 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.workRevision = -1
+	if err := r.readWork(ctx); err != nil {
+		return nil, err
+	}
 	if !r.sess.Exists {
 		e := domain.NewError(domain.CodeSessionNotFound, fmt.Sprintf("session %s does not exist", req.SessionID),
 			"create it first (zuno run without --session creates one), or check the id with zuno session list")
@@ -262,6 +271,25 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 		return err
 	}
 	return r.tr.Evolve(p)
+}
+
+// readWork folds what the session's work stream gained since it was last read: the plan and
+// todo tools (or a user's zuno plan update) change it between steps.
+func (r *run) readWork(ctx context.Context) error {
+	rev, err := commands.Load(ctx, r.d.Store, r.d.Registry, commands.WorkStream(r.req.SessionID), uint64(r.workRevision+1),
+		func(_ events.Recorded, p events.Payload) error { return r.work.Evolve(p) })
+	r.workRevision = max(rev, r.workRevision)
+	return err
+}
+
+// workState is the runtime.work_state input of the next prompt, nil while there is no plan and
+// no todo.
+func (r *run) workState() *prompt.WorkState {
+	if len(r.work.Plans()) == 0 && len(r.work.Items()) == 0 {
+		return nil
+	}
+	return &prompt.WorkState{PreviousReceiptID: r.prevID, PlanRevision: r.work.PlanRevision(), Plans: r.work.Plans(),
+		TodoRevision: r.work.TodoRevision(), Todos: r.work.Items()}
 }
 
 // repeat answers a command that was handled before: the finished turn's outcome, or, when its

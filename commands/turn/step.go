@@ -129,12 +129,16 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		sum := sha256.Sum256([]byte(FinalizationInstruction))
 		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
 	}
+	if err := r.readWork(ctx); err != nil {
+		return true, err
+	}
+	work := r.workState()
 	asm, err := prompt.Assemble(prompt.Input{
 		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
-		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates},
+		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
 		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
-		Conversation: conversation, Tools: r.decls, History: &r.history,
+		Conversation: conversation, Tools: r.decls, History: &r.history, WorkState: work,
 	})
 	if err != nil {
 		// Refused before any request: nothing was sent, and the turn ends with the reason.

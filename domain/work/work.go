@@ -69,6 +69,13 @@ type State struct {
 // SessionID is the root session the state belongs to, empty before the first event.
 func (s *State) SessionID() string { return s.sessionID }
 
+// Plans is the plan stack, root first, as the runtime.work_state prompt section shows it. The
+// slice is the state's own: read it, never change it.
+func (s *State) Plans() []events.WorkPlan { return s.stack }
+
+// Items is the todo items in creation order; read it, never change it.
+func (s *State) Items() []events.WorkItem { return s.items }
+
 // PlanRevision is the revision plan_get reports and plan_update's expected_revision names.
 func (s *State) PlanRevision() uint64 { return s.planRevision }
 
