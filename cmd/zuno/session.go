@@ -34,7 +34,7 @@ func printResult(cmd *cobra.Command, format string, res commands.Result, human f
 }
 
 func newSessionCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "session", Short: "Create, list and add to sessions"}
+	cmd := &cobra.Command{Use: "session", Short: "Create, list, show and add to sessions"}
 
 	create := &cobra.Command{
 		Use:   "create --title T [--agent A] [--id ses_…]",
@@ -120,6 +120,35 @@ func newSessionCmd() *cobra.Command {
 	}
 	addFormatFlag(list, "table")
 	list.Flags().Int("limit", 50, "at most this many sessions")
-	cmd.AddCommand(create, message, list)
+	show := &cobra.Command{
+		Use:   "show SESSION [--format json|table]",
+		Short: "Show a session: its agent, workspace, messages and turns with their status",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := getFormat(cmd)
+			if err != nil {
+				return err
+			}
+			return withApp(cmd, func(ctx context.Context, a *app) error {
+				info, err := a.Queries.Session(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if format == "json" {
+					return writeJSON(cmd.OutOrStdout(), info)
+				}
+				w := cmd.OutOrStdout()
+				fmt.Fprintf(w, "session:   %s\ntitle:     %s\nagent:     %s\nworkspace: %s\nmessages:  %d\n\n",
+					info.SessionID, info.Title, info.Agent, orNone(info.Directory), info.Messages)
+				rows := make([][]any, len(info.Turns))
+				for i, t := range info.Turns {
+					rows[i] = []any{t.TurnID, t.Agent, t.Model, t.Status, t.Steps, t.Error}
+				}
+				return writeTable(w, []string{"TURN", "AGENT", "MODEL", "STATUS", "STEPS", "ERROR"}, rows)
+			})
+		},
+	}
+	addFormatFlag(show, "table")
+	cmd.AddCommand(create, message, list, show)
 	return cmd
 }

@@ -60,27 +60,64 @@ func (q *Queries) Sessions(ctx context.Context, limit int) (Table, error) {
 	return q.SQL(ctx, projections.SessionsQuery(limit), 0)
 }
 
-// SessionInfo is what a session was created as, and where it works now.
+// SessionInfo is what a session was created as, where it works now, and its turns.
 type SessionInfo struct {
-	SessionID string `json:"sessionId"`
-	Title     string `json:"title"`
-	Agent     string `json:"agent"`
-	Directory string `json:"directory,omitempty"`
-	Messages  int    `json:"messageCount"`
+	SessionID string       `json:"sessionId"`
+	Title     string       `json:"title"`
+	Agent     string       `json:"agent"`
+	Directory string       `json:"directory,omitempty"`
+	Messages  int          `json:"messageCount"`
+	Turns     []TurnStatus `json:"turns"`
 }
 
-// Session folds a session's stream into what the next turn needs to know of it.
+// TurnStatus is one turn of a session: "open" until it finishes, then its finish reason.
+type TurnStatus struct {
+	TurnID   string `json:"turnId"`
+	Agent    string `json:"agent"`
+	Model    string `json:"model"`
+	Status   string `json:"status"`
+	Steps    int    `json:"steps"`
+	Error    string `json:"error,omitempty"`
+	Position uint64 `json:"position"`
+}
+
+// TurnOpen is the status of a turn that has not finished (running, or cut short by a crash
+// and not yet recovered).
+const TurnOpen = "open"
+
+// Session folds a session's stream into what a turn and a person need to know of it.
 func (q *Queries) Session(ctx context.Context, sessionID string) (SessionInfo, error) {
 	var s session.State
+	info := SessionInfo{Turns: []TurnStatus{}}
 	_, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0,
-		func(_ events.Recorded, p events.Payload) error { return s.Evolve(p) })
+		func(rec events.Recorded, p events.Payload) error {
+			info.foldTurn(rec, p)
+			return s.Evolve(p)
+		})
 	if err != nil {
 		return SessionInfo{}, err
 	}
 	if !s.Exists {
 		return SessionInfo{}, sessionNotFound(sessionID)
 	}
-	return SessionInfo{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent, Directory: s.Directory, Messages: s.MessageCount}, nil
+	info.SessionID, info.Title, info.Agent, info.Directory, info.Messages = s.SessionID, s.Title, s.Agent, s.Directory, s.MessageCount
+	return info, nil
+}
+
+func (info *SessionInfo) foldTurn(rec events.Recorded, p events.Payload) {
+	switch e := p.(type) {
+	case events.TurnStarted:
+		info.Turns = append(info.Turns, TurnStatus{TurnID: e.TurnID, Agent: e.Agent, Model: e.Model, Status: TurnOpen, Position: rec.Position})
+	case events.TurnFinished:
+		for i := range info.Turns {
+			if t := &info.Turns[i]; t.TurnID == e.TurnID {
+				t.Status, t.Steps = e.Reason, e.Steps
+				if e.Error != nil {
+					t.Error = e.Error.Code
+				}
+			}
+		}
+	}
 }
 
 func sessionNotFound(id string) *domain.Error {
