@@ -72,6 +72,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./adapters/tools/search/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/toolset/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/bg/
+	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/worktools/
+	$(GO) test -run '^$$' -fuzz FuzzRestore -fuzztime 30s ./adapters/tools/toolset/
 
 clean:
 	rm -rf bin $(DEMO_DIR)
