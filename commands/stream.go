@@ -80,6 +80,9 @@ type Writer struct {
 	Clock    Clock
 	Revision int64 // the stream's last revision as the writer knows it; -1 for no stream
 	Next     int   // the index of the command's next event
+	// ActorOf, when set, names who acted for each event, overriding Meta.Actor: in a turn the
+	// user sends the message and moves the session, the agent does the rest.
+	ActorOf func(events.Payload) string
 }
 
 // Append writes payloads as the command's next events and returns them as recorded. On a
@@ -92,6 +95,9 @@ func (w *Writer) Append(ctx context.Context, payloads ...events.Payload) ([]even
 		CorrelationID: w.Meta.CorrelationID, Actor: w.Meta.Actor, Time: w.Clock.Now()}
 	evs := make([]events.Event, len(payloads))
 	for i, p := range payloads {
+		if w.ActorOf != nil {
+			md.Actor = w.ActorOf(p)
+		}
 		ev, err := events.Encode(events.DeriveID(w.Meta.CommandID, w.Next+i), p, md)
 		if err != nil {
 			return nil, err

@@ -192,6 +192,12 @@ func (o *runObserver) summary(out zapp.TurnResult) {
 	if o.json {
 		return
 	}
+	if out.Duplicate { // nothing streamed: the answer is the recorded one
+		if out.Text != "" {
+			o.line(out.Text)
+		}
+		o.line("(this command was handled before: its first outcome, nothing ran again)")
+	}
 	o.line(fmt.Sprintf("\n[session %s · %s · %d provider request%s · tokens in %d out %d]", out.SessionID, out.Reason, out.Steps,
 		plural(out.Steps), out.Usage.InputTokens, out.Usage.OutputTokens))
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/uuid"
@@ -57,6 +60,12 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
+	if plan.dir, err = workspace(plan.dir, plan.recorded); err != nil {
+		return TurnResult{}, err
+	}
+	if plan.create != nil {
+		plan.create.Directory = plan.dir
+	}
 	ag, err := agent.Resolve(plan.agent, c.settings.Agents, true)
 	if err != nil {
 		return TurnResult{}, err
@@ -82,23 +91,77 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 			return TurnResult{}, err
 		}
 	}
+	move := ""
+	if plan.dir != plan.recorded {
+		move = plan.dir // only a requested move (or a first workspace) is recorded, never a stale read of it
+	}
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name, Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
 		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
-		Directory: plan.dir, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover})
+		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover})
 	// Bring the read models up to the turn's events whatever happened, so zuno db and
 	// zuno debug prompt see it (read-your-writes).
 	if cerr := c.ports.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {
 		err = fmt.Errorf("turn recorded, but the read models did not catch up: %w", cerr)
 	}
 	out.SessionID = plan.sessionID
+	if err == nil && out.Duplicate && in.Observer != nil {
+		err = c.replay(ctx, in, plan.sessionID)
+	}
 	return TurnResult{Outcome: out, Directory: plan.dir}, err
 }
 
-// turnPlan is where and as whom a turn runs.
+// replay shows a re-sent turn's observer what the first delivery recorded, so a caller that
+// retries after a lost reply sees the outcome it missed.
+func (c *Commands) replay(ctx context.Context, in RunTurn, sessionID string) error {
+	recs, err := c.queries.Events(ctx, commands.SessionStream(sessionID), 0, 0)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.Metadata.CommandID != in.Meta.CommandID {
+			continue
+		}
+		p, err := c.ports.Driver.Registry.Decode(rec)
+		if err != nil {
+			return err
+		}
+		in.Observer.Recorded(rec, p)
+	}
+	return nil
+}
+
+// CodeWorkspaceNotFound: a turn's workspace is missing or is not a directory.
+const CodeWorkspaceNotFound = "workspace_not_found"
+
+// workspace resolves the directory a turn works in to the real directory behind any symbolic
+// link, so the log names where the tools really worked and re-pointing a link later cannot
+// move a session silently. recorded is the session's recorded workspace ("" for none).
+func workspace(dir, recorded string) (string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	problem := "does not exist"
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(real); err == nil && !fi.IsDir() {
+			err, problem = errors.New("not a directory"), "is not a directory"
+		}
+	}
+	if err != nil {
+		fix := "pass --dir with an existing directory"
+		if dir == recorded {
+			fix = "the session's recorded workspace is gone: pass --dir to move the session to another directory"
+		}
+		e := domain.NewError(CodeWorkspaceNotFound, fmt.Sprintf("workspace %s %s", dir, problem), fix)
+		e.ID = dir
+		return "", e
+	}
+	return real, nil
+}
+
+// turnPlan is where and as whom a turn runs; recorded is the session's recorded workspace.
 type turnPlan struct {
-	sessionID, agent, dir string
-	create                *NewSession
+	sessionID, agent, dir, recorded string
+	create                          *NewSession
 }
 
 func (c *Commands) planTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
@@ -121,7 +184,7 @@ func (c *Commands) planTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
 	if err != nil {
 		return turnPlan{}, err
 	}
-	p := turnPlan{sessionID: in.SessionID, agent: in.Agent, dir: in.Dir}
+	p := turnPlan{sessionID: in.SessionID, agent: in.Agent, dir: in.Dir, recorded: info.Directory}
 	if p.agent == "" {
 		p.agent = info.Agent
 	}

@@ -7,6 +7,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"
@@ -153,12 +154,16 @@ func (q *Queries) work(ctx context.Context, sessionID string) (*work.State, erro
 	return st, err
 }
 
-// Events reads the log: one stream from a revision, or the whole log after a position. Every
+// Events reads the log: one stream from a revision, or the whole log after a position, at most
+// limit events (0: all of them). Every
 // event must decode in this build: an unknown or malformed one is an error naming its type
 // and position, never skipped.
 func (q *Queries) Events(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
 	var recs []events.Recorded
 	var err error
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
 	if stream != "" {
 		for rec, rerr := range commands.Events(ctx, q.log, stream, from) {
 			if err = rerr; err != nil || len(recs) == limit {

@@ -120,7 +120,7 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 		return foundReceipt{}, err
 	}
 	if !l.exists {
-		return foundReceipt{}, &NotFoundError{fmt.Sprintf("session %s does not exist; list sessions with zuno session list", sessionID)}
+		return foundReceipt{}, sessionNotFound(sessionID)
 	}
 	if step == 0 {
 		step = l.latest

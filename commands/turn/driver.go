@@ -207,8 +207,8 @@ func derivedHex(kind, commandID string) string {
 // digest identifies what a turn's command asks for; the recovery flag is how, not what.
 func digest(req Request) (string, error) {
 	return commands.Digest("RunTurn", struct {
-		SessionID, Text, Agent, Model, Directory string
-	}{req.SessionID, req.Text, req.Agent.Name, req.Model.ID, req.Directory})
+		SessionID, Text, Agent, Provider, Model, Directory string
+	}{req.SessionID, req.Text, req.Agent.Name, req.ProviderName, req.Model.ID, req.Directory})
 }
 
 // load folds the session stream once; the turn keeps it current from then on.
@@ -219,12 +219,11 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 	}
 	stream := commands.SessionStream(req.SessionID)
 	meta := req.Meta
-	meta.Actor = actor(req.Agent)
 	if meta.CorrelationID == "" {
 		meta.CorrelationID = req.SessionID
 	}
 	r := &run{d: d, req: req, tr: transcript.New(), turnID: TurnID(req.Meta.CommandID),
-		w: commands.Writer{Store: d.Store, Stream: stream, Meta: meta, Digest: dg, Clock: d.Clock}}
+		w: commands.Writer{Store: d.Store, Stream: stream, Meta: meta, Digest: dg, Clock: d.Clock, ActorOf: actorOf(req)}}
 	r.w.Revision, err = commands.Load(ctx, d.Store, d.Registry, stream, 0, r.fold)
 	if err != nil {
 		return nil, err
@@ -384,12 +383,24 @@ func (r *run) commit(ctx context.Context) error {
 	return nil
 }
 
-// actor is who the turn's events are recorded as acting: the agent that runs it.
-func actor(a agent.Agent) string {
-	if a.Name != "" {
-		return "agent:" + a.Name
+// actorOf says who each of a turn's events is recorded as acting: the sender of the turn's
+// command (the user) for the message and a move of the workspace, the agent for the rest.
+func actorOf(req Request) func(events.Payload) string {
+	agentActor := "host"
+	if req.Agent.Name != "" {
+		agentActor = "agent:" + req.Agent.Name
 	}
-	return "host"
+	sender := req.Meta.Actor
+	if sender == "" {
+		sender = "user"
+	}
+	return func(p events.Payload) string {
+		switch p.(type) {
+		case events.UserMessageAppended, events.DirectoryChanged:
+			return sender
+		}
+		return agentActor
+	}
 }
 
 // elapsedMs is a duration for the record; it is informational, never a decision input.

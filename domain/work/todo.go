@@ -220,12 +220,17 @@ func applyTodoInput(it *events.WorkItem, in TodoInput, field string) *domain.Err
 		it.Owner = owner
 	}
 	if in.Dependencies != nil {
-		deps := []string{}
+		if n := len(*in.Dependencies); n > MaxDependencies {
+			return domain.Invalid(field+".dependencies", fmt.Sprintf("lists %d items, more than the limit of %d", n, MaxDependencies),
+				"depend only on the items this one really waits for")
+		}
+		deps, seen := []string{}, map[string]bool{}
 		for k, dep := range *in.Dependencies {
 			if err := domain.CheckID(fmt.Sprintf("%s.dependencies[%d]", field, k), dep); err != nil {
 				return err
 			}
-			if !slices.Contains(deps, dep) {
+			if !seen[dep] {
+				seen[dep] = true
 				deps = append(deps, dep)
 			}
 		}

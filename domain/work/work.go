@@ -47,6 +47,9 @@ const (
 	MaxPlanDepth        = 8
 	MaxTodoItemsPerCall = 64
 	MaxTodoItems        = 256
+	// MaxDependencies bounds one item's dependencies: an item can only depend on items of
+	// its session, of which there are at most MaxTodoItems.
+	MaxDependencies = MaxTodoItems
 )
 
 // State is the work of one root session. The zero value is a session with no plan and no

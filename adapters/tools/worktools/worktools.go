@@ -10,6 +10,7 @@
 package worktools
 
 import (
+	"github.com/zuno-run/zuno/events"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -56,7 +57,7 @@ var (
 func meta(inv tools.Invocation) commands.Meta {
 	return commands.Meta{
 		// Call ids are unique per session, so session and call id name one call for good.
-		CommandID:     "tool:" + inv.SessionID + ":" + inv.CallID,
+		CommandID:     CommandID(inv.SessionID, inv.CallID),
 		Actor:         Actor,
 		CorrelationID: inv.SessionID,
 		CausationID:   inv.CallID,
@@ -210,7 +211,7 @@ func update(ctx context.Context, cmds Commands, inv tools.Invocation, v view,
 		// Others kept changing the work stream and nothing was written. The model decides
 		// again from the current state rather than re-sending blindly.
 		return refusedOther(err, fmt.Sprintf("call %s and decide again from the current state", v.getTool))
-	case codeOf(err) == commands.CodeCommandIDReused:
+	case codeOf(err) == commands.CodeCommandIDReused, codeOf(err) == events.CodeEventIDConflict:
 		return refusedOther(err, "this call id was already used with other arguments; make a new call")
 	}
 	// The store failed, or the reply was lost, perhaps after the command was written: the
@@ -276,4 +277,11 @@ func codeOf(err error) string {
 		return c.Code()
 	}
 	return commands.CodeInternal
+}
+
+// CommandID is the command id of a work tool call: the session and the call id, the session's
+// length first, so that no two (session, call) pairs give one id whatever characters the ids
+// hold.
+func CommandID(sessionID, callID string) string {
+	return fmt.Sprintf("tool:%d:%s:%s", len(sessionID), sessionID, callID)
 }

@@ -296,7 +296,7 @@ func TestPlan(t *testing.T) {
 	// Every update was written as a command of the call: its id, the agent, the session.
 	recs := h.stream(t)
 	first := recs[0].Metadata
-	if first.CommandID != "tool:"+session+":c3" || first.Actor != worktools.Actor || first.CorrelationID != session || first.CausationID != "c3" {
+	if first.CommandID != worktools.CommandID(session, "c3") || first.Actor != worktools.Actor || first.CorrelationID != session || first.CausationID != "c3" {
 		t.Errorf("metadata of the first event = %+v", first)
 	}
 }
