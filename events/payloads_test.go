@@ -113,7 +113,7 @@ func TestPayloadsRoundTrip(t *testing.T) {
 	}
 }
 
-// The seeds' forensic SQL reads these fields with json_extract; renaming one breaks it.
+// Forensic SQL reads these fields with json_extract; renaming one breaks it.
 func TestWorkPayloadFieldsAreFlat(t *testing.T) {
 	data, err := json.Marshal(events.WorkPlanPatched{SessionID: "ses_1", Revision: 7,
 		WorkPlan: events.WorkPlan{PlanID: "plan-1", Title: "T", Status: "in_progress", Steps: []events.WorkPlanStep{}}})

@@ -26,8 +26,8 @@ type WorkPlanStep struct {
 }
 
 // WorkPlan is a whole plan as it is after the event: one work_plan row. It is embedded in the
-// plan payloads so that its fields sit at the top level of the event data, where the seeds'
-// forensic SQL reads them with json_extract(data, '$.planId').
+// plan payloads so that its fields sit at the top level of the event data, where forensic
+// SQL reads them with json_extract(data, '$.planId').
 type WorkPlan struct {
 	PlanID string `json:"planId"`
 	Title  string `json:"title"`

@@ -70,7 +70,7 @@ var tables = map[string]string{
 	"prompt_receipt":   "id",
 	"provider_request": "id",
 	// agent_job has no projector: the migration creates it, and it must still be there (and
-	// empty) after a rebuild, for the seeds' SQL.
+	// empty) after a rebuild, so that forensic SQL over it still runs.
 	"agent_job": "id",
 }
 
@@ -180,7 +180,7 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 func TestRebuildEqualsLiveSQLite(t *testing.T)   { testRebuildEqualsLive(t, sqliteEnv(t)) }
 func TestRebuildEqualsLivePostgres(t *testing.T) { testRebuildEqualsLive(t, postgresEnv(t)) }
 
-// The seeds' forensic SQL, written for SQLite, runs unchanged on Postgres.
+// Forensic SQL, written for SQLite, runs unchanged on Postgres.
 func testSeedQueries(t *testing.T, e *env) {
 	scenario(t, e.store, 3)
 	if _, err := e.runner.CatchUp(context.Background()); err != nil {

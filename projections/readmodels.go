@@ -13,8 +13,8 @@ const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
 func eventTime(ev events.Recorded) string { return ev.Metadata.Time.UTC().Format(TimeFormat) }
 
-// AggregateID is the aggregate's own id, the stream name without its "<kind>-" prefix: the
-// seeds' forensic SQL selects events by session id.
+// AggregateID is the aggregate's own id, the stream name without its "<kind>-" prefix:
+// forensic SQL selects a session's events by its session id (event.aggregate_id).
 func AggregateID(stream string) string {
 	if _, id, ok := strings.Cut(stream, "-"); ok {
 		return id
@@ -26,8 +26,8 @@ func AggregateID(stream string) string {
 //
 // The read-model migration also creates "agent_job" (delegated jobs of a parent session),
 // which no projector owns yet: no event produces jobs, so it stays empty, and a rebuild leaves
-// it as it is, so the seeds' forensic SQL over it runs (and finds no jobs). Its projector
-// comes with the delegation events.
+// it as it is, so forensic SQL over it runs (and finds no jobs). Its projector comes with the
+// delegation events.
 func All() []Projector {
 	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{},
 		Parts{}, PromptReceipts{}, ProviderRequests{}}

@@ -231,7 +231,8 @@ func turnScenario(t testing.TB, store appender, n int) int {
 	return written
 }
 
-// seedSQL is the seeds' §11.5 evidence SQL, verbatim but for the session id.
+// seedSQL is one of the evidence queries below with the session id filled in. The queries are
+// fixed forensic SQL, kept verbatim: the read models must answer them as written.
 func seedSQL(query, sid string) string { return strings.ReplaceAll(query, "$SESSION_ID", sid) }
 
 const (
@@ -311,7 +312,8 @@ func wantRows(t *testing.T, what string, got, want []string) {
 }
 
 // testTurnReadModels projects the forensic session (and another beside it) and reads it back
-// with the seeds' evidence SQL through `zuno db`'s read-only query path, and row by row.
+// with the fixed evidence SQL (seedProviderCalls and the others above) through `zuno db`'s
+// read-only query path, and row by row.
 func testTurnReadModels(t *testing.T, e *env) {
 	ctx := context.Background()
 	clock := &turnClock{}

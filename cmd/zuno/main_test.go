@@ -41,7 +41,7 @@ func onPostgres(yes bool) func(string) (bool, error) {
 }
 
 // TestScriptsPostgres runs the same scripts with the event store and read models on Postgres:
-// the seeds' SQL and every CLI answer must be the same there.
+// forensic SQL and every CLI answer must be the same there.
 func TestScriptsPostgres(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",

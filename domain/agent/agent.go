@@ -1,4 +1,4 @@
-// Package agent defines the built-in agents (seeds 002 §2): their role prompts, tool
+// Package agent defines the built-in agents: their role prompts, tool
 // allowlists, collaboration mode and optional step limit, and resolves an agent's effective
 // tool set against what the runtime actually has. Tools, permissions and the rest are not
 // repeated in the role prompts: the runtime sections describe the effective capabilities.
@@ -42,7 +42,7 @@ type Agent struct {
 	// ReadOnly agents never receive a tool that writes the workspace.
 	ReadOnly bool
 	// Steps is the explicit limit on tool-capable provider steps; 0 means none (there is no
-	// implicit limit, seeds 002 §8).
+	// implicit limit; see "The step limit" in docs/turns.md).
 	Steps int
 	// Delegates are the agents task may start from this one.
 	Delegates []string

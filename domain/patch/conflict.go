@@ -28,7 +28,7 @@ const (
 	NotADirectory ConflictKind = "not_a_directory"
 )
 
-// Conflict is why one operation cannot be applied. It carries what the seeds require: the
+// Conflict is why one operation cannot be applied. It carries all a conflict must report: the
 // resource, the operation digest, the current content digest, the hunk where one applies, and
 // the required action.
 type Conflict struct {

@@ -1,9 +1,10 @@
 // Package patch is the pure core of the apply_patch tool: it parses the patch text (the
 // format of OpenAI Codex's apply_patch) and plans its effect on a snapshot of the files it
-// touches, checking every file before anything may be written (seeds 000, "apply_patch 冲突
-// 恢复"). It does no I/O: the caller loads the snapshot and the model's read credentials
-// under the mutation lock, and writes the plan's bytes. A failure after writing has begun is
-// the caller's Uncertain result, not something this package can see.
+// touches, checking every file before anything may be written (apply_patch conflict recovery:
+// see "Read credentials and `stale_read`" in docs/tools.md). It does no I/O: the caller loads
+// the snapshot and the model's read credentials under the mutation lock, and writes the
+// plan's bytes. A failure after writing has begun is the caller's Uncertain result, not
+// something this package can see.
 //
 // Where Zuno departs from Codex, on purpose:
 //   - Nothing is written unless every operation can be applied (Codex applies operations
@@ -33,8 +34,8 @@ import (
 // one rule for "the model sent bad arguments".
 const CodeInvalidArgument = domain.CodeInvalidArgument
 
-// Error is a patch the parser rejects (the seeds' InvalidArgs): nothing was planned, and the
-// model has to send a corrected patch.
+// Error is a patch the parser rejects (an invalid argument, CodeInvalidArgument): nothing was
+// planned, and the model has to send a corrected patch.
 type Error struct {
 	// Line is the 1-based line of the patch text at fault.
 	Line int

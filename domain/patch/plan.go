@@ -89,8 +89,8 @@ type Write struct {
 // WritePlan is a patch that passed pre-flight: the exact bytes to write, in order.
 type WritePlan struct {
 	Writes []Write
-	// WrittenPaths are the files that exist after the patch with new content (the seeds'
-	// writtenPaths: "this file is here now and can be read again"); deletions and the
+	// WrittenPaths are the files that exist after the patch with new content (the result's
+	// metadata.writtenPaths: "this file is here now and can be read again"); deletions and the
 	// sources of moves are not among them.
 	WrittenPaths []string
 	// DeletedPaths are the files removed, including move sources.

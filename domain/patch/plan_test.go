@@ -407,7 +407,7 @@ func TestPlanPreflight(t *testing.T) {
 	}
 }
 
-// TestReplayAfterSuccess is the seeds' IdenticalReplay: the runtime records what a patch did,
+// TestReplayAfterSuccess checks IdenticalReplay: the runtime records what a patch did,
 // and sending the same operation again at the content it produced is refused, even with a
 // fresh read, instead of being applied twice.
 func TestReplayAfterSuccess(t *testing.T) {

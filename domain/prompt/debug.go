@@ -9,7 +9,8 @@ import (
 // Redacted replaces sensitive text in debug output.
 const Redacted = "<redacted>"
 
-// DebugView is what `zuno debug prompt` shows for one receipt (seeds 002 §10.1).
+// DebugView is what `zuno debug prompt` shows for one receipt (see "Verifying a prompt" in
+// docs/turns.md).
 type DebugView struct {
 	// Receipt is the receipt's metadata (ids, order, sources, roles, trust, priorities,
 	// sizes, estimates, digests, hook state); its Blobs are left out.

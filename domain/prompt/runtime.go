@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Ids of the six stable runtime sections (seeds 002 §1.1) and of the work state section.
+// Ids of the six stable runtime sections and of the work state section.
 const (
 	SectionIntent       = "runtime.intent"
 	SectionExecution    = "runtime.execution"

@@ -17,9 +17,9 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// Lanes in their canonical order (seeds 002 §1). A section's lane decides where it appears;
-// not every lane is present in every prompt. The seeds' later lanes (routing, selected
-// Skills, the Skill index, memory) come with the inputs that fill them.
+// Lanes in their canonical order. A section's lane decides where it appears; not every lane
+// is present in every prompt. The lanes still to come (routing, selected Skills, the Skill
+// index, memory) are added with the inputs that fill them.
 const (
 	LaneAgentRole     = "agent_role"
 	LaneMode          = "collaboration_mode"

@@ -12,7 +12,7 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// Budget of runtime.work_state (seeds 002 §9).
+// Budget of runtime.work_state: at most this many items and bytes.
 const (
 	MaxWorkStateItems = 64
 	MaxWorkStateBytes = 16 << 10
@@ -52,7 +52,7 @@ type WorkState struct {
 	TodoRevision uint64
 	Todos        []events.WorkItem
 	// Jobs may hold every job of the session: only the active, uncertain, and terminal jobs
-	// whose plan step is still open are shown (seeds 002 §6, §9).
+	// whose plan step is still open are shown.
 	Jobs []Job
 	// Reports may hold every report input: only unconsumed ones are shown.
 	Reports []Report

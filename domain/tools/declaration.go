@@ -145,8 +145,8 @@ type Declaration struct {
 func (d Declaration) Mixed() bool { return d.Classify != nil }
 
 // PolicyFor returns the policy of one call whose arguments validated to action. A mixed tool
-// with a missing or unknown action fails closed to the zero (strictest) Policy, as the seeds
-// require of a missing or unknown Notes action.
+// with a missing or unknown action fails closed to the zero (strictest) Policy (see
+// "Declarations" in docs/tools.md).
 func (d Declaration) PolicyFor(action string) Policy {
 	if d.Classify == nil {
 		return d.Policy

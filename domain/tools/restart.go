@@ -15,8 +15,9 @@ type Recovery struct {
 	// authoritative state before deciding on a retry.
 	Uncertain []string
 	// Cancelled calls were requested and never started, so nothing ran. They are settled as
-	// cancelled (not run), as seeds 002 §7.3 settles a queued job, and are not started after
-	// the restart either: the next step belongs to the model.
+	// cancelled (not run), the way a queued job that never started is settled, and are not
+	// started after the restart either: the next step belongs to the model (see "The restart
+	// rule" in docs/turns.md).
 	Cancelled []string
 }
 

@@ -18,9 +18,10 @@ type Tool struct {
 // NewTool binds the bg tool to m.
 func NewTool(m *Manager) *Tool { return &Tool{m: m} }
 
-// The bg tool is mixed (seeds 000, 副作用分类): reading is ReadOnly, may be
-// retried and may overlap; cancel changes the world and keeps the strictest
-// policy. An unknown action has no row and fails closed in PolicyFor.
+// The bg tool is mixed: its side-effect class depends on the action (see
+// "Declarations" in docs/tools.md). Reading is ReadOnly, may be retried and
+// may overlap; cancel changes the world and keeps the strictest policy. An
+// unknown action has no row and fails closed in PolicyFor.
 var policies = map[string]tools.Policy{
 	ActionList:     readOnly,
 	ActionOutput:   readOnly,

@@ -2,9 +2,10 @@ package bg
 
 import "unicode/utf8"
 
-// Window sizes (seed: bg windowed read-back). The cap is fixed on purpose: it
-// does not follow tool_output.max_bytes, because read-back is how output
-// withheld by that cap comes back, and lowering the cap must not shrink it.
+// Window sizes of bg's windowed read-back (see "Output caps and artifacts" in
+// docs/tools.md). The cap is fixed on purpose: it does not follow
+// tool_output.max_bytes, because read-back is how output withheld by that cap
+// comes back, and lowering the cap must not shrink it.
 const (
 	DefaultLimit = 16384
 	MaxLimit     = 51200

@@ -2,11 +2,12 @@
 //
 // Every path resolves inside the root after symbolic links are followed. read issues a read
 // credential (SHA-256 of the file's full bytes and the path's read generation); write and
-// apply_patch refuse to replace an existing file without a current one (seeds 000, "apply_patch
-// 冲突恢复"). All mutations run under one mutation lock per Workspace: apply_patch loads its
-// snapshot, plans every file with package patch (any conflict means zero writes) and writes
-// each file atomically (temporary file and rename in the same directory, mode preserved). A
-// failure after writing has begun is an *UncertainError listing what was and was not written.
+// apply_patch refuse to replace an existing file without a current one (apply_patch conflict
+// recovery: see "Read credentials and `stale_read`" in docs/tools.md). All mutations run under
+// one mutation lock per Workspace: apply_patch loads its snapshot, plans every file with
+// package patch (any conflict means zero writes) and writes each file atomically (temporary
+// file and rename in the same directory, mode preserved). A failure after writing has begun is
+// an *UncertainError listing what was and was not written.
 // Credentials recorded by an earlier process of the session are restored with
 // RestoreCredential (restore.go), still checked against the file on disk at write time.
 package files

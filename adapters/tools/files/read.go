@@ -12,8 +12,9 @@ import (
 )
 
 const (
-	// MaxReadBytes bounds one read window, the same fixed bound as a bg window (seeds 000,
-	// "按窗口读取输出"): a larger request is clamped, not refused.
+	// MaxReadBytes bounds one read window, the same fixed bound as a bg window (output is read
+	// back in windows; see "Output caps and artifacts" in docs/tools.md): a larger request is
+	// clamped, not refused.
 	MaxReadBytes = 51200
 	// DefaultReadLines is the window a read without limit gets (tool_output.max_lines).
 	DefaultReadLines = 2000

@@ -15,7 +15,7 @@ type WriteResult struct {
 	Path    string
 	Created bool
 	Bytes   int
-	// WrittenPaths is the seeds' writtenPaths metadata: the file is here now and can be read
+	// WrittenPaths is the result's metadata.writtenPaths: the file is here now and can be read
 	// again.
 	WrittenPaths []string
 	// Credential is the writer's credential for the new content.

@@ -41,7 +41,8 @@ import (
 	"unicode/utf8"
 )
 
-// Defaults and bounds. The output caps are the tool_output defaults of the specification.
+// Defaults and bounds. The output caps are the tool_output defaults (see "Output caps and
+// artifacts" in docs/tools.md).
 const (
 	DefaultMaxBytes = 51200 // tool_output.max_bytes
 	DefaultMaxLines = 2000  // tool_output.max_lines

@@ -25,7 +25,7 @@ import (
 )
 
 // ExitPolicy selects which shell options decide the command's exit status
-// (seed: exitPolicy).
+// (the shell tool's exitPolicy argument).
 type ExitPolicy string
 
 const (
@@ -37,7 +37,8 @@ const (
 	PolicyLast ExitPolicy = "last"
 )
 
-// Defaults from the seeds (tool_output.max_bytes / max_lines).
+// Defaults: tool_output.max_bytes / max_lines (see "Output caps and artifacts" in
+// docs/tools.md).
 const (
 	DefaultMaxBytes  = 51200
 	DefaultMaxLines  = 2000
@@ -63,7 +64,7 @@ type Request struct {
 	KillGrace time.Duration
 	// WatchPaths are statically determined paths from the command text; each
 	// is observed before and after the run and reported in WrittenPaths only
-	// if the two observations differ (seed: writtenPaths is a lower bound).
+	// if the two observations differ (writtenPaths is a lower bound; see docs/tools.md).
 	WatchPaths []string
 }
 

@@ -57,7 +57,7 @@ func (t *applyPatchTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 }
 
 // parse decodes the arguments and parses the patch: a patch that does not parse is an
-// invalid argument (the seeds' InvalidArgs), refused before anything runs, like any other.
+// invalid argument, blocked as invalid_arguments before anything runs, like any other.
 func (t *applyPatchTool) parse(args json.RawMessage) (applyPatchArgs, error) {
 	var a applyPatchArgs
 	if err := applyPatchParams.decode(args, &a); err != nil {

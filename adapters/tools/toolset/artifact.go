@@ -12,8 +12,9 @@ import (
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
-// artifacts stores output withheld for crossing the tool_output caps (seeds 000, "输出上限"):
-// never cut, never lost, every byte on disk before the model is told where it is.
+// artifacts stores output withheld for crossing the tool_output caps (see "Output caps and
+// artifacts" in docs/tools.md): never cut, never lost, every byte on disk before the model is
+// told where it is.
 type artifacts struct {
 	dir                string
 	maxBytes, maxLines int

@@ -18,7 +18,7 @@ import (
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
-// Report limits (seeds 000, "只读任务的报告文件").
+// Report limits (report files of read-only tasks).
 const (
 	MaxReportBytes    = 1 << 20 // content
 	MaxReportNameSize = 128     // name, in bytes

@@ -214,8 +214,8 @@ func statusLine(res shell.Result, timeout time.Duration) string {
 }
 
 // background hands the command to the host's BackgroundStarter. Its writes are not
-// observed: it is still running when the call returns (seeds: a command promoted to the
-// background is not reported in writtenPaths).
+// observed: it is still running when the call returns (a command promoted to the background
+// is not reported in writtenPaths; see docs/tools.md).
 func (t *shellTool) background(ctx context.Context, inv tools.Invocation, a shellArgs) tools.Result {
 	if t.s.cfg.Background == nil {
 		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: string(CodeUnavailable),

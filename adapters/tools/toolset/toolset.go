@@ -11,10 +11,11 @@
 // built for a later turn rebuilds those credentials from the session's recorded results
 // (restore.go).
 //
-// Outcomes follow one rule (seeds 000, "拒绝是一种结果，不是失败"): a refusal where nothing
-// changed is OutcomeError with the adapter's stable code; a failure after writing began is
-// OutcomeUncertain; a command that ran is OutcomeCompleted whatever its exit status, and a
-// timeout is a completed result that says its effect may be partial. Output over the
+// Outcomes follow one rule, "a refusal is an outcome, not a failure" (see "Outcomes" in
+// docs/tools.md): a refusal where nothing changed is OutcomeError with the adapter's stable
+// code; a failure after writing began is OutcomeUncertain; a command that ran is
+// OutcomeCompleted whatever its exit status, and a timeout is a completed result that says
+// its effect may be partial. Output over the
 // tool_output caps is never cut: all of it goes to an artifact file and the model gets a
 // notice saying how to read it back.
 package toolset
@@ -190,9 +191,9 @@ func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
 // apply_patch check).
 func (s *Set) Credentials() *files.Credentials { return s.ws.Credentials }
 
-// Policies of the surface (seeds 000, "副作用分类", "重放策略", "并发"): the read-only
-// tools may be retried and may overlap; everything that changes state keeps the zero
-// Policy, the strictest.
+// Policies of the surface (side effect, replay and concurrency; see "Declarations" in
+// docs/tools.md): the read-only tools may be retried and may overlap; everything that
+// changes state keeps the zero Policy, the strictest.
 var (
 	readOnlyPolicy = tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}
 	mutatingPolicy = tools.Policy{} // SideEffecting, Never, Exclusive

@@ -7,7 +7,7 @@ const maxWatchPaths = 64
 
 // watchPaths returns the words of a shell command that name a path literally: the paths the
 // shell adapter observes before and after the run, reporting those whose observations differ
-// as writtenPaths (seeds 000, "一次 Shell 调用会报告自己写了什么").
+// as writtenPaths (a shell call reports what it wrote; see docs/tools.md).
 //
 // It is deliberately a lower bound. A word is skipped, not guessed at, when the shell decides
 // what it names: anything with an unquoted or double-quoted expansion ($OUT, $(ls), `ls`),

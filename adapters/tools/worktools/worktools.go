@@ -42,8 +42,9 @@ const Actor = "agent"
 // CodeCancelled: the call was stopped before it sent or read anything.
 const CodeCancelled = "cancelled"
 
-// Policies (seeds 000): reading the plan or the todo list is an inspection, like job or goal
-// status, so it is ReadOnly, may be retried and may overlap. An update is a durable state
+// Policies (side effect, replay and concurrency): reading the plan or the todo list is an
+// inspection, like job or goal status, so it is ReadOnly, may be retried and may overlap. An
+// update is a durable state
 // change, which strict mode asks about every time, and keeps the zero Policy: SideEffecting,
 // replayed Never, Exclusive (a later plan_get waits for it).
 var (
