@@ -78,7 +78,7 @@ type ProviderRequest struct {
 func (ProviderRequest) EventType() string { return TypeProviderRequest }
 
 // StepLimitFinalization records the host's finalisation of a turn that reached its step limit
-// (seeds 002 §8): the tools were closed and this instruction was added.
+// (docs/turns.md, "The step limit"): the tools were closed and this instruction was added.
 type StepLimitFinalization struct {
 	Limit             int    `json:"limit"`
 	Instruction       string `json:"instruction"`
@@ -184,7 +184,8 @@ type ToolSettled struct {
 
 func (ToolSettled) EventType() string { return TypeToolSettled }
 
-// ToolMetadata is a tool result's typed facts, under the keys the seeds name, so every
+// ToolMetadata is a tool result's typed facts, under fixed keys (writtenPaths, outputPaths,
+// withheldOutput, details; docs/tools.md), so every
 // consumer (changed-path reports, freshness marks, clients) reads one vocabulary instead of
 // parsing the output text.
 type ToolMetadata struct {

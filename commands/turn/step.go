@@ -118,7 +118,7 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	var choice model.ToolChoice
 	var final *events.StepLimitFinalization
 	if finalizing {
-		// Tools closed, one host instruction, one text-only request (seeds 002 §8). The tools
+		// Tools closed, one host instruction, one text-only request (docs/turns.md). The tools
 		// are closed with tool choice "none" rather than by dropping their declarations:
 		// providers refuse a conversation holding tool calls and results without them
 		// (Anthropic), the prompt stays the one the model has been working with, and any call

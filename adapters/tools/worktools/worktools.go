@@ -10,13 +10,13 @@
 package worktools
 
 import (
-	"github.com/zuno-run/zuno/events"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zuno-run/zuno/events"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"

@@ -1,5 +1,5 @@
--- Read models, named as the seeds' evidence SQL names them. All are derived from the event
--- log and can be dropped and rebuilt at any time.
+-- Read models: tables and columns that forensic SQL queries by name, so they keep their names.
+-- All are derived from the event log and can be dropped and rebuilt at any time.
 CREATE TABLE IF NOT EXISTS projection_checkpoint (
     projector  TEXT PRIMARY KEY,
     position   BIGINT NOT NULL,
@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS work_item (
     PRIMARY KEY (session_id, id)
 );
 
--- SQLite's json_extract(json, path) for the forensic SQL of the seeds, so that the same query
+-- SQLite's json_extract(json, path) for forensic SQL written for SQLite, so that the same query
 -- runs unchanged on both. Paths are '$', '$.a.b' and '$.a[0].b'. Scalars come back as text
 -- (SQLite returns typed values), objects and arrays as JSON text.
 CREATE OR REPLACE FUNCTION json_extract(doc jsonb, path text) RETURNS text

@@ -1,5 +1,5 @@
--- Read models, named as the seeds' evidence SQL names them. All are derived from the event
--- log and can be dropped and rebuilt at any time.
+-- Read models: tables and columns that forensic SQL queries by name, so they keep their names.
+-- All are derived from the event log and can be dropped and rebuilt at any time.
 CREATE TABLE IF NOT EXISTS projection_checkpoint (
     projector  TEXT PRIMARY KEY,
     position   INTEGER NOT NULL,

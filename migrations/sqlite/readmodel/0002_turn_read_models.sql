@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS provider_request (
 CREATE INDEX IF NOT EXISTS provider_request_session ON provider_request (session_id, step);
 
 -- Delegated jobs of a parent session. No events produce jobs yet; the table exists so the
--- seeds' forensic SQL runs (and finds none).
+-- forensic SQL that reads it runs (and finds none).
 CREATE TABLE IF NOT EXISTS agent_job (
     id                TEXT PRIMARY KEY,
     parent_session_id TEXT NOT NULL,
