@@ -160,8 +160,11 @@ type run struct {
 	turnID string
 	// work is the session's durable work state (plan, todos), kept current at every step for
 	// the prompt's runtime.work_state section; workRevision is how far its stream was read.
+	// It is read when the turn starts and again after a step that called a tool that changes
+	// it (workStale), so a step that did not costs no read.
 	work         work.State
 	workRevision int64
+	workStale    bool
 	// settled are the session's earlier tool results, in log order, kept for the tools that
 	// restore their state from them (read credentials, refused patches); output text is
 	// dropped to keep them small.
@@ -278,6 +281,7 @@ func (r *run) readWork(ctx context.Context) error {
 	rev, err := commands.Load(ctx, r.d.Store, r.d.Registry, commands.WorkStream(r.req.SessionID), uint64(r.workRevision+1),
 		func(_ events.Recorded, p events.Payload) error { return r.work.Evolve(p) })
 	r.workRevision = max(rev, r.workRevision)
+	r.workStale = false
 	return err
 }
 

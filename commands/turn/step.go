@@ -129,8 +129,10 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		sum := sha256.Sum256([]byte(FinalizationInstruction))
 		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
 	}
-	if err := r.readWork(ctx); err != nil {
-		return true, err
+	if r.workStale {
+		if err := r.readWork(ctx); err != nil {
+			return true, err
+		}
 	}
 	work := r.workState()
 	asm, err := prompt.Assemble(prompt.Input{
@@ -215,6 +217,9 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	}
 	if err := r.runCalls(ctx, requestID, resp.ToolCalls); err != nil {
 		return true, err
+	}
+	for _, c := range resp.ToolCalls {
+		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate
 	}
 	return false, nil
 }
