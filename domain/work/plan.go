@@ -2,6 +2,7 @@ package work
 
 import (
 	"fmt"
+	"github.com/zuno-run/zuno/domain/tools"
 	"slices"
 	"strings"
 
@@ -137,7 +138,7 @@ func (s *State) checkPlanRevision(c PlanUpdate) *domain.Error {
 		return e
 	}
 	if *c.ExpectedRevision != s.planRevision {
-		return domain.StaleRevision("plan", *c.ExpectedRevision, s.planRevision, "plan_get")
+		return domain.StaleRevision("plan", *c.ExpectedRevision, s.planRevision, tools.NamePlanGet)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package work
 
 import (
 	"fmt"
+	"github.com/zuno-run/zuno/domain/tools"
 	"slices"
 	"strings"
 	"unicode"
@@ -37,7 +38,7 @@ type TodoInput struct {
 
 func decideTodo(s *State, c TodoUpdate) ([]events.Payload, error) {
 	if c.ExpectedRevision != nil && *c.ExpectedRevision != s.todoRevision {
-		return nil, domain.StaleRevision("todo list", *c.ExpectedRevision, s.todoRevision, "todo_get")
+		return nil, domain.StaleRevision("todo list", *c.ExpectedRevision, s.todoRevision, tools.NameTodoGet)
 	}
 	switch n := len(c.Items); {
 	case n == 0:
