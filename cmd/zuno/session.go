@@ -35,7 +35,11 @@ func printResult(cmd *cobra.Command, format string, res commands.Result, human f
 
 func newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "Create, list, show and add to sessions"}
+	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd())
+	return cmd
+}
 
+func newSessionCreateCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create --title T [--agent A] [--id ses_…]",
 		Short: "Create a session",
@@ -65,7 +69,10 @@ func newSessionCmd() *cobra.Command {
 	create.Flags().String("id", "", "session id (default: a new ses_… id)")
 	addCommandIDFlag(create)
 	addFormatFlag(create, "table")
+	return create
+}
 
+func newSessionMessageCmd() *cobra.Command {
 	message := &cobra.Command{
 		Use:   "message SESSION TEXT",
 		Short: "Append a user message to a session",
@@ -92,7 +99,10 @@ func newSessionCmd() *cobra.Command {
 	}
 	addCommandIDFlag(message)
 	addFormatFlag(message, "table")
+	return message
+}
 
+func newSessionListCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list [--format json|table] [--limit N]",
 		Short: "List sessions, newest first",
@@ -120,6 +130,10 @@ func newSessionCmd() *cobra.Command {
 	}
 	addFormatFlag(list, "table")
 	list.Flags().Int("limit", 50, "at most this many sessions")
+	return list
+}
+
+func newSessionShowCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show SESSION [--format json|table]",
 		Short: "Show a session: its agent, workspace, messages and turns with their status",
@@ -149,6 +163,5 @@ func newSessionCmd() *cobra.Command {
 		},
 	}
 	addFormatFlag(show, "table")
-	cmd.AddCommand(create, message, list, show)
-	return cmd
+	return show
 }

@@ -107,78 +107,22 @@ func (r *run) offerTools() error {
 // step runs one provider request and the tool calls it asks for. It reports done when the turn
 // has finished.
 func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
-	open := r.tr.Open
-	limit := r.req.Agent.Steps
-	finalizing := limit > 0 && open.Steps >= limit
-
 	if ctx.Err() != nil {
 		return true, r.interrupt(ctx, out)
 	}
-	conversation := r.tr.Messages
-	var choice model.ToolChoice
-	var final *events.StepLimitFinalization
-	if finalizing {
-		// Tools closed, one host instruction, one text-only request (docs/turns.md). The tools
-		// are closed with tool choice "none" rather than by dropping their declarations:
-		// providers refuse a conversation holding tool calls and results without them
-		// (Anthropic), the prompt stays the one the model has been working with, and any call
-		// the model names anyway is not run.
-		choice = model.ToolChoice{Mode: model.ToolChoiceNone}
-		conversation = append(conversation[:len(conversation):len(conversation)],
-			model.Message{Role: model.RoleDeveloper, Text: FinalizationInstruction})
-		sum := sha256.Sum256([]byte(FinalizationInstruction))
-		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
-	}
-	if r.workStale {
-		if err := r.readWork(ctx); err != nil {
-			return true, err
-		}
-	}
-	work := r.workState()
-	asm, err := prompt.Assemble(prompt.Input{
-		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
-		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
-		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
-		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
-		Conversation: conversation, Tools: r.decls, History: &r.history, WorkState: work,
-	})
-	if err != nil {
+	limit := r.req.Agent.Steps
+	finalizing := limit > 0 && r.tr.Open.Steps >= limit
+	asm, base, err := r.assemble(ctx, finalizing, limit)
+	var refused *refusedPrompt
+	if errors.As(err, &refused) {
 		// Refused before any request: nothing was sent, and the turn ends with the reason.
-		return true, r.finish(ctx, out, events.FinishFailed, errorInfo(err))
+		return true, r.finish(ctx, out, events.FinishFailed, errorInfo(refused.err))
 	}
-	receiptID, requestID := r.d.newID(), r.d.newID()
-	// Stored relative to the previous receipt of this run, with only blobs the session's log
-	// does not hold yet: a step records what is new, not the whole history again.
-	receipt := prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history)
-	receipt.Blobs = r.newBlobs(receipt, asm.Receipt.Blobs)
-	full := asm.Receipt
-	r.prev, r.prevID = &full, receiptID
-	base := events.ProviderRequest{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
-		Step: r.tr.Steps + 1, PromptReceiptID: receiptID, Provider: r.req.ProviderName, Model: r.req.Model.ID,
-		StepLimitFinalization: final}
-	startedReq := base
-	startedReq.Status = events.RequestStarted
-	if err := r.stage(events.PromptAssembled{SessionID: r.req.SessionID, ReceiptID: receiptID, PromptReceipt: receipt}, startedReq); err != nil {
+	if err != nil {
 		return true, err
 	}
-	if err := r.commit(ctx); err != nil {
-		return true, err
-	}
-
 	begun := time.Now()
-	var acc model.Accumulator
-	var streamErr error
-	for ev, err := range r.req.Provider.Stream(ctx, asm.Request) {
-		if err != nil {
-			streamErr = err
-			break
-		}
-		acc.Add(ev)
-		if t, ok := ev.(model.TextDelta); ok {
-			r.req.Observer.TextDelta(t.Text)
-		}
-	}
-	resp := acc.Response()
+	resp, streamErr := r.request(ctx, asm.Request)
 	if streamErr != nil {
 		failed := base
 		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, errorInfo(streamErr), elapsedMs(begun)
@@ -215,13 +159,86 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	case len(resp.ToolCalls) == 0:
 		return true, r.finish(ctx, out, events.FinishCompleted, nil)
 	}
-	if err := r.runCalls(ctx, requestID, resp.ToolCalls); err != nil {
+	if err := r.runCalls(ctx, base.RequestID, resp.ToolCalls); err != nil {
 		return true, err
 	}
 	for _, c := range resp.ToolCalls {
 		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate
 	}
 	return false, nil
+}
+
+// refusedPrompt is a prompt the assembly refused (context overflow): the turn ends with it.
+type refusedPrompt struct{ err error }
+
+func (e *refusedPrompt) Error() string { return e.err.Error() }
+
+// assemble builds the step's prompt, records its receipt and the request's start, and returns
+// the assembly and the request record the step completes. Past the step limit the tools are
+// closed and the finalisation instruction is added.
+func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.Assembled, events.ProviderRequest, error) {
+	conversation := r.tr.Messages
+	var choice model.ToolChoice
+	var final *events.StepLimitFinalization
+	if finalizing {
+		// Tools closed, one host instruction, one text-only request (docs/turns.md). The tools
+		// are closed with tool choice "none" rather than by dropping their declarations:
+		// providers refuse a conversation holding tool calls and results without them
+		// (Anthropic), the prompt stays the one the model has been working with, and any call
+		// the model names anyway is not run.
+		choice = model.ToolChoice{Mode: model.ToolChoiceNone}
+		conversation = append(conversation[:len(conversation):len(conversation)],
+			model.Message{Role: model.RoleDeveloper, Text: FinalizationInstruction})
+		sum := sha256.Sum256([]byte(FinalizationInstruction))
+		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
+	}
+	if r.workStale {
+		if err := r.readWork(ctx); err != nil {
+			return prompt.Assembled{}, events.ProviderRequest{}, err
+		}
+	}
+	work := r.workState()
+	asm, err := prompt.Assemble(prompt.Input{
+		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
+		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
+		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
+		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
+		Conversation: conversation, Tools: r.decls, History: &r.history, WorkState: work,
+	})
+	if err != nil {
+		return asm, events.ProviderRequest{}, &refusedPrompt{err}
+	}
+	receiptID, requestID := r.d.newID(), r.d.newID()
+	// Stored relative to the previous receipt of this run, with only blobs the session's log
+	// does not hold yet: a step records what is new, not the whole history again.
+	receipt := prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history)
+	receipt.Blobs = r.newBlobs(receipt, asm.Receipt.Blobs)
+	full := asm.Receipt
+	r.prev, r.prevID = &full, receiptID
+	base := events.ProviderRequest{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
+		Step: r.tr.Steps + 1, PromptReceiptID: receiptID, Provider: r.req.ProviderName, Model: r.req.Model.ID,
+		StepLimitFinalization: final}
+	startedReq := base
+	startedReq.Status = events.RequestStarted
+	if err := r.stage(events.PromptAssembled{SessionID: r.req.SessionID, ReceiptID: receiptID, PromptReceipt: receipt}, startedReq); err != nil {
+		return asm, base, err
+	}
+	return asm, base, r.commit(ctx)
+}
+
+// request streams the provider's answer, showing text as it arrives.
+func (r *run) request(ctx context.Context, req model.Request) (model.Response, error) {
+	var acc model.Accumulator
+	for ev, err := range r.req.Provider.Stream(ctx, req) {
+		if err != nil {
+			return acc.Response(), err
+		}
+		acc.Add(ev)
+		if t, ok := ev.(model.TextDelta); ok {
+			r.req.Observer.TextDelta(t.Text)
+		}
+	}
+	return acc.Response(), nil
 }
 
 // CodeInvalidResponse is the stable code of a model response the turn cannot use as it is.
