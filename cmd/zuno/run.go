@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +19,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "run [--format json] [--model M] [--agent A] [--title T] [--session S] PROMPT",
+		Use:   "run [--format json] [--model M] [--agent A] [--title T] [--session S] PROMPT | - | --file F",
 		Short: "Run an agent turn: a new session, or the next turn of --session",
 		Long: `Runs one agent turn on PROMPT in the current directory (or --dir) and records every step.
 
@@ -30,15 +31,16 @@ Human output streams the answer and one line per tool call with its outcome. --f
 prints every recorded event as one JSON line, each with the session id.
 An interrupted run (Ctrl-C, or a killed process) is recorded; the next run of the session
 settles calls that were cut short as uncertain and never re-runs them.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, _ := cmd.Flags().GetString("format")
 			if format != "json" && format != "text" {
 				return usagef("--format %q: use text or json", format)
 			}
-			text := args[0]
-			if strings.TrimSpace(text) == "" {
-				return usagef("PROMPT is empty: say what the agent should do")
+			file, _ := cmd.Flags().GetString("file")
+			text, err := promptText(cmd.InOrStdin(), args, file)
+			if err != nil {
+				return err
 			}
 			opts := runOptions{Format: format, Prompt: text}
 			opts.Model, _ = cmd.Flags().GetString("model")
@@ -58,6 +60,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 		},
 	}
 	cmd.Flags().String("format", "text", "output format: text or json (one event per line)")
+	cmd.Flags().String("file", "", "read the prompt from this file (PROMPT - reads it from standard input)")
 	cmd.Flags().String("model", "", "openai/<model>, anthropic/<model> or scripted:<file>")
 	cmd.Flags().String("agent", "", "agent: build (default), deep, plan or orchestrator")
 	cmd.Flags().String("title", "", "title of the new session (default: the prompt's first line)")
@@ -66,6 +69,39 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	addCommandIDFlag(cmd)
 	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn even if its process seems alive (another host, a reused pid)")
 	return cmd
+}
+
+// promptText is the prompt of zuno run: its argument, standard input for "-", or --file. It
+// must be UTF-8 text that says something: the message is recorded as given, so bytes that
+// JSON would have to replace are refused rather than silently changed.
+func promptText(stdin io.Reader, args []string, file string) (string, error) {
+	var (
+		b   []byte
+		err error
+	)
+	switch {
+	case file != "" && len(args) > 0:
+		return "", usagef("give the prompt once: as PROMPT, as - (standard input) or with --file, not both")
+	case file != "":
+		if b, err = os.ReadFile(file); err != nil {
+			return "", usagef("--file: %v", err)
+		}
+	case len(args) == 0:
+		return "", usagef("no prompt: give it as PROMPT, as - to read standard input, or with --file F")
+	case args[0] == "-":
+		if b, err = io.ReadAll(stdin); err != nil {
+			return "", fmt.Errorf("read the prompt from standard input: %w", err)
+		}
+	default:
+		b = []byte(args[0])
+	}
+	if !utf8.Valid(b) {
+		return "", usagef("the prompt is not valid UTF-8 text; convert it (e.g. iconv -t UTF-8) and run again")
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usagef("PROMPT is empty: say what the agent should do")
+	}
+	return string(b), nil
 }
 
 // runOptions is one `zuno run`.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -233,11 +234,21 @@ func NewID(prefix string) string {
 	return prefix + strings.ReplaceAll(uuid.Must(uuid.NewV7()).String(), "-", "")
 }
 
-// DefaultTitle is the prompt's first line, shortened.
+// DefaultTitle is the prompt's first line, shortened, with control characters (a title is
+// one line of text) turned into spaces; "untitled" when nothing printable is left.
 func DefaultTitle(text string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, line)), " ")
 	if r := []rune(line); len(r) > 80 {
 		line = string(r[:77]) + "..."
+	}
+	if line == "" {
+		return "untitled"
 	}
 	return line
 }

@@ -320,6 +320,16 @@ func TestCancelledRunSettlesAndFinishesInterrupted(t *testing.T) {
 	if outcomes["a"] != "error" || outcomes["b"] != "cancelled" || slow.calls.Load() != 1 {
 		t.Fatalf("outcomes %v, calls %d", outcomes, slow.calls.Load())
 	}
+	// The outcome counts what the log holds: one provider request was made before the cancel.
+	var finished events.TurnFinished
+	for _, ev := range h.events(t) {
+		if e, ok := ev.(events.TurnFinished); ok {
+			finished = e
+		}
+	}
+	if out.Steps != 1 || out.Steps != finished.Steps || out.Usage != finished.Usage {
+		t.Fatalf("outcome counts %d steps (usage %+v), the log %d (usage %+v)", out.Steps, out.Usage, finished.Steps, finished.Usage)
+	}
 }
 
 func sessionCreate(id string) session.Create {

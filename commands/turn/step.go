@@ -396,19 +396,15 @@ func blockedEvent(sessionID, turnID, requestID string, e tools.Entry) events.Too
 // interrupt closes a cancelled turn: calls that never started are settled cancelled, and the
 // turn finishes as interrupted. Nothing is re-run later.
 func (r *run) interrupt(ctx context.Context, out *Outcome) error {
+	if open := r.tr.Open; open != nil { // read before the recovery closes the turn
+		out.Steps, out.Usage = open.Steps, open.Usage
+	}
 	if err := r.stage(r.tr.Recover(false)...); err != nil {
 		return err
 	}
-	out.Reason, out.Steps = events.FinishInterrupted, r.stepsSoFar()
+	out.Reason = events.FinishInterrupted
 	out.Error = &events.ErrorInfo{Code: transcript.CodeInterrupted, Message: "the run was cancelled", Fix: "continue the session with zuno run --session"}
 	return r.commit(ctx)
-}
-
-func (r *run) stepsSoFar() int {
-	if r.tr.Open != nil {
-		return r.tr.Open.Steps
-	}
-	return 0
 }
 
 func (r *run) finish(ctx context.Context, out *Outcome, reason string, info *events.ErrorInfo) error {
