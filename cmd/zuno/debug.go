@@ -82,7 +82,11 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 	} else {
 		fmt.Fprintf(w, "verified:  NO: %s\n", v.Verification)
 	}
-	fmt.Fprintf(w, "tokens:    %d estimated (%s), context window %d\n", r.EstimatedInputTokens, r.Estimator, r.ContextWindow)
+	window := "unknown"
+	if r.ContextWindow > 0 {
+		window = fmt.Sprint(r.ContextWindow)
+	}
+	fmt.Fprintf(w, "tokens:    %d estimated (%s), context window %s\n", r.EstimatedInputTokens, r.Estimator, window)
 	hooks := "none"
 	if len(r.Hooks.Ran) > 0 {
 		hooks = strings.Join(r.Hooks.Ran, ", ")

@@ -31,7 +31,12 @@ Human output streams the answer and one line per tool call with its outcome. --f
 prints every recorded event as one JSON line, each with the session id.
 An interrupted run (Ctrl-C, or a killed process) is recorded; the next run of the session
 settles calls that were cut short as uncertain and never re-runs them.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("the prompt is one argument, and %d were given: quote it, as in zuno run 'fix the failing test'", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, _ := cmd.Flags().GetString("format")
 			if format != "json" && format != "text" {

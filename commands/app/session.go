@@ -34,6 +34,9 @@ func (c *Commands) UpdatePlan(ctx context.Context, meta commands.Meta, sessionID
 	if err := decodeStrict(args, &u); err != nil {
 		return commands.Result{}, err
 	}
+	if err := c.queries.RequireSession(ctx, sessionID); err != nil {
+		return commands.Result{}, err
+	}
 	return c.send(ctx, &commands.UpdatePlan{Meta: meta, SessionID: sessionID, Update: u})
 }
 
@@ -41,6 +44,9 @@ func (c *Commands) UpdatePlan(ctx context.Context, meta commands.Meta, sessionID
 func (c *Commands) UpdateTodos(ctx context.Context, meta commands.Meta, sessionID, args string) (commands.Result, error) {
 	var u work.TodoUpdate
 	if err := decodeStrict(args, &u); err != nil {
+		return commands.Result{}, err
+	}
+	if err := c.queries.RequireSession(ctx, sessionID); err != nil {
 		return commands.Result{}, err
 	}
 	return c.send(ctx, &commands.UpdateTodos{Meta: meta, SessionID: sessionID, Update: u})

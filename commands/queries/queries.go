@@ -147,7 +147,23 @@ func (q *Queries) Todos(ctx context.Context, sessionID string) (any, error) {
 	return st.TodoView(), nil
 }
 
+// RequireSession answers session_not_found for a session that was never created, so that a
+// read of it is a typed not-found and a write does not start a stray work stream.
+func (q *Queries) RequireSession(ctx context.Context, sessionID string) error {
+	first, err := q.log.ReadStream(ctx, commands.SessionStream(sessionID), 0, 1)
+	if err != nil {
+		return err
+	}
+	if len(first) == 0 {
+		return sessionNotFound(sessionID)
+	}
+	return nil
+}
+
 func (q *Queries) work(ctx context.Context, sessionID string) (*work.State, error) {
+	if err := q.RequireSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
 	st := &work.State{}
 	_, err := commands.Load(ctx, q.log, q.registry, commands.WorkStream(sessionID), 0,
 		func(_ events.Recorded, p events.Payload) error { return st.Evolve(p) })

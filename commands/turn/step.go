@@ -403,7 +403,7 @@ func (r *run) interrupt(ctx context.Context, out *Outcome) error {
 		return err
 	}
 	out.Reason = events.FinishInterrupted
-	out.Error = &events.ErrorInfo{Code: transcript.CodeInterrupted, Message: "the run was cancelled", Fix: "continue the session with zuno run --session"}
+	out.Error = &events.ErrorInfo{Code: transcript.CodeInterrupted, Message: "the run was cancelled", Fix: "continue it with: zuno run --session " + r.req.SessionID + " PROMPT"}
 	return r.commit(ctx)
 }
 
