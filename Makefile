@@ -8,7 +8,7 @@ PG_DIR    ?= /tmp/zuno-pg
 .PHONY: run ripgrep build test test-go deps postgres bench fuzz vet clean
 
 build:
-	$(GO) build -o bin/zuno ./cmd/zuno
+	$(GO) build -buildvcs=auto -o bin/zuno ./cmd/zuno
 
 # run: a scripted agent session (build agent, scripted provider) that reproduces a failing
 # test in a scratch workspace, reads, greps, patches the file and re-runs the test.

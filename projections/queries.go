@@ -2,6 +2,7 @@ package projections
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zuno-run/zuno/events"
 )
@@ -14,6 +15,20 @@ func SessionsQuery(limit int) string {
 	return fmt.Sprintf(`SELECT id, title, agent, parent_session_id, message_count, time_created, time_updated
 		FROM session ORDER BY time_created DESC, id DESC LIMIT %d`, limit)
 }
+
+// LatestSessionQuery finds the most recently active session, of those working in dir when dir
+// is not "" (zuno run --continue, --session last).
+func LatestSessionQuery(dir string) string {
+	where := ""
+	if dir != "" {
+		where = "WHERE directory = " + quote(dir)
+	}
+	return fmt.Sprintf(`SELECT id FROM session %s ORDER BY time_updated DESC, id DESC LIMIT 1`, where)
+}
+
+// quote is a SQL string literal, the same on SQLite and Postgres (standard strings): the
+// read-model queries run as text, without parameters.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // LatestReceiptSessionQuery finds the session of the newest prompt receipt.
 var LatestReceiptSessionQuery = fmt.Sprintf(

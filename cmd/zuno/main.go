@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,9 @@ func run() int {
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
+	}
+	if cmd == root && strings.HasPrefix(err.Error(), "unknown command ") {
+		err = &zapp.UsageError{Message: err.Error()} // a wrong command line, like a wrong flag
 	}
 	format, _ := cmd.Flags().GetString("format")
 	printError(os.Stderr, format, err)
@@ -71,7 +75,9 @@ readmodel_url) in the JSON config file at $ZUNO_CONFIG or ~/.config/zuno/config.
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
-		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd())
+		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newVersionCmd())
+	root.Version = versionText()
+	root.SetVersionTemplate("{{.Version}}\n")
 	usageArgs(root)
 	return root
 }

@@ -55,7 +55,11 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			opts.Dir, _ = cmd.Flags().GetString("dir")
 			opts.Recover, _ = cmd.Flags().GetBool("recover")
 			opts.CommandID, _ = cmd.Flags().GetString("command-id")
-			if opts.Recover && opts.Session == "" {
+			opts.Continue, _ = cmd.Flags().GetBool("continue")
+			if opts.Continue && opts.Session != "" {
+				return usagef("--continue picks the latest session of this workspace; drop it or --session")
+			}
+			if opts.Recover && opts.Session == "" && !opts.Continue {
 				return usagef("--recover needs --session: it settles that session's unfinished turn")
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
@@ -72,6 +76,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	cmd.Flags().String("session", "", "continue this session (ses_…) instead of creating one")
 	cmd.Flags().String("dir", "", "workspace directory the tools work in (default: the session's recorded workspace; a new session's is the current directory)")
 	addCommandIDFlag(cmd)
+	cmd.Flags().Bool("continue", false, "continue the latest session working in this directory (--session last: the latest of all)")
 	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn even if its process seems alive (another host, a reused pid)")
 	return cmd
 }
@@ -109,22 +114,42 @@ func promptText(stdin io.Reader, args []string, file string) (string, error) {
 	return string(b), nil
 }
 
+// pickSession names the session a run continues: --session S, --session last (the latest of all),
+// --continue (the latest working in the current directory), or none for a new one.
+func pickSession(ctx context.Context, a *app, o runOptions, cwd string) (string, error) {
+	switch {
+	case o.Continue:
+		if real, err := filepath.EvalSymlinks(cwd); err == nil {
+			cwd = real // recorded workspaces are real directories
+		}
+		return a.Queries.LatestSession(ctx, cwd)
+	case o.Session == "last":
+		return a.Queries.LatestSession(ctx, "")
+	}
+	return o.Session, nil
+}
+
 // runOptions is one `zuno run`.
 type runOptions struct {
 	Format, Prompt                    string
 	Model, Agent, Title, Session, Dir string
 	CommandID                         string
+	// Continue picks the latest session of the current directory.
+	Continue bool
 	// Recover settles the session's open turn even if its process seems to be running.
 	Recover bool
 }
 
 // runTurn runs one turn and returns the session it ran in.
 func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, error) {
-	if o.Session != "" && o.Title != "" {
+	if (o.Session != "" || o.Continue) && o.Title != "" {
 		return "", usagef("--title names a new session: drop it when you continue one with --session")
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
+		return "", err
+	}
+	if o.Session, err = pickSession(ctx, a, o, cwd); err != nil {
 		return "", err
 	}
 	dir := o.Dir

@@ -61,6 +61,23 @@ func (q *Queries) Sessions(ctx context.Context, limit int) (Table, error) {
 	return q.SQL(ctx, projections.SessionsQuery(limit), 0)
 }
 
+// LatestSession is the most recently active session working in dir, or of all sessions when
+// dir is "".
+func (q *Queries) LatestSession(ctx context.Context, dir string) (string, error) {
+	t, err := q.SQL(ctx, projections.LatestSessionQuery(dir), 1)
+	if err != nil {
+		return "", err
+	}
+	if len(t.Rows) == 0 {
+		where := ""
+		if dir != "" {
+			where = " works in " + dir
+		}
+		return "", &NotFoundError{Message: "no session" + where + " yet; start one with zuno run PROMPT"}
+	}
+	return fmt.Sprint(t.Rows[0][0]), nil
+}
+
 // SessionInfo is what a session was created as, where it works now, and its turns.
 type SessionInfo struct {
 	SessionID string       `json:"sessionId"`
