@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"
@@ -210,10 +211,22 @@ func (q *Queries) Events(ctx context.Context, stream string, from uint64, limit 
 	if err != nil {
 		return nil, err
 	}
+	if stream != "" && from == 0 && len(recs) == 0 {
+		return nil, noStream(stream)
+	}
 	for _, r := range recs {
 		if _, err := q.registry.Decode(r); err != nil {
 			return nil, err
 		}
 	}
 	return recs, nil
+}
+
+// noStream says that a stream has no events, and how streams are named.
+func noStream(stream string) error {
+	msg := fmt.Sprintf("stream %s has no events; streams are named session-<session id> and work-<session id> (zuno session list shows the ids)", stream)
+	if strings.HasPrefix(stream, "ses_") {
+		msg += "; did you mean session-" + stream + "?"
+	}
+	return &NotFoundError{Message: msg}
 }
