@@ -12,7 +12,7 @@ import (
 
 // SessionsQuery lists sessions newest first (zuno session list).
 func SessionsQuery(limit int) string {
-	return fmt.Sprintf(`SELECT id, title, agent, parent_session_id, message_count, time_created, time_updated
+	return fmt.Sprintf(`SELECT id, title, agent, status, parent_session_id, message_count, time_created, time_updated
 		FROM session ORDER BY time_created DESC, id DESC LIMIT %d`, limit)
 }
 

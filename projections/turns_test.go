@@ -531,8 +531,8 @@ func TestBlockedWithoutPendingPart(t *testing.T) {
 // opened again: migrations are picked up by file name, each applied once.
 func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	const m = "0002_turn_read_models.sql"
-	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`),
-		[]string{"0001_read_models.sql", m})
+	all := []string{"0001_read_models.sql", m, "0003_session_status.sql"}
+	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	for _, stmt := range []string{`DROP TABLE part`, `DROP TABLE prompt_receipt`, `DROP TABLE provider_request`, `DROP TABLE agent_job`,
 		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name = '` + m + `'`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
@@ -540,8 +540,7 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 		}
 	}
 	e = reopen()
-	wantRows(t, "applied again", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`),
-		[]string{"0001_read_models.sql", m})
+	wantRows(t, "applied again", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	writeSteps(t, e.store, "ses_up", &turnClock{}, forensicTurns(t, "ses_up", "")[:5], nil)
 	if _, err := e.runner.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
