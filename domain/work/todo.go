@@ -37,19 +37,52 @@ type TodoInput struct {
 }
 
 func decideTodo(s *State, c TodoUpdate) ([]events.Payload, error) {
+	if err := checkTodoCall(s, c); err != nil {
+		return nil, err
+	}
+	inCall, err := callItemIDs(c)
+	if err != nil {
+		return nil, err
+	}
+	d := &todoDecision{s: s, c: c, byID: map[string]int{}}
+	if err := d.touch(inCall); err != nil {
+		return nil, err
+	}
+	if n := len(s.items) + len(d.created); n > MaxTodoItems {
+		return nil, domain.Invalid("items", fmt.Sprintf("would make %d items, more than the limit of %d per session", n, MaxTodoItems),
+			"update existing items (todo_get lists them) instead of creating new ones")
+	}
+	for _, check := range []func() error{d.checkReferences, d.checkCycles, d.checkUnmet} {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	if d.created == nil {
+		d.created = []string{}
+	}
+	return []events.Payload{events.WorkTodoUpdated{
+		SessionID: c.SessionID, Revision: s.todoRevision + 1, Items: d.touched, CreatedIDs: d.created,
+	}}, nil
+}
+
+// checkTodoCall refuses a stale revision and an empty or oversized call.
+func checkTodoCall(s *State, c TodoUpdate) error {
 	if c.ExpectedRevision != nil && *c.ExpectedRevision != s.todoRevision {
-		return nil, domain.StaleRevision("todo list", *c.ExpectedRevision, s.todoRevision, tools.NameTodoGet)
+		return domain.StaleRevision("todo list", *c.ExpectedRevision, s.todoRevision, tools.NameTodoGet)
 	}
 	switch n := len(c.Items); {
 	case n == 0:
-		return nil, domain.Invalid("items", "is empty", "give at least one item to create or update")
+		return domain.Invalid("items", "is empty", "give at least one item to create or update")
 	case n > MaxTodoItemsPerCall:
-		return nil, domain.Invalid("items", fmt.Sprintf("has %d items, more than the limit of %d per call", n, MaxTodoItemsPerCall),
+		return domain.Invalid("items", fmt.Sprintf("has %d items, more than the limit of %d per call", n, MaxTodoItemsPerCall),
 			"split the update into several calls")
 	}
+	return nil
+}
 
-	// The call's ids come first, so that host ids can avoid them and dependencies can name
-	// items created later in the same call.
+// callItemIDs collects the ids the call names for its items. They come first, so that host ids
+// can avoid them and dependencies can name items created later in the same call.
+func callItemIDs(c TodoUpdate) (map[string]int, error) {
 	inCall := map[string]int{}
 	for i, in := range c.Items {
 		if in.ID == "" {
@@ -65,11 +98,26 @@ func decideTodo(s *State, c TodoUpdate) ([]events.Payload, error) {
 		}
 		inCall[in.ID] = i
 	}
+	return inCall, nil
+}
 
+// todoDecision is one todo_update being decided: the items it touches, as they will be.
+type todoDecision struct {
+	s       *State
+	c       TodoUpdate
+	touched []events.WorkItem
+	byID    map[string]int
+	created []string
+}
+
+// touch builds every item of the call as it will be: an existing one changed, or a new one
+// with the call's id or a host id. A terminal item cannot change.
+func (d *todoDecision) touch(inCall map[string]int) error {
+	s := d.s
 	// Host ids also avoid ids the call names as dependencies, so that a dependency on an item
 	// that does not exist is reported instead of being bound to a host-numbered new item.
 	mentioned := map[string]bool{}
-	for _, in := range c.Items {
+	for _, in := range d.c.Items {
 		if in.Dependencies != nil {
 			for _, dep := range *in.Dependencies {
 				mentioned[dep] = true
@@ -82,10 +130,8 @@ func decideTodo(s *State, c TodoUpdate) ([]events.Payload, error) {
 		_, named := inCall[id]
 		return stored || named || mentioned[id]
 	}
-	touched := make([]events.WorkItem, len(c.Items))
-	byID := map[string]int{}
-	var created []string
-	for i, in := range c.Items {
+	d.touched = make([]events.WorkItem, len(d.c.Items))
+	for i, in := range d.c.Items {
 		field := fmt.Sprintf("items[%d]", i)
 		var it events.WorkItem
 		j, exists := s.itemIndex[in.ID]
@@ -93,64 +139,67 @@ func decideTodo(s *State, c TodoUpdate) ([]events.Payload, error) {
 			it = cloneItem(s.items[j])
 		} else {
 			if in.Title == nil {
-				return nil, domain.Invalid(field+".title", "is required for a new item",
+				return domain.Invalid(field+".title", "is required for a new item",
 					"give a title, or the id of an existing item to update it (todo_get lists them)")
 			}
 			it = events.WorkItem{ID: in.ID, Status: StatusPending, Dependencies: []string{}}
 			if it.ID == "" {
 				it.ID = nextID("todo", &seq, taken)
 			}
-			created = append(created, it.ID)
+			d.created = append(d.created, it.ID)
 		}
 		before := cloneItem(it)
 		if err := applyTodoInput(&it, in, field); err != nil {
-			return nil, err
+			return err
 		}
 		if exists && Terminal(before.Status) && !sameItem(before, it) {
 			e := domain.NewError(domain.CodeTerminalState, fmt.Sprintf("item %s is %s and cannot change", it.ID, before.Status),
 				"leave it as it is, and create a new item for further work")
 			e.Field, e.ID = field, it.ID
-			return nil, e
+			return e
 		}
-		touched[i] = it
-		byID[it.ID] = i
+		d.touched[i] = it
+		d.byID[it.ID] = i
 	}
-	if n := len(s.items) + len(created); n > MaxTodoItems {
-		return nil, domain.Invalid("items", fmt.Sprintf("would make %d items, more than the limit of %d per session", n, MaxTodoItems),
-			"update existing items (todo_get lists them) instead of creating new ones")
-	}
+	return nil
+}
 
-	lookup := func(id string) (events.WorkItem, bool) {
-		if i, ok := byID[id]; ok {
-			return touched[i], true
-		}
-		if i, ok := s.itemIndex[id]; ok {
-			return s.items[i], true
-		}
-		return events.WorkItem{}, false
+// lookup finds an item as it will be after the call.
+func (d *todoDecision) lookup(id string) (events.WorkItem, bool) {
+	if i, ok := d.byID[id]; ok {
+		return d.touched[i], true
 	}
-	focused := s.focused()
-	for i, it := range touched {
+	if i, ok := d.s.itemIndex[id]; ok {
+		return d.s.items[i], true
+	}
+	return events.WorkItem{}, false
+}
+
+// checkReferences refuses a dependency on the item itself or on an item that does not exist,
+// and a link to a step the current plan does not have. A link is checked when it is made: the
+// step of an older plan stays a valid record.
+func (d *todoDecision) checkReferences() error {
+	focused := d.s.focused()
+	for i, it := range d.touched {
 		field := fmt.Sprintf("items[%d]", i)
-		in := c.Items[i]
+		in := d.c.Items[i]
 		if in.Dependencies != nil {
 			for _, dep := range it.Dependencies {
 				if dep == it.ID {
 					e := domain.NewError(domain.CodeDependencyCycle, fmt.Sprintf("item %s depends on itself", it.ID),
 						"remove "+it.ID+" from its own dependencies")
 					e.Field, e.ID = field+".dependencies", it.ID
-					return nil, e
+					return e
 				}
-				if _, ok := lookup(dep); !ok {
+				if _, ok := d.lookup(dep); !ok {
 					e := domain.NewError(domain.CodeDependencyNotFound, fmt.Sprintf("item %s depends on %s, which does not exist", it.ID, dep),
 						"name existing items (todo_get lists them) or items created with an explicit id in the same call")
 					e.Field, e.ID = field+".dependencies", dep
-					return nil, e
+					return e
 				}
 			}
 		}
-		// A link is checked when it is made: the step of an older plan stays a valid record.
-		if in.PlanStepID != nil && it.PlanStepID != "" && !s.hasLink(it.ID, it.PlanStepID) {
+		if in.PlanStepID != nil && it.PlanStepID != "" && !d.s.hasLink(it.ID, it.PlanStepID) {
 			if focused == nil || !slices.ContainsFunc(focused.Steps, func(st events.WorkPlanStep) bool { return st.ID == it.PlanStepID }) {
 				msg := fmt.Sprintf("the current plan has no step %s", it.PlanStepID)
 				if focused == nil {
@@ -158,40 +207,44 @@ func decideTodo(s *State, c TodoUpdate) ([]events.Payload, error) {
 				}
 				e := domain.NewError(domain.CodeStepNotFound, msg, "call plan_get for the step ids, or omit plan_step_id")
 				e.Field, e.ID = field+".plan_step_id", it.PlanStepID
-				return nil, e
+				return e
 			}
 		}
 	}
-	// Only the touched items' edges changed and the old graph had no cycle, so any new cycle
-	// runs through a touched item.
-	for i, it := range touched {
-		if path := cyclePath(it.ID, lookup); path != nil {
+	return nil
+}
+
+// checkCycles refuses a dependency cycle. Only the touched items' edges changed and the old
+// graph had no cycle, so any new cycle runs through a touched item.
+func (d *todoDecision) checkCycles() error {
+	for i, it := range d.touched {
+		if path := cyclePath(it.ID, d.lookup); path != nil {
 			e := domain.NewError(domain.CodeDependencyCycle, "dependencies form a cycle: "+strings.Join(path, " -> "),
 				"remove one of these dependencies")
 			e.Field, e.ID = fmt.Sprintf("items[%d].dependencies", i), it.ID
-			return nil, e
+			return e
 		}
 	}
-	for i, it := range touched {
+	return nil
+}
+
+// checkUnmet refuses starting or completing an item whose dependencies are not completed.
+func (d *todoDecision) checkUnmet() error {
+	for i, it := range d.touched {
 		if it.Status != StatusInProgress && it.Status != StatusCompleted {
 			continue
 		}
 		for _, dep := range it.Dependencies {
-			if d, _ := lookup(dep); d.Status != StatusCompleted {
+			if dd, _ := d.lookup(dep); dd.Status != StatusCompleted {
 				e := domain.NewError(domain.CodeDependencyUnmet,
-					fmt.Sprintf("item %s cannot be %s while its dependency %s is %s", it.ID, it.Status, dep, d.Status),
+					fmt.Sprintf("item %s cannot be %s while its dependency %s is %s", it.ID, it.Status, dep, dd.Status),
 					fmt.Sprintf("complete %s first (it may be completed in this same call), or remove it from the dependencies of %s", dep, it.ID))
 				e.Field, e.ID = fmt.Sprintf("items[%d].status", i), dep
-				return nil, e
+				return e
 			}
 		}
 	}
-	if created == nil {
-		created = []string{}
-	}
-	return []events.Payload{events.WorkTodoUpdated{
-		SessionID: c.SessionID, Revision: s.todoRevision + 1, Items: touched, CreatedIDs: created,
-	}}, nil
+	return nil
 }
 
 func (s *State) hasLink(itemID, stepID string) bool {
