@@ -93,7 +93,13 @@ func runDemo(ctx context.Context, a *app, out io.Writer) error {
 		return errors.New("demo: a stale plan_update was accepted")
 	}
 	say("  refused: %v", err)
+	return showDemoState(ctx, a, out, sid)
+}
 
+// showDemoState prints what the demo's commands left in the read models and projections, and
+// how to look at it.
+func showDemoState(ctx context.Context, a *app, out io.Writer, sid string) error {
+	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	say("\nRead models (zuno db):")
 	for _, q := range []string{
 		fmt.Sprintf(`SELECT id, title, agent, message_count FROM session WHERE id = '%s'`, sid),
