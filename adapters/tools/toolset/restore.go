@@ -40,15 +40,20 @@ func (t *readTool) Restore(ev events.ToolSettled) {
 	if !ownResult(ev, tools.NameRead) || ev.Outcome != string(tools.OutcomeCompleted) {
 		return
 	}
+	t.s.restorePathCredential(ev.Metadata.Details) // a directory listing has none
+}
+
+// restorePathCredential takes back the credential a read or write recorded beside its path;
+// details without one restore nothing.
+func (s *Set) restorePathCredential(details json.RawMessage) {
 	var d struct {
 		Path       string           `json:"path"`
 		Credential *credentialFacts `json:"credential"`
 	}
-	// A directory listing has no credential.
-	if json.Unmarshal(ev.Metadata.Details, &d) != nil || d.Credential == nil {
+	if json.Unmarshal(details, &d) != nil || d.Credential == nil {
 		return
 	}
-	t.s.restoreCredential(d.Path, *d.Credential)
+	s.restoreCredential(d.Path, *d.Credential)
 }
 
 // Restore takes back a completed write's credential, or drops the credential of the file
@@ -59,14 +64,7 @@ func (t *writeTool) Restore(ev events.ToolSettled) {
 	}
 	switch tools.Outcome(ev.Outcome) {
 	case tools.OutcomeCompleted:
-		var d struct {
-			Path       string           `json:"path"`
-			Credential *credentialFacts `json:"credential"`
-		}
-		if json.Unmarshal(ev.Metadata.Details, &d) != nil || d.Credential == nil {
-			return
-		}
-		t.s.restoreCredential(d.Path, *d.Credential)
+		t.s.restorePathCredential(ev.Metadata.Details)
 	case tools.OutcomeUncertain:
 		t.s.revokeUncertain(ev.Metadata.Details)
 	}
