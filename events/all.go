@@ -24,5 +24,8 @@ func AllPayloads() []Payload {
 		ToolStarted{},
 		ToolSettled{},
 		TurnFinished{},
+
+		PermissionAsked{},
+		PermissionAnswered{},
 	}
 }

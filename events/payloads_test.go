@@ -45,15 +45,23 @@ func samplePayloads() []events.Payload {
 			Error:      &events.ErrorInfo{Code: "rate_limit", Message: "slow", Fix: "wait", ProviderCode: "429", HTTPStatus: 429, RetryAfterMs: 1500},
 			DurationMs: 12},
 		events.ToolBlocked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c2", Tool: "nope", Category: "unavailable",
-			Field: "path", Message: "no such tool", Fix: "use read", Output: "Blocked"},
+			Field: "path", Message: "no such tool", Fix: "use read", Output: "Blocked",
+			Permission: &events.PermissionDecision{Key: "shell", Resource: "git push", RuleAction: "deny", Action: "deny", Rule: "shell: git push*",
+				Layer: "project", Source: "rule", Mode: "standard", Message: "denied"}},
 		events.ToolStarted{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c1", Tool: "bg", Action: "list", Group: 1,
-			SideEffect: "ReadOnly", Replay: "Safe", Concurrency: "ParallelSafe"},
+			SideEffect: "ReadOnly", Replay: "Safe", Concurrency: "ParallelSafe",
+			Permission: &events.PermissionDecision{Key: "shell", RuleAction: "ask", Action: "allow", Source: "standing", Reply: "once", AskID: "ask_1", Mode: "standard"},
+			Sandbox: &events.SandboxResolution{RequestedMode: "workspace-write", Network: "deny", EffectiveAuthority: "workspace-write",
+				ResolutionKind: "confined", Backend: "bwrap", Reason: "none"}},
 		events.ToolSettled{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c1", Tool: "shell", Outcome: "completed",
 			ErrorCode: "x", Output: "ok", Recovered: true, DurationMs: 5, Metadata: events.ToolMetadata{
 				WrittenPaths: []string{"a.go"}, OutputPaths: []string{"/d/c1.out"}, Details: []byte(`{"exitCode":0}`),
 				WithheldOutput: &events.WithheldOutput{Path: "/d/c1.out", Bytes: 60000, Lines: 3, Limit: "max_bytes", MaxBytes: 51200, MaxLines: 2000}}},
 		events.TurnFinished{SessionID: "ses_1", TurnID: "turn_1", Reason: events.FinishFailed, Steps: 3, Usage: events.Usage{InputTokens: 1},
 			Error: &events.ErrorInfo{Code: "interrupted", Message: "stopped"}, Recovered: true},
+		events.PermissionAsked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1", Tool: "write",
+			Key: "edit", Resource: "a.go", Rule: "edit: *", Layer: "global", Mode: "standard", Always: "a.go"},
+		events.PermissionAnswered{SessionID: "ses_1", AskID: "ask_1", CallID: "c3", Reply: "always", Source: "user"},
 	}
 }
 

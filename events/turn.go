@@ -142,6 +142,8 @@ type ToolBlocked struct {
 	Fix      string `json:"fix,omitempty"`
 	// Output is the error result the model reads.
 	Output string `json:"output"`
+	// Permission is the gate's decision when the gate blocked the call (category denied).
+	Permission *PermissionDecision `json:"permission,omitempty"`
 }
 
 func (ToolBlocked) EventType() string { return TypeToolBlocked }
@@ -161,6 +163,9 @@ type ToolStarted struct {
 	SideEffect  string `json:"sideEffect"`
 	Replay      string `json:"replay"`
 	Concurrency string `json:"concurrency"`
+	// Permission is who allowed the call; Sandbox how a command was confined (shell, bg).
+	Permission *PermissionDecision `json:"permission,omitempty"`
+	Sandbox    *SandboxResolution  `json:"sandbox,omitempty"`
 }
 
 func (ToolStarted) EventType() string { return TypeToolStarted }

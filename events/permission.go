@@ -1,0 +1,86 @@
+package events
+
+// Permission and sandbox payloads: the two gates a tool call passes before it runs
+// (docs/permissions.md, docs/sandbox.md). A call's decision rides on the event that already
+// records the call — ToolStarted for a call that ran, ToolBlocked for one that did not — so
+// "who allowed this call and under which confinement did it run" is one row of the log. An
+// ask is an event of its own, because the turn waits for it; the answer is a command that
+// lands in the session's inbox stream ("inbox-<sessionId>"), where it is recorded even when
+// the asking turn is gone.
+
+const (
+	TypePermissionAsked    = "session.permission.asked.1"
+	TypePermissionAnswered = "session.permission.answered.1"
+)
+
+// PermissionDecision is the permission gate's verdict on one call.
+type PermissionDecision struct {
+	// Key is the permission key evaluated (edit for write and apply_patch; external_directory
+	// for a path outside the workspace), Resource what it was evaluated on (a path, a command,
+	// "dir/*").
+	Key      string `json:"key"`
+	Resource string `json:"resource,omitempty"`
+	// RuleAction is what the matched rule (or the default) said; Action is the outcome after
+	// the mode, the risk gate, a standing approval or an answer: allow or deny.
+	RuleAction string `json:"ruleAction"`
+	Action     string `json:"action"`
+	// Rule is the matched rule as written ("shell: git push*") and Layer the configuration
+	// layer it came from; both empty when no rule matched.
+	Rule  string `json:"rule,omitempty"`
+	Layer string `json:"layer,omitempty"`
+	// Source says who decided: rule, mode, risk, standing, user, no_terminal.
+	Source string `json:"source"`
+	// Reply is the answer that admitted or refused the call: once, always or reject ("once"
+	// for a standing approval).
+	Reply string `json:"reply,omitempty"`
+	// AskID names the ask this decision answered.
+	AskID string `json:"askId,omitempty"`
+	Mode  string `json:"mode"`
+	// Message is the denial as the model and the user read it.
+	Message string `json:"message,omitempty"`
+}
+
+// SandboxResolution is how a shell call was confined, as the sandbox resolver decided it.
+type SandboxResolution struct {
+	RequestedMode      string `json:"requestedMode"`
+	Network            string `json:"network"`
+	EffectiveAuthority string `json:"effectiveAuthority"`
+	// ResolutionKind is confined, platform_native, trusted_native, fallback or full_access.
+	ResolutionKind string `json:"resolutionKind"`
+	Backend        string `json:"backend,omitempty"`
+	// Reason is the typed reason of a fallback or of native execution.
+	Reason string `json:"reason,omitempty"`
+}
+
+// PermissionAsked is a call the gate could not decide alone: the turn waits for an answer.
+type PermissionAsked struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	RequestID string `json:"requestId"`
+	CallID    string `json:"callId"`
+	AskID     string `json:"askId"`
+	Tool      string `json:"tool"`
+	Key       string `json:"key"`
+	Resource  string `json:"resource,omitempty"`
+	Rule      string `json:"rule,omitempty"`
+	Layer     string `json:"layer,omitempty"`
+	Mode      string `json:"mode"`
+	// Always is the pattern an "always" answer would approve for the rest of the session;
+	// empty when the call has none (then only once or reject can be answered).
+	Always string `json:"always,omitempty"`
+}
+
+func (PermissionAsked) EventType() string { return TypePermissionAsked }
+
+// PermissionAnswered is the answer to an ask (stream inbox-<sessionId>).
+type PermissionAnswered struct {
+	SessionID string `json:"sessionId"`
+	AskID     string `json:"askId"`
+	CallID    string `json:"callId"`
+	// Reply is once, always or reject.
+	Reply string `json:"reply"`
+	// Source is who answered: user (the terminal or a client).
+	Source string `json:"source"`
+}
+
+func (PermissionAnswered) EventType() string { return TypePermissionAnswered }
