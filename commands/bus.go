@@ -121,6 +121,7 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 		requestreply.NewCommandHandlerWithResult("AppendUserMessage", replies, h.AppendUserMessage),
 		requestreply.NewCommandHandlerWithResult("UpdatePlan", replies, h.UpdatePlan),
 		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
+		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
 	)
 	if err != nil {
 		return nil, err

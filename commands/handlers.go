@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zuno-run/zuno/domain/inbox"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
@@ -44,6 +45,12 @@ type UpdateTodos struct {
 	Meta
 	SessionID string          `json:"sessionId"`
 	Update    work.TodoUpdate `json:"update"`
+}
+
+// AnswerPermission answers a permission ask of a turn.
+type AnswerPermission struct {
+	Meta
+	inbox.Answer
 }
 
 // Handlers executes commands against an event store. Its methods are what the bus calls; they
@@ -153,6 +160,19 @@ func (h *Handlers) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, err
 	u := c.Update
 	u.SessionID = c.SessionID
 	return handle(ctx, h, "UpdateTodos", workExecution(c.Meta, c.SessionID, u), c, todoView), nil
+}
+
+// AnswerPermission handles AnswerPermission: the reply lands in the session's inbox, where the
+// waiting turn reads it; the view is the recorded reply.
+func (h *Handlers) AnswerPermission(ctx context.Context, c *AnswerPermission) (Result, error) {
+	x := execution[*inbox.State]{meta: c.Meta, stream: InboxStream(c.SessionID),
+		newState: func() *inbox.State { return &inbox.State{} },
+		decide:   func(s *inbox.State) ([]events.Payload, error) { return inbox.Decide(s, c.Answer) }}
+	view := func(s *inbox.State) any {
+		r, _ := s.Reply(c.AskID)
+		return map[string]string{"askId": c.AskID, "reply": r}
+	}
+	return handle(ctx, h, "AnswerPermission", x, c.Answer, view), nil
 }
 
 // Work reads the authoritative work state of a root session from its stream (plan_get and

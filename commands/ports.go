@@ -41,3 +41,6 @@ func SessionStream(sessionID string) string { return "session-" + sessionID }
 
 // WorkStream is the durable work state (plan, todos) of a root session.
 func WorkStream(rootSessionID string) string { return "work-" + rootSessionID }
+
+// InboxStream holds the answers to a session's permission asks.
+func InboxStream(sessionID string) string { return "inbox-" + sessionID }

@@ -71,6 +71,8 @@ type Call struct {
 	RequestID string
 	Started   bool
 	Settled   bool
+	// AskID is the permission ask the call waits on (or waited on), "" when none.
+	AskID string
 }
 
 // New returns the state of an empty session.
@@ -113,6 +115,11 @@ func (s *State) Check(p events.Payload) error {
 		c := s.call(e.CallID)
 		if c == nil || c.Started || c.Settled {
 			return order("call %s started but it is not an open requested call", e.CallID)
+		}
+	case events.PermissionAsked:
+		c := s.call(e.CallID)
+		if c == nil || c.Started || c.Settled || c.AskID != "" {
+			return order("call %s asked for permission but it is not an open, unasked requested call", e.CallID)
 		}
 	case events.ToolSettled:
 		c := s.call(e.CallID)
@@ -187,6 +194,10 @@ func (s *State) Evolve(p events.Payload) error {
 	case events.ToolStarted:
 		if c := s.call(e.CallID); c != nil {
 			c.Started = true
+		}
+	case events.PermissionAsked:
+		if c := s.call(e.CallID); c != nil {
+			c.AskID = e.AskID
 		}
 	case events.ToolSettled:
 		if c := s.call(e.CallID); c != nil {

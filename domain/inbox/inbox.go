@@ -1,0 +1,85 @@
+// Package inbox is a session's inbox (stream "inbox-<sessionId>"): answers to the permission
+// asks of its turns. The answers live outside the session stream because the turn that asked
+// is that stream's single writer while it waits; an answer is recorded here even when the
+// asking turn is gone (docs/permissions.md, "Asking").
+package inbox
+
+import (
+	"fmt"
+
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Replies an ask accepts.
+const (
+	ReplyOnce   = "once"
+	ReplyAlways = "always"
+	ReplyReject = "reject"
+)
+
+// CodeAlreadyAnswered is an answer to an ask that has a different answer already: a recorded
+// reply is final.
+const CodeAlreadyAnswered = "already_answered"
+
+// State is the answers recorded so far, by ask id.
+type State struct {
+	answers map[string]string
+}
+
+// Answer is the command: the reply to one ask.
+type Answer struct {
+	SessionID string `json:"sessionId"`
+	AskID     string `json:"askId"`
+	CallID    string `json:"callId"`
+	Reply     string `json:"reply"`
+	// Source is who answered: "user" for a person at a terminal or a client.
+	Source string `json:"source"`
+}
+
+// Evolve applies one event of the inbox stream.
+func (s *State) Evolve(p events.Payload) error {
+	e, ok := p.(events.PermissionAnswered)
+	if !ok {
+		return domain.UnexpectedEvent("inbox", p)
+	}
+	if s.answers == nil {
+		s.answers = map[string]string{}
+	}
+	s.answers[e.AskID] = e.Reply
+	return nil
+}
+
+// Reply returns the recorded reply to an ask.
+func (s *State) Reply(askID string) (string, bool) {
+	r, ok := s.answers[askID]
+	return r, ok
+}
+
+// Decide records an answer. The same answer again records nothing (a retried command); a
+// different answer to an answered ask is refused.
+func Decide(s *State, a Answer) ([]events.Payload, error) {
+	switch {
+	case a.SessionID == "":
+		return nil, domain.Invalid("sessionId", "is empty", "name the session the ask belongs to")
+	case a.AskID == "":
+		return nil, domain.Invalid("askId", "is empty", "name the ask you answer (its id is on the session.permission.asked event)")
+	case a.Reply != ReplyOnce && a.Reply != ReplyAlways && a.Reply != ReplyReject:
+		return nil, domain.Invalid("reply", fmt.Sprintf("%q is not a reply", a.Reply), "answer once, always or reject")
+	}
+	if prev, ok := s.Reply(a.AskID); ok {
+		if prev == a.Reply {
+			return nil, nil
+		}
+		e := domain.NewError(CodeAlreadyAnswered, fmt.Sprintf("ask %s was already answered %q", a.AskID, prev),
+			"a recorded reply is final; the call has been decided")
+		e.ID = a.AskID
+		return nil, e
+	}
+	source := a.Source
+	if source == "" {
+		source = "user"
+	}
+	return []events.Payload{events.PermissionAnswered{SessionID: a.SessionID, AskID: a.AskID, CallID: a.CallID,
+		Reply: a.Reply, Source: source}}, nil
+}
