@@ -70,6 +70,10 @@ type Request struct {
 	// ForceRecover recovers an open turn even when its owner seems alive (its process is on
 	// another host, or its pid was reused).
 	ForceRecover bool
+	// Gate decides each call before it runs (nil allows every call); an ask waits for its
+	// answer in Inbox.
+	Gate  Gate
+	Inbox Inbox
 }
 
 // Outcome is how a turn ended.

@@ -11,6 +11,8 @@
 package turn
 
 import (
+	"context"
+
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -43,3 +45,32 @@ type Surface interface {
 
 // OpenTools opens the tool surface of a session working in dir.
 type OpenTools func(dir, sessionID string) (Surface, error)
+
+// Gate is the run's permission gate and sandbox resolver (docs/permissions.md): it decides
+// each call before it starts. A nil Gate allows every call.
+type Gate interface {
+	// Check decides one validated call: allowed (with the decision that allowed it),
+	// blocked, or an ask that must be answered first.
+	Check(c tools.Call) Verdict
+	// Answer applies the reply to an asked call: "always" installs a standing approval for
+	// the session, "reject" blocks the call. It returns the final verdict.
+	Answer(c tools.Call, v Verdict, reply string) Verdict
+}
+
+// Verdict is the gate's decision on one call.
+type Verdict struct {
+	Decision events.PermissionDecision
+	// Block, when set, refuses the call: nothing runs, and Decision says who refused it.
+	Block *tools.Block
+	// Ask, when set, is the question the call waits on (the driver fills the ids).
+	Ask *events.PermissionAsked
+	// ExternalRoot is the directory an external_directory grant admitted for the call.
+	ExternalRoot string
+	// Sandbox is how a command the call starts is confined (shell, bg).
+	Sandbox *events.SandboxResolution
+}
+
+// Inbox is where the answers to a session's asks arrive (commands.Inbox reads the log).
+type Inbox interface {
+	Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error)
+}

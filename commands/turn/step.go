@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -283,114 +281,6 @@ func (r *run) newBlobs(stored prompt.Receipt, all map[string]string) map[string]
 		add(p.SHA256)
 	}
 	return out
-}
-
-// runCalls schedules the calls, records blocked ones as results, and runs the groups one after
-// another, the calls of a group in parallel. Starts are durable before execution; results are
-// recorded in model order.
-func (r *run) runCalls(ctx context.Context, requestID string, calls []model.ToolCall) error {
-	validate := func(call model.ToolCall, decl tools.Declaration) (tools.Parsed, error) {
-		return r.tools[decl.Name].Validate(json.RawMessage(call.Arguments))
-	}
-	// The permission gate and the sandbox resolver plug in here (nil allows every call).
-	plan, err := tools.Schedule(r.registry, calls, validate, nil, r.req.ToolCalls)
-	if err != nil {
-		return err // call ids were checked when the response arrived, so this is a bug
-	}
-	recorded := make([]bool, len(plan.Entries))
-	block := func(upTo int) error { // record blocked entries before index upTo, in model order
-		for i := 0; i < upTo && i < len(plan.Entries); i++ {
-			e := plan.Entries[i]
-			if e.Blocked == nil || recorded[i] {
-				continue
-			}
-			recorded[i] = true
-			if err := r.stage(blockedEvent(r.req.SessionID, r.turnID, requestID, e)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for gi, g := range plan.Groups {
-		if ctx.Err() != nil {
-			break
-		}
-		if err := block(g.Calls[0]); err != nil {
-			return err
-		}
-		for _, ci := range g.Calls {
-			e := plan.Entries[ci]
-			if err := r.stage(events.ToolStarted{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
-				CallID: e.Call.Call.ID, Tool: e.Decl.Name, Action: e.Action, Group: gi,
-				SideEffect: e.Policy.SideEffect.String(), Replay: e.Policy.Replay.String(),
-				Concurrency: e.Policy.Concurrency.String()}); err != nil {
-				return err
-			}
-		}
-		if err := r.commit(ctx); err != nil {
-			return err
-		}
-		results := r.execute(ctx, plan, g)
-		for k, ci := range g.Calls {
-			if err := block(ci); err != nil {
-				return err
-			}
-			e, res := plan.Entries[ci], results[k]
-			if err := r.stage(events.ToolSettled{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
-				CallID: e.Call.Call.ID, Tool: e.Decl.Name, Outcome: string(res.Outcome), ErrorCode: res.ErrorCode,
-				Output: res.Output, Metadata: res.Metadata, DurationMs: res.durationMs}); err != nil {
-				return err
-			}
-		}
-	}
-	// Blocked calls are results whatever happened to the groups (nothing ran for them); after
-	// a cancellation the next step settles the calls that never started as cancelled.
-	return block(len(plan.Entries))
-}
-
-type executed struct {
-	tools.Result
-	durationMs int64
-}
-
-// execute runs one group's calls, in parallel when there are several, and returns the results
-// in the group's (model) order.
-func (r *run) execute(ctx context.Context, plan tools.Plan, g tools.Group) []executed {
-	out := make([]executed, len(g.Calls))
-	runOne := func(k int) {
-		e := plan.Entries[g.Calls[k]]
-		begun := time.Now()
-		res := r.tools[e.Decl.Name].Execute(ctx, tools.Invocation{SessionID: r.req.SessionID, CallID: e.Call.Call.ID,
-			Parsed: e.Parsed})
-		if !res.Outcome.Valid() || res.Outcome == tools.OutcomeBlocked {
-			res = tools.Result{Outcome: tools.OutcomeError, ErrorCode: "invalid_result",
-				Output: "The tool returned a result without a valid outcome; treat its effect as unknown and inspect the state."}
-		}
-		if res.Output == "" {
-			res.Output = "(no output)"
-		}
-		out[k] = executed{Result: res, durationMs: elapsedMs(begun)}
-	}
-	if len(g.Calls) == 1 {
-		runOne(0)
-		return out
-	}
-	var wg sync.WaitGroup
-	for k := range g.Calls {
-		wg.Go(func() { runOne(k) })
-	}
-	wg.Wait()
-	return out
-}
-
-func blockedEvent(sessionID, turnID, requestID string, e tools.Entry) events.ToolBlocked {
-	b := e.Blocked
-	text := "Blocked (" + string(b.Kind) + "): nothing ran. " + b.Message
-	if b.Fix != "" {
-		text += " Fix: " + b.Fix
-	}
-	return events.ToolBlocked{SessionID: sessionID, TurnID: turnID, RequestID: requestID, CallID: e.Call.Call.ID,
-		Tool: e.Call.Call.Name, Category: string(b.Kind), Field: b.Field, Message: b.Message, Fix: b.Fix, Output: text}
 }
 
 // interrupt closes a cancelled turn: calls that never started are settled cancelled, and the
