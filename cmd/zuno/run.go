@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,6 +62,9 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			}
 			if opts.Recover && opts.Session == "" && !opts.Continue {
 				return usagef("--recover needs --session: it settles that session's unfinished turn")
+			}
+			if interactive() && !(len(args) == 1 && args[0] == "-") {
+				opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				_, err := runTurn(ctx, cmd.OutOrStdout(), a, opts)
@@ -138,6 +142,9 @@ type runOptions struct {
 	Continue bool
 	// Recover settles the session's open turn even if its process seems to be running.
 	Recover bool
+	// Ask puts permission asks at the terminal; nil when there is none (an ask is then a
+	// denial that names the rule to add).
+	Ask *terminalAsker
 }
 
 // runTurn runs one turn and returns the session it ran in.
@@ -162,9 +169,20 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		o.CommandID = zapp.NewID("cmd_")
 	}
 	obs := newRunObserver(w, o.Format)
+	if o.Ask != nil {
+		o.Ask.answer = func(e events.PermissionAsked, reply string) error {
+			res, err := a.Commands.AnswerPermission(ctx, commands.Meta{CommandID: zapp.NewID("cmd_"), Actor: "user"},
+				e.SessionID, e.AskID, e.CallID, reply)
+			if err == nil {
+				err = res.Err()
+			}
+			return err
+		}
+		obs.asker = o.Ask
+	}
 	res, err := a.Commands.RunTurn(ctx, zapp.RunTurn{Meta: commands.Meta{CommandID: o.CommandID, Actor: "user"},
 		SessionID: o.Session, Prompt: o.Prompt, Model: o.Model, Agent: o.Agent, Title: o.Title, Dir: dir, Cwd: cwd,
-		Recover: o.Recover, Observer: obs})
+		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil})
 	if err != nil {
 		return res.SessionID, err
 	}
@@ -175,6 +193,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 // runObserver prints a turn as it happens.
 type runObserver struct {
 	w       io.Writer
+	asker   *terminalAsker
 	json    bool
 	enc     *json.Encoder
 	midLine bool
@@ -196,6 +215,15 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 	if o.json {
 		o.enc.Encode(runEventLine{SessionID: strings.TrimPrefix(rec.Stream, "session-"), Position: rec.Position,
 			Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
+	}
+	if e, ok := p.(events.PermissionAsked); ok && o.asker != nil {
+		if o.midLine {
+			o.line("")
+		}
+		o.asker.ask(e)
+		return
+	}
+	if o.json {
 		return
 	}
 	switch e := p.(type) {

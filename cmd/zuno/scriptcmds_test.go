@@ -51,6 +51,10 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			time.Sleep(20 * time.Millisecond)
 		}
 	},
+	// pty INPUT PROG [ARGS...] runs PROG with standard input, output and error on a
+	// pseudo-terminal (its controlling terminal), typing INPUT's lines; what the terminal
+	// showed becomes stdout. It is how a script answers zuno's permission asks as a person would.
+	"pty": runOnPTY,
 	// eventlog-exec SQL runs SQL against the event log's own database (bypassing zuno), to
 	// tamper with stored events the way an attacker with database access could.
 	"eventlog-exec": func(ts *testscript.TestScript, neg bool, args []string) {

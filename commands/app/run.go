@@ -37,6 +37,9 @@ type RunTurn struct {
 	// Recover settles the session's open turn even if its process seems to be running.
 	Recover  bool
 	Observer turn.Observer
+	// Interactive says whether someone answers the turn's permission asks (through the
+	// observer); otherwise an ask is a denial naming the rule to add.
+	Interactive bool
 }
 
 // TurnResult is a turn's outcome and where it ran.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/inbox"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
 )
@@ -64,4 +65,12 @@ func decodeStrict(raw string, into any) error {
 		return domain.Invalid("arguments", "hold more than one JSON value", "send one JSON object")
 	}
 	return nil
+}
+
+// AnswerPermission answers a turn's permission ask (once, always or reject). The answer lands
+// in the session's inbox, where the waiting turn reads it; it is recorded even when the turn
+// that asked is gone.
+func (c *Commands) AnswerPermission(ctx context.Context, meta commands.Meta, sessionID, askID, callID, reply string) (commands.Result, error) {
+	return c.send(ctx, &commands.AnswerPermission{Meta: meta,
+		Answer: inbox.Answer{SessionID: sessionID, AskID: askID, CallID: callID, Reply: reply, Source: "user"}})
 }

@@ -1,0 +1,18 @@
+package tools
+
+// Subject is what one call touches, as the permission gate evaluates it before the call runs
+// (docs/permissions.md).
+type Subject struct {
+	// Path is a path argument as the model wrote it. Target is the file it names, absolute,
+	// with a final symbolic link followed once; ExternalDir, when the target lies outside the
+	// workspace, is the directory an external_directory grant has to name.
+	Path, Target, ExternalDir string
+	// Command is a shell command's text.
+	Command string
+}
+
+// Subjecter is a tool whose calls touch paths or run commands: the gate asks it what a call
+// touches. An error refuses the call before it runs (a path that cannot be authorised).
+type Subjecter interface {
+	Subjects(p Parsed) ([]Subject, error)
+}
