@@ -213,11 +213,15 @@ func addRule(d Decision, why string) string {
 	if from == settings.Managed {
 		return fmt.Sprintf("%s, add %s after that rule in the managed policy; no other layer can override it", why, rule)
 	}
+	where := "after that rule in the " + string(from) + " layer or in a layer above it"
+	if d.Rule == nil || d.Rule.Layer == settings.Builtin || d.Rule.Layer == settings.Agent {
+		where = "in the global layer or a layer above it"
+	}
 	var above []string
 	for _, l := range settings.Layers {
 		if l != settings.Builtin && l != from && layerRank[l] > layerRank[from] {
 			above = append(above, string(l))
 		}
 	}
-	return fmt.Sprintf("%s, add %s after that rule in the %s layer or in a layer above it (%s)", why, rule, from, strings.Join(above, ", "))
+	return fmt.Sprintf("%s, add %s %s (%s)", why, rule, where, strings.Join(above, ", "))
 }
