@@ -135,6 +135,9 @@ func spell(resource, workspace string) pathSpellings {
 	if s.abs != "" {
 		s.deny = append(s.deny, s.abs)
 		if tail, ok := within(s.abs, ws); ok && workspace != "" {
+			if tail == "" {
+				tail = "." // the workspace itself, spelled relative
+			}
 			s.deny = append(s.deny, tail)
 		} else {
 			s.outside = true
