@@ -46,7 +46,9 @@ func TestShellRunsThroughTheSessionLauncher(t *testing.T) {
 
 type failingLauncher struct{}
 
-func (failingLauncher) Wrap([]string, string) ([]string, error) { return nil, errors.New("bwrap vanished") }
+func (failingLauncher) Wrap([]string, string) ([]string, error) {
+	return nil, errors.New("bwrap vanished")
+}
 
 func TestShellLauncherFailureRunsNothing(t *testing.T) {
 	s, root := newSet(t, func(c *Config) { c.Sandbox = &ShellSandbox{Launcher: failingLauncher{}} })
