@@ -15,6 +15,9 @@ const (
 	CodeUnavailable = "unavailable"
 	// CodeExecFailed: the command could not be started.
 	CodeExecFailed = "exec_failed"
+	// CodeSandboxFailed: the session's sandbox launcher could not wrap the
+	// command; nothing ran (never a reason to run it unconfined instead).
+	CodeSandboxFailed = "sandbox_failed"
 )
 
 // Error is a typed failure of a Manager call. Message is read by models, so

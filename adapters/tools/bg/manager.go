@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
@@ -66,6 +65,12 @@ type Option func(*Manager)
 // WithArtifactRoots sets the directories ReadArtifact may read from.
 func WithArtifactRoots(roots ...string) Option {
 	return func(m *Manager) { m.ArtifactRoots = append(m.ArtifactRoots, roots...) }
+}
+
+// WithLauncher runs every task through the session's sandbox launcher (see
+// shell.Launcher); nil runs bash directly.
+func WithLauncher(l shell.Launcher) Option {
+	return func(m *Manager) { m.runner.Launcher = l }
 }
 
 // Manager owns the background tasks of one process. It is safe for
@@ -155,6 +160,10 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 		base = m.runner.BaseEnv()
 	}
 	env := append(shell.ScrubEnv(base), req.Env...)
+	argv, err := m.runner.LaunchArgv(bashPath, args, dir)
+	if err != nil {
+		return TaskInfo{}, &Error{Code: CodeSandboxFailed, Message: "the sandbox could not prepare the command; nothing ran", Err: err}
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,12 +184,12 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 		logf.Close()
 		return TaskInfo{}, &Error{Code: CodeExecFailed, Message: "output pipe", Err: err}
 	}
-	cmd := exec.Command(bashPath, args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout = pw // one pipe for both streams keeps their write order
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = m.runner.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()

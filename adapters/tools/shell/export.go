@@ -22,3 +22,14 @@ func ReapGroup(pgid int, grace time.Duration) { reapGroup(pgid, grace) }
 // SignalName is the conventional name of a signal ("SIGTERM"), or
 // "signal N" for one without a name here.
 func SignalName(s syscall.Signal) string { return signalName(s) }
+
+// LaunchArgv is the argv that runs bash (bashPath, then args) in dir: wrapped by the
+// Runner's Launcher when it has one, so a background command is confined exactly as a
+// foreground one.
+func (r *Runner) LaunchArgv(bashPath string, args []string, dir string) ([]string, error) {
+	return r.launchArgv(bashPath, args, dir)
+}
+
+// ProcAttr is how a command's leader is started (its own process group, or its own session
+// when the Launcher asks for one); the group is what ReapGroup stops.
+func (r *Runner) ProcAttr() *syscall.SysProcAttr { return r.procAttr() }

@@ -132,7 +132,34 @@ const (
 	CodeInvalidArguments Code = "invalid_arguments"
 	CodeUnavailable      Code = "unavailable"
 	CodeExecFailed       Code = "exec_failed"
+	// CodeSandboxFailed: the session's launcher could not wrap the command; nothing ran
+	// (never a reason to run it unconfined instead).
+	CodeSandboxFailed Code = "sandbox_failed"
 )
+
+// Launcher wraps the argv of a command before it is executed: the session's sandbox
+// (adapters/sandbox: bubblewrap, or native, which returns argv unchanged). dir is the
+// resolved working directory.
+type Launcher interface {
+	Wrap(argv []string, dir string) ([]string, error)
+}
+
+// SessionLauncher is a Launcher whose commands start in a session of their own (setsid:
+// no controlling terminal, so nothing inside can push input into the user's terminal). The
+// leader's process group is still the one Zuno signals.
+type SessionLauncher interface {
+	Launcher
+	NewSession() bool
+}
+
+// procAttr is how a command's leader is started: in its own process group, or in a session
+// of its own when the launcher asks for one (a session leader leads its group too).
+func (r *Runner) procAttr() *syscall.SysProcAttr {
+	if sl, ok := r.Launcher.(SessionLauncher); ok && sl.NewSession() {
+		return &syscall.SysProcAttr{Setsid: true}
+	}
+	return &syscall.SysProcAttr{Setpgid: true}
+}
 
 // Error is a typed failure to run the command at all.
 type Error struct {
@@ -171,6 +198,24 @@ type Runner struct {
 	MaxBytes, MaxLines int
 	// KillGrace is the default SIGTERM→SIGKILL delay.
 	KillGrace time.Duration
+	// Launcher wraps every command (the session's sandbox); nil runs bash directly.
+	Launcher Launcher
+}
+
+// launchArgv is the argv that runs bash with args in dir: wrapped by the Launcher, if any.
+func (r *Runner) launchArgv(bashPath string, args []string, dir string) ([]string, error) {
+	argv := append([]string{bashPath}, args...)
+	if r.Launcher == nil {
+		return argv, nil
+	}
+	wrapped, err := r.Launcher.Wrap(argv, dir)
+	if err != nil {
+		return nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox could not prepare the command; nothing ran", Err: err}
+	}
+	if len(wrapped) == 0 {
+		return nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox returned an empty command; nothing ran"}
+	}
+	return wrapped, nil
 }
 
 // Argv returns the interpreter arguments for a policy (after the bash path).
@@ -311,20 +356,24 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	env := append(ScrubEnv(base), req.Env...)
 
+	argv, err := r.launchArgv(bashPath, args, dir)
+	if err != nil {
+		return Result{}, err
+	}
 	watch := observe(dir, r.Root, req.WatchPaths)
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Result{}, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
-	cmd := exec.Command(bashPath, args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = r.procAttr()
 
-	res := Result{Argv: append([]string{bashPath}, args...), Dir: dir, ExitPolicy: policy}
+	res := Result{Argv: argv, Dir: dir, ExitPolicy: policy}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		pr.Close()

@@ -13,10 +13,26 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
 type shellTool struct{ s *Set }
+
+// Sandboxed is the shell tool's view of its sandbox: the turn records Sandbox() on the
+// call's events (find the shell among Tools() and assert this interface).
+type Sandboxed interface {
+	Sandbox() sandbox.Resolution
+}
+
+// Sandbox is the resolution every command of this shell runs under, for the turn to record
+// on the call's events (the zero Resolution when the host configured no sandbox).
+func (t *shellTool) Sandbox() sandbox.Resolution {
+	if t.s.cfg.Sandbox == nil {
+		return sandbox.Resolution{}
+	}
+	return t.s.cfg.Sandbox.Resolution
+}
 
 type shellArgs struct {
 	Command    string `json:"command"`

@@ -30,6 +30,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/files"
 	"github.com/zuno-run/zuno/adapters/tools/search"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
@@ -97,6 +98,21 @@ type Config struct {
 	// Background starts background shell commands; nil makes shell's background option
 	// answer "unavailable".
 	Background BackgroundStarter
+	// Sandbox is how the session's shell runs (adapters/sandbox.Assemble builds the parts);
+	// nil runs commands natively with no recorded resolution.
+	Sandbox *ShellSandbox
+}
+
+// ShellSandbox is the session's sandbox as the shell tool uses it.
+type ShellSandbox struct {
+	// Resolution is recorded on the shell's call events (the shell tool's Sandbox method).
+	Resolution sandbox.Resolution
+	// Launcher wraps every foreground command; the host gives the same one to the
+	// background manager (bg.WithLauncher). nil runs bash directly.
+	Launcher shell.Launcher
+	// Refused, when set, is why the shell is not assembled: the Set offers no shell tool and
+	// ShellRefusal returns it (a *sandbox.Refusal's message is written for the user).
+	Refused error
 }
 
 // BackgroundStarter starts a shell command that outlives the call. The host owns the task:
@@ -177,15 +193,29 @@ func New(cfg Config) (*Set, error) {
 		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines},
 		art:      &artifacts{dir: artDir, maxBytes: cfg.MaxBytes, maxLines: cfg.MaxLines},
 	}
-	s.tools = []Tool{
-		&readTool{s}, &globTool{s}, &grepTool{s},
-		&writeTool{s}, &applyPatchTool{s}, &shellTool{s}, &reportTool{s},
+	s.tools = []Tool{&readTool{s}, &globTool{s}, &grepTool{s}, &writeTool{s}, &applyPatchTool{s}}
+	if sb := cfg.Sandbox; sb == nil || sb.Refused == nil {
+		if sb != nil {
+			s.shell.Launcher = sb.Launcher
+		}
+		s.tools = append(s.tools, &shellTool{s})
 	}
+	s.tools = append(s.tools, &reportTool{s})
 	return s, nil
 }
 
-// Tools returns read, glob, grep, write, apply_patch, shell and report_write, in that order.
+// Tools returns read, glob, grep, write, apply_patch, shell and report_write, in that order;
+// shell is left out when the sandbox refused to assemble it (ShellRefusal says why).
 func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
+
+// ShellRefusal is why the shell tool is not offered (nil when it is): the caller shows it to
+// the user and on the transcript.
+func (s *Set) ShellRefusal() error {
+	if s.cfg.Sandbox == nil {
+		return nil
+	}
+	return s.cfg.Sandbox.Refused
+}
 
 // Credentials is the session's read-credential store (what read issued, what write and
 // apply_patch check).

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"runtime"
+
+	"github.com/zuno-run/zuno/domain/sandbox"
+)
+
+// Request is what one shell assembly is for.
+type Request struct {
+	// ReadOnlyAgent: the agent's contract is read-only.
+	ReadOnlyAgent bool
+	// Workspace is the session's workspace root.
+	Workspace string
+	// Platform is a GOOS value; "" is this process's.
+	Platform string
+}
+
+// Session is an assembled shell's sandbox: the recorded resolution and the launcher every
+// shell and background command of the session goes through.
+type Session struct {
+	Resolution sandbox.Resolution `json:"resolution"`
+	Launcher   Launcher           `json:"-"`
+	// Probe is the backend probe's answer when one was needed (nil when the resolution
+	// skipped probing).
+	Probe *Status `json:"probe,omitempty"`
+}
+
+// Assemble resolves the session's sandbox: it probes the backend only when the resolver
+// needs it, resolves, and builds the launcher. An error means the shell is not assembled and
+// nothing may run: a *sandbox.Refusal (its message is written for the user), a typed config
+// error, or an invalid path of a confined resolution (never a fallback).
+func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe) (Session, error) {
+	platform := req.Platform
+	if platform == "" {
+		platform = runtime.GOOS
+	}
+	dreq := sandbox.Request{ReadOnlyAgent: req.ReadOnlyAgent, Platform: platform}
+	var sess Session
+	if sandbox.NeedsProbe(cfg, dreq) {
+		st := probe.Check(ctx)
+		sess.Probe = &st
+		dreq.Availability = st.Availability()
+	}
+	res, err := sandbox.Resolve(cfg, dreq)
+	if err != nil {
+		return sess, err
+	}
+	sess.Resolution = res
+	if res.ResolutionKind != sandbox.KindConfined {
+		sess.Launcher = Native{}
+		return sess, nil
+	}
+	b, err := NewBubblewrap(sess.Probe.Launcher, res, req.Workspace)
+	if err != nil {
+		// Invalid sandbox paths fail closed: the fallback is never taken for them.
+		return sess, &sandbox.Refusal{Reason: sandbox.Reason{Code: sandbox.ReasonInvalidConfig, Text: err.Error()},
+			RequestedMode: res.RequestedMode, Platform: platform}
+	}
+	sess.Launcher = b
+	return sess, nil
+}
+
+// Execution is the executionReady check: whether the selected backend can run a command.
+// Under a native resolution it can be true while Status.Ready is false; the two are
+// different conclusions.
+type Execution struct {
+	ExecutionReady bool               `json:"executionReady"`
+	ResolutionKind sandbox.Kind       `json:"resolutionKind"`
+	Argv           []string           `json:"argv,omitempty"`
+	Error          string             `json:"error,omitempty"`
+	Resolution     sandbox.Resolution `json:"resolution"`
+}
+
+// CheckExecution runs `bash -c true` in dir through the session's launcher.
+func CheckExecution(ctx context.Context, sess Session, dir string) Execution {
+	ex := Execution{ResolutionKind: sess.Resolution.ResolutionKind, Resolution: sess.Resolution}
+	if sess.Launcher == nil {
+		ex.Error = "no launcher: the shell was not assembled"
+		return ex
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		ex.Error = "bash is not available: " + err.Error()
+		return ex
+	}
+	argv, err := sess.Launcher.Wrap([]string{bash, "-c", "true"}, dir)
+	if err != nil {
+		ex.Error = err.Error()
+		return ex
+	}
+	ex.Argv = argv
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		ex.Error = fmt.Sprintf("%v: %s", err, firstLine(out.String()))
+		return ex
+	}
+	ex.ExecutionReady = true
+	return ex
+}
