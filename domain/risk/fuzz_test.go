@@ -1,0 +1,35 @@
+package risk_test
+
+import (
+	"testing"
+
+	"github.com/zuno-run/zuno/domain/risk"
+)
+
+// FuzzAssess: any command text is assessed without a panic, the same way twice, and a
+// catastrophic verdict is denied in every mode.
+func FuzzAssess(f *testing.F) {
+	for _, r := range attacks {
+		f.Add(r.command, home)
+	}
+	f.Add("rm -rf {1..99999999}{1..99999999}", "")
+	f.Add("x=$'\\u{110000}\\c'; eval \"$x\"", "/")
+	f.Add("a=1; a+=2; a[0]=/; rm -rf ${a[@]} ${#a} ${a:1:2} ${a/x/y} ${!a} $((1+1))", "relative")
+	f.Fuzz(func(t *testing.T, command, homeDir string) {
+		env := risk.Env{Home: homeDir}
+		v := risk.Assess(command, env)
+		if again := risk.Assess(command, env); again != v {
+			t.Fatalf("%q: %+v then %+v", command, v, again)
+		}
+		switch v.Level {
+		case risk.Safe, risk.Destructive, risk.Catastrophic:
+		default:
+			t.Fatalf("%q: level %q", command, v.Level)
+		}
+		for _, m := range []string{risk.ModeStandard, risk.ModeStrict, risk.ModeAllowAll} {
+			if v.Level == risk.Catastrophic && risk.Decide(v, m) != risk.Deny {
+				t.Fatalf("%q: catastrophic but %s in %s", command, risk.Decide(v, m), m)
+			}
+		}
+	})
+}

@@ -1,0 +1,272 @@
+package risk
+
+import (
+	"path"
+	"strings"
+)
+
+// progName is the program a command word names: the base name of an absolute or relative
+// program path (/bin/rm, /usr/bin/rm, ./rm), without a Windows .exe suffix.
+func progName(s string) string {
+	n := path.Base(s)
+	if len(n) > 4 && strings.EqualFold(n[len(n)-4:], ".exe") {
+		n = n[:len(n)-4]
+	}
+	return n
+}
+
+// maxPrograms bounds the alternative program names of one command word.
+const maxPrograms = 4
+
+// command assesses one command line, already split into arguments. stdin holds the texts it
+// statically reads on standard input.
+func (a *assessor) command(argv []arg, stdin []string, depth int) {
+	if len(argv) == 0 {
+		return
+	}
+	for i, r := range argv[0] {
+		if i == maxPrograms {
+			break
+		}
+		if !r.exact {
+			a.unknownProgram(argv)
+			continue
+		}
+		a.program(progName(r.text), argv, stdin, depth)
+	}
+}
+
+// program dispatches on the program name: wrappers are looked through, shells and eval are
+// read again, and the destructive command table is applied.
+func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
+	if w, ok := wrappers[name]; ok {
+		if i, ok := w.skip(argv); ok {
+			a.command(argv[i:], stdin, depth)
+		}
+		return
+	}
+	if rule, ok := table[name]; ok {
+		rule(a, name, argv, stdin, depth)
+		return
+	}
+	switch {
+	case strings.HasPrefix(name, "mkfs."), strings.HasPrefix(name, "mke2fs"):
+		a.format(name, argv, stdin, depth)
+	}
+}
+
+type rule func(a *assessor, name string, argv []arg, stdin []string, depth int)
+
+// table is the destructive command table (docs/risk.md lists each entry and why).
+var table map[string]rule
+
+func init() {
+	table = map[string]rule{
+		"rm": (*assessor).rm, "unlink": (*assessor).rm, "shred": (*assessor).rm,
+		"truncate": (*assessor).truncate,
+		"find":     (*assessor).find, "xargs": (*assessor).xargs,
+		"dd":   (*assessor).dd,
+		"mkfs": (*assessor).format, "mkswap": (*assessor).format, "wipefs": (*assessor).format,
+		"blkdiscard": (*assessor).format, "sfdisk": (*assessor).format, "sgdisk": (*assessor).format,
+		"fdisk": (*assessor).partition, "parted": (*assessor).partition, "gdisk": (*assessor).partition,
+		"cfdisk": (*assessor).partition,
+		"chmod":  (*assessor).perm, "chown": (*assessor).perm, "chgrp": (*assessor).perm,
+		"mv":       (*assessor).mv,
+		"git":      (*assessor).git,
+		"kill":     (*assessor).kill,
+		"shutdown": (*assessor).power, "reboot": (*assessor).power, "halt": (*assessor).power,
+		"poweroff": (*assessor).power, "systemctl": (*assessor).power, "init": (*assessor).power,
+		"telinit": (*assessor).power,
+		"rsync":   (*assessor).rsync,
+		"cd":      (*assessor).cd, "pushd": (*assessor).cd,
+		"bash": (*assessor).shell, "sh": (*assessor).shell, "zsh": (*assessor).shell,
+		"dash": (*assessor).shell, "ksh": (*assessor).shell, "mksh": (*assessor).shell,
+		"ash": (*assessor).shell, "yash": (*assessor).shell, "posh": (*assessor).shell,
+		"fish": (*assessor).shell,
+		"eval": (*assessor).eval, "trap": (*assessor).trap, "alias": (*assessor).alias,
+		"watch": (*assessor).watch, "su": (*assessor).su, "env": (*assessor).envCmd,
+		"flock": (*assessor).flock, "command": (*assessor).commandBuiltin,
+	}
+}
+
+// opts splits arguments GNU style: options may come anywhere until "--"; a short option in
+// shortVal and a long option in longVal take the next argument as their value unless it is
+// attached. flags holds each option once per letter ("-rf" gives "-r" and "-f").
+func opts(args []arg, shortVal string, longVal ...string) (flags map[string]bool, operands []arg) {
+	flags = map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		t, ok := args[i].exact()
+		if !ok || t == "-" || !strings.HasPrefix(t, "-") {
+			operands = append(operands, args[i])
+			continue
+		}
+		if t == "--" {
+			return flags, append(operands, args[i+1:]...)
+		}
+		if strings.HasPrefix(t, "--") {
+			name, _, attached := strings.Cut(t, "=")
+			flags[name] = true
+			if !attached && contains(longVal, name) {
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(t); j++ {
+			flags["-"+t[j:j+1]] = true
+			if strings.IndexByte(shortVal, t[j]) >= 0 {
+				if j == len(t)-1 {
+					i++
+				}
+				break
+			}
+		}
+	}
+	return flags, operands
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// destroy judges one operand a command deletes or overwrites: catastrophic when it is a
+// protected location, destructive otherwise.
+func (a *assessor) destroy(prog string, g arg, verb string) {
+	for _, r := range g {
+		p, contents, ok := a.target(r)
+		c := none
+		if ok {
+			c = a.classify(p)
+		}
+		shown := a.display(p)
+		if contents {
+			shown = strings.TrimSuffix(shown, "/") + "/*"
+		}
+		if c == none {
+			a.note(Destructive, prog, a.display(r.text), prog+" "+verb+" "+a.display(orUnknown(r.text)))
+			continue
+		}
+		why := prog + " " + verb + " " + shown + " (" + c.String() + ")"
+		if !r.exact {
+			why += ", which is what it names when its unknown parts are empty, as an unset variable is"
+		}
+		a.note(Catastrophic, prog, shown, why+"; refused in every permission mode")
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "a path the gate cannot read"
+	}
+	return s
+}
+
+// rm, unlink, shred: deleting (or shredding) a protected location is catastrophic whatever
+// the flags; --no-preserve-root is catastrophic on its own, having no other use.
+func (a *assessor) rm(name string, argv []arg, _ []string, _ int) {
+	// No option takes a value here: a value misread as an operand can only over-report.
+	flags, operands := opts(argv[1:], "")
+	if flags["--no-preserve-root"] {
+		a.note(Catastrophic, name, "/", name+" --no-preserve-root exists only to delete /; refused in every permission mode")
+	}
+	verb := "deletes"
+	if name == "shred" {
+		verb = "shreds"
+	}
+	for _, g := range operands {
+		a.destroy(name, g, verb)
+	}
+}
+
+func (a *assessor) truncate(name string, argv []arg, _ []string, _ int) {
+	_, operands := opts(argv[1:], "")
+	for _, g := range operands {
+		a.destroy(name, g, "truncates")
+	}
+}
+
+// dd writes over what of= names.
+func (a *assessor) dd(name string, argv []arg, _ []string, _ int) {
+	for _, g := range argv[1:] {
+		for _, r := range g {
+			if of, ok := strings.CutPrefix(r.text, "of="); ok {
+				a.destroy(name, arg{{text: of, exact: r.exact, glob: false}}, "writes over")
+			}
+		}
+	}
+}
+
+// format: mkfs and its kin destroy the file system of the device they are given.
+func (a *assessor) format(name string, argv []arg, _ []string, _ int) {
+	_, operands := opts(argv[1:], "") // option values (-L label) read as ordinary operands
+	for _, g := range operands {
+		a.destroy(name, g, "formats")
+	}
+	if len(operands) == 0 {
+		a.note(Destructive, name, "", name+" rewrites a file system or a partition table")
+	}
+}
+
+// partition editors are interactive but rewrite partition tables; -l only lists.
+func (a *assessor) partition(name string, argv []arg, _ []string, _ int) {
+	flags, _ := opts(argv[1:], "bcCHSuL")
+	if flags["-l"] || flags["--list"] {
+		return
+	}
+	a.note(Destructive, name, "", name+" can rewrite a disk's partition table")
+}
+
+// perm: chmod, chown and chgrp; recursive on a protected location breaks the system or
+// the home directory (ssh refuses keys with wrong modes, sudo refuses a world-writable /etc).
+func (a *assessor) perm(name string, argv []arg, _ []string, _ int) {
+	var flags map[string]bool
+	var operands []arg
+	if name == "chmod" {
+		flags, operands = chmodOpts(argv[1:])
+	} else {
+		flags, operands = opts(argv[1:], "", "--from")
+	}
+	if !flags["--reference"] && len(operands) > 0 {
+		operands = operands[1:] // the mode or the owner
+	}
+	if !flags["-R"] && !flags["--recursive"] {
+		return
+	}
+	for _, g := range operands {
+		a.destroy(name+" -R", g, "changes every file under")
+	}
+}
+
+// chmodOpts is opts for chmod, whose modes may start with "-" (chmod -x file): a cluster
+// with letters other than chmod's own options is the mode.
+func chmodOpts(args []arg) (map[string]bool, []arg) {
+	var kept []arg
+	for _, g := range args {
+		if t, ok := g.exact(); ok && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") &&
+			strings.Trim(t[1:], "Rcfv") != "" {
+			kept = append(kept, arg{{text: "./" + t, exact: true}}) // a mode, not a path
+			continue
+		}
+		kept = append(kept, g)
+	}
+	return opts(kept, "")
+}
+
+// mv of a protected location moves the system, a home directory or credentials away.
+func (a *assessor) mv(name string, argv []arg, _ []string, _ int) {
+	flags, operands := opts(argv[1:], "")
+	if !flags["-t"] && !flags["--target-directory"] && len(operands) > 0 {
+		operands = operands[:len(operands)-1]
+	}
+	for _, g := range operands {
+		for _, r := range g {
+			if p, _, ok := a.target(r); ok && a.classify(p) != none {
+				a.destroy(name, arg{r}, "moves away")
+			}
+		}
+	}
+}

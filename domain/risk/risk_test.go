@@ -1,0 +1,188 @@
+package risk_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/domain/risk"
+)
+
+const home = "/home/dev"
+
+// fallbackHome is what the adapter resolves when HOME is unset (the passwd entry), the way
+// the seeds ask for on hosts whose shells do not set HOME.
+const fallbackHome = "/var/lib/builder"
+
+// Decisions in the three modes: standard, strict, allow_all.
+var (
+	denied   = [3]string{risk.Deny, risk.Deny, risk.Deny}
+	asked    = [3]string{risk.Ask, risk.Ask, risk.Allow}
+	harmless = [3]string{risk.Allow, risk.Ask, risk.Allow}
+)
+
+type row struct {
+	name    string
+	command string
+	home    string // Env.Home; "" means the default home above
+	want    [3]string
+	program string // when set, the verdict's Program
+	target  string // when set, the verdict's Target
+}
+
+// attacks is the table of spellings and routes around the gate, each with what it must
+// decide in every mode, and the look-alikes it must not deny.
+var attacks = []row{
+	// The seeds' own sentences (docs/risk.md, "Seeds").
+	{name: "rm -rf ~/.ssh is a permanent deny, not a prompt", command: `rm -rf ~/.ssh`, want: denied, program: "rm", target: home + "/.ssh"},
+	{name: "rm -rf $HOME is a permanent deny, not a prompt", command: `rm -rf $HOME`, want: denied, target: home},
+	{name: "HOME unset: ~/.ssh under the platform fallback home", command: `rm -rf ~/.ssh`, home: fallbackHome, want: denied, target: fallbackHome + "/.ssh"},
+	{name: "HOME unset: the fallback home itself, spelled absolutely", command: `rm -rf /var/lib/builder`, home: fallbackHome, want: denied, target: fallbackHome},
+	{name: "HOME unset: $HOME reads the fallback", command: `rm -rf "$HOME"`, home: fallbackHome, want: denied, target: fallbackHome},
+	{name: "allow_all does not lift the catastrophic deny", command: `rm -rf /`, want: denied, program: "rm", target: "/"},
+	{name: "an absolute program path enters the destructive table", command: `/usr/bin/rm -rf /etc`, want: denied, program: "rm", target: "/etc"},
+
+	// Quoting and escapes, read as bash reads them.
+	{name: "quoted program and target", command: `"rm" -rf '/'`, want: denied, target: "/"},
+	{name: "backslash in the program name", command: `r\m -rf /`, want: denied},
+	{name: "ANSI-C quoted slash", command: `rm -rf $'\x2f'`, want: denied, target: "/"},
+	{name: "split quoting of the flags", command: `rm '-r'"f" //`, want: denied, target: "/"},
+	{name: "brace expansion builds the whole command", command: `{rm,-rf,/}`, want: denied, target: "/"},
+	{name: "brace expansion over system dirs", command: `rm -rf /{tmp/x,etc}`, want: denied, target: "/etc"},
+
+	// Flags.
+	{name: "-fr", command: `rm -fr /`, want: denied},
+	{name: "-r -f", command: `rm -r -f ~`, want: denied, target: home},
+	{name: "-R", command: `rm -R /usr`, want: denied, target: "/usr"},
+	{name: "long options", command: `rm --recursive --force /boot`, want: denied, target: "/boot"},
+	{name: "--no-preserve-root on its own", command: `rm --no-preserve-root -rf "$TARGET"`, want: denied},
+	{name: "options after the operand", command: `rm / -rf`, want: denied},
+
+	// Expansions resolved statically.
+	{name: "${HOME}", command: `rm -rf ${HOME}`, want: denied, target: home},
+	{name: `"$HOME"/`, command: `rm -rf "$HOME"/`, want: denied, target: home},
+	{name: "home contents by glob", command: `rm -rf ~/*`, want: denied, target: home + "/*"},
+	{name: "root contents by glob", command: `rm -rf /*`, want: denied, target: "/*"},
+	{name: "dot-directories of home by glob", command: `rm -rf ~/.[a-z]*`, want: denied},
+	{name: "a statically assigned variable", command: `d=/; rm -rf $d`, want: denied, target: "/"},
+	{name: "an unset variable empties the path to /", command: `rm -rf "$STEAMROOT/"*`, want: denied, target: "/*"},
+	{name: "a ${X:-default} default", command: `rm -rf "${TARGET:-/}"`, want: denied, target: "/"},
+	{name: "a for loop over targets", command: `for d in build /etc; do rm -rf "$d"; done`, want: denied, target: "/etc"},
+	{name: "cd to / then a relative glob", command: `cd / && rm -rf *`, want: denied, target: "/*"},
+	{name: "cd home then delete .", command: `cd && rm -rf .`, want: denied, target: home},
+	{name: "another user's home by tilde", command: `rm -rf ~alice`, want: denied, target: "~alice"},
+	{name: "another user's credentials", command: `rm -rf /home/alice/.gnupg`, want: denied},
+
+	// Nesting and wrappers.
+	{name: "bash -c", command: `bash -c 'rm -rf /'`, want: denied, program: "rm"},
+	{name: "sh -c with options before -c", command: `sh -e -c "rm -rf ~"`, want: denied, target: home},
+	{name: "zsh -lc", command: `zsh -lc 'cd ~ && rm -rf -- *'`, want: denied},
+	{name: "bash -c inside bash -c", command: `bash -c "bash -c 'rm -rf /'"`, want: denied},
+	{name: "nesting beyond the limit is refused", command: `bash -c "bash -c \"bash -c 'bash -c \\\"bash -c ls\\\"'\""`, want: denied},
+	{name: "sudo with options", command: `sudo -u root -E -- rm -rf /var`, want: denied, target: "/var"},
+	{name: "env with assignments and flags", command: `env -i -u PATH FOO=1 rm -rf /`, want: denied},
+	{name: "env -S splits its string", command: `env -S 'rm -rf' /`, want: denied},
+	{name: "nice, nohup, timeout, command, exec", command: `nice -n 5 nohup timeout -s KILL 10 command exec rm -rf /`, want: denied},
+	{name: "doas and busybox", command: `doas busybox rm -rf /`, want: denied},
+	{name: "xargs fed by echo", command: `echo / | xargs -0 rm -rf`, want: denied, target: "/"},
+	{name: "xargs fed by an unknown command", command: `ls | xargs rm -f`, want: asked},
+	{name: "find -exec rm", command: `find / -maxdepth 1 -exec rm -rf {} \;`, want: denied, program: "rm", target: "/"},
+	{name: "find -delete in home", command: `find ~ -delete`, want: denied, target: home},
+	{name: "find -exec sh -c", command: `find . -exec sh -c 'rm -rf /' \;`, want: denied},
+	{name: "eval", command: `eval "rm -rf" /`, want: denied},
+	{name: "text piped into a shell", command: `echo 'rm -rf ~/.aws' | bash`, want: denied, target: home + "/.aws"},
+	{name: "here-string into a shell", command: `sh <<< 'rm -rf /'`, want: denied},
+	{name: "here-document into a shell", command: "bash <<EOF\nrm -rf /\nEOF", want: denied},
+	{name: "pipeline, && and ;", command: `ls | wc -l && true; rm -rf /etc`, want: denied},
+	{name: "subshell", command: `(cd /tmp; rm -rf /)`, want: denied},
+	{name: "command substitution", command: `echo "$(rm -rf ~)"`, want: denied},
+	{name: "function body", command: `f() { rm -rf /; }; f`, want: denied},
+	{name: "trap action", command: `trap 'rm -rf ~' EXIT`, want: denied},
+	{name: "an unknown program with -rf on /", command: `$(which rm) -rf /`, want: denied},
+
+	// Other catastrophes the gate knows.
+	{name: "fork bomb", command: `:(){ :|:& };:`, want: denied},
+	{name: "dd onto a disk", command: `dd if=/dev/zero of=/dev/sda bs=1M`, want: denied, target: "/dev/sda"},
+	{name: "mkfs on a disk", command: `sudo mkfs.ext4 -F /dev/nvme0n1p1`, want: denied},
+	{name: "redirect onto a disk", command: `cat image.iso > /dev/sdb`, want: denied},
+	{name: "chmod -R on /", command: `chmod -R 777 /`, want: denied, program: "chmod -R"},
+	{name: "chown -R on home", command: `sudo chown -R nobody: ~`, want: denied},
+	{name: "mv home away", command: `mv ~ /tmp/old-home`, want: denied},
+	{name: "rsync --delete into /", command: `rsync -a --delete empty/ /`, want: denied},
+	{name: "kill every process", command: `kill -9 -1`, want: denied},
+	{name: "unparseable text", command: `rm -rf / (`, want: denied},
+
+	// Destructive, not catastrophic: asked in standard and strict, run in allow_all.
+	{name: "rm -rf ./build", command: `rm -rf ./build`, want: asked, target: "./build"},
+	{name: "a project directory under $HOME", command: `rm -rf "$HOME/project/tmp"`, want: asked, target: home + "/project/tmp"},
+	{name: "a guarded expansion cannot be empty", command: `rm -rf "${BUILD:?}/"*`, want: asked},
+	{name: "an install directory under /usr/local", command: `sudo rm -rf /usr/local/go`, want: asked},
+	{name: "find with a filter in home", command: `find ~ -name '*.pyc' -delete`, want: asked},
+	{name: "git clean -fdx", command: `git clean -fdx`, want: asked, program: "git clean"},
+	{name: "git reset --hard", command: `git -C repo reset --hard HEAD~1`, want: asked},
+	{name: "git push --force", command: `git push --force origin main`, want: asked},
+	{name: "dd into a file", command: `dd if=/dev/zero of=disk.img bs=1M count=8`, want: asked},
+	{name: "overwriting a system file", command: `echo 127.0.0.1 x > /etc/hosts`, want: asked},
+	{name: "bash -c of unknown text", command: `bash -c "$SCRIPT"`, want: asked},
+
+	// Look-alikes that must not be denied or asked about in standard.
+	{name: "echo of a catastrophic command", command: `echo rm -rf /`, want: harmless},
+	{name: "git rm --cached", command: `git rm -r --cached .`, want: harmless},
+	{name: "reading /etc", command: `ls /etc && cat /etc/hosts`, want: harmless},
+	{name: "a quoted catastrophic string as data", command: `grep -r 'rm -rf /' .`, want: harmless},
+	{name: "comment", command: `ls # rm -rf /`, want: harmless},
+	{name: "redirect to /dev/null", command: `make > /dev/null 2>&1`, want: harmless},
+	{name: "fdisk -l lists", command: `sudo fdisk -l`, want: harmless},
+	{name: "chmod +x", command: `chmod +x ./run.sh`, want: harmless},
+	{name: "command -v rm", command: `command -v rm`, want: harmless},
+	{name: "a script file is not read", command: `bash ./scripts/test.sh`, want: harmless},
+	{name: "a function that calls itself without spawning", command: `f() { f; }`, want: harmless},
+	{name: "empty", command: ``, want: harmless},
+}
+
+func TestAssessAndDecide(t *testing.T) {
+	if len(attacks) < 40 {
+		t.Fatalf("the table has %d rows; the brief asks for at least 40", len(attacks))
+	}
+	modes := [3]string{risk.ModeStandard, risk.ModeStrict, risk.ModeAllowAll}
+	for _, r := range attacks {
+		t.Run(r.name, func(t *testing.T) {
+			h := r.home
+			if h == "" {
+				h = home
+			}
+			v := risk.Assess(r.command, risk.Env{Home: h})
+			for i, m := range modes {
+				if got := risk.Decide(v, m); got != r.want[i] {
+					t.Errorf("%q in %s: %s, want %s (verdict %+v)", r.command, m, got, r.want[i], v)
+				}
+			}
+			if r.program != "" && v.Program != r.program {
+				t.Errorf("%q: program %q, want %q", r.command, v.Program, r.program)
+			}
+			if r.target != "" && v.Target != r.target {
+				t.Errorf("%q: target %q, want %q", r.command, v.Target, r.target)
+			}
+			if v.Level != risk.Safe && v.Reason == "" {
+				t.Errorf("%q: %s verdict without a reason", r.command, v.Level)
+			}
+		})
+	}
+}
+
+// Without any home directory (Env.Home empty) ~ and $HOME are still the home directory.
+func TestUnknownHomeIsStillProtected(t *testing.T) {
+	for _, c := range []string{`rm -rf ~`, `rm -rf "$HOME"/`, `rm -rf ~/.ssh`, `cd ~ && rm -rf *`} {
+		v := risk.Assess(c, risk.Env{})
+		if v.Level != risk.Catastrophic || !strings.HasPrefix(v.Target, "~") {
+			t.Errorf("%q with no home: %+v, want catastrophic on ~", c, v)
+		}
+	}
+}
+
+func TestUnknownModeGetsNoRelaxation(t *testing.T) {
+	safe := risk.Assess("ls", risk.Env{Home: home})
+	destructive := risk.Assess("rm -rf build", risk.Env{Home: home})
+	if risk.Decide(safe, "yolo") != risk.Ask || risk.Decide(destructive, "") != risk.Ask {
+		t.Fatal("an unknown mode must be treated as strict")
+	}
+}

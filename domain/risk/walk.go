@@ -1,0 +1,250 @@
+package risk
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// walk visits every statement of a parsed text in source order: lists, pipelines, subshells,
+// blocks, conditions, loops, function bodies (whether or not the function is called), and
+// the commands inside command and process substitutions and here-documents. Assignments and
+// cd are remembered in text order, without following branches (docs/risk.md, "Limits").
+func (a *assessor) walk(f *syntax.File, depth int) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				a.pipe(n)
+			}
+		case *syntax.Stmt:
+			a.stmt(n, depth)
+		case *syntax.FuncDecl:
+			a.forkBomb(n)
+		case *syntax.DeclClause:
+			for _, as := range n.Args {
+				a.assignNode(as)
+			}
+		case *syntax.ForClause:
+			if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+				var rs []reading
+				for _, w := range wi.Items {
+					for _, g := range a.word(w) {
+						rs = append(rs, g...)
+					}
+				}
+				a.assign(wi.Name.Value, capReadings(rs))
+			}
+		}
+		return true
+	})
+}
+
+func (a *assessor) assignNode(as *syntax.Assign) {
+	if as == nil || as.Name == nil || as.Naked {
+		return
+	}
+	if as.Value == nil || as.Array != nil || as.Index != nil {
+		a.assign(as.Name.Value, []reading{{text: ""}})
+		return
+	}
+	rs := a.readings(as.Value)
+	if as.Append {
+		old, ok := a.value(as.Name.Value)
+		if !ok {
+			old = []reading{{text: ""}}
+		}
+		rs = capReadings(join(old, rs))
+	}
+	a.assign(as.Name.Value, rs)
+}
+
+// stmt assesses one statement: its writing redirections and, for a simple command, the
+// command itself with what it reads on standard input.
+func (a *assessor) stmt(s *syntax.Stmt, depth int) {
+	for _, r := range s.Redirs {
+		if writes(r.Op) && r.Word != nil {
+			a.redirect(r)
+		}
+	}
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok {
+		return
+	}
+	for _, as := range call.Assigns {
+		a.assignNode(as)
+	}
+	if len(call.Args) == 0 {
+		return
+	}
+	a.command(a.args(call.Args), a.stdin(s), depth)
+}
+
+func (a *assessor) args(ws []*syntax.Word) []arg {
+	var argv []arg
+	for _, w := range ws {
+		argv = append(argv, a.word(w)...)
+	}
+	return argv
+}
+
+func writes(op syntax.RedirOperator) bool {
+	switch op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrInOut,
+		syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob:
+		return true
+	}
+	return false
+}
+
+func truncates(op syntax.RedirOperator) bool {
+	switch op {
+	case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob:
+		return true
+	}
+	return false
+}
+
+// redirect judges a redirection that writes: to a disk it is catastrophic, and truncating a
+// system or credential file is destructive.
+func (a *assessor) redirect(r *syntax.Redirect) {
+	for _, rd := range a.readings(r.Word) {
+		p, _, ok := a.target(rd)
+		if !ok {
+			continue
+		}
+		switch c := a.classify(p); {
+		case c == device:
+			a.note(Catastrophic, ">", p, "the redirection writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
+		case truncates(r.Op) && c != none:
+			a.note(Destructive, ">", p, "the redirection overwrites "+a.display(p)+" ("+c.String()+")")
+		}
+	}
+}
+
+// stdin returns the texts a statement statically reads on standard input: its here-string
+// or here-document, or what an earlier pipeline stage prints (echo, printf, cat of a
+// here-document). nil means nothing known; a piped statement with nothing known gets one
+// unknown text.
+func (a *assessor) stdin(s *syntax.Stmt) []string {
+	var texts []string
+	for _, r := range s.Redirs {
+		var w *syntax.Word
+		switch r.Op {
+		case syntax.WordHdoc:
+			w = r.Word
+		case syntax.Hdoc, syntax.DashHdoc:
+			w = r.Hdoc
+		}
+		if w == nil {
+			continue
+		}
+		for _, rd := range a.readings(w) {
+			if rd.exact {
+				texts = append(texts, rd.text)
+			} else {
+				texts = append(texts, unknownMark)
+			}
+		}
+	}
+	return append(texts, a.feeds[s]...)
+}
+
+// pipe passes what the left side of a pipeline statically prints to the right side.
+func (a *assessor) pipe(b *syntax.BinaryCmd) {
+	from, to := lastStage(b.X), firstStage(b.Y)
+	if from == nil || to == nil {
+		return
+	}
+	out := a.prints(from)
+	if out == nil {
+		out = []string{unknownMark}
+	}
+	a.feeds[to] = append(a.feeds[to], out...)
+}
+
+func lastStage(s *syntax.Stmt) *syntax.Stmt {
+	for s != nil {
+		b, ok := s.Cmd.(*syntax.BinaryCmd)
+		if !ok || (b.Op != syntax.Pipe && b.Op != syntax.PipeAll) {
+			return s
+		}
+		s = b.Y
+	}
+	return nil
+}
+
+func firstStage(s *syntax.Stmt) *syntax.Stmt {
+	for s != nil {
+		b, ok := s.Cmd.(*syntax.BinaryCmd)
+		if !ok || (b.Op != syntax.Pipe && b.Op != syntax.PipeAll) {
+			return s
+		}
+		s = b.X
+	}
+	return nil
+}
+
+// prints returns what echo, printf or cat (of its here-document) print, when it is static.
+func (a *assessor) prints(s *syntax.Stmt) []string {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return nil
+	}
+	argv := a.args(call.Args)
+	name, ok := argv[0].exact()
+	if !ok {
+		return nil
+	}
+	var words []string
+	for _, g := range argv[1:] {
+		t, ok := g.exact()
+		if !ok {
+			return nil
+		}
+		words = append(words, t)
+	}
+	switch progName(name) {
+	case "echo":
+		for len(words) > 0 && (words[0] == "-n" || words[0] == "-e" || words[0] == "-E") {
+			words = words[1:]
+		}
+		return []string{strings.Join(words, " ")}
+	case "printf":
+		if len(words) > 0 {
+			words[0] = ansiC(words[0])
+		}
+		return []string{strings.Join(words, " ")}
+	case "cat":
+		if len(words) == 0 {
+			return a.stdin(s)
+		}
+	}
+	return nil
+}
+
+// forkBomb recognises a function that calls itself in a pipeline or in the background,
+// `:(){ :|:& };:` and its renamings: it multiplies processes until the host stops.
+func (a *assessor) forkBomb(fd *syntax.FuncDecl) {
+	if fd.Name == nil || fd.Body == nil {
+		return
+	}
+	name := fd.Name.Value
+	selfCall, spawns := false, false
+	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 && n.Args[0].Lit() == name {
+				selfCall = true
+			}
+		case *syntax.BinaryCmd:
+			spawns = spawns || n.Op == syntax.Pipe || n.Op == syntax.PipeAll
+		case *syntax.Stmt:
+			spawns = spawns || n.Background
+		}
+		return true
+	})
+	if selfCall && spawns {
+		a.note(Catastrophic, name, "", "function "+name+" calls itself in a pipeline or in the background: a fork bomb exhausts the host's processes; refused in every permission mode")
+	}
+}

@@ -1,0 +1,312 @@
+package risk
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// reading is one static reading of a shell word: what bash will pass to the program after
+// quote removal, tilde and parameter expansion, as far as the text alone decides it.
+type reading struct {
+	// text is the value. A part the gate cannot know (a command substitution, an unknown
+	// variable) reads as the empty string when it may be empty — an unset variable is empty
+	// in bash, which is how `rm -rf "$DIR/"*` deletes / — and as unknownMark when it cannot.
+	text string
+	// exact: every part was resolved.
+	exact bool
+	// glob: the word has an unquoted pattern character, so bash may expand it to many paths.
+	glob bool
+}
+
+// unknownMark stands for a part that is unknown but not empty; it matches no real path.
+const unknownMark = "\x01"
+
+// maxReadings bounds the readings of one word (brace expansion, alternative values).
+const maxReadings = 32
+
+// word returns the fields of a shell word, each with its readings. Brace expansion makes
+// several fields (`{rm,-rf,/}` is three arguments); a variable with several possible values
+// makes several readings of one field. A word with too many fields is one unknown field.
+func (a *assessor) word(w *syntax.Word) []arg {
+	if w == nil {
+		return []arg{{{text: unknownMark}}}
+	}
+	cp := *w
+	if !syntax.SplitBraces(&cp) {
+		return []arg{a.parts(w.Parts, false)}
+	}
+	var out []arg
+	for bw, err := range expand.BracesSeq(nil, &cp) {
+		if err != nil || len(out) >= maxReadings {
+			return []arg{{{text: unknownMark}}}
+		}
+		out = append(out, a.parts(bw.Parts, false))
+	}
+	return out
+}
+
+// arg is one argument of a command: its possible readings.
+type arg []reading
+
+// exact returns the argument's text when it has a single exact reading.
+func (g arg) exact() (string, bool) {
+	if len(g) == 1 && g[0].exact {
+		return g[0].text, true
+	}
+	return "", false
+}
+
+// readings reads a word that is not split into fields (an assignment's value, a redirection's
+// target, a parameter's default): the readings of all its brace fields.
+func (a *assessor) readings(w *syntax.Word) []reading {
+	var out []reading
+	for _, g := range a.word(w) {
+		out = append(out, g...)
+	}
+	return capReadings(out)
+}
+
+func capReadings(rs []reading) []reading {
+	if len(rs) > maxReadings {
+		return []reading{{text: unknownMark}}
+	}
+	return rs
+}
+
+// parts reads a sequence of word parts; quoted says they are inside double quotes.
+func (a *assessor) parts(ps []syntax.WordPart, quoted bool) []reading {
+	acc := []reading{{exact: true}}
+	for i, p := range ps {
+		acc = join(acc, a.part(p, i == 0, quoted))
+		if len(acc) > maxReadings {
+			return []reading{{text: unknownMark}}
+		}
+	}
+	return acc
+}
+
+// join concatenates every reading of the prefix with every reading of the next part.
+func join(prefix, next []reading) []reading {
+	out := make([]reading, 0, len(prefix)*len(next))
+	for _, p := range prefix {
+		for _, n := range next {
+			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact, glob: p.glob || n.glob})
+		}
+	}
+	return out
+}
+
+func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		return []reading{a.lit(p.Value, first, quoted)}
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return []reading{{text: ansiC(p.Value), exact: true}}
+		}
+		return []reading{{text: p.Value, exact: true}}
+	case *syntax.DblQuoted:
+		return a.parts(p.Parts, true)
+	case *syntax.ParamExp:
+		rs := a.param(p)
+		if !quoted {
+			for i := range rs {
+				rs[i].glob = rs[i].glob || hasGlobMeta(rs[i].text)
+			}
+		}
+		return rs
+	case *syntax.ArithmExp:
+		return []reading{{text: unknownMark}} // a number: never empty
+	}
+	// Command and process substitutions (read as commands by the walker), extended globs.
+	return []reading{{text: ""}}
+}
+
+// lit reads a literal part: tilde expansion at the start of an unquoted word, backslash
+// removal, and unquoted pattern characters.
+func (a *assessor) lit(s string, first, quoted bool) reading {
+	if quoted {
+		return reading{text: unescapeDouble(s), exact: true}
+	}
+	r := reading{exact: true}
+	if first && strings.HasPrefix(s, "~") {
+		name, rest, _ := strings.Cut(s[1:], "/")
+		switch {
+		case name == "":
+			r.text = a.home
+		case name == "+" || name == "-" || strings.ContainsAny(name, `\*?[`):
+			r.exact = false // $PWD, $OLDPWD: unknown here
+			r.text = unknownMark
+		default:
+			r.text = otherHome + name // another user's home directory
+		}
+		if strings.Contains(s, "/") {
+			r.text += "/"
+		}
+		s = rest
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		if c == '*' || c == '?' || c == '[' {
+			r.glob = true
+		}
+		b.WriteByte(c)
+	}
+	r.text += b.String()
+	return r
+}
+
+// otherHome prefixes ~name: the home directory of user name, which the gate cannot resolve
+// without I/O but protects like any home directory.
+const otherHome = "/\x00user/"
+
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\$`\"\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// param reads a parameter expansion: a variable the command assigned statically, HOME, or
+// an unknown value. ${X:?} is never empty; ${X:-default} is X or the default.
+func (a *assessor) param(p *syntax.ParamExp) []reading {
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil ||
+		p.Slice != nil || p.Repl != nil || p.Names != 0 || p.NestedParam != nil || len(p.Modifiers) > 0 {
+		return []reading{{text: ""}}
+	}
+	known, ok := a.value(p.Param.Value)
+	if p.Exp == nil {
+		if ok {
+			return known
+		}
+		return []reading{{text: ""}}
+	}
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		if ok {
+			return known
+		}
+		return a.readings(p.Exp.Word)
+	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		if ok {
+			return known
+		}
+		return []reading{{text: unknownMark}}
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+		return append(a.readings(p.Exp.Word), reading{text: ""})
+	}
+	return []reading{{text: ""}}
+}
+
+// value returns the static values of a variable: what the command assigned to it, or the
+// home directory for HOME.
+func (a *assessor) value(name string) ([]reading, bool) {
+	if vs, ok := a.vars[name]; ok {
+		return append([]reading(nil), vs...), true
+	}
+	if name == "HOME" {
+		return []reading{{text: a.home, exact: true}}, true
+	}
+	return nil, false
+}
+
+// maxValues bounds the remembered values of one variable.
+const maxValues = 8
+
+// assign records a static assignment. Every value assigned so far is kept, because the gate
+// does not follow branches: `X=/tmp/a; if c; then X=/; fi; rm -rf $X` may delete /.
+func (a *assessor) assign(name string, rs []reading) {
+	vs := append(a.vars[name], rs...)
+	if len(vs) > maxValues {
+		vs = []reading{{text: ""}}
+	}
+	a.vars[name] = vs
+}
+
+// ansiC decodes the escapes of a $'…' string.
+func ansiC(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		c := s[i]
+		if j := strings.IndexByte(`abefnrtv\'"?E`, c); j >= 0 {
+			b.WriteByte("\a\b\x1b\f\n\r\t\v\\'\"?\x1b"[j])
+			continue
+		}
+		n, width, base := 0, 0, 16
+		switch c {
+		case 'x':
+			width = 2
+		case 'u':
+			width = 4
+		case 'U':
+			width = 8
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			}
+			continue
+		default:
+			if c >= '0' && c <= '7' {
+				i--
+				width, base = 3, 8
+			}
+		}
+		if width == 0 {
+			b.WriteByte('\\')
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		for j < len(s) && j-i-1 < width {
+			if _, err := strconv.ParseUint(s[j:j+1], base, 8); err != nil {
+				break
+			}
+			j++
+		}
+		v, _ := strconv.ParseUint(s[i+1:j], base, 32)
+		n = int(v)
+		switch {
+		case j == i+1:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == 'u' || c == 'U':
+			if utf8.ValidRune(rune(n)) {
+				b.WriteRune(rune(n))
+			}
+		default:
+			b.WriteByte(byte(n))
+		}
+		i = j - 1
+	}
+	return b.String()
+}

@@ -1,0 +1,288 @@
+package risk
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// wrapper is a program that runs the command that follows its own options and operands.
+type wrapper struct {
+	shortVal   string   // short options that take a value
+	longVal    []string // long options that take a value unless written --name=value
+	positional int      // operands before the command (timeout's DURATION, chroot's NEWROOT)
+	plain      bool     // options stop at the first argument that is not one (busybox rm)
+}
+
+var wrappers = map[string]wrapper{
+	"sudo": {shortVal: "ugpCDrtTUhR", longVal: []string{"--user", "--group", "--prompt",
+		"--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user",
+		"--host", "--chroot"}},
+	"doas":     {shortVal: "uC"},
+	"nice":     {shortVal: "n", longVal: []string{"--adjustment"}},
+	"nohup":    {},
+	"timeout":  {shortVal: "sk", longVal: []string{"--signal", "--kill-after"}, positional: 1},
+	"exec":     {shortVal: "a"},
+	"builtin":  {},
+	"busybox":  {plain: true},
+	"toybox":   {plain: true},
+	"setsid":   {},
+	"stdbuf":   {shortVal: "ioe", longVal: []string{"--input", "--output", "--error"}},
+	"ionice":   {shortVal: "cnp", longVal: []string{"--class", "--classdata", "--pid"}},
+	"time":     {shortVal: "fo", longVal: []string{"--format", "--output"}},
+	"chroot":   {longVal: []string{"--userspec", "--groups"}, positional: 1},
+	"unbuffer": {},
+	"nocache":  {},
+	"then":     {},
+}
+
+// skip returns the index of the wrapped command in argv, false when there is none.
+func (w wrapper) skip(argv []arg) (int, bool) {
+	pos := w.positional
+	for i := 1; i < len(argv); i++ {
+		t, ok := argv[i].exact()
+		switch {
+		case !ok || w.plain || t == "-" || !strings.HasPrefix(t, "-"):
+			if pos > 0 && ok {
+				pos--
+				continue
+			}
+			return i, true
+		case t == "--":
+			return i + 1, i+1 < len(argv)
+		case strings.HasPrefix(t, "--"):
+			name, _, attached := strings.Cut(t, "=")
+			if !attached && contains(w.longVal, name) {
+				i++
+			}
+		default:
+			for j := 1; j < len(t); j++ {
+				if strings.IndexByte(w.shortVal, t[j]) >= 0 {
+					if j == len(t)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… COMMAND. -S splits its string into
+// arguments, so `env -S 'rm -rf /'` runs rm.
+func (a *assessor) envCmd(_ string, argv []arg, stdin []string, depth int) {
+	for i := 1; i < len(argv); i++ {
+		t, ok := argv[i].exact()
+		if !ok {
+			a.command(argv[i:], stdin, depth)
+			return
+		}
+		if s, found := cutSplitString(t); found {
+			if s == "" && i+1 < len(argv) {
+				i++
+				s, _ = argv[i].exact()
+			}
+			a.command(append(a.split(s, depth), argv[i+1:]...), stdin, depth)
+			return
+		}
+		switch {
+		case t == "-u" || t == "-C" || t == "--unset" || t == "--chdir":
+			i++
+		case t == "--":
+		case strings.HasPrefix(t, "-"):
+		case strings.Contains(t, "=") && !strings.HasPrefix(t, "="):
+		default:
+			a.command(argv[i:], stdin, depth)
+			return
+		}
+	}
+}
+
+// cutSplitString recognises env's -S / --split-string, attached or not.
+func cutSplitString(t string) (string, bool) {
+	for _, p := range []string{"--split-string=", "-S"} {
+		if s, ok := strings.CutPrefix(t, p); ok {
+			return s, true
+		}
+	}
+	if t == "--split-string" {
+		return "", true
+	}
+	return "", false
+}
+
+// split reads a string as the arguments of one simple command, the way env -S does; any
+// other shape of text is read as shell text instead.
+func (a *assessor) split(s string, depth int) []arg {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
+	if err == nil && len(f.Stmts) == 1 {
+		if call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr); ok && len(call.Assigns) == 0 {
+			return a.args(call.Args)
+		}
+	}
+	a.text(s, depth+1)
+	return nil
+}
+
+// xargs runs its command with arguments read from standard input; what is statically piped
+// in is appended, otherwise one unknown argument is.
+func (a *assessor) xargs(_ string, argv []arg, stdin []string, depth int) {
+	w := wrapper{shortVal: "adEIeLnPs", longVal: []string{"--arg-file", "--delimiter", "--eof",
+		"--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}}
+	inner := []arg{{{text: "echo", exact: true}}}
+	if i, ok := w.skip(argv); ok {
+		inner = append([]arg(nil), argv[i:]...)
+	}
+	extra := false
+	for _, s := range stdin {
+		if s == unknownMark {
+			continue
+		}
+		for _, f := range strings.Fields(s) {
+			inner = append(inner, arg{{text: f, exact: true}})
+			extra = true
+		}
+	}
+	if !extra {
+		inner = append(inner, arg{{text: ""}})
+	}
+	a.command(inner, nil, depth)
+}
+
+// flock [options] FILE COMMAND…, or flock -c TEXT.
+func (a *assessor) flock(_ string, argv []arg, stdin []string, depth int) {
+	for i := 1; i < len(argv); i++ {
+		if t, _ := argv[i].exact(); (t == "-c" || t == "--command") && i+1 < len(argv) {
+			a.nested(argv[i+1], depth, "flock -c")
+			return
+		}
+	}
+	w := wrapper{shortVal: "wEo", longVal: []string{"--timeout", "--conflict-exit-code"}, positional: 1}
+	if i, ok := w.skip(argv); ok {
+		a.command(argv[i:], stdin, depth)
+	}
+}
+
+// command -v and -V only look a name up; otherwise command runs it.
+func (a *assessor) commandBuiltin(_ string, argv []arg, stdin []string, depth int) {
+	w := wrapper{}
+	for _, g := range argv[1:] {
+		if t, _ := g.exact(); strings.HasPrefix(t, "-") && strings.ContainsAny(t, "vV") {
+			return
+		}
+	}
+	if i, ok := w.skip(argv); ok {
+		a.command(argv[i:], stdin, depth)
+	}
+}
+
+// nested reads an argument as shell text one level deeper.
+func (a *assessor) nested(g arg, depth int, via string) {
+	t, ok := g.exact()
+	if !ok {
+		a.note(Destructive, via, "", via+" runs shell text the gate cannot read statically")
+		return
+	}
+	a.text(t, depth+1)
+}
+
+// shell: bash, sh, zsh … with -c read their command string; with neither -c nor a script
+// they read standard input. A script file is not read (the gate reads text, not files).
+func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
+	cmd, i := false, 1
+	for ; i < len(argv); i++ {
+		t, ok := argv[i].exact()
+		if !ok || t == "-" || t == "--" || !(strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) {
+			if ok && (t == "-" || t == "--") {
+				i++
+			}
+			break
+		}
+		if strings.HasPrefix(t, "--") {
+			if t == "--rcfile" || t == "--init-file" {
+				i++
+			}
+			continue
+		}
+		cmd = cmd || strings.ContainsRune(t, 'c')
+		if strings.ContainsAny(t[1:], "oO") {
+			i++
+		}
+	}
+	switch {
+	case cmd && i < len(argv):
+		a.nested(argv[i], depth, name+" -c")
+	case cmd, i < len(argv):
+		// a script file, or -c without text
+	default:
+		for _, s := range stdin {
+			if s == unknownMark {
+				a.note(Destructive, name, "", name+" runs text piped from a command the gate cannot read")
+				continue
+			}
+			a.text(s, depth+1)
+		}
+	}
+}
+
+// eval joins its arguments and runs them as shell text.
+func (a *assessor) eval(name string, argv []arg, _ []string, depth int) {
+	var parts []string
+	for _, g := range argv[1:] {
+		t, ok := g.exact()
+		if !ok {
+			a.note(Destructive, name, "", "eval runs text the gate cannot read statically")
+			return
+		}
+		parts = append(parts, t)
+	}
+	a.text(strings.Join(parts, " "), depth+1)
+}
+
+// trap ACTION SIGNAL…: the action is shell text run later.
+func (a *assessor) trap(name string, argv []arg, _ []string, depth int) {
+	if len(argv) > 2 {
+		if t, _ := argv[1].exact(); !strings.HasPrefix(t, "-") {
+			a.nested(argv[1], depth, name)
+		}
+	}
+}
+
+// alias NAME=TEXT: the text may run later (aliases are off in bash -c, but cost nothing).
+func (a *assessor) alias(name string, argv []arg, _ []string, depth int) {
+	for _, g := range argv[1:] {
+		if t, ok := g.exact(); ok {
+			if _, v, found := strings.Cut(t, "="); found {
+				a.text(v, depth+1)
+			}
+		}
+	}
+}
+
+// watch runs its arguments through sh -c unless -x is given.
+func (a *assessor) watch(name string, argv []arg, stdin []string, depth int) {
+	w := wrapper{shortVal: "nq", longVal: []string{"--interval", "--equexit"}}
+	i, ok := w.skip(argv)
+	if !ok {
+		return
+	}
+	flags, _ := opts(argv[1:i], "nq")
+	if flags["-x"] || flags["--exec"] {
+		a.command(argv[i:], stdin, depth)
+		return
+	}
+	a.eval(name, append([]arg{argv[0]}, argv[i:]...), nil, depth)
+}
+
+// su -c TEXT runs TEXT as shell text.
+func (a *assessor) su(name string, argv []arg, _ []string, depth int) {
+	for i := 1; i < len(argv); i++ {
+		t, _ := argv[i].exact()
+		if v, ok := strings.CutPrefix(t, "--command="); ok {
+			a.text(v, depth+1)
+		} else if (t == "-c" || t == "--command") && i+1 < len(argv) {
+			a.nested(argv[i+1], depth, name+" -c")
+		}
+	}
+}
