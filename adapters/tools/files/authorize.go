@@ -40,18 +40,22 @@ func (w *Workspace) Authorize(p string) (Authority, error) {
 	}
 	var a Authority
 	if within(w.realRoot, abs) {
-		a, err = w.authorizeInside(p, abs)
+		a, err = w.authorizeBeneath(w.root, p, abs)
 	} else {
 		a, err = authorizeOutside(abs)
 	}
 	if err != nil {
 		return Authority{}, err
 	}
+	return w.finish(a), nil
+}
+
+func (w *Workspace) finish(a Authority) Authority {
 	a.Inside = within(w.realRoot, a.Target)
 	if !a.Inside {
 		a.ExternalDir = ExternalResource(filepath.Dir(a.Target))
 	}
-	return a, nil
+	return a
 }
 
 // ExternalResource spells a directory as an external_directory resource: "dir/*" with forward
@@ -89,16 +93,17 @@ func (w *Workspace) rootSpelling(abs string) string {
 	return abs
 }
 
-// authorizeInside looks at abs, inside the root, through handles: every directory on the way
-// must be a directory (a link is refused), and a final link is read once.
-func (w *Workspace) authorizeInside(shown, abs string) (Authority, error) {
+// authorizeBeneath looks at abs, beneath the directory base (the root, or a granted
+// directory), through handles: every directory on the way must be a directory (a link is
+// refused), and a final link is read once.
+func (w *Workspace) authorizeBeneath(base dir, shown, abs string) (Authority, error) {
 	a := Authority{Target: abs}
-	rel, _ := filepath.Rel(w.realRoot, abs)
+	rel, _ := filepath.Rel(base.path, abs)
 	segs := splitRel(filepath.ToSlash(rel))
 	if len(segs) == 0 {
 		return a, nil
 	}
-	d, missing, err := w.descend(w.root, segs[:len(segs)-1], false)
+	d, missing, err := w.descend(base, segs[:len(segs)-1], false)
 	var se *stepError
 	if errors.As(err, &se) && !se.link {
 		return a, nil // a file on the way: nothing to follow; the tool reports it
@@ -181,8 +186,13 @@ type place struct {
 
 // place resolves p for a call whose external_directory grant admitted externalRoot ("" for
 // none). A path outside the workspace needs the grant and must lie under it.
+//
+// A path spelled under the granted directory is looked at from a handle on it, so a link
+// below the grant is refused as it would be in the workspace; other spellings are named as
+// Authorize names them, and whatever they name is then reached from a handle again.
 func (w *Workspace) place(p, externalRoot string) (place, error) {
-	a, err := w.Authorize(p)
+	ext := cleanExternal(externalRoot)
+	a, err := w.authorizeFor(p, ext)
 	if err != nil {
 		return place{}, err
 	}
@@ -191,7 +201,6 @@ func (w *Workspace) place(p, externalRoot string) (place, error) {
 		rel = filepath.ToSlash(rel)
 		return place{key: rel, rel: rel, link: a.Symlink}, nil
 	}
-	ext := cleanExternal(externalRoot)
 	if ext == "" || !within(ext, a.Target) {
 		what := fmt.Sprintf("path %q is outside the workspace root %s", p, w.Root)
 		if a.Symlink {
@@ -203,6 +212,28 @@ func (w *Workspace) place(p, externalRoot string) (place, error) {
 	}
 	rel, _ := filepath.Rel(ext, a.Target)
 	return place{key: filepath.ToSlash(a.Target), external: ext, rel: filepath.ToSlash(rel), link: a.Symlink}, nil
+}
+
+// authorizeFor is Authorize, except that a path spelled under the granted directory ext is
+// looked at from a handle on ext.
+func (w *Workspace) authorizeFor(p, ext string) (Authority, error) {
+	abs, err := w.absolute(p)
+	if err != nil {
+		return Authority{}, err
+	}
+	if ext == "" || within(w.realRoot, abs) || !within(ext, abs) {
+		return w.Authorize(p)
+	}
+	base, err := w.openBase(place{external: ext})
+	if err != nil {
+		return Authority{}, err
+	}
+	defer base.close()
+	a, err := w.authorizeBeneath(base, p, abs)
+	if err != nil {
+		return Authority{}, err
+	}
+	return w.finish(a), nil
 }
 
 // cleanExternal accepts the granted directory as a path or as its resource spelling "dir/*".

@@ -38,7 +38,7 @@ var useOpenat2 = kernelHasOpenat2
 
 // kernelHasOpenat2 asks the kernel once per process.
 var kernelHasOpenat2 = sync.OnceValue(func() bool {
-	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolveBeneath})
+	fd, err := unix.Openat2(unix.AT_FDCWD, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolveBeneath})
 	if err != nil {
 		return false
 	}
