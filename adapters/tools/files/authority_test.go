@@ -89,7 +89,7 @@ func TestPathAttacks(t *testing.T) {
 			authErr     Code
 			readKey     string // key read reports ("" when read fails)
 			readErr     Code
-			writeErr    Code // "" when write succeeds
+			writeErr    Code   // "" when write succeeds
 			writeTarget string // where the bytes land, relative to parent
 		}
 		rows := []row{
