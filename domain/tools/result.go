@@ -86,6 +86,10 @@ type Parsed struct {
 type Invocation struct {
 	SessionID string
 	CallID    string
+	// ExternalRoot is the directory an external_directory grant admitted for this call; empty
+	// when none. The file tools reach a path outside the workspace only when it lies under
+	// this directory, and then from a handle on it (see "Path authority" in docs/tools.md).
+	ExternalRoot string
 	Parsed
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
+	"slices"
 
 	"github.com/zuno-run/zuno/domain/patch"
 )
@@ -27,12 +27,20 @@ type ApplyResult struct {
 
 // ApplyPatch parses and applies a patch. Errors:
 //   - *patch.Error (invalid_argument): the patch text is malformed; nothing was planned.
-//   - *Error (invalid_arguments): a path escapes the workspace; nothing was written.
+//   - *Error (invalid_arguments, symlink_refused, external_directory_required): a path cannot
+//     be used; nothing was written.
 //   - *patch.ConflictError: pre-flight refused at least one operation; nothing was written.
 //   - *UncertainError: a write failed after writing had begun.
 //
-// The snapshot, the plan and every write happen under the workspace's one mutation lock.
+// The snapshot, the plan and every write happen under the workspace's one mutation lock, and
+// each file is written through the directory handle its snapshot was taken from.
 func (w *Workspace) ApplyPatch(ctx context.Context, text string) (ApplyResult, error) {
+	return w.ApplyPatchIn(ctx, "", text)
+}
+
+// ApplyPatchIn is ApplyPatch for a call whose external_directory grant admitted externalRoot
+// ("" for none); see WriteIn.
+func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string) (ApplyResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ApplyResult{}, err
 	}
@@ -44,20 +52,35 @@ func (w *Workspace) ApplyPatch(ctx context.Context, text string) (ApplyResult, e
 	defer w.mu.Unlock()
 
 	snap := patch.Snapshot{}
-	targets := map[string]target{}
-	for _, q := range p.Paths() {
-		t, err := w.resolve(q)
+	targets := map[string]*held{}
+	defer func() {
+		for _, h := range targets {
+			h.close()
+		}
+	}()
+	// Children before their parents (Paths is sorted, and a child sorts after its parent), so
+	// a symbolic link among a new file's directories is reported as the link on that file's
+	// way (symlink_refused), not followed as if the directory were the file asked about.
+	paths := p.Paths()
+	slices.Reverse(paths)
+	for _, q := range paths {
+		pl, err := w.place(q, externalRoot)
 		if err != nil {
 			return ApplyResult{}, err
 		}
-		if t.rel == "." {
-			return ApplyResult{}, invalid("patch", "path %q is the workspace root; name a file", q)
+		if pl.rel == "." {
+			return ApplyResult{}, invalid("patch", "path %q is a directory the tools are rooted at; name a file", q)
 		}
-		st, err := w.state(q)
+		h, err := w.hold(q, pl)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		targets[q] = h
+		st, err := w.stateOf(h)
 		if err != nil {
 			return ApplyResult{}, &Error{Kind: InvalidArguments, Field: "patch", Message: "path " + quote(q) + " cannot be read: " + err.Error(), Err: err}
 		}
-		snap[q], targets[q] = st, t
+		snap[q] = st
 	}
 	plan, err := patch.Plan(p, snap)
 	if err != nil {
@@ -75,26 +98,26 @@ func (w *Workspace) ApplyPatch(ctx context.Context, text string) (ApplyResult, e
 	res := ApplyResult{Credentials: map[string]patch.ReadCredential{}}
 	var done []string
 	for i, wr := range plan.Writes {
-		t := targets[wr.Path]
-		err := w.writeOne(i, wr, t, plan.Writes, targets)
+		key := targets[wr.Path].pl.key
+		err := w.writeOne(i, wr, plan.Writes, targets)
 		if err != nil {
-			u := &UncertainError{Written: done, Failed: t.rel, Err: err}
+			u := &UncertainError{Written: done, Failed: key, Err: err}
 			for _, rest := range plan.Writes[i+1:] {
-				u.NotWritten = append(u.NotWritten, targets[rest.Path].rel)
+				u.NotWritten = append(u.NotWritten, targets[rest.Path].pl.key)
 			}
 			// Whatever changed, the model has to look at it again before the next change.
-			for _, q := range append(append([]string{}, done...), t.rel) {
+			for _, q := range append(append([]string{}, done...), key) {
 				w.Credentials.Invalidate(q)
 			}
 			return ApplyResult{}, u
 		}
-		done = append(done, t.rel)
+		done = append(done, key)
 		if wr.Delete {
-			w.Credentials.Invalidate(t.rel)
-			res.DeletedPaths = append(res.DeletedPaths, t.rel)
+			w.Credentials.Invalidate(key)
+			res.DeletedPaths = append(res.DeletedPaths, key)
 		} else {
-			res.Credentials[t.rel] = w.Credentials.Written(t.rel, wr.Content)
-			res.WrittenPaths = append(res.WrittenPaths, t.rel)
+			res.Credentials[key] = w.Credentials.Written(key, wr.Content)
+			res.WrittenPaths = append(res.WrittenPaths, key)
 		}
 	}
 	res.Attempts = canonical(plan.Attempts(), targets)
@@ -102,41 +125,35 @@ func (w *Workspace) ApplyPatch(ctx context.Context, text string) (ApplyResult, e
 	return res, nil
 }
 
-// writeOne performs one step of the plan.
-func (w *Workspace) writeOne(i int, wr patch.Write, t target, all []patch.Write, targets map[string]target) error {
+// writeOne performs one step of the plan through the handles held for its path.
+func (w *Workspace) writeOne(i int, wr patch.Write, all []patch.Write, targets map[string]*held) error {
+	h := targets[wr.Path]
 	if w.beforeWrite != nil {
-		if err := w.beforeWrite(i, t.rel); err != nil {
+		if err := w.beforeWrite(i, h.pl.key); err != nil {
 			return err
 		}
 	}
 	if wr.Delete {
-		err := os.Remove(t.real)
-		if errors.Is(err, fs.ErrNotExist) {
-			// Gone already: the state the plan wanted.
-			return nil
-		}
-		return err
+		return h.remove()
 	}
 	mode := fs.FileMode(0o644)
 	// A move target takes its source's mode (the source is deleted by a later step of the
 	// same operation).
 	for _, other := range all[i+1:] {
 		if other.Delete && other.Op == wr.Op {
-			if fi, err := os.Stat(targets[other.Path].real); err == nil {
-				mode = fi.Mode().Perm()
-			}
+			mode = targets[other.Path].mode(mode)
 			break
 		}
 	}
-	return atomicWrite(t.real, wr.Content, mode)
+	return h.write(w, wr.Content, mode)
 }
 
-// canonical rekeys attempts from patch paths to resolved root-relative paths.
-func canonical(as []patch.PathAttempt, targets map[string]target) []patch.PathAttempt {
+// canonical rekeys attempts from patch paths to the paths' credential keys.
+func canonical(as []patch.PathAttempt, targets map[string]*held) []patch.PathAttempt {
 	out := make([]patch.PathAttempt, 0, len(as))
 	for _, a := range as {
-		if t, ok := targets[a.Path]; ok {
-			a.Path = t.rel
+		if h, ok := targets[a.Path]; ok {
+			a.Path = h.pl.key
 		}
 		out = append(out, a)
 	}

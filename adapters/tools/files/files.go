@@ -1,6 +1,9 @@
 // Package files executes the file tools (read, write, apply_patch) over one workspace root.
 //
-// Every path resolves inside the root after symbolic links are followed. read issues a read
+// Paths are reached by handle, never by name (beneath.go, authorize.go): from the workspace
+// root, or from a directory an external_directory grant admitted, one directory at a time with
+// symbolic links refused; only a final link is followed, once, and Authorize says where it
+// leads before the permission gate asks. read issues a read
 // credential (SHA-256 of the file's full bytes and the path's read generation); write and
 // apply_patch refuse to replace an existing file without a current one (apply_patch conflict
 // recovery: see "Read credentials and `stale_read`" in docs/tools.md). All mutations run under
@@ -31,6 +34,12 @@ const (
 	NotFound Code = "not_found"
 	// CodeUncertain: writing began and then failed; UncertainError says what happened.
 	CodeUncertain Code = "uncertain"
+	// SymlinkRefused: a symbolic link in the middle of the path (or a final link that points
+	// at another link, or that appeared after the path was checked); nothing was done.
+	SymlinkRefused Code = "symlink_refused"
+	// ExternalDirectoryRequired: the path (or where its final link points) is outside the
+	// workspace and the call carries no external_directory grant for its directory.
+	ExternalDirectoryRequired Code = "external_directory_required"
 )
 
 // Error is a refused call: nothing was read or written. Its message is meant for the model.

@@ -75,6 +75,15 @@ func wantInvalid(t *testing.T, err error) {
 	}
 }
 
+func wantCode(t *testing.T, err error, code Code) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != code || e.Code() != string(code) {
+		t.Fatalf("want %s, got %T: %v", code, err, err)
+	}
+	return e
+}
+
 func TestReadWindowAndCredential(t *testing.T) {
 	w, root := newWS(t)
 	put(t, root, "a.txt", "one\ntwo\r\nthree")
@@ -338,15 +347,20 @@ func TestPathEscapeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, p := range []string{"../x", "a/../../x", outside + "/secret.txt", "link/secret.txt", "file-link", "link/new.txt"} {
+	// Outside the root: the path says where it leads, and the error names the grant it needs.
+	// A link in the middle of a path is refused whatever it points at.
+	codes := map[string]Code{"../x": ExternalDirectoryRequired, "a/../../x": ExternalDirectoryRequired,
+		outside + "/secret.txt": ExternalDirectoryRequired, "file-link": ExternalDirectoryRequired,
+		"link/secret.txt": SymlinkRefused, "link/new.txt": SymlinkRefused}
+	for p, code := range codes {
 		_, err := w.Read(ctx, ReadRequest{Path: p})
-		wantInvalid(t, err)
+		wantCode(t, err, code)
 		_, err = w.Write(ctx, p, []byte("x"))
-		wantInvalid(t, err)
+		wantCode(t, err, code)
 	}
 	for _, p := range []string{"link/secret.txt", "link/new.txt", "file-link"} {
 		_, err := w.ApplyPatch(ctx, "*** Begin Patch\n*** Add File: "+p+"\n+x\n*** End Patch\n")
-		wantInvalid(t, err)
+		wantCode(t, err, codes[p])
 	}
 	// "../x" is already refused by the parser, with its own invalid_argument code.
 	_, err := w.ApplyPatch(ctx, "*** Begin Patch\n*** Add File: ../x\n+x\n*** End Patch\n")

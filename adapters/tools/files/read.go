@@ -3,10 +3,14 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/zuno-run/zuno/domain/patch"
 )
@@ -27,6 +31,10 @@ type ReadRequest struct {
 	Offset int
 	// Limit is the number of lines (0 means DefaultReadLines).
 	Limit int
+	// ExternalRoot is the directory an external_directory grant admitted for this call
+	// (tools.Invocation.ExternalRoot); "" when none, and then a path outside the workspace is
+	// refused (external_directory_required).
+	ExternalRoot string
 }
 
 // Entry is one directory entry.
@@ -38,7 +46,8 @@ type Entry struct {
 // ReadResult is what read returns. For a file: the window's exact text and the credential
 // for the whole file; for a directory: its entries.
 type ReadResult struct {
-	// Path is the root-relative path after resolving symbolic links.
+	// Path is the root-relative path after following a final symbolic link (absolute, with
+	// forward slashes, for a file outside the workspace).
 	Path string
 	Dir  bool
 	// Content is lines StartLine..EndLine of the file, exactly as stored (BOM and line
@@ -59,7 +68,8 @@ type ReadResult struct {
 }
 
 // Read reads a file window or lists a directory. Reading a file, even part of it, issues a
-// read credential for its full current bytes.
+// read credential for its full current bytes. The file is opened through its directory's
+// handle without following a link (a final link was followed once already, by place).
 func (w *Workspace) Read(ctx context.Context, req ReadRequest) (ReadResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ReadResult{}, err
@@ -70,40 +80,91 @@ func (w *Workspace) Read(ctx context.Context, req ReadRequest) (ReadResult, erro
 	if req.Limit < 0 {
 		return ReadResult{}, invalid("limit", "limit %d is negative", req.Limit)
 	}
-	t, err := w.resolve(req.Path)
+	pl, err := w.place(req.Path, req.ExternalRoot)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	fi, err := os.Stat(t.real)
+	f, err := w.openForRead(req.Path, pl)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return ReadResult{}, &Error{Kind: NotFound, Field: "path", Message: "path " + quote(req.Path) + " does not exist; glob lists the files", Err: err}
-		}
-		return ReadResult{}, &Error{Kind: InvalidArguments, Field: "path", Message: "path " + quote(req.Path) + " cannot be read: " + err.Error(), Err: err}
+		return ReadResult{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ReadResult{}, cannotRead(req.Path, err)
 	}
 	if fi.IsDir() {
-		return w.list(t)
+		return list(pl.key, f)
 	}
 	if !fi.Mode().IsRegular() {
 		return ReadResult{}, invalid("path", "path %q is not a regular file or a directory", req.Path)
 	}
-	content, err := os.ReadFile(t.real)
+	content, err := io.ReadAll(f)
 	if err != nil {
-		return ReadResult{}, &Error{Kind: InvalidArguments, Field: "path", Message: "path " + quote(req.Path) + " cannot be read: " + err.Error(), Err: err}
+		return ReadResult{}, cannotRead(req.Path, err)
 	}
 	res := window(content, req.Offset, req.Limit)
-	res.Path = t.rel
+	res.Path = pl.key
 	res.Size = len(content)
-	res.Credential = w.Credentials.Issue(t.rel, content)
+	res.Credential = w.Credentials.Issue(pl.key, content)
 	return res, nil
 }
 
-func (w *Workspace) list(t target) (ReadResult, error) {
-	des, err := os.ReadDir(t.real)
+// openForRead opens what pl names (a file or a directory) through handles.
+func (w *Workspace) openForRead(shown string, pl place) (*os.File, error) {
+	base, err := w.openBase(pl)
 	if err != nil {
-		return ReadResult{}, &Error{Kind: InvalidArguments, Field: "path", Message: "directory " + quote(t.rel) + " cannot be listed: " + err.Error(), Err: err}
+		return nil, err
 	}
-	res := ReadResult{Path: t.rel, Dir: true}
+	defer base.close()
+	segs, name := parentAndName(pl.rel)
+	if name == "" {
+		// A new open of the base, not a dup: a dup would share the held handle's offset.
+		fd, err := openDirAt(base.fd, ".")
+		if err != nil {
+			return nil, cannotRead(shown, err)
+		}
+		return os.NewFile(uintptr(fd), base.path), nil
+	}
+	d, missing, err := w.descend(base, segs, false)
+	if err != nil {
+		return nil, w.pathError(shown, err)
+	}
+	defer d.close()
+	if len(missing) > 0 {
+		return nil, notFound(shown, pl)
+	}
+	f, err := openFileAt(d, name)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, notFound(shown, pl)
+	case errors.Is(err, unix.ELOOP):
+		return nil, &Error{Kind: SymlinkRefused, Field: "path", Err: err, Message: fmt.Sprintf(
+			"path %q leads to %s, which is a symbolic link itself; a link is followed only once. Use the path it finally points to", shown, pl.key)}
+	case err != nil:
+		return nil, cannotRead(shown, err)
+	}
+	return f, nil
+}
+
+func notFound(shown string, pl place) error {
+	msg := "path " + quote(shown) + " does not exist; glob lists the files"
+	if pl.link {
+		msg = "path " + quote(shown) + " is a symbolic link to " + pl.key + ", which does not exist"
+	}
+	return &Error{Kind: NotFound, Field: "path", Message: msg, Err: fs.ErrNotExist}
+}
+
+func cannotRead(shown string, err error) error {
+	return &Error{Kind: InvalidArguments, Field: "path", Message: "path " + quote(shown) + " cannot be read: " + err.Error(), Err: err}
+}
+
+func list(key string, f *os.File) (ReadResult, error) {
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return ReadResult{}, &Error{Kind: InvalidArguments, Field: "path", Message: "directory " + quote(key) + " cannot be listed: " + err.Error(), Err: err}
+	}
+	res := ReadResult{Path: key, Dir: true}
 	for _, d := range des {
 		res.Entries = append(res.Entries, Entry{Name: d.Name(), Dir: d.IsDir()})
 	}

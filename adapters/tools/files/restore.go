@@ -3,7 +3,6 @@ package files
 import (
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/zuno-run/zuno/domain/patch"
 )
@@ -70,35 +69,32 @@ func (w *Workspace) RestoreAttempts(as []patch.PathAttempt) {
 		if a.Op.IsZero() || a.Content.IsZero() || !fs.ValidPath(a.Path) || a.Path == "." {
 			continue
 		}
-		t, err := w.resolve(a.Path)
-		if err != nil || t.rel == "." {
+		pl, err := w.place(a.Path, "")
+		if err != nil || pl.rel == "." {
 			continue
 		}
-		a.Path = t.rel
+		a.Path = pl.key
 		keep = append(keep, a)
 	}
 	w.Credentials.Record(keep)
 }
 
 // canonicalKey accepts rel only if it is already the key the files package would use for
-// it: clean ("a/b", not "./a", "a//b", "a/../b", "/a" or ".."), not the root, and unchanged
-// by resolving it now. The last test refuses a path that leads through a symbolic link
-// (inside the root it names another key; outside, resolve refuses it), and one that cannot
-// be inspected. A dangling link resolves to itself, so it is refused by name: no tool
-// writes through one, and a credential for it would stand for a file that is elsewhere.
+// it: clean ("a/b", not "./a", "a//b", "a/../b", "/a" or ".."), not the root, inside the
+// workspace, and reached now without any symbolic link. A link on the way is refused by the
+// walk; a final link (dangling or not) names another key, so it is refused too: a credential
+// for it would stand for a file that is elsewhere. Keys of files outside the workspace (under
+// an external_directory grant) are never restored: the grant belonged to its call.
 func (w *Workspace) canonicalKey(rel string) (string, error) {
 	if !fs.ValidPath(rel) || rel == "." {
 		return "", fmt.Errorf("files: restore %q: not a clean root-relative path", rel)
 	}
-	t, err := w.resolve(rel)
+	pl, err := w.place(rel, "")
 	if err != nil {
 		return "", fmt.Errorf("files: restore %q: %w", rel, err)
 	}
-	if t.rel != rel {
-		return "", fmt.Errorf("files: restore %q: the path now resolves to %q (a symbolic link on the way)", rel, t.rel)
-	}
-	if fi, err := os.Lstat(t.real); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return "", fmt.Errorf("files: restore %q: the path is a dangling symbolic link", rel)
+	if pl.link || pl.key != rel {
+		return "", fmt.Errorf("files: restore %q: the path is a symbolic link (to %q)", rel, pl.key)
 	}
 	return rel, nil
 }

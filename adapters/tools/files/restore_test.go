@@ -122,8 +122,8 @@ func TestRestoredCredentialIsCheckedAtWriteTime(t *testing.T) {
 	_, err = w.ApplyPatch(ctx, update)
 	wantConflict(t, err, patch.StaleRead)
 
-	// Replaced by a link to a file outside with the same bytes: the path no longer resolves
-	// inside the root, so nothing is written anywhere.
+	// Replaced by a link to a file outside with the same bytes: the path no longer leads
+	// inside the root, so without an external_directory grant nothing is written anywhere.
 	w, root, outside := restoreFixture(t)
 	if err := w.RestoreCredential("notes.txt", hello); err != nil {
 		t.Fatal(err)
@@ -135,9 +135,9 @@ func TestRestoredCredentialIsCheckedAtWriteTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = w.Write(ctx, "notes.txt", []byte("x\n"))
-	wantInvalid(t, err)
+	wantCode(t, err, ExternalDirectoryRequired)
 	_, err = w.ApplyPatch(ctx, update)
-	wantInvalid(t, err)
+	wantCode(t, err, ExternalDirectoryRequired)
 	if get(t, outside, "notes.txt") != "hello\n" {
 		t.Fatal("a file outside the workspace was written")
 	}

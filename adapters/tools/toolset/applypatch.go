@@ -89,7 +89,7 @@ func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tool
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
-	res, err := t.s.ws.ApplyPatch(ctx, a.Patch)
+	res, err := t.s.ws.ApplyPatchIn(ctx, inv.ExternalRoot, a.Patch)
 	if err != nil {
 		return failure(tools.NameApplyPatch, err, true)
 	}

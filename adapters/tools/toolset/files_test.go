@@ -88,7 +88,7 @@ func TestReadDirectoryAndErrors(t *testing.T) {
 	if !strings.Contains(r.Output, "missing.txt") {
 		t.Errorf("error does not name the path: %s", r.Output)
 	}
-	want(t, call(t, s, tools.NameRead, `{"path":"../outside"}`), tools.OutcomeError, "invalid_arguments")
+	want(t, call(t, s, tools.NameRead, `{"path":"../outside"}`), tools.OutcomeError, "external_directory_required")
 }
 
 func TestReadDirectoryWithheld(t *testing.T) {

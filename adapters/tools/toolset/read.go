@@ -57,7 +57,7 @@ func (t *readTool) Execute(ctx context.Context, inv tools.Invocation) tools.Resu
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
-	res, err := t.s.ws.Read(ctx, files.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
+	res, err := t.s.ws.Read(ctx, files.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit, ExternalRoot: inv.ExternalRoot})
 	if err != nil {
 		return failure(tools.NameRead, err, false)
 	}
@@ -73,6 +73,12 @@ func (t *readTool) Execute(ctx context.Context, inv tools.Invocation) tools.Resu
 		Credential: credentialFacts{Digest: res.Credential.Digest.String(), Generation: res.Credential.Generation},
 	})})
 }
+
+// Authorize says what a read, write or apply_patch path reaches, for the permission gate to
+// ask about before the call runs: a final symbolic link is followed here, once, and a target
+// outside the workspace names the external_directory resource ("dir/*") to ask for. A call
+// the gate admits under such a grant carries the directory in Invocation.ExternalRoot.
+func (s *Set) Authorize(path string) (files.Authority, error) { return s.ws.Authorize(path) }
 
 type readFacts struct {
 	Path       string          `json:"path"`

@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode"
+
+	"github.com/zuno-run/zuno/adapters/tools/files"
 
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -137,77 +138,45 @@ type reportReceipt struct {
 	SHA256 string `json:"sha256"`
 }
 
+// reportFailure maps a CreateNew refusal: a link or a file among .zuno and .zuno/reports is
+// unsafe_report_path (the user has to fix the directory); anything else failed.
+func reportFailure(rel string, err error, after string) tools.Result {
+	var fe *files.Error
+	if errors.As(err, &fe) && (fe.Kind == files.SymlinkRefused || errors.Is(err, syscall.ENOTDIR)) {
+		return reportError(CodeUnsafeReportPath, "%v, so reports cannot be published safely. %s "+
+			"Ask the user to make %s a plain directory.", err, after, ReportDir)
+	}
+	return reportError(CodeFailed, "cannot create %s: %v. %s", rel, err, after)
+}
+
 func reportError(code Code, format string, args ...any) tools.Result {
 	return tools.Result{Outcome: tools.OutcomeError, ErrorCode: string(code), Output: "report_write: " + fmt.Sprintf(format, args...)}
 }
 
-// publish creates the report at rel (under ReportDir) with O_EXCL, so an existing file is
-// never replaced. The directories are created here if missing and must otherwise be real
-// directories: a symbolic link among them could point the report anywhere. The file is
-// opened through an os.Root, which also keeps a directory swapped for a link after the
-// check from leading outside the workspace.
+// publish creates the report at rel (under ReportDir) through the workspace's handles
+// (files.Workspace.CreateNew): the directories are created if missing and must otherwise be
+// real directories, since a symbolic link among them could point the report anywhere, and
+// the file is created with O_EXCL through its parent's handle, so an existing file is never
+// replaced and a directory swapped for a link after the check cannot redirect it.
 func (s *Set) publish(rel string, content []byte) tools.Result {
-	root, err := os.OpenRoot(s.realRoot)
-	if err != nil {
-		return reportError(CodeFailed, "the workspace root cannot be opened: %v. Nothing was written.", err)
-	}
-	defer root.Close()
-	for _, dir := range []string{".zuno", ReportDir} {
-		err := root.Mkdir(filepath.FromSlash(dir), 0o755)
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			return reportError(CodeFailed, "cannot create %s: %v. Nothing was written.", dir, err)
-		}
-		fi, err := root.Lstat(filepath.FromSlash(dir))
-		if err != nil {
-			return reportError(CodeFailed, "cannot inspect %s: %v. Nothing was written.", dir, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-			what := "a symbolic link"
-			if fi.Mode()&fs.ModeSymlink == 0 {
-				what = "not a directory"
-			}
-			return reportError(CodeUnsafeReportPath, "%s is %s, so reports cannot be published safely. Nothing was written; "+
-				"ask the user to make %s a plain directory.", dir, what, dir)
-		}
-	}
 	// Reports stay out of Git: the directory ignores everything in it, itself included.
 	// An existing .gitignore is left alone.
-	if f, err := root.OpenFile(filepath.FromSlash(path.Join(ReportDir, ".gitignore")), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-		_, werr := f.Write([]byte("*\n"))
-		if cerr := f.Close(); werr == nil && cerr != nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return reportError(CodeFailed, "cannot write %s/.gitignore: %v. The report was not written.", ReportDir, werr)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
-		return reportError(CodeFailed, "cannot create %s/.gitignore: %v. The report was not written.", ReportDir, err)
+	ignore := path.Join(ReportDir, ".gitignore")
+	if err := s.ws.CreateNew(ignore, []byte("*\n")); err != nil && !errors.Is(err, fs.ErrExist) {
+		return reportFailure(ignore, err, "The report was not written.")
 	}
-
-	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
+	err := s.ws.CreateNew(rel, content)
+	var u *files.UncertainError
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		return reportError(CodeReportExists, "%s already exists (this call already published a report with this name); "+
 			"reports are never overwritten. Nothing was written; use another name.", rel)
-	}
-	if err != nil {
-		return reportError(CodeFailed, "cannot create %s: %v. Nothing was written.", rel, err)
-	}
-	_, werr := f.Write(content)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		// The file is ours (O_EXCL): removing it restores the state before the call.
-		if rerr := root.Remove(filepath.FromSlash(rel)); rerr != nil {
-			return tools.Result{Outcome: tools.OutcomeUncertain, ErrorCode: string(CodeUncertain),
-				Output: fmt.Sprintf("report_write: writing %s failed (%v) and the partial file could not be removed (%v). "+
-					"Inspect %s before publishing again.", rel, werr, rerr, rel),
-				Metadata: tools.Metadata{WrittenPaths: []string{rel}}}
-		}
-		return reportError(CodeFailed, "writing %s failed: %v. Nothing was left behind.", rel, werr)
+	case errors.As(err, &u):
+		return tools.Result{Outcome: tools.OutcomeUncertain, ErrorCode: string(CodeUncertain),
+			Output:   fmt.Sprintf("report_write: writing %s failed (%v). Inspect %s before publishing again.", rel, u.Err, rel),
+			Metadata: tools.Metadata{WrittenPaths: []string{rel}}}
+	case err != nil:
+		return reportFailure(rel, err, "Nothing was written.")
 	}
 	sum := sha256.Sum256(content)
 	receipt := reportReceipt{Path: rel, Bytes: len(content), SHA256: hex.EncodeToString(sum[:])}

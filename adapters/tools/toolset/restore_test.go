@@ -260,7 +260,7 @@ func TestRestoreCases(t *testing.T) {
 				return []events.ToolSettled{withDetail(t, ev, "path", "out/notes.txt")}
 			},
 			patch:       "*** Update File: out/notes.txt\n@@\n-hello\n+HELLO\n",
-			wantOutcome: tools.OutcomeError, wantCode: "invalid_arguments", wantNotes: "hello\n",
+			wantOutcome: tools.OutcomeError, wantCode: "symlink_refused", wantNotes: "hello\n",
 		},
 		{
 			name: "a path through a symlink inside the root",
@@ -330,7 +330,7 @@ func TestRestoreCases(t *testing.T) {
 			if got := get(t, outside, "notes.txt"); got != "hello\n" {
 				t.Errorf("a file outside the workspace was written: %q", got)
 			}
-			if tc.wantCode == "read_required" || tc.wantCode == "invalid_arguments" {
+			if tc.wantCode == "read_required" || tc.wantCode == "invalid_arguments" || tc.wantCode == "symlink_refused" {
 				for _, k := range []string{"notes.txt", "out/notes.txt", "alias.txt"} {
 					if b.Credentials().Held(k) != nil {
 						t.Errorf("a credential for %s was restored", k)

@@ -50,7 +50,7 @@ func (t *writeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
-	res, err := t.s.ws.Write(ctx, a.Path, []byte(a.Content))
+	res, err := t.s.ws.WriteIn(ctx, inv.ExternalRoot, a.Path, []byte(a.Content))
 	if err != nil {
 		return failure(tools.NameWrite, err, true)
 	}
