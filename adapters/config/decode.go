@@ -94,10 +94,30 @@ func typeError(d Document, err error) *Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		e.Key = te.Field
-		e.Message = fmt.Sprintf("%s: is %s, want %s", te.Field, te.Value, te.Type)
 		if d.text != nil {
+			// encoding/json leaves map keys out of Field (agents.steps); the key written last
+			// before the offset is the one whose value failed, with its whole path.
+			if p := pathAt(d.Node, te.Offset, ""); p != "" {
+				e.Key = p
+			}
 			e.Line, e.Column = position(d.text, te.Offset) // just past the value
 		}
+		e.Message = fmt.Sprintf("%s: is %s, want %s", e.Key, te.Value, te.Type)
 	}
 	return e
+}
+
+// pathAt is the dotted path of the last key written before offset off.
+func pathAt(n Node, off int64, prefix string) string {
+	last := ""
+	for _, m := range n.Members {
+		if m.Offset >= off {
+			break
+		}
+		last = prefix + m.Key
+		if deeper := pathAt(m.Value, off, last+"."); deeper != "" {
+			last = deeper
+		}
+	}
+	return last
 }

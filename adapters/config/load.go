@@ -66,6 +66,8 @@ type Document struct {
 	Node   Node
 	// text is the file's standardised JSON (offsets are the file's), for typed errors.
 	text []byte
+	// keySources names, in an env or CLI layer, the variables or flags behind each top-level key.
+	keySources map[string][]string
 }
 
 // Set is the loaded configuration: every layer's document in layer order.
@@ -146,6 +148,7 @@ func appendValueLayers(docs []Document, o Options) ([]Document, error) {
 func valueDocument(layer settings.Layer, vals []cliValue) (Document, error) {
 	root := Node{object: true, Offset: -1}
 	var sources []string
+	byKey := map[string][]string{}
 	for _, v := range vals {
 		val, err := parseValue(v.value, 0)
 		if err != nil {
@@ -157,8 +160,10 @@ func valueDocument(layer settings.Layer, vals []cliValue) (Document, error) {
 		}
 		root = Merge(root, val)
 		sources = append(sources, v.flag)
+		top, _, _ := strings.Cut(v.key, ".")
+		byKey[top] = append(byKey[top], v.flag)
 	}
-	return Document{Layer: layer, Source: strings.Join(sources, ", "), Node: root}, nil
+	return Document{Layer: layer, Source: strings.Join(sources, ", "), Node: root, keySources: byKey}, nil
 }
 
 func reverse(s []string) []string {
@@ -199,7 +204,11 @@ func (s *Set) Raw(key string) []settings.Raw {
 	for _, d := range s.Docs {
 		if v, ok := d.Node.Get(key); ok {
 			b, _ := v.MarshalJSON()
-			out = append(out, settings.Raw{Layer: d.Layer, Source: d.Source, JSON: b})
+			source := d.Source
+			if s, ok := d.keySources[key]; ok {
+				source = strings.Join(s, ", ")
+			}
+			out = append(out, settings.Raw{Layer: d.Layer, Source: source, JSON: b})
 		}
 	}
 	return out
