@@ -9,7 +9,7 @@ import (
 const (
 	// CodeBadConfig: a file or value does not parse, names an unknown key, or has the wrong type.
 	CodeBadConfig = "bad_config"
-	// CodeNotFound: the file named by --config or ZUNO_CONFIG does not exist.
+	// CodeNotFound: the file named by --config does not exist (ZUNO_CONFIG naming none is no layer).
 	CodeNotFound = "config_not_found"
 	// CodeAmbiguous: zuno.json and zuno.jsonc sit in one directory.
 	CodeAmbiguous = "config_ambiguous"
