@@ -2,18 +2,22 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
+	adconfig "github.com/zuno-run/zuno/adapters/config"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/settings"
 )
 
-// config says where Zuno keeps its state. Each key comes from the environment, else from the
-// config file, else its default.
+// config is the merged configuration of every layer (docs/config.md): the global
+// zuno.json[c], the project's, the file --config names, ZUNO_* variables, flags and the
+// managed policy, later layers winning key by key.
 type config struct {
 	// DB is the embedded SQLite file (events and read models): ZUNO_DB.
 	DB string `json:"db"`
@@ -34,14 +38,39 @@ type config struct {
 	MaxTokens     int   `json:"max_tokens"`
 	// Agents configures agents by name (agents.build.steps).
 	Agents map[string]agent.Override `json:"agents"`
-	// Tools enables or disables tools by name; availability, not authorisation.
+	// Tools enables or disables tools by name; availability, not authorisation. The policies
+	// also read each layer's tools through Layers.Raw("tools").
 	Tools       map[string]bool   `json:"tools"`
 	Concurrency concurrencyConfig `json:"concurrency"`
 	ToolOutput  toolOutputConfig  `json:"tool_output"`
+
+	// Permission and Sandbox are read layer by layer (Layers.Raw) by the permission
+	// evaluator and the sandbox resolver: which layer said what is part of their meaning.
+	Permission json.RawMessage `json:"permission"`
+	Sandbox    json.RawMessage `json:"sandbox"`
+	// Trust admits repositories whose project layer may name host commands (trust.go of
+	// adapters/config reads it; only trusted layers may set it).
+	Trust struct {
+		ProjectHostCommands []string `json:"project_host_commands"`
+	} `json:"trust"`
+	// Host programs the specification configures and this build does not run yet: accepted,
+	// and reported as notes.
+	Shell        json.RawMessage `json:"shell"`
+	MCP          json.RawMessage `json:"mcp"`
+	LSP          json.RawMessage `json:"lsp"`
+	Formatter    json.RawMessage `json:"formatter"`
+	ProductAgent json.RawMessage `json:"productAgent"`
+
+	// Layers is every layer as read, for Raw; Notes are settings accepted but not acted on.
+	Layers *adconfig.Set `json:"-"`
+	Notes  []string      `json:"-"`
 }
 
 type concurrencyConfig struct {
-	ToolCalls int `json:"tool_calls"`
+	ToolCalls      int `json:"tool_calls"`
+	Delegations    int `json:"delegations"`
+	MCPConnections int `json:"mcp_connections"`
+	LSPRequests    int `json:"lsp_requests"`
 }
 
 type toolOutputConfig struct {
@@ -55,16 +84,28 @@ func (c config) settings() zapp.Settings {
 		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls}
 }
 
-// configFile is $ZUNO_CONFIG, else zuno/config.json under the user's config directory.
-func configFile() string {
-	if p := os.Getenv("ZUNO_CONFIG"); p != "" {
-		return p
+// configFlag is the global --config flag; it wins over ZUNO_CONFIG.
+var configFlag string
+
+// cliSettings are the CLI layer: flags that set a configuration key append here before the
+// configuration is loaded (e.g. --sandbox-backend → sandbox.backend).
+var cliSettings []struct {
+	Flag, Key string
+	JSON      json.RawMessage
+}
+
+// configOptions are the process's answers to where each layer lives.
+func configOptions() adconfig.Options {
+	cwd, _ := os.Getwd()
+	o := adconfig.Options{Cwd: cwd, GlobalDir: adconfig.GlobalDir(os.Getenv), ManagedDir: adconfig.DefaultManagedDir,
+		Explicit: configFlag, ExplicitFrom: "--config"}
+	if o.Explicit == "" {
+		o.Explicit, o.ExplicitFrom, o.ExplicitOptional = os.Getenv("ZUNO_CONFIG"), "ZUNO_CONFIG", true
 	}
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
+	for _, s := range cliSettings {
+		o.AddCLI(s.Flag, s.Key, s.JSON)
 	}
-	return filepath.Join(dir, "zuno", "config.json")
+	return o
 }
 
 // defaultDB is zuno/zuno.db under $XDG_DATA_HOME, else ~/.local/share.
@@ -80,59 +121,105 @@ func defaultDB() string {
 	return filepath.Join(base, "zuno", "zuno.db")
 }
 
-// configError is a bad configuration: it names the file or variable and what to do.
+// configError is a bad value found after the layers are merged: it says what to do.
 type configError struct{ msg string }
 
 func (e *configError) Error() string { return "config: " + e.msg }
 func (e *configError) Code() string  { return "bad_config" }
 
+// warnOnce and noteOnce print the loader's warnings (the legacy config.json) and the notes
+// once per process, however many times a command loads the configuration.
+var warnOnce, noteOnce sync.Once
+
 func loadConfig() (config, error) {
 	var c config
-	if path := configFile(); path != "" {
-		b, err := os.ReadFile(path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			return c, &configError{fmt.Sprintf("read %s: %v", path, err)}
-		default:
-			dec := json.NewDecoder(strings.NewReader(string(b)))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&c); err != nil {
-				return c, &configError{fmt.Sprintf("%s: %v (keys: db, eventstore_url, readmodel_url, bus_url, model, context_window, max_tokens, agents, tools, concurrency, tool_output)", path, err)}
-			}
-		}
+	set, err := adconfig.Load(configOptions())
+	if err != nil {
+		return c, err
 	}
-	for env, field := range map[string]*string{
-		"ZUNO_DB": &c.DB, "ZUNO_EVENTSTORE_URL": &c.EventStoreURL, "ZUNO_READMODEL_URL": &c.ReadModelURL,
-		"ZUNO_BUS_URL": &c.BusURL, "ZUNO_MODEL": &c.Model,
-	} {
-		if v := os.Getenv(env); v != "" {
-			*field = v
+	warnOnce.Do(func() {
+		for _, w := range set.Warnings {
+			fmt.Fprintln(os.Stderr, "zuno: warning: "+w)
 		}
+	})
+	if err := set.Decode(&c); err != nil {
+		return c, err
 	}
+	c.Layers = set
+	c.notes()
+	noteOnce.Do(func() {
+		for _, n := range c.Notes {
+			fmt.Fprintln(os.Stderr, "zuno: note: "+n)
+		}
+	})
 	if c.DB == "" {
 		c.DB = defaultDB()
 	}
-	if n := c.Concurrency.ToolCalls; n != 0 && (n < 1 || n > 64) {
-		return c, &configError{fmt.Sprintf("concurrency.tool_calls is %d: use 1..64 (1 runs tool calls one at a time)", n)}
-	}
-	if c.ToolOutput.MaxBytes < 0 || c.ToolOutput.MaxLines < 0 {
-		return c, &configError{"tool_output.max_bytes and max_lines must be positive (defaults 51200 and 2000)"}
-	}
-	if u := c.EventStoreURL; u != "" && !isPostgres(u) && !strings.HasPrefix(u, "esdb://") && !strings.HasPrefix(u, "esdb+discover://") {
-		return c, &configError{fmt.Sprintf("ZUNO_EVENTSTORE_URL %q: want postgres://… or esdb://…, or unset it for the embedded SQLite store", u)}
-	}
-	if u := c.ReadModelURL; u != "" && !isPostgres(u) {
-		return c, &configError{fmt.Sprintf("ZUNO_READMODEL_URL %q: want postgres://…, or unset it to keep read models in SQLite", u)}
-	}
-	if u := c.BusURL; u != "" && !isPostgres(u) {
-		return c, &configError{fmt.Sprintf("ZUNO_BUS_URL %q: want postgres://…, or unset it to handle commands in process", u)}
+	if err := c.validate(); err != nil {
+		return c, err
 	}
 	// A team on one Postgres keeps its read models there too, unless told otherwise.
 	if c.ReadModelURL == "" && isPostgres(c.EventStoreURL) {
 		c.ReadModelURL = c.EventStoreURL
 	}
 	return c, nil
+}
+
+func (c config) validate() error {
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"tool_calls", c.Concurrency.ToolCalls}, {"delegations", c.Concurrency.Delegations},
+		{"mcp_connections", c.Concurrency.MCPConnections}, {"lsp_requests", c.Concurrency.LSPRequests}} {
+		if n.v != 0 && (n.v < 1 || n.v > 64) {
+			return &configError{fmt.Sprintf("concurrency.%s is %d: use 1..64 (1 runs them one at a time)", n.key, n.v)}
+		}
+	}
+	if c.ToolOutput.MaxBytes < 0 || c.ToolOutput.MaxLines < 0 {
+		return &configError{"tool_output.max_bytes and max_lines must be positive (defaults 51200 and 2000)"}
+	}
+	if u := c.EventStoreURL; u != "" && !isPostgres(u) && !strings.HasPrefix(u, "esdb://") && !strings.HasPrefix(u, "esdb+discover://") {
+		return &configError{fmt.Sprintf("ZUNO_EVENTSTORE_URL %q: want postgres://… or esdb://…, or unset it for the embedded SQLite store", u)}
+	}
+	if u := c.ReadModelURL; u != "" && !isPostgres(u) {
+		return &configError{fmt.Sprintf("ZUNO_READMODEL_URL %q: want postgres://…, or unset it to keep read models in SQLite", u)}
+	}
+	if u := c.BusURL; u != "" && !isPostgres(u) {
+		return &configError{fmt.Sprintf("ZUNO_BUS_URL %q: want postgres://…, or unset it to handle commands in process", u)}
+	}
+	return nil
+}
+
+// unbuiltTools are tools the specification names that this build does not have. A tools
+// entry for one is accepted and reported, not refused as unknown_tool, so a configuration
+// written for a fuller build still loads; TestUnbuiltToolsAreNotBuilt keeps the list honest.
+var unbuiltTools = []string{"task", "session_message", "job", "webfetch", "web_search", "skill", "question",
+	"question_async", "plan_exit", "goal_get", "goal_update", "memory_read", "memory_update", "council_run",
+	"tool_search", "task_context", "workflow", "job_reconcile", "lsp"}
+
+// notes takes the entries this build cannot act on out of the way and says so.
+func (c *config) notes() {
+	for _, name := range unbuiltTools {
+		if v, ok := c.Tools[name]; ok {
+			delete(c.Tools, name)
+			c.Notes = append(c.Notes, fmt.Sprintf("tools.%s: %v is ignored: this build has no %s tool", name, v, name))
+		}
+	}
+	for key, raw := range map[string]json.RawMessage{"shell": c.Shell, "mcp": c.MCP, "lsp": c.LSP,
+		"formatter": c.Formatter, "productAgent": c.ProductAgent} {
+		if raw != nil && string(raw) != "null" {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s is accepted but not used: this build does not run it yet", key))
+		}
+	}
+	slices.Sort(c.Notes)
+}
+
+// Raw is each layer's value of a top-level key (permission, tools, sandbox), in layer order.
+func (c config) Raw(key string) []settings.Raw {
+	if c.Layers == nil {
+		return nil
+	}
+	return c.Layers.Raw(key)
 }
 
 func isPostgres(u string) bool {

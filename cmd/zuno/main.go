@@ -69,10 +69,13 @@ func newRootCmd() *cobra.Command {
 
 Storage: ZUNO_DB (embedded SQLite file, the default), ZUNO_EVENTSTORE_URL (postgres://… or
 esdb://…), ZUNO_READMODEL_URL (postgres://…), or the same keys (db, eventstore_url,
-readmodel_url) in the JSON config file at $ZUNO_CONFIG or ~/.config/zuno/config.json.`,
+readmodel_url) in a configuration file: ~/.config/zuno/zuno.json[c], the repository's
+zuno.json[c] or .zuno/zuno.json[c], or the file --config (or $ZUNO_CONFIG) names.
+zuno debug paths shows every place and which are in effect.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().StringVar(&configFlag, "config", "", "a configuration file (JSONC) laid over the global and project files; wins over $ZUNO_CONFIG")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
 		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newVersionCmd())

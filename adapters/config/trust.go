@@ -1,0 +1,151 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// hostCommandKeys are the top-level keys whose entries name a program to run on the host
+// (docs/config.md, "Trust"). shell names one itself.
+var hostCommandKeys = []string{"mcp", "lsp", "formatter", "productAgent"}
+
+// grants are the sandbox values that give host authority; the project layer may not set them.
+// Values are compared folded (case, '_' for '-'), as a lenient reader downstream might.
+var grants = []struct{ key, value, fix string }{
+	{"onUnavailable", "run-unconfined", "--sandbox-on-unavailable run-unconfined or ZUNO_SANDBOX_ON_UNAVAILABLE=run-unconfined for one run"},
+	{"backend", "native", "--sandbox-backend native or ZUNO_SANDBOX_BACKEND=native for one run"},
+	{"mode", "danger-full-access", "--sandbox danger-full-access for one run"},
+}
+
+// checkTrust refuses what a checked-in file may not say about its own host authority. Keys
+// are matched without regard to case at every level, so a spelling that a case-insensitive
+// decoder downstream would accept cannot slip past. An entry's enabled:false or disabled:true
+// changes nothing: that switch sits in the layer the checkout controls.
+func checkTrust(docs []Document, p Paths) error {
+	admitted, err := admittedRoots(docs)
+	if err != nil {
+		return err
+	}
+	hostOK := p.ProjectRoot != "" && slices.Contains(admitted, canonical(p.ProjectRoot))
+	for _, d := range docs {
+		if d.Layer.Trusted() {
+			continue
+		}
+		if err := checkProjectDoc(d, p, hostOK); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkProjectDoc(d Document, p Paths, hostOK bool) error {
+	global := filepath.Join(p.GlobalDir, "zuno.json")
+	for _, m := range d.Node.Members {
+		switch {
+		case strings.EqualFold(m.Key, "trust"):
+			return untrusted(d, m.Offset, "trust", "a repository may not vouch for itself",
+				fmt.Sprintf("move trust to the global file %s", global))
+		case strings.EqualFold(m.Key, "sandbox"):
+			for _, s := range m.Value.Members {
+				for _, g := range grants {
+					if strings.EqualFold(s.Key, g.key) && fold(s.Value.Raw) == g.value {
+						return untrusted(d, s.Offset, "sandbox."+g.key,
+							fmt.Sprintf("%q grants host execution, and a checked-in file may not grant it to itself", g.value),
+							fmt.Sprintf("set it in the global file %s, or pass %s", global, g.fix))
+					}
+				}
+			}
+		case hostOK:
+		case strings.EqualFold(m.Key, "shell"):
+			return hostCommand(d, m.Offset, "shell", p, global)
+		case slices.ContainsFunc(hostCommandKeys, func(k string) bool { return strings.EqualFold(k, m.Key) }):
+			if path, off, ok := findCommand(m.Value, m.Key); ok {
+				return hostCommand(d, off, path, p, global)
+			}
+		}
+	}
+	return nil
+}
+
+// findCommand finds a "command" key at any depth under n (mcp.<name>.command and any nesting
+// a reader might accept).
+func findCommand(n Node, path string) (string, int64, bool) {
+	for _, m := range n.Members {
+		if strings.EqualFold(m.Key, "command") {
+			return path + "." + m.Key, m.Offset, true
+		}
+		if p, off, ok := findCommand(m.Value, path+"."+m.Key); ok {
+			return p, off, true
+		}
+	}
+	return "", 0, false
+}
+
+func hostCommand(d Document, off int64, key string, p Paths, global string) error {
+	return untrusted(d, off, key, "names a program to run on the host, even when the entry is disabled",
+		fmt.Sprintf(`admit this checkout with "trust": {"project_host_commands": [%q]} in a trusted layer (the global file %s), or move the setting there`,
+			p.ProjectRoot, global))
+}
+
+func untrusted(d Document, off int64, key, why, fix string) *Error {
+	line, col := position(d.text, off)
+	return &Error{code: CodeUntrusted, Source: d.Source, Line: line, Column: col, Key: key,
+		Message: fmt.Sprintf("%s is refused in the project layer, which the checkout controls: %s", key, why), Fix: fix}
+}
+
+// admittedRoots is trust.project_host_commands of the trusted layers merged: a list of
+// absolute repository roots whose project layer may name host commands.
+func admittedRoots(docs []Document) ([]string, error) {
+	var roots []string
+	for _, d := range docs {
+		if !d.Layer.Trusted() {
+			continue
+		}
+		t, ok := d.Node.Get("trust")
+		if !ok {
+			continue
+		}
+		v, ok := t.Get("project_host_commands")
+		if !ok {
+			continue
+		}
+		var list []string
+		if err := json.Unmarshal(v.Raw, &list); err != nil || v.Raw == nil {
+			return nil, trustShapeError(d, v.Offset, "is not a list of repository roots")
+		}
+		roots = roots[:0] // a later layer replaces the list, like any other value
+		for _, r := range list {
+			if !filepath.IsAbs(r) {
+				return nil, trustShapeError(d, v.Offset, fmt.Sprintf("%q is not an absolute path", r))
+			}
+			roots = append(roots, canonical(r))
+		}
+	}
+	return roots, nil
+}
+
+func trustShapeError(d Document, off int64, what string) *Error {
+	line, col := position(d.text, off)
+	return &Error{code: CodeBadConfig, Source: d.Source, Line: line, Column: col, Key: "trust.project_host_commands",
+		Message: "trust.project_host_commands " + what, Fix: `write ["/abs/path/of/repo", …]: the roots whose zuno.json may name host commands`}
+}
+
+// canonical resolves symbolic links, so a root is admitted under any spelling of its path.
+func canonical(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return filepath.Clean(path)
+}
+
+// fold is a JSON string value lower-cased with '_' read as '-'; "" for anything else.
+func fold(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
+}

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/domain/settings"
+)
+
+// The attacks on the trust boundary (docs/config.md, "Trust"): every way a checked-in file
+// might give itself host authority, and each must be refused with the file, the key, the
+// reason and the fix.
+var projectRefusals = []struct{ name, src, key string }{
+	{"run-unconfined", `{"sandbox": {"onUnavailable": "run-unconfined"}}`, "sandbox.onUnavailable"},
+	{"run-unconfined beside a deny network", `{"sandbox": {"mode": "workspace-write", "network": "deny", "onUnavailable": "run-unconfined"}}`, "sandbox.onUnavailable"},
+	{"the native backend", `{"sandbox": {"backend": "native"}}`, "sandbox.backend"},
+	{"danger-full-access", `{"sandbox": {"mode": "danger-full-access"}}`, "sandbox.mode"},
+	{"a key in another case", `{"Sandbox": {"OnUnavailable": "run-unconfined"}}`, "sandbox.onUnavailable"},
+	{"a value in another case", `{"sandbox": {"backend": "NATIVE"}}`, "sandbox.backend"},
+	{"a value with underscores", `{"sandbox": {"onUnavailable": "run_unconfined"}}`, "sandbox.onUnavailable"},
+	{"a value with spaces", `{"sandbox": {"mode": " danger-full-access "}}`, "sandbox.mode"},
+	{"a key spelled with escapes", `{"\u0073andbox": {"backend": "n\u0061tive"}}`, "sandbox.backend"},
+	{"shell as a string", `{"shell": "/bin/zsh"}`, "shell"},
+	{"shell as an object", `{"shell": {"path": "/bin/bash", "enabled": false}}`, "shell"},
+	{"shell in another case", `{"SHELL": "/bin/zsh"}`, "shell"},
+	{"a local MCP server", `{"mcp": {"tools": {"command": ["node", "server.js"]}}}`, "mcp.tools.command"},
+	{"a disabled MCP server", `{"mcp": {"tools": {"command": "node", "enabled": false}}}`, "mcp.tools.command"},
+	{"an MCP server turned off with disabled", `{"mcp": {"tools": {"disabled": true, "command": "node"}}}`, "mcp.tools.command"},
+	{"an LSP server", `{"lsp": {"go": {"command": ["gopls"]}}}`, "lsp.go.command"},
+	{"a disabled LSP server", `{"lsp": {"go": {"command": ["gopls"], "disabled": true}}}`, "lsp.go.command"},
+	{"a formatter", `{"formatter": {"gofmt": {"command": ["gofmt", "-w"]}}}`, "formatter.gofmt.command"},
+	{"a product agent", `{"productAgent": {"claude": {"command": "claude"}}}`, "productAgent.claude.command"},
+	{"a product agent, disabled", `{"productAgent": {"claude": {"command": "claude", "enabled": false}}}`, "productAgent.claude.command"},
+	{"a command key in another case", `{"mcp": {"x": {"Command": "node"}}}`, "mcp.x.Command"},
+	{"a command nested deeper", `{"lsp": {"go": {"server": {"command": "gopls"}}}}`, "lsp.go.server.command"},
+	{"the checkout vouching for itself", `{"trust": {"project_host_commands": ["/"]}}`, "trust"},
+}
+
+func TestProjectLayerRefusals(t *testing.T) {
+	for _, place := range []string{"zuno.json", ".zuno/zuno.jsonc"} {
+		for _, tc := range projectRefusals {
+			t.Run(place+"/"+tc.name, func(t *testing.T) {
+				w := newWorld(t)
+				path := w.write(filepath.Join(w.repo, place), "\n  "+tc.src)
+				_, err := w.load(w.options())
+				e := codeOf(t, err)
+				msg := err.Error()
+				if e.Code() != CodeUntrusted || e.Source != path || e.Key != tc.key || e.Line != 2 {
+					t.Fatalf("got code %s source %s key %s line %d: %v", e.Code(), e.Source, e.Key, e.Line, err)
+				}
+				for _, part := range []string{path, "checkout controls", filepath.Join(w.global, "zuno.json")} {
+					if !strings.Contains(msg, part) {
+						t.Fatalf("message lacks %q: %s", part, msg)
+					}
+				}
+			})
+		}
+	}
+}
+
+// What the project layer may say: the deny side, remote servers, and host commands once a
+// trusted layer admits the checkout.
+func TestProjectLayerAllowed(t *testing.T) {
+	for _, tc := range []struct{ name, src string }{
+		{"onUnavailable deny", `{"sandbox": {"mode": "workspace-write", "network": "deny", "onUnavailable": "deny"}}`},
+		{"backend auto", `{"sandbox": {"backend": "auto"}}`},
+		{"read-only", `{"sandbox": {"mode": "read-only"}}`},
+		{"a remote MCP server (no command)", `{"mcp": {"docs": {"url": "https://example.com/mcp"}}}`},
+		{"permission rules", `{"permission": {"rules": {"shell": {"git push*": "deny"}}}}`},
+		{"the word native elsewhere", `{"agents": {"native": {"steps": 1}}, "model": "native"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.write(filepath.Join(w.repo, "zuno.json"), tc.src)
+			if _, err := w.load(w.options()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestTrustProjectHostCommands(t *testing.T) {
+	hostCommand := `{"shell": "/bin/zsh", "mcp": {"x": {"command": "node"}}, "lsp": {"go": {"command": ["gopls"]}}}`
+	trustIn := func(w *world, layer settings.Layer, roots string) Options {
+		o := w.options()
+		doc := `{"trust": {"project_host_commands": ` + roots + `}}`
+		switch layer {
+		case settings.Global:
+			w.write(filepath.Join(w.global, "zuno.json"), doc)
+		case settings.Explicit:
+			o.Explicit, o.ExplicitFrom = w.write(filepath.Join(w.t.TempDir(), "x.json"), doc), "--config"
+		case settings.CLI:
+			o.AddCLI("--trust", "trust.project_host_commands", json.RawMessage(roots))
+		case settings.Managed:
+			w.write(filepath.Join(w.managed, "managed.json"), doc)
+		}
+		return o
+	}
+	for _, layer := range []settings.Layer{settings.Global, settings.Explicit, settings.CLI, settings.Managed} {
+		t.Run("admitted by the "+string(layer)+" layer", func(t *testing.T) {
+			w := newWorld(t)
+			w.write(filepath.Join(w.repo, "zuno.json"), hostCommand)
+			roots, _ := json.Marshal([]string{w.repo})
+			if _, err := w.load(trustIn(w, layer, string(roots))); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("admission does not reach run-unconfined", func(t *testing.T) {
+		w := newWorld(t)
+		w.write(filepath.Join(w.repo, "zuno.json"), `{"sandbox": {"onUnavailable": "run-unconfined"}}`)
+		roots, _ := json.Marshal([]string{w.repo})
+		if _, err := w.load(trustIn(w, settings.Global, string(roots))); codeOf(t, err).Code() != CodeUntrusted {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("another repository's admission does not count", func(t *testing.T) {
+		w := newWorld(t)
+		w.write(filepath.Join(w.repo, "zuno.json"), hostCommand)
+		if _, err := w.load(trustIn(w, settings.Global, `["/somewhere/else"]`)); codeOf(t, err).Code() != CodeUntrusted {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("a later trusted layer replaces the list", func(t *testing.T) {
+		w := newWorld(t)
+		w.write(filepath.Join(w.repo, "zuno.json"), hostCommand)
+		roots, _ := json.Marshal([]string{w.repo})
+		o := trustIn(w, settings.Global, string(roots))
+		w.write(filepath.Join(w.managed, "managed.json"), `{"trust": {"project_host_commands": []}}`)
+		if _, err := w.load(o); codeOf(t, err).Code() != CodeUntrusted {
+			t.Fatalf("got %v", err)
+		}
+	})
+	for _, bad := range []string{`true`, `"/repo"`, `["relative/repo"]`} {
+		t.Run("a malformed list is refused: "+bad, func(t *testing.T) {
+			w := newWorld(t)
+			if _, err := w.load(trustIn(w, settings.Global, bad)); codeOf(t, err).Code() != CodeBadConfig {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	t.Run("trusted layers may grant host execution", func(t *testing.T) {
+		w := newWorld(t)
+		w.write(filepath.Join(w.global, "zuno.json"), `{"sandbox": {"onUnavailable": "run-unconfined", "backend": "native"}, "shell": "/bin/zsh"}`)
+		w.env["ZUNO_SANDBOX_ON_UNAVAILABLE"] = "run-unconfined"
+		o := w.options()
+		o.AddCLI("--sandbox", "sandbox.mode", json.RawMessage(`"danger-full-access"`))
+		w.write(filepath.Join(w.managed, "managed.jsonc"), `{"sandbox": {"backend": "native"}}`)
+		if _, err := w.load(o); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

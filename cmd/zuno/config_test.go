@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// Every configuration example in the specification loads into the real configuration type
+// (as a global file, where trusted values are allowed).
+func TestSeedConfigExamplesLoad(t *testing.T) {
+	for name, src := range map[string]string{
+		"sandbox modes":         `{"sandbox": {"mode": "workspace-write", "network": "deny", "onUnavailable": "deny"}}`,
+		"native backend":        `{"sandbox": {"backend": "native"}}`,
+		"danger-full-access":    `{"sandbox": {"mode": "danger-full-access"}}`,
+		"run-unconfined":        `{"sandbox": {"mode": "workspace-write", "network": "deny", "onUnavailable": "run-unconfined"}}`,
+		"protected paths":       `{"sandbox": {"mode": "workspace-write", "writableRoots": ["/srv/build-cache"], "protectedPaths": [".git", "secrets"]}}`,
+		"permission rules":      `{"permission": {"mode": "standard", "rules": {"read": "allow", "edit": "ask", "shell": {"*": "ask", "git *": "allow", "git push*": "deny", "rm -rf*": "deny"}}}}`,
+		"concurrency":           `{"concurrency": {"tool_calls": 8, "delegations": 8, "mcp_connections": 8, "lsp_requests": 4}}`,
+		"tools webfetch":        `{"tools": {"webfetch": false}}`,
+		"agent steps":           `{"agents": {"build": {"steps": 24}}}`,
+		"trust":                 `{"trust": {"project_host_commands": ["/work/repo"]}}`,
+		"host programs (JSONC)": "{\n // accepted, not yet run by this build\n \"shell\": \"/bin/bash\", \"mcp\": {\"x\": {\"command\": \"node\"}}, \"lsp\": {}, \"formatter\": {}, \"productAgent\": {},\n}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "zuno"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "zuno", "zuno.jsonc"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("XDG_CONFIG_HOME", dir)
+			t.Setenv("ZUNO_CONFIG", "")
+			t.Chdir(dir)
+			if _, err := loadConfig(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A tools entry for a tool the specification names and this build lacks is a note, and the
+// entry does not reach the tool registry (where it would be unknown_tool).
+func TestUnbuiltToolIsANote(t *testing.T) {
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"tools": {"webfetch": false, "shell": false}}`))
+	t.Chdir(t.TempDir())
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell, kept := cfg.Tools["shell"]
+	if _, ok := cfg.Tools["webfetch"]; ok || !kept || shell || len(cfg.Notes) != 1 {
+		t.Fatalf("tools %v notes %v", cfg.Tools, cfg.Notes)
+	}
+}
+
+// unbuiltTools must never name a tool this build has: its entry would be dropped, and a
+// "webfetch": false the user wrote would silently stop disabling it.
+func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
+	dir := t.TempDir()
+	surface, err := openTools(config{}, dir, nil)(dir, "ses_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer surface.Close()
+	for _, tool := range surface.Tools() {
+		if name := tool.Declaration().Name; slices.Contains(unbuiltTools, name) {
+			t.Errorf("%s is built: remove it from unbuiltTools", name)
+		}
+	}
+}
+
+func writeTemp(t *testing.T, content string) string {
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
