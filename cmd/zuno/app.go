@@ -19,6 +19,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/instructions"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
+	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
@@ -139,33 +140,64 @@ func (r readModels) Query(ctx context.Context, sql string, limit int) (queries.T
 func dataDir(cfg config) string { return filepath.Dir(cfg.DB) }
 
 // openTools opens a session's tools: the core tools, bg, and the durable-work tools (plan and
-// todo, sent as commands to work), keeping artifacts and background output under dir.
+// todo, sent as commands to work), keeping artifacts and background output under dir. The
+// shell and bg run through the session's sandbox (docs/sandbox.md); when it cannot be
+// assembled, neither is offered and the surface says why.
 func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
-	return func(workspace, sessionID string) (turn.Surface, error) {
+	return func(workspace, sessionID string, readOnly bool) (turn.Surface, error) {
+		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: readOnly},
+			adsandbox.Probe{})
+		launcher := sb.Launcher
+		if refused != nil {
+			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
+		}
 		artifacts := filepath.Join(dir, "artifacts", sessionID)
-		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts))
+		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher))
 		if err != nil {
 			return nil, err
 		}
 		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
-			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr}})
+			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr},
+			Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 		if err != nil {
 			mgr.Close()
 			return nil, err
 		}
-		all := append(set.Tools(), bg.NewTool(mgr))
-		return &surface{tools: append(all, worktools.New(work)...), bg: mgr}, nil
+		all := set.Tools()
+		if refused == nil {
+			all = append(all, bg.NewTool(mgr))
+		}
+		return &surface{tools: append(all, worktools.New(work)...), bg: mgr, confinement: confinement(sb, refused)}, nil
 	}
+}
+
+// refusedLauncher runs nothing: the sandbox could not be assembled.
+type refusedLauncher struct{ err error }
+
+func (l refusedLauncher) Wrap([]string, string) ([]string, error) { return nil, l.err }
+
+// confinement is the sandbox resolution as the turn records it.
+func confinement(sb adsandbox.Session, refused error) turn.Confinement {
+	if refused != nil {
+		return turn.Confinement{Refusal: refused}
+	}
+	r := sb.Resolution
+	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: r.Warning,
+		Resolution: &events.SandboxResolution{RequestedMode: r.RequestedMode, Network: r.Network,
+			EffectiveAuthority: r.EffectiveAuthority, ResolutionKind: string(r.ResolutionKind), Backend: r.Backend,
+			Reason: string(r.Reason.Code)}}
 }
 
 // surface is a session's tools and the background manager they share.
 type surface struct {
-	tools []turn.Tool
-	bg    *bg.Manager
+	tools       []turn.Tool
+	bg          *bg.Manager
+	confinement turn.Confinement
 }
 
-func (s *surface) Tools() []turn.Tool { return s.tools }
-func (s *surface) Close() error       { return s.bg.Close() }
+func (s *surface) Tools() []turn.Tool            { return s.tools }
+func (s *surface) Confinement() turn.Confinement { return s.confinement }
+func (s *surface) Close() error                  { return s.bg.Close() }
 
 // backgroundStarter lets the shell tool's background option start bg tasks.
 type backgroundStarter struct{ m *bg.Manager }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	adconfig "github.com/zuno-run/zuno/adapters/config"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/permission"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 )
 
@@ -61,6 +64,9 @@ type config struct {
 	Formatter    json.RawMessage `json:"formatter"`
 	ProductAgent json.RawMessage `json:"productAgent"`
 
+	// SandboxConfig is the sandbox layers merged (domain/sandbox), validated at load.
+	SandboxConfig sandbox.Config `json:"-"`
+
 	// Layers is every layer as read, for Raw; Notes are settings accepted but not acted on.
 	Layers *adconfig.Set `json:"-"`
 	Notes  []string      `json:"-"`
@@ -81,7 +87,34 @@ type toolOutputConfig struct {
 // settings are the keys the application layer acts on.
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
-		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls}
+		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
+		Home: homeDir()}
+}
+
+// homeDir is the user's home: $HOME, else the platform's answer (the passwd entry), so the
+// risk gate and ~ in path rules keep protecting it when HOME is unset (docs/risk.md).
+func homeDir() string {
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return h
+	}
+	if u, err := user.Current(); err == nil {
+		return u.HomeDir
+	}
+	return ""
+}
+
+// gates checks the permission and sandbox layers at load, so a bad rule is refused before
+// any command runs rather than at a turn's first tool call.
+func (c *config) gates() error {
+	if _, err := permission.Resolve(c.Raw("permission"), c.Raw("tools")); err != nil {
+		return err
+	}
+	sb, err := sandbox.Merge(c.Raw("sandbox"))
+	if err != nil {
+		return err
+	}
+	c.SandboxConfig = sb
+	return nil
 }
 
 // configFlag is the global --config flag; it wins over ZUNO_CONFIG.
@@ -156,6 +189,9 @@ func loadConfig() (config, error) {
 		c.DB = defaultDB()
 	}
 	if err := c.validate(); err != nil {
+		return c, err
+	}
+	if err := c.gates(); err != nil {
 		return c, err
 	}
 	// A team on one Postgres keeps its read models there too, unless told otherwise.

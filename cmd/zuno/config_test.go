@@ -60,7 +60,7 @@ func TestUnbuiltToolIsANote(t *testing.T) {
 // "webfetch": false the user wrote would silently stop disabling it.
 func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
 	dir := t.TempDir()
-	surface, err := openTools(config{}, dir, nil)(dir, "ses_test")
+	surface, err := openTools(config{}, dir, nil)(dir, "ses_test", false)
 	if err != nil {
 		t.Fatal(err)
 	}

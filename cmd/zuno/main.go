@@ -76,6 +76,7 @@ zuno debug paths shows every place and which are in effect.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&configFlag, "config", "", "a configuration file (JSONC) laid over the global and project files; wins over $ZUNO_CONFIG")
+	addSandboxFlags(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
 		newPlanCmd(), newTodoCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newVersionCmd())

@@ -88,7 +88,7 @@ func receiptTools(t *testing.T, agentName string) []string {
 			t.Fatal(err)
 		}
 		dir, _ := os.Getwd()
-		surface, err := openTools(a.cfg, dataDir(a.cfg), a.handlers)(dir, sessionID)
+		surface, err := openTools(a.cfg, dataDir(a.cfg), a.handlers)(dir, sessionID, false)
 		if err != nil {
 			t.Fatal(err)
 		}

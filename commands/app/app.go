@@ -8,13 +8,16 @@ package app
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/settings"
 )
 
 // Settings are the configuration the application acts on.
@@ -28,6 +31,12 @@ type Settings struct {
 	Tools map[string]bool
 	// ToolCalls is concurrency.tool_calls; 0 is the default.
 	ToolCalls int
+	// Permission and ToolSwitches are each configuration layer's "permission" and "tools"
+	// values, in layer order: the permission policy is built from them (domain/permission).
+	Permission, ToolSwitches []settings.Raw
+	// Home is the user's home directory, resolved with the platform fallback when HOME is
+	// unset: path rules expand ~ and $HOME with it and the risk gate protects it.
+	Home string
 }
 
 // Ports are the adapters the application works through, wired by the host.
@@ -53,7 +62,7 @@ type Application struct {
 
 // New wires an application.
 func New(s Settings, p Ports, q *queries.Queries) *Application {
-	return &Application{Commands: &Commands{settings: s, ports: p, queries: q}, Queries: q}
+	return &Application{Commands: &Commands{settings: s, ports: p, queries: q, standing: map[string]*permission.Standing{}}, Queries: q}
 }
 
 // Commands change state. Each takes the caller's command id in Meta: sending it again
@@ -62,6 +71,11 @@ type Commands struct {
 	settings Settings
 	ports    Ports
 	queries  *queries.Queries
+
+	mu sync.Mutex
+	// standing is each session's "always" answers: in this process's memory only, never
+	// written anywhere (docs/permissions.md, "A saved always belongs to one session").
+	standing map[string]*permission.Standing
 }
 
 // send delivers a command, then brings the read models up to its events, so that the next

@@ -40,6 +40,9 @@ type RunTurn struct {
 	// Interactive says whether someone answers the turn's permission asks (through the
 	// observer); otherwise an ask is a denial naming the rule to add.
 	Interactive bool
+	// Notice receives what the user should know before the turn runs (a shell that was not
+	// assembled, commands running unconfined).
+	Notice func(string)
 }
 
 // TurnResult is a turn's outcome and where it ran.
@@ -78,13 +81,27 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	surface, err := c.ports.OpenTools(plan.dir, plan.sessionID)
+	surface, err := c.ports.OpenTools(plan.dir, plan.sessionID, ag.ReadOnly)
 	if err != nil {
 		return TurnResult{}, err
 	}
 	defer surface.Close()
-	if _, err := agent.Offer(ag, surface.Tools(), c.settings.Tools); err != nil {
+	offered, err := agent.Offer(ag, surface.Tools(), c.settings.Tools)
+	if err != nil {
 		return TurnResult{}, err
+	}
+	conf := surface.Confinement()
+	policy, err := c.settings.Policy(ag, conf)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if in.Notice != nil {
+		if conf.Refusal != nil {
+			in.Notice("the shell is not offered: " + conf.Refusal.Error())
+		}
+		if conf.Warning != "" {
+			in.Notice(conf.Warning)
+		}
 	}
 	global, project, err := c.ports.Instructions(plan.dir)
 	if err != nil {
@@ -102,7 +119,8 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name, Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
 		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
-		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover})
+		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
+		Gate: c.gateFor(policy, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
 	// Bring the read models up to the turn's events whatever happened, so zuno db and
 	// zuno debug prompt see it (read-your-writes).
 	if cerr := c.ports.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {

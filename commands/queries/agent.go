@@ -49,7 +49,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	if err != nil {
 		return AgentReport{}, err
 	}
-	surface, err := s.OpenTools(dir, "debug-agent")
+	surface, err := s.OpenTools(dir, "debug-agent", ag.ReadOnly)
 	if err != nil {
 		return AgentReport{}, err
 	}
@@ -77,4 +77,10 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 		rep.Tools = append(rep.Tools, tr)
 	}
 	return rep, nil
+}
+
+// ReadOnly reports whether the agent's contract is read-only (it narrows the sandbox).
+func ReadOnly(name string, overrides map[string]agent.Override) (bool, error) {
+	ag, err := agent.Resolve(name, overrides, false)
+	return ag.ReadOnly, err
 }

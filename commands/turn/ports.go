@@ -40,11 +40,27 @@ func (NopObserver) TextDelta(string)                         {}
 // adapters and their per-session state); Close ends what they started (background tasks).
 type Surface interface {
 	Tools() []Tool
+	// Confinement is how the surface's commands are confined (docs/sandbox.md).
+	Confinement() Confinement
 	Close() error
 }
 
-// OpenTools opens the tool surface of a session working in dir.
-type OpenTools func(dir, sessionID string) (Surface, error)
+// Confinement is the sandbox resolution a surface's shell and bg run under.
+type Confinement struct {
+	// Resolution is recorded on every call that starts a command; nil when the surface has
+	// no shell.
+	Resolution *events.SandboxResolution
+	// ForcesAllowAll: danger-full-access makes the effective permission mode allow_all.
+	ForcesAllowAll bool
+	// Warning is said once when commands run unconfined after a fallback.
+	Warning string
+	// Refusal is why the shell was not assembled (it is then not offered); nil when it was.
+	Refusal error
+}
+
+// OpenTools opens the tool surface of a session working in dir; readOnly is the agent's
+// contract, which narrows the sandbox.
+type OpenTools func(dir, sessionID string, readOnly bool) (Surface, error)
 
 // Gate is the run's permission gate and sandbox resolver (docs/permissions.md): it decides
 // each call before it starts. A nil Gate allows every call.

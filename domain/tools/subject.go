@@ -3,8 +3,9 @@ package tools
 // Subject is what one call touches, as the permission gate evaluates it before the call runs
 // (docs/permissions.md).
 type Subject struct {
-	// Path is a path argument as the model wrote it. Target is the file it names, absolute,
-	// with a final symbolic link followed once; ExternalDir, when the target lies outside the
+	// Path is a path argument as the model wrote it. Target, when the path leads somewhere
+	// else (through a final symbolic link, followed once, or outside the workspace), is the
+	// file it reaches, absolute; ExternalDir, when the target lies outside the
 	// workspace, is the directory an external_directory grant has to name.
 	Path, Target, ExternalDir string
 	// Command is a shell command's text.

@@ -1,0 +1,289 @@
+// Package gate is the permission gate of a run: it puts each validated call through the
+// configured policy and the agent's contract (domain/permission), the shell risk gate
+// (domain/risk) and the session's standing approvals, and says whether the call may start,
+// must wait for an answer, or is refused — before anything touches the machine
+// (docs/permissions.md). It implements the turn's Gate port.
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/permission"
+	"github.com/zuno-run/zuno/domain/risk"
+	"github.com/zuno-run/zuno/domain/settings"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Sources of a decision, as recorded on the call's events.
+const (
+	SourceRule       = "rule"
+	SourceMode       = "mode"
+	SourceRisk       = "risk"
+	SourceStanding   = "standing"
+	SourceUser       = "user"
+	SourceNoTerminal = "no_terminal"
+)
+
+// Gate decides the calls of one run. Create it with New.
+type Gate struct {
+	policy    permission.Policy
+	standing  *permission.Standing
+	tools     map[string]tools.Tool
+	workspace string
+	home      string
+	// interactive says whether an ask can be answered: without a terminal (or a client) an
+	// ask is a denial that names the rule to add.
+	interactive bool
+	sandbox     *events.SandboxResolution
+
+	mu      sync.Mutex
+	pending map[string]permission.Decision // asked calls by call id, for their answer
+}
+
+// Config is what a Gate is built from.
+type Config struct {
+	Policy permission.Policy
+	// Standing is the session's standing approvals; they live as long as the process.
+	Standing    *permission.Standing
+	Tools       []tools.Tool
+	Workspace   string
+	Home        string
+	Interactive bool
+	// Sandbox is how the run's shell commands are confined, recorded on each shell call.
+	Sandbox *events.SandboxResolution
+}
+
+// New returns the gate of one run.
+func New(c Config) *Gate {
+	g := &Gate{policy: c.Policy, standing: c.Standing, workspace: c.Workspace, home: c.Home,
+		interactive: c.Interactive, sandbox: c.Sandbox, tools: map[string]tools.Tool{}, pending: map[string]permission.Decision{}}
+	if g.standing == nil {
+		g.standing = &permission.Standing{}
+	}
+	for _, t := range c.Tools {
+		g.tools[t.Declaration().Name] = t
+	}
+	return g
+}
+
+var _ turn.Gate = (*Gate)(nil)
+
+// Check decides one call.
+func (g *Gate) Check(c tools.Call) turn.Verdict {
+	subjects, err := g.subjects(c)
+	if err != nil {
+		return turn.Verdict{Block: invalid(err)}
+	}
+	var v turn.Verdict
+	if g.runsCommand(c) {
+		v.Sandbox = g.sandbox
+	}
+	rv := g.assess(subjects)
+	if rv.Level == risk.Catastrophic {
+		v.Decision = events.PermissionDecision{Key: permission.KeyFor(c.Decl.Name), Resource: rv.command,
+			RuleAction: string(permission.Deny), Action: string(permission.Deny), Source: SourceRisk,
+			Mode: string(g.policy.Mode()), Message: "catastrophic command refused: " + rv.Reason}
+		v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message,
+			Fix: "nothing ran; catastrophic commands are refused in every permission mode — do the work another way"}
+		return v
+	}
+	d := g.decide(c, subjects)
+	v.Decision = record(d, SourceRule)
+	if d.Action == permission.Allow && rv.Level != "" && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
+		// The ordinary risk gate: a destructive command asks even where a rule allows it,
+		// and only once (no standing approval covers it).
+		d.Action, d.Always = permission.Ask, ""
+		v.Decision.Action, v.Decision.Source = string(permission.Ask), SourceRisk
+		v.Decision.Message = "destructive command: " + rv.Reason
+	}
+	if d.Action == permission.Ask && v.Decision.Source != SourceRisk && g.standing.Covers(d) {
+		v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, inbox.ReplyOnce
+	}
+	switch permission.Action(v.Decision.Action) {
+	case permission.Deny:
+		v.Block = denied(d.Err(), d.Message())
+	case permission.Ask:
+		if !g.interactive {
+			return noTerminal(v, d)
+		}
+		g.mu.Lock()
+		g.pending[c.Call.ID] = d
+		g.mu.Unlock()
+		v.Ask = &events.PermissionAsked{Tool: c.Decl.Name, Key: d.Key, Resource: d.Resource, Rule: v.Decision.Rule,
+			Layer: v.Decision.Layer, Mode: string(d.Mode), Always: d.Always}
+	}
+	v.ExternalRoot = externalRoot(subjects)
+	return v
+}
+
+// Answer applies a reply to an asked call.
+func (g *Gate) Answer(c tools.Call, v turn.Verdict, reply string) turn.Verdict {
+	g.mu.Lock()
+	d, ok := g.pending[c.Call.ID]
+	delete(g.pending, c.Call.ID)
+	g.mu.Unlock()
+	v.Ask = nil
+	v.Decision.Source, v.Decision.Reply = SourceUser, reply
+	switch reply {
+	case inbox.ReplyOnce, inbox.ReplyAlways:
+		if reply == inbox.ReplyAlways && ok {
+			g.standing.Grant(d)
+		}
+		v.Decision.Action = string(permission.Allow)
+	default:
+		v.Decision.Action = string(permission.Deny)
+		v.Decision.Message = "the user rejected the call: " + v.Decision.Resource
+		v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message,
+			Fix: "do not retry it as it is; ask the user what to do instead"}
+	}
+	return v
+}
+
+// subjects asks the tool what the call touches; a tool that touches nothing has one empty
+// subject, so its permission key is still evaluated.
+func (g *Gate) subjects(c tools.Call) ([]tools.Subject, error) {
+	if s, ok := g.tools[c.Decl.Name].(tools.Subjecter); ok {
+		subjects, err := s.Subjects(c.Parsed)
+		if err != nil || len(subjects) > 0 {
+			return subjects, err
+		}
+	}
+	return []tools.Subject{{}}, nil
+}
+
+func (g *Gate) runsCommand(c tools.Call) bool {
+	return c.Decl.Name == tools.NameShell || (c.Decl.Name == tools.NameBg && c.Action == "start")
+}
+
+// decide evaluates every subject, and a symbolic link's target beside the path as written;
+// the strictest decision governs.
+func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decision {
+	var out permission.Decision
+	first := true
+	consider := func(resource, always string) {
+		d := g.policy.Decide(permission.Request{Tool: c.Decl.Name, Resource: resource,
+			SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home, Always: always})
+		if first || rank(d.Action) > rank(out.Action) {
+			out, first = d, false
+		}
+	}
+	for _, s := range subjects {
+		switch {
+		case s.Command != "":
+			consider(s.Command, alwaysPattern(s.Command))
+		case s.Path != "":
+			consider(s.Path, s.Path)
+			if s.Target != "" && s.Target != s.Path {
+				consider(s.Target, s.Target)
+			}
+		default:
+			consider("*", "*")
+		}
+	}
+	return out
+}
+
+// assessed is the risk gate's verdict on a call's command ("" level when it runs none).
+type assessed struct {
+	risk.Verdict
+	command string
+}
+
+// assess reads the call's commands with the risk gate (domain/risk) and keeps the worst.
+func (g *Gate) assess(subjects []tools.Subject) assessed {
+	var worst assessed
+	for _, s := range subjects {
+		if s.Command == "" {
+			continue
+		}
+		v := risk.Assess(s.Command, risk.Env{Home: g.home})
+		if worst.Level == "" || levelRank(v.Level) > levelRank(worst.Level) {
+			worst = assessed{Verdict: v, command: s.Command}
+		}
+	}
+	return worst
+}
+
+func levelRank(l risk.Level) int {
+	switch l {
+	case risk.Catastrophic:
+		return 2
+	case risk.Destructive:
+		return 1
+	}
+	return 0
+}
+
+func externalRoot(subjects []tools.Subject) string {
+	for _, s := range subjects {
+		if s.ExternalDir != "" {
+			return s.ExternalDir
+		}
+	}
+	return ""
+}
+
+func rank(a permission.Action) int {
+	switch a {
+	case permission.Deny:
+		return 2
+	case permission.Ask:
+		return 1
+	}
+	return 0
+}
+
+// record is a decision as the call's events carry it.
+func record(d permission.Decision, source string) events.PermissionDecision {
+	out := events.PermissionDecision{Key: d.Key, Resource: d.Resource, RuleAction: string(d.RuleAction),
+		Action: string(d.Action), Source: source, Mode: string(d.Mode), Message: d.Message()}
+	if d.Rule != nil {
+		out.Rule, out.Layer = d.Rule.Key+": "+d.Rule.Pattern, string(d.Rule.Layer)
+	}
+	if d.RuleAction != d.Action && d.Mode == permission.AllowAll {
+		out.Source = SourceMode
+	}
+	return out
+}
+
+// noTerminal turns an ask nobody can answer into a denial that says which rule to add, and in
+// which layer, to allow the call without asking.
+func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
+	why := v.Decision.Message
+	if v.Decision.Source != SourceRisk {
+		why, _, _ = strings.Cut(d.Message(), "; ")
+	}
+	layer := "global"
+	if d.Rule != nil && d.Rule.Layer != settings.Builtin && d.Rule.Layer != settings.Agent {
+		layer = string(d.Rule.Layer)
+	}
+	fix := fmt.Sprintf("to allow it without asking, add permission.rules.%s {%q: \"allow\"} after that rule in the %s layer (zuno debug paths shows where each layer lives), or run zuno at a terminal to answer", d.Key, d.Resource, layer)
+	if v.Decision.Source == SourceRisk {
+		fix = "run zuno at a terminal to approve it once, or set permission.mode to allow_all in a trusted layer; destructive commands ask in standard mode"
+	}
+	v.Decision.Action, v.Decision.Source = string(permission.Deny), SourceNoTerminal
+	v.Decision.Message = "no terminal to ask at: " + why
+	v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message, Fix: fix}
+	return v
+}
+
+func denied(err error, message string) *tools.Block {
+	b := &tools.Block{Kind: tools.BlockDenied, Message: message}
+	if err != nil {
+		b.Message = err.Error()
+	}
+	if i := strings.Index(b.Message, "; "); i > 0 {
+		b.Message, b.Fix = b.Message[:i], b.Message[i+2:]
+	}
+	return b
+}
+
+func invalid(err error) *tools.Block {
+	return &tools.Block{Kind: tools.BlockInvalidArguments, Message: err.Error(),
+		Fix: "use a path inside the workspace that does not pass through a symbolic link"}
+}
