@@ -531,7 +531,7 @@ func TestBlockedWithoutPendingPart(t *testing.T) {
 // opened again: migrations are picked up by file name, each applied once.
 func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	const m = "0002_turn_read_models.sql"
-	all := []string{"0001_read_models.sql", m, "0003_session_status.sql"}
+	all := []string{"0001_read_models.sql", m, "0003_session_status.sql", "0004_permission_decisions.sql"}
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	for _, stmt := range []string{`DROP TABLE part`, `DROP TABLE prompt_receipt`, `DROP TABLE provider_request`, `DROP TABLE agent_job`,
 		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name = '` + m + `'`} {
