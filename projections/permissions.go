@@ -59,22 +59,18 @@ func recordAsk(ctx context.Context, tx *Tx, ev events.Recorded, e events.Permiss
 		nullable(e.Rule), nullable(e.Layer), e.AskID, nullable(e.Always), e.Mode, eventTime(ev), int64(ev.Position))
 }
 
-// recordDecision writes a call's decision. The row's creation (time_created, position), the
-// always pattern of its ask and the time of its answer are kept; what the decision leaves
-// empty (rule, layer, resource, ask) keeps what the ask said.
+// recordDecision writes a call's decision, which restates what its ask said (key, resource,
+// rule, layer, ask id) and is authoritative. The row's creation (time_created, position), the
+// always pattern of its ask and the time of its answer are kept.
 func recordDecision(ctx context.Context, tx *Tx, ev events.Recorded, c judgedCall, d events.PermissionDecision) error {
 	at := eventTime(ev)
 	return tx.Exec(ctx, `INSERT INTO permission_decision (session_id, call_id, turn_id, request_id, tool, permission_key,
 			resource, rule_action, action, rule, layer, source, reply, ask_id, mode, message, time_created, time_decided, position)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, call_id) DO UPDATE SET turn_id = excluded.turn_id, request_id = excluded.request_id,
-			tool = excluded.tool, permission_key = excluded.permission_key,
-			resource = COALESCE(excluded.resource, permission_decision.resource),
-			rule_action = excluded.rule_action, action = excluded.action,
-			rule = COALESCE(excluded.rule, permission_decision.rule),
-			layer = COALESCE(excluded.layer, permission_decision.layer),
-			source = excluded.source, reply = excluded.reply,
-			ask_id = COALESCE(excluded.ask_id, permission_decision.ask_id),
+			tool = excluded.tool, permission_key = excluded.permission_key, resource = excluded.resource,
+			rule_action = excluded.rule_action, action = excluded.action, rule = excluded.rule, layer = excluded.layer,
+			source = excluded.source, reply = excluded.reply, ask_id = excluded.ask_id,
 			mode = excluded.mode, message = excluded.message, time_decided = excluded.time_decided`,
 		c.sessionID, c.callID, c.turnID, c.requestID, c.tool, d.Key, nullable(d.Resource), nullable(d.RuleAction), d.Action,
 		nullable(d.Rule), nullable(d.Layer), nullable(d.Source), nullable(d.Reply), nullable(d.AskID), d.Mode,
