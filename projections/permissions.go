@@ -11,8 +11,9 @@ import (
 //
 //   - PermissionAsked creates it pending (action "ask"). A call is asked at most once (the
 //     transcript refuses a second ask), so an ask seen again changes nothing.
-//   - PermissionAnswered (stream inbox-<sessionId>) records the reply on a row not yet
-//     decided. Normally the decision follows and restates it; when the asking turn was gone,
+//   - PermissionAnswered (stream inbox-<sessionId>) records the reply on the row of the ask it
+//     names, by ask id (the answer command requires the ask id, not the call id), when that row
+//     is not yet decided. Normally the decision follows and restates it; when the asking turn was gone,
 //     no decision follows and the row keeps the answer with action "ask": recorded, never run.
 //   - ToolStarted or ToolBlocked carrying a Permission writes the decision, creating the row
 //     for a call decided without an ask. A decision is final: a later answer does not touch it.
@@ -33,8 +34,8 @@ func (Permissions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 		return recordAsk(ctx, tx, ev, e)
 	case events.PermissionAnswered:
 		return tx.Exec(ctx, `UPDATE permission_decision SET reply = ?, source = ?, time_answered = ?
-			WHERE session_id = ? AND call_id = ? AND ask_id = ? AND time_decided IS NULL`,
-			e.Reply, nullable(e.Source), eventTime(ev), e.SessionID, e.CallID, e.AskID)
+			WHERE session_id = ? AND ask_id = ? AND time_decided IS NULL`,
+			e.Reply, nullable(e.Source), eventTime(ev), e.SessionID, e.AskID)
 	case events.ToolStarted:
 		if e.Permission != nil {
 			return recordDecision(ctx, tx, ev, judgedCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, *e.Permission)

@@ -368,3 +368,42 @@ func TestLateAnswerKeepsDecisionSQLite(t *testing.T) { testLateAnswerKeepsDecisi
 func TestLateAnswerKeepsDecisionPostgres(t *testing.T) {
 	testLateAnswerKeepsDecision(t, postgresEnv(t))
 }
+
+// An answer changes the row of the ask it names and nothing else: each stray answer here could
+// reach the wrong call, and none of them touches the pending row or makes one.
+func testAnswerReachesOnlyItsAsk(t *testing.T, e *env) {
+	const sid = "ses_ans"
+	asked := &events.PermissionAsked{SessionID: sid, TurnID: "turn_1", RequestID: "req_1", CallID: "call_1", AskID: "ask_1",
+		Tool: "shell", Key: "shell", Resource: "make deploy", Rule: "shell: *", Layer: "global", Mode: "standard"}
+	steps := []turnStep{{name: "asked", payloads: []events.Payload{asked}}}
+	for _, stray := range []struct {
+		name string
+		a    events.PermissionAnswered
+	}{
+		{"another ask of the call", events.PermissionAnswered{SessionID: sid, AskID: "ask_9", CallID: "call_1", Reply: "always", Source: "user"}},
+		{"another session", events.PermissionAnswered{SessionID: "ses_other", AskID: "ask_1", CallID: "call_1", Reply: "always", Source: "user"}},
+		{"a call never asked", events.PermissionAnswered{SessionID: sid, AskID: "ask_7", CallID: "call_7", Reply: "once", Source: "user"}},
+	} {
+		steps = append(steps, turnStep{name: stray.name, payloads: []events.Payload{&stray.a}, stream: "inbox-" + stray.a.SessionID})
+	}
+	steps = append(steps, turnStep{name: "answer", stream: "inbox-" + sid, payloads: []events.Payload{
+		// The answer command names the ask, not necessarily the call: the ask id finds the row.
+		&events.PermissionAnswered{SessionID: sid, AskID: "ask_1", Reply: "reject", Source: "user"}}})
+	writeSteps(t, e.store, sid, &turnClock{}, steps, func(step string) {
+		if _, err := e.runner.CatchUp(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := "ses_ans|call_1|ask|-|-|unanswered"
+		if step == "answer" {
+			want = "ses_ans|call_1|ask|user|reject|answered"
+		}
+		wantRows(t, "after "+step, e.query(t, `SELECT session_id, call_id, action, COALESCE(source, '-'), COALESCE(reply, '-'),
+				CASE WHEN time_answered IS NULL THEN 'unanswered' ELSE 'answered' END
+			FROM permission_decision ORDER BY session_id, call_id`), []string{want})
+	})
+}
+
+func TestAnswerReachesOnlyItsAskSQLite(t *testing.T) { testAnswerReachesOnlyItsAsk(t, sqliteEnv(t)) }
+func TestAnswerReachesOnlyItsAskPostgres(t *testing.T) {
+	testAnswerReachesOnlyItsAsk(t, postgresEnv(t))
+}

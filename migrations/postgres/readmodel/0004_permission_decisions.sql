@@ -46,3 +46,5 @@ CREATE TABLE IF NOT EXISTS permission_decision (
 );
 CREATE INDEX IF NOT EXISTS permission_decision_session ON permission_decision (session_id, position);
 CREATE INDEX IF NOT EXISTS permission_decision_source ON permission_decision (source, session_id);
+-- An answer finds its ask by id.
+CREATE INDEX IF NOT EXISTS permission_decision_ask ON permission_decision (session_id, ask_id);
