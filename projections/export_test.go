@@ -1,5 +1,27 @@
 package projections
 
+import (
+	"context"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/zuno-run/zuno/events"
+)
+
 // WithBatchSize sets how many events one transaction applies (default 1000): the crash test
 // makes batches small so that a kill lands inside one.
 func WithBatchSize(n int) Option { return func(r *Runner) { r.batch = n } }
+
+// ApplyOne applies one event to p in a transaction of its own, without touching checkpoints:
+// a test replays a single event over a finished read model.
+func ApplyOne(ctx context.Context, db *sqlx.DB, p Projector, ev events.Recorded, payload events.Payload) error {
+	tx, err := newTx(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer tx.rollback()
+	if err := p.Apply(ctx, tx, ev, payload); err != nil {
+		return err
+	}
+	return tx.commit()
+}

@@ -12,7 +12,10 @@ import (
 
 // Parts is the "part" table: the transcript of a session as parts, one row per user message,
 // assistant text and tool call. A tool part is created pending when the provider request that
-// asked for it completes, and its "state" follows the call: blocked, or running then settled.
+// asked for it completes, and its "state" follows the call: asking while the permission gate
+// waits for an answer, then blocked, or running then settled. A tool part's data also keeps the
+// call's "permission" decision and, for a confined command, its "sandbox" resolution, from the
+// started or blocked event, through every later state.
 //
 // Part ids are stable: "user:<messageId>", "text:<requestId>" and the call id for tool parts
 // (call ids are unique within a session: they become command ids). position and ordinal are
@@ -47,11 +50,23 @@ type toolPart struct {
 	CallID    string          `json:"callId"`
 	RequestID string          `json:"requestId"`
 	Input     json.RawMessage `json:"input,omitempty"`
-	State     any             `json:"state"`
+	// Permission is who allowed or refused the call; Sandbox how it was confined.
+	Permission *events.PermissionDecision `json:"permission,omitempty"`
+	Sandbox    *events.SandboxResolution  `json:"sandbox,omitempty"`
+	State      any                        `json:"state"`
 }
 
 type toolPendingState struct {
 	Status string `json:"status"`
+}
+
+// toolAskingState is a call waiting for the answer to its permission ask.
+type toolAskingState struct {
+	Status   string `json:"status"`
+	AskID    string `json:"askId"`
+	Key      string `json:"key"`
+	Resource string `json:"resource,omitempty"`
+	Always   string `json:"always,omitempty"`
 }
 
 type toolBlockedState struct {
@@ -104,16 +119,20 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 			}
 			ordinal++
 		}
+	case events.PermissionAsked:
+		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolAskingState{
+			Status: "asking", AskID: e.AskID, Key: e.Key, Resource: e.Resource, Always: e.Always}, nil, nil)
 	case events.ToolBlocked:
-		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolBlockedState{
-			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output})
+		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolBlockedState{
+			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output},
+			e.Permission, nil)
 	case events.ToolStarted:
-		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolRunningState{
-			Status: "running", Action: e.Action, Group: e.Group})
+		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolRunningState{
+			Status: "running", Action: e.Action, Group: e.Group}, e.Permission, e.Sandbox)
 	case events.ToolSettled:
-		return setToolState(ctx, tx, ev, e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool, toolSettledState{
+		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolSettledState{
 			Status: e.Outcome, ErrorCode: e.ErrorCode, Output: e.Output, Metadata: e.Metadata,
-			Recovered: e.Recovered, DurationMs: e.DurationMs})
+			Recovered: e.Recovered, DurationMs: e.DurationMs}, nil, nil)
 	}
 	return nil
 }
@@ -143,23 +162,34 @@ func upsertPart(ctx context.Context, tx *Tx, ev events.Recorded, ordinal int, se
 		id, sessionID, nullable(turnID), nullable(requestID), typ, string(js), int64(ev.Position), ordinal, at, at)
 }
 
+// toolCall names the call a tool event is about.
+type toolCall struct{ sessionID, turnID, requestID, callID, tool string }
+
 // setToolState replaces a tool part's state, keeping its tool and input. A part the log never
-// created pending (a call blocked before its request was recorded) is created here.
-func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, sessionID, turnID, requestID, callID, tool string, state any) error {
-	data := toolPart{Type: PartTool, Tool: tool, CallID: callID, RequestID: requestID}
+// created pending (a call blocked before its request was recorded) is created here. A non-nil
+// permission or sandbox is recorded on the part; nil keeps what the part has.
+func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, state any,
+	permission *events.PermissionDecision, sandbox *events.SandboxResolution) error {
+	data := toolPart{Type: PartTool, Tool: c.tool, CallID: c.callID, RequestID: c.requestID}
 	var stored string
-	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, sessionID, callID)
+	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, c.sessionID, c.callID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return err
 	default:
 		if err := json.Unmarshal([]byte(stored), &data); err != nil {
-			return fmt.Errorf("part %s/%s: stored data is not a tool part: %w", sessionID, callID, err)
+			return fmt.Errorf("part %s/%s: stored data is not a tool part: %w", c.sessionID, c.callID, err)
 		}
 	}
 	data.State = state
-	return upsertPart(ctx, tx, ev, 0, sessionID, callID, turnID, requestID, PartTool, data)
+	if permission != nil {
+		data.Permission = permission
+	}
+	if sandbox != nil {
+		data.Sandbox = sandbox
+	}
+	return upsertPart(ctx, tx, ev, 0, c.sessionID, c.callID, c.turnID, c.requestID, PartTool, data)
 }
 
 // PromptReceipts is the "prompt_receipt" table: one row per assembled prompt, its metadata

@@ -16,10 +16,12 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// turnStep is one command's events, appended to the session stream together.
+// turnStep is one command's events, appended together to the session stream, or to stream
+// when it is set (an answer's inbox-<sessionId>).
 type turnStep struct {
 	name     string
 	payloads []events.Payload
+	stream   string
 }
 
 // turnClock hands out event times: one millisecond apart, across every session written.
@@ -30,13 +32,18 @@ func (c *turnClock) next() time.Time {
 	return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(c.n) * time.Millisecond)
 }
 
-// writeSteps appends steps to the session's stream in order, each at the stream's exact
-// revision, calling after (when set) once each step is stored. It returns the events written.
+// writeSteps appends steps in order, each at its stream's exact revision, calling after (when
+// set) once each step is stored. It returns the events written.
 func writeSteps(t testing.TB, store appender, sid string, clock *turnClock, steps []turnStep, after func(step string)) int {
 	t.Helper()
 	ctx := context.Background()
-	rev, written := int64(-1), 0
+	revs, written := map[string]int64{}, 0
 	for i, st := range steps {
+		stream := st.stream
+		if stream == "" {
+			stream = "session-" + sid
+		}
+		rev, seen := revs[stream]
 		cmd := fmt.Sprintf("%s/turn-cmd-%d", sid, i)
 		md := events.Metadata{CommandID: cmd, Actor: "host", CorrelationID: sid, Time: clock.next()}
 		evs := make([]events.Event, len(st.payloads))
@@ -48,13 +55,15 @@ func writeSteps(t testing.TB, store appender, sid string, clock *turnClock, step
 			evs[j] = ev
 		}
 		exp := events.NoStream
-		if rev >= 0 {
+		if seen {
 			exp = events.Exact(uint64(rev))
+		} else {
+			rev = -1
 		}
-		if _, err := store.Append(ctx, "session-"+sid, exp, evs...); err != nil {
-			t.Fatalf("append %s %s: %v", sid, st.name, err)
+		if _, err := store.Append(ctx, stream, exp, evs...); err != nil {
+			t.Fatalf("append %s %s: %v", stream, st.name, err)
 		}
-		rev += int64(len(evs))
+		revs[stream] = rev + int64(len(evs))
 		written += len(evs)
 		if after != nil {
 			after(st.name)
@@ -102,7 +111,7 @@ func receipt(t testing.TB, conv []model.Message, tools ...string) events.PromptR
 func forensicTurns(t testing.TB, sid, tag string) []turnStep {
 	const provider, mdl = "kiro-local", "claude-opus-5"
 	var steps []turnStep
-	add := func(name string, ps ...events.Payload) { steps = append(steps, turnStep{name, ps}) }
+	add := func(name string, ps ...events.Payload) { steps = append(steps, turnStep{name: name, payloads: ps}) }
 	conv := []model.Message{}
 	tools := []string{"read", "grep", "shell", "apply_patch"}
 	request := func(turn, req, rcp string, step int, fin *events.StepLimitFinalization, offered ...string) (*events.PromptAssembled, *events.ProviderRequest) {
@@ -515,7 +524,7 @@ func TestPartTransitionsPostgres(t *testing.T) { testPartTransitions(t, postgres
 // A call blocked with no pending part (its request not in the log) still gets its part.
 func TestBlockedWithoutPendingPart(t *testing.T) {
 	e := sqliteEnv(t)
-	writeSteps(t, e.store, "ses_b", &turnClock{}, []turnStep{{"blocked", []events.Payload{&events.ToolBlocked{
+	writeSteps(t, e.store, "ses_b", &turnClock{}, []turnStep{{name: "blocked", payloads: []events.Payload{&events.ToolBlocked{
 		SessionID: "ses_b", TurnID: "turn_1", RequestID: "req_9", CallID: "call_9", Tool: "task", Category: "unavailable",
 		Message: "task is not available to this agent", Output: "unavailable: task"}}}}, nil)
 	if _, err := e.runner.CatchUp(context.Background()); err != nil {
@@ -531,7 +540,7 @@ func TestBlockedWithoutPendingPart(t *testing.T) {
 // opened again: migrations are picked up by file name, each applied once.
 func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	const m = "0002_turn_read_models.sql"
-	all := []string{"0001_read_models.sql", m, "0003_session_status.sql"}
+	all := []string{"0001_read_models.sql", m, "0003_session_status.sql", "0004_permission_decisions.sql"}
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	for _, stmt := range []string{`DROP TABLE part`, `DROP TABLE prompt_receipt`, `DROP TABLE provider_request`, `DROP TABLE agent_job`,
 		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name = '` + m + `'`} {
