@@ -65,9 +65,16 @@ type Verdict struct {
 // and returns the same verdict for the same input.
 func Assess(command string, env Env) Verdict {
 	a := newAssessor(env)
+	if len(command) > maxCommand {
+		a.note(Catastrophic, "", "", "the command is longer than 1 MiB, more than the gate reads; split it into smaller commands")
+		return a.worst
+	}
 	a.text(command, 0)
 	return a.worst
 }
+
+// maxCommand bounds the text the gate reads.
+const maxCommand = 1 << 20
 
 // maxDepth bounds the nesting of shell text inside shell text (bash -c, eval, sh <<<, …).
 // Text nested deeper is refused rather than read half-way.
@@ -77,12 +84,13 @@ const maxDepth = 4
 const maxTexts = 64
 
 type assessor struct {
-	home  string               // env.Home, or homeSentinel when it is unknown
-	vars  map[string][]reading // values a variable was statically assigned, in text order
-	cwd   *reading             // the directory of the last static cd, nil when unknown
-	feeds map[*syntax.Stmt][]string
-	texts int
-	worst Verdict
+	home   string               // env.Home, or homeSentinel when it is unknown
+	vars   map[string][]reading // values a variable was statically assigned, in text order
+	cwd    *reading             // the directory of the last static cd, nil when unknown
+	feeds  map[*syntax.Stmt][]string
+	texts  int
+	substs int // command substitutions being evaluated, one inside another
+	worst  Verdict
 }
 
 // homeSentinel stands for the home directory when Env.Home is empty: it is absolute, matches

@@ -34,7 +34,7 @@ func (a *assessor) find(name string, argv []arg, _ []string, depth int) {
 	if len(starts) == 0 {
 		starts = []arg{{{text: ".", exact: true}}}
 	}
-	filtered, deletes := false, false
+	filtered, deletes, either := false, false, false
 	var execs [][]arg
 	for ; i < len(argv); i++ {
 		t, _ := argv[i].exact()
@@ -52,8 +52,12 @@ func (a *assessor) find(name string, argv []arg, _ []string, depth int) {
 			i = j
 		case contains(findFilters, t):
 			filtered = true
+		case t == "-o" || t == "-or" || t == ",":
+			either = true
 		}
 	}
+	// With -o or "," an action may run on what the test did not match.
+	filtered = filtered && !either
 	found := a.found(starts, filtered)
 	if deletes {
 		for _, g := range found {
@@ -228,7 +232,11 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 	_, operands := opts(argv[1:], "")
 	if len(operands) == 0 {
-		a.cwd = &reading{text: a.home, exact: true}
+		if hs, _ := a.value("HOME"); len(hs) == 1 && hs[0].exact {
+			a.cwd = &hs[0]
+		} else {
+			a.cwd = nil
+		}
 		return
 	}
 	g := operands[0]
@@ -264,4 +272,27 @@ func (a *assessor) unknownProgram(argv []arg) {
 		}
 	}
 	a.note(Destructive, "", "", "the program's name is not known statically, so the gate cannot tell what it does")
+}
+
+// copyTo: cp, install and tee write over their destination; onto a disk that destroys its
+// file systems. Other destinations are ordinary writes.
+func (a *assessor) copyTo(name string, argv []arg, _ []string, _ int) {
+	_, operands := opts(argv[1:], "")
+	if name != "tee" && len(operands) > 0 {
+		operands = operands[len(operands)-1:]
+	}
+	for _, g := range operands {
+		for _, r := range g {
+			if p, _, ok := a.target(r); ok && a.classify(p) == device {
+				a.destroy(name, arg{r}, "writes over")
+			}
+		}
+	}
+}
+
+// crontab -r deletes the user's crontab without a copy.
+func (a *assessor) crontab(name string, argv []arg, _ []string, _ int) {
+	if flags, _ := opts(argv[1:], "u", "--user"); flags["-r"] {
+		a.note(Destructive, name, "", "crontab -r deletes the crontab without a copy")
+	}
 }

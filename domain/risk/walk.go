@@ -105,8 +105,9 @@ func truncates(op syntax.RedirOperator) bool {
 	return false
 }
 
-// redirect judges a redirection that writes: to a disk it is catastrophic, and truncating a
-// system or credential file is destructive.
+// redirect judges a redirection that writes: to a disk it is catastrophic, truncating a
+// credential file is catastrophic (the key is gone), and truncating another protected file
+// (/etc/hosts) is destructive.
 func (a *assessor) redirect(r *syntax.Redirect) {
 	for _, rd := range a.readings(r.Word) {
 		p, _, ok := a.target(rd)
@@ -116,6 +117,8 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 		switch c := a.classify(p); {
 		case c == device:
 			a.note(Catastrophic, ">", p, "the redirection writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
+		case truncates(r.Op) && c == credential:
+			a.note(Catastrophic, ">", p, "the redirection empties "+a.display(p)+" (a credential store); refused in every permission mode")
 		case truncates(r.Op) && c != none:
 			a.note(Destructive, ">", p, "the redirection overwrites "+a.display(p)+" ("+c.String()+")")
 		}

@@ -20,6 +20,9 @@ type reading struct {
 	exact bool
 	// glob: the word has an unquoted pattern character, so bash may expand it to many paths.
 	glob bool
+	// split: an unquoted expansion contributed to the text, so bash splits it at blanks
+	// (`cmd="rm -rf /"; $cmd` runs rm).
+	split bool
 }
 
 // unknownMark stands for a part that is unknown but not empty; it matches no real path.
@@ -37,16 +40,49 @@ func (a *assessor) word(w *syntax.Word) []arg {
 	}
 	cp := *w
 	if !syntax.SplitBraces(&cp) {
-		return []arg{a.parts(w.Parts, false)}
+		return fieldSplit(a.parts(w.Parts, false))
 	}
 	var out []arg
 	for bw, err := range expand.BracesSeq(nil, &cp) {
 		if err != nil || len(out) >= maxReadings {
 			return []arg{{{text: unknownMark}}}
 		}
-		out = append(out, a.parts(bw.Parts, false))
+		out = append(out, fieldSplit(a.parts(bw.Parts, false))...)
 	}
 	return out
+}
+
+// fieldSplit splits readings that an unquoted expansion made at blanks. A single reading
+// becomes several arguments, as in bash; several readings that split keep their fields as
+// alternatives of one argument, which keeps every target in view.
+func fieldSplit(rs []reading) []arg {
+	var fields [][]string
+	splits := false
+	for _, r := range rs {
+		f := []string{r.text}
+		if r.split && strings.ContainsAny(r.text, " \t\n") {
+			f = strings.Fields(r.text)
+			splits = true
+		}
+		fields = append(fields, f)
+	}
+	if !splits {
+		return []arg{rs}
+	}
+	if len(rs) == 1 {
+		var out []arg
+		for _, t := range fields[0] {
+			out = append(out, arg{{text: t, exact: rs[0].exact, glob: rs[0].glob}})
+		}
+		return out
+	}
+	var alt arg
+	for i, r := range rs {
+		for _, t := range fields[i] {
+			alt = append(alt, reading{text: t, exact: r.exact, glob: r.glob})
+		}
+	}
+	return []arg{capReadings(alt)}
 }
 
 // arg is one argument of a command: its possible readings.
@@ -94,7 +130,8 @@ func join(prefix, next []reading) []reading {
 	out := make([]reading, 0, len(prefix)*len(next))
 	for _, p := range prefix {
 		for _, n := range next {
-			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact, glob: p.glob || n.glob})
+			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact,
+				glob: p.glob || n.glob, split: p.split || n.split})
 		}
 	}
 	return out
@@ -103,7 +140,7 @@ func join(prefix, next []reading) []reading {
 func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
 	switch p := p.(type) {
 	case *syntax.Lit:
-		return []reading{a.lit(p.Value, first, quoted)}
+		return a.lit(p.Value, first, quoted)
 	case *syntax.SglQuoted:
 		if p.Dollar {
 			return []reading{{text: ansiC(p.Value), exact: true}}
@@ -112,43 +149,77 @@ func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
 	case *syntax.DblQuoted:
 		return a.parts(p.Parts, true)
 	case *syntax.ParamExp:
-		rs := a.param(p)
-		if !quoted {
-			for i := range rs {
-				rs[i].glob = rs[i].glob || hasGlobMeta(rs[i].text)
-			}
-		}
-		return rs
+		return unquoted(a.param(p), quoted)
+	case *syntax.CmdSubst:
+		return unquoted(a.output(p), quoted)
 	case *syntax.ArithmExp:
 		return []reading{{text: unknownMark}} // a number: never empty
 	}
-	// Command and process substitutions (read as commands by the walker), extended globs.
+	// Process substitutions (read as commands by the walker), extended globs.
 	return []reading{{text: ""}}
 }
 
-// lit reads a literal part: tilde expansion at the start of an unquoted word, backslash
-// removal, and unquoted pattern characters.
-func (a *assessor) lit(s string, first, quoted bool) reading {
-	if quoted {
-		return reading{text: unescapeDouble(s), exact: true}
+// maxSubsts bounds how deeply command substitutions are evaluated inside one another.
+const maxSubsts = 3
+
+// unquoted marks what an unquoted expansion produced: bash splits it at blanks and expands
+// the patterns in it.
+func unquoted(rs []reading, quoted bool) []reading {
+	if !quoted {
+		for i := range rs {
+			rs[i].glob = rs[i].glob || hasGlobMeta(rs[i].text)
+			rs[i].split = true
+		}
 	}
-	r := reading{exact: true}
+	return rs
+}
+
+// output is what a command substitution prints when it is static ($(echo /)), without the
+// trailing newlines bash removes; otherwise one unknown, possibly empty, reading. The
+// walker reads the commands inside it either way.
+func (a *assessor) output(cs *syntax.CmdSubst) []reading {
+	if len(cs.Stmts) == 1 && a.substs < maxSubsts {
+		a.substs++
+		defer func() { a.substs-- }()
+		var rs []reading
+		for _, t := range a.prints(cs.Stmts[0]) {
+			exact := t != unknownMark
+			if !exact {
+				t = ""
+			}
+			rs = append(rs, reading{text: strings.TrimRight(t, "\n"), exact: exact})
+		}
+		if len(rs) > 0 {
+			return capReadings(rs)
+		}
+	}
+	return []reading{{text: ""}}
+}
+
+// lit reads a literal part: tilde expansion at the start of an unquoted word (from HOME as
+// the command may have reassigned it, like bash), backslash removal, and unquoted pattern
+// characters.
+func (a *assessor) lit(s string, first, quoted bool) []reading {
+	if quoted {
+		return []reading{{text: unescapeDouble(s), exact: true}}
+	}
+	prefix := []reading{{exact: true}}
 	if first && strings.HasPrefix(s, "~") {
-		name, rest, _ := strings.Cut(s[1:], "/")
+		name, rest, slash := strings.Cut(s[1:], "/")
 		switch {
 		case name == "":
-			r.text = a.home
+			prefix, _ = a.value("HOME")
 		case name == "+" || name == "-" || strings.ContainsAny(name, `\*?[`):
-			r.exact = false // $PWD, $OLDPWD: unknown here
-			r.text = unknownMark
+			prefix = []reading{{text: unknownMark}} // $PWD, $OLDPWD: unknown here
 		default:
-			r.text = otherHome + name // another user's home directory
+			prefix = []reading{{text: otherHome + name, exact: true}} // another user's home
 		}
-		if strings.Contains(s, "/") {
-			r.text += "/"
+		if slash {
+			prefix = join(prefix, []reading{{text: "/", exact: true}})
 		}
 		s = rest
 	}
+	r := reading{exact: true}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -164,8 +235,8 @@ func (a *assessor) lit(s string, first, quoted bool) reading {
 		}
 		b.WriteByte(c)
 	}
-	r.text += b.String()
-	return r
+	r.text = b.String()
+	return join(prefix, []reading{r})
 }
 
 // otherHome prefixes ~name: the home directory of user name, which the gate cannot resolve
