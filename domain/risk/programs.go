@@ -6,9 +6,10 @@ import (
 )
 
 // progName is the program a command word names: the base name of an absolute or relative
-// program path (/bin/rm, /usr/bin/rm, ./rm), without a Windows .exe suffix.
+// program path (/bin/rm, /usr/bin/rm, ./rm, 'C:\Windows\System32\rm.exe'), without a
+// Windows .exe suffix.
 func progName(s string) string {
-	n := path.Base(s)
+	n := path.Base(strings.ReplaceAll(s, `\`, "/"))
 	if len(n) > 4 && strings.EqualFold(n[len(n)-4:], ".exe") {
 		n = n[:len(n)-4]
 	}

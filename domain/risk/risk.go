@@ -105,6 +105,9 @@ func newAssessor(env Env) *assessor {
 }
 
 func cleanHome(h string) string {
+	if w, ok := windowsPath(h); ok {
+		return cleanPath(w)
+	}
 	if h == "" || !strings.HasPrefix(h, "/") {
 		return homeSentinel
 	}
@@ -123,6 +126,9 @@ func (a *assessor) note(level Level, program, target, reason string) {
 // ~NAME, and unknown parts as "…".
 func (a *assessor) display(p string) string {
 	p = strings.ReplaceAll(p, otherHome, "~")
+	p = strings.ReplaceAll(p, winPrefix+"unc/", "//")
+	p = strings.ReplaceAll(p, winPrefix+"device/", "//./")
+	p = strings.ReplaceAll(p, winPrefix, "")
 	p = strings.ReplaceAll(p, homeSentinel, "~")
 	return strings.ReplaceAll(p, unknownMark, "…")
 }

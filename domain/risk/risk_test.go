@@ -41,6 +41,16 @@ var attacks = []row{
 	{name: "allow_all does not lift the catastrophic deny", command: `rm -rf /`, want: denied, program: "rm", target: "/"},
 	{name: "an absolute program path enters the destructive table", command: `/usr/bin/rm -rf /etc`, want: denied, program: "rm", target: "/etc"},
 
+	// Windows spellings (bash on Windows; the seed's Windows note).
+	{name: "a Windows home's .ssh, any case", command: `rm -rf 'C:\Users\You\.SSH'`, home: `C:\Users\you`, want: denied, target: "c:/users/you/.ssh"},
+	{name: "%USERPROFILE% is the home", command: `rm -rf "$USERPROFILE"`, home: `C:\Users\you`, want: denied, target: "c:/users/you"},
+	{name: "a verbatim system path", command: `rm -rf '\\?\c:\windows\system32'`, want: denied, target: "c:/windows/system32"},
+	{name: "a UNC share root", command: `rm -rf '\\fileserver\share'`, want: denied, target: "//fileserver/share"},
+	{name: "a drive root", command: `del='D:/'; rm -rf "$del"`, want: denied},
+	{name: "an absolute Windows program path", command: `'C:\Windows\System32\rm.exe' -rf 'c:\'`, want: denied, program: "rm"},
+	{name: "a build directory on another drive", command: `rm -rf 'D:\build\out'`, want: asked},
+	{name: "unquoted backslashes are bash escapes", command: `rm -rf C:\Users\you\.ssh`, want: asked, target: "C:Usersyou.ssh"},
+
 	// Quoting and escapes, read as bash reads them.
 	{name: "quoted program and target", command: `"rm" -rf '/'`, want: denied, target: "/"},
 	{name: "backslash in the program name", command: `r\m -rf /`, want: denied},

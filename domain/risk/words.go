@@ -299,7 +299,7 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	if vs, ok := a.vars[name]; ok {
 		return append([]reading(nil), vs...), true
 	}
-	if name == "HOME" {
+	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
 	}
 	return nil, false
