@@ -79,6 +79,10 @@ var attacks = []row{
 	{name: "a for loop over targets", command: `for d in build /etc; do rm -rf "$d"; done`, want: denied, target: "/etc"},
 	{name: "cd to / then a relative glob", command: `cd / && rm -rf *`, want: denied, target: "/*"},
 	{name: "cd home then delete .", command: `cd && rm -rf .`, want: denied, target: home},
+	{name: "cd to an unset variable goes home", command: `cd $BUILD_DIR && rm -rf *`, want: denied, target: home + "/*"},
+	{name: "cd into a project under home", command: `cd ~/project && rm -rf *`, want: asked},
+	{name: "cd to a quoted unknown stays put", command: `cd "$(mktemp -d)" && rm -rf *`, want: asked},
+	{name: "a shell fed through sudo", command: `echo 'rm -rf /' | sudo bash`, want: denied},
 	{name: "dot-dot back to /", command: `rm -rf /tmp/../`, want: denied, target: "/"},
 	{name: "HOME reassigned then ~", command: `HOME=/; rm -rf ~`, want: denied, target: "/"},
 	{name: "HOME reassigned elsewhere moves ~ with it", command: `export HOME=/tmp/sandbox && rm -rf ~`, want: asked, target: "/tmp/sandbox"},
@@ -211,5 +215,42 @@ func TestUnknownModeGetsNoRelaxation(t *testing.T) {
 	destructive := risk.Assess("rm -rf build", risk.Env{Home: home})
 	if risk.Decide(safe, "yolo") != risk.Ask || risk.Decide(destructive, "") != risk.Ask {
 		t.Fatal("an unknown mode must be treated as strict")
+	}
+}
+
+// Everyday commands are safe: the gate must not turn a normal session into prompts.
+func TestEverydayCommandsAreSafe(t *testing.T) {
+	for _, c := range []string{
+		`go test ./... && go vet ./...`,
+		`npm install && npm run build`,
+		`make -j4 2>&1 | tail -50`,
+		`git status && git diff --stat`,
+		`git checkout -b feature && git push -u origin feature`,
+		`git restore --staged main.go`,
+		`ls -la ~ && cd ~/project && make`,
+		`mkdir -p build && cp -r src build/ && tar xzf deps.tgz -C build`,
+		`sed -i 's/foo/bar/' src/lib.rs`,
+		`export PATH="$PATH:/usr/local/go/bin"; echo "$HOME"`,
+		`find . -name '*.go' | xargs grep -n TODO`,
+		`find . -type f -exec chmod 644 {} \;`,
+		`for f in *.go; do gofmt -l "$f"; done`,
+		`cat > notes.txt <<EOF
+rm -rf /
+EOF`,
+		`echo "rm -rf /" >> notes.txt`,
+		`kill -1 1234`,
+		`chmod 600 ~/.ssh/id_ed25519`,
+		`ssh-keygen -t ed25519 -f ~/.ssh/id_work -N ''`,
+		`python3 -c 'print(1)'`,
+		`bash -n ./scripts/check.sh`,
+		`systemctl status nginx`,
+		`docker ps --format '{{.Names}}'`,
+		`curl -fsSL -o out.json https://example.com/x.json`,
+		`sudo apt-get install -y ripgrep`,
+		`echo $((1+2)) | tee -a log.txt`,
+	} {
+		if v := risk.Assess(c, risk.Env{Home: home}); v.Level != risk.Safe {
+			t.Errorf("%q: %+v, want safe", c, v)
+		}
 	}
 }

@@ -228,14 +228,19 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
 }
 
-// cd: a static directory becomes the base of later relative paths (`cd / && rm -rf *`).
+// cd: the directory becomes the base of later relative paths (`cd / && rm -rf *`). An
+// unknown directory is read like any unknown value, as empty: unquoted, the word vanishes
+// and cd goes home (`cd $BUILD && rm -rf *` empties home when BUILD is unset); quoted, `cd ""`
+// stays where it is; "$X/out" is /out.
 func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 	_, operands := opts(argv[1:], "")
+	if len(operands) > 0 && len(operands[0]) == 1 && operands[0][0].text == "" && operands[0][0].split {
+		operands = operands[1:]
+	}
 	if len(operands) == 0 {
-		if hs, _ := a.value("HOME"); len(hs) == 1 && hs[0].exact {
+		a.cwd = nil
+		if hs, _ := a.value("HOME"); len(hs) == 1 {
 			a.cwd = &hs[0]
-		} else {
-			a.cwd = nil
 		}
 		return
 	}
@@ -244,12 +249,13 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 		a.cwd = nil
 		return
 	}
-	p, _, ok := a.target(reading{text: g[0].text, exact: g[0].exact})
-	if !ok || !g[0].exact {
-		a.cwd = nil
+	if g[0].text == "" {
 		return
 	}
-	a.cwd = &reading{text: p, exact: true}
+	a.cwd = nil
+	if p, _, ok := a.target(reading{text: g[0].text}); ok {
+		a.cwd = &reading{text: p, exact: g[0].exact}
+	}
 }
 
 // unknownProgram: the program's name is not known statically ($RM, $(which rm)). It is
