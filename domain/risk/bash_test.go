@@ -33,6 +33,7 @@ func TestBashHandsRmTheGatesTarget(t *testing.T) {
 		`r\m -rf /`,
 		`rm -rf $'\x2f'`,
 		`rm '-r'"f" //`,
+		`rm -rf $'/\0etc'`,
 		`{rm,-rf,/}`,
 		`rm -rf ${HOME}`,
 		`rm -rf "$HOME"/`,

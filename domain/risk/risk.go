@@ -65,11 +65,15 @@ type Verdict struct {
 // and returns the same verdict for the same input.
 func Assess(command string, env Env) Verdict {
 	a := newAssessor(env)
-	if len(command) > maxCommand {
+	switch {
+	case len(command) > maxCommand:
 		a.note(Catastrophic, "", "", "the command is longer than 1 MiB, more than the gate reads; split it into smaller commands")
-		return a.worst
+	case strings.ContainsRune(command, 0):
+		// No process argument can carry a NUL, and the gate's own markers start with one.
+		a.note(Catastrophic, "", "", "the command contains a NUL byte, which no shell command can carry; remove it")
+	default:
+		a.text(command, 0)
 	}
-	a.text(command, 0)
 	return a.worst
 }
 

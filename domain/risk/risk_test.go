@@ -55,6 +55,8 @@ var attacks = []row{
 	{name: "quoted program and target", command: `"rm" -rf '/'`, want: denied, target: "/"},
 	{name: "backslash in the program name", command: `r\m -rf /`, want: denied},
 	{name: "ANSI-C quoted slash", command: `rm -rf $'\x2f'`, want: denied, target: "/"},
+	{name: "bash ends an ANSI-C string at NUL", command: `rm -rf $'/\0etc'`, want: denied, target: "/"},
+	{name: "a raw NUL byte is refused", command: "ls\x00rm -rf /", want: denied},
 	{name: "split quoting of the flags", command: `rm '-r'"f" //`, want: denied, target: "/"},
 	{name: "brace expansion builds the whole command", command: `{rm,-rf,/}`, want: denied, target: "/"},
 	{name: "brace expansion over system dirs", command: `rm -rf /{tmp/x,etc}`, want: denied, target: "/etc"},

@@ -143,7 +143,9 @@ func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
 		return a.lit(p.Value, first, quoted)
 	case *syntax.SglQuoted:
 		if p.Dollar {
-			return []reading{{text: ansiC(p.Value), exact: true}}
+			// bash ends the string at a decoded NUL ($'/\0etc' is "/")
+			text, _, _ := strings.Cut(ansiC(p.Value), "\x00")
+			return []reading{{text: text, exact: true}}
 		}
 		return []reading{{text: p.Value, exact: true}}
 	case *syntax.DblQuoted:
