@@ -41,6 +41,8 @@ func TestBashHandsRmTheGatesTarget(t *testing.T) {
 		`rm -rf "$HOME/project/tmp"`,
 		`d=/; rm -rf $d`,
 		`rm -rf "${TARGET:-/}"`,
+		`rm -rf "${HOME%/*}"`,
+		`x=/tmp/etc; rm -rf ${x/\/tmp/}`,
 		`rm -rf /{tmp/x,etc}`,
 		`bash -c 'rm -rf ~/.aws'`,
 		`sh -e -c "rm -rf ~"`,

@@ -16,19 +16,13 @@ func progName(s string) string {
 	return n
 }
 
-// maxPrograms bounds the alternative program names of one command word.
-const maxPrograms = 4
-
 // command assesses one command line, already split into arguments. stdin holds the texts it
 // statically reads on standard input.
 func (a *assessor) command(argv []arg, stdin []string, depth int) {
 	if len(argv) == 0 {
 		return
 	}
-	for i, r := range argv[0] {
-		if i == maxPrograms {
-			break
-		}
+	for _, r := range argv[0] { // every possible program name (p=ls; … p=rm; $p -rf /)
 		if !r.exact {
 			a.unknownProgram(argv)
 			continue

@@ -59,6 +59,9 @@ var attacks = []row{
 	{name: "a raw NUL byte is refused", command: "ls\x00rm -rf /", want: denied},
 	{name: "split quoting of the flags", command: `rm '-r'"f" //`, want: denied, target: "/"},
 	{name: "brace expansion builds the whole command", command: `{rm,-rf,/}`, want: denied, target: "/"},
+	{name: "more brace fields than the gate follows is refused", command: "rm -rf /{" + strings.Repeat("a,", 300) + "etc}", want: denied},
+	{name: "forty brace fields are all read", command: "rm -rf /{" + strings.Repeat("a,", 40) + "etc}", want: denied, target: "/etc"},
+	{name: "a value kept through many later assignments", command: "X=/; [ -e /nope ] " + strings.Repeat("&& X=a ", 20) + "; rm -rf $X", want: denied, target: "/"},
 	{name: "brace expansion over system dirs", command: `rm -rf /{tmp/x,etc}`, want: denied, target: "/etc"},
 
 	// Flags.
@@ -77,6 +80,8 @@ var attacks = []row{
 	{name: "dot-directories of home by glob", command: `rm -rf ~/.[a-z]*`, want: denied},
 	{name: "a statically assigned variable", command: `d=/; rm -rf $d`, want: denied, target: "/"},
 	{name: "an unset variable empties the path to /", command: `rm -rf "$STEAMROOT/"*`, want: denied, target: "/*"},
+	{name: "the parent of home by suffix removal", command: `rm -rf "${HOME%/*}"`, want: denied, target: "/home"},
+	{name: "a replacement that makes /etc", command: `x=/tmp/etc; rm -rf ${x/\/tmp/}`, want: denied, target: "/etc"},
 	{name: "a ${X:-default} default", command: `rm -rf "${TARGET:-/}"`, want: denied, target: "/"},
 	{name: "a for loop over targets", command: `for d in build /etc; do rm -rf "$d"; done`, want: denied, target: "/etc"},
 	{name: "cd to / then a relative glob", command: `cd / && rm -rf *`, want: denied, target: "/*"},
@@ -88,6 +93,7 @@ var attacks = []row{
 	{name: "dot-dot back to /", command: `rm -rf /tmp/../`, want: denied, target: "/"},
 	{name: "HOME reassigned then ~", command: `HOME=/; rm -rf ~`, want: denied, target: "/"},
 	{name: "HOME reassigned elsewhere moves ~ with it", command: `export HOME=/tmp/sandbox && rm -rf ~`, want: asked, target: "/tmp/sandbox"},
+	{name: "the fifth possible program name", command: `p=ls; [ -e x ] && p=cat && p=echo && p=true; [ -e y ] && p=rm; $p -rf /`, want: denied, program: "rm"},
 	{name: "a whole command in a variable is split", command: `c="rm -rf /"; $c`, want: denied, target: "/"},
 	{name: "flags and target split from one variable", command: `x="-rf /etc"; rm $x`, want: denied, target: "/etc"},
 	{name: "a static command substitution", command: `rm -rf $(echo /)`, want: denied, target: "/"},
@@ -135,6 +141,7 @@ var attacks = []row{
 	{name: "tee onto a disk", command: `sudo tee /dev/mmcblk0 < img`, want: denied},
 	{name: "cp onto a disk", command: `cp disk.img /dev/sdc`, want: denied},
 	{name: "emptying a private key", command: `: > ~/.ssh/id_ed25519`, want: denied},
+	{name: "a negated test does not narrow -delete", command: `find ~ ! -name .keep -delete`, want: denied, target: home},
 	{name: "find -o does not narrow -delete", command: `find / -name x -o -delete`, want: denied},
 	{name: "unparseable text", command: `rm -rf / (`, want: denied},
 

@@ -12,53 +12,31 @@ var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "
 // command on it. Without a narrowing test that is every path under START, so START is the
 // target; with one it is some path under START, which is still catastrophic inside a
 // credential store or the operating system.
-func (a *assessor) find(name string, argv []arg, _ []string, depth int) {
-	i := 1
-	for i < len(argv) { // -H -L -P -D debugopts -O3
-		t, _ := argv[i].exact()
-		if t == "-D" {
-			i++
-		} else if !(t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O")) {
-			break
-		}
-		i++
-	}
-	var starts []arg
-	for ; i < len(argv); i++ {
-		t, ok := argv[i].exact()
-		if ok && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == ",") {
-			break
-		}
-		starts = append(starts, argv[i])
-	}
-	if len(starts) == 0 {
-		starts = []arg{{{text: ".", exact: true}}}
-	}
-	filtered, deletes, either := false, false, false
+func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
+	starts, expr := findStarts(argv[1:])
+	narrowed, loose, deletes := false, false, false
 	var execs [][]arg
-	for ; i < len(argv); i++ {
-		t, _ := argv[i].exact()
+	for i := 0; i < len(expr); i++ {
+		t, _ := expr[i].exact()
 		switch {
 		case t == "-delete":
 			deletes = true
 		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
 			j := i + 1
-			for ; j < len(argv); j++ {
-				if e, _ := argv[j].exact(); e == ";" || e == "+" {
+			for ; j < len(expr); j++ {
+				if e, _ := expr[j].exact(); e == ";" || e == "+" {
 					break
 				}
 			}
-			execs = append(execs, argv[i+1:j])
+			execs = append(execs, expr[i+1:j])
 			i = j
 		case contains(findFilters, t):
-			filtered = true
-		case t == "-o" || t == "-or" || t == ",":
-			either = true
+			narrowed = true
+		case t == "-o" || t == "-or" || t == "," || t == "!" || t == "-not":
+			loose = true // an action may run on what a test did not match
 		}
 	}
-	// With -o or "," an action may run on what the test did not match.
-	filtered = filtered && !either
-	found := a.found(starts, filtered)
+	found := a.found(starts, narrowed && !loose)
 	if deletes {
 		for _, g := range found {
 			a.destroy("find -delete", g, "deletes")
@@ -67,6 +45,31 @@ func (a *assessor) find(name string, argv []arg, _ []string, depth int) {
 	for _, cmd := range execs {
 		a.findExec(cmd, found, depth)
 	}
+}
+
+// findStarts splits find's arguments into its starting points ("." when none) and its
+// expression, skipping the options before them (-H -L -P -D debugopts -O3).
+func findStarts(args []arg) (starts, expr []arg) {
+	i := 0
+	for ; i < len(args); i++ {
+		t, _ := args[i].exact()
+		if t == "-D" {
+			i++
+		} else if !(t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O")) {
+			break
+		}
+	}
+	for ; i < len(args); i++ {
+		t, ok := args[i].exact()
+		if ok && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == ",") {
+			break
+		}
+		starts = append(starts, args[i])
+	}
+	if len(starts) == 0 {
+		starts = []arg{{{text: ".", exact: true}}}
+	}
+	return starts, args[i:]
 }
 
 // found is what find hands to its actions: each start itself, or some unknown path under it

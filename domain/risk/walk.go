@@ -33,7 +33,7 @@ func (a *assessor) walk(f *syntax.File, depth int) {
 						rs = append(rs, g...)
 					}
 				}
-				a.assign(wi.Name.Value, capReadings(rs))
+				a.assign(wi.Name.Value, a.capReadings(rs))
 			}
 		}
 		return true
@@ -48,13 +48,13 @@ func (a *assessor) assignNode(as *syntax.Assign) {
 		a.assign(as.Name.Value, []reading{{text: ""}})
 		return
 	}
-	rs := a.readings(as.Value)
+	rs := a.unsplit(as.Value)
 	if as.Append {
 		old, ok := a.value(as.Name.Value)
 		if !ok {
 			old = []reading{{text: ""}}
 		}
-		rs = capReadings(join(old, rs))
+		rs = a.capReadings(join(old, rs))
 	}
 	a.assign(as.Name.Value, rs)
 }
@@ -109,7 +109,7 @@ func truncates(op syntax.RedirOperator) bool {
 // credential file is catastrophic (the key is gone), and truncating another protected file
 // (/etc/hosts) is destructive.
 func (a *assessor) redirect(r *syntax.Redirect) {
-	for _, rd := range a.readings(r.Word) {
+	for _, rd := range a.unsplit(r.Word) {
 		p, _, ok := a.target(rd)
 		if !ok {
 			continue
@@ -132,17 +132,14 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 func (a *assessor) stdin(s *syntax.Stmt) []string {
 	var texts []string
 	for _, r := range s.Redirs {
-		var w *syntax.Word
-		switch r.Op {
-		case syntax.WordHdoc:
-			w = r.Word
-		case syntax.Hdoc, syntax.DashHdoc:
-			w = r.Hdoc
+		var rs []reading
+		switch {
+		case r.Op == syntax.WordHdoc && r.Word != nil:
+			rs = a.unsplit(r.Word)
+		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
+			rs = a.hereDoc(r)
 		}
-		if w == nil {
-			continue
-		}
-		for _, rd := range a.readings(w) {
+		for _, rd := range rs {
 			if rd.exact {
 				texts = append(texts, rd.text)
 			} else {
@@ -151,6 +148,21 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 		}
 	}
 	return append(texts, a.feeds[s]...)
+}
+
+// hereDoc reads a here-document's body: verbatim when its delimiter is quoted (<<'EOF'),
+// otherwise expanded like text in double quotes.
+func (a *assessor) hereDoc(r *syntax.Redirect) []reading {
+	if r.Word != nil && r.Word.Lit() == "" || r.Word != nil && strings.ContainsAny(r.Word.Lit(), `\'"`) {
+		var b strings.Builder
+		for _, p := range r.Hdoc.Parts {
+			if l, ok := p.(*syntax.Lit); ok {
+				b.WriteString(l.Value)
+			}
+		}
+		return []reading{{text: b.String(), exact: true}}
+	}
+	return a.parts(r.Hdoc.Parts, true)
 }
 
 // pipe passes what the left side of a pipeline statically prints to the right side.

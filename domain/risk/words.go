@@ -1,6 +1,8 @@
 package risk
 
 import (
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -28,8 +30,10 @@ type reading struct {
 // unknownMark stands for a part that is unknown but not empty; it matches no real path.
 const unknownMark = "\x01"
 
-// maxReadings bounds the readings of one word (brace expansion, alternative values).
-const maxReadings = 32
+// maxReadings bounds the fields and readings of one word (brace expansion, alternative
+// values). Past it the command is refused: dropping alternatives would hide a target
+// (`rm -rf /{a1,…,a40,etc}`).
+const maxReadings = 256
 
 // word returns the fields of a shell word, each with its readings. Brace expansion makes
 // several fields (`{rm,-rf,/}` is three arguments); a variable with several possible values
@@ -40,14 +44,15 @@ func (a *assessor) word(w *syntax.Word) []arg {
 	}
 	cp := *w
 	if !syntax.SplitBraces(&cp) {
-		return fieldSplit(a.parts(w.Parts, false))
+		return a.fieldSplit(a.parts(w.Parts, false))
 	}
 	var out []arg
 	for bw, err := range expand.BracesSeq(nil, &cp) {
 		if err != nil || len(out) >= maxReadings {
+			a.overflow()
 			return []arg{{{text: unknownMark}}}
 		}
-		out = append(out, fieldSplit(a.parts(bw.Parts, false))...)
+		out = append(out, a.fieldSplit(a.parts(bw.Parts, false))...)
 	}
 	return out
 }
@@ -55,7 +60,7 @@ func (a *assessor) word(w *syntax.Word) []arg {
 // fieldSplit splits readings that an unquoted expansion made at blanks. A single reading
 // becomes several arguments, as in bash; several readings that split keep their fields as
 // alternatives of one argument, which keeps every target in view.
-func fieldSplit(rs []reading) []arg {
+func (a *assessor) fieldSplit(rs []reading) []arg {
 	var fields [][]string
 	splits := false
 	for _, r := range rs {
@@ -82,7 +87,7 @@ func fieldSplit(rs []reading) []arg {
 			alt = append(alt, reading{text: t, exact: r.exact, glob: r.glob})
 		}
 	}
-	return []arg{capReadings(alt)}
+	return []arg{a.capReadings(alt)}
 }
 
 // arg is one argument of a command: its possible readings.
@@ -96,21 +101,39 @@ func (g arg) exact() (string, bool) {
 	return "", false
 }
 
-// readings reads a word that is not split into fields (an assignment's value, a redirection's
-// target, a parameter's default): the readings of all its brace fields.
+// readings reads a parameter's default word: the readings of all its fields.
 func (a *assessor) readings(w *syntax.Word) []reading {
 	var out []reading
 	for _, g := range a.word(w) {
 		out = append(out, g...)
 	}
-	return capReadings(out)
+	return a.capReadings(out)
 }
 
-func capReadings(rs []reading) []reading {
+// unsplit reads a word bash neither brace-expands nor splits: an assignment's value, a
+// redirection's target, a here-document.
+func (a *assessor) unsplit(w *syntax.Word) []reading {
+	if w == nil {
+		return []reading{{text: unknownMark}}
+	}
+	rs := a.parts(w.Parts, false)
+	for i := range rs {
+		rs[i].split = false
+	}
+	return rs
+}
+
+func (a *assessor) capReadings(rs []reading) []reading {
 	if len(rs) > maxReadings {
+		a.overflow()
 		return []reading{{text: unknownMark}}
 	}
 	return rs
+}
+
+// overflow refuses a command with more alternatives than the gate follows.
+func (a *assessor) overflow() {
+	a.note(Catastrophic, "", "", "the command expands into more alternatives than the gate follows (brace expansions, values of one variable); it refuses what it cannot read — split it into plain commands")
 }
 
 // parts reads a sequence of word parts; quoted says they are inside double quotes.
@@ -119,6 +142,7 @@ func (a *assessor) parts(ps []syntax.WordPart, quoted bool) []reading {
 	for i, p := range ps {
 		acc = join(acc, a.part(p, i == 0, quoted))
 		if len(acc) > maxReadings {
+			a.overflow()
 			return []reading{{text: unknownMark}}
 		}
 	}
@@ -192,7 +216,7 @@ func (a *assessor) output(cs *syntax.CmdSubst) []reading {
 			rs = append(rs, reading{text: strings.TrimRight(t, "\n"), exact: exact})
 		}
 		if len(rs) > 0 {
-			return capReadings(rs)
+			return a.capReadings(rs)
 		}
 	}
 	return []reading{{text: ""}}
@@ -265,34 +289,71 @@ func unescapeDouble(s string) string {
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // param reads a parameter expansion: a variable the command assigned statically, HOME, or
-// an unknown value. ${X:?} is never empty; ${X:-default} is X or the default.
+// an unknown value. ${X:?} is never empty; ${X:-default} is X or the default; an operator
+// that transforms a known value (${X%/*}, ${X#*/}, ${X/a/b}, ${X:1}, ${#X}) is applied.
 func (a *assessor) param(p *syntax.ParamExp) []reading {
-	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil ||
-		p.Slice != nil || p.Repl != nil || p.Names != 0 || p.NestedParam != nil || len(p.Modifiers) > 0 {
+	if p.Param == nil || p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 ||
+		p.NestedParam != nil || len(p.Modifiers) > 0 {
 		return []reading{{text: ""}}
 	}
 	known, ok := a.value(p.Param.Value)
-	if p.Exp == nil {
-		if ok {
-			return known
+	if p.Exp != nil {
+		switch p.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			if ok {
+				return known
+			}
+			return a.readings(p.Exp.Word)
+		case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+			if ok {
+				return known
+			}
+			return []reading{{text: unknownMark}}
+		case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+			return append(a.readings(p.Exp.Word), reading{text: ""})
 		}
+	}
+	if !ok {
 		return []reading{{text: ""}}
 	}
-	switch p.Exp.Op {
-	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
-		if ok {
-			return known
-		}
-		return a.readings(p.Exp.Word)
-	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
-		if ok {
-			return known
-		}
-		return []reading{{text: unknownMark}}
-	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
-		return append(a.readings(p.Exp.Word), reading{text: ""})
+	if p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
+		return known
 	}
-	return []reading{{text: ""}}
+	out := make([]reading, 0, len(known))
+	for _, k := range known {
+		v, err := transform(p, k.text)
+		out = append(out, reading{text: v, exact: k.exact && err == nil && static(p)})
+	}
+	return out
+}
+
+// transform applies a parameter operator to a value with the parser's own expander. The
+// value is the only variable it sees; anything else it would need reads as unset.
+func transform(p *syntax.ParamExp, value string) (s string, err error) {
+	defer func() {
+		if recover() != nil {
+			s, err = "", errUnreadable
+		}
+	}()
+	cfg := &expand.Config{Env: expand.ListEnviron(p.Param.Value + "=" + value)}
+	return expand.Literal(cfg, &syntax.Word{Parts: []syntax.WordPart{p}})
+}
+
+var errUnreadable = errors.New("unreadable parameter expansion")
+
+// static says the operator's own words hold no expansion the expander would read as unset.
+func static(p *syntax.ParamExp) bool {
+	ok := true
+	syntax.Walk(p, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			ok = ok && n == p
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+			ok = false
+		}
+		return ok
+	})
+	return ok
 }
 
 // value returns the static values of a variable: what the command assigned to it, or the
@@ -307,14 +368,20 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	return nil, false
 }
 
-// maxValues bounds the remembered values of one variable.
-const maxValues = 8
+// maxValues bounds the remembered values of one variable; past it the command is refused.
+const maxValues = 64
 
 // assign records a static assignment. Every value assigned so far is kept, because the gate
 // does not follow branches: `X=/tmp/a; if c; then X=/; fi; rm -rf $X` may delete /.
 func (a *assessor) assign(name string, rs []reading) {
-	vs := append(a.vars[name], rs...)
+	vs := a.vars[name]
+	for _, r := range rs {
+		if !slices.Contains(vs, r) {
+			vs = append(vs, r)
+		}
+	}
 	if len(vs) > maxValues {
+		a.overflow()
 		vs = []reading{{text: ""}}
 	}
 	a.vars[name] = vs
