@@ -153,7 +153,8 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 // hereDoc reads a here-document's body: verbatim when its delimiter is quoted (<<'EOF'),
 // otherwise expanded like text in double quotes.
 func (a *assessor) hereDoc(r *syntax.Redirect) []reading {
-	if r.Word != nil && r.Word.Lit() == "" || r.Word != nil && strings.ContainsAny(r.Word.Lit(), `\'"`) {
+	// Word.Lit is "" when the delimiter has quoted parts; E\OF is quoted too.
+	if r.Word != nil && (r.Word.Lit() == "" || strings.Contains(r.Word.Lit(), `\`)) {
 		var b strings.Builder
 		for _, p := range r.Hdoc.Parts {
 			if l, ok := p.(*syntax.Lit); ok {
