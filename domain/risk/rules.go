@@ -69,7 +69,7 @@ func findStarts(args []arg) (starts, expr []arg) {
 	if len(starts) == 0 {
 		starts = []arg{{{text: ".", exact: true}}}
 	}
-	return starts, args[i:]
+	return starts, args[min(i, len(args)):] // "-D" may have been last
 }
 
 // found is what find hands to its actions: each start itself, or some unknown path under it

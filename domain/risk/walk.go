@@ -208,6 +208,9 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		return nil
 	}
 	argv := a.args(call.Args)
+	if len(argv) == 0 { // every word expanded to nothing
+		return nil
+	}
 	name, ok := argv[0].exact()
 	if !ok {
 		return nil
