@@ -59,6 +59,9 @@ func TestBashHandsRmTheGatesTarget(t *testing.T) {
 		"bash <<EOF\nrm -rf /\nEOF",
 		`(cd /tmp; rm -rf /)`,
 		`f() { rm -rf /; }; f`,
+		`f() { rm -rf "$1"; }; f /`,
+		`echo / | xargs sh -c 'rm -rf "$@"' _`,
+		`find /etc -maxdepth 0 -exec sh -c 'rm -rf "$1"' _ {} \;`,
 	} {
 		t.Run(c, func(t *testing.T) {
 			log := filepath.Join(out, "targets")

@@ -93,7 +93,10 @@ type assessor struct {
 	cwd    *reading             // the directory of the last static cd, nil when unknown
 	feeds  map[*syntax.Stmt][]string
 	texts  int
-	substs int // command substitutions being evaluated, one inside another
+	substs int                     // command substitutions being evaluated, one inside another
+	funcs  map[string]*syntax.Stmt // the functions the text defines, by name
+	calls  int                     // function calls followed so far
+	inCall int                     // function calls being followed, one inside another
 	worst  Verdict
 }
 
@@ -103,7 +106,7 @@ const homeSentinel = "/\x00home"
 
 func newAssessor(env Env) *assessor {
 	a := &assessor{home: cleanHome(env.Home), vars: map[string][]reading{},
-		feeds: map[*syntax.Stmt][]string{}}
+		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{}}
 	a.worst = Verdict{Level: Safe, Reason: "no command in the destructive command table"}
 	return a
 }
@@ -155,6 +158,7 @@ func (a *assessor) text(src string, depth int) {
 		a.note(Catastrophic, "", "", "the risk gate cannot read this command as bash ("+firstLine(err.Error())+"); fix the syntax or split it into plain commands")
 		return
 	}
+	a.collectFuncs(f)
 	a.walk(f, depth)
 }
 

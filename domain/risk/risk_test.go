@@ -125,6 +125,11 @@ var attacks = []row{
 	{name: "subshell", command: `(cd /tmp; rm -rf /)`, want: denied},
 	{name: "command substitution", command: `echo "$(rm -rf ~)"`, want: denied},
 	{name: "function body", command: `f() { rm -rf /; }; f`, want: denied},
+	{name: "a function's argument", command: `f() { rm -rf "$1"; }; f /`, want: denied, target: "/"},
+	{name: "a function shadowing rm", command: `rm() { command rm -rf "$@"; }; rm ~`, want: denied, target: home},
+	{name: "xargs into sh -c with $@", command: `echo / | xargs sh -c 'rm -rf "$@"' _`, want: denied, target: "/"},
+	{name: "find -exec sh -c with $1", command: `find /etc -maxdepth 0 -exec sh -c 'rm -rf "$1"' _ {} \;`, want: denied, target: "/etc"},
+	{name: "a recursive function is followed a bounded number of times", command: `f() { ls "$1"; f "$1"; }; f /`, want: harmless},
 	{name: "trap action", command: `trap 'rm -rf ~' EXIT`, want: denied},
 	{name: "an unknown program with -rf on /", command: `$(which rm) -rf /`, want: denied},
 

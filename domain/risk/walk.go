@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -10,8 +11,8 @@ import (
 // blocks, conditions, loops, function bodies (whether or not the function is called), and
 // the commands inside command and process substitutions and here-documents. Assignments and
 // cd are remembered in text order, without following branches (docs/risk.md, "Limits").
-func (a *assessor) walk(f *syntax.File, depth int) {
-	syntax.Walk(f, func(n syntax.Node) bool {
+func (a *assessor) walk(node syntax.Node, depth int) {
+	syntax.Walk(node, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.BinaryCmd:
 			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
@@ -38,6 +39,55 @@ func (a *assessor) walk(f *syntax.File, depth int) {
 		}
 		return true
 	})
+}
+
+// collectFuncs remembers the functions a text defines, so a call can be followed with its
+// arguments (`f() { rm -rf "$1"; }; f /`).
+func (a *assessor) collectFuncs(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil && fd.Body != nil {
+			a.funcs[fd.Name.Value] = fd.Body
+		}
+		return true
+	})
+}
+
+// maxCalls bounds the function calls followed for one command; past it the command is
+// refused, since an unfollowed call could hide its target. maxNested bounds recursion: a
+// function's body was read where it was defined, and again for each outer call.
+const (
+	maxCalls  = 64
+	maxNested = 2
+)
+
+// call follows a call of a function the text defines: its body is read again with the
+// call's arguments as $1, $2, … and $@.
+func (a *assessor) call(body *syntax.Stmt, args []arg, depth int) {
+	if a.inCall >= maxNested {
+		return
+	}
+	if a.calls++; a.calls > maxCalls {
+		a.note(Catastrophic, "", "", "the command calls its functions more often than the gate follows; it refuses what it cannot read — split it into plain commands")
+		return
+	}
+	a.positional(args)
+	a.inCall++
+	a.walk(body, depth)
+	a.inCall--
+}
+
+// positional records the arguments a function or a shell -c text receives as $1, $2, …, $@
+// and $*; every argument is a possible value of $@.
+func (a *assessor) positional(args []arg) {
+	var all []reading
+	for k, g := range args {
+		a.assign(strconv.Itoa(k+1), g)
+		all = append(all, g...)
+	}
+	if len(all) > 0 {
+		a.assign("@", all)
+		a.assign("*", all)
+	}
 }
 
 func (a *assessor) assignNode(as *syntax.Assign) {
