@@ -51,14 +51,14 @@ type Env struct {
 
 // Verdict is the gate's reading of one command text.
 type Verdict struct {
-	Level Level
+	Level Level `json:"level"`
 	// Reason is one sentence a person or a model can act on.
-	Reason string
+	Reason string `json:"reason"`
 	// Program is the program of the worst finding ("rm", "dd", "mkfs.ext4"), after the
 	// wrappers (sudo, env, xargs, bash -c …) were looked through.
-	Program string
+	Program string `json:"program,omitempty"`
 	// Target is the location the worst finding acts on, as resolved ("/", "~/.ssh").
-	Target string
+	Target string `json:"target,omitempty"`
 }
 
 // Assess reads command as bash will and returns the worst thing it can do. It never panics
