@@ -33,6 +33,7 @@ func TestBashHandsRmTheGatesTarget(t *testing.T) {
 		`r\m -rf /`,
 		`rm -rf $'\x2f'`,
 		`rm '-r'"f" //`,
+		`rm -rf $'/\0etc'`,
 		`{rm,-rf,/}`,
 		`rm -rf ${HOME}`,
 		`rm -rf "$HOME"/`,
@@ -40,6 +41,8 @@ func TestBashHandsRmTheGatesTarget(t *testing.T) {
 		`rm -rf "$HOME/project/tmp"`,
 		`d=/; rm -rf $d`,
 		`rm -rf "${TARGET:-/}"`,
+		`rm -rf "${HOME%/*}"`,
+		`x=/tmp/etc; rm -rf ${x/\/tmp/}`,
 		`rm -rf /{tmp/x,etc}`,
 		`bash -c 'rm -rf ~/.aws'`,
 		`sh -e -c "rm -rf ~"`,
@@ -56,6 +59,9 @@ func TestBashHandsRmTheGatesTarget(t *testing.T) {
 		"bash <<EOF\nrm -rf /\nEOF",
 		`(cd /tmp; rm -rf /)`,
 		`f() { rm -rf /; }; f`,
+		`f() { rm -rf "$1"; }; f /`,
+		`echo / | xargs sh -c 'rm -rf "$@"' _`,
+		`find /etc -maxdepth 0 -exec sh -c 'rm -rf "$1"' _ {} \;`,
 	} {
 		t.Run(c, func(t *testing.T) {
 			log := filepath.Join(out, "targets")

@@ -72,6 +72,9 @@ func (a *assessor) target(r reading) (p string, contents, ok bool) {
 	if t == "" || strings.HasPrefix(t, unknownMark) {
 		return "", false, false
 	}
+	if w, ok := windowsPath(t); ok {
+		t = w
+	}
 	if !strings.HasPrefix(t, "/") {
 		if a.cwd == nil {
 			return "", false, false
@@ -99,6 +102,9 @@ func (a *assessor) classify(p string) class {
 	}
 	if c := a.homeClass(p); c != none {
 		return c
+	}
+	if strings.HasPrefix(p, winPrefix) {
+		return a.windowsClass(p)
 	}
 	for _, d := range diskPrefixes {
 		if strings.HasPrefix(p, d) {
@@ -133,20 +139,7 @@ func (a *assessor) homeClass(p string) class {
 	if !ok {
 		return none
 	}
-	if rel == "" {
-		return home
-	}
-	for _, c := range credentialPaths {
-		if under(rel, c) {
-			return credential
-		}
-	}
-	for _, c := range userConfigPaths {
-		if rel == c {
-			return userConfig
-		}
-	}
-	return none
+	return homeRelClass(rel)
 }
 
 // homeOf returns the part of p inside the home directory that holds it.

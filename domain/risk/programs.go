@@ -6,17 +6,15 @@ import (
 )
 
 // progName is the program a command word names: the base name of an absolute or relative
-// program path (/bin/rm, /usr/bin/rm, ./rm), without a Windows .exe suffix.
+// program path (/bin/rm, /usr/bin/rm, ./rm, 'C:\Windows\System32\rm.exe'), without a
+// Windows .exe suffix.
 func progName(s string) string {
-	n := path.Base(s)
+	n := path.Base(strings.ReplaceAll(s, `\`, "/"))
 	if len(n) > 4 && strings.EqualFold(n[len(n)-4:], ".exe") {
 		n = n[:len(n)-4]
 	}
 	return n
 }
-
-// maxPrograms bounds the alternative program names of one command word.
-const maxPrograms = 4
 
 // command assesses one command line, already split into arguments. stdin holds the texts it
 // statically reads on standard input.
@@ -24,10 +22,7 @@ func (a *assessor) command(argv []arg, stdin []string, depth int) {
 	if len(argv) == 0 {
 		return
 	}
-	for i, r := range argv[0] {
-		if i == maxPrograms {
-			break
-		}
+	for _, r := range argv[0] { // every possible program name (p=ls; … p=rm; $p -rf /)
 		if !r.exact {
 			a.unknownProgram(argv)
 			continue
@@ -39,6 +34,9 @@ func (a *assessor) command(argv []arg, stdin []string, depth int) {
 // program dispatches on the program name: wrappers are looked through, shells and eval are
 // read again, and the destructive command table is applied.
 func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
+	if body, ok := a.funcs[name]; ok {
+		a.call(body, argv[1:], depth) // a function shadows the program of the same name
+	}
 	if w, ok := wrappers[name]; ok {
 		if i, ok := w.skip(argv); ok {
 			a.command(argv[i:], stdin, depth)
@@ -61,31 +59,40 @@ type rule func(a *assessor, name string, argv []arg, stdin []string, depth int)
 var table map[string]rule
 
 func init() {
-	table = map[string]rule{
-		"rm": (*assessor).rm, "unlink": (*assessor).rm, "shred": (*assessor).rm,
-		"truncate": (*assessor).truncate,
-		"find":     (*assessor).find, "xargs": (*assessor).xargs,
-		"dd":   (*assessor).dd,
-		"mkfs": (*assessor).format, "mkswap": (*assessor).format, "wipefs": (*assessor).format,
-		"blkdiscard": (*assessor).format, "sfdisk": (*assessor).format, "sgdisk": (*assessor).format,
-		"fdisk": (*assessor).partition, "parted": (*assessor).partition, "gdisk": (*assessor).partition,
-		"cfdisk": (*assessor).partition,
-		"chmod":  (*assessor).perm, "chown": (*assessor).perm, "chgrp": (*assessor).perm,
-		"mv":       (*assessor).mv,
-		"git":      (*assessor).git,
-		"kill":     (*assessor).kill,
-		"shutdown": (*assessor).power, "reboot": (*assessor).power, "halt": (*assessor).power,
-		"poweroff": (*assessor).power, "systemctl": (*assessor).power, "init": (*assessor).power,
-		"telinit": (*assessor).power,
-		"rsync":   (*assessor).rsync,
-		"cd":      (*assessor).cd, "pushd": (*assessor).cd,
-		"bash": (*assessor).shell, "sh": (*assessor).shell, "zsh": (*assessor).shell,
-		"dash": (*assessor).shell, "ksh": (*assessor).shell, "mksh": (*assessor).shell,
-		"ash": (*assessor).shell, "yash": (*assessor).shell, "posh": (*assessor).shell,
-		"fish": (*assessor).shell,
-		"eval": (*assessor).eval, "trap": (*assessor).trap, "alias": (*assessor).alias,
-		"watch": (*assessor).watch, "su": (*assessor).su, "env": (*assessor).envCmd,
-		"flock": (*assessor).flock, "command": (*assessor).commandBuiltin,
+	table = map[string]rule{}
+	for _, e := range []struct {
+		rule  rule
+		names []string
+	}{
+		{(*assessor).rm, []string{"rm", "unlink", "shred"}},
+		{(*assessor).truncate, []string{"truncate"}},
+		{(*assessor).find, []string{"find"}},
+		{(*assessor).xargs, []string{"xargs"}},
+		{(*assessor).dd, []string{"dd"}},
+		{(*assessor).format, []string{"mkfs", "mkswap", "wipefs", "blkdiscard", "sfdisk", "sgdisk"}},
+		{(*assessor).partition, []string{"fdisk", "parted", "gdisk", "cfdisk"}},
+		{(*assessor).perm, []string{"chmod", "chown", "chgrp"}},
+		{(*assessor).mv, []string{"mv"}},
+		{(*assessor).copyTo, []string{"cp", "install", "tee"}},
+		{(*assessor).rsync, []string{"rsync"}},
+		{(*assessor).git, []string{"git"}},
+		{(*assessor).kill, []string{"kill"}},
+		{(*assessor).power, []string{"shutdown", "reboot", "halt", "poweroff", "systemctl", "init", "telinit"}},
+		{(*assessor).crontab, []string{"crontab"}},
+		{(*assessor).cd, []string{"cd", "pushd"}},
+		{(*assessor).shell, []string{"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish"}},
+		{(*assessor).eval, []string{"eval"}},
+		{(*assessor).trap, []string{"trap"}},
+		{(*assessor).alias, []string{"alias"}},
+		{(*assessor).watch, []string{"watch"}},
+		{(*assessor).su, []string{"su"}},
+		{(*assessor).envCmd, []string{"env"}},
+		{(*assessor).flock, []string{"flock"}},
+		{(*assessor).commandBuiltin, []string{"command"}},
+	} {
+		for _, n := range e.names {
+			table[n] = e.rule
+		}
 	}
 }
 

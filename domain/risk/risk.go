@@ -51,23 +51,34 @@ type Env struct {
 
 // Verdict is the gate's reading of one command text.
 type Verdict struct {
-	Level Level
+	Level Level `json:"level"`
 	// Reason is one sentence a person or a model can act on.
-	Reason string
+	Reason string `json:"reason"`
 	// Program is the program of the worst finding ("rm", "dd", "mkfs.ext4"), after the
 	// wrappers (sudo, env, xargs, bash -c …) were looked through.
-	Program string
+	Program string `json:"program,omitempty"`
 	// Target is the location the worst finding acts on, as resolved ("/", "~/.ssh").
-	Target string
+	Target string `json:"target,omitempty"`
 }
 
 // Assess reads command as bash will and returns the worst thing it can do. It never panics
 // and returns the same verdict for the same input.
 func Assess(command string, env Env) Verdict {
 	a := newAssessor(env)
-	a.text(command, 0)
+	switch {
+	case len(command) > maxCommand:
+		a.note(Catastrophic, "", "", "the command is longer than 1 MiB, more than the gate reads; split it into smaller commands")
+	case strings.ContainsRune(command, 0):
+		// No process argument can carry a NUL, and the gate's own markers start with one.
+		a.note(Catastrophic, "", "", "the command contains a NUL byte, which no shell command can carry; remove it")
+	default:
+		a.text(command, 0)
+	}
 	return a.worst
 }
+
+// maxCommand bounds the text the gate reads.
+const maxCommand = 1 << 20
 
 // maxDepth bounds the nesting of shell text inside shell text (bash -c, eval, sh <<<, …).
 // Text nested deeper is refused rather than read half-way.
@@ -77,12 +88,16 @@ const maxDepth = 4
 const maxTexts = 64
 
 type assessor struct {
-	home  string               // env.Home, or homeSentinel when it is unknown
-	vars  map[string][]reading // values a variable was statically assigned, in text order
-	cwd   *reading             // the directory of the last static cd, nil when unknown
-	feeds map[*syntax.Stmt][]string
-	texts int
-	worst Verdict
+	home   string               // env.Home, or homeSentinel when it is unknown
+	vars   map[string][]reading // values a variable was statically assigned, in text order
+	cwd    *reading             // the directory of the last static cd, nil when unknown
+	feeds  map[*syntax.Stmt][]string
+	texts  int
+	substs int                     // command substitutions being evaluated, one inside another
+	funcs  map[string]*syntax.Stmt // the functions the text defines, by name
+	calls  int                     // function calls followed so far
+	inCall int                     // function calls being followed, one inside another
+	worst  Verdict
 }
 
 // homeSentinel stands for the home directory when Env.Home is empty: it is absolute, matches
@@ -91,12 +106,15 @@ const homeSentinel = "/\x00home"
 
 func newAssessor(env Env) *assessor {
 	a := &assessor{home: cleanHome(env.Home), vars: map[string][]reading{},
-		feeds: map[*syntax.Stmt][]string{}}
+		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{}}
 	a.worst = Verdict{Level: Safe, Reason: "no command in the destructive command table"}
 	return a
 }
 
 func cleanHome(h string) string {
+	if w, ok := windowsPath(h); ok {
+		return cleanPath(w)
+	}
 	if h == "" || !strings.HasPrefix(h, "/") {
 		return homeSentinel
 	}
@@ -115,6 +133,9 @@ func (a *assessor) note(level Level, program, target, reason string) {
 // ~NAME, and unknown parts as "…".
 func (a *assessor) display(p string) string {
 	p = strings.ReplaceAll(p, otherHome, "~")
+	p = strings.ReplaceAll(p, winPrefix+"unc/", "//")
+	p = strings.ReplaceAll(p, winPrefix+"device/", "//./")
+	p = strings.ReplaceAll(p, winPrefix, "")
 	p = strings.ReplaceAll(p, homeSentinel, "~")
 	return strings.ReplaceAll(p, unknownMark, "…")
 }
@@ -137,6 +158,7 @@ func (a *assessor) text(src string, depth int) {
 		a.note(Catastrophic, "", "", "the risk gate cannot read this command as bash ("+firstLine(err.Error())+"); fix the syntax or split it into plain commands")
 		return
 	}
+	a.collectFuncs(f)
 	a.walk(f, depth)
 }
 

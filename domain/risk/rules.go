@@ -12,49 +12,31 @@ var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "
 // command on it. Without a narrowing test that is every path under START, so START is the
 // target; with one it is some path under START, which is still catastrophic inside a
 // credential store or the operating system.
-func (a *assessor) find(name string, argv []arg, _ []string, depth int) {
-	i := 1
-	for i < len(argv) { // -H -L -P -D debugopts -O3
-		t, _ := argv[i].exact()
-		if t == "-D" {
-			i++
-		} else if !(t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O")) {
-			break
-		}
-		i++
-	}
-	var starts []arg
-	for ; i < len(argv); i++ {
-		t, ok := argv[i].exact()
-		if ok && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == ",") {
-			break
-		}
-		starts = append(starts, argv[i])
-	}
-	if len(starts) == 0 {
-		starts = []arg{{{text: ".", exact: true}}}
-	}
-	filtered, deletes := false, false
+func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
+	starts, expr := findStarts(argv[1:])
+	narrowed, loose, deletes := false, false, false
 	var execs [][]arg
-	for ; i < len(argv); i++ {
-		t, _ := argv[i].exact()
+	for i := 0; i < len(expr); i++ {
+		t, _ := expr[i].exact()
 		switch {
 		case t == "-delete":
 			deletes = true
 		case t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir":
 			j := i + 1
-			for ; j < len(argv); j++ {
-				if e, _ := argv[j].exact(); e == ";" || e == "+" {
+			for ; j < len(expr); j++ {
+				if e, _ := expr[j].exact(); e == ";" || e == "+" {
 					break
 				}
 			}
-			execs = append(execs, argv[i+1:j])
+			execs = append(execs, expr[i+1:j])
 			i = j
 		case contains(findFilters, t):
-			filtered = true
+			narrowed = true
+		case t == "-o" || t == "-or" || t == "," || t == "!" || t == "-not":
+			loose = true // an action may run on what a test did not match
 		}
 	}
-	found := a.found(starts, filtered)
+	found := a.found(starts, narrowed && !loose)
 	if deletes {
 		for _, g := range found {
 			a.destroy("find -delete", g, "deletes")
@@ -63,6 +45,31 @@ func (a *assessor) find(name string, argv []arg, _ []string, depth int) {
 	for _, cmd := range execs {
 		a.findExec(cmd, found, depth)
 	}
+}
+
+// findStarts splits find's arguments into its starting points ("." when none) and its
+// expression, skipping the options before them (-H -L -P -D debugopts -O3).
+func findStarts(args []arg) (starts, expr []arg) {
+	i := 0
+	for ; i < len(args); i++ {
+		t, _ := args[i].exact()
+		if t == "-D" {
+			i++
+		} else if !(t == "-H" || t == "-L" || t == "-P" || strings.HasPrefix(t, "-O")) {
+			break
+		}
+	}
+	for ; i < len(args); i++ {
+		t, ok := args[i].exact()
+		if ok && (strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == ",") {
+			break
+		}
+		starts = append(starts, args[i])
+	}
+	if len(starts) == 0 {
+		starts = []arg{{{text: ".", exact: true}}}
+	}
+	return starts, args[min(i, len(args)):] // "-D" may have been last
 }
 
 // found is what find hands to its actions: each start itself, or some unknown path under it
@@ -224,11 +231,20 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
 }
 
-// cd: a static directory becomes the base of later relative paths (`cd / && rm -rf *`).
+// cd: the directory becomes the base of later relative paths (`cd / && rm -rf *`). An
+// unknown directory is read like any unknown value, as empty: unquoted, the word vanishes
+// and cd goes home (`cd $BUILD && rm -rf *` empties home when BUILD is unset); quoted, `cd ""`
+// stays where it is; "$X/out" is /out.
 func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 	_, operands := opts(argv[1:], "")
+	if len(operands) > 0 && len(operands[0]) == 1 && operands[0][0].text == "" && operands[0][0].split {
+		operands = operands[1:]
+	}
 	if len(operands) == 0 {
-		a.cwd = &reading{text: a.home, exact: true}
+		a.cwd = nil
+		if hs, _ := a.value("HOME"); len(hs) == 1 {
+			a.cwd = &hs[0]
+		}
 		return
 	}
 	g := operands[0]
@@ -236,12 +252,13 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 		a.cwd = nil
 		return
 	}
-	p, _, ok := a.target(reading{text: g[0].text, exact: g[0].exact})
-	if !ok || !g[0].exact {
-		a.cwd = nil
+	if g[0].text == "" {
 		return
 	}
-	a.cwd = &reading{text: p, exact: true}
+	a.cwd = nil
+	if p, _, ok := a.target(reading{text: g[0].text}); ok {
+		a.cwd = &reading{text: p, exact: g[0].exact}
+	}
 }
 
 // unknownProgram: the program's name is not known statically ($RM, $(which rm)). It is
@@ -264,4 +281,27 @@ func (a *assessor) unknownProgram(argv []arg) {
 		}
 	}
 	a.note(Destructive, "", "", "the program's name is not known statically, so the gate cannot tell what it does")
+}
+
+// copyTo: cp, install and tee write over their destination; onto a disk that destroys its
+// file systems. Other destinations are ordinary writes.
+func (a *assessor) copyTo(name string, argv []arg, _ []string, _ int) {
+	_, operands := opts(argv[1:], "")
+	if name != "tee" && len(operands) > 0 {
+		operands = operands[len(operands)-1:]
+	}
+	for _, g := range operands {
+		for _, r := range g {
+			if p, _, ok := a.target(r); ok && a.classify(p) == device {
+				a.destroy(name, arg{r}, "writes over")
+			}
+		}
+	}
+}
+
+// crontab -r deletes the user's crontab without a copy.
+func (a *assessor) crontab(name string, argv []arg, _ []string, _ int) {
+	if flags, _ := opts(argv[1:], "u", "--user"); flags["-r"] {
+		a.note(Destructive, name, "", "crontab -r deletes the crontab without a copy")
+	}
 }

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -10,8 +11,8 @@ import (
 // blocks, conditions, loops, function bodies (whether or not the function is called), and
 // the commands inside command and process substitutions and here-documents. Assignments and
 // cd are remembered in text order, without following branches (docs/risk.md, "Limits").
-func (a *assessor) walk(f *syntax.File, depth int) {
-	syntax.Walk(f, func(n syntax.Node) bool {
+func (a *assessor) walk(node syntax.Node, depth int) {
+	syntax.Walk(node, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.BinaryCmd:
 			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
@@ -33,11 +34,60 @@ func (a *assessor) walk(f *syntax.File, depth int) {
 						rs = append(rs, g...)
 					}
 				}
-				a.assign(wi.Name.Value, capReadings(rs))
+				a.assign(wi.Name.Value, a.capReadings(rs))
 			}
 		}
 		return true
 	})
+}
+
+// collectFuncs remembers the functions a text defines, so a call can be followed with its
+// arguments (`f() { rm -rf "$1"; }; f /`).
+func (a *assessor) collectFuncs(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil && fd.Body != nil {
+			a.funcs[fd.Name.Value] = fd.Body
+		}
+		return true
+	})
+}
+
+// maxCalls bounds the function calls followed for one command; past it the command is
+// refused, since an unfollowed call could hide its target. maxNested bounds recursion: a
+// function's body was read where it was defined, and again for each outer call.
+const (
+	maxCalls  = 64
+	maxNested = 2
+)
+
+// call follows a call of a function the text defines: its body is read again with the
+// call's arguments as $1, $2, … and $@.
+func (a *assessor) call(body *syntax.Stmt, args []arg, depth int) {
+	if a.inCall >= maxNested {
+		return
+	}
+	if a.calls++; a.calls > maxCalls {
+		a.note(Catastrophic, "", "", "the command calls its functions more often than the gate follows; it refuses what it cannot read — split it into plain commands")
+		return
+	}
+	a.positional(args)
+	a.inCall++
+	a.walk(body, depth)
+	a.inCall--
+}
+
+// positional records the arguments a function or a shell -c text receives as $1, $2, …, $@
+// and $*; every argument is a possible value of $@.
+func (a *assessor) positional(args []arg) {
+	var all []reading
+	for k, g := range args {
+		a.assign(strconv.Itoa(k+1), g)
+		all = append(all, g...)
+	}
+	if len(all) > 0 {
+		a.assign("@", all)
+		a.assign("*", all)
+	}
 }
 
 func (a *assessor) assignNode(as *syntax.Assign) {
@@ -48,13 +98,13 @@ func (a *assessor) assignNode(as *syntax.Assign) {
 		a.assign(as.Name.Value, []reading{{text: ""}})
 		return
 	}
-	rs := a.readings(as.Value)
+	rs := a.unsplit(as.Value)
 	if as.Append {
 		old, ok := a.value(as.Name.Value)
 		if !ok {
 			old = []reading{{text: ""}}
 		}
-		rs = capReadings(join(old, rs))
+		rs = a.capReadings(join(old, rs))
 	}
 	a.assign(as.Name.Value, rs)
 }
@@ -105,10 +155,11 @@ func truncates(op syntax.RedirOperator) bool {
 	return false
 }
 
-// redirect judges a redirection that writes: to a disk it is catastrophic, and truncating a
-// system or credential file is destructive.
+// redirect judges a redirection that writes: to a disk it is catastrophic, truncating a
+// credential file is catastrophic (the key is gone), and truncating another protected file
+// (/etc/hosts) is destructive.
 func (a *assessor) redirect(r *syntax.Redirect) {
-	for _, rd := range a.readings(r.Word) {
+	for _, rd := range a.unsplit(r.Word) {
 		p, _, ok := a.target(rd)
 		if !ok {
 			continue
@@ -116,6 +167,8 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 		switch c := a.classify(p); {
 		case c == device:
 			a.note(Catastrophic, ">", p, "the redirection writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
+		case truncates(r.Op) && c == credential:
+			a.note(Catastrophic, ">", p, "the redirection empties "+a.display(p)+" (a credential store); refused in every permission mode")
 		case truncates(r.Op) && c != none:
 			a.note(Destructive, ">", p, "the redirection overwrites "+a.display(p)+" ("+c.String()+")")
 		}
@@ -129,17 +182,14 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 func (a *assessor) stdin(s *syntax.Stmt) []string {
 	var texts []string
 	for _, r := range s.Redirs {
-		var w *syntax.Word
-		switch r.Op {
-		case syntax.WordHdoc:
-			w = r.Word
-		case syntax.Hdoc, syntax.DashHdoc:
-			w = r.Hdoc
+		var rs []reading
+		switch {
+		case r.Op == syntax.WordHdoc && r.Word != nil:
+			rs = a.unsplit(r.Word)
+		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
+			rs = a.hereDoc(r)
 		}
-		if w == nil {
-			continue
-		}
-		for _, rd := range a.readings(w) {
+		for _, rd := range rs {
 			if rd.exact {
 				texts = append(texts, rd.text)
 			} else {
@@ -148,6 +198,22 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 		}
 	}
 	return append(texts, a.feeds[s]...)
+}
+
+// hereDoc reads a here-document's body: verbatim when its delimiter is quoted (<<'EOF'),
+// otherwise expanded like text in double quotes.
+func (a *assessor) hereDoc(r *syntax.Redirect) []reading {
+	// Word.Lit is "" when the delimiter has quoted parts; E\OF is quoted too.
+	if r.Word != nil && (r.Word.Lit() == "" || strings.Contains(r.Word.Lit(), `\`)) {
+		var b strings.Builder
+		for _, p := range r.Hdoc.Parts {
+			if l, ok := p.(*syntax.Lit); ok {
+				b.WriteString(l.Value)
+			}
+		}
+		return []reading{{text: b.String(), exact: true}}
+	}
+	return a.parts(r.Hdoc.Parts, true)
 }
 
 // pipe passes what the left side of a pipeline statically prints to the right side.
@@ -192,6 +258,9 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		return nil
 	}
 	argv := a.args(call.Args)
+	if len(argv) == 0 { // every word expanded to nothing
+		return nil
+	}
 	name, ok := argv[0].exact()
 	if !ok {
 		return nil

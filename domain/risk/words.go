@@ -1,6 +1,8 @@
 package risk
 
 import (
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,13 +22,18 @@ type reading struct {
 	exact bool
 	// glob: the word has an unquoted pattern character, so bash may expand it to many paths.
 	glob bool
+	// split: an unquoted expansion contributed to the text, so bash splits it at blanks
+	// (`cmd="rm -rf /"; $cmd` runs rm).
+	split bool
 }
 
 // unknownMark stands for a part that is unknown but not empty; it matches no real path.
 const unknownMark = "\x01"
 
-// maxReadings bounds the readings of one word (brace expansion, alternative values).
-const maxReadings = 32
+// maxReadings bounds the fields and readings of one word (brace expansion, alternative
+// values). Past it the command is refused: dropping alternatives would hide a target
+// (`rm -rf /{a1,…,a40,etc}`).
+const maxReadings = 256
 
 // word returns the fields of a shell word, each with its readings. Brace expansion makes
 // several fields (`{rm,-rf,/}` is three arguments); a variable with several possible values
@@ -37,16 +44,50 @@ func (a *assessor) word(w *syntax.Word) []arg {
 	}
 	cp := *w
 	if !syntax.SplitBraces(&cp) {
-		return []arg{a.parts(w.Parts, false)}
+		return a.fieldSplit(a.parts(w.Parts, false))
 	}
 	var out []arg
 	for bw, err := range expand.BracesSeq(nil, &cp) {
 		if err != nil || len(out) >= maxReadings {
+			a.overflow()
 			return []arg{{{text: unknownMark}}}
 		}
-		out = append(out, a.parts(bw.Parts, false))
+		out = append(out, a.fieldSplit(a.parts(bw.Parts, false))...)
 	}
 	return out
+}
+
+// fieldSplit splits readings that an unquoted expansion made at blanks. A single reading
+// becomes several arguments, as in bash; several readings that split keep their fields as
+// alternatives of one argument, which keeps every target in view.
+func (a *assessor) fieldSplit(rs []reading) []arg {
+	var fields [][]string
+	splits := false
+	for _, r := range rs {
+		f := []string{r.text}
+		if r.split && strings.ContainsAny(r.text, " \t\n") {
+			f = strings.Fields(r.text)
+			splits = true
+		}
+		fields = append(fields, f)
+	}
+	if !splits {
+		return []arg{rs}
+	}
+	if len(rs) == 1 {
+		var out []arg
+		for _, t := range fields[0] {
+			out = append(out, arg{{text: t, exact: rs[0].exact, glob: rs[0].glob}})
+		}
+		return out
+	}
+	var alt arg
+	for i, r := range rs {
+		for _, t := range fields[i] {
+			alt = append(alt, reading{text: t, exact: r.exact, glob: r.glob})
+		}
+	}
+	return []arg{a.capReadings(alt)}
 }
 
 // arg is one argument of a command: its possible readings.
@@ -60,21 +101,39 @@ func (g arg) exact() (string, bool) {
 	return "", false
 }
 
-// readings reads a word that is not split into fields (an assignment's value, a redirection's
-// target, a parameter's default): the readings of all its brace fields.
+// readings reads a parameter's default word: the readings of all its fields.
 func (a *assessor) readings(w *syntax.Word) []reading {
 	var out []reading
 	for _, g := range a.word(w) {
 		out = append(out, g...)
 	}
-	return capReadings(out)
+	return a.capReadings(out)
 }
 
-func capReadings(rs []reading) []reading {
+// unsplit reads a word bash neither brace-expands nor splits: an assignment's value, a
+// redirection's target, a here-document.
+func (a *assessor) unsplit(w *syntax.Word) []reading {
+	if w == nil {
+		return []reading{{text: unknownMark}}
+	}
+	rs := a.parts(w.Parts, false)
+	for i := range rs {
+		rs[i].split = false
+	}
+	return rs
+}
+
+func (a *assessor) capReadings(rs []reading) []reading {
 	if len(rs) > maxReadings {
+		a.overflow()
 		return []reading{{text: unknownMark}}
 	}
 	return rs
+}
+
+// overflow refuses a command with more alternatives than the gate follows.
+func (a *assessor) overflow() {
+	a.note(Catastrophic, "", "", "the command expands into more alternatives than the gate follows (brace expansions, values of one variable); it refuses what it cannot read — split it into plain commands")
 }
 
 // parts reads a sequence of word parts; quoted says they are inside double quotes.
@@ -83,6 +142,7 @@ func (a *assessor) parts(ps []syntax.WordPart, quoted bool) []reading {
 	for i, p := range ps {
 		acc = join(acc, a.part(p, i == 0, quoted))
 		if len(acc) > maxReadings {
+			a.overflow()
 			return []reading{{text: unknownMark}}
 		}
 	}
@@ -94,7 +154,8 @@ func join(prefix, next []reading) []reading {
 	out := make([]reading, 0, len(prefix)*len(next))
 	for _, p := range prefix {
 		for _, n := range next {
-			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact, glob: p.glob || n.glob})
+			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact,
+				glob: p.glob || n.glob, split: p.split || n.split})
 		}
 	}
 	return out
@@ -103,52 +164,88 @@ func join(prefix, next []reading) []reading {
 func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
 	switch p := p.(type) {
 	case *syntax.Lit:
-		return []reading{a.lit(p.Value, first, quoted)}
+		return a.lit(p.Value, first, quoted)
 	case *syntax.SglQuoted:
 		if p.Dollar {
-			return []reading{{text: ansiC(p.Value), exact: true}}
+			// bash ends the string at a decoded NUL ($'/\0etc' is "/")
+			text, _, _ := strings.Cut(ansiC(p.Value), "\x00")
+			return []reading{{text: text, exact: true}}
 		}
 		return []reading{{text: p.Value, exact: true}}
 	case *syntax.DblQuoted:
 		return a.parts(p.Parts, true)
 	case *syntax.ParamExp:
-		rs := a.param(p)
-		if !quoted {
-			for i := range rs {
-				rs[i].glob = rs[i].glob || hasGlobMeta(rs[i].text)
-			}
-		}
-		return rs
+		return unquoted(a.param(p), quoted)
+	case *syntax.CmdSubst:
+		return unquoted(a.output(p), quoted)
 	case *syntax.ArithmExp:
 		return []reading{{text: unknownMark}} // a number: never empty
 	}
-	// Command and process substitutions (read as commands by the walker), extended globs.
+	// Process substitutions (read as commands by the walker), extended globs.
 	return []reading{{text: ""}}
 }
 
-// lit reads a literal part: tilde expansion at the start of an unquoted word, backslash
-// removal, and unquoted pattern characters.
-func (a *assessor) lit(s string, first, quoted bool) reading {
-	if quoted {
-		return reading{text: unescapeDouble(s), exact: true}
+// maxSubsts bounds how deeply command substitutions are evaluated inside one another.
+const maxSubsts = 3
+
+// unquoted marks what an unquoted expansion produced: bash splits it at blanks and expands
+// the patterns in it.
+func unquoted(rs []reading, quoted bool) []reading {
+	if !quoted {
+		for i := range rs {
+			rs[i].glob = rs[i].glob || hasGlobMeta(rs[i].text)
+			rs[i].split = true
+		}
 	}
-	r := reading{exact: true}
+	return rs
+}
+
+// output is what a command substitution prints when it is static ($(echo /)), without the
+// trailing newlines bash removes; otherwise one unknown, possibly empty, reading. The
+// walker reads the commands inside it either way.
+func (a *assessor) output(cs *syntax.CmdSubst) []reading {
+	if len(cs.Stmts) == 1 && a.substs < maxSubsts {
+		a.substs++
+		defer func() { a.substs-- }()
+		var rs []reading
+		for _, t := range a.prints(cs.Stmts[0]) {
+			exact := t != unknownMark
+			if !exact {
+				t = ""
+			}
+			rs = append(rs, reading{text: strings.TrimRight(t, "\n"), exact: exact})
+		}
+		if len(rs) > 0 {
+			return a.capReadings(rs)
+		}
+	}
+	return []reading{{text: ""}}
+}
+
+// lit reads a literal part: tilde expansion at the start of an unquoted word (from HOME as
+// the command may have reassigned it, like bash), backslash removal, and unquoted pattern
+// characters.
+func (a *assessor) lit(s string, first, quoted bool) []reading {
+	if quoted {
+		return []reading{{text: unescapeDouble(s), exact: true}}
+	}
+	prefix := []reading{{exact: true}}
 	if first && strings.HasPrefix(s, "~") {
-		name, rest, _ := strings.Cut(s[1:], "/")
+		name, rest, slash := strings.Cut(s[1:], "/")
 		switch {
 		case name == "":
-			r.text = a.home
+			prefix, _ = a.value("HOME")
 		case name == "+" || name == "-" || strings.ContainsAny(name, `\*?[`):
-			r.exact = false // $PWD, $OLDPWD: unknown here
-			r.text = unknownMark
+			prefix = []reading{{text: unknownMark}} // $PWD, $OLDPWD: unknown here
 		default:
-			r.text = otherHome + name // another user's home directory
+			prefix = []reading{{text: otherHome + name, exact: true}} // another user's home
 		}
-		if strings.Contains(s, "/") {
-			r.text += "/"
+		if slash {
+			prefix = join(prefix, []reading{{text: "/", exact: true}})
 		}
 		s = rest
 	}
+	r := reading{exact: true}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -164,8 +261,8 @@ func (a *assessor) lit(s string, first, quoted bool) reading {
 		}
 		b.WriteByte(c)
 	}
-	r.text += b.String()
-	return r
+	r.text = b.String()
+	return join(prefix, []reading{r})
 }
 
 // otherHome prefixes ~name: the home directory of user name, which the gate cannot resolve
@@ -192,34 +289,71 @@ func unescapeDouble(s string) string {
 func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // param reads a parameter expansion: a variable the command assigned statically, HOME, or
-// an unknown value. ${X:?} is never empty; ${X:-default} is X or the default.
+// an unknown value. ${X:?} is never empty; ${X:-default} is X or the default; an operator
+// that transforms a known value (${X%/*}, ${X#*/}, ${X/a/b}, ${X:1}, ${#X}) is applied.
 func (a *assessor) param(p *syntax.ParamExp) []reading {
-	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil ||
-		p.Slice != nil || p.Repl != nil || p.Names != 0 || p.NestedParam != nil || len(p.Modifiers) > 0 {
+	if p.Param == nil || p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 ||
+		p.NestedParam != nil || len(p.Modifiers) > 0 {
 		return []reading{{text: ""}}
 	}
 	known, ok := a.value(p.Param.Value)
-	if p.Exp == nil {
-		if ok {
-			return known
+	if p.Exp != nil {
+		switch p.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			if ok {
+				return known
+			}
+			return a.readings(p.Exp.Word)
+		case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+			if ok {
+				return known
+			}
+			return []reading{{text: unknownMark}}
+		case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+			return append(a.readings(p.Exp.Word), reading{text: ""})
 		}
+	}
+	if !ok {
 		return []reading{{text: ""}}
 	}
-	switch p.Exp.Op {
-	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
-		if ok {
-			return known
-		}
-		return a.readings(p.Exp.Word)
-	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
-		if ok {
-			return known
-		}
-		return []reading{{text: unknownMark}}
-	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
-		return append(a.readings(p.Exp.Word), reading{text: ""})
+	if p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
+		return known
 	}
-	return []reading{{text: ""}}
+	out := make([]reading, 0, len(known))
+	for _, k := range known {
+		v, err := transform(p, k.text)
+		out = append(out, reading{text: v, exact: k.exact && err == nil && static(p)})
+	}
+	return out
+}
+
+// transform applies a parameter operator to a value with the parser's own expander. The
+// value is the only variable it sees; anything else it would need reads as unset.
+func transform(p *syntax.ParamExp, value string) (s string, err error) {
+	defer func() {
+		if recover() != nil {
+			s, err = "", errUnreadable
+		}
+	}()
+	cfg := &expand.Config{Env: expand.ListEnviron(p.Param.Value + "=" + value)}
+	return expand.Literal(cfg, &syntax.Word{Parts: []syntax.WordPart{p}})
+}
+
+var errUnreadable = errors.New("unreadable parameter expansion")
+
+// static says the operator's own words hold no expansion the expander would read as unset.
+func static(p *syntax.ParamExp) bool {
+	ok := true
+	syntax.Walk(p, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			ok = ok && n == p
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+			ok = false
+		}
+		return ok
+	})
+	return ok
 }
 
 // value returns the static values of a variable: what the command assigned to it, or the
@@ -228,20 +362,26 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	if vs, ok := a.vars[name]; ok {
 		return append([]reading(nil), vs...), true
 	}
-	if name == "HOME" {
+	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
 	}
 	return nil, false
 }
 
-// maxValues bounds the remembered values of one variable.
-const maxValues = 8
+// maxValues bounds the remembered values of one variable; past it the command is refused.
+const maxValues = 64
 
 // assign records a static assignment. Every value assigned so far is kept, because the gate
 // does not follow branches: `X=/tmp/a; if c; then X=/; fi; rm -rf $X` may delete /.
 func (a *assessor) assign(name string, rs []reading) {
-	vs := append(a.vars[name], rs...)
+	vs := a.vars[name]
+	for _, r := range rs {
+		if !slices.Contains(vs, r) {
+			vs = append(vs, r)
+		}
+	}
 	if len(vs) > maxValues {
+		a.overflow()
 		vs = []reading{{text: ""}}
 	}
 	a.vars[name] = vs

@@ -212,6 +212,7 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 	}
 	switch {
 	case cmd && i < len(argv):
+		a.positional(argv[min(i+2, len(argv)):]) // after the text come $0, $1, …
 		a.nested(argv[i], depth, name+" -c")
 	case cmd, i < len(argv):
 		// a script file, or -c without text
