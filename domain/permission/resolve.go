@@ -100,10 +100,14 @@ func Resolve(permission, tools []settings.Raw) (Policy, error) {
 	}
 	items := []item{{raw: Defaults()}}
 	for _, r := range tools {
-		items = append(items, item{r, true})
+		if !r.Unset() {
+			items = append(items, item{r, true})
+		}
 	}
 	for _, r := range permission {
-		items = append(items, item{raw: r})
+		if !r.Unset() {
+			items = append(items, item{raw: r})
+		}
 	}
 	for _, it := range items {
 		if _, ok := layerRank[it.raw.Layer]; !ok {

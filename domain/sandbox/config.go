@@ -123,7 +123,7 @@ type layerValue struct {
 func Merge(raws []settings.Raw) (Config, error) {
 	c := Config{setBy: map[string]settings.Layer{}}
 	for _, r := range raws {
-		if len(bytes.TrimSpace(r.JSON)) == 0 || string(bytes.TrimSpace(r.JSON)) == "null" {
+		if r.Unset() {
 			continue
 		}
 		var v layerValue

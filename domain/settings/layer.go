@@ -3,7 +3,10 @@
 // know which layer said what: order and trust are part of their semantics (docs/config.md).
 package settings
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Layer is one source of configuration. Layers are applied in the order of Layers: a later
 // layer overrides an earlier one, and the managed policy has the final say.
@@ -43,4 +46,11 @@ type Raw struct {
 	// Source names where it was read: a file path, a variable or a flag.
 	Source string
 	JSON   json.RawMessage
+}
+
+// Unset reports whether the layer wrote nothing for the key, or wrote null: either way the
+// layer leaves the key as the layers below it set it.
+func (r Raw) Unset() bool {
+	s := strings.TrimSpace(string(r.JSON))
+	return s == "" || s == "null"
 }
