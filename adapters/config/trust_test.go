@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,6 +109,18 @@ func TestTrustProjectHostCommands(t *testing.T) {
 			}
 		})
 	}
+	t.Run("admitted under a symbolic link's spelling of the root", func(t *testing.T) {
+		w := newWorld(t)
+		w.write(filepath.Join(w.repo, "zuno.json"), hostCommand)
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(w.repo, link); err != nil {
+			t.Fatal(err)
+		}
+		roots, _ := json.Marshal([]string{link})
+		if _, err := w.load(trustIn(w, settings.Global, string(roots))); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("admission does not reach run-unconfined", func(t *testing.T) {
 		w := newWorld(t)
 		w.write(filepath.Join(w.repo, "zuno.json"), `{"sandbox": {"onUnavailable": "run-unconfined"}}`)

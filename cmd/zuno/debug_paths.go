@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	adconfig "github.com/zuno-run/zuno/adapters/config"
-	"github.com/zuno-run/zuno/domain/settings"
 )
 
 // pathsReport is what zuno debug paths shows: where every layer is looked for, what exists
@@ -27,10 +26,10 @@ type pathsReport struct {
 }
 
 type envLocation struct {
-	Layer settings.Layer `json:"layer"`
-	Var   string         `json:"var"`
-	Key   string         `json:"key"`
-	Set   bool           `json:"set"`
+	Layer string `json:"layer"` // always "env"
+	Var   string `json:"var"`
+	Key   string `json:"key"`
+	Set   bool   `json:"set"`
 }
 
 func newDebugPathsCmd() *cobra.Command {
@@ -70,7 +69,7 @@ func debugPaths() (pathsReport, error) {
 		rep.Warnings = []string{}
 	}
 	for _, e := range adconfig.EnvKeys {
-		rep.Env = append(rep.Env, envLocation{Layer: settings.Env, Var: e.Var, Key: e.Key, Set: os.Getenv(e.Var) != ""})
+		rep.Env = append(rep.Env, envLocation{Layer: "env", Var: e.Var, Key: e.Key, Set: os.Getenv(e.Var) != ""})
 	}
 	cfg := config{DB: os.Getenv("ZUNO_DB")}
 	if err == nil {
