@@ -53,7 +53,8 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 		return queries.AgentReport{}, err
 	}
 	defer os.RemoveAll(scratch)
-	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch, nil)}
+	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch, nil),
+		Policy: cfg.settings().Policy}
 	if s.Model == "" {
 		s.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"
 	} else if _, err := zapp.ParseModel(s.Model); err != nil {
@@ -90,6 +91,18 @@ func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
 		}
 	}
 	fmt.Fprintf(w, "delegates:   %s\n", orNone(strings.Join(rep.Delegates, ", ")))
+	p := rep.Permissions
+	fmt.Fprintf(w, "permissions: mode %s (configured %s)\n", p.Mode, p.ConfiguredMode)
+	for _, t := range p.Tools {
+		fmt.Fprintf(w, "  %-13s %s → %s (%s, %s layer)\n", t.Tool, t.Key, t.Action, orNone(t.Rule), orNone(t.Layer))
+	}
+	switch sb := rep.Sandbox; {
+	case sb.Refusal != "":
+		fmt.Fprintf(w, "sandbox:     shell not assembled: %s\n", sb.Refusal)
+	case sb.Resolution != nil:
+		r := sb.Resolution
+		fmt.Fprintf(w, "sandbox:     %s (requested %s, network %s, authority %s)\n", r.ResolutionKind, r.RequestedMode, r.Network, r.EffectiveAuthority)
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note:        %s\n", n)
 	}

@@ -3,6 +3,9 @@ package queries
 import (
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/permission"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
 )
 
 // AgentSettings are the configuration an agent report reads.
@@ -13,12 +16,15 @@ type AgentSettings struct {
 	Model, ModelNote string
 	// OpenTools opens the runtime's tools, to read their declarations.
 	OpenTools turn.OpenTools
+	// Policy is the permission policy the agent runs under (app.Settings.Policy).
+	Policy func(agent.Agent, turn.Confinement) (permission.Policy, error)
 }
 
 // AgentReport is zuno debug agent NAME: the definition, the effective model, the tools offered
 // (the same computation a turn makes, agent.Offer) and those not offered with the reason, and
-// the delegates. MCP, Skills and the sandbox are not built yet, and the report says so rather
-// than implying they are ready.
+// the delegates, the effective permission of each offered tool and the sandbox its commands
+// run under. MCP and Skills are not built yet, and the report says so rather than implying
+// they are ready.
 type AgentReport struct {
 	Name        string              `json:"name"`
 	Mode        string              `json:"mode"`
@@ -30,7 +36,36 @@ type AgentReport struct {
 	Tools       []ToolReport        `json:"tools"`
 	Unavailable []agent.Unavailable `json:"unavailable"`
 	Delegates   []string            `json:"delegates"`
-	Notes       []string            `json:"notes"`
+	// Permissions is the effective permission of each offered tool under the configured
+	// rules narrowed by the agent's contract; Sandbox how its commands are confined.
+	Permissions AgentPermissions `json:"permissions"`
+	Sandbox     AgentSandbox     `json:"sandbox"`
+	Notes       []string         `json:"notes"`
+}
+
+// AgentPermissions is the agent's contract applied to the configured policy.
+type AgentPermissions struct {
+	ConfiguredMode string           `json:"configuredMode"`
+	Mode           string           `json:"mode"`
+	ModeReason     string           `json:"modeReason,omitempty"`
+	Tools          []ToolPermission `json:"tools"`
+}
+
+// ToolPermission is what a call of the tool gets before any resource is named (zuno debug
+// permissions --permission P --resource R decides one resource).
+type ToolPermission struct {
+	Tool       string `json:"tool"`
+	Key        string `json:"permission"`
+	RuleAction string `json:"ruleAction"`
+	Action     string `json:"action"`
+	Rule       string `json:"rule,omitempty"`
+	Layer      string `json:"layer,omitempty"`
+}
+
+// AgentSandbox is the sandbox resolution of the agent's shell, or why it is not assembled.
+type AgentSandbox struct {
+	Resolution *events.SandboxResolution `json:"resolution,omitempty"`
+	Refusal    string                    `json:"refusal,omitempty"`
 }
 
 // ToolReport is one offered tool and its declarations.
@@ -61,10 +96,15 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	rep := AgentReport{Name: ag.Name, Mode: string(ag.Mode), Source: ag.Source, Description: ag.Description,
 		StepLimit: ag.Steps, Model: s.Model, ModelNote: s.ModelNote, Delegates: ag.Delegates,
 		Unavailable: append([]agent.Unavailable{}, offered.Unavailable...), Tools: []ToolReport{},
-		Notes: []string{
-			"no permission gate or sandbox in this build: every offered tool runs unconfined in the workspace",
-			"MCP servers and Skills are not supported in this build",
-		}}
+		Notes: []string{"MCP servers and Skills are not supported in this build"}}
+	conf := surface.Confinement()
+	rep.Sandbox.Resolution = conf.Resolution
+	if conf.Refusal != nil {
+		rep.Sandbox.Refusal = conf.Refusal.Error()
+	}
+	if rep.Permissions, err = agentPermissions(ag, offered.Tools, conf, dir, s); err != nil {
+		return AgentReport{}, err
+	}
 	if rep.Delegates == nil {
 		rep.Delegates = []string{}
 	}
@@ -77,6 +117,29 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 		rep.Tools = append(rep.Tools, tr)
 	}
 	return rep, nil
+}
+
+func agentPermissions(ag agent.Agent, offered []turn.Tool, conf turn.Confinement, dir string, s AgentSettings) (AgentPermissions, error) {
+	policy, err := s.Policy(ag, conf)
+	if err != nil {
+		return AgentPermissions{}, err
+	}
+	out := AgentPermissions{ConfiguredMode: string(policy.ConfiguredMode()), Mode: string(policy.Mode()),
+		Tools: []ToolPermission{}}
+	if rep := permission.Explain(policy, nil); rep.ModeReason != "" {
+		out.ModeReason = rep.ModeReason
+	}
+	for _, t := range offered {
+		d := t.Declaration()
+		dec := policy.Decide(permission.Request{Tool: d.Name, Resource: "*", Workspace: dir,
+			SideEffect: d.Policy.SideEffect != tools.ReadOnly})
+		tp := ToolPermission{Tool: d.Name, Key: dec.Key, RuleAction: string(dec.RuleAction), Action: string(dec.Action)}
+		if dec.Rule != nil {
+			tp.Rule, tp.Layer = dec.Rule.Key+": "+dec.Rule.Pattern, string(dec.Rule.Layer)
+		}
+		out.Tools = append(out.Tools, tp)
+	}
+	return out, nil
 }
 
 // ReadOnly reports whether the agent's contract is read-only (it narrows the sandbox).
