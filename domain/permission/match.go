@@ -4,8 +4,13 @@ import "strings"
 
 // matchWildcard reports whether s matches pattern, where * matches any run of characters,
 // separators included, and every other character matches itself. It runs in O(len(p)·len(s))
-// without backtracking blow-up, so a hostile pattern or resource cannot stall the gate.
+// without backtracking blow-up, so a hostile pattern or resource cannot stall the gate. A
+// pattern ending in " *" also matches its words alone: "git status *" matches "git status",
+// as a person writing it means (and as an "always" answer saves it).
 func matchWildcard(pattern, s string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, " *"); ok && s == prefix {
+		return true
+	}
 	p, i := 0, 0
 	star, mark := -1, 0
 	for i < len(s) {
