@@ -177,10 +177,12 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 		case s.Command != "":
 			consider(s.Command, alwaysPattern(s.Command))
 		case s.Path != "":
-			consider(s.Path, s.Path)
+			// The target first: on a tie it governs, since it is what an outside grant
+			// admitted.
 			if s.Target != "" && s.Target != s.Path {
 				consider(s.Target, s.Target)
 			}
+			consider(s.Path, s.Path)
 		default:
 			consider("*", "*")
 		}

@@ -69,7 +69,7 @@ func (p Policy) Decide(req Request) Decision {
 		res := ExternalDirResource(outsideDir(key, *spellings, req.Resource))
 		ext := p.check(req, ExternalDirectory, res, nil, false, res)
 		d.Checks = append(d.Checks, ext)
-		if ext.Action.rank() > d.Action.rank() {
+		if ext.Action.rank() >= d.Action.rank() { // on a tie the outside grant governs: it is what admitted the path
 			d.Check = ext
 		}
 	}

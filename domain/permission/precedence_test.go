@@ -135,7 +135,7 @@ func TestPrecedence(t *testing.T) {
 			want: permission.Ask, rule: `permission.rules.external_directory`},
 		{name: "allow_all resolves the external_directory ask",
 			perm: list(at(settings.Global, `{"mode":"allow_all"}`)), req: file("read", "/etc/hosts"),
-			want: permission.Allow, ruleAction: permission.Allow, rule: `permission.rules.*`},
+			want: permission.Allow, ruleAction: permission.Ask, rule: `permission.rules.external_directory`},
 		{name: "allow_all does not cross an explicit external_directory deny",
 			perm: list(at(settings.Global, `{"mode":"allow_all","rules":{"external_directory":{"/etc/*":"deny"}}}`)), req: file("read", "/etc/hosts"),
 			want: permission.Deny, rule: `permission.rules.external_directory["/etc/*"]`},
