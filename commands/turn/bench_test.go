@@ -13,8 +13,11 @@ import (
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/gate"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/permission"
+	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -51,7 +54,33 @@ func processCPU() time.Duration {
 // not reload or re-record the whole history per step, so step 1,000 should cost about what an
 // early step does. Wall time is dominated by two fsyncs per step and varies with the disk;
 // CPU time is the runtime's own work.
+//
+// The gated run puts every call through the permission gate (a layered policy with ordered
+// shell rules, the agent's contract, the risk gate reading the command's syntax tree, the
+// standing approvals); the ungated run, in the same process, is its baseline.
 func BenchmarkStepOverhead(b *testing.B) {
+	b.Run("ungated", func(b *testing.B) { stepOverhead(b, false) })
+	b.Run("gated", func(b *testing.B) { stepOverhead(b, true) })
+}
+
+// commandTool is the probe tool telling the gate it runs a shell command.
+type commandTool struct{ *probeTool }
+
+func (commandTool) Subjects(tools.Parsed) ([]tools.Subject, error) {
+	return []tools.Subject{{Command: "git diff --stat -- src/ | tail -n 5"}}, nil
+}
+
+func benchGate(b *testing.B, tool turn.Tool) turn.Gate {
+	policy, err := permission.Resolve([]settings.Raw{{Layer: settings.Global, Source: "bench",
+		JSON: json.RawMessage(`{"rules": {"read": "allow", "edit": "ask", "look": {"*": "ask", "git *": "allow", "git push*": "deny", "rm -rf*": "deny"}}}`)}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	policy = policy.WithContract(permission.NewContract("build", []string{"look"}))
+	return gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: []tools.Tool{tool}, Workspace: "/ws", Home: "/home/u"})
+}
+
+func stepOverhead(b *testing.B, gated bool) {
 	const steps = 1000
 	var turns []scripted.Turn
 	for i := range steps {
@@ -78,12 +107,17 @@ func BenchmarkStepOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		look := &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
+		var look turn.Tool = &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
+		var g turn.Gate
+		if gated {
+			look = commandTool{look.(*probeTool)}
+			g = benchGate(b, look)
+		}
 		clock := &stepClock{}
 		d := &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}
 		b.StartTimer()
 		out, err := d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: p,
-			ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Observer: clock})
+			ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Observer: clock, Gate: g})
 		b.StopTimer()
 		if err != nil || out.Steps != steps+1 {
 			b.Fatalf("outcome %+v %v", out, err)
