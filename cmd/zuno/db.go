@@ -11,7 +11,8 @@ func newDBCmd() *cobra.Command {
 		Use:   "db [--format json|table] SQL",
 		Short: "Run read-only SQL over the read models",
 		Long: `Run read-only SQL over the read models: event, session, part (the transcript: text and
-tool parts), prompt_receipt, provider_request, agent_job, work_plan, work_item and
+tool parts), prompt_receipt, provider_request, agent_job, work_plan, work_item,
+permission_decision (who allowed each call, under which rule and layer) and
 projection_checkpoint. json_extract(data, '$.path') works on SQLite and Postgres alike.
 A statement that writes is refused: read models are derived from the event log.`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -58,7 +58,7 @@ session: the prompt receipts, the tool parts, the evidence SQL.`,
 			err = withApp(cmd, func(ctx context.Context, a *app) error {
 				fmt.Fprintf(out, "Event store: %s\n\n", a.describeStorage())
 				sessionID, err = runTurn(ctx, out, a, runOptions{Format: "text", Prompt: demoPrompt,
-					Model: "scripted:" + script, Agent: "build", Title: "demo: fix divide", Dir: ws})
+					Model: "scripted:" + script, Agent: "build", Title: "demo: fix divide", Dir: ws, Stderr: cmd.ErrOrStderr()})
 				return err
 			})
 			if err != nil {

@@ -48,7 +48,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			if err != nil {
 				return err
 			}
-			opts := runOptions{Format: format, Prompt: text}
+			opts := runOptions{Format: format, Prompt: text, Stderr: cmd.ErrOrStderr()}
 			opts.Model, _ = cmd.Flags().GetString("model")
 			opts.Agent, _ = cmd.Flags().GetString("agent")
 			opts.Title, _ = cmd.Flags().GetString("title")
@@ -145,6 +145,8 @@ type runOptions struct {
 	// Ask puts permission asks at the terminal; nil when there is none (an ask is then a
 	// denial that names the rule to add).
 	Ask *terminalAsker
+	// Stderr receives notes said before the turn runs (a shell that was not assembled).
+	Stderr io.Writer
 }
 
 // runTurn runs one turn and returns the session it ran in.
@@ -182,7 +184,8 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 	}
 	res, err := a.Commands.RunTurn(ctx, zapp.RunTurn{Meta: commands.Meta{CommandID: o.CommandID, Actor: "user"},
 		SessionID: o.Session, Prompt: o.Prompt, Model: o.Model, Agent: o.Agent, Title: o.Title, Dir: dir, Cwd: cwd,
-		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil})
+		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil,
+		Notice: func(s string) { fmt.Fprintln(o.Stderr, "zuno: note: "+s) }})
 	if err != nil {
 		return res.SessionID, err
 	}
