@@ -12,26 +12,30 @@ build:
 
 # run: a scripted agent session (build agent, scripted provider) that reproduces a failing
 # test in a scratch workspace, reads, greps, patches the file and re-runs the test.
+# The demo's shell calls run in the bubblewrap sandbox; where the machine cannot host it (no
+# user namespaces), it falls back to running them unconfined in the scratch workspace, with a
+# warning, rather than not running at all (docs/sandbox.md).
 run: build ripgrep
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
-	ZUNO_DB=$(DEMO_DIR)/zuno.db ZUNO_CONFIG=$(DEMO_DIR)/config.json ./bin/zuno demo --dir $(DEMO_DIR)
+	ZUNO_DB=$(DEMO_DIR)/zuno.db ZUNO_CONFIG=$(DEMO_DIR)/config.json ./bin/zuno --sandbox-on-unavailable run-unconfined demo --dir $(DEMO_DIR)
 	@echo
 	@echo "The demo's database is $(DEMO_DIR)/zuno.db; to run the commands above:"
 	@echo "  export ZUNO_DB=$(DEMO_DIR)/zuno.db PATH=$(CURDIR)/bin:\$$PATH"
 
-# ripgrep: the demo's grep call drives rg; install it when missing (Debian), else say so.
+# ripgrep: the demo's grep call drives rg; bubblewrap confines its shell calls. Install them
+# when missing (Debian), else say so.
 ripgrep:
-	@command -v rg >/dev/null 2>&1 || { \
+	@{ command -v rg >/dev/null 2>&1 && [ -x /usr/bin/bwrap ]; } || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q ripgrep; } || \
-		echo "warning: ripgrep (rg) is not installed: the demo's grep call will report it as unavailable"
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q ripgrep bubblewrap; } || \
+		echo "warning: ripgrep or bubblewrap is not installed: the demo's grep call reports rg unavailable, its shell calls run unconfined"
 
 # deps installs what the tests need on a Debian machine (as root, or via sudo): PostgreSQL
-# for the Postgres adapters, ripgrep for the glob/grep tools.
+# for the Postgres adapters, ripgrep for the glob/grep tools, bubblewrap for the sandbox.
 deps:
-	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v rg >/dev/null 2>&1; } || { \
+	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v rg >/dev/null 2>&1 && [ -x /usr/bin/bwrap ]; } || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep; }
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep bubblewrap; }
 
 postgres: deps
 	@.ci/start-postgres $(PG_DIR) > $(PG_DIR).url
