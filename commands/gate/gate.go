@@ -7,6 +7,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -94,10 +95,15 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	}
 	d := g.decide(c, subjects)
 	v.Decision = record(d, SourceRule)
-	if d.Action == permission.Allow && rv.Level != "" && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
+	if d.Action != permission.Deny && rv.Level == risk.Destructive && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
 		// The ordinary risk gate: a destructive command asks even where a rule allows it,
-		// and only once (no standing approval covers it).
+		// and only once: no standing approval covers it, whether the rule allowed or asked,
+		// and an always answer to it saves nothing.
 		d.Action, d.Always = permission.Ask, ""
+		d.Checks = slices.Clone(d.Checks)
+		for i := range d.Checks {
+			d.Checks[i].Always = ""
+		}
 		v.Decision.Action, v.Decision.Source = string(permission.Ask), SourceRisk
 		v.Decision.Message = "destructive command: " + rv.Reason
 	}
