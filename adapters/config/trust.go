@@ -58,6 +58,10 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 					}
 				}
 			}
+		case strings.EqualFold(m.Key, "permission"):
+			if err := checkProjectPermission(d, m.Value, global); err != nil {
+				return err
+			}
 		case hostOK:
 		case strings.EqualFold(m.Key, "shell"):
 			return hostCommand(d, m.Offset, "shell", p, global)
@@ -68,6 +72,45 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 		}
 	}
 	return nil
+}
+
+// checkProjectPermission refuses the permission settings that reach past the workspace: the
+// project layer may carve exceptions out of the rules (docs/permissions.md), but a checked-in
+// file that set allow_all, or allowed external_directory, would let the agent's next session
+// write anywhere on the host without asking — and the sandboxed shell can write that file.
+func checkProjectPermission(d Document, perm Node, global string) error {
+	for _, m := range perm.Members {
+		switch {
+		case strings.EqualFold(m.Key, "mode") && fold(m.Value.Raw) == "allow-all":
+			return untrusted(d, m.Offset, "permission.mode", `"allow_all" skips every ask, and a checked-in file may not lift them for itself`,
+				fmt.Sprintf("set it in the global file %s", global))
+		case strings.EqualFold(m.Key, "rules"):
+			for _, r := range m.Value.Members {
+				if strings.ReplaceAll(strings.ToLower(r.Key), "_", "-") != "external-directory" {
+					continue
+				}
+				if off, ok := allows(r); ok {
+					return untrusted(d, off, "permission.rules.external_directory",
+						"allowing directories outside the workspace grants the agent the host, and a checked-in file may not grant it to itself",
+						fmt.Sprintf("set the rule in the global file %s, or answer the ask when it comes", global))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// allows reports where a rule member allows something: its single action, or any pattern's.
+func allows(m Member) (int64, bool) {
+	if fold(m.Value.Raw) == "allow" {
+		return m.Offset, true
+	}
+	for _, p := range m.Value.Members {
+		if fold(p.Value.Raw) == "allow" {
+			return p.Offset, true
+		}
+	}
+	return 0, false
 }
 
 // findCommand finds a "command" key at any depth under n (mcp.<name>.command and any nesting

@@ -37,6 +37,13 @@ var projectRefusals = []struct{ name, src, key string }{
 	{"a command key in another case", `{"mcp": {"x": {"Command": "node"}}}`, "mcp.x.Command"},
 	{"a command nested deeper", `{"lsp": {"go": {"server": {"command": "gopls"}}}}`, "lsp.go.server.command"},
 	{"the checkout vouching for itself", `{"trust": {"project_host_commands": ["/"]}}`, "trust"},
+	// What a sandboxed shell could plant in the workspace to widen the next session's gate
+	// beyond it (docs/config.md, "Trust").
+	{"permission mode allow_all", `{"permission": {"mode": "allow_all"}}`, "permission.mode"},
+	{"allow_all spelled otherwise", `{"Permission": {"MODE": "Allow-All"}}`, "permission.mode"},
+	{"external_directory allowed whole", `{"permission": {"rules": {"external_directory": "allow"}}}`, "permission.rules.external_directory"},
+	{"external_directory allowed for a pattern", `{"permission": {"rules": {"external_directory": {"*": "ask", "/*": "allow"}}}}`, "permission.rules.external_directory"},
+	{"external_directory in another spelling", `{"permission": {"rules": {"External-Directory": {"~/*": "allow"}}}}`, "permission.rules.external_directory"},
 }
 
 func TestProjectLayerRefusals(t *testing.T) {
@@ -70,6 +77,8 @@ func TestProjectLayerAllowed(t *testing.T) {
 		{"read-only", `{"sandbox": {"mode": "read-only"}}`},
 		{"a remote MCP server (no command)", `{"mcp": {"docs": {"url": "https://example.com/mcp"}}}`},
 		{"permission rules", `{"permission": {"rules": {"shell": {"git push*": "deny"}}}}`},
+		{"strict mode", `{"permission": {"mode": "strict"}}`},
+		{"external_directory denied", `{"permission": {"rules": {"external_directory": {"/etc/*": "deny"}}}}`},
 		{"the word native elsewhere", `{"agents": {"native": {"steps": 1}}, "model": "native"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

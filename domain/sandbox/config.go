@@ -157,6 +157,9 @@ func (c *Config) apply(r settings.Raw, v layerValue) error {
 		c.setBy[key] = r.Layer
 		return nil
 	}
+	if !r.Layer.Trusted() {
+		v = c.tightenOnly(v)
+	}
 	if err := set(KeyMode, &c.Mode, v.Mode, ModeReadOnly, ModeWorkspaceWrite, ModeDangerFullAccess); err != nil {
 		return err
 	}
@@ -174,10 +177,38 @@ func (c *Config) apply(r settings.Raw, v layerValue) error {
 		c.setBy[KeyWritableRoots] = r.Layer
 	}
 	if v.ProtectedPaths != nil {
-		c.ProtectedPaths = append([]string(nil), (*v.ProtectedPaths)...)
+		if r.Layer.Trusted() {
+			c.ProtectedPaths = nil
+		}
+		c.ProtectedPaths = append(c.ProtectedPaths, (*v.ProtectedPaths)...)
 		c.setBy[KeyProtectedPaths] = r.Layer
 	}
 	return checkTrust(r, v)
+}
+
+// modeStrictness orders the modes from the least authority up.
+var modeStrictness = map[string]int{ModeReadOnly: 0, ModeWorkspaceWrite: 1, ModeDangerFullAccess: 2}
+
+// tightenOnly keeps of an untrusted (project) layer's value only what narrows the layers below
+// it: a stricter mode, a network deny; its protected paths are added to theirs, never replace
+// them. A checked-in file, which the sandboxed shell itself can write, must not loosen what a
+// trusted layer set (docs/sandbox.md, "Configuration and trust").
+func (c *Config) tightenOnly(v layerValue) layerValue {
+	if v.Mode != nil {
+		cur := c.Mode
+		if cur == "" {
+			cur = ModeWorkspaceWrite
+		}
+		// danger-full-access stays, to be refused by checkTrust with its remedy.
+		if s, ok := modeStrictness[*v.Mode]; ok && s > modeStrictness[cur] && *v.Mode != ModeDangerFullAccess {
+			v.Mode = nil
+		}
+	}
+	// The network is denied unless a trusted layer allowed it (the confined modes' default).
+	if v.Network != nil && *v.Network == NetworkAllow && c.Network != NetworkAllow {
+		v.Network = nil
+	}
+	return v
 }
 
 // checkTrust refuses host authority from a layer the checkout controls. Checked-in

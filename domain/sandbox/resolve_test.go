@@ -125,7 +125,7 @@ func TestResolveTable(t *testing.T) {
 			sandbox.Request{Platform: "darwin"}, want{refused: sandbox.ReasonUnsupportedPlatform, fallback: true}},
 		{"macOS: explicit network deny disables the platform default", []settings.Raw{raw(settings.Project, `{"network": "deny"}`)},
 			sandbox.Request{Platform: "darwin"}, want{refused: sandbox.ReasonUnsupportedPlatform, fallback: true}},
-		{"macOS: explicit network allow keeps the platform default", []settings.Raw{raw(settings.Project, `{"network": "allow"}`)},
+		{"macOS: explicit network allow keeps the platform default", []settings.Raw{raw(settings.Global, `{"network": "allow"}`)},
 			sandbox.Request{Platform: "darwin"},
 			want{kind: sandbox.KindPlatformNative, mode: "workspace-write", authority: "host", network: "allow", effNet: "host"}},
 		{"Windows: non-empty protectedPaths disables the platform default", []settings.Raw{raw(settings.Project, `{"protectedPaths": [".git"]}`)},
