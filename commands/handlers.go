@@ -3,10 +3,12 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/inbox"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
@@ -165,6 +167,9 @@ func (h *Handlers) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, err
 // AnswerPermission handles AnswerPermission: the reply lands in the session's inbox, where the
 // waiting turn reads it; the view is the recorded reply.
 func (h *Handlers) AnswerPermission(ctx context.Context, c *AnswerPermission) (Result, error) {
+	if err := h.requireAsk(ctx, c.SessionID, c.AskID); err != nil {
+		return Result{CommandID: c.CommandID, Stream: InboxStream(c.SessionID), Revision: -1, Error: NewErrorReply(err)}, nil
+	}
 	x := execution[*inbox.State]{meta: c.Meta, stream: InboxStream(c.SessionID),
 		newState: func() *inbox.State { return &inbox.State{} },
 		decide:   func(s *inbox.State) ([]events.Payload, error) { return inbox.Decide(s, c.Answer) }}
@@ -173,6 +178,28 @@ func (h *Handlers) AnswerPermission(ctx context.Context, c *AnswerPermission) (R
 		return map[string]string{"askId": c.AskID, "reply": r}
 	}
 	return handle(ctx, h, "AnswerPermission", x, c.Answer, view), nil
+}
+
+// CodeAskNotFound is an answer to an ask the session never put: an answer cannot wait in the
+// inbox for a call that does not exist yet, so nobody can approve a call in advance.
+const CodeAskNotFound = "ask_not_found"
+
+// requireAsk checks that the session's log holds the ask being answered.
+func (h *Handlers) requireAsk(ctx context.Context, sessionID, askID string) error {
+	found := false
+	_, err := Load(ctx, h.store, h.registry, SessionStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
+		if a, ok := p.(events.PermissionAsked); ok && a.AskID == askID {
+			found = true
+		}
+		return nil
+	})
+	if err != nil || found {
+		return err
+	}
+	e := domain.NewError(CodeAskNotFound, fmt.Sprintf("session %s has no ask %s", sessionID, askID),
+		"answer an ask the session recorded (session.permission.asked.1 names its askId)")
+	e.ID = askID
+	return e
 }
 
 // Work reads the authoritative work state of a root session from its stream (plan_get and

@@ -313,3 +313,18 @@ func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 		t.Fatalf("next turn %+v runs %d grants %v", out, r.tool.runs.Load(), r.standing.Grants())
 	}
 }
+
+// An answer for an ask the session never put is refused: nobody can approve a call before it
+// exists (the inbox is read from its start, so an early answer would otherwise wait there).
+func TestAnAnswerCannotComeBeforeItsAsk(t *testing.T) {
+	r := newRig(t)
+	res, err := r.handlers.AnswerPermission(context.Background(), &commands.AnswerPermission{Meta: commands.Meta{CommandID: "early"},
+		Answer: inbox.Answer{SessionID: r.session, AskID: "ask_c1", CallID: "c1", Reply: "always"}})
+	if err != nil || res.Error == nil || res.Error.Code != commands.CodeAskNotFound {
+		t.Fatalf("early answer: %+v %v", res, err)
+	}
+	recs, _ := r.store.ReadStream(context.Background(), commands.InboxStream(r.session), 0, 10)
+	if len(recs) != 0 {
+		t.Fatalf("the inbox holds %d events", len(recs))
+	}
+}
