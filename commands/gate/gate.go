@@ -86,26 +86,12 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	}
 	rv := g.assess(subjects)
 	if rv.Level == risk.Catastrophic {
-		v.Decision = events.PermissionDecision{Key: permission.KeyFor(c.Decl.Name), Resource: rv.command,
-			RuleAction: string(permission.Deny), Action: string(permission.Deny), Source: SourceRisk,
-			Mode: string(g.policy.Mode()), Message: "catastrophic command refused: " + rv.Reason}
-		v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message,
-			Fix: "nothing ran; catastrophic commands are refused in every permission mode — do the work another way"}
-		return v
+		return g.catastrophic(c, v, rv)
 	}
 	d := g.decide(c, subjects)
 	v.Decision = record(d, SourceRule)
 	if d.Action != permission.Deny && rv.Level == risk.Destructive && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
-		// The ordinary risk gate: a destructive command asks even where a rule allows it,
-		// and only once: no standing approval covers it, whether the rule allowed or asked,
-		// and an always answer to it saves nothing.
-		d.Action, d.Always = permission.Ask, ""
-		d.Checks = slices.Clone(d.Checks)
-		for i := range d.Checks {
-			d.Checks[i].Always = ""
-		}
-		v.Decision.Action, v.Decision.Source = string(permission.Ask), SourceRisk
-		v.Decision.Message = "destructive command: " + rv.Reason
+		d = destructive(&v, d, rv)
 	}
 	if d.Action == permission.Ask && v.Decision.Source != SourceRisk && g.standing.Covers(d) {
 		v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, inbox.ReplyOnce
@@ -125,6 +111,30 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	}
 	v.ExternalRoot = externalRoot(subjects)
 	return v
+}
+
+// catastrophic is the risk gate's denial, in every mode, before any rule is read.
+func (g *Gate) catastrophic(c tools.Call, v turn.Verdict, rv assessed) turn.Verdict {
+	v.Decision = events.PermissionDecision{Key: permission.KeyFor(c.Decl.Name), Resource: rv.command,
+		RuleAction: string(permission.Deny), Action: string(permission.Deny), Source: SourceRisk,
+		Mode: string(g.policy.Mode()), Message: "catastrophic command refused: " + rv.Reason}
+	v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message,
+		Fix: "nothing ran; catastrophic commands are refused in every permission mode — do the work another way"}
+	return v
+}
+
+// destructive is the ordinary risk gate: a destructive command asks even where a rule allows
+// it, and only once: no standing approval covers it, whether the rule allowed or asked, and an
+// always answer to it saves nothing.
+func destructive(v *turn.Verdict, d permission.Decision, rv assessed) permission.Decision {
+	d.Action, d.Always = permission.Ask, ""
+	d.Checks = slices.Clone(d.Checks)
+	for i := range d.Checks {
+		d.Checks[i].Always = ""
+	}
+	v.Decision.Action, v.Decision.Source = string(permission.Ask), SourceRisk
+	v.Decision.Message = "destructive command: " + rv.Reason
+	return d
 }
 
 // Answer applies a reply to an asked call.
@@ -174,7 +184,7 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 	consider := func(resource, always string) {
 		d := g.policy.Decide(permission.Request{Tool: c.Decl.Name, Resource: resource,
 			SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home, Always: always})
-		if first || rank(d.Action) > rank(out.Action) {
+		if first || d.Action.Exceeds(out.Action) {
 			out, first = d, false
 		}
 	}
@@ -210,21 +220,11 @@ func (g *Gate) assess(subjects []tools.Subject) assessed {
 			continue
 		}
 		v := risk.Assess(s.Command, risk.Env{Home: g.home})
-		if worst.Level == "" || levelRank(v.Level) > levelRank(worst.Level) {
+		if worst.Level == "" || v.Level.Exceeds(worst.Level) {
 			worst = assessed{Verdict: v, command: s.Command}
 		}
 	}
 	return worst
-}
-
-func levelRank(l risk.Level) int {
-	switch l {
-	case risk.Catastrophic:
-		return 2
-	case risk.Destructive:
-		return 1
-	}
-	return 0
 }
 
 func externalRoot(subjects []tools.Subject) string {
@@ -234,16 +234,6 @@ func externalRoot(subjects []tools.Subject) string {
 		}
 	}
 	return ""
-}
-
-func rank(a permission.Action) int {
-	switch a {
-	case permission.Deny:
-		return 2
-	case permission.Ask:
-		return 1
-	}
-	return 0
 }
 
 // record is a decision as the call's events carry it.

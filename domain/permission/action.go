@@ -89,3 +89,6 @@ func (m Mode) apply(a Action, sideEffect bool) Action {
 	}
 	return a
 }
+
+// Exceeds reports whether a is stricter than b (deny over ask over allow).
+func (a Action) Exceeds(b Action) bool { return a.rank() > b.rank() }

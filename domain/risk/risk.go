@@ -171,3 +171,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// Exceeds reports whether l is worse than o (catastrophic over destructive over safe).
+func (l Level) Exceeds(o Level) bool { return l.rank() > o.rank() }
