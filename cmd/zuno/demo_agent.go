@@ -70,6 +70,7 @@ Inspect the session:
   zuno debug prompt --session %[1]s --step 1   # the first one
   zuno db "SELECT json_extract(data, '$.tool') AS tool, COUNT(*) AS calls FROM part WHERE session_id = '%[1]s' AND json_extract(data, '$.type') = 'tool' GROUP BY tool ORDER BY tool"
   zuno db "SELECT COUNT(*) AS provider_calls FROM event WHERE aggregate_id = '%[1]s' AND type = 'session.provider.request.1' AND json_extract(data, '$.status') = 'started'"
+  zuno db "SELECT d.call_id, d.tool, d.action, d.source, d.rule, d.layer, json_extract(p.data, '$.sandbox.resolutionKind') AS confinement FROM permission_decision d JOIN part p ON p.session_id = d.session_id AND p.id = d.call_id WHERE d.session_id = '%[1]s' ORDER BY d.position"   # who allowed each call, under which confinement
   zuno events read --stream session-%[1]s
   zuno run --session %[1]s --model scripted:<file> "..."   # continue it
   (cd %[2]s && sh test.sh)
