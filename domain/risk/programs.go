@@ -89,6 +89,10 @@ func init() {
 		{(*assessor).envCmd, []string{"env"}},
 		{(*assessor).flock, []string{"flock"}},
 		{(*assessor).commandBuiltin, []string{"command"}},
+		{(*assessor).runuser, []string{"runuser"}},
+		{(*assessor).sg, []string{"sg"}},
+		{(*assessor).script, []string{"script"}},
+		{(*assessor).parallel, []string{"parallel", "sem"}},
 	} {
 		for _, n := range e.names {
 			table[n] = e.rule
