@@ -90,6 +90,7 @@ func init() {
 		{(*assessor).flock, []string{"flock"}},
 		{(*assessor).commandBuiltin, []string{"command"}},
 		{(*assessor).runuser, []string{"runuser"}},
+		{(*assessor).source, []string{"source", "."}},
 		{(*assessor).sg, []string{"sg"}},
 		{(*assessor).script, []string{"script"}},
 		{(*assessor).parallel, []string{"parallel", "sem"}},

@@ -188,6 +188,12 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 			rs = a.unsplit(r.Word)
 		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
 			rs = a.hereDoc(r)
+		case r.Op == syntax.RdrIn && r.Word != nil: // < <(echo …)
+			for _, rd := range a.unsplit(r.Word) {
+				if strings.HasPrefix(rd.text, procMark) {
+					texts = append(texts, a.procOut[rd.text]...)
+				}
+			}
 		}
 		for _, rd := range rs {
 			if rd.exact {
@@ -288,6 +294,14 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		if len(words) == 0 {
 			return a.stdin(s)
 		}
+		var out []string
+		for _, w := range words { // cat <(echo …)
+			if !strings.HasPrefix(w, procMark) {
+				return nil
+			}
+			out = append(out, a.procOut[w]...)
+		}
+		return out
 	}
 	return nil
 }

@@ -180,8 +180,12 @@ func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
 		return unquoted(a.output(p), quoted)
 	case *syntax.ArithmExp:
 		return []reading{{text: unknownMark}} // a number: never empty
+	case *syntax.ProcSubst:
+		if p.Op == syntax.CmdIn {
+			return []reading{{text: a.procSubst(p), exact: true}}
+		}
 	}
-	// Process substitutions (read as commands by the walker), extended globs.
+	// Output process substitutions (read as commands by the walker), extended globs.
 	return []reading{{text: ""}}
 }
 
@@ -449,4 +453,57 @@ func ansiC(s string) string {
 		i = j - 1
 	}
 	return b.String()
+}
+
+// procMark starts the name an input process substitution expands to: bash passes a path
+// such as /dev/fd/63, which a shell or source then reads as a script. The gate names each
+// one /dev/fd/\x02N and remembers what it prints.
+const procMark = "/dev/fd/\x02"
+
+// procSubst returns the name of <(…) and remembers what it statically prints
+// ({unknownMark} when that is unknown). The walker reads its commands either way.
+func (a *assessor) procSubst(p *syntax.ProcSubst) string {
+	if m, ok := a.procs[p]; ok {
+		return m
+	}
+	m := procMark + strconv.Itoa(len(a.procs))
+	a.procs[p] = m
+	var out []string
+	if len(p.Stmts) == 1 && a.substs < maxSubsts {
+		a.substs++
+		out = a.prints(p.Stmts[0])
+		a.substs--
+	}
+	if out == nil {
+		out = []string{unknownMark}
+	}
+	a.procOut[m] = out
+	return m
+}
+
+// scriptTexts returns the shell texts a script operand names when the text itself decides
+// them: a process substitution's output, or standard input spelled as a file (/dev/stdin,
+// /dev/fd/0, /proc/self/fd/0). ok is false for an ordinary script file, which the gate
+// does not read.
+func (a *assessor) scriptTexts(g arg, stdin []string) (texts []string, ok bool) {
+	for _, r := range g {
+		switch {
+		case strings.HasPrefix(r.text, procMark):
+			texts, ok = append(texts, a.procOut[r.text]...), true
+		case r.text == "/dev/stdin" || r.text == "/dev/fd/0" || r.text == "/proc/self/fd/0":
+			texts, ok = append(texts, stdin...), true
+		}
+	}
+	return texts, ok
+}
+
+// runTexts reads texts a shell runs; an unknown one is destructive.
+func (a *assessor) runTexts(name string, texts []string, depth int) {
+	for _, s := range texts {
+		if s == unknownMark {
+			a.note(Destructive, name, "", name+" runs text from a command the gate cannot read")
+			continue
+		}
+		a.text(s, depth+1)
+	}
 }

@@ -220,7 +220,7 @@ func (a *assessor) nested(g arg, depth int, via string) {
 // shell: bash, sh, zsh … with -c read their command string; with neither -c nor a script
 // they read standard input. A script file is not read (the gate reads text, not files).
 func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
-	cmd, i := false, 1
+	cmd, fromStdin, i := false, false, 1
 	for ; i < len(argv); i++ {
 		t, ok := argv[i].exact()
 		if !ok || t == "-" || t == "--" || !(strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) {
@@ -236,6 +236,7 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 			continue
 		}
 		cmd = cmd || strings.ContainsRune(t, 'c')
+		fromStdin = fromStdin || strings.ContainsRune(t[1:], 's')
 		if strings.ContainsAny(t[1:], "oO") {
 			i++
 		}
@@ -244,16 +245,34 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 	case cmd && i < len(argv):
 		a.positional(argv[min(i+2, len(argv)):]) // after the text come $0, $1, …
 		a.nested(argv[i], depth, name+" -c")
-	case cmd, i < len(argv):
-		// a script file, or -c without text
+	case cmd:
+		// -c without text
+	case fromStdin || i == len(argv):
+		a.positional(argv[i:]) // -s: the operands are $1, $2, …
+		a.runTexts(name, stdin, depth)
 	default:
-		for _, s := range stdin {
-			if s == unknownMark {
-				a.note(Destructive, name, "", name+" runs text piped from a command the gate cannot read")
-				continue
-			}
-			a.text(s, depth+1)
+		// A script: read when the text decides it (bash <(echo …), bash /dev/stdin <<< …);
+		// a script file is not read.
+		if texts, ok := a.scriptTexts(argv[i], stdin); ok {
+			a.positional(argv[i+1:])
+			a.runTexts(name, texts, depth)
 		}
+	}
+}
+
+// source FILE [ARGS] (and .) runs FILE in the current shell: read when the text decides it
+// (source <(echo …), . /dev/stdin <<< …); a script file is not read.
+func (a *assessor) source(name string, argv []arg, stdin []string, depth int) {
+	i := 1
+	if t, _ := argv[min(i, len(argv)-1)].exact(); t == "--" {
+		i++
+	}
+	if i >= len(argv) {
+		return
+	}
+	if texts, ok := a.scriptTexts(argv[i], stdin); ok {
+		a.positional(argv[i+1:])
+		a.runTexts(name, texts, depth)
 	}
 }
 
