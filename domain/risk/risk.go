@@ -88,18 +88,19 @@ const maxDepth = 4
 const maxTexts = 64
 
 type assessor struct {
-	home    string               // env.Home, or homeSentinel when it is unknown
-	vars    map[string][]reading // values a variable was statically assigned, in text order
-	cwd     *reading             // the directory of the last static cd, nil when unknown
-	feeds   map[*syntax.Stmt][]string
-	texts   int
-	substs  int                          // command substitutions being evaluated, one inside another
-	funcs   map[string]*syntax.Stmt      // the functions the text defines, by name
-	calls   int                          // function calls followed so far
-	inCall  int                          // function calls being followed, one inside another
-	procs   map[*syntax.ProcSubst]string // the name of each <(…) read so far
-	procOut map[string][]string          // what each <(…) prints, by name
-	worst   Verdict
+	home       string               // env.Home, or homeSentinel when it is unknown
+	vars       map[string][]reading // values a variable was statically assigned, in text order
+	cwd        *reading             // the directory of the last static cd, nil when unknown
+	feeds      map[*syntax.Stmt][]string
+	texts      int
+	substs     int                          // command substitutions being evaluated, one inside another
+	funcs      map[string]*syntax.Stmt      // the functions the text defines, by name
+	calls      int                          // function calls followed so far
+	inCall     int                          // function calls being followed, one inside another
+	procs      map[*syntax.ProcSubst]string // the name of each <(…) read so far
+	defaultIFS bool                         // split at blanks whatever the text assigned to IFS
+	procOut    map[string][]string          // what each <(…) prints, by name
+	worst      Verdict
 }
 
 // homeSentinel stands for the home directory when Env.Home is empty: it is absolute, matches

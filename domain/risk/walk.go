@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,7 +128,17 @@ func (a *assessor) stmt(s *syntax.Stmt, depth int) {
 	if len(call.Args) == 0 {
 		return
 	}
-	a.command(a.args(call.Args), a.stdin(s), depth)
+	argv, stdin := a.args(call.Args), a.stdin(s)
+	if _, set := a.vars["IFS"]; set {
+		// The IFS assignment may be in a branch not taken: read the words with the blanks too.
+		a.defaultIFS = true
+		blanks := a.args(call.Args)
+		a.defaultIFS = false
+		if !slices.EqualFunc(argv, blanks, slices.Equal) {
+			a.command(blanks, stdin, depth)
+		}
+	}
+	a.command(argv, stdin, depth)
 }
 
 func (a *assessor) args(ws []*syntax.Word) []arg {

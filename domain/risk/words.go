@@ -63,10 +63,11 @@ func (a *assessor) word(w *syntax.Word) []arg {
 func (a *assessor) fieldSplit(rs []reading) []arg {
 	var fields [][]string
 	splits := false
+	ifs := a.ifs()
 	for _, r := range rs {
 		f := []string{r.text}
-		if r.split && strings.ContainsAny(r.text, " \t\n") {
-			f = strings.Fields(r.text)
+		if r.split && strings.ContainsAny(r.text, ifs) {
+			f = strings.FieldsFunc(r.text, func(c rune) bool { return strings.ContainsRune(ifs, c) })
 			splits = true
 		}
 		fields = append(fields, f)
@@ -88,6 +89,29 @@ func (a *assessor) fieldSplit(rs []reading) []arg {
 		}
 	}
 	return []arg{a.capReadings(alt)}
+}
+
+// ifs returns the characters bash splits an unquoted expansion at: the blanks, or, once the
+// text assigns IFS (`IFS=,; x=rm,-rf,/; $x` runs rm), the characters of every value it
+// assigns (the blanks too when a value is unknown). The walker reads a command both ways
+// when IFS is assigned, since branches are not followed (stmt).
+func (a *assessor) ifs() string {
+	vs, ok := a.vars["IFS"]
+	if !ok || a.defaultIFS {
+		return " \t\n"
+	}
+	set := ""
+	for _, r := range vs {
+		if !r.exact {
+			r.text += " \t\n"
+		}
+		for _, c := range r.text {
+			if c > 0x02 && !strings.ContainsRune(set, c) {
+				set += string(c)
+			}
+		}
+	}
+	return set
 }
 
 // arg is one argument of a command: its possible readings.
