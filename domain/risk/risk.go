@@ -98,6 +98,9 @@ type assessor struct {
 	calls      int                          // function calls followed so far
 	inCall     int                          // function calls being followed, one inside another
 	procs      map[*syntax.ProcSubst]string // the name of each <(…) read so far
+	arrays     map[string][]arg             // the elements of the arrays the text assigns, by name
+	links      []link                       // the symbolic links the text creates
+	oldCwd     *reading                     // the directory before the last static cd ($OLDPWD, ~-)
 	defaultIFS bool                         // split at blanks whatever the text assigned to IFS
 	procOut    map[string][]string          // what each <(…) prints, by name
 	worst      Verdict
@@ -110,7 +113,7 @@ const homeSentinel = "/\x00home"
 func newAssessor(env Env) *assessor {
 	a := &assessor{home: cleanHome(env.Home), vars: map[string][]reading{},
 		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{},
-		procs: map[*syntax.ProcSubst]string{}, procOut: map[string][]string{}}
+		procs: map[*syntax.ProcSubst]string{}, procOut: map[string][]string{}, arrays: map[string][]arg{}}
 	a.worst = Verdict{Level: Safe, Reason: "no command in the destructive command table"}
 	return a
 }

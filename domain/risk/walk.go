@@ -95,7 +95,19 @@ func (a *assessor) assignNode(as *syntax.Assign) {
 	if as == nil || as.Name == nil || as.Naked {
 		return
 	}
-	if as.Value == nil || as.Array != nil || as.Index != nil {
+	if as.Array != nil {
+		a.assignArray(as.Name.Value, as.Array, as.Append)
+		return
+	}
+	if as.Index != nil && as.Value != nil { // x[i]=v: one more possible element
+		rs := a.unsplit(as.Value)
+		a.assign(as.Name.Value, rs)
+		if old, ok := a.arrays[as.Name.Value]; ok {
+			a.arrays[as.Name.Value] = append(append([]arg(nil), old...), arg(rs))
+		}
+		return
+	}
+	if as.Value == nil || as.Index != nil {
 		a.assign(as.Name.Value, []reading{{text: ""}})
 		return
 	}

@@ -25,6 +25,9 @@ type reading struct {
 	// split: an unquoted expansion contributed to the text, so bash splits it at blanks
 	// (`cmd="rm -rf /"; $cmd` runs rm).
 	split bool
+	// fields: the text holds the elements of an array expansion separated by elemSep, each
+	// one argument ("${x[@]}").
+	fields bool
 }
 
 // unknownMark stands for a part that is unknown but not empty; it matches no real path.
@@ -66,8 +69,15 @@ func (a *assessor) fieldSplit(rs []reading) []arg {
 	ifs := a.ifs()
 	for _, r := range rs {
 		f := []string{r.text}
-		if r.split && strings.ContainsAny(r.text, ifs) {
-			f = strings.FieldsFunc(r.text, func(c rune) bool { return strings.ContainsRune(ifs, c) })
+		seps := ""
+		if r.split {
+			seps = ifs
+		}
+		if r.fields {
+			seps += elemSep
+		}
+		if seps != "" && strings.ContainsAny(r.text, seps) {
+			f = strings.FieldsFunc(r.text, func(c rune) bool { return strings.ContainsRune(seps, c) })
 			splits = true
 		}
 		fields = append(fields, f)
@@ -143,6 +153,10 @@ func (a *assessor) unsplit(w *syntax.Word) []reading {
 	rs := a.parts(w.Parts, false)
 	for i := range rs {
 		rs[i].split = false
+		if rs[i].fields { // "${x[@]}" in an assignment joins the elements with blanks
+			rs[i].text = strings.ReplaceAll(rs[i].text, elemSep, " ")
+			rs[i].fields = false
+		}
 	}
 	return rs
 }
@@ -179,7 +193,7 @@ func join(prefix, next []reading) []reading {
 	for _, p := range prefix {
 		for _, n := range next {
 			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact,
-				glob: p.glob || n.glob, split: p.split || n.split})
+				glob: p.glob || n.glob, split: p.split || n.split, fields: p.fields || n.fields})
 		}
 	}
 	return out
@@ -263,8 +277,12 @@ func (a *assessor) lit(s string, first, quoted bool) []reading {
 		switch {
 		case name == "":
 			prefix, _ = a.value("HOME")
-		case name == "+" || name == "-" || strings.ContainsAny(name, `\*?[`):
-			prefix = []reading{{text: unknownMark}} // $PWD, $OLDPWD: unknown here
+		case name == "+":
+			prefix, _ = a.value("PWD")
+		case name == "-":
+			prefix, _ = a.value("OLDPWD")
+		case strings.ContainsAny(name, `\*?[`):
+			prefix = []reading{{text: unknownMark}}
 		default:
 			prefix = []reading{{text: otherHome + name, exact: true}} // another user's home
 		}
@@ -320,6 +338,10 @@ func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 // an unknown value. ${X:?} is never empty; ${X:-default} is X or the default; an operator
 // that transforms a known value (${X%/*}, ${X#*/}, ${X/a/b}, ${X:1}, ${#X}) is applied.
 func (a *assessor) param(p *syntax.ParamExp) []reading {
+	if p.Param != nil && p.Index != nil && !p.Excl && !p.Width && !p.IsSet && p.Names == 0 &&
+		p.NestedParam == nil && len(p.Modifiers) == 0 && p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
+		return a.arrayParam(p)
+	}
 	if p.Param == nil || p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 ||
 		p.NestedParam != nil || len(p.Modifiers) > 0 {
 		return []reading{{text: ""}}
@@ -392,6 +414,16 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	}
 	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
+	}
+	if name == "PWD" || name == "OLDPWD" { // the last static cd; bash always sets PWD
+		d := a.cwd
+		if name == "OLDPWD" {
+			d = a.oldCwd
+		}
+		if d == nil {
+			return []reading{{text: unknownMark}}, true
+		}
+		return []reading{*d}, true
 	}
 	return nil, false
 }
