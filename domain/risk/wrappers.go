@@ -247,8 +247,8 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 		a.nested(argv[i], depth, name+" -c")
 	case cmd:
 		// -c without text
-	case fromStdin || i == len(argv):
-		a.positional(argv[i:]) // -s: the operands are $1, $2, …
+	case fromStdin || i >= len(argv): // -O may have taken the last argument
+		a.positional(argv[min(i, len(argv)):]) // -s: the operands are $1, $2, …
 		a.runTexts(name, stdin, depth)
 	default:
 		// A script: read when the text decides it (bash <(echo …), bash /dev/stdin <<< …);
