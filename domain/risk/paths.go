@@ -75,6 +75,7 @@ func (a *assessor) target(r reading) (p string, contents, ok bool) {
 	if w, ok := windowsPath(t); ok {
 		t = w
 	}
+	t = a.throughLinks(t)
 	if !strings.HasPrefix(t, "/") {
 		if a.cwd == nil {
 			return "", false, false

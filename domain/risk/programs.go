@@ -50,6 +50,51 @@ func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
 	switch {
 	case strings.HasPrefix(name, "mkfs."), strings.HasPrefix(name, "mke2fs"):
 		a.format(name, argv, stdin, depth)
+	case !dataPrograms[name]:
+		a.unknownWrapper(name, argv, stdin, depth)
+	}
+}
+
+// dataPrograms treat their arguments as data, never as a command to run: `echo rm -rf /`
+// prints, `grep -r rm /` searches.
+var dataPrograms = map[string]bool{
+	"echo": true, "print": true, "grep": true, "egrep": true, "fgrep": true, "rg": true,
+	"ag": true, "ack": true, "man": true, "info": true, "help": true, "whatis": true,
+	"apropos": true, "which": true, "whereis": true, "type": true, "hash": true, "tldr": true,
+	":": true, "true": true, "false": true, "test": true, "[": true, "[[": true, "let": true,
+	"unset": true, "complete": true, "compgen": true, "history": true, "export": true,
+	"declare": true, "local": true, "readonly": true, "typeset": true, "shift": true,
+}
+
+// maxNet bounds the arguments the safety net reads as commands in one call.
+const maxNet = 8
+
+// unknownWrapper is the safety net for a program the gate does not know: an argument that
+// names a program of the destructive table or a wrapper is read, with what follows it, as
+// a command the program may run (`ssh host rm -rf /`, a wrapper the gate has not met). Only
+// a catastrophic reading counts: a destructive one would ask about everyday commands
+// (`apt-get install parted`), and the catastrophic denial is what allow_all keeps.
+func (a *assessor) unknownWrapper(name string, argv []arg, stdin []string, depth int) {
+	seen := 0
+	for i := 1; i < len(argv) && seen < maxNet; i++ {
+		t, ok := argv[i].exact()
+		if !ok {
+			continue
+		}
+		p := progName(t)
+		if _, known := table[p]; !known && !strings.HasPrefix(p, "mkfs") {
+			if _, wraps := wrappers[p]; !wraps {
+				continue
+			}
+		}
+		seen++
+		c := *a
+		c.worst = Verdict{Level: Safe}
+		c.command(argv[i:], stdin, depth)
+		a.texts, a.calls = c.texts, c.calls
+		if c.worst.Level == Catastrophic {
+			a.note(Catastrophic, c.worst.Program, c.worst.Target, name+" is not a program the gate knows and may run its arguments as a command: "+c.worst.Reason)
+		}
 	}
 }
 
@@ -72,8 +117,7 @@ func init() {
 		{(*assessor).format, []string{"mkfs", "mkswap", "wipefs", "blkdiscard", "sfdisk", "sgdisk"}},
 		{(*assessor).partition, []string{"fdisk", "parted", "gdisk", "cfdisk"}},
 		{(*assessor).perm, []string{"chmod", "chown", "chgrp"}},
-		{(*assessor).mv, []string{"mv"}},
-		{(*assessor).copyTo, []string{"cp", "install", "tee"}},
+		{(*assessor).copyTo, []string{"cp", "install", "tee", "mv"}},
 		{(*assessor).rsync, []string{"rsync"}},
 		{(*assessor).git, []string{"git"}},
 		{(*assessor).kill, []string{"kill"}},
@@ -89,6 +133,16 @@ func init() {
 		{(*assessor).envCmd, []string{"env"}},
 		{(*assessor).flock, []string{"flock"}},
 		{(*assessor).commandBuiltin, []string{"command"}},
+		{(*assessor).runuser, []string{"runuser"}},
+		{(*assessor).set, []string{"set"}},
+		{(*assessor).printf, []string{"printf"}},
+		{(*assessor).read, []string{"read"}},
+		{(*assessor).ln, []string{"ln"}},
+		{(*assessor).sed, []string{"sed"}},
+		{(*assessor).source, []string{"source", "."}},
+		{(*assessor).sg, []string{"sg"}},
+		{(*assessor).script, []string{"script"}},
+		{(*assessor).parallel, []string{"parallel", "sem"}},
 	} {
 		for _, n := range e.names {
 			table[n] = e.rule
@@ -190,7 +244,7 @@ func (a *assessor) rm(name string, argv []arg, _ []string, _ int) {
 }
 
 func (a *assessor) truncate(name string, argv []arg, _ []string, _ int) {
-	_, operands := opts(argv[1:], "")
+	_, operands := opts(argv[1:], "sr", "--size", "--reference")
 	for _, g := range operands {
 		a.destroy(name, g, "truncates")
 	}

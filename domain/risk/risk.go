@@ -88,16 +88,22 @@ const maxDepth = 4
 const maxTexts = 64
 
 type assessor struct {
-	home   string               // env.Home, or homeSentinel when it is unknown
-	vars   map[string][]reading // values a variable was statically assigned, in text order
-	cwd    *reading             // the directory of the last static cd, nil when unknown
-	feeds  map[*syntax.Stmt][]string
-	texts  int
-	substs int                     // command substitutions being evaluated, one inside another
-	funcs  map[string]*syntax.Stmt // the functions the text defines, by name
-	calls  int                     // function calls followed so far
-	inCall int                     // function calls being followed, one inside another
-	worst  Verdict
+	home       string               // env.Home, or homeSentinel when it is unknown
+	vars       map[string][]reading // values a variable was statically assigned, in text order
+	cwd        *reading             // the directory of the last static cd, nil when unknown
+	feeds      map[*syntax.Stmt][]string
+	texts      int
+	substs     int                          // command substitutions being evaluated, one inside another
+	funcs      map[string]*syntax.Stmt      // the functions the text defines, by name
+	calls      int                          // function calls followed so far
+	inCall     int                          // function calls being followed, one inside another
+	procs      map[*syntax.ProcSubst]string // the name of each <(…) read so far
+	arrays     map[string][]arg             // the elements of the arrays the text assigns, by name
+	links      []link                       // the symbolic links the text creates
+	oldCwd     *reading                     // the directory before the last static cd ($OLDPWD, ~-)
+	defaultIFS bool                         // split at blanks whatever the text assigned to IFS
+	procOut    map[string][]string          // what each <(…) prints, by name
+	worst      Verdict
 }
 
 // homeSentinel stands for the home directory when Env.Home is empty: it is absolute, matches
@@ -106,7 +112,8 @@ const homeSentinel = "/\x00home"
 
 func newAssessor(env Env) *assessor {
 	a := &assessor{home: cleanHome(env.Home), vars: map[string][]reading{},
-		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{}}
+		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{},
+		procs: map[*syntax.ProcSubst]string{}, procOut: map[string][]string{}, arrays: map[string][]arg{}}
 	a.worst = Verdict{Level: Safe, Reason: "no command in the destructive command table"}
 	return a
 }
@@ -137,6 +144,7 @@ func (a *assessor) display(p string) string {
 	p = strings.ReplaceAll(p, winPrefix+"device/", "//./")
 	p = strings.ReplaceAll(p, winPrefix, "")
 	p = strings.ReplaceAll(p, homeSentinel, "~")
+	p = strings.ReplaceAll(p, "\x02", "")
 	return strings.ReplaceAll(p, unknownMark, "…")
 }
 

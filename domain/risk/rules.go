@@ -236,6 +236,7 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 // and cd goes home (`cd $BUILD && rm -rf *` empties home when BUILD is unset); quoted, `cd ""`
 // stays where it is; "$X/out" is /out.
 func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
+	a.oldCwd = a.cwd
 	_, operands := opts(argv[1:], "")
 	if len(operands) > 0 && len(operands[0]) == 1 && operands[0][0].text == "" && operands[0][0].split {
 		operands = operands[1:]
@@ -281,22 +282,6 @@ func (a *assessor) unknownProgram(argv []arg) {
 		}
 	}
 	a.note(Destructive, "", "", "the program's name is not known statically, so the gate cannot tell what it does")
-}
-
-// copyTo: cp, install and tee write over their destination; onto a disk that destroys its
-// file systems. Other destinations are ordinary writes.
-func (a *assessor) copyTo(name string, argv []arg, _ []string, _ int) {
-	_, operands := opts(argv[1:], "")
-	if name != "tee" && len(operands) > 0 {
-		operands = operands[len(operands)-1:]
-	}
-	for _, g := range operands {
-		for _, r := range g {
-			if p, _, ok := a.target(r); ok && a.classify(p) == device {
-				a.destroy(name, arg{r}, "writes over")
-			}
-		}
-	}
 }
 
 // crontab -r deletes the user's crontab without a copy.

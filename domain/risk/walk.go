@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,7 +95,19 @@ func (a *assessor) assignNode(as *syntax.Assign) {
 	if as == nil || as.Name == nil || as.Naked {
 		return
 	}
-	if as.Value == nil || as.Array != nil || as.Index != nil {
+	if as.Array != nil {
+		a.assignArray(as.Name.Value, as.Array, as.Append)
+		return
+	}
+	if as.Index != nil && as.Value != nil { // x[i]=v: one more possible element
+		rs := a.unsplit(as.Value)
+		a.assign(as.Name.Value, rs)
+		if old, ok := a.arrays[as.Name.Value]; ok {
+			a.arrays[as.Name.Value] = append(append([]arg(nil), old...), arg(rs))
+		}
+		return
+	}
+	if as.Value == nil || as.Index != nil {
 		a.assign(as.Name.Value, []reading{{text: ""}})
 		return
 	}
@@ -127,7 +140,17 @@ func (a *assessor) stmt(s *syntax.Stmt, depth int) {
 	if len(call.Args) == 0 {
 		return
 	}
-	a.command(a.args(call.Args), a.stdin(s), depth)
+	argv, stdin := a.args(call.Args), a.stdin(s)
+	if _, set := a.vars["IFS"]; set {
+		// The IFS assignment may be in a branch not taken: read the words with the blanks too.
+		a.defaultIFS = true
+		blanks := a.args(call.Args)
+		a.defaultIFS = false
+		if !slices.EqualFunc(argv, blanks, slices.Equal) {
+			a.command(blanks, stdin, depth)
+		}
+	}
+	a.command(argv, stdin, depth)
 }
 
 func (a *assessor) args(ws []*syntax.Word) []arg {
@@ -188,6 +211,12 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 			rs = a.unsplit(r.Word)
 		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
 			rs = a.hereDoc(r)
+		case r.Op == syntax.RdrIn && r.Word != nil: // < <(echo …)
+			for _, rd := range a.unsplit(r.Word) {
+				if strings.HasPrefix(rd.text, procMark) {
+					texts = append(texts, a.procOut[rd.text]...)
+				}
+			}
 		}
 		for _, rd := range rs {
 			if rd.exact {
@@ -288,6 +317,14 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		if len(words) == 0 {
 			return a.stdin(s)
 		}
+		var out []string
+		for _, w := range words { // cat <(echo …)
+			if !strings.HasPrefix(w, procMark) {
+				return nil
+			}
+			out = append(out, a.procOut[w]...)
+		}
+		return out
 	}
 	return nil
 }

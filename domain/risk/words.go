@@ -25,6 +25,9 @@ type reading struct {
 	// split: an unquoted expansion contributed to the text, so bash splits it at blanks
 	// (`cmd="rm -rf /"; $cmd` runs rm).
 	split bool
+	// fields: the text holds the elements of an array expansion separated by elemSep, each
+	// one argument ("${x[@]}").
+	fields bool
 }
 
 // unknownMark stands for a part that is unknown but not empty; it matches no real path.
@@ -63,10 +66,18 @@ func (a *assessor) word(w *syntax.Word) []arg {
 func (a *assessor) fieldSplit(rs []reading) []arg {
 	var fields [][]string
 	splits := false
+	ifs := a.ifs()
 	for _, r := range rs {
 		f := []string{r.text}
-		if r.split && strings.ContainsAny(r.text, " \t\n") {
-			f = strings.Fields(r.text)
+		seps := ""
+		if r.split {
+			seps = ifs
+		}
+		if r.fields {
+			seps += elemSep
+		}
+		if seps != "" && strings.ContainsAny(r.text, seps) {
+			f = strings.FieldsFunc(r.text, func(c rune) bool { return strings.ContainsRune(seps, c) })
 			splits = true
 		}
 		fields = append(fields, f)
@@ -88,6 +99,29 @@ func (a *assessor) fieldSplit(rs []reading) []arg {
 		}
 	}
 	return []arg{a.capReadings(alt)}
+}
+
+// ifs returns the characters bash splits an unquoted expansion at: the blanks, or, once the
+// text assigns IFS (`IFS=,; x=rm,-rf,/; $x` runs rm), the characters of every value it
+// assigns (the blanks too when a value is unknown). The walker reads a command both ways
+// when IFS is assigned, since branches are not followed (stmt).
+func (a *assessor) ifs() string {
+	vs, ok := a.vars["IFS"]
+	if !ok || a.defaultIFS {
+		return " \t\n"
+	}
+	set := ""
+	for _, r := range vs {
+		if !r.exact {
+			r.text += " \t\n"
+		}
+		for _, c := range r.text {
+			if c > 0x02 && !strings.ContainsRune(set, c) {
+				set += string(c)
+			}
+		}
+	}
+	return set
 }
 
 // arg is one argument of a command: its possible readings.
@@ -119,6 +153,10 @@ func (a *assessor) unsplit(w *syntax.Word) []reading {
 	rs := a.parts(w.Parts, false)
 	for i := range rs {
 		rs[i].split = false
+		if rs[i].fields { // "${x[@]}" in an assignment joins the elements with blanks
+			rs[i].text = strings.ReplaceAll(rs[i].text, elemSep, " ")
+			rs[i].fields = false
+		}
 	}
 	return rs
 }
@@ -155,7 +193,7 @@ func join(prefix, next []reading) []reading {
 	for _, p := range prefix {
 		for _, n := range next {
 			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact,
-				glob: p.glob || n.glob, split: p.split || n.split})
+				glob: p.glob || n.glob, split: p.split || n.split, fields: p.fields || n.fields})
 		}
 	}
 	return out
@@ -180,8 +218,12 @@ func (a *assessor) part(p syntax.WordPart, first, quoted bool) []reading {
 		return unquoted(a.output(p), quoted)
 	case *syntax.ArithmExp:
 		return []reading{{text: unknownMark}} // a number: never empty
+	case *syntax.ProcSubst:
+		if p.Op == syntax.CmdIn {
+			return []reading{{text: a.procSubst(p), exact: true}}
+		}
 	}
-	// Process substitutions (read as commands by the walker), extended globs.
+	// Output process substitutions (read as commands by the walker), extended globs.
 	return []reading{{text: ""}}
 }
 
@@ -235,8 +277,12 @@ func (a *assessor) lit(s string, first, quoted bool) []reading {
 		switch {
 		case name == "":
 			prefix, _ = a.value("HOME")
-		case name == "+" || name == "-" || strings.ContainsAny(name, `\*?[`):
-			prefix = []reading{{text: unknownMark}} // $PWD, $OLDPWD: unknown here
+		case name == "+":
+			prefix, _ = a.value("PWD")
+		case name == "-":
+			prefix, _ = a.value("OLDPWD")
+		case strings.ContainsAny(name, `\*?[`):
+			prefix = []reading{{text: unknownMark}}
 		default:
 			prefix = []reading{{text: otherHome + name, exact: true}} // another user's home
 		}
@@ -292,6 +338,10 @@ func hasGlobMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 // an unknown value. ${X:?} is never empty; ${X:-default} is X or the default; an operator
 // that transforms a known value (${X%/*}, ${X#*/}, ${X/a/b}, ${X:1}, ${#X}) is applied.
 func (a *assessor) param(p *syntax.ParamExp) []reading {
+	if p.Param != nil && p.Index != nil && !p.Excl && !p.Width && !p.IsSet && p.Names == 0 &&
+		p.NestedParam == nil && len(p.Modifiers) == 0 && p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
+		return a.arrayParam(p)
+	}
 	if p.Param == nil || p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 ||
 		p.NestedParam != nil || len(p.Modifiers) > 0 {
 		return []reading{{text: ""}}
@@ -364,6 +414,16 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	}
 	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
+	}
+	if name == "PWD" || name == "OLDPWD" { // the last static cd; bash always sets PWD
+		d := a.cwd
+		if name == "OLDPWD" {
+			d = a.oldCwd
+		}
+		if d == nil {
+			return []reading{{text: unknownMark}}, true
+		}
+		return []reading{*d}, true
 	}
 	return nil, false
 }
@@ -449,4 +509,57 @@ func ansiC(s string) string {
 		i = j - 1
 	}
 	return b.String()
+}
+
+// procMark starts the name an input process substitution expands to: bash passes a path
+// such as /dev/fd/63, which a shell or source then reads as a script. The gate names each
+// one /dev/fd/\x02N and remembers what it prints.
+const procMark = "/dev/fd/\x02"
+
+// procSubst returns the name of <(…) and remembers what it statically prints
+// ({unknownMark} when that is unknown). The walker reads its commands either way.
+func (a *assessor) procSubst(p *syntax.ProcSubst) string {
+	if m, ok := a.procs[p]; ok {
+		return m
+	}
+	m := procMark + strconv.Itoa(len(a.procs))
+	a.procs[p] = m
+	var out []string
+	if len(p.Stmts) == 1 && a.substs < maxSubsts {
+		a.substs++
+		out = a.prints(p.Stmts[0])
+		a.substs--
+	}
+	if out == nil {
+		out = []string{unknownMark}
+	}
+	a.procOut[m] = out
+	return m
+}
+
+// scriptTexts returns the shell texts a script operand names when the text itself decides
+// them: a process substitution's output, or standard input spelled as a file (/dev/stdin,
+// /dev/fd/0, /proc/self/fd/0). ok is false for an ordinary script file, which the gate
+// does not read.
+func (a *assessor) scriptTexts(g arg, stdin []string) (texts []string, ok bool) {
+	for _, r := range g {
+		switch {
+		case strings.HasPrefix(r.text, procMark):
+			texts, ok = append(texts, a.procOut[r.text]...), true
+		case r.text == "/dev/stdin" || r.text == "/dev/fd/0" || r.text == "/proc/self/fd/0":
+			texts, ok = append(texts, stdin...), true
+		}
+	}
+	return texts, ok
+}
+
+// runTexts reads texts a shell runs; an unknown one is destructive.
+func (a *assessor) runTexts(name string, texts []string, depth int) {
+	for _, s := range texts {
+		if s == unknownMark {
+			a.note(Destructive, name, "", name+" runs text from a command the gate cannot read")
+			continue
+		}
+		a.text(s, depth+1)
+	}
 }

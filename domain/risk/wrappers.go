@@ -34,6 +34,36 @@ var wrappers = map[string]wrapper{
 	"unbuffer": {},
 	"nocache":  {},
 	"then":     {},
+	// taskset [-a] [-c] MASK|LIST COMMAND (-p acts on a pid and runs nothing).
+	"taskset": {positional: 1},
+	// chrt [options] PRIORITY COMMAND.
+	"chrt": {shortVal: "TPD", longVal: []string{"--sched-runtime", "--sched-period", "--sched-deadline"}, positional: 1},
+	// prlimit [--resource=LIMITS]… COMMAND; resource values are attached.
+	"prlimit": {shortVal: "po", longVal: []string{"--pid", "--output"}},
+	"numactl": {shortVal: "imNCpPwb", longVal: []string{"--interleave", "--membind", "--cpunodebind",
+		"--physcpubind", "--preferred", "--preferred-many", "--weighted-interleave", "--cpubind"}},
+	"unshare": {shortVal: "SGRw", longVal: []string{"--setuid", "--setgid", "--root", "--wd",
+		"--propagation", "--setgroups", "--map-user", "--map-group", "--map-users", "--map-groups",
+		"--monotonic", "--boottime"}},
+	"strace": {shortVal: "abeEIoOpPsSuUX", longVal: []string{"--output", "--attach", "--string-limit",
+		"--user", "--env", "--trace-path", "--summary-sort-by", "--columns", "--const-print-style",
+		"--trace", "--signal", "--status", "--quiet", "--decode-fds", "--absolute-timestamps", "--seccomp-bpf"}},
+	"ltrace": {shortVal: "aADeFlnopsuwxX", longVal: []string{"--output", "--library", "--config", "--indent", "--align"}},
+	"systemd-run": {shortVal: "upHMEs", longVal: []string{"--unit", "--property", "--host", "--machine",
+		"--description", "--slice", "--setenv", "--uid", "--gid", "--nice", "--working-directory",
+		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive",
+		"--on-calendar", "--path-property", "--socket-property", "--timer-property", "--service-type"}},
+	"catchsegv":  {},
+	"faketime":   {positional: 1},
+	"fakeroot":   {shortVal: "ls", longVal: []string{"--lib", "--faked", "-i", "-s"}},
+	"proot":      {shortVal: "rbmwvq", longVal: []string{"--rootfs", "--bind", "--mount", "--cwd", "--verbose", "--qemu"}},
+	"cgexec":     {shortVal: "g"},
+	"firejail":   {},
+	"nsenter":    {shortVal: "tSGwr", longVal: []string{"--target", "--setuid", "--setgid", "--wd", "--root"}},
+	"setpriv":    {longVal: []string{"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
+	"caffeinate": {shortVal: "tw"},
+	"pkexec":     {longVal: []string{"--user"}},
+	"ssh-agent":  {shortVal: "aEPt"},
 }
 
 // skip returns the index of the wrapped command in argv, false when there is none.
@@ -190,7 +220,7 @@ func (a *assessor) nested(g arg, depth int, via string) {
 // shell: bash, sh, zsh … with -c read their command string; with neither -c nor a script
 // they read standard input. A script file is not read (the gate reads text, not files).
 func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
-	cmd, i := false, 1
+	cmd, fromStdin, i := false, false, 1
 	for ; i < len(argv); i++ {
 		t, ok := argv[i].exact()
 		if !ok || t == "-" || t == "--" || !(strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+")) {
@@ -206,6 +236,7 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 			continue
 		}
 		cmd = cmd || strings.ContainsRune(t, 'c')
+		fromStdin = fromStdin || strings.ContainsRune(t[1:], 's')
 		if strings.ContainsAny(t[1:], "oO") {
 			i++
 		}
@@ -214,16 +245,34 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 	case cmd && i < len(argv):
 		a.positional(argv[min(i+2, len(argv)):]) // after the text come $0, $1, …
 		a.nested(argv[i], depth, name+" -c")
-	case cmd, i < len(argv):
-		// a script file, or -c without text
+	case cmd:
+		// -c without text
+	case fromStdin || i >= len(argv): // -O may have taken the last argument
+		a.positional(argv[min(i, len(argv)):]) // -s: the operands are $1, $2, …
+		a.runTexts(name, stdin, depth)
 	default:
-		for _, s := range stdin {
-			if s == unknownMark {
-				a.note(Destructive, name, "", name+" runs text piped from a command the gate cannot read")
-				continue
-			}
-			a.text(s, depth+1)
+		// A script: read when the text decides it (bash <(echo …), bash /dev/stdin <<< …);
+		// a script file is not read.
+		if texts, ok := a.scriptTexts(argv[i], stdin); ok {
+			a.positional(argv[i+1:])
+			a.runTexts(name, texts, depth)
 		}
+	}
+}
+
+// source FILE [ARGS] (and .) runs FILE in the current shell: read when the text decides it
+// (source <(echo …), . /dev/stdin <<< …); a script file is not read.
+func (a *assessor) source(name string, argv []arg, stdin []string, depth int) {
+	i := 1
+	if t, _ := argv[min(i, len(argv)-1)].exact(); t == "--" {
+		i++
+	}
+	if i >= len(argv) {
+		return
+	}
+	if texts, ok := a.scriptTexts(argv[i], stdin); ok {
+		a.positional(argv[i+1:])
+		a.runTexts(name, texts, depth)
 	}
 }
 
@@ -286,4 +335,166 @@ func (a *assessor) su(name string, argv []arg, _ []string, depth int) {
 			a.nested(argv[i+1], depth, name+" -c")
 		}
 	}
+}
+
+// optArg returns the value of the option short (a letter, 0 for none) or long among args,
+// GNU style: in a cluster (-qc TEXT, -qcTEXT), --long=VALUE or --long VALUE. shortVal and
+// longVal list every option of the program that takes a value, so a value is never read as
+// an option. Options may come anywhere until "--".
+func optArg(args []arg, short byte, long, shortVal string, longVal []string) (arg, bool) {
+	for i := 0; i < len(args); i++ {
+		t, ok := args[i].exact()
+		if !ok || t == "-" || !strings.HasPrefix(t, "-") {
+			continue
+		}
+		if t == "--" {
+			return nil, false
+		}
+		if strings.HasPrefix(t, "--") {
+			name, v, attached := strings.Cut(t, "=")
+			switch {
+			case name == long && attached:
+				return arg{{text: v, exact: true}}, true
+			case name == long && i+1 < len(args):
+				return args[i+1], true
+			case !attached && contains(longVal, name):
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(t); j++ {
+			if t[j] == short || strings.IndexByte(shortVal, t[j]) >= 0 {
+				switch {
+				case j < len(t)-1 && t[j] == short:
+					return arg{{text: t[j+1:], exact: true}}, true
+				case t[j] == short && i+1 < len(args):
+					return args[i+1], true
+				case j == len(t)-1:
+					i++
+				}
+				break
+			}
+		}
+	}
+	return nil, false
+}
+
+// runuser -u USER [--] COMMAND runs COMMAND; runuser [options] USER [-c TEXT] runs TEXT as
+// shell text, like su.
+func (a *assessor) runuser(name string, argv []arg, stdin []string, depth int) {
+	shortVal, longVal := "ugGswc", []string{"--user", "--group", "--supp-group", "--shell",
+		"--whitelist-environment", "--command", "--session-command"}
+	if text, ok := optArg(argv[1:], 'c', "--command", shortVal, longVal); ok {
+		a.nested(text, depth, name+" -c")
+		return
+	}
+	if text, ok := optArg(argv[1:], 0, "--session-command", shortVal, longVal); ok {
+		a.nested(text, depth, name+" --session-command")
+		return
+	}
+	if _, ok := optArg(argv[1:], 'u', "--user", shortVal, longVal); ok {
+		w := wrapper{shortVal: shortVal, longVal: longVal}
+		if i, ok := w.skip(argv); ok {
+			a.command(argv[i:], stdin, depth)
+		}
+	}
+}
+
+// sg [-] GROUP [-c] TEXT runs TEXT with /bin/sh -c.
+func (a *assessor) sg(name string, argv []arg, _ []string, depth int) {
+	rest := argv[1:]
+	if len(rest) > 0 {
+		if t, _ := rest[0].exact(); t == "-" {
+			rest = rest[1:]
+		}
+	}
+	if len(rest) < 2 { // the group alone: an interactive shell
+		return
+	}
+	rest = rest[1:]
+	if t, _ := rest[0].exact(); t == "-c" {
+		rest = rest[1:]
+	}
+	if len(rest) > 0 {
+		a.nested(rest[0], depth, name)
+	}
+}
+
+// script [options] [FILE] with -c TEXT runs TEXT with the user's shell.
+func (a *assessor) script(name string, argv []arg, _ []string, depth int) {
+	if text, ok := optArg(argv[1:], 'c', "--command", "cEIOBTm",
+		[]string{"--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--output-limit"}); ok {
+		a.nested(text, depth, name+" -c")
+	}
+}
+
+// parallel [options] COMMAND ::: ARGS… runs COMMAND once per argument, with {} replaced by it
+// or the argument appended; without COMMAND each argument is shell text; without ::: the
+// arguments come from standard input, as with xargs. parallel runs its commands through a
+// shell, so a COMMAND of one word with blanks is shell text.
+func (a *assessor) parallel(name string, argv []arg, stdin []string, depth int) {
+	w := wrapper{shortVal: "aCdEIjLlnNsSX", longVal: []string{"--arg-file", "--colsep", "--delimiter",
+		"--eof", "--replace", "--jobs", "--max-lines", "--max-args", "--max-chars", "--sshlogin",
+		"--results", "--joblog", "--tmpdir", "--workdir", "--wd", "--timeout", "--delay", "--retries",
+		"--load", "--memfree", "--nice", "--basefile", "--return", "--env", "--tag-string", "--tagstring",
+		"--shebang-wrap", "--sshloginfile", "--slf", "--header", "--block", "--recstart", "--recend",
+		"--termseq", "--transfer-file", "--tf", "--limit", "--ssh", "--ctag", "--plus", "--progress"}}
+	var cmd []arg
+	if i, ok := w.skip(argv); ok {
+		cmd = argv[i:]
+	}
+	var inputs arg
+	sep := false
+	for k, g := range cmd {
+		if t, ok := g.exact(); ok && strings.HasPrefix(t, ":::") {
+			for _, h := range cmd[k+1:] {
+				if t, ok := h.exact(); !ok || !strings.HasPrefix(t, "::") {
+					inputs = append(inputs, h...)
+				}
+			}
+			cmd, sep = cmd[:k], true
+			break
+		}
+	}
+	if !sep {
+		for _, s := range stdin {
+			if s != unknownMark {
+				for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+					inputs = append(inputs, reading{text: l, exact: true})
+				}
+			}
+		}
+		if len(inputs) == 0 {
+			inputs = arg{{text: ""}}
+		}
+	}
+	inputs = a.capReadings(inputs)
+	if len(cmd) == 0 { // each input is a command line
+		for _, r := range inputs {
+			a.nested(arg{r}, depth, name)
+		}
+		return
+	}
+	if len(cmd) == 1 {
+		if t, ok := cmd[0].exact(); ok && strings.ContainsAny(t, " \t\n;|&") {
+			cmd = a.split(t, depth)
+			if cmd == nil {
+				return
+			}
+		}
+	}
+	a.findExec(appendPlaceholder(cmd), []arg{inputs}, depth)
+}
+
+// appendPlaceholder appends {} to a command that has none, as xargs-like runners append the
+// argument.
+func appendPlaceholder(cmd []arg) []arg {
+	for _, g := range cmd {
+		for _, r := range g {
+			if strings.Contains(r.text, "{}") {
+				return cmd
+			}
+		}
+	}
+	return append(append([]arg(nil), cmd...), arg{{text: "{}", exact: true}})
 }

@@ -1,0 +1,125 @@
+package risk
+
+import (
+	"path"
+	"strings"
+)
+
+// Writers: commands that replace or empty the file they are given, graded like a `>`
+// redirection onto it: onto a disk or a credential store catastrophic, onto another
+// protected location destructive, elsewhere an ordinary write.
+
+// writeOnto judges dest, which prog replaces or empties. When dest is a directory the gate
+// knows as one (a home directory, /, ~/.config), the write lands inside it, under the name of
+// each source.
+func (a *assessor) writeOnto(prog string, dest arg, sources []arg, verb string) {
+	for _, r := range dest {
+		p, _, ok := a.target(r)
+		if !ok {
+			continue
+		}
+		switch a.classify(p) {
+		case home, root, userConfig:
+			for _, s := range sources {
+				for _, sr := range s {
+					if sr.text != "" && !strings.HasPrefix(sr.text, unknownMark) {
+						a.writeOne(prog, strings.TrimSuffix(p, "/")+"/"+path.Base(sr.text), verb)
+					}
+				}
+			}
+		default:
+			a.writeOne(prog, p, verb)
+		}
+	}
+}
+
+func (a *assessor) writeOne(prog, p, verb string) {
+	switch c := a.classify(p); c {
+	case none:
+	case device:
+		a.note(Catastrophic, prog, p, prog+" writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
+	case credential:
+		a.note(Catastrophic, prog, p, prog+" "+verb+" "+a.display(p)+" (a credential store); refused in every permission mode")
+	default:
+		a.note(Destructive, prog, p, prog+" "+verb+" "+a.display(p)+" ("+c.String()+")")
+	}
+}
+
+// copyTo: cp, install, mv and tee replace their destination (tee every file operand, unless
+// -a appends; cp -n never overwrites; install -d only creates directories).
+func (a *assessor) copyTo(name string, argv []arg, stdin []string, depth int) {
+	shortVal, longVal := "", []string(nil)
+	switch name {
+	case "cp", "mv":
+		shortVal, longVal = "St", []string{"--suffix", "--target-directory"}
+	case "install":
+		shortVal, longVal = "gmoStZ", []string{"--group", "--mode", "--owner", "--suffix", "--target-directory", "--strip-program"}
+	}
+	flags, operands := opts(argv[1:], shortVal, longVal...)
+	if name == "mv" {
+		a.mv(name, argv, stdin, depth)
+	}
+	switch {
+	case name == "tee":
+		if flags["-a"] || flags["--append"] {
+			return
+		}
+		for _, g := range operands {
+			a.writeOnto(name, g, nil, "empties")
+		}
+		return
+	case flags["-n"] || flags["--no-clobber"] || (name == "install" && (flags["-d"] || flags["--directory"])):
+		return
+	}
+	verb := "overwrites"
+	if name == "mv" {
+		verb = "replaces"
+	}
+	if dir, ok := optArg(argv[1:], 't', "--target-directory", shortVal, longVal); ok {
+		for _, r := range dir {
+			if p, _, ok := a.target(r); ok {
+				for _, g := range operands {
+					for _, sr := range g {
+						if sr.text != "" && !strings.HasPrefix(sr.text, unknownMark) {
+							a.writeOne(name, p+"/"+path.Base(sr.text), verb)
+						}
+					}
+				}
+			}
+		}
+		return
+	}
+	if len(operands) < 2 {
+		return
+	}
+	a.writeOnto(name, operands[len(operands)-1], operands[:len(operands)-1], verb)
+}
+
+// sed -i rewrites its files in place; with a backup suffix (-i.bak) the original is kept.
+func (a *assessor) sed(name string, argv []arg, _ []string, _ int) {
+	shortVal, longVal := "efl", []string{"--expression", "--file", "--line-length"}
+	flags, operands := opts(argv[1:], shortVal, longVal...)
+	inPlace := flags["--in-place"]
+	for _, g := range argv[1:] {
+		if t, ok := g.exact(); ok && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
+			// -i, -Ei, -ni: -i with nothing attached after it keeps no backup
+			if k := strings.IndexByte(t, 'i'); k > 0 && k == len(t)-1 && strings.Trim(t[1:k], "EnrsuzE") == "" {
+				inPlace = true
+			}
+		}
+		if t, ok := g.exact(); ok && t == "--" {
+			break
+		}
+	}
+	if !inPlace {
+		return
+	}
+	_, hasE := optArg(argv[1:], 'e', "--expression", shortVal, longVal)
+	_, hasF := optArg(argv[1:], 'f', "--file", shortVal, longVal)
+	if !hasE && !hasF && len(operands) > 0 {
+		operands = operands[1:] // the script
+	}
+	for _, g := range operands {
+		a.writeOnto(name+" -i", g, nil, "rewrites")
+	}
+}
