@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
@@ -71,7 +72,8 @@ type FileLauncher interface {
 // and a system-call filter refuses network sockets and connect(2) (seccomp.go); the
 // workspace (and, for workspace-write, each writable root) is bound after them, writable
 // only in workspace-write; each existing protected path is re-bound read-only after all of
-// them. Paths are resolved through symbolic links, because bwrap binds the target.
+// them, its ancestors inside a writable root pinned as mount points first (pinArgs). Paths
+// are resolved through symbolic links, because bwrap binds the target.
 func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*Bubblewrap, error) {
 	if res.ResolutionKind != sandbox.KindConfined {
 		return nil, fmt.Errorf("sandbox: resolution %s is not confined; use Native", res.ResolutionKind)
@@ -94,15 +96,18 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*
 			args = append(args, "--tmpfs", d)
 		}
 	}
+	writable := []string{}
 	switch res.EffectiveAuthority {
 	case sandbox.ModeWorkspaceWrite:
 		args = append(args, "--bind", ws, ws)
+		writable = append(writable, ws)
 		for _, r := range res.WritableRoots {
 			real, err := realDir(r)
 			if err != nil {
 				return nil, fmt.Errorf("sandbox: writable root %s: %w (create it, or remove it from sandbox.writableRoots)", r, err)
 			}
 			args = append(args, "--bind", real, real)
+			writable = append(writable, real)
 		}
 	case sandbox.ModeReadOnly:
 		// Re-bound after the tmpfs, so a workspace under /tmp is still seen.
@@ -126,6 +131,7 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*
 		}
 		protected = append(protected, real)
 	}
+	args = append(args, pinArgs(protected, writable)...)
 	for _, real := range protected {
 		args = append(args, "--ro-bind", real, real)
 	}
@@ -165,6 +171,44 @@ func runtimeDirs(ws, xdgRuntime string) []string {
 		out = append(out, real)
 	}
 	return out
+}
+
+// pinArgs makes each ancestor of a protected path that lies strictly inside a writable
+// mount a mount point of its own (bound onto itself, still writable), shallowest first. The
+// kernel refuses to rename or remove a mount point (EBUSY), so a command can no longer move
+// a protected path's parent aside (mv .git .git.old) and recreate the path, unprotected, in
+// a fresh directory. The ancestors stay writable: .git/hooks protects the hooks, and the
+// rest of .git still takes commits. A consequence: a rename between a pinned directory and
+// its parent crosses a mount and fails with EXDEV (mv falls back to copying).
+func pinArgs(protected, writable []string) []string {
+	seen := map[string]bool{}
+	var pins []string
+	for _, p := range protected {
+		for a := filepath.Dir(p); a != "/" && a != "."; a = filepath.Dir(a) {
+			inside := false
+			for _, w := range writable {
+				if a != w && within(w, a) {
+					inside = true
+				}
+			}
+			if inside && !seen[a] {
+				seen[a] = true
+				pins = append(pins, a)
+			}
+		}
+	}
+	sort.Slice(pins, func(i, j int) bool {
+		di, dj := strings.Count(pins[i], "/"), strings.Count(pins[j], "/")
+		if di != dj {
+			return di < dj
+		}
+		return pins[i] < pins[j]
+	})
+	var args []string
+	for _, a := range pins {
+		args = append(args, "--bind", a, a)
+	}
+	return args
 }
 
 // within reports whether p is root or below it (both clean absolute paths).

@@ -41,3 +41,11 @@ func TestRuntimeDirs(t *testing.T) {
 		}
 	}
 }
+
+func TestPinArgs(t *testing.T) {
+	got := pinArgs([]string{"/w/a/b/c", "/w/x", "/etc/hosts", "/w/a/b/d"}, []string{"/w", "/w/a/b"})
+	want := []string{"--bind", "/w/a", "/w/a", "--bind", "/w/a/b", "/w/a/b"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("pinArgs = %q, want %q", got, want)
+	}
+}
