@@ -3,7 +3,9 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 
@@ -56,6 +58,11 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 		return sess, nil
 	}
 	b, err := NewBubblewrap(sess.Probe.Launcher, res, req.Workspace)
+	var serr *SeccompError
+	if errors.As(err, &serr) {
+		return sess, &sandbox.Refusal{Reason: sandbox.Reason{Code: sandbox.ReasonSeccomp, Text: err.Error()},
+			RequestedMode: res.RequestedMode, Platform: platform}
+	}
 	if err != nil {
 		// Invalid sandbox paths fail closed: the fallback is never taken for them.
 		return sess, &sandbox.Refusal{Reason: sandbox.Reason{Code: sandbox.ReasonInvalidConfig, Text: err.Error()},
@@ -88,7 +95,14 @@ func CheckExecution(ctx context.Context, sess Session, dir string) Execution {
 		ex.Error = "bash is not available: " + err.Error()
 		return ex
 	}
-	argv, err := sess.Launcher.Wrap([]string{bash, "-c", "true"}, dir)
+	var argv []string
+	var files []*os.File
+	if fl, ok := sess.Launcher.(FileLauncher); ok {
+		argv, files, err = fl.WrapFiles([]string{bash, "-c", "true"}, dir)
+	} else {
+		argv, err = sess.Launcher.Wrap([]string{bash, "-c", "true"}, dir)
+	}
+	defer closeFiles(files)
 	if err != nil {
 		ex.Error = err.Error()
 		return ex
@@ -98,6 +112,7 @@ func CheckExecution(ctx context.Context, sess Session, dir string) Execution {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.ExtraFiles = files
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -106,4 +121,10 @@ func CheckExecution(ctx context.Context, sess Session, dir string) Execution {
 	}
 	ex.ExecutionReady = true
 	return ex
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
 )
@@ -26,6 +28,7 @@ type Bubblewrap struct {
 	path      string
 	workspace string
 	prefix    []string // every option before --chdir
+	filter    []byte   // the network-deny system-call filter; nil under network allow
 }
 
 // namespaceArgs are the namespace options of every sandboxed command and of the capability
@@ -51,12 +54,26 @@ func namespaceArgs(netDeny bool) []string {
 	return append(args, "--die-with-parent")
 }
 
+// FileLauncher is a Launcher whose wrapped command needs open files (the network-deny
+// system-call filter): WrapFiles returns the argv and the files it expects at fd 3, 4, ...
+// of the launched process (exec.Cmd.ExtraFiles, in this order). The caller closes them once
+// the command started, or failed to. Wrap refuses a command that needs files, so a caller
+// that does not know this interface fails closed. The shell runner declares the same
+// interface (adapters/tools/shell.FileLauncher).
+type FileLauncher interface {
+	Launcher
+	WrapFiles(argv []string, dir string) ([]string, []*os.File, error)
+}
+
 // NewBubblewrap builds the launcher of a confined resolution over workspace, with the
 // launcher Probe.Check verified. The filesystem is the host's, read-only; /dev, /proc and
-// /tmp are the sandbox's own (/tmp a private tmpfs that vanishes with the command); the
+// /tmp are the sandbox's own (/tmp a private tmpfs that vanishes with the command); under
+// network deny the host's runtime socket directories are hidden behind empty tmpfs mounts
+// and a system-call filter refuses network sockets and connect(2) (seccomp.go); the
 // workspace (and, for workspace-write, each writable root) is bound after them, writable
 // only in workspace-write; each existing protected path is re-bound read-only after all of
-// them. Paths are resolved through symbolic links, because bwrap binds the target.
+// them, its ancestors inside a writable root pinned as mount points first (pinArgs). Paths
+// are resolved through symbolic links, because bwrap binds the target.
 func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*Bubblewrap, error) {
 	if res.ResolutionKind != sandbox.KindConfined {
 		return nil, fmt.Errorf("sandbox: resolution %s is not confined; use Native", res.ResolutionKind)
@@ -65,17 +82,32 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: workspace: %w", err)
 	}
-	args := namespaceArgs(res.EffectiveNetwork != sandbox.NetworkAllow)
+	netDeny := res.EffectiveNetwork != sandbox.NetworkAllow
+	var filter []byte
+	if netDeny {
+		if filter, err = nativeNetworkFilter(); err != nil {
+			return nil, &SeccompError{Err: err}
+		}
+	}
+	args := namespaceArgs(netDeny)
 	args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	if netDeny {
+		for _, d := range runtimeDirs(ws, os.Getenv("XDG_RUNTIME_DIR")) {
+			args = append(args, "--tmpfs", d)
+		}
+	}
+	writable := []string{}
 	switch res.EffectiveAuthority {
 	case sandbox.ModeWorkspaceWrite:
 		args = append(args, "--bind", ws, ws)
+		writable = append(writable, ws)
 		for _, r := range res.WritableRoots {
 			real, err := realDir(r)
 			if err != nil {
 				return nil, fmt.Errorf("sandbox: writable root %s: %w (create it, or remove it from sandbox.writableRoots)", r, err)
 			}
 			args = append(args, "--bind", real, real)
+			writable = append(writable, real)
 		}
 	case sandbox.ModeReadOnly:
 		// Re-bound after the tmpfs, so a workspace under /tmp is still seen.
@@ -83,6 +115,7 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*
 	default:
 		return nil, fmt.Errorf("sandbox: cannot confine authority %q", res.EffectiveAuthority)
 	}
+	var protected []string
 	for _, p := range res.ProtectedPaths {
 		abs := p
 		if !filepath.IsAbs(abs) {
@@ -96,26 +129,143 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: protected path %s: %w", p, err)
 		}
+		protected = append(protected, real)
+	}
+	args = append(args, pinArgs(protected, writable)...)
+	for _, real := range protected {
 		args = append(args, "--ro-bind", real, real)
 	}
-	return &Bubblewrap{path: launcher, workspace: ws, prefix: args}, nil
+	return &Bubblewrap{path: launcher, workspace: ws, prefix: args, filter: filter}, nil
+}
+
+// SeccompError is a network-deny filter that cannot be built (an architecture without one).
+type SeccompError struct{ Err error }
+
+func (e *SeccompError) Error() string { return "sandbox: network deny: " + e.Err.Error() }
+func (e *SeccompError) Unwrap() error { return e.Err }
+
+// runtimeDirs are the directories where host daemons keep their sockets, hidden under
+// network deny: /run, /var/run when it is not /run itself, and xdgRuntime (the user's
+// $XDG_RUNTIME_DIR: D-Bus session bus, rootless Docker, gpg-agent) when it is an absolute
+// existing directory that neither holds the workspace's contents (it is not the workspace
+// and not inside it) nor is already hidden (/run, /tmp). A workspace or writable root below
+// one of them is bound after the tmpfs and stays visible.
+func runtimeDirs(ws, xdgRuntime string) []string {
+	var out []string
+	hidden := func(p string) bool {
+		for _, h := range append([]string{"/tmp"}, out...) {
+			if within(h, p) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range []string{"/run", "/var/run", xdgRuntime} {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		real, err := realDir(d)
+		if err != nil || real == "/" || hidden(real) || within(ws, real) {
+			continue
+		}
+		out = append(out, real)
+	}
+	return out
+}
+
+// pinArgs makes each ancestor of a protected path that lies strictly inside a writable
+// mount a mount point of its own (bound onto itself, still writable), shallowest first. The
+// kernel refuses to rename or remove a mount point (EBUSY), so a command can no longer move
+// a protected path's parent aside (mv .git .git.old) and recreate the path, unprotected, in
+// a fresh directory. The ancestors stay writable: .git/hooks protects the hooks, and the
+// rest of .git still takes commits. A consequence: a rename between a pinned directory and
+// its parent crosses a mount and fails with EXDEV (mv falls back to copying).
+func pinArgs(protected, writable []string) []string {
+	seen := map[string]bool{}
+	var pins []string
+	for _, p := range protected {
+		for a := filepath.Dir(p); a != "/" && a != "."; a = filepath.Dir(a) {
+			inside := false
+			for _, w := range writable {
+				if a != w && within(w, a) {
+					inside = true
+				}
+			}
+			if inside && !seen[a] {
+				seen[a] = true
+				pins = append(pins, a)
+			}
+		}
+	}
+	sort.Slice(pins, func(i, j int) bool {
+		di, dj := strings.Count(pins[i], "/"), strings.Count(pins[j], "/")
+		if di != dj {
+			return di < dj
+		}
+		return pins[i] < pins[j]
+	})
+	var args []string
+	for _, a := range pins {
+		args = append(args, "--bind", a, a)
+	}
+	return args
+}
+
+// within reports whether p is root or below it (both clean absolute paths).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
 // NewSession asks the runner to start the command in a session of its own, with no
 // controlling terminal (see namespaceArgs).
 func (b *Bubblewrap) NewSession() bool { return true }
 
-// Wrap returns bwrap's argv running argv in dir (the workspace when empty).
+// Wrap returns bwrap's argv running argv in dir (the workspace when empty). Under network
+// deny the command needs the filter as an open file: Wrap refuses it (use WrapFiles).
 func (b *Bubblewrap) Wrap(argv []string, dir string) ([]string, error) {
+	if b.filter != nil {
+		return nil, errors.New("sandbox: network deny needs its system-call filter passed as an open file; this caller cannot (WrapFiles)")
+	}
+	return b.wrap(argv, dir, nil)
+}
+
+// WrapFiles returns bwrap's argv running argv in dir and the files it reads at fd 3, ...:
+// under network deny a fresh pipe holding the system-call filter (--seccomp 3).
+func (b *Bubblewrap) WrapFiles(argv []string, dir string) ([]string, []*os.File, error) {
+	if b.filter == nil {
+		out, err := b.wrap(argv, dir, nil)
+		return out, nil, err
+	}
+	if len(argv) == 0 {
+		return nil, nil, errors.New("sandbox: empty command")
+	}
+	f, err := filterFile(b.filter)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: system-call filter: %w", err)
+	}
+	out, err := b.wrap(argv, dir, []string{"--seccomp", "3"})
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return out, []*os.File{f}, nil
+}
+
+func (b *Bubblewrap) wrap(argv []string, dir string, extra []string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
 	if dir == "" {
 		dir = b.workspace
 	}
-	out := make([]string, 0, len(b.prefix)+len(argv)+5)
+	out := make([]string, 0, len(b.prefix)+len(extra)+len(argv)+5)
 	out = append(out, b.path)
 	out = append(out, b.prefix...)
+	out = append(out, extra...)
 	out = append(out, "--chdir", dir, "--")
 	return append(out, argv...), nil
 }

@@ -160,10 +160,12 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 		base = m.runner.BaseEnv()
 	}
 	env := append(shell.ScrubEnv(base), req.Env...)
-	argv, err := m.runner.LaunchArgv(bashPath, args, dir)
+	argv, files, err := m.runner.Launch(bashPath, args, dir)
 	if err != nil {
 		return TaskInfo{}, &Error{Code: CodeSandboxFailed, Message: "the sandbox could not prepare the command; nothing ran", Err: err}
 	}
+	// The child holds its own copies once started; every other path ends here too.
+	defer shell.CloseFiles(files)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -189,6 +191,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 	cmd.Env = env
 	cmd.Stdout = pw // one pipe for both streams keeps their write order
 	cmd.Stderr = pw
+	cmd.ExtraFiles = files
 	cmd.SysProcAttr = m.runner.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		pr.Close()

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"os"
 	"syscall"
 	"time"
 )
@@ -23,11 +24,12 @@ func ReapGroup(pgid int, grace time.Duration) { reapGroup(pgid, grace) }
 // "signal N" for one without a name here.
 func SignalName(s syscall.Signal) string { return signalName(s) }
 
-// LaunchArgv is the argv that runs bash (bashPath, then args) in dir: wrapped by the
-// Runner's Launcher when it has one, so a background command is confined exactly as a
-// foreground one.
-func (r *Runner) LaunchArgv(bashPath string, args []string, dir string) ([]string, error) {
-	return r.launchArgv(bashPath, args, dir)
+// Launch is the argv that runs bash (bashPath, then args) in dir: wrapped by the Runner's
+// Launcher when it has one, so a background command is confined exactly as a foreground
+// one; and the files the wrapped command expects at fd 3, ... (exec.Cmd.ExtraFiles), which
+// the caller closes (CloseFiles) once the command started or could not.
+func (r *Runner) Launch(bashPath string, args []string, dir string) ([]string, []*os.File, error) {
+	return r.launch(bashPath, args, dir)
 }
 
 // ProcAttr is how a command's leader is started (its own process group, or its own session

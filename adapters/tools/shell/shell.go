@@ -144,6 +144,16 @@ type Launcher interface {
 	Wrap(argv []string, dir string) ([]string, error)
 }
 
+// FileLauncher is a Launcher whose wrapped command needs open files (the sandbox's
+// network-deny system-call filter): WrapFiles returns the argv and the files it expects at
+// fd 3, 4, ... of the launched process (exec.Cmd.ExtraFiles, in this order). The runner
+// prefers WrapFiles and closes the files once the command started or failed to; a
+// FileLauncher's Wrap refuses commands that need files (fail closed).
+type FileLauncher interface {
+	Launcher
+	WrapFiles(argv []string, dir string) ([]string, []*os.File, error)
+}
+
 // SessionLauncher is a Launcher whose commands start in a session of their own (setsid:
 // no controlling terminal, so nothing inside can push input into the user's terminal). The
 // leader's process group is still the one Zuno signals.
@@ -202,20 +212,38 @@ type Runner struct {
 	Launcher Launcher
 }
 
-// launchArgv is the argv that runs bash with args in dir: wrapped by the Launcher, if any.
-func (r *Runner) launchArgv(bashPath string, args []string, dir string) ([]string, error) {
+// launch is the argv that runs bash with args in dir, wrapped by the Launcher if any, and
+// the files the wrapped command expects at fd 3, ... (exec.Cmd.ExtraFiles); the caller
+// closes them (CloseFiles) once the command started or could not.
+func (r *Runner) launch(bashPath string, args []string, dir string) ([]string, []*os.File, error) {
 	argv := append([]string{bashPath}, args...)
 	if r.Launcher == nil {
-		return argv, nil
+		return argv, nil, nil
 	}
-	wrapped, err := r.Launcher.Wrap(argv, dir)
+	var wrapped []string
+	var files []*os.File
+	var err error
+	if fl, ok := r.Launcher.(FileLauncher); ok {
+		wrapped, files, err = fl.WrapFiles(argv, dir)
+	} else {
+		wrapped, err = r.Launcher.Wrap(argv, dir)
+	}
 	if err != nil {
-		return nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox could not prepare the command; nothing ran", Err: err}
+		CloseFiles(files)
+		return nil, nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox could not prepare the command; nothing ran", Err: err}
 	}
 	if len(wrapped) == 0 {
-		return nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox returned an empty command; nothing ran"}
+		CloseFiles(files)
+		return nil, nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox returned an empty command; nothing ran"}
 	}
-	return wrapped, nil
+	return wrapped, files, nil
+}
+
+// CloseFiles closes the parent's copies of a launch's extra files.
+func CloseFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // Argv returns the interpreter arguments for a policy (after the bash path).
@@ -356,7 +384,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	env := append(ScrubEnv(base), req.Env...)
 
-	argv, err := r.launchArgv(bashPath, args, dir)
+	argv, files, err := r.launch(bashPath, args, dir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -364,6 +392,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		CloseFiles(files)
 		return Result{}, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -371,11 +400,14 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	cmd.Env = env
 	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
 	cmd.Stderr = pw
+	cmd.ExtraFiles = files
 	cmd.SysProcAttr = r.procAttr()
 
 	res := Result{Argv: argv, Dir: dir, ExitPolicy: policy}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	CloseFiles(files)
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return Result{}, &Error{Code: CodeExecFailed, Msg: "start bash", Err: err}

@@ -373,3 +373,38 @@ func TestEscapedProcessHoldingPipeDoesNotHang(t *testing.T) {
 		t.Fatalf("got %+v %q", res, res.Output)
 	}
 }
+
+// fileLauncher hands the command one extra file holding msg and refuses plain Wrap, as the
+// sandbox's network-deny launcher does.
+type fileLauncher struct {
+	msg    string
+	handed []*os.File
+}
+
+func (l *fileLauncher) Wrap([]string, string) ([]string, error) {
+	return nil, os.ErrInvalid
+}
+
+func (l *fileLauncher) WrapFiles(argv []string, dir string) ([]string, []*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.WriteString(l.msg)
+	w.Close()
+	l.handed = append(l.handed, r)
+	return argv, []*os.File{r}, nil
+}
+
+func TestFileLauncherFilesAtFD3(t *testing.T) {
+	l := &fileLauncher{msg: "filter-bytes"}
+	res := run(t, &Runner{Launcher: l}, Request{Command: `cat <&3`})
+	if string(res.Output) != "filter-bytes" {
+		t.Fatalf("output %q, want the launcher's file at fd 3", res.Output)
+	}
+	for _, f := range l.handed {
+		if err := f.Close(); err == nil {
+			t.Error("the runner left the parent's copy of an extra file open")
+		}
+	}
+}
