@@ -166,6 +166,9 @@ type ToolStarted struct {
 	// Permission is who allowed the call; Sandbox how a command was confined (shell, bg).
 	Permission *PermissionDecision `json:"permission,omitempty"`
 	Sandbox    *SandboxResolution  `json:"sandbox,omitempty"`
+	// WithheldEnv names the host variables withheld from the command beyond the ZUNO_*
+	// namespace (shell.env.exclude; docs/tools.md): names only, never a value.
+	WithheldEnv []string `json:"withheldEnv,omitempty"`
 }
 
 func (ToolStarted) EventType() string { return TypeToolStarted }

@@ -62,6 +62,12 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 			if err := checkProjectPermission(d, m.Value, global); err != nil {
 				return err
 			}
+		case strings.EqualFold(m.Key, "shell") && hasMember(m.Value, "env"):
+			// What host variables a model-assembled command sees is the host's decision
+			// (docs/tools.md, "What a shell command inherits"), even in an admitted checkout.
+			off, _ := memberOffset(m.Value, "env")
+			return untrusted(d, off, "shell.env", "it decides which host variables tool commands see, and only the host may decide that",
+				fmt.Sprintf("set shell.env.exclude in the global file %s (or --config, or the managed policy)", global))
 		case hostOK:
 		case strings.EqualFold(m.Key, "shell"):
 			return hostCommand(d, m.Offset, "shell", p, global)
@@ -108,6 +114,21 @@ func allows(m Member) (int64, bool) {
 	for _, p := range m.Value.Members {
 		if fold(p.Value.Raw) == "allow" {
 			return p.Offset, true
+		}
+	}
+	return 0, false
+}
+
+// hasMember reports whether n has key, compared without regard to case.
+func hasMember(n Node, key string) bool {
+	_, ok := memberOffset(n, key)
+	return ok
+}
+
+func memberOffset(n Node, key string) (int64, bool) {
+	for _, m := range n.Members {
+		if strings.EqualFold(m.Key, key) {
+			return m.Offset, true
 		}
 	}
 	return 0, false

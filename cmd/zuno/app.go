@@ -152,13 +152,15 @@ func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
 		}
 		artifacts := filepath.Join(dir, "artifacts", sessionID)
-		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher))
+		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher),
+			bg.WithEnvExclude(cfg.EnvExclude))
 		if err != nil {
 			return nil, err
 		}
 		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr},
-			Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
+			EnvExclude: cfg.EnvExclude,
+			Sandbox:    &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 		if err != nil {
 			mgr.Close()
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	adconfig "github.com/zuno-run/zuno/adapters/config"
+	"github.com/zuno-run/zuno/adapters/tools/shell"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/permission"
@@ -64,6 +65,10 @@ type config struct {
 	Formatter    json.RawMessage `json:"formatter"`
 	ProductAgent json.RawMessage `json:"productAgent"`
 
+	// EnvExclude is shell.env.exclude of the trusted layers, united: host variables withheld
+	// from shell and bg commands beyond the ZUNO_* namespace (docs/tools.md).
+	EnvExclude []string `json:"-"`
+
 	// SandboxConfig is the sandbox layers merged (domain/sandbox), validated at load.
 	SandboxConfig sandbox.Config `json:"-"`
 
@@ -114,6 +119,37 @@ func (c *config) gates() error {
 		return err
 	}
 	c.SandboxConfig = sb
+	return c.envExclude()
+}
+
+// envExclude reads shell.env.exclude layer by layer and unites the lists: each layer can only
+// add names to withhold, never take back one a lower layer withholds, so a later layer
+// cannot narrow what the global file keeps from tools (docs/config.md). Only trusted layers
+// may set it; adapters/config refuses it in the project layer at load, and it is skipped
+// here too in case a layer is added without that check.
+func (c *config) envExclude() error {
+	c.EnvExclude = nil
+	for _, r := range c.Raw("shell") {
+		if r.Unset() || !r.Layer.Trusted() {
+			continue
+		}
+		var v struct {
+			Env struct {
+				Exclude []string `json:"exclude"`
+			} `json:"env"`
+		}
+		if err := json.Unmarshal(r.JSON, &v); err != nil {
+			return &configError{fmt.Sprintf("shell in %s: %v: write {\"env\": {\"exclude\": [\"NAME\", \"PATTERN_*\"]}}", r.Source, err)}
+		}
+		if err := shell.ValidateExclude(v.Env.Exclude); err != nil {
+			return &configError{fmt.Sprintf("%s: %v", r.Source, err)}
+		}
+		for _, p := range v.Env.Exclude {
+			if !slices.Contains(c.EnvExclude, p) {
+				c.EnvExclude = append(c.EnvExclude, p)
+			}
+		}
+	}
 	return nil
 }
 
@@ -241,13 +277,31 @@ func (c *config) notes() {
 			c.Notes = append(c.Notes, fmt.Sprintf("tools.%s: %v is ignored: this build has no %s tool", name, v, name))
 		}
 	}
-	for key, raw := range map[string]json.RawMessage{"shell": c.Shell, "mcp": c.MCP, "lsp": c.LSP,
+	if shellUnused(c.Shell) {
+		c.Notes = append(c.Notes, "shell is accepted but not used beyond env.exclude: this build does not run it yet")
+	}
+	for key, raw := range map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
 		"formatter": c.Formatter, "productAgent": c.ProductAgent} {
 		if raw != nil && string(raw) != "null" {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s is accepted but not used: this build does not run it yet", key))
 		}
 	}
 	slices.Sort(c.Notes)
+}
+
+// shellUnused reports whether the merged shell value says more than env (which this build
+// acts on).
+func shellUnused(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw != nil && string(raw) != "null"
+	}
+	for k := range m {
+		if !strings.EqualFold(k, "env") {
+			return true
+		}
+	}
+	return false
 }
 
 // Raw is each layer's value of a top-level key (permission, tools, sandbox), in layer order.

@@ -151,6 +151,9 @@ func (r *run) startGroup(ctx context.Context, cr *callRun, gi int, g tools.Group
 			d := v.Decision
 			started.Permission = &d
 		}
+		if w, ok := r.tools[e.Decl.Name].(tools.EnvWithholder); ok {
+			started.WithheldEnv = w.WithheldEnv()
+		}
 		if err := r.stage(started); err != nil {
 			return err
 		}

@@ -112,6 +112,13 @@ type Tool interface {
 	Execute(ctx context.Context, inv Invocation) Result
 }
 
+// EnvWithholder is a tool that starts commands and withholds host variables from them
+// beyond the ZUNO_* namespace (shell.env.exclude, docs/tools.md): the turn records the
+// names it returns on the call's started event. Names only, never values.
+type EnvWithholder interface {
+	WithheldEnv() []string
+}
+
 // Restorer is a tool whose per-session state (read credentials) is rebuilt from the results
 // it recorded earlier in the session, so that a later process continues where the last one
 // stopped. A result it cannot use restores nothing: the tool then fails closed (read again).

@@ -67,6 +67,12 @@ func WithArtifactRoots(roots ...string) Option {
 	return func(m *Manager) { m.ArtifactRoots = append(m.ArtifactRoots, roots...) }
 }
 
+// WithEnvExclude withholds names matching shell.env.exclude's patterns from every task, on
+// top of the ZUNO_* namespace (shell.Environ; docs/tools.md).
+func WithEnvExclude(patterns []string) Option {
+	return func(m *Manager) { m.runner.Exclude = patterns }
+}
+
 // WithLauncher runs every task through the session's sandbox launcher (see
 // shell.Launcher); nil runs bash directly.
 func WithLauncher(l shell.Launcher) Option {
@@ -155,11 +161,8 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 	if err := ctx.Err(); err != nil {
 		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the call was cancelled before the command started", Err: err}
 	}
-	base := os.Environ()
-	if m.runner.BaseEnv != nil {
-		base = m.runner.BaseEnv()
-	}
-	env := append(shell.ScrubEnv(base), req.Env...)
+	env, _ := m.runner.Environ()
+	env = append(env, req.Env...)
 	argv, files, err := m.runner.Launch(bashPath, args, dir)
 	if err != nil {
 		return TaskInfo{}, &Error{Code: CodeSandboxFailed, Message: "the sandbox could not prepare the command; nothing ran", Err: err}

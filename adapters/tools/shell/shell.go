@@ -204,6 +204,9 @@ type Runner struct {
 	Root string
 	// BaseEnv returns the host environment; nil uses os.Environ.
 	BaseEnv func() []string
+	// Exclude are shell.env.exclude's name patterns, withheld on top of the ZUNO_*
+	// namespace (Environ; docs/tools.md).
+	Exclude []string
 	// MaxBytes / MaxLines are the inline caps; zero uses the defaults.
 	MaxBytes, MaxLines int
 	// KillGrace is the default SIGTERM→SIGKILL delay.
@@ -378,11 +381,8 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	if grace <= 0 {
 		grace = DefaultKillGrace
 	}
-	base := os.Environ()
-	if r.BaseEnv != nil {
-		base = r.BaseEnv()
-	}
-	env := append(ScrubEnv(base), req.Env...)
+	env, _ := r.Environ()
+	env = append(env, req.Env...)
 
 	argv, files, err := r.launch(bashPath, args, dir)
 	if err != nil {

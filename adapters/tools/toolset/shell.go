@@ -34,6 +34,14 @@ func (t *shellTool) Sandbox() sandbox.Resolution {
 	return t.s.cfg.Sandbox.Resolution
 }
 
+// WithheldEnv names the host variables shell.env.exclude withholds from this shell's
+// commands beyond the ZUNO_* namespace, as of now, for the call's started event
+// (tools.EnvWithholder; docs/tools.md). Foreground and background commands share the list.
+func (t *shellTool) WithheldEnv() []string {
+	_, withheld := t.s.shell.Environ()
+	return withheld
+}
+
 type shellArgs struct {
 	Command    string `json:"command"`
 	Workdir    string `json:"workdir"`

@@ -98,6 +98,10 @@ type Config struct {
 	// Background starts background shell commands; nil makes shell's background option
 	// answer "unavailable".
 	Background BackgroundStarter
+	// EnvExclude are shell.env.exclude's patterns: host variables withheld from shell
+	// commands on top of the ZUNO_* namespace (docs/tools.md). The host gives the same list
+	// to the background manager (bg.WithEnvExclude).
+	EnvExclude []string
 	// Sandbox is how the session's shell runs (adapters/sandbox.Assemble builds the parts);
 	// nil runs commands natively with no recorded resolution.
 	Sandbox *ShellSandbox
@@ -190,7 +194,7 @@ func New(cfg Config) (*Set, error) {
 		realRoot: realRoot,
 		ws:       ws,
 		search:   srch,
-		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines},
+		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines, Exclude: cfg.EnvExclude},
 		art:      &artifacts{dir: artDir, maxBytes: cfg.MaxBytes, maxLines: cfg.MaxLines},
 	}
 	s.tools = []Tool{&readTool{s}, &globTool{s}, &grepTool{s}, &writeTool{s}, &applyPatchTool{s}}
