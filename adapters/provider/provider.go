@@ -20,7 +20,12 @@ import (
 //
 // Finer settings (a named Ollama endpoint, retries, HTTP client) are the adapters' Options;
 // this covers what a spec string can say.
-func Open(spec string) (model.Provider, error) {
+func Open(spec string) (model.Provider, error) { return OpenWithKey(spec, "") }
+
+// OpenWithKey is Open with the API key the runtime resolved (adapters/credentials: a ZUNO_*
+// variable, the auth file, or the host variable); "" leaves the adapter to read its host
+// variable as before. The key goes to the adapter only, never into an event.
+func OpenWithKey(spec, key string) (model.Provider, error) {
 	switch kind, arg, _ := strings.Cut(spec, ":"); kind {
 	case "scripted":
 		if arg == "" {
@@ -31,12 +36,12 @@ func Open(spec string) (model.Provider, error) {
 		if arg != "" {
 			return nil, specError(spec, "takes no argument", "set OPENAI_BASE_URL to point it at another server")
 		}
-		return openai.New(openai.Options{}), nil
+		return openai.New(openai.Options{APIKey: key}), nil
 	case "anthropic":
 		if arg != "" {
 			return nil, specError(spec, "takes no argument", "set ANTHROPIC_BASE_URL to point it at another endpoint")
 		}
-		return anthropic.New(anthropic.Options{}), nil
+		return anthropic.New(anthropic.Options{APIKey: key}), nil
 	default:
 		return nil, specError(spec, "is not a provider", "use scripted:<file>, openai or anthropic")
 	}

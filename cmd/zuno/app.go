@@ -17,7 +17,6 @@ import (
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
 	"github.com/zuno-run/zuno/adapters/instructions"
-	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
@@ -102,7 +101,7 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		CatchUp:      a.catchUp,
 		Log:          a.store,
 		Driver:       a.turns,
-		OpenProvider: provider.Open,
+		OpenProvider: openProvider(cfg, os.Stderr),
 		OpenTools:    openTools(cfg, dataDir(cfg), a.handlers),
 		Instructions: instructions.Read,
 	}, a.queries())
