@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
@@ -78,5 +82,76 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		if n == 0 {
 			ts.Fatalf("eventlog-exec: no row changed")
 		}
+	},
+	// eventlog-scan VALUE reads every stored event (type, stream, data, metadata) straight
+	// from the event log's database and fails if VALUE occurs in any of them: a credential
+	// must be in none (docs/config.md, "Provider keys").
+	"eventlog-scan": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 || neg || args[0] == "" {
+			ts.Fatalf("usage: eventlog-scan VALUE")
+		}
+		driver, dsn := "sqlite", ts.Getenv("ZUNO_DB")
+		query := "SELECT position, type, stream, data, metadata FROM event_log"
+		if u := ts.Getenv("ZUNO_EVENTSTORE_URL"); u != "" {
+			driver, dsn = "postgres", u
+			query = "SELECT position, type, stream, data::text, metadata::text FROM event_log"
+		}
+		db, err := sql.Open(driver, dsn)
+		ts.Check(err)
+		defer db.Close()
+		rows, err := db.QueryContext(context.Background(), query)
+		ts.Check(err)
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var pos int64
+			var typ, stream, data, meta string
+			ts.Check(rows.Scan(&pos, &typ, &stream, &data, &meta))
+			n++
+			if strings.Contains(typ+stream+data+meta, args[0]) {
+				ts.Fatalf("eventlog-scan: event %d (%s) holds the value", pos, typ)
+			}
+		}
+		ts.Check(rows.Err())
+		if n == 0 {
+			ts.Fatalf("eventlog-scan: the log holds no events")
+		}
+		ts.Logf("eventlog-scan: %d events, none holds the value", n)
+	},
+	// fakeopenai starts an OpenAI-compatible chat server for the rest of the script and
+	// points OPENAI_BASE_URL at it. Its first answer calls shell with {"command": "env"},
+	// later ones say "done"; every request's Authorization header is appended to
+	// $WORK/authorization.seen, so a script can show which key the provider sent.
+	"fakeopenai": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 0 || neg {
+			ts.Fatalf("usage: fakeopenai")
+		}
+		seen := ts.MkAbs("authorization.seen")
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+				http.NotFound(w, r)
+				return
+			}
+			f, err := os.OpenFile(seen, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			if err == nil {
+				fmt.Fprintln(f, r.Header.Get("Authorization"))
+				f.Close()
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			chunk := func(choice string) {
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"fake\",\"choices\":[%s]}\n\n", choice)
+			}
+			if !strings.Contains(string(body), `"role":"tool"`) {
+				chunk(`{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_env","type":"function","function":{"name":"shell","arguments":"{\"command\":\"env\"}"}}]},"finish_reason":null}`)
+				chunk(`{"index":0,"delta":{},"finish_reason":"tool_calls"}`)
+			} else {
+				chunk(`{"index":0,"delta":{"role":"assistant","content":"done"},"finish_reason":null}`)
+				chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`)
+			}
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}))
+		ts.Defer(srv.Close)
+		ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	},
 }
