@@ -130,6 +130,23 @@ func TestTrustProjectHostCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("admission does not reach shell.env", func(t *testing.T) {
+		// What host variables tool commands see stays the host's decision (docs/tools.md).
+		w := newWorld(t)
+		w.write(filepath.Join(w.repo, "zuno.json"), `{"shell": {"Env": {"exclude": ["X"]}}}`)
+		roots, _ := json.Marshal([]string{w.repo})
+		_, err := w.load(trustIn(w, settings.Global, string(roots)))
+		if codeOf(t, err).Code() != CodeUntrusted || !strings.Contains(err.Error(), "shell.env") {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("shell.env in a trusted layer loads", func(t *testing.T) {
+		w := newWorld(t)
+		w.write(filepath.Join(w.global, "zuno.json"), `{"shell": {"env": {"exclude": ["OPENAI_API_KEY", "AWS_*"]}}}`)
+		if _, err := w.load(w.options()); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("admission does not reach run-unconfined", func(t *testing.T) {
 		w := newWorld(t)
 		w.write(filepath.Join(w.repo, "zuno.json"), `{"sandbox": {"onUnavailable": "run-unconfined"}}`)
