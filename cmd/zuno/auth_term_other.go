@@ -8,4 +8,6 @@ import (
 )
 
 // noEcho is not built for this platform: pipe the key in (zuno auth set openai < keyfile).
-func noEcho(*os.File) (func(), error) { return nil, errors.New("no terminal echo control on this platform") }
+func noEcho(*os.File) (func(), error) {
+	return nil, errors.New("no terminal echo control on this platform")
+}

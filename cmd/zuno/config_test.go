@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	zapp "github.com/zuno-run/zuno/commands/app"
 )
 
 // Every configuration example in the specification loads into the real configuration type
@@ -78,4 +81,30 @@ func writeTemp(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// shell.env.exclude of the trusted layers is united, and only ever withholds: a negation is
+// bad_config, and setting only env is not reported as an unused shell setting.
+func TestShellEnvExclude(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	global := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "zuno")
+	if err := os.MkdirAll(global, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(global, "zuno.json"), []byte(`{"shell": {"env": {"exclude": ["AWS_*"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"shell": {"env": {"exclude": ["OPENAI_API_KEY", "AWS_*"]}}}`))
+	t.Chdir(t.TempDir())
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.EnvExclude, []string{"AWS_*", "OPENAI_API_KEY"}) || slices.ContainsFunc(cfg.Notes, func(n string) bool { return strings.HasPrefix(n, "shell") }) {
+		t.Fatalf("exclude %v notes %v", cfg.EnvExclude, cfg.Notes)
+	}
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"shell": {"env": {"exclude": ["!ZUNO_DB"]}}}`))
+	if _, err := loadConfig(); err == nil || zapp.CodeOf(err) != "bad_config" || !strings.Contains(err.Error(), "never puts a name back") {
+		t.Fatalf("negation: %v", err)
+	}
 }
