@@ -34,7 +34,8 @@ func (e *ReaderError) Code() string { return e.code }
 
 // userPostgres runs stmt as the reader role: one statement through the extended protocol
 // (prepared, so a second statement is a syntax error), in a READ ONLY transaction whose
-// statement, lock and idle timeouts are the query's timeout. A role switched to from an owner
+// statement, lock and idle timeouts are the query's timeout, and which is always rolled back
+// (Postgres lets a few functions, lo_create among them, run read-only). A role switched to from an owner
 // session can be switched back from inside a statement, so the boundary is the login role
 // itself, checked in verifyReader.
 func (d *DB) userPostgres(ctx context.Context, stmt string, o UserOptions) (*Rows, error) {
