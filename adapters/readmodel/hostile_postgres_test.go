@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/migrations"
 )
 
 // postgresHostile covers issue 14's classes on Postgres; out is a path a statement tries to
@@ -58,7 +60,7 @@ func postgresHostile(out string) []hostile {
 		{sql: "SELECT pg_sleep(5)", timeout: true},
 		{sql: "SELECT set_config('statement_timeout', '0', false), pg_sleep(5)", timeout: true},
 		{sql: "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c", timeout: true},
-		{sql: "SELECT pg_advisory_xact_lock(7365120002), pg_advisory_lock(7365120003)"},
+		{sql: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d), pg_advisory_lock(%d)", migrations.AppendLock, migrations.ReadModelLock)},
 		{sql: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"},
 		{sql: "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"},
 		{sql: "SELECT pg_notify('zuno_events', '0')"},

@@ -12,8 +12,11 @@ import (
 
 // Stable codes of ReaderError.
 const (
+	// CodeReaderUnavailable: zuno db has no reader role on Postgres (none configured, and the
+	// migrations could not create one), or cannot connect as it.
 	CodeReaderUnavailable = "reader_unavailable"
-	CodeReaderPrivileged  = "reader_privileged"
+	// CodeReaderPrivileged: the reader role could do more than read (superuser, owner, writer).
+	CodeReaderPrivileged = "reader_privileged"
 )
 
 // ReaderError says `zuno db` has no Postgres role it can trust to be read-only, and how to

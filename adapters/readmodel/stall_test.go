@@ -13,11 +13,13 @@ import (
 	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/migrations"
 )
 
 // stallQuery is the worst a reader can do to appends: take the keys appends and projections
 // once took, try the append table lock, and sleep as long as its timeout allows.
-const stallQuery = `SELECT pg_advisory_xact_lock(7365120002), pg_advisory_xact_lock(7365120003), pg_sleep(3600)`
+var stallQuery = fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d), pg_advisory_xact_lock(%d), pg_sleep(3600)`,
+	migrations.AppendLock, migrations.ReadModelLock)
 
 // appendAll runs 8 writers that append n events each to their own streams and returns every
 // append's latency.

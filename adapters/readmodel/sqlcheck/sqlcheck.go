@@ -1,5 +1,6 @@
 // Package sqlcheck is the front door of `zuno db` (docs/readmodels.md): it accepts exactly one
-// statement that begins as a query. It is not the boundary — the database is (a read-only
+// statement, which is not one of the other statements (writes, DDL, PRAGMA, ATTACH,
+// transaction control, …). It is not the boundary — the database is (a read-only
 // SQLite connection behind an authorizer, a Postgres role that may only SELECT) — but it
 // refuses early, with a message that says what is allowed, what the engine would refuse late.
 package sqlcheck
@@ -19,9 +20,14 @@ const (
 
 // Stable codes of Refused.
 const (
-	CodeEmpty    = "empty_query"
+	// CodeEmpty: zuno db was given no statement, only blanks or comments.
+	CodeEmpty = "empty_query"
+	// CodeMultiple: more than one statement; zuno db runs exactly one query.
 	CodeMultiple = "multiple_statements"
-	CodeNotQuery = "not_a_query"
+	// CodeNotQuery: the statement is not a query (SELECT, WITH … SELECT, VALUES). It is the
+	// code of adapters/readmodel.CodeReadOnly, which users and scripts already match for a
+	// statement that writes.
+	CodeNotQuery = "read_only"
 )
 
 // Refused is SQL that `zuno db` does not run. Nothing was sent to the database.
@@ -38,8 +44,20 @@ func (e *Refused) Error() string {
 // Code returns the stable error code.
 func (e *Refused) Code() string { return e.code }
 
-// queryStarts are the keywords a query may begin with.
-var queryStarts = map[string]bool{"SELECT": true, "WITH": true, "VALUES": true}
+// statements are the keywords that begin a statement other than a query, on either dialect.
+// A word that is neither these nor a query's goes to the database, which refuses it as a
+// syntax error (query_failed) — or, were it a statement this list lacks, as a write.
+var statements = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`INSERT UPDATE DELETE REPLACE MERGE UPSERT CREATE DROP ALTER TRUNCATE
+		GRANT REVOKE COMMENT SECURITY REFRESH CLUSTER REINDEX VACUUM ANALYZE ANALYSE CHECKPOINT
+		PRAGMA ATTACH DETACH BEGIN START COMMIT END ROLLBACK ABORT SAVEPOINT RELEASE PREPARE
+		EXECUTE DEALLOCATE DISCARD SET RESET DO COPY CALL LOCK LOAD LISTEN NOTIFY UNLISTEN
+		EXPLAIN DECLARE FETCH MOVE CLOSE IMPORT REASSIGN`) {
+		statements[w] = true
+	}
+}
 
 // Check returns the single statement in sql, without a trailing semicolon, or why it is refused.
 func Check(sql string, d Dialect) (string, error) {
@@ -52,7 +70,7 @@ func Check(sql string, d Dialect) (string, error) {
 	if word == "" {
 		return "", &Refused{CodeEmpty, "no statement given"}
 	}
-	if !queryStarts[word] {
+	if statements[word] || !(unicode.IsLetter(rune(word[0])) || word[0] == '_') {
 		return "", &Refused{CodeNotQuery, "the statement begins with " + word + ", not a query"}
 	}
 	return stmt, nil
@@ -100,10 +118,6 @@ func skipToken(sql string, i int, d Dialect) (int, error) {
 	return i + 1, nil
 }
 
-func unterminated(what string) error {
-	return &Refused{CodeNotQuery, "unterminated " + what}
-}
-
 // skipQuoted skips a quoted run whose closer is doubled to escape it (and, in a Postgres
 // E'…' string, backslash-escaped).
 func skipQuoted(sql string, i int, closer byte, backslash bool) (int, error) {
@@ -119,7 +133,7 @@ func skipQuoted(sql string, i int, closer byte, backslash bool) (int, error) {
 			return j + 1, nil
 		}
 	}
-	return 0, unterminated("quoted string or identifier")
+	return len(sql), nil // unterminated: the database refuses it as a syntax error
 }
 
 // skipBlockComment skips /* … */; Postgres nests them, SQLite does not.
@@ -138,10 +152,8 @@ func skipBlockComment(sql string, i int, d Dialect) (int, error) {
 			}
 		}
 	}
-	if d == SQLite {
-		return len(sql), nil // SQLite ends an unterminated comment at the end of input
-	}
-	return 0, unterminated("comment")
+	// SQLite ends an unterminated comment at the end of input; Postgres refuses it.
+	return len(sql), nil
 }
 
 // skipDollar skips a Postgres dollar-quoted string ($tag$ … $tag$), or a lone $ (a parameter
