@@ -9,16 +9,24 @@ import (
 // PostgreSQL advisory-lock keys (pg_advisory_xact_lock), each named once here. Go code takes
 // one with XactLock; a migration names one as a placeholder, {{AppendLock}}, which Expand
 // replaces with the number when the migration runs.
+//
+// Any role may take any advisory key, the reader role of `zuno db` included, so a lock that
+// appends or projections wait for is a table lock instead (issue 14, docs/storage.md); only
+// migrators, which readers cannot stall for longer than a query's timeout, use a key.
 const (
 	// MigrationLock serialises migrators: adapters/sqldb.Migrate holds it for each migration.
 	MigrationLock int64 = 7365120001
-	// AppendLock is held by every appending transaction until it commits (the zuno_append
-	// function), so event positions are commit-ordered.
+	// AppendLock was held by appending transactions until migration
+	// postgres/eventlog/0003 replaced it with a table lock; 0002 still names it.
 	AppendLock int64 = 7365120002
-	// ReadModelLock serialises read-model writers across processes (projections), as
-	// SQLite's write lock does.
+	// ReadModelLock was the projections' key before ReadModelWriteLock.
 	ReadModelLock int64 = 7365120003
 )
+
+// ReadModelWriteLock serialises read-model writers across processes (projections), as
+// SQLite's write lock does: a table lock the reader role holds no privilege for
+// (postgres/readmodel/0006).
+const ReadModelWriteLock = "LOCK TABLE read_model_write_lock IN EXCLUSIVE MODE"
 
 // placeholders are the names a migration may use for the keys.
 var placeholders = strings.NewReplacer(

@@ -26,8 +26,9 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 	}
 	if db.DriverName() == "postgres" {
 		// Serialise read-model writers across processes, as SQLite's write lock does: two
-		// runners must not both apply a batch from the same checkpoint.
-		if _, err := tx.ExecContext(ctx, migrations.XactLock(migrations.ReadModelLock)); err != nil {
+		// runners must not both apply a batch from the same checkpoint. A table lock the
+		// reader role of zuno db cannot take (migrations/postgres/readmodel/0006).
+		if _, err := tx.ExecContext(ctx, migrations.ReadModelWriteLock); err != nil {
 			tx.Rollback()
 			return nil, fmt.Errorf("take read-model lock: %w", err)
 		}

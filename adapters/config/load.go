@@ -52,6 +52,7 @@ var EnvKeys = []struct{ Var, Key string }{
 	{"ZUNO_DB", "db"},
 	{"ZUNO_EVENTSTORE_URL", "eventstore_url"},
 	{"ZUNO_READMODEL_URL", "readmodel_url"},
+	{"ZUNO_READMODEL_READER_URL", "readmodel_reader_url"},
 	{"ZUNO_BUS_URL", "bus_url"},
 	{"ZUNO_MODEL", "model"},
 	{"ZUNO_SANDBOX_BACKEND", "sandbox.backend"},

@@ -4,6 +4,7 @@ package pgtest
 
 import (
 	"context"
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
@@ -48,6 +49,10 @@ func NewDatabase(t testing.TB) string {
 		}
 		defer db.Close()
 		db.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		// The reader role the read-model migrations created for this database (one per
+		// database, named by a digest of its name: migrations/postgres/readmodel/0005).
+		sum := md5.Sum([]byte(name))
+		db.ExecContext(context.Background(), "DROP ROLE IF EXISTS zuno_reader_"+hex.EncodeToString(sum[:])[:16])
 	})
 	u, err := url.Parse(admin)
 	if err != nil {

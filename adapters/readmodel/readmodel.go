@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -20,10 +21,24 @@ type DB struct {
 	Dialect sqldb.Dialect
 	// Writer is where projections write; on SQLite its transactions take the write lock at BEGIN.
 	Writer *sqlx.DB
-	// reader runs user SQL and cannot write: a read-only SQLite connection, or read-only
-	// transactions on Postgres.
+	// reader runs Zuno's own queries and cannot write: a read-only SQLite connection, or
+	// read-only transactions on Postgres.
 	reader *sqlx.DB
+
+	// path (SQLite) or dsn and readerURL (Postgres) say where UserQuery connects: to user, a
+	// connection opened once, apart from reader (sqlite_user.go, pg_user.go).
+	path, dsn, readerURL string
+	userOnce             sync.Once
+	user                 *sql.DB
+	userErr              error
 }
+
+// Option configures OpenPostgres.
+type Option func(*DB)
+
+// WithReaderURL connects UserQuery to this Postgres URL, whose role must hold only SELECT on
+// the read models, instead of the reader role the migrations created (docs/storage.md).
+func WithReaderURL(u string) Option { return func(d *DB) { d.readerURL = u } }
 
 // OpenSQLite opens the read models in the SQLite file at path, creating their tables.
 func OpenSQLite(ctx context.Context, path string) (*DB, error) {
@@ -40,12 +55,12 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	return &DB{Dialect: sqldb.SQLite, Writer: w, reader: r}, nil
+	return &DB{Dialect: sqldb.SQLite, Writer: w, reader: r, path: path}, nil
 }
 
 // OpenPostgres opens the read models in the PostgreSQL database at dsn, creating their tables
 // and the json_extract function.
-func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {
+func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	db, err := sqldb.OpenPostgres(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -54,7 +69,11 @@ func OpenPostgres(ctx context.Context, dsn string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	return &DB{Dialect: sqldb.Postgres, Writer: db, reader: db}, nil
+	d := &DB{Dialect: sqldb.Postgres, Writer: db, reader: db, dsn: dsn}
+	for _, o := range opts {
+		o(d)
+	}
+	return d, nil
 }
 
 // Close closes the connections.
@@ -62,6 +81,9 @@ func (d *DB) Close() error {
 	err := d.Writer.Close()
 	if d.reader != d.Writer {
 		err = errors.Join(err, d.reader.Close())
+	}
+	if d.user != nil {
+		err = errors.Join(err, d.user.Close())
 	}
 	return err
 }
@@ -101,17 +123,24 @@ func (e *QueryError) Code() string { return "query_failed" }
 
 func (e *QueryError) Unwrap() error { return e.Cause }
 
-// Query runs query in a read-only transaction and returns at most limit rows (0: no limit).
+// Query runs SQL that Zuno itself wrote (the lists and lookups of commands/queries) in a
+// read-only transaction and returns at most limit rows (0: no limit). SQL a user typed goes
+// through UserQuery, which cannot write by construction.
 func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) {
 	tx, err := d.reader.BeginTxx(ctx, &sql.TxOptions{ReadOnly: d.Dialect == sqldb.Postgres})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryxContext(ctx, query)
+	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return nil, d.classify(err)
 	}
+	return d.collect(rows, limit)
+}
+
+// collect reads at most limit rows (0: all) and closes rows.
+func (d *DB) collect(rows *sql.Rows, limit int) (*Rows, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -122,8 +151,12 @@ func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) 
 		if limit > 0 && len(out.Rows) >= limit {
 			break
 		}
-		vals, err := rows.SliceScan()
-		if err != nil {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			return nil, d.classify(err)
 		}
 		for i, v := range vals {
@@ -148,15 +181,30 @@ func normalize(v any) any {
 
 func (d *DB) classify(err error) error {
 	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && pqErr.Code == "25006" { // read_only_sql_transaction
+	if errors.As(err, &pqErr) && refusedByPostgres[pqErr.Code] {
 		return &ReadOnlyError{Cause: err}
 	}
 	var liteErr *sqlite.Error
-	if errors.As(err, &liteErr) && liteErr.Code()&0xff == 8 { // SQLITE_READONLY
+	if errors.As(err, &liteErr) && (liteErr.Code()&0xff == 8 || liteErr.Code()&0xff == 23) { // SQLITE_READONLY, SQLITE_AUTH
 		return &ReadOnlyError{Cause: err}
 	}
 	if strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "query_only") {
 		return &ReadOnlyError{Cause: err}
 	}
 	return &QueryError{Cause: err}
+}
+
+// refusedByPostgres are the errors of a statement that tried to write or to reach beyond the
+// reader's privileges: read_only_sql_transaction, insufficient_privilege.
+var refusedByPostgres = map[pq.ErrorCode]bool{"25006": true, "42501": true}
+
+// isTimeout reports a query the database cancelled: a statement or lock timeout on Postgres
+// (query_canceled, lock_not_available), an interrupt on SQLite.
+func isTimeout(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		return pqErr.Code == "57014" || pqErr.Code == "55P03"
+	}
+	var liteErr *sqlite.Error
+	return errors.As(err, &liteErr) && liteErr.Code()&0xff == 9 // SQLITE_INTERRUPT
 }

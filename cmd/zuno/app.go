@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -80,7 +81,7 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		return nil, fmt.Errorf("open event store: %w", err)
 	}
 	if cfg.ReadModelURL != "" {
-		a.rm, err = readmodel.OpenPostgres(ctx, cfg.ReadModelURL)
+		a.rm, err = readmodel.OpenPostgres(ctx, cfg.ReadModelURL, readmodel.WithReaderURL(cfg.ReadModelReaderURL))
 	} else {
 		a.rm, err = readmodel.OpenSQLite(ctx, cfg.DB)
 	}
@@ -129,6 +130,14 @@ type readModels struct{ db *readmodel.DB }
 
 func (r readModels) Query(ctx context.Context, sql string, limit int) (queries.Table, error) {
 	rows, err := r.db.Query(ctx, sql, limit)
+	if err != nil {
+		return queries.Table{}, err
+	}
+	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
+}
+
+func (r readModels) UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (queries.Table, error) {
+	rows, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: limit, Timeout: timeout})
 	if err != nil {
 		return queries.Table{}, err
 	}

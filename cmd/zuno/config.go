@@ -29,6 +29,10 @@ type config struct {
 	EventStoreURL string `json:"eventstore_url"`
 	// ReadModelURL puts the read models in Postgres: postgres://…; ZUNO_READMODEL_URL.
 	ReadModelURL string `json:"readmodel_url"`
+	// ReadModelReaderURL is the Postgres login `zuno db` runs as, a role that holds only SELECT
+	// on the read models; unset, the reader role the migrations created (docs/storage.md);
+	// ZUNO_READMODEL_READER_URL.
+	ReadModelReaderURL string `json:"readmodel_reader_url"`
 	// BusURL sends commands over a durable bus on Postgres (postgres://…) to `zuno worker`
 	// processes, instead of handling them in process; ZUNO_BUS_URL.
 	BusURL string `json:"bus_url"`
@@ -255,6 +259,9 @@ func (c config) validate() error {
 	}
 	if u := c.ReadModelURL; u != "" && !isPostgres(u) {
 		return &configError{fmt.Sprintf("ZUNO_READMODEL_URL %q: want postgres://…, or unset it to keep read models in SQLite", u)}
+	}
+	if u := c.ReadModelReaderURL; u != "" && !isPostgres(u) {
+		return &configError{fmt.Sprintf("ZUNO_READMODEL_READER_URL %q: want postgres://… of a role that holds only SELECT on the read models, or unset it to use the reader the migrations created", u)}
 	}
 	if u := c.BusURL; u != "" && !isPostgres(u) {
 		return &configError{fmt.Sprintf("ZUNO_BUS_URL %q: want postgres://…, or unset it to handle commands in process", u)}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/zuno-run/zuno/adapters/readmodel"
+
 	"github.com/spf13/cobra"
 )
 
@@ -14,7 +16,11 @@ func newDBCmd() *cobra.Command {
 tool parts), prompt_receipt, provider_request, agent_job, work_plan, work_item,
 permission_decision (who allowed each call, under which rule and layer) and
 projection_checkpoint. json_extract(data, '$.path') works on SQLite and Postgres alike.
-A statement that writes is refused: read models are derived from the event log.`,
+Exactly one query (SELECT, WITH … SELECT, VALUES) runs, on a connection that cannot write:
+read models are derived from the event log. SQLite: the file opened read-only, behind an
+authorizer that refuses writes, DDL, PRAGMA, ATTACH and transaction control. Postgres: a
+login role that holds only SELECT on the read models (created by the migrations, or
+ZUNO_READMODEL_READER_URL), in a READ ONLY transaction. The query is cancelled after --timeout.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("zuno db takes one SQL statement as a single argument (quote it)")
@@ -27,8 +33,9 @@ A statement that writes is refused: read models are derived from the event log.`
 				return err
 			}
 			limit, _ := cmd.Flags().GetInt("limit")
+			timeout, _ := cmd.Flags().GetDuration("timeout")
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				rows, err := a.Queries.SQL(ctx, args[0], limit)
+				rows, err := a.Queries.UserSQL(ctx, args[0], limit, timeout)
 				if err != nil {
 					return err
 				}
@@ -41,6 +48,7 @@ A statement that writes is refused: read models are derived from the event log.`
 	}
 	addFormatFlag(cmd, "table")
 	cmd.Flags().Int("limit", 0, "return at most this many rows (0: all)")
+	cmd.Flags().Duration("timeout", readmodel.DefaultTimeout, "cancel the query after this long")
 	return cmd
 }
 

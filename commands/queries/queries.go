@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"
@@ -30,9 +31,12 @@ type Table struct {
 	Rows    [][]any
 }
 
-// ReadModels runs read-only SQL over the read models; limit 0 returns every row.
+// ReadModels runs read-only SQL over the read models; limit 0 returns every row. Query runs
+// Zuno's own SQL; UserQuery runs SQL a user typed, which may be hostile, on a connection that
+// cannot write, within timeout (0: the adapter's default).
 type ReadModels interface {
 	Query(ctx context.Context, sql string, limit int) (Table, error)
+	UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (Table, error)
 }
 
 // Queries answers the application's questions.
@@ -55,6 +59,15 @@ func (q *Queries) SQL(ctx context.Context, sql string, limit int) (Table, error)
 		return Table{}, err
 	}
 	return q.rm.Query(ctx, sql, limit)
+}
+
+// UserSQL runs SQL a user typed (`zuno db`) over the read models, brought up to date first:
+// one query, read-only by construction, ended after timeout (docs/readmodels.md).
+func (q *Queries) UserSQL(ctx context.Context, sql string, limit int, timeout time.Duration) (Table, error) {
+	if err := q.catchUp(ctx); err != nil {
+		return Table{}, err
+	}
+	return q.rm.UserQuery(ctx, sql, limit, timeout)
 }
 
 // Sessions lists sessions newest first.

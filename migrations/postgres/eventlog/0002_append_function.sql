@@ -1,3 +1,4 @@
+-- Superseded by 0003, which takes a table lock instead of the advisory lock.
 -- zuno_append writes a batch of appends in one statement, so an append costs one round trip
 -- (its transaction commits when the statement ends). It holds the append advisory lock until
 -- commit, so positions are commit-ordered (no reader can pass a position that commits later).

@@ -1,0 +1,227 @@
+package readmodel_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
+	"github.com/zuno-run/zuno/adapters/pgtest"
+	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/migrations"
+)
+
+// postgresHostile covers issue 14's classes on Postgres; out is a path a statement tries to
+// create, db the database's name.
+func postgresHostile(out string) []hostile {
+	r := func(s string) hostile { return hostile{sql: s, refuse: true} }
+	return []hostile{
+		r("COMMIT; DELETE FROM event_log"), r("SELECT 1; DELETE FROM event"), r("COMMIT"), r("BEGIN"), r("ROLLBACK"),
+		r("END; DROP FUNCTION json_extract(json, text)"),
+		r("DELETE FROM event"), r("DELETE FROM event_log"), r("UPDATE session SET title = 'x'"),
+		r("INSERT INTO projection_checkpoint VALUES ('x', 1, 'now')"),
+		r("WITH d AS (DELETE FROM event RETURNING 1) SELECT count(*) FROM d"),
+		r("WITH d AS (DELETE FROM event_log RETURNING 1) SELECT count(*) FROM d"),
+		r("WITH u AS (UPDATE session SET title = 'x' RETURNING 1) SELECT count(*) FROM u"),
+		r("SELECT * INTO stolen FROM event"),
+		r("CREATE TABLE x (a int)"), r("CREATE TEMP TABLE x AS SELECT 1"),
+		r("CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'"),
+		r("DROP FUNCTION json_extract(json, text)"), r("DROP TABLE event"), r("TRUNCATE event"),
+		r("ALTER TABLE event ADD COLUMN x int"), r("GRANT SELECT ON event_log TO PUBLIC"),
+		r("ALTER ROLE CURRENT_USER SET statement_timeout = 0"), r("CREATE EXTENSION dblink"),
+		r("DO $$ BEGIN DELETE FROM event; END $$"), r("PREPARE p AS DELETE FROM event"), r("VACUUM event"),
+		r("EXPLAIN ANALYZE DELETE FROM event"),
+		r("COPY (SELECT 1) TO PROGRAM 'touch " + out + "'"), r("COPY (SELECT 1) TO '" + out + "'"),
+		r("COPY event FROM '/etc/passwd'"), r("COPY event FROM PROGRAM 'id'"),
+		r("SELECT pg_read_file('/etc/passwd')"), r("SELECT pg_read_binary_file('/etc/passwd')"),
+		r("SELECT pg_ls_dir('.')"), r("SELECT pg_stat_file('/etc/passwd')"),
+		r("SELECT lo_import('/etc/passwd')"), r("SELECT lo_export(1, '" + out + "')"),
+		// Postgres lets these run in a READ ONLY transaction; zuno db never commits one, so the
+		// object is gone with the rollback.
+		{sql: "SELECT lo_from_bytea(0, 'x')"}, {sql: "SELECT lo_create(0)"},
+		r("SELECT set_config('role', 'postgres', false)"), r("SELECT set_config('session_authorization', 'postgres', false)"),
+		r("SET ROLE postgres"), r("RESET ROLE"), r("SET SESSION AUTHORIZATION postgres"),
+		r("SELECT set_config('transaction_read_only', 'off', true), (SELECT count(*) FROM event)"),
+		r("SELECT query_to_xml('DELETE FROM event RETURNING 1', true, true, '')"),
+		r("SELECT query_to_xml('DELETE FROM event_log RETURNING 1', true, true, '')"),
+		r("LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE"), r("SELECT * FROM event_log_append_lock"),
+		r("SELECT * FROM event FOR UPDATE"), r("SELECT * FROM zuno_reader_credential"), r("SELECT * FROM event_log"),
+		{sql: "SELECT txid_current()"}, r("SELECT pg_reload_conf()"), r("SELECT pg_switch_wal()"),
+		r("SELECT 1 /* ; */ ; DROP TABLE event"), r("SELECT $$;$$; DROP TABLE event"), r(`SELECT E'\';'; DROP TABLE event`),
+		{sql: "SELECT pg_sleep(5)", timeout: true},
+		{sql: "SELECT set_config('statement_timeout', '0', false), pg_sleep(5)", timeout: true},
+		{sql: "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c", timeout: true},
+		{sql: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d), pg_advisory_lock(%d)", migrations.AppendLock, migrations.ReadModelLock)},
+		{sql: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"},
+		{sql: "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"},
+		{sql: "SELECT pg_notify('zuno_events', '0')"},
+		{sql: "SELECT json_extract(data, '$.title') FROM event"},
+	}
+}
+
+// seededPostgres is a fresh database whose migrations ran as the role of ownerURL, with
+// events appended and read-model rows; it returns the read models opened as that role.
+func seededPostgres(t *testing.T, ownerURL string, opts ...readmodel.Option) *readmodel.DB {
+	ctx := context.Background()
+	store, err := sqlstore.OpenPostgres(ctx, ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	for i := range 3 {
+		ev := events.Event{ID: events.DeriveID("seed", i), Type: "bench.appended.1", Data: []byte(`{"title":"t"}`),
+			Metadata: events.Metadata{CommandID: "seed", Actor: "user"}}
+		if _, err := store.Append(ctx, "seed", events.Any, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rm, err := readmodel.OpenPostgres(ctx, ownerURL, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rm.Close() })
+	if _, err := rm.Writer.Exec(`INSERT INTO event VALUES ('e1', 1, 'a', 's', 0, 'x', '{"title":"t"}', '{}', 'now');
+		INSERT INTO session (id, title, agent, time_created, time_updated) VALUES ('s1', 'title', 'build', 'now', 'now')`); err != nil {
+		t.Fatal(err)
+	}
+	return rm
+}
+
+// ownerDatabase creates a login role that is no superuser but may create roles, and a fresh
+// database it owns; it returns the database's URL as that role.
+func ownerDatabase(t *testing.T, attrs string) string {
+	admin := pgtest.NewDatabase(t)
+	db, err := sql.Open("postgres", admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var b [4]byte
+	rand.Read(b[:])
+	role := "zuno_owner_" + hex.EncodeToString(b[:])
+	u, _ := url.Parse(admin)
+	name := strings.TrimPrefix(u.Path, "/")
+	for _, q := range []string{"CREATE ROLE " + role + " LOGIN " + attrs, "ALTER DATABASE " + name + " OWNER TO " + role,
+		"ALTER SCHEMA public OWNER TO " + role} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		db, _ := sql.Open("postgres", os.Getenv(pgtest.EnvURL))
+		defer db.Close()
+		db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		db.Exec("DROP OWNED BY " + role)
+		db.Exec("DROP ROLE IF EXISTS " + role)
+	})
+	u.User = url.User(role)
+	return u.String()
+}
+
+func postgresSnapshot(t testing.TB, adminURL string, dirs []string) snapshot {
+	db, err := sql.Open("postgres", adminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := snapshot{}
+	addQuery(t, s, db, "tables", `SELECT n.nspname, c.relname, c.relkind, c.relowner::regrole, c.relacl FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') ORDER BY 1, 2`)
+	addQuery(t, s, db, "functions", `SELECT p.oid::regprocedure, md5(p.prosrc), p.proacl FROM pg_proc p
+		WHERE p.pronamespace NOT IN ('pg_catalog'::regnamespace, 'information_schema'::regnamespace) ORDER BY 1`)
+	addQuery(t, s, db, "roles", `SELECT rolname, rolsuper, rolcreaterole, rolcanlogin, rolconfig FROM pg_roles WHERE rolname LIKE 'zuno%' ORDER BY 1`)
+	addQuery(t, s, db, "largeobjects", `SELECT count(*) FROM pg_largeobject_metadata`)
+	addQuery(t, s, db, "extensions", `SELECT extname FROM pg_extension ORDER BY 1`)
+	var tables []string
+	rows, err := db.Query(`SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) FROM information_schema.tables
+		WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		tables = append(tables, n)
+	}
+	rows.Close()
+	for _, n := range tables {
+		addQuery(t, s, db, "table "+n, `SELECT count(*), md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) FROM `+n+` t`)
+	}
+	addFiles(t, s, dirs...)
+	return s
+}
+
+func runPostgresHostile(t *testing.T, rm *readmodel.DB, adminURL string) {
+	work, out := t.TempDir(), filepath.Join(os.TempDir(), "zuno-hostile-"+t.Name()[len(t.Name())-8:])
+	t.Chdir(work)
+	cases := postgresHostile(out)
+	if len(cases) < 40 {
+		t.Fatalf("%d hostile statements; the issue asks for at least 40", len(cases))
+	}
+	refused := 0
+	for _, h := range cases {
+		checkHostile(t, rm, h, func() snapshot { return postgresSnapshot(t, adminURL, []string{work}) })
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%q created %s", h.sql, out)
+		}
+		if h.refuse || h.timeout {
+			refused++
+		}
+	}
+	t.Logf("%d hostile statements on Postgres: %d refused or cancelled, %d harmless; nothing changed", len(cases), refused, len(cases)-refused)
+	rows, err := rm.UserQuery(context.Background(), "SELECT title FROM session", readmodel.UserOptions{})
+	if err != nil || len(rows.Rows) != 1 || rows.Rows[0][0] != "title" {
+		t.Fatalf("ordinary query: %v %v", rows, err)
+	}
+}
+
+// With the tests' own superuser URL, zuno db runs as the reader role the migrations created.
+func TestUserQueryHostilePostgresSuperuserURL(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	runPostgresHostile(t, seededPostgres(t, dbURL), dbURL)
+}
+
+// As an ordinary owner (no superuser, but CREATEROLE), likewise.
+func TestUserQueryHostilePostgresOwner(t *testing.T) {
+	ownerURL := ownerDatabase(t, "CREATEROLE")
+	admin, _ := url.Parse(ownerURL)
+	admin.User = url.User("postgres")
+	runPostgresHostile(t, seededPostgres(t, ownerURL), admin.String())
+}
+
+// A reader URL that is a superuser's or an owner's is refused before any SQL runs, as is an
+// owner that could not create a reader.
+func TestUserQueryRefusesPrivilegedReader(t *testing.T) {
+	ownerURL := ownerDatabase(t, "")
+	super, _ := url.Parse(ownerURL)
+	super.User = url.User("postgres")
+	for _, c := range []struct {
+		name string
+		opts []readmodel.Option
+		code string
+	}{
+		{"owner without CREATEROLE", nil, readmodel.CodeReaderUnavailable},
+		{"owner as reader", []readmodel.Option{readmodel.WithReaderURL(ownerURL)}, readmodel.CodeReaderPrivileged},
+		{"superuser as reader", []readmodel.Option{readmodel.WithReaderURL(super.String())}, readmodel.CodeReaderPrivileged},
+	} {
+		rm, err := readmodel.OpenPostgres(context.Background(), ownerURL, c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = rm.UserQuery(context.Background(), "SELECT 1", readmodel.UserOptions{})
+		var re *readmodel.ReaderError
+		if !errors.As(err, &re) || re.Code() != c.code {
+			t.Errorf("%s: want %s, got %v", c.name, c.code, err)
+		}
+		rm.Close()
+	}
+}
