@@ -190,7 +190,7 @@ func New(cfg Config) (*Set, error) {
 		realRoot: realRoot,
 		ws:       ws,
 		search:   srch,
-		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines},
+		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines, SpoolDir: artDir},
 		art:      &artifacts{dir: artDir, maxBytes: cfg.MaxBytes, maxLines: cfg.MaxLines},
 	}
 	s.tools = []Tool{&readTool{s}, &globTool{s}, &grepTool{s}, &writeTool{s}, &applyPatchTool{s}}
