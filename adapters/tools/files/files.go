@@ -107,9 +107,14 @@ func NewCredentials() *Credentials {
 
 // Issue records that the model has read content at path and returns the credential.
 func (c *Credentials) Issue(path string, content []byte) patch.ReadCredential {
+	return c.IssueDigest(path, patch.DigestOf(content))
+}
+
+// IssueDigest is Issue for content streamed through a hash: digest is its patch.DigestOf.
+func (c *Credentials) IssueDigest(path string, digest patch.Digest) patch.ReadCredential {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cred := patch.ReadCredential{Digest: patch.DigestOf(content), Generation: c.gen[path]}
+	cred := patch.ReadCredential{Digest: digest, Generation: c.gen[path]}
 	c.held[path] = cred
 	return cred
 }

@@ -1,7 +1,9 @@
 package files
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -99,16 +101,26 @@ func (w *Workspace) Read(ctx context.Context, req ReadRequest) (ReadResult, erro
 	if !fi.Mode().IsRegular() {
 		return ReadResult{}, invalid("path", "path %q is not a regular file or a directory", req.Path)
 	}
-	content, err := io.ReadAll(f)
-	if err != nil {
+	// One pass through a fixed buffer: the credential's digest covers the full bytes, and
+	// only the window is kept (issue 14, "Bounded memory").
+	win := newWindower(req.Offset, req.Limit)
+	h := sha256.New()
+	if _, err := io.CopyBuffer(io.MultiWriter(h, win), onlyReader{f}, make([]byte, 64<<10)); err != nil {
 		return ReadResult{}, cannotRead(req.Path, err)
 	}
-	res := window(content, req.Offset, req.Limit)
+	var digest patch.Digest
+	h.Sum(digest[:0])
+	res := win.result()
 	res.Path = pl.key
-	res.Size = len(content)
-	res.Credential = w.Credentials.Issue(pl.key, content)
+	res.Size = int(win.size)
+	res.Credential = w.Credentials.IssueDigest(pl.key, digest)
 	return res, nil
 }
+
+// onlyReader hides the file's WriterTo, so the copy goes through the fixed buffer it is given.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 // openForRead opens what pl names (a file or a directory) through handles.
 func (w *Workspace) openForRead(shown string, pl place) (*os.File, error) {
@@ -172,50 +184,95 @@ func list(key string, f *os.File) (ReadResult, error) {
 	return res, nil
 }
 
-// window cuts lines offset..offset+limit-1 out of content, within MaxReadBytes.
-func window(content []byte, offset, limit int) ReadResult {
+// windower cuts lines offset..offset+limit-1, within MaxReadBytes, out of a file streamed
+// through it, so a window of a file of any size costs one window of memory (issue 14,
+// "Bounded memory"). Lines are counted as a terminal shows them: a trailing fragment without
+// a newline is a line.
+type windower struct {
+	offset, limit int
+	line          int // the 1-based line the next byte belongs to
+
+	buf     []byte // the window so far: whole lines, then part of the current one
+	kept    int    // bytes of buf that are whole lines of the window
+	endLine int
+	cut     bool // the window's first line was longer than MaxReadBytes and was cut
+	done    bool // the window is complete; later bytes are only counted
+
+	size     int64
+	newlines int
+	last     byte
+}
+
+func newWindower(offset, limit int) *windower {
 	if offset == 0 {
 		offset = 1
 	}
 	if limit == 0 {
 		limit = DefaultReadLines
 	}
-	// Line start offsets.
-	var starts []int
-	for i := 0; i < len(content); {
-		starts = append(starts, i)
-		j := i
-		for j < len(content) && content[j] != '\n' {
-			j++
-		}
-		i = j + 1
+	return &windower{offset: offset, limit: limit, line: 1, endLine: offset - 1}
+}
+
+func (w *windower) Write(p []byte) (int, error) {
+	n := len(p)
+	if n == 0 {
+		return 0, nil
 	}
-	total := len(starts)
-	res := ReadResult{StartLine: offset, EndLine: offset - 1, TotalLines: total}
-	if offset > total {
-		return res
+	w.size += int64(n)
+	w.last = p[n-1]
+	if w.done {
+		w.newlines += bytes.Count(p, []byte{'\n'})
+		return n, nil
 	}
-	from := starts[offset-1]
-	end := from
-	line := offset
-	for ; line <= total && line < offset+limit; line++ {
-		next := len(content)
-		if line < total {
-			next = starts[line]
+	for len(p) > 0 {
+		seg, whole := p, false
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			seg, whole = p[:i+1], true
 		}
-		if next-from > MaxReadBytes {
-			if line == offset {
-				// One line larger than the window: cut it rather than return nothing.
-				end = from + MaxReadBytes
-				res.Truncated = true
-				line++
-			}
-			break
+		if !w.done && w.line >= w.offset {
+			w.take(seg, whole)
 		}
-		end = next
+		if whole {
+			w.line++
+			w.newlines++
+		}
+		p = p[len(seg):]
 	}
-	res.Content = string(content[from:end])
-	res.EndLine = line - 1
+	return n, nil
+}
+
+// take adds seg, part of line w.line (its end when whole), to the window.
+func (w *windower) take(seg []byte, whole bool) {
+	if w.line >= w.offset+w.limit {
+		w.done = true
+		return
+	}
+	if len(w.buf)+len(seg) > MaxReadBytes {
+		if w.line == w.offset {
+			// One line larger than the window: cut it rather than return nothing.
+			w.buf = append(w.buf, seg[:MaxReadBytes-len(w.buf)]...)
+			w.kept, w.endLine, w.cut = len(w.buf), w.line, true
+		}
+		w.done = true
+		return
+	}
+	w.buf = append(w.buf, seg...)
+	if whole {
+		w.kept, w.endLine = len(w.buf), w.line
+	}
+}
+
+// result is the window once the whole file went through.
+func (w *windower) result() ReadResult {
+	total := w.newlines
+	if w.size > 0 && w.last != '\n' {
+		total++
+		if !w.done && w.line >= w.offset && w.line < w.offset+w.limit {
+			w.kept, w.endLine = len(w.buf), w.line // the fragment fitted whole
+		}
+	}
+	res := ReadResult{StartLine: w.offset, EndLine: w.endLine, TotalLines: total, Truncated: w.cut,
+		Content: string(w.buf[:w.kept])}
 	if res.EndLine < total {
 		res.HasMore = true
 		res.NextOffset = res.EndLine + 1

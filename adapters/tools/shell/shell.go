@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +68,8 @@ type Request struct {
 }
 
 // Withheld says the output crossed an inline cap. The full output is still
-// in Result.Output; the caller stores it as an artifact and shows a notice.
+// in Result.Output, or in the file Result.Spool when it is over the byte cap;
+// the caller stores it as an artifact and shows a notice.
 type Withheld struct {
 	Bytes    int64  `json:"bytes"`
 	Lines    int    `json:"lines"`
@@ -86,8 +86,16 @@ type Result struct {
 	ExitPolicy ExitPolicy `json:"exitPolicy"`
 
 	// Output is every byte the command wrote to stdout and stderr, raw and
-	// in write order (both streams share one pipe).
-	Output     []byte    `json:"-"`
+	// in write order (both streams share one pipe), when there are at most
+	// MaxBytes of them. More is never held in memory: it is all in Spool.
+	Output []byte `json:"-"`
+	// Spool is the file holding every byte of an output over MaxBytes ("" when
+	// Output holds it). It belongs to the caller, which keeps it as the
+	// artifact or removes it (RemoveSpool).
+	Spool string `json:"-"`
+	// SpoolErr is why an output over MaxBytes could not be kept on disk: the
+	// bytes were counted but are lost, and Spool is "".
+	SpoolErr   error     `json:"-"`
 	TotalBytes int64     `json:"totalBytes"`
 	TotalLines int       `json:"totalLines"`
 	Withheld   *Withheld `json:"withheldOutput,omitempty"`
@@ -213,6 +221,17 @@ type Runner struct {
 	KillGrace time.Duration
 	// Launcher wraps every command (the session's sandbox); nil runs bash directly.
 	Launcher Launcher
+	// SpoolDir is where output over MaxBytes is written as it arrives (Result.Spool);
+	// the artifact directory, so keeping it is a rename. "" is the system's temporary
+	// directory.
+	SpoolDir string
+}
+
+// RemoveSpool removes the result's spool file, if any: for a caller that does not keep it.
+func (r Result) RemoveSpool() {
+	if r.Spool != "" {
+		os.Remove(r.Spool)
+	}
 }
 
 // launch is the argv that runs bash with args in dir, wrapped by the Launcher if any, and
@@ -415,11 +434,15 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	pw.Close()
 	pgid := cmd.Process.Pid
 
-	var buf bytes.Buffer
+	maxBytes := r.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	out := &capture{maxBytes: maxBytes, dir: r.SpoolDir}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		_, _ = io.Copy(&buf, pr)
+		out.drain(pr)
 	}()
 	waitDone := make(chan error, 1)
 	go func() { waitDone <- cmd.Wait() }()
@@ -467,9 +490,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	pr.Close()
 	res.Duration = time.Since(start)
 
-	res.Output = buf.Bytes()
-	res.TotalBytes = int64(len(res.Output))
-	res.TotalLines = CountLines(res.Output)
+	res.Output = out.head
+	res.TotalBytes, res.TotalLines = out.total, out.lines()
+	res.Spool, res.SpoolErr = out.finish()
 	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
 
 	if ps := cmd.ProcessState; ps != nil {

@@ -154,11 +154,16 @@ func TestOutputOrderInterleaved(t *testing.T) {
 }
 
 func TestOutputCaps(t *testing.T) {
-	// Bytes: 60000 bytes on 1 line.
-	res := run(t, nil, Request{Command: "head -c 60000 /dev/zero | tr '\\0' a"})
-	if res.TotalBytes != 60000 || len(res.Output) != 60000 {
-		t.Fatalf("bytes %d/%d", res.TotalBytes, len(res.Output))
+	// Bytes: 60000 bytes on 1 line, all of them in the spool and none in memory.
+	spools := t.TempDir()
+	res := run(t, &Runner{SpoolDir: spools}, Request{Command: "head -c 60000 /dev/zero | tr '\\0' a"})
+	if res.TotalBytes != 60000 || res.Output != nil || filepath.Dir(res.Spool) != spools {
+		t.Fatalf("bytes %d, %d in memory, spool %q", res.TotalBytes, len(res.Output), res.Spool)
 	}
+	if b, err := os.ReadFile(res.Spool); err != nil || string(b) != strings.Repeat("a", 60000) {
+		t.Fatalf("spool: %d bytes, %v", len(b), err)
+	}
+	res.RemoveSpool()
 	if res.Withheld == nil || res.Withheld.Limit != "max_bytes" || res.Withheld.Bytes != 60000 || res.InlineText() != "" {
 		t.Fatalf("withheld %+v", res.Withheld)
 	}
@@ -170,8 +175,8 @@ func TestOutputCaps(t *testing.T) {
 	if res.Withheld == nil || res.Withheld.Limit != "max_lines" || res.TotalLines != 2001 {
 		t.Fatalf("lines: %+v total=%d", res.Withheld, res.TotalLines)
 	}
-	if !strings.HasSuffix(string(res.Output), "\n2000\n2001\n") {
-		t.Fatal("output truncated")
+	if !strings.HasSuffix(string(res.Output), "\n2000\n2001\n") || res.Spool != "" {
+		t.Fatal("output truncated, or spooled while under the byte cap")
 	}
 	// Exactly at the caps: inline.
 	res = run(t, nil, Request{Command: "seq 1 2000"})
@@ -183,6 +188,10 @@ func TestOutputCaps(t *testing.T) {
 	if res.Withheld == nil || res.TotalLines < 60000 || res.TotalBytes < 6_000_000 {
 		t.Fatalf("large: bytes=%d lines=%d", res.TotalBytes, res.TotalLines)
 	}
+	if fi, err := os.Stat(res.Spool); err != nil || fi.Size() != res.TotalBytes {
+		t.Fatalf("large: spool %v, want %d bytes", err, res.TotalBytes)
+	}
+	res.RemoveSpool()
 	// Empty.
 	res = run(t, nil, Request{Command: "true"})
 	if res.InlineText() != "(no output)" {
@@ -192,6 +201,20 @@ func TestOutputCaps(t *testing.T) {
 	res = run(t, &Runner{MaxBytes: 10, MaxLines: 100}, Request{Command: "echo 12345678901"})
 	if res.Withheld == nil || res.Withheld.MaxBytes != 10 {
 		t.Fatalf("configured caps %+v", res.Withheld)
+	}
+	res.RemoveSpool()
+}
+
+// A spool that cannot be written loses the bytes, not the call: the command runs to its end
+// (its pipe keeps draining), and the counts and the error are reported.
+func TestOutputSpoolFails(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	res := run(t, &Runner{SpoolDir: missing, MaxBytes: 10}, Request{Command: "seq 1 100000; echo end >&2"})
+	if res.SpoolErr == nil || res.Spool != "" || res.Withheld == nil {
+		t.Fatalf("spool %q err %v withheld %+v", res.Spool, res.SpoolErr, res.Withheld)
+	}
+	if res.TotalLines != 100001 || res.ExitCode != 0 || !res.Authoritative {
+		t.Fatalf("lines %d exit %d authoritative %v", res.TotalLines, res.ExitCode, res.Authoritative)
 	}
 }
 

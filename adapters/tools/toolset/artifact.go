@@ -1,8 +1,10 @@
 package toolset
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,8 +61,43 @@ const maxArtifactTries = 1000
 // absolute path. A partly written file is removed, so a path handed out always holds every
 // byte.
 func (a *artifacts) store(callID, tool string, data []byte) (string, error) {
+	return a.claim(callID, tool, func(p string) error { return writeNew(p, bytes.NewReader(data)) })
+}
+
+// keep makes spool (a file in the artifact directory holding every byte of an output, as the
+// shell wrote it while the command ran) the call's artifact under the same naming rule as
+// store, so output of any size never passes through memory. A hard link claims the name
+// exclusively; where linking is not possible the spool is copied through a fixed buffer.
+// The spool is removed in every case.
+func (a *artifacts) keep(callID, tool, spool string) (string, error) {
+	defer os.Remove(spool)
+	return a.claim(callID, tool, func(p string) error {
+		err := os.Link(spool, p)
+		if err == nil || errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		f, oerr := os.Open(spool)
+		if oerr != nil {
+			return oerr
+		}
+		defer f.Close()
+		return writeNew(p, f)
+	})
+}
+
+// ensureDir creates the artifact directory, where a shell spools output over the caps.
+func (a *artifacts) ensureDir() error {
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
-		return "", fmt.Errorf("artifact directory: %w", err)
+		return fmt.Errorf("artifact directory: %w", err)
+	}
+	return nil
+}
+
+// claim calls create with <dir>/<callID>-<tool>.out, then the "-2", "-3", ... names, while
+// it answers fs.ErrExist, and returns the path it succeeded with.
+func (a *artifacts) claim(callID, tool string, create func(p string) error) (string, error) {
+	if err := a.ensureDir(); err != nil {
+		return "", err
 	}
 	base := safeName(callID) + "-" + tool
 	for i := 1; i <= maxArtifactTries; i++ {
@@ -69,27 +106,36 @@ func (a *artifacts) store(callID, tool string, data []byte) (string, error) {
 			name = base + "-" + strconv.Itoa(i) + ".out"
 		}
 		p := filepath.Join(a.dir, name)
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		err := create(p)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("artifact: %w", err)
-		}
-		_, werr := f.Write(data)
-		if werr == nil {
-			werr = f.Sync()
-		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			os.Remove(p)
-			return "", fmt.Errorf("artifact %s: %w", p, werr)
+			return "", fmt.Errorf("artifact %s: %w", p, err)
 		}
 		return p, nil
 	}
 	return "", fmt.Errorf("artifact: no free name for %s in %s after %d tries", base, a.dir, maxArtifactTries)
+}
+
+// writeNew creates p exclusively and copies r into it, synced; a partly written file is
+// removed, so a path handed out always holds every byte.
+func writeNew(p string, r io.Reader) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := io.Copy(f, r)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(p)
+	}
+	return werr
 }
 
 // safeName makes a call id usable as a file name: it comes from the provider, so any byte
@@ -128,8 +174,21 @@ func (a *artifacts) withhold(callID, tool string, data []byte, w *tools.Withheld
 	if err != nil {
 		return withheld{}, err
 	}
+	return notice(p, int64(len(data)), w, hint), nil
+}
+
+// withholdSpool is withhold for an output already on disk in full (keep).
+func (a *artifacts) withholdSpool(callID, tool, spool string, w *tools.WithheldOutput, hint string) (withheld, error) {
+	p, err := a.keep(callID, tool, spool)
+	if err != nil {
+		return withheld{}, err
+	}
+	return notice(p, w.Bytes, w, hint), nil
+}
+
+// notice renders what the model reads instead of withheld output stored at p.
+func notice(p string, size int64, w *tools.WithheldOutput, hint string) withheld {
 	w.Path = p
-	size := int64(len(data))
 	if fi, err := os.Stat(p); err == nil {
 		size = fi.Size() // what is on disk, as the notice promises
 	}
@@ -138,13 +197,13 @@ func (a *artifacts) withhold(callID, tool string, data []byte, w *tools.Withheld
 		limit, unit = w.MaxLines, "lines"
 	}
 	q := strconv.Quote(p)
-	notice := fmt.Sprintf("Output withheld: it is %d bytes in %d lines, over tool_output.%s (%d %s). "+
+	text := fmt.Sprintf("Output withheld: it is %d bytes in %d lines, over tool_output.%s (%d %s). "+
 		"Nothing was cut: all of it is saved at %s (%d bytes). "+
 		"Read it back a window at a time with bg {\"action\": \"artifact\", \"outputPath\": %s}: "+
 		"without a cursor it starts at byte 0, each answer gives the next cursor and hasMore, and limit sets the window (default 16384, at most 51200 bytes).",
 		w.Bytes, w.Lines, w.Limit, limit, unit, p, size, q)
 	if hint != "" {
-		notice += " " + hint
+		text += " " + hint
 	}
-	return withheld{notice: notice, meta: tools.Metadata{OutputPaths: []string{p}, WithheldOutput: w}}, nil
+	return withheld{notice: text, meta: tools.Metadata{OutputPaths: []string{p}, WithheldOutput: w}}
 }

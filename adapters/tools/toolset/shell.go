@@ -117,6 +117,9 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if a.TimeoutMs > 0 {
 		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
 	}
+	// Output over the byte cap is spooled into the artifact directory as it arrives; a
+	// failure here shows up as the spool's error.
+	_ = t.s.art.ensureDir()
 	res, err := t.s.shell.Run(ctx, shell.Request{
 		Command:    a.Command,
 		Dir:        a.Workdir,
@@ -125,6 +128,7 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 		WatchPaths: watchPaths(a.Command),
 	})
 	if err != nil {
+		res.RemoveSpool()
 		if len(res.Argv) > 0 {
 			// The command started and then could not be waited for: what it did is unknown.
 			return tools.Result{Outcome: tools.OutcomeUncertain, ErrorCode: string(shell.CodeOf(err)),
@@ -194,8 +198,7 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 	if res.Withheld != nil {
 		w := &tools.WithheldOutput{Bytes: res.Withheld.Bytes, Lines: res.Withheld.Lines, Limit: res.Withheld.Limit,
 			MaxBytes: res.Withheld.MaxBytes, MaxLines: res.Withheld.MaxLines}
-		// The artifact holds the raw bytes the command wrote, not a decoded copy.
-		h, err := s.art.withhold(callID, tools.NameShell, res.Output, w, "Do not rerun the command just to see its output.")
+		h, err := s.withholdShell(callID, res, w)
 		if err != nil {
 			facts.ArtifactError = err.Error()
 			fmt.Fprintf(&b, "The output (%d bytes in %d lines) is over tool_output.%s and could not be saved for read-back (%v), so it is not shown. "+
@@ -205,6 +208,7 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 			meta.OutputPaths, meta.WithheldOutput = h.meta.OutputPaths, h.meta.WithheldOutput
 		}
 	} else {
+		res.RemoveSpool() // none: a spool exists only for output over the byte cap
 		b.WriteString(res.InlineText())
 	}
 	meta.Details = details(facts)
@@ -213,6 +217,20 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 		r.Outcome, r.ErrorCode = tools.OutcomeUncertain, string(CodeInterrupted)
 	}
 	return r
+}
+
+// withholdShell stores a withheld output as the call's artifact: the raw bytes the command
+// wrote, not a decoded copy. Output over the byte cap is already whole in the shell's spool
+// and is kept from there, never read into memory.
+func (s *Set) withholdShell(callID string, res shell.Result, w *tools.WithheldOutput) (withheld, error) {
+	const hint = "Do not rerun the command just to see its output."
+	switch {
+	case res.Spool != "":
+		return s.art.withholdSpool(callID, tools.NameShell, res.Spool, w, hint)
+	case res.SpoolErr != nil:
+		return withheld{}, fmt.Errorf("spooling the output: %w", res.SpoolErr)
+	}
+	return s.art.withhold(callID, tools.NameShell, res.Output, w, hint)
 }
 
 // statusLine is the first line the model reads: how the command ended.

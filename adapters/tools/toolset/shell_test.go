@@ -155,6 +155,43 @@ func TestShellWithheld(t *testing.T) {
 	}
 }
 
+// TestShellWithheldSpooled: output over the byte cap is spooled to the artifact directory as
+// it arrives and kept from there (never held in memory whole; issue 14): the artifact holds
+// every byte, a second call with the same id gets the next name, and no spool is left over.
+func TestShellWithheldSpooled(t *testing.T) {
+	s, _ := newSet(t)
+	cmd := `yes 0123456789 | head -c 300000; echo tail >&2`
+	expected := append(bytes.Repeat([]byte("0123456789\n"), 300000/11), []byte("01234567")...) // 300000 = 27272*11 + 8
+	expected = append(expected, "tail\n"...)
+	var paths []string
+	for range 2 {
+		r := callID(t, s, tools.NameShell, "huge", args("command", cmd))
+		want(t, r, tools.OutcomeCompleted, "")
+		w := r.Metadata.WithheldOutput
+		if w == nil || w.Limit != "max_bytes" || w.Bytes != int64(len(expected)) || w.Lines != 300000/11+1 {
+			t.Fatalf("withheld %+v", w)
+		}
+		if stored, err := os.ReadFile(w.Path); err != nil || !bytes.Equal(stored, expected) {
+			t.Fatalf("artifact is not the whole output (%v, %d bytes)", err, len(stored))
+		}
+		if !strings.Contains(r.Output, fmt.Sprintf("(%d bytes)", len(expected))) {
+			t.Errorf("notice lacks the size on disk:\n%s", r.Output)
+		}
+		paths = append(paths, filepath.Base(w.Path))
+	}
+	ents, err := os.ReadDir(s.art.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(paths, []string{"huge-shell.out", "huge-shell-2.out"}) || !slices.Equal(names, []string{"huge-shell-2.out", "huge-shell.out"}) {
+		t.Fatalf("artifacts %v, directory %v", paths, names)
+	}
+}
+
 func TestShellWrittenPaths(t *testing.T) {
 	s, root := newSet(t)
 	put(t, root, "f.txt", "aaa\n")

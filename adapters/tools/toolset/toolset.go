@@ -194,8 +194,9 @@ func New(cfg Config) (*Set, error) {
 		realRoot: realRoot,
 		ws:       ws,
 		search:   srch,
-		shell:    &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines, Exclude: cfg.EnvExclude},
-		art:      &artifacts{dir: artDir, maxBytes: cfg.MaxBytes, maxLines: cfg.MaxLines},
+		shell: &shell.Runner{Root: ws.Root, MaxBytes: cfg.MaxBytes, MaxLines: cfg.MaxLines, Exclude: cfg.EnvExclude,
+			SpoolDir: artDir},
+		art: &artifacts{dir: artDir, maxBytes: cfg.MaxBytes, maxLines: cfg.MaxLines},
 	}
 	s.tools = []Tool{&readTool{s}, &globTool{s}, &grepTool{s}, &writeTool{s}, &applyPatchTool{s}}
 	if sb := cfg.Sandbox; sb == nil || sb.Refused == nil {

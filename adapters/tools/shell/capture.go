@@ -1,0 +1,103 @@
+package shell
+
+import (
+	"bytes"
+	"io"
+	"os"
+)
+
+// capture takes the combined output as it arrives. Only what the model may be shown inline
+// stays in memory: at most maxBytes bytes. Output that grows past maxBytes is withheld
+// whatever its line count, so from then on every byte, the ones held so far included, goes
+// to a spool file instead; the caller keeps that file as the artifact ("Output caps and
+// artifacts" in docs/tools.md). Memory is then fixed whatever the command prints (issue 14,
+// "Bounded memory"). Bytes and lines are counted as they pass.
+//
+// Write never fails: a command must never block on a full pipe because the spool could
+// not be written. The first spool error is kept; later bytes are still counted.
+type capture struct {
+	maxBytes int
+	dir      string // where the spool is created ("" is the system's temporary directory)
+
+	head  []byte
+	spool *os.File
+	err   error
+
+	total    int64
+	newlines int
+	last     byte
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.total += int64(len(p))
+	c.newlines += bytes.Count(p, []byte{'\n'})
+	c.last = p[len(p)-1]
+	switch {
+	case c.err != nil:
+	case c.spool != nil:
+		c.spoolWrite(p)
+	case len(c.head)+len(p) <= c.maxBytes:
+		c.head = append(c.head, p...)
+	default:
+		c.spool, c.err = os.CreateTemp(c.dir, ".spool-*.out")
+		if c.err == nil {
+			c.spoolWrite(c.head)
+			c.spoolWrite(p)
+		}
+		c.head = nil
+	}
+	return len(p), nil
+}
+
+func (c *capture) spoolWrite(p []byte) {
+	if c.err == nil {
+		_, c.err = c.spool.Write(p)
+	}
+}
+
+// lines counts lines as a terminal shows them (CountLines).
+func (c *capture) lines() int {
+	if c.total > 0 && c.last != '\n' {
+		return c.newlines + 1
+	}
+	return c.newlines
+}
+
+// finish syncs and closes the spool, so the path handed out holds every byte on disk.
+// It returns the spool's path, or "" when the output stayed in memory; on an error the
+// spool is removed and the error returned.
+func (c *capture) finish() (string, error) {
+	if c.spool == nil {
+		return "", c.err
+	}
+	p := c.spool.Name()
+	err := c.err
+	if err == nil {
+		err = c.spool.Sync()
+	}
+	if cerr := c.spool.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(p)
+		return "", err
+	}
+	return p, nil
+}
+
+// drain copies r into c through one fixed buffer.
+func (c *capture) drain(r io.Reader) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
