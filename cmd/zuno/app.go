@@ -5,19 +5,23 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zuno-run/zuno/adapters/bus"
+	"github.com/zuno-run/zuno/adapters/credentials"
 	"github.com/zuno-run/zuno/adapters/eventstore/esdb"
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
 	"github.com/zuno-run/zuno/adapters/instructions"
+	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
@@ -27,6 +31,7 @@ import (
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -279,4 +284,27 @@ func (a *app) Close() error {
 	}
 	errs = append(errs, a.rm.Close(), a.store.Close())
 	return errors.Join(errs...)
+}
+
+// hostKeyWarning is said once per process, whichever command opens the provider.
+var hostKeyWarning sync.Once
+
+// openProvider opens a provider spec with the key adapters/credentials resolves, so the key
+// may live in the ZUNO_* namespace or the auth file, both withheld from tool commands. A key
+// taken from a host variable still works; the user is told once that tools can see it.
+func openProvider(cfg config, stderr io.Writer) func(spec string) (model.Provider, error) {
+	return func(spec string) (model.Provider, error) {
+		if spec != "openai" && spec != "anthropic" {
+			return provider.Open(spec)
+		}
+		f := authFile(cfg)
+		key, err := credentials.Resolve(spec, os.Getenv, f)
+		if err != nil {
+			return nil, err
+		}
+		if key.Origin == credentials.OriginHost {
+			hostKeyWarning.Do(func() { fmt.Fprintln(stderr, "zuno: warning: "+credentials.HostWarning(key, f)) })
+		}
+		return provider.OpenWithKey(spec, key.Value)
+	}
 }

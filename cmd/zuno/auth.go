@@ -6,42 +6,16 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zuno-run/zuno/adapters/credentials"
-	"github.com/zuno-run/zuno/adapters/provider"
-	"github.com/zuno-run/zuno/domain/model"
 )
 
 // authFile is the auth file beside the database (dataDir): outside every workspace, and
 // read by this process only (docs/config.md, "Provider keys").
 func authFile(cfg config) credentials.File { return credentials.At(dataDir(cfg)) }
-
-// hostKeyWarning is said once per process, whichever command opens the provider.
-var hostKeyWarning sync.Once
-
-// openProvider opens a provider spec with the key adapters/credentials resolves, so the key
-// may live in the ZUNO_* namespace or the auth file, both withheld from tool commands. A key
-// taken from a host variable still works; the user is told once that tools can see it.
-func openProvider(cfg config, stderr io.Writer) func(spec string) (model.Provider, error) {
-	return func(spec string) (model.Provider, error) {
-		if spec != "openai" && spec != "anthropic" {
-			return provider.Open(spec)
-		}
-		f := authFile(cfg)
-		key, err := credentials.Resolve(spec, os.Getenv, f)
-		if err != nil {
-			return nil, err
-		}
-		if key.Origin == credentials.OriginHost {
-			hostKeyWarning.Do(func() { fmt.Fprintln(stderr, "zuno: warning: "+credentials.HostWarning(key, f)) })
-		}
-		return provider.OpenWithKey(spec, key.Value)
-	}
-}
 
 func newAuthCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -134,7 +134,8 @@ func (c *config) gates() error {
 func (c *config) envExclude() error {
 	c.EnvExclude = nil
 	for _, r := range c.Raw("shell") {
-		if r.Unset() || !r.Layer.Trusted() {
+		// "shell" may also be a string, the host shell program (accepted, not run here).
+		if r.Unset() || !r.Layer.Trusted() || !strings.HasPrefix(strings.TrimSpace(string(r.JSON)), "{") {
 			continue
 		}
 		var v struct {
