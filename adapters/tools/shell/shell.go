@@ -356,31 +356,72 @@ func within(root, p string) bool {
 // Run executes req. It returns an error only when the command could not be
 // run at all; timeouts, cancellation, signals and non-zero exits are Results.
 func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
-	if strings.TrimSpace(req.Command) == "" {
-		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "command is empty"}
+	if err := checkRequest(req); err != nil {
+		return Result{}, err
 	}
-	if strings.IndexByte(req.Command, 0) >= 0 {
-		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "command contains a NUL byte"}
+	p, err := r.prepare(ctx, req)
+	if err != nil {
+		return Result{}, err
 	}
-	if req.Timeout < 0 {
-		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "timeout is negative"}
+	watch := observe(p.dir, r.Root, req.WatchPaths)
+	st, err := r.start(p)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Argv: p.argv, Dir: p.dir, ExitPolicy: p.policy}
+	waitErr := r.supervise(ctx, req.Timeout, p.grace, st, &res)
+	res.Duration = time.Since(st.began)
+	res.Output = st.out.head
+	res.TotalBytes, res.TotalLines = st.out.total, st.out.lines()
+	res.Spool, res.SpoolErr = st.out.finish()
+	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
+	if err := exitStatus(st.cmd, waitErr, &res); err != nil {
+		return res, err
+	}
+	res.WrittenPaths = watch.changed()
+	return res, nil
+}
+
+// checkRequest refuses a request that cannot name a command to run.
+func checkRequest(req Request) error {
+	switch {
+	case strings.TrimSpace(req.Command) == "":
+		return &Error{Code: CodeInvalidArguments, Msg: "command is empty"}
+	case strings.IndexByte(req.Command, 0) >= 0:
+		return &Error{Code: CodeInvalidArguments, Msg: "command contains a NUL byte"}
+	case req.Timeout < 0:
+		return &Error{Code: CodeInvalidArguments, Msg: "timeout is negative"}
 	}
 	for _, kv := range req.Env {
 		if !strings.Contains(kv, "=") || strings.IndexByte(kv, 0) >= 0 {
-			return Result{}, &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("env entry %q is not KEY=VALUE", kv)}
+			return &Error{Code: CodeInvalidArguments, Msg: fmt.Sprintf("env entry %q is not KEY=VALUE", kv)}
 		}
 	}
-	policy := req.ExitPolicy
-	if policy == "" {
-		policy = PolicyPipefail
+	return nil
+}
+
+// prepared is a command ready to start: its argv (through the launcher), directory,
+// environment, the files the launcher hands it, and how long a kill waits.
+type prepared struct {
+	argv   []string
+	files  []*os.File
+	dir    string
+	env    []string
+	policy ExitPolicy
+	grace  time.Duration
+}
+
+func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
+	p := prepared{policy: req.ExitPolicy, grace: req.KillGrace}
+	if p.policy == "" {
+		p.policy = PolicyPipefail
 	}
-	args, err := Argv(policy, req.Command)
+	args, err := Argv(p.policy, req.Command)
 	if err != nil {
-		return Result{}, err
+		return p, err
 	}
-	dir, err := r.resolveDir(req.Dir)
-	if err != nil {
-		return Result{}, err
+	if p.dir, err = r.resolveDir(req.Dir); err != nil {
+		return p, err
 	}
 	bash := r.Bash
 	if bash == "" {
@@ -388,113 +429,116 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	bashPath, err := exec.LookPath(bash)
 	if err != nil {
-		return Result{}, &Error{Code: CodeUnavailable, Msg: "bash is not available", Err: err}
+		return p, &Error{Code: CodeUnavailable, Msg: "bash is not available", Err: err}
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, &Error{Code: CodeInvalidArguments, Msg: "context already done before start", Err: err}
+		return p, &Error{Code: CodeInvalidArguments, Msg: "context already done before start", Err: err}
 	}
-	grace := req.KillGrace
-	if grace <= 0 {
-		grace = r.KillGrace
+	if p.grace <= 0 {
+		p.grace = r.KillGrace
 	}
-	if grace <= 0 {
-		grace = DefaultKillGrace
+	if p.grace <= 0 {
+		p.grace = DefaultKillGrace
 	}
-	env, _ := r.Environ()
-	env = append(env, req.Env...)
+	p.env, _ = r.Environ()
+	p.env = append(p.env, req.Env...)
+	p.argv, p.files, err = r.launch(bashPath, args, p.dir)
+	return p, err
+}
 
-	argv, files, err := r.launch(bashPath, args, dir)
-	if err != nil {
-		return Result{}, err
-	}
-	watch := observe(dir, r.Root, req.WatchPaths)
+// started is a running command: its process, the reader of its one output pipe and the
+// capture that reader fills.
+type started struct {
+	cmd      *exec.Cmd
+	pr       *os.File
+	out      *capture
+	readDone chan struct{}
+	waitDone chan error
+	began    time.Time
+}
 
+func (r *Runner) start(p prepared) (*started, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		CloseFiles(files)
-		return Result{}, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
+		CloseFiles(p.files)
+		return nil, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Dir, cmd.Env = p.dir, p.env
 	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
 	cmd.Stderr = pw
-	cmd.ExtraFiles = files
+	cmd.ExtraFiles = p.files
 	cmd.SysProcAttr = r.procAttr()
-
-	res := Result{Argv: argv, Dir: dir, ExitPolicy: policy}
-	start := time.Now()
+	began := time.Now()
 	err = cmd.Start()
-	CloseFiles(files)
+	CloseFiles(p.files)
+	pw.Close()
 	if err != nil {
 		pr.Close()
-		pw.Close()
-		return Result{}, &Error{Code: CodeExecFailed, Msg: "start bash", Err: err}
+		return nil, &Error{Code: CodeExecFailed, Msg: "start bash", Err: err}
 	}
-	pw.Close()
-	pgid := cmd.Process.Pid
-
 	maxBytes := r.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	out := &capture{maxBytes: maxBytes, dir: r.SpoolDir}
-	readDone := make(chan struct{})
+	st := &started{cmd: cmd, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir},
+		readDone: make(chan struct{}), waitDone: make(chan error, 1), began: began}
 	go func() {
-		defer close(readDone)
-		out.drain(pr)
+		defer close(st.readDone)
+		st.out.drain(pr)
 	}()
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
+	go func() { st.waitDone <- cmd.Wait() }()
+	return st, nil
+}
 
+// supervise waits for the command, its timeout or the context; stops the whole process
+// group whatever ended it, and drains the output. It returns the wait's error.
+func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st *started, res *Result) error {
 	var timeoutC <-chan time.Time
-	if req.Timeout > 0 {
-		t := time.NewTimer(req.Timeout)
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timeoutC = t.C
 	}
-
 	var waitErr error
 	exited := false
 	select {
-	case waitErr = <-waitDone:
+	case waitErr = <-st.waitDone:
 		exited = true
 	case <-ctx.Done():
 		res.Cancelled = true
 	case <-timeoutC:
 		res.TimedOut = true
 	}
+	pgid := st.cmd.Process.Pid
 	if !exited {
 		// The kill may race a command that already exited: if it has, its
 		// own verdict stands and it is only marked cancelled.
 		select {
-		case waitErr = <-waitDone:
-			exited = true
+		case waitErr = <-st.waitDone:
 		default:
 			res.Killed = true
-			waitErr = stopGroup(pgid, grace, waitDone)
+			waitErr = stopGroup(pgid, grace, st.waitDone)
 		}
 	}
 	// No orphans: whatever is left in the group (background jobs, a
 	// grandchild that outlived bash) is stopped before the call settles.
 	reapGroup(pgid, grace)
-
 	select {
-	case <-readDone:
+	case <-st.readDone:
 	case <-time.After(grace + time.Second):
 		// A process that left the group still holds the pipe.
 		res.OutputDetached = true
-		pr.Close()
-		<-readDone
+		st.pr.Close()
+		<-st.readDone
 	}
-	pr.Close()
-	res.Duration = time.Since(start)
+	st.pr.Close()
+	return waitErr
+}
 
-	res.Output = out.head
-	res.TotalBytes, res.TotalLines = out.total, out.lines()
-	res.Spool, res.SpoolErr = out.finish()
-	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
-
+// exitStatus records how the command ended; only a wait that failed without a process state
+// is an error.
+func exitStatus(cmd *exec.Cmd, waitErr error, res *Result) error {
 	if ps := cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
 			switch {
@@ -505,11 +549,10 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 			}
 		}
 	} else if waitErr != nil {
-		return res, &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
+		return &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
 	}
 	res.Authoritative = !res.Killed && res.HasExitCode && res.ExitCode != 126 && res.ExitCode != 127
-	res.WrittenPaths = watch.changed()
-	return res, nil
+	return nil
 }
 
 func withheld(n int64, lines, maxBytes, maxLines int) *Withheld {
