@@ -121,33 +121,50 @@ func NewManager(dir string, opts ...Option) (*Manager, error) {
 // outlives the call that started it and ends on its own, by Cancel, or by
 // Close. ctx only stops a start that was already abandoned.
 func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error) {
-	if strings.TrimSpace(req.Command) == "" {
-		return TaskInfo{}, invalid("command", "the command is empty; give the command to run")
-	}
-	if strings.IndexByte(req.Command, 0) >= 0 {
-		return TaskInfo{}, invalid("command", "the command contains a NUL byte; remove it")
-	}
-	for _, kv := range req.Env {
-		if !strings.Contains(kv, "=") || strings.IndexByte(kv, 0) >= 0 {
-			return TaskInfo{}, invalid("env", "env entry %q is not KEY=VALUE", kv)
-		}
-	}
-	policy := req.ExitPolicy
-	if policy == "" {
-		policy = shell.PolicyPipefail
-	}
-	args, err := shell.Argv(policy, req.Command)
+	l, err := m.prepare(ctx, req)
 	if err != nil {
-		return TaskInfo{}, invalid("exitPolicy", "unknown exitPolicy %q; use pipefail, all or last", policy)
+		return TaskInfo{}, err
 	}
-	dir, err := m.runner.ResolveDir(req.Dir)
+	// The child holds its own copies once started; every other path ends here too.
+	defer shell.CloseFiles(l.files)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the background manager is shut down; no new tasks start"}
+	}
+	t, pr, err := m.startLocked(req, l)
 	if err != nil {
-		return TaskInfo{}, &Error{Code: CodeInvalidArguments, Field: "dir", Message: "the working directory is not usable; give an existing directory inside the workspace", Err: err}
+		return TaskInfo{}, err
 	}
-	if dir == "" {
+	m.tasks[t.id] = t
+	readDone := make(chan struct{})
+	go t.pump(pr, readDone)
+	go t.monitor(pr, readDone)
+	return t.info(), nil
+}
+
+// launch is a background command ready to start.
+type launch struct {
+	argv  []string
+	files []*os.File
+	dir   string
+	env   []string
+}
+
+// prepare checks the request and builds the command through the session's launcher.
+func (m *Manager) prepare(ctx context.Context, req StartRequest) (launch, error) {
+	args, err := checkStart(req)
+	if err != nil {
+		return launch{}, err
+	}
+	var l launch
+	if l.dir, err = m.runner.ResolveDir(req.Dir); err != nil {
+		return l, &Error{Code: CodeInvalidArguments, Field: "dir", Message: "the working directory is not usable; give an existing directory inside the workspace", Err: err}
+	}
+	if l.dir == "" {
 		// Inherited directory: record it, so List says where the task runs.
 		if wd, err := os.Getwd(); err == nil {
-			dir = wd
+			l.dir = wd
 		}
 	}
 	bash := m.runner.Bash
@@ -156,68 +173,82 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 	}
 	bashPath, err := exec.LookPath(bash)
 	if err != nil {
-		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "bash is not available", Err: err}
+		return l, &Error{Code: CodeUnavailable, Message: "bash is not available", Err: err}
 	}
 	if err := ctx.Err(); err != nil {
-		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the call was cancelled before the command started", Err: err}
+		return l, &Error{Code: CodeUnavailable, Message: "the call was cancelled before the command started", Err: err}
 	}
-	env, _ := m.runner.Environ()
-	env = append(env, req.Env...)
-	argv, files, err := m.runner.Launch(bashPath, args, dir)
-	if err != nil {
-		return TaskInfo{}, &Error{Code: CodeSandboxFailed, Message: "the sandbox could not prepare the command; nothing ran", Err: err}
+	l.env, _ = m.runner.Environ()
+	l.env = append(l.env, req.Env...)
+	if l.argv, l.files, err = m.runner.Launch(bashPath, args, l.dir); err != nil {
+		return l, &Error{Code: CodeSandboxFailed, Message: "the sandbox could not prepare the command; nothing ran", Err: err}
 	}
-	// The child holds its own copies once started; every other path ends here too.
-	defer shell.CloseFiles(files)
+	return l, nil
+}
 
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the background manager is shut down; no new tasks start"}
+// checkStart refuses a request that names no runnable command and returns bash's arguments.
+func checkStart(req StartRequest) ([]string, error) {
+	if strings.TrimSpace(req.Command) == "" {
+		return nil, invalid("command", "the command is empty; give the command to run")
 	}
+	if strings.IndexByte(req.Command, 0) >= 0 {
+		return nil, invalid("command", "the command contains a NUL byte; remove it")
+	}
+	for _, kv := range req.Env {
+		if !strings.Contains(kv, "=") || strings.IndexByte(kv, 0) >= 0 {
+			return nil, invalid("env", "env entry %q is not KEY=VALUE", kv)
+		}
+	}
+	policy := req.ExitPolicy
+	if policy == "" {
+		policy = shell.PolicyPipefail
+	}
+	args, err := shell.Argv(policy, req.Command)
+	if err != nil {
+		return nil, invalid("exitPolicy", "unknown exitPolicy %q; use pipefail, all or last", policy)
+	}
+	return args, nil
+}
+
+// startLocked draws the task's id, opens its log and starts the command; m.mu is held.
+func (m *Manager) startLocked(req StartRequest, l launch) (*task, *os.File, error) {
 	id, err := m.newIDLocked()
 	if err != nil {
-		return TaskInfo{}, &Error{Code: CodeExecFailed, Message: "could not draw a task id", Err: err}
+		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not draw a task id", Err: err}
 	}
 	logPath := filepath.Join(m.dir, id+".log")
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
-		return TaskInfo{}, &Error{Code: CodeExecFailed, Message: "could not create the task's log file", Err: err}
+		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not create the task's log file", Err: err}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		logf.Close()
-		return TaskInfo{}, &Error{Code: CodeExecFailed, Message: "output pipe", Err: err}
+		return nil, nil, &Error{Code: CodeExecFailed, Message: "output pipe", Err: err}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd := exec.Command(l.argv[0], l.argv[1:]...)
+	cmd.Dir, cmd.Env = l.dir, l.env
 	cmd.Stdout = pw // one pipe for both streams keeps their write order
 	cmd.Stderr = pw
-	cmd.ExtraFiles = files
+	cmd.ExtraFiles = l.files
 	cmd.SysProcAttr = m.runner.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
 		logf.Close()
 		_ = os.Remove(logPath)
-		return TaskInfo{}, &Error{Code: CodeExecFailed, Message: "could not start bash", Err: err}
+		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not start bash", Err: err}
 	}
 	pw.Close()
-
 	m.seq++
 	t := &task{
 		id: id, seq: m.seq, sessionID: req.SessionID, callID: req.CallID,
-		command: req.Command, dir: dir, logPath: logPath, started: time.Now(),
+		command: req.Command, dir: l.dir, logPath: logPath, started: time.Now(),
 		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, log: logf,
 		exited: make(chan struct{}), done: make(chan struct{}),
 		ring: newRing(m.ringSize),
 	}
-	m.tasks[id] = t
-	readDone := make(chan struct{})
-	go t.pump(pr, readDone)
-	go t.monitor(pr, readDone)
-	return t.info(), nil
+	return t, pr, nil
 }
 
 // newIDLocked draws "bg_" plus 12 hex digits, unique among this manager's
