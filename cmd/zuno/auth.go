@@ -26,7 +26,12 @@ func newAuthCmd() *cobra.Command {
 <PROVIDER>_API_KEY. The first two are withheld from every tool command; the last is inherited
 by them, and zuno run says so. Keys are never printed or recorded in events.`,
 	}
-	set := &cobra.Command{
+	cmd.AddCommand(newAuthSetCmd(), newAuthListCmd(), newAuthRemoveCmd())
+	return cmd
+}
+
+func newAuthSetCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "set PROVIDER",
 		Short: "Store PROVIDER's key (openai, anthropic), read from standard input or typed without echo",
 		Args:  cobra.ExactArgs(1),
@@ -47,7 +52,10 @@ by them, and zuno run says so. Keys are never printed or recorded in events.`,
 			return nil
 		},
 	}
-	list := &cobra.Command{
+}
+
+func newAuthListCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "Show each provider and where its key comes from (never the key)",
 		Args:  cobra.NoArgs,
@@ -76,7 +84,10 @@ by them, and zuno run says so. Keys are never printed or recorded in events.`,
 			return tw.Flush()
 		},
 	}
-	remove := &cobra.Command{
+}
+
+func newAuthRemoveCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "remove PROVIDER",
 		Short: "Delete PROVIDER's key from the auth file",
 		Args:  cobra.ExactArgs(1),
@@ -98,8 +109,6 @@ by them, and zuno run says so. Keys are never printed or recorded in events.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(set, list, remove)
-	return cmd
 }
 
 // readKey reads the key: typed at a terminal without echo, else the first line of standard
