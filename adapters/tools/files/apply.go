@@ -51,36 +51,15 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 
-	snap := patch.Snapshot{}
 	targets := map[string]*held{}
 	defer func() {
 		for _, h := range targets {
 			h.close()
 		}
 	}()
-	// Children before their parents (Paths is sorted, and a child sorts after its parent), so
-	// a symbolic link among a new file's directories is reported as the link on that file's
-	// way (symlink_refused), not followed as if the directory were the file asked about.
-	paths := p.Paths()
-	slices.Reverse(paths)
-	for _, q := range paths {
-		pl, err := w.place(q, externalRoot)
-		if err != nil {
-			return ApplyResult{}, err
-		}
-		if pl.rel == "." {
-			return ApplyResult{}, invalid("patch", "path %q is a directory the tools are rooted at; name a file", q)
-		}
-		h, err := w.hold(q, pl)
-		if err != nil {
-			return ApplyResult{}, err
-		}
-		targets[q] = h
-		st, err := w.stateOf(h)
-		if err != nil {
-			return ApplyResult{}, &Error{Kind: InvalidArguments, Field: "patch", Message: "path " + quote(q) + " cannot be read: " + err.Error(), Err: err}
-		}
-		snap[q] = st
+	snap, err := w.snapshot(p, externalRoot, targets)
+	if err != nil {
+		return ApplyResult{}, err
 	}
 	plan, err := patch.Plan(p, snap)
 	if err != nil {
@@ -95,17 +74,58 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 		return ApplyResult{}, err
 	}
 
+	res, err := w.writePlan(plan, targets)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	res.Attempts = canonical(plan.Attempts(), targets)
+	w.Credentials.Record(res.Attempts)
+	return res, nil
+}
+
+// snapshot holds a handle on every path of the patch and reads its state. Children before
+// their parents (Paths is sorted, and a child sorts after its parent), so a symbolic link
+// among a new file's directories is reported as the link on that file's way
+// (symlink_refused), not followed as if the directory were the file asked about.
+func (w *Workspace) snapshot(p *patch.Patch, externalRoot string, targets map[string]*held) (patch.Snapshot, error) {
+	snap := patch.Snapshot{}
+	paths := p.Paths()
+	slices.Reverse(paths)
+	for _, q := range paths {
+		pl, err := w.place(q, externalRoot)
+		if err != nil {
+			return nil, err
+		}
+		if pl.rel == "." {
+			return nil, invalid("patch", "path %q is a directory the tools are rooted at; name a file", q)
+		}
+		h, err := w.hold(q, pl)
+		if err != nil {
+			return nil, err
+		}
+		targets[q] = h
+		st, err := w.stateOf(h)
+		if err != nil {
+			return nil, &Error{Kind: InvalidArguments, Field: "patch", Message: "path " + quote(q) + " cannot be read: " + err.Error(), Err: err}
+		}
+		snap[q] = st
+	}
+	return snap, nil
+}
+
+// writePlan performs the plan's writes in order. A failure after the first write is uncertain:
+// it names what was written, what failed and what was not, and every touched path must be
+// read again before the next change.
+func (w *Workspace) writePlan(plan patch.WritePlan, targets map[string]*held) (ApplyResult, error) {
 	res := ApplyResult{Credentials: map[string]patch.ReadCredential{}}
 	var done []string
 	for i, wr := range plan.Writes {
 		key := targets[wr.Path].pl.key
-		err := w.writeOne(i, wr, plan.Writes, targets)
-		if err != nil {
+		if err := w.writeOne(i, wr, plan.Writes, targets); err != nil {
 			u := &UncertainError{Written: done, Failed: key, Err: err}
 			for _, rest := range plan.Writes[i+1:] {
 				u.NotWritten = append(u.NotWritten, targets[rest.Path].pl.key)
 			}
-			// Whatever changed, the model has to look at it again before the next change.
 			for _, q := range append(append([]string{}, done...), key) {
 				w.Credentials.Invalidate(q)
 			}
@@ -120,8 +140,6 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 			res.WrittenPaths = append(res.WrittenPaths, key)
 		}
 	}
-	res.Attempts = canonical(plan.Attempts(), targets)
-	w.Credentials.Record(res.Attempts)
 	return res, nil
 }
 
