@@ -3,9 +3,11 @@
 
 GO        ?= go
 DEMO_DIR  ?= $(CURDIR)/.zuno-demo
-PG_DIR    ?= /tmp/zuno-pg
+# Each checkout gets its own throwaway cluster (directory and port), so two checkouts on one
+# machine never test against each other's database.
+PG_DIR    ?= /tmp/zuno-pg-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
 
-.PHONY: run ripgrep build test test-go deps postgres bench fuzz vet clean
+.PHONY: run ripgrep build test test-go deps postgres stop-postgres bench fuzz vet clean
 
 build:
 	$(GO) build -buildvcs=auto -o bin/zuno ./cmd/zuno
@@ -41,9 +43,18 @@ postgres: deps
 	@.ci/start-postgres $(PG_DIR) > $(PG_DIR).url
 	@echo "PostgreSQL for tests: $$(cat $(PG_DIR).url)"
 
-# test: everything, with the race detector, on SQLite and on a real PostgreSQL.
+# stop-postgres stops this checkout's test cluster (its data stays in PG_DIR until removed).
+stop-postgres:
+	@.ci/stop-postgres $(PG_DIR)
+
+# test: everything, with the race detector, on SQLite and on a real PostgreSQL. The Codex
+# apply_patch scenarios are third-party data kept beside the checkout, not in it: say whether
+# they ran, since a skip is silent without -v.
 test: postgres
 	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(MAKE) test-go
+	@if [ -d ../shared/conformance/apply_patch/scenarios ]; then \
+		echo "apply_patch conformance: the Codex scenarios in ../shared/conformance ran"; \
+	else echo "note: apply_patch conformance skipped: ../shared/conformance is not beside this checkout"; fi
 
 test-go: vet
 	$(GO) test -race -count=1 -timeout 20m ./...
