@@ -121,8 +121,12 @@ func showDemoState(ctx context.Context, a *app, out io.Writer, sid string) error
 		return err
 	}
 	say("\nProjections:")
+	width := 0
 	for _, s := range st {
-		say("  %-10s checkpoint %d, lag %d", s.Projector, s.Checkpoint, s.Lag)
+		width = max(width, len(s.Projector))
+	}
+	for _, s := range st {
+		say("  %-*s  checkpoint %d, lag %d", width, s.Projector, s.Checkpoint, s.Lag)
 	}
 	say("\nInspect it yourself:")
 	say("  zuno session list")
