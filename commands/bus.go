@@ -31,6 +31,10 @@ type Transport struct {
 	// operation.
 	ReplySubscriber     func() (message.Subscriber, error)
 	ReplySubscribeTopic func(operationID string) string
+	// NoWorkerAfter bounds how long a sender waits for a reply before it says no worker has
+	// taken the command (NoWorkerError); zero waits DefaultReplyTimeout. Only a transport whose
+	// handlers may not be running (workers elsewhere) sets it.
+	NoWorkerAfter time.Duration
 }
 
 // replyAddressKey is the command metadata naming where its reply goes.
@@ -43,6 +47,8 @@ type Bus struct {
 	replies *requestreply.PubSubBackend[Result]
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// noWorkerAfter is Transport.NoWorkerAfter for a bus that only sends; zero otherwise.
+	noWorkerAfter time.Duration
 }
 
 // DefaultReplyTimeout bounds how long Send waits for a handler.
@@ -95,6 +101,7 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 	}
 	b := &Bus{sender: sender, replies: replies, done: make(chan struct{})}
 	if h == nil {
+		b.noWorkerAfter = t.NoWorkerAfter
 		close(b.done)
 		return b, nil
 	}
@@ -148,7 +155,17 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 // Send delivers cmd (one of this package's command types, by pointer) and waits for its
 // result. The error is about delivery; the command's own outcome is Result.Err().
 func (b *Bus) Send(ctx context.Context, cmd any) (Result, error) {
-	reply, err := requestreply.SendWithReply[Result](ctx, b.sender, b.replies, cmd)
+	waitCtx := ctx
+	if b.noWorkerAfter > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(ctx, b.noWorkerAfter)
+		defer cancel()
+	}
+	reply, err := requestreply.SendWithReply[Result](waitCtx, b.sender, b.replies, cmd)
+	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
+		// The command is stored and stays queued: a worker that starts later applies it once.
+		return Result{}, &NoWorkerError{Waited: b.noWorkerAfter}
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("send %T: %w", cmd, err)
 	}

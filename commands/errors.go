@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"time"
 
 	"github.com/zuno-run/zuno/domain"
 )
@@ -63,3 +64,18 @@ type remoteError struct{ code, message string }
 
 func (e *remoteError) Error() string { return e.message }
 func (e *remoteError) Code() string  { return e.code }
+
+// CodeNoWorker: no worker answered a command sent on the durable bus within the bound; the
+// command stays queued and a worker that starts later applies it once.
+const CodeNoWorker = "no_worker"
+
+// NoWorkerError is a command on the durable bus that no worker took within Waited
+// (docs/storage.md, "The command bus and workers").
+type NoWorkerError struct{ Waited time.Duration }
+
+func (e *NoWorkerError) Error() string {
+	return "no worker has taken the command; start one with zuno worker (it stays queued, and the first worker applies it once)"
+}
+
+// Code returns the stable error code.
+func (e *NoWorkerError) Code() string { return CodeNoWorker }

@@ -102,6 +102,11 @@ func (p *Postgres) forwardReplies(replies <-chan *message.Message) {
 	}
 }
 
+// NoWorkerAfter is how long a sender waits for a worker's reply before it says that no
+// worker has taken the command: a running worker answers within its poll interval (20 ms to
+// 1 s idle), so a few seconds without a reply means none is running (docs/storage.md).
+const NoWorkerAfter = 5 * time.Second
+
 // Transport is the commands.Transport on this database.
 func (p *Postgres) Transport() commands.Transport {
 	return commands.Transport{
@@ -119,6 +124,7 @@ func (p *Postgres) Transport() commands.Transport {
 		ReplyPublishTopic:   func(address, _ string) string { return address },
 		ReplySubscriber:     func() (message.Subscriber, error) { return p.local, nil },
 		ReplySubscribeTopic: commands.ReplyTopic,
+		NoWorkerAfter:       NoWorkerAfter,
 	}
 }
 
