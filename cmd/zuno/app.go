@@ -149,8 +149,16 @@ func (r readModels) UserQuery(ctx context.Context, sql string, limit int, timeou
 	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
 }
 
-// dataDir is where Zuno keeps files beside its database: artifacts and background output.
-func dataDir(cfg config) string { return filepath.Dir(cfg.DB) }
+// dataDir is Zuno's data directory, zuno under $XDG_DATA_HOME (else ~/.local/share): the
+// auth file, and artifacts and background output per session. It does not follow ZUNO_DB, so
+// a database file put anywhere does not grow directories beside it (docs/config.md, "Provider
+// keys"; docs/tools.md). Without a home it falls back to the database's directory.
+func dataDir(cfg config) string {
+	if base := xdgDataHome(); base != "" {
+		return filepath.Join(base, "zuno")
+	}
+	return filepath.Dir(cfg.DB)
+}
 
 // openTools opens a session's tools: the core tools, bg, and the durable-work tools (plan and
 // todo, sent as commands to work), keeping artifacts and background output under dir. The

@@ -13,7 +13,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/credentials"
 )
 
-// authFile is the auth file beside the database (dataDir): outside every workspace, and
+// authFile is the auth file in Zuno's data directory (dataDir): outside every workspace, and
 // read by this process only (docs/config.md, "Provider keys").
 func authFile(cfg config) credentials.File { return credentials.At(dataDir(cfg)) }
 
@@ -22,7 +22,7 @@ func newAuthCmd() *cobra.Command {
 		Use:   "auth",
 		Short: "Store provider API keys where tool commands cannot see them",
 		Long: `Provider keys are read, first found wins, from ZUNO_<PROVIDER>_API_KEY, the auth file
-(auth.json beside the database, mode 0600, written by zuno auth set), then the host's
+(auth.json in Zuno's data directory, $XDG_DATA_HOME/zuno, mode 0600, written by zuno auth set), then the host's
 <PROVIDER>_API_KEY. The first two are withheld from every tool command; the last is inherited
 by them, and zuno run says so. Keys are never printed or recorded in events.`,
 	}

@@ -182,17 +182,25 @@ func configOptions() adconfig.Options {
 	return o
 }
 
-// defaultDB is zuno/zuno.db under $XDG_DATA_HOME, else ~/.local/share.
+// defaultDB is zuno.db in the data directory: zuno under $XDG_DATA_HOME, else ~/.local/share.
 func defaultDB() string {
-	base := os.Getenv("XDG_DATA_HOME")
+	base := xdgDataHome()
 	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "zuno.db"
-		}
-		base = filepath.Join(home, ".local", "share")
+		return "zuno.db"
 	}
 	return filepath.Join(base, "zuno", "zuno.db")
+}
+
+// xdgDataHome is $XDG_DATA_HOME, else ~/.local/share; empty when there is no home.
+func xdgDataHome() string {
+	if base := os.Getenv("XDG_DATA_HOME"); base != "" {
+		return base
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".local", "share")
 }
 
 // configError is a bad value found after the layers are merged: it says what to do.

@@ -23,6 +23,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "zuno.db"))
 			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
 			return nil
 		},
 		Condition: onPostgres(false),
@@ -51,6 +52,7 @@ func TestScriptsPostgres(t *testing.T) {
 			env.Setenv("ZUNO_EVENTSTORE_URL", url)
 			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "unused.db"))
 			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
 			return nil
 		},
 		Condition: onPostgres(true),

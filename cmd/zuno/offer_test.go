@@ -41,6 +41,7 @@ func TestDebugAgentAgreesWithTurnReceipt(t *testing.T) {
 				}
 				t.Setenv("ZUNO_CONFIG", cfgFile)
 				t.Setenv("ZUNO_DB", filepath.Join(dir, "zuno.db"))
+				t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
 				t.Chdir(dir)
 				cfg, err := loadConfig()
 				if err != nil {
