@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -300,6 +302,12 @@ func (c *config) notes() {
 		"formatter": c.Formatter, "productAgent": c.ProductAgent} {
 		if raw != nil && string(raw) != "null" {
 			c.Notes = append(c.Notes, fmt.Sprintf("%s is accepted but not used: this build does not run it yet", key))
+		}
+	}
+	if configFlag == "" && os.Getenv("ZUNO_CONFIG") != "" {
+		if _, err := os.Stat(os.Getenv("ZUNO_CONFIG")); errors.Is(err, fs.ErrNotExist) {
+			// Optional, so a shell profile may point at a file not written yet, but never silent.
+			c.Notes = append(c.Notes, fmt.Sprintf("ZUNO_CONFIG names %s, which does not exist, so no file is read from it: create the file or unset ZUNO_CONFIG", os.Getenv("ZUNO_CONFIG")))
 		}
 	}
 	slices.Sort(c.Notes)

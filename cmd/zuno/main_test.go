@@ -22,7 +22,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "zuno.db"))
-			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
 			return nil
 		},
@@ -51,7 +51,7 @@ func TestScriptsPostgres(t *testing.T) {
 			url := pgtest.NewDatabase(env.T().(testing.TB))
 			env.Setenv("ZUNO_EVENTSTORE_URL", url)
 			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "unused.db"))
-			env.Setenv("ZUNO_CONFIG", filepath.Join(env.WorkDir, "no-config.json"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
 			return nil
 		},
