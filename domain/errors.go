@@ -67,17 +67,17 @@ func (e *Error) Code() string { return e.code }
 func (e *Error) Error() string { return FormatError(e.code, "", e.Field, e.Message, e.Fix) }
 
 // FormatError is the one text form of a typed error, shared by the layers' error types:
-// "code: [who: ][field: ]message; fix". The field is left out when the message already
-// starts with it.
+// "code: [who: ][field: ]message; fix". Who and the field are left out when the message
+// already names them, so each is stated once.
 func FormatError(code, who, field, message, fix string) string {
 	var b strings.Builder
 	b.WriteString(code)
 	b.WriteString(": ")
-	if who != "" {
+	if who != "" && !mentions(message, who) {
 		b.WriteString(who)
 		b.WriteString(": ")
 	}
-	if field != "" && !strings.HasPrefix(message, field) {
+	if field != "" && !mentions(message, field) {
 		b.WriteString(field)
 		b.WriteString(": ")
 	}
@@ -87,6 +87,32 @@ func FormatError(code, who, field, message, fix string) string {
 		b.WriteString(fix)
 	}
 	return b.String()
+}
+
+// mentions reports whether message already names subject as a word of its own ("no agent is
+// named" names agent), so FormatError states each subject once: never "unknown_agent: agent:
+// no agent is named …" (issue 12 item 4).
+func mentions(message, subject string) bool {
+	for i := 0; ; {
+		j := strings.Index(message[i:], subject)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(subject)
+		if !wordByte(message, start-1) && !wordByte(message, end) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// wordByte: the byte at i continues a word (letters, digits, _, ., [ ]); outside the text does not.
+func wordByte(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '_' || c == '.' || c == '[' || c == ']' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // Invalid is the invalid_argument error for one field.

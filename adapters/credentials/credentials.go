@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zuno-run/zuno/domain"
 )
 
 // FileName is the auth file's name in Zuno's data directory (the directory of the DB).
@@ -64,6 +66,9 @@ const (
 	CodeUnknownProvider Code = "unknown_provider"
 	// CodeEmptyKey: the key given to `zuno auth set` is blank.
 	CodeEmptyKey Code = "empty_key"
+	// CodeMissingKey: a provider that needs a key has none in any of the places it is read
+	// from; nothing was sent and nothing recorded.
+	CodeMissingKey Code = "missing_api_key"
 )
 
 // Error is a typed failure; Fix says what to do.
@@ -75,15 +80,14 @@ type Error struct {
 	Err  error
 }
 
+// Error is the one text form of typed errors (domain.FormatError): the code once, then the
+// message and the fix.
 func (e *Error) Error() string {
-	s := "auth: " + e.Msg
+	msg := e.Msg
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		msg += ": " + e.Err.Error()
 	}
-	if e.Fix != "" {
-		s += "; " + e.Fix
-	}
-	return s
+	return domain.FormatError(string(e.code), "", "", msg, e.Fix)
 }
 
 // Code is the stable category.
@@ -253,4 +257,16 @@ func HostWarning(k Key, f File) string {
 	return fmt.Sprintf("the %s key comes from %s, which every tool command inherits (a shell call running env can print it); "+
 		"move it: zuno auth set %s (reads it from standard input, stores it in %s), or export %s instead, then unset %s",
 		k.Provider, k.Source, k.Provider, f.Path, NamespaceVar(k.Provider), k.Source)
+}
+
+// Missing is the error for provider when no key was found and its endpoint needs one. It
+// names every place a key is read from, the ones withheld from tool commands first
+// (docs/config.md, "Provider keys"), and baseURLVar, which points the provider at a local
+// server that needs none.
+func Missing(provider, baseURLVar string, f File) error {
+	return &Error{code: CodeMissingKey, Path: f.Path,
+		Msg: fmt.Sprintf("no %s API key is configured, so nothing was sent", provider),
+		Fix: fmt.Sprintf("export %s, or store it with zuno auth set %s (reads standard input; kept in %s), or export %s "+
+			"(every tool command inherits it); a local server that needs no key: set %s",
+			NamespaceVar(provider), provider, f.Path, HostVar(provider), baseURLVar)}
 }

@@ -47,6 +47,27 @@ func OpenWithKey(spec, key string) (model.Provider, error) {
 	}
 }
 
+// NeedsKey reports whether the provider a spec names refuses to run without an API key:
+// openai and anthropic at their own endpoints. A base URL elsewhere (OPENAI_BASE_URL at
+// Ollama or vLLM, ANTHROPIC_BASE_URL at a gateway) may need none, so it is not refused.
+func NeedsKey(spec string, getenv func(string) string) bool {
+	switch spec {
+	case "openai":
+		return sameURL(getenv(BaseURLVar(spec)), openai.DefaultBaseURL)
+	case "anthropic":
+		return sameURL(getenv(BaseURLVar(spec)), anthropic.DefaultBaseURL)
+	}
+	return false
+}
+
+// BaseURLVar is the variable that points a provider at another endpoint.
+func BaseURLVar(spec string) string { return strings.ToUpper(spec) + "_BASE_URL" }
+
+// sameURL: an unset base URL is the default one.
+func sameURL(got, def string) bool {
+	return got == "" || strings.TrimSuffix(got, "/") == strings.TrimSuffix(def, "/")
+}
+
 func specError(spec, message, fix string) *model.Error {
 	e := model.NewError(model.CodeInvalidRequest, fmt.Sprintf("provider %q %s", spec, message), fix)
 	e.Field = "provider"

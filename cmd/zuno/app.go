@@ -310,6 +310,10 @@ func openProvider(cfg config, stderr io.Writer) func(spec string) (model.Provide
 		if err != nil {
 			return nil, err
 		}
+		// Refused here, before the session is created or a request sent (issue 12 item 3).
+		if key.Value == "" && provider.NeedsKey(spec, os.Getenv) {
+			return nil, credentials.Missing(spec, provider.BaseURLVar(spec), f)
+		}
 		if key.Origin == credentials.OriginHost {
 			hostKeyWarning.Do(func() { fmt.Fprintln(stderr, "zuno: warning: "+credentials.HostWarning(key, f)) })
 		}

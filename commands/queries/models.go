@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,6 +26,10 @@ func Models(ctx context.Context, specs []string, open func(spec string) (model.P
 			return nil, err
 		}
 		ms, err := p.Models(ctx)
+		var me *model.Error
+		if errors.As(err, &me) && me.Provider != "" {
+			return nil, err // it names its provider already: said twice it reads "openai: transport: openai: …"
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}

@@ -138,7 +138,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 
 func (p *Provider) noKey() *model.Error {
 	e := model.NewError(model.CodeAuth, "no API key is configured",
-		"set ANTHROPIC_API_KEY (or the provider's apiKey option)")
+		"export ZUNO_ANTHROPIC_API_KEY, or store it with zuno auth set anthropic, or export ANTHROPIC_API_KEY")
 	e.Provider = p.ep.Provider
 	return e
 }

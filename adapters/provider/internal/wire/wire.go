@@ -58,7 +58,9 @@ func (ep Endpoint) HTTPError(f Failure, modelID string) *model.Error {
 		f.Type == "authentication_error" || f.Type == "permission_error":
 		fix := "check the API key"
 		if ep.KeyEnv != "" {
-			fix += " (" + ep.KeyEnv + " or the provider's apiKey option)"
+			// The places the runtime reads a key from (adapters/credentials), named by the
+			// variable, since a configured name such as "ollama" is not one of them.
+			fix += " (ZUNO_" + ep.KeyEnv + ", zuno auth set " + strings.ToLower(strings.TrimSuffix(ep.KeyEnv, "_API_KEY")) + ", or " + ep.KeyEnv + ")"
 		}
 		if modelID != "" {
 			fix += fmt.Sprintf(" and that it may use model %q", modelID)

@@ -37,7 +37,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestHTTPError(t *testing.T) {
-	ep := Endpoint{Provider: "p", BaseURL: "http://x/v1", KeyEnv: "P_KEY"}
+	ep := Endpoint{Provider: "p", BaseURL: "http://x/v1", KeyEnv: "P_API_KEY"}
 	tests := []struct {
 		name string
 		f    Failure
@@ -67,7 +67,7 @@ func TestHTTPError(t *testing.T) {
 			}
 		})
 	}
-	if e := ep.HTTPError(Failure{Status: 401}, "m1"); e.Fix != `check the API key (P_KEY or the provider's apiKey option) and that it may use model "m1"` {
+	if e := ep.HTTPError(Failure{Status: 401}, "m1"); e.Fix != `check the API key (ZUNO_P_API_KEY, zuno auth set p, or P_API_KEY) and that it may use model "m1"` {
 		t.Errorf("auth fix %q", e.Fix)
 	}
 	h := http.Header{}
