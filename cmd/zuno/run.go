@@ -28,7 +28,9 @@ Models: openai/<model> (OPENAI_API_KEY, OPENAI_BASE_URL), anthropic/<model>
 (ANTHROPIC_API_KEY), or scripted:<file>, a recorded list of model turns. Default: model
 in the config file or ZUNO_MODEL.
 
-Human output streams the answer and one line per tool call with its outcome. --format json
+Human output streams the answer and one line per tool call with its outcome, followed by a
+preview of its result of at most 8 lines (a command's first and last output lines, a patch's
+diffstat and first hunk, the path and size read or written); --quiet leaves previews out. --format json
 prints every recorded event as one JSON line, each with the session id.
 An interrupted run (Ctrl-C, or a killed process) is recorded; the next run of the session
 settles calls that were cut short as uncertain and never re-runs them.`,
@@ -57,6 +59,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			opts.Recover, _ = cmd.Flags().GetBool("recover")
 			opts.CommandID, _ = cmd.Flags().GetString("command-id")
 			opts.Continue, _ = cmd.Flags().GetBool("continue")
+			opts.Quiet, _ = cmd.Flags().GetBool("quiet")
 			if opts.Continue && opts.Session != "" {
 				return usagef("--continue picks the latest session of this workspace; drop it or --session")
 			}
@@ -81,6 +84,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	cmd.Flags().String("dir", "", "workspace directory the tools work in (default: the session's recorded workspace; a new session's is the current directory)")
 	addCommandIDFlag(cmd)
 	cmd.Flags().Bool("continue", false, "continue the latest session working in this directory (--session last: the latest of all)")
+	cmd.Flags().Bool("quiet", false, "text output: one line per tool call, without the preview of its result")
 	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn even if its process seems alive (another host, a reused pid)")
 	return cmd
 }
@@ -142,6 +146,8 @@ type runOptions struct {
 	Continue bool
 	// Recover settles the session's open turn even if its process seems to be running.
 	Recover bool
+	// Quiet hides the previews of tool results in text output.
+	Quiet bool
 	// Ask puts permission asks at the terminal; nil when there is none (an ask is then a
 	// denial that names the rule to add).
 	Ask *terminalAsker
@@ -170,7 +176,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 	if o.CommandID == "" {
 		o.CommandID = zapp.NewID("cmd_")
 	}
-	obs := newRunObserver(w, o.Format)
+	obs := newRunObserver(w, o.Format, o.Quiet)
 	if o.Ask != nil {
 		o.Ask.answer = func(e events.PermissionAsked, reply string) error {
 			res, err := a.Commands.AnswerPermission(ctx, commands.Meta{CommandID: zapp.NewID("cmd_"), Actor: "user"},
@@ -200,10 +206,14 @@ type runObserver struct {
 	json    bool
 	enc     *json.Encoder
 	midLine bool
+	// quiet hides tool result previews; patches holds each apply_patch call's envelope, by
+	// call id, from the recorded response, for its preview.
+	quiet   bool
+	patches map[string]string
 }
 
-func newRunObserver(w io.Writer, format string) *runObserver {
-	return &runObserver{w: w, json: format == "json", enc: json.NewEncoder(w)}
+func newRunObserver(w io.Writer, format string, quiet bool) *runObserver {
+	return &runObserver{w: w, json: format == "json", enc: json.NewEncoder(w), quiet: quiet, patches: map[string]string{}}
 }
 
 type runEventLine struct {
@@ -232,9 +242,11 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 	switch e := p.(type) {
 	case events.ToolSettled:
 		o.line(fmt.Sprintf("· %s %s → %s%s%s", e.Tool, e.CallID, e.Outcome, codeSuffix(e.ErrorCode, e.Outcome), exitSuffix(e.Metadata)))
+		o.preview(e)
 	case events.ToolBlocked:
 		o.line(fmt.Sprintf("· %s %s → blocked (%s): %s", e.Tool, e.CallID, e.Category, e.Message))
 	case events.ProviderRequest:
+		o.notePatches(e.Response)
 		if e.Status == events.RequestFailed && e.Error != nil {
 			o.line(fmt.Sprintf("! provider request %d failed: %s: %s", e.Step, e.Error.Code, e.Error.Message))
 		}
@@ -242,6 +254,32 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 			o.line(fmt.Sprintf("· step limit %d reached: tools closed, asking for a final summary", e.StepLimitFinalization.Limit))
 		}
 	}
+}
+
+// notePatches keeps the apply_patch envelopes of a response until their calls settle.
+func (o *runObserver) notePatches(r *events.ProviderResponse) {
+	if r == nil || o.quiet {
+		return
+	}
+	for _, c := range r.ToolCalls {
+		var a struct {
+			Patch string `json:"patch"`
+		}
+		if c.Name == "apply_patch" && json.Unmarshal([]byte(c.Arguments), &a) == nil {
+			o.patches[c.ID] = a.Patch
+		}
+	}
+}
+
+// preview prints a bounded view of a settled call's result under its line (preview.go).
+func (o *runObserver) preview(e events.ToolSettled) {
+	if o.quiet {
+		return
+	}
+	for _, l := range toolPreview(e, o.patches[e.CallID]) {
+		o.line(previewIndent + previewLine(l))
+	}
+	delete(o.patches, e.CallID)
 }
 
 // exitSuffix shows a command's exit status, which a person reading the run needs to see.
