@@ -63,8 +63,34 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 		logger = watermill.NopLogger{}
 	}
 	marshaler := cqrs.JSONMarshaler{GenerateName: cqrs.StructName}
+	replies, err := replyBackend(t, logger)
+	if err != nil {
+		return nil, err
+	}
+	sender, err := commandSender(t, marshaler, logger)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bus{sender: sender, replies: replies, done: make(chan struct{})}
+	if h == nil {
+		b.noWorkerAfter = t.NoWorkerAfter
+		close(b.done)
+		return b, nil
+	}
+	router, err := commandRouter(h, t, replies, marshaler, logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.run(ctx, router, logger); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// replyBackend carries each command's Result back to the process that sent it.
+func replyBackend(t Transport, logger watermill.LoggerAdapter) (*requestreply.PubSubBackend[Result], error) {
 	timeout := DefaultReplyTimeout
-	replies, err := requestreply.NewPubSubBackend(requestreply.PubSubBackendConfig{
+	return requestreply.NewPubSubBackend(requestreply.PubSubBackendConfig{
 		Publisher: t.Publisher,
 		SubscriberConstructor: func(requestreply.PubSubBackendSubscribeParams) (message.Subscriber, error) {
 			return t.ReplySubscriber()
@@ -82,10 +108,11 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 		// sender retries with the same id if it wants to.
 		AckCommandErrors: true,
 	}, requestreply.BackendPubsubJSONMarshaler[Result]{})
-	if err != nil {
-		return nil, err
-	}
-	sender, err := cqrs.NewCommandBusWithConfig(t.Publisher, cqrs.CommandBusConfig{
+}
+
+// commandSender publishes commands, each stamped with the address its reply goes to.
+func commandSender(t Transport, marshaler cqrs.CommandEventMarshaler, logger watermill.LoggerAdapter) (*cqrs.CommandBus, error) {
+	return cqrs.NewCommandBusWithConfig(t.Publisher, cqrs.CommandBusConfig{
 		GeneratePublishTopic: func(p cqrs.CommandBusGeneratePublishTopicParams) (string, error) {
 			return commandTopic(p.CommandName), nil
 		},
@@ -96,15 +123,10 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 		Marshaler: marshaler,
 		Logger:    logger,
 	})
-	if err != nil {
-		return nil, err
-	}
-	b := &Bus{sender: sender, replies: replies, done: make(chan struct{})}
-	if h == nil {
-		b.noWorkerAfter = t.NoWorkerAfter
-		close(b.done)
-		return b, nil
-	}
+}
+
+// commandRouter routes each command type to its handler, replying with the handler's Result.
+func commandRouter(h *Handlers, t Transport, replies *requestreply.PubSubBackend[Result], marshaler cqrs.CommandEventMarshaler, logger watermill.LoggerAdapter) (*message.Router, error) {
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, logger)
 	if err != nil {
 		return nil, err
@@ -122,7 +144,7 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 	if err != nil {
 		return nil, err
 	}
-	err = processor.AddHandlers(
+	return router, processor.AddHandlers(
 		requestreply.NewCommandHandlerWithResult("CreateSession", replies, h.CreateSession),
 		requestreply.NewCommandHandlerWithResult("SetSessionTitle", replies, h.SetSessionTitle),
 		requestreply.NewCommandHandlerWithResult("AppendUserMessage", replies, h.AppendUserMessage),
@@ -130,9 +152,11 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
 		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
 	)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// run starts the router in the background, detached from ctx's cancellation (Close stops
+// it), and returns once it is running.
+func (b *Bus) run(ctx context.Context, router *message.Router, logger watermill.LoggerAdapter) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.router, b.cancel = router, cancel
 	go func() {
@@ -143,13 +167,13 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 	}()
 	select {
 	case <-router.Running():
+		return nil
 	case <-b.done:
-		return nil, errors.New("command router failed to start")
+		return errors.New("command router failed to start")
 	case <-ctx.Done():
 		cancel()
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
-	return b, nil
 }
 
 // Send delivers cmd (one of this package's command types, by pointer) and waits for its

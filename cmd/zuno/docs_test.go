@@ -77,7 +77,8 @@ func renderCLIDoc(root *cobra.Command) []byte {
 		"Regenerate: go test ./cmd/zuno -run TestDocs -update -->\n\n")
 	b.WriteString("Every `zuno` command and subcommand with its flags, in command-tree order. " +
 		"Exit status: 0 done, 1 the command was refused or failed, 2 the command line was wrong. " +
-		"With `--format json`, errors are printed on stderr as `{\"error\":{\"code\":…,\"message\":…}}`; " +
+		"An error is printed on stderr as `zuno: <code>: <message>; <fix>`, its code stated once; " +
+		"with `--format json`, errors are printed on stderr as `{\"error\":{\"code\":…,\"message\":…}}`; " +
 		"the codes are listed in [errors.md](errors.md).\n\n")
 	cmds := docCommands(root)
 	for _, c := range cmds {

@@ -58,7 +58,16 @@ func printError(w io.Writer, format string, err error) {
 		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": code, "message": err.Error()}})
 		return
 	}
-	fmt.Fprintf(w, "zuno: %v\n", err)
+	fmt.Fprintf(w, "zuno: %s\n", withCode(code, err.Error()))
+}
+
+// withCode states a typed error's code once, in front of its message, whichever layer wrote
+// the message (docs/errors.md); an untyped error has no code to state.
+func withCode(code, message string) string {
+	if code == "error" || strings.HasPrefix(message, code+": ") {
+		return message
+	}
+	return code + ": " + message
 }
 
 func newRootCmd() *cobra.Command {

@@ -45,11 +45,21 @@ func toolPreview(e events.ToolSettled, patch string) []string {
 	return headTail(e.Output, previewMaxLines)
 }
 
+// withheldNotice names output withheld to an artifact (its size and path) instead of a
+// preview; it is never cut, since the path is what the reader needs to open it.
+func withheldNotice(e events.ToolSettled) (string, bool) {
+	w := e.Metadata.WithheldOutput
+	if w == nil || e.Tool != "shell" || e.Outcome != "completed" {
+		return "", false
+	}
+	return fmt.Sprintf("output withheld: %d lines, %d bytes, saved at %s", w.Lines, w.Bytes, w.Path), true
+}
+
 // shellPreview is the command's output without the "Exit code N." line the call's line
-// already shows; output withheld to an artifact is named, not previewed (its size and path).
+// already shows.
 func shellPreview(e events.ToolSettled) []string {
-	if w := e.Metadata.WithheldOutput; w != nil {
-		return []string{fmt.Sprintf("output withheld: %d lines, %d bytes, saved at %s", w.Lines, w.Bytes, w.Path)}
+	if e.Metadata.WithheldOutput != nil {
+		return nil // withheldNotice names it, uncut
 	}
 	out := e.Output
 	if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "Exit code ") {
@@ -171,11 +181,14 @@ func headTail(text string, max int) []string {
 // previewLine makes one line safe to print: control and other unprintable characters are
 // shown escaped (a command's output must not move the cursor or recolour the terminal),
 // tabs become spaces, and a long line is cut with a marker.
-func previewLine(s string) string {
+func previewLine(s string) string { return printable(s, previewMaxWidth) }
+
+// printable is s with unprintable characters escaped and, when width > 0, cut after width runes.
+func printable(s string, width int) string {
 	var b strings.Builder
 	n := 0
 	for i, r := range s {
-		if n == previewMaxWidth {
+		if width > 0 && n == width {
 			if i < len(s) {
 				b.WriteString(previewCut)
 			}

@@ -276,6 +276,9 @@ func (o *runObserver) preview(e events.ToolSettled) {
 	if o.quiet {
 		return
 	}
+	if notice, ok := withheldNotice(e); ok {
+		o.line(previewIndent + printable(notice, 0))
+	}
 	for _, l := range toolPreview(e, o.patches[e.CallID]) {
 		o.line(previewIndent + previewLine(l))
 	}
