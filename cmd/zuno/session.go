@@ -124,7 +124,7 @@ func newSessionListCmd() *cobra.Command {
 				if format == "json" {
 					return writeJSON(cmd.OutOrStdout(), rowsAsObjects(rows.Columns, rows.Rows))
 				}
-				return writeTable(cmd.OutOrStdout(), []string{"ID", "TITLE", "AGENT", "STATUS", "PARENT", "MESSAGES", "CREATED", "UPDATED"}, rows.Rows)
+				return writeTable(cmd.OutOrStdout(), []string{"ID", "TITLE", "AGENT", "STATUS", "PARENT", "MESSAGES", "CREATED", "UPDATED"}, dashNulls(rows.Rows))
 			})
 		},
 	}

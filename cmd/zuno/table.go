@@ -25,3 +25,19 @@ func writeTable(w io.Writer, columns []string, rows [][]any) error {
 	}
 	return tw.Flush()
 }
+
+// dashNulls shows a missing value as "-" in a listing for people (a root session has no
+// parent); `zuno db` keeps NULL, which is what SQL returned.
+func dashNulls(rows [][]any) [][]any {
+	out := make([][]any, len(rows))
+	for i, row := range rows {
+		out[i] = make([]any, len(row))
+		for j, v := range row {
+			if v == nil {
+				v = "-"
+			}
+			out[i][j] = v
+		}
+	}
+	return out
+}
