@@ -152,7 +152,9 @@ func TestTableRunForReal(t *testing.T) {
 	for _, sh := range []string{"bash", "ksh", "zsh"} {
 		path, err := exec.LookPath(sh)
 		if err != nil {
-			t.Run(sh, func(t *testing.T) { t.Skipf("%s is not installed: install it (apt-get install %s) to run its rows", sh, sh) })
+			t.Run(sh, func(t *testing.T) {
+				t.Skipf("%s is not installed: install it (apt-get install %s) to run its rows", sh, sh)
+			})
 			continue
 		}
 		t.Run(sh, func(t *testing.T) {
