@@ -46,16 +46,28 @@ func toolPreview(e events.ToolSettled, patch string) []string {
 }
 
 // shellPreview is the command's output without the "Exit code N." line the call's line
-// already shows; output withheld to an artifact is named, not previewed (its size and path).
+// already shows, and without its verification receipt's line when the receipt is
+// authoritative (nothing to warn about; zuno debug receipt shows it). A derived receipt's line
+// stays: it says why the status is not evidence. Output withheld to an artifact is named,
+// not previewed (its size and path).
 func shellPreview(e events.ToolSettled) []string {
-	if w := e.Metadata.WithheldOutput; w != nil {
-		return []string{fmt.Sprintf("output withheld: %d lines, %d bytes, saved at %s", w.Lines, w.Bytes, w.Path)}
-	}
 	out := e.Output
 	if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "Exit code ") {
 		out = rest
 	}
-	return headTail(out, previewMaxLines)
+	var lines []string
+	if id := e.Metadata.Verification; id != "" {
+		if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "[verification "+id+"]") {
+			out = rest
+			if !strings.HasSuffix(first, ", authoritative") {
+				lines = append(lines, first)
+			}
+		}
+	}
+	if w := e.Metadata.WithheldOutput; w != nil {
+		return append(lines, fmt.Sprintf("output withheld: %d lines, %d bytes, saved at %s", w.Lines, w.Bytes, w.Path))
+	}
+	return append(lines, headTail(out, previewMaxLines)...)
 }
 
 func readPreview(md events.ToolMetadata) []string {

@@ -147,9 +147,26 @@ func ValidReceiptID(s string) bool {
 	return err == nil && strings.ToLower(rest) == rest
 }
 
-// Line is how a tool result addresses its receipt.
+// Line is how a tool result addresses its receipt: its id, the verdict and the authority, and
+// for a derived claim the first limitation with its remedy, so the model can fix the command.
 func Line(r Receipt) string {
-	return fmt.Sprintf("[verification %s] %s, %s", r.ReceiptID, r.Verdict, r.Authority)
+	head := fmt.Sprintf("[verification %s] %s, %s", r.ReceiptID, r.Verdict, r.Authority)
+	switch {
+	case r.Authority == string(NoAuthority):
+		return head + ": " + r.Reason
+	case r.Authority != string(Derived) || len(r.Limitations) == 0:
+		return head
+	}
+	l := r.Limitations[0]
+	s := head + " (not evidence): " + l.Construct
+	if l.Text != "" {
+		s += " `" + l.Text + "`"
+	}
+	s += ": " + l.Note + "; " + l.Remedy
+	if n := len(r.Limitations) - 1; n > 0 {
+		s += fmt.Sprintf(" (%d more in the receipt)", n)
+	}
+	return s
 }
 
 // CodeNotEvidence: a receipt offered as evidence that cannot be evidence.
