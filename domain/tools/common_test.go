@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/zuno-run/zuno/domain"
@@ -41,4 +42,35 @@ func TestSplitCommon(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
+}
+
+// FuzzSplitCommon: arbitrary argument text never panics; a result without error is the input
+// itself or a JSON object without a top-level intent, and its other members are unchanged.
+func FuzzSplitCommon(f *testing.F) {
+	for _, s := range []string{`{"intent":"x","a":1}`, `{"a":{"intent":1}}`, `{"intent":"a","intent":"b"}`, `["intent"]`, `{"intent":null}`, `{`, ``} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := tools.SplitCommon(in)
+		if err != nil {
+			if domain.CodeOf(err) != domain.CodeInvalidArgument {
+				t.Fatalf("%q: %v", in, err)
+			}
+			return
+		}
+		if out == in {
+			return
+		}
+		var before, after map[string]json.RawMessage
+		if json.Unmarshal([]byte(out), &after) != nil || json.Unmarshal([]byte(in), &before) != nil {
+			t.Fatalf("%q became %q, not a JSON object", in, out)
+		}
+		if _, ok := after[tools.ParamIntent]; ok {
+			t.Fatalf("%q kept intent: %q", in, out)
+		}
+		delete(before, tools.ParamIntent)
+		if len(before) != len(after) {
+			t.Fatalf("%q lost members: %q", in, out)
+		}
+	})
 }
