@@ -23,6 +23,7 @@ func AllPayloads() []Payload {
 		ToolBlocked{},
 		ToolStarted{},
 		ToolSettled{},
+		VerificationReceipt{},
 		TurnFinished{},
 
 		PermissionAsked{},

@@ -11,6 +11,7 @@ import (
 // samplePayloads holds one populated value of every payload type, so that round trips exercise
 // every field rather than only zero values.
 func samplePayloads() []events.Payload {
+	zero := 0
 	plan := events.WorkPlan{
 		PlanID: "plan-2", Title: "Fix the receipt gap", Status: "in_progress", Depth: 1,
 		ParentPlanID: "plan-1",
@@ -56,7 +57,13 @@ func samplePayloads() []events.Payload {
 		events.ToolSettled{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c1", Tool: "shell", Outcome: "completed",
 			ErrorCode: "x", Output: "ok", Recovered: true, DurationMs: 5, Metadata: events.ToolMetadata{
 				WrittenPaths: []string{"a.go"}, OutputPaths: []string{"/d/c1.out"}, Details: []byte(`{"exitCode":0}`),
-				WithheldOutput: &events.WithheldOutput{Path: "/d/c1.out", Bytes: 60000, Lines: 3, Limit: "max_bytes", MaxBytes: 51200, MaxLines: 2000}}},
+				WithheldOutput: &events.WithheldOutput{Path: "/d/c1.out", Bytes: 60000, Lines: 3, Limit: "max_bytes", MaxBytes: 51200, MaxLines: 2000},
+				Verification: "rcp_0123456789abcdef0123456789abcdef"}},
+		events.VerificationReceipt{ReceiptID: "rcp_0123456789abcdef0123456789abcdef", SessionID: "ses_1", TurnID: "turn_1", CallID: "c1",
+			Command: "go test ./... || true", Workdir: ".", Interpreter: "bash", Policy: "pipefail", Verdict: "passed", ExitCode: &zero,
+			Signal: "SIGTERM", Coverage: "last_statement", Authority: "derived", Reason: "exit 0; derived",
+			Limitations: []events.VerificationLimitation{{Construct: "fallback", Text: "go test ./... || true", Note: "n", Remedy: "r"}},
+			Cancelled: true, TimedOut: true},
 		events.TurnFinished{SessionID: "ses_1", TurnID: "turn_1", Reason: events.FinishFailed, Steps: 3, Usage: events.Usage{InputTokens: 1},
 			Error: &events.ErrorInfo{Code: "interrupted", Message: "stopped"}, Recovered: true},
 		events.PermissionAsked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1", Tool: "write",

@@ -193,7 +193,7 @@ type ToolSettled struct {
 func (ToolSettled) EventType() string { return TypeToolSettled }
 
 // ToolMetadata is a tool result's typed facts, under fixed keys (writtenPaths, outputPaths,
-// withheldOutput, details; docs/tools.md), so every
+// withheldOutput, details, verification; docs/tools.md), so every
 // consumer (changed-path reports, freshness marks, clients) reads one vocabulary instead of
 // parsing the output text.
 type ToolMetadata struct {
@@ -206,6 +206,9 @@ type ToolMetadata struct {
 	WithheldOutput *WithheldOutput `json:"withheldOutput,omitempty"`
 	// Details are the tool's own facts (exit code, read credential, report receipt).
 	Details json.RawMessage `json:"details,omitempty"`
+	// Verification is the id (rcp_…) of the call's verification receipt
+	// (session.verification.receipt.1), recorded just before this event.
+	Verification string `json:"verification,omitempty"`
 }
 
 // WithheldOutput is output over a tool_output cap, stored whole as an artifact, never cut.

@@ -30,7 +30,7 @@ func AggregateID(stream string) string {
 // delegation events.
 func All() []Projector {
 	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{},
-		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}}
+		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}}
 }
 
 // EventLog is the "event" table: every event, queryable with json_extract.

@@ -14,7 +14,8 @@ func newDBCmd() *cobra.Command {
 		Short: "Run read-only SQL over the read models",
 		Long: `Run read-only SQL over the read models: event, session, part (the transcript: text and
 tool parts), prompt_receipt, provider_request, agent_job, work_plan, work_item,
-permission_decision (who allowed each call, under which rule and layer) and
+permission_decision (who allowed each call, under which rule and layer),
+verification_receipt (what each shell call's exit status proves) and
 projection_checkpoint. json_extract(data, '$.path') works on SQLite and Postgres alike.
 Exactly one query (SELECT, WITH … SELECT, VALUES) runs, on a connection that cannot write:
 read models are derived from the event log. SQLite: the file opened read-only, behind an

@@ -15,7 +15,8 @@ import (
 
 func newDebugCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "debug", Short: "Diagnostics: the exact prompt a model was sent, an agent's effective configuration"}
-	cmd.AddCommand(newDebugPromptCmd(), newDebugAgentCmd(), newDebugPathsCmd(), newDebugPermissionsCmd(), newDebugSandboxCmd())
+	cmd.AddCommand(newDebugPromptCmd(), newDebugAgentCmd(), newDebugPathsCmd(), newDebugPermissionsCmd(), newDebugSandboxCmd(),
+		newDebugReceiptCmd())
 	return cmd
 }
 

@@ -56,16 +56,28 @@ func withheldNotice(e events.ToolSettled) (string, bool) {
 }
 
 // shellPreview is the command's output without the "Exit code N." line the call's line
-// already shows.
+// already shows, and without its verification receipt's line when the receipt is
+// authoritative (nothing to warn about; zuno debug receipt shows it). A derived receipt's line
+// stays: it says why the status is not evidence. Output withheld to an artifact is not
+// previewed: withheldNotice names it, uncut.
 func shellPreview(e events.ToolSettled) []string {
-	if e.Metadata.WithheldOutput != nil {
-		return nil // withheldNotice names it, uncut
-	}
 	out := e.Output
 	if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "Exit code ") {
 		out = rest
 	}
-	return headTail(out, previewMaxLines)
+	var lines []string
+	if id := e.Metadata.Verification; id != "" {
+		if first, rest, ok := strings.Cut(out, "\n"); ok && strings.HasPrefix(first, "[verification "+id+"]") {
+			out = rest
+			if !strings.HasSuffix(first, ", authoritative") {
+				lines = append(lines, first)
+			}
+		}
+	}
+	if e.Metadata.WithheldOutput != nil {
+		return lines
+	}
+	return append(lines, headTail(out, previewMaxLines)...)
 }
 
 func readPreview(md events.ToolMetadata) []string {

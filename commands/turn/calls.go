@@ -20,6 +20,17 @@ type callRun struct {
 	recorded  []bool    // blocked entries already recorded
 }
 
+// stageReceipt records a shell call's verification receipt just before the call settles, in
+// the same append, so a settled shell call and its receipt are never apart in the log.
+func (r *run) stageReceipt(rc *events.VerificationReceipt) error {
+	if rc == nil {
+		return nil
+	}
+	p := *rc
+	p.SessionID, p.TurnID = r.req.SessionID, r.turnID
+	return r.stage(p)
+}
+
 // runCalls schedules the calls, records blocked ones as results, and runs the groups one after
 // another, the calls of a group in parallel. A call the gate asks about waits for its answer
 // before its group starts. Starts are durable before execution; results are recorded in model
@@ -66,6 +77,9 @@ func (r *run) runCalls(ctx context.Context, requestID string, calls []model.Tool
 				return err
 			}
 			e, res := plan.Entries[ci], results[k]
+			if err := r.stageReceipt(res.Receipt); err != nil {
+				return err
+			}
 			if err := r.stage(events.ToolSettled{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
 				CallID: e.Call.Call.ID, Tool: e.Decl.Name, Outcome: string(res.Outcome), ErrorCode: res.ErrorCode,
 				Output: res.Output, Metadata: res.Metadata, DurationMs: res.durationMs}); err != nil {

@@ -48,7 +48,7 @@ func (s *State) Evolve(p events.Payload) error {
 	case events.DirectoryChanged:
 		s.Directory = e.Directory
 	case events.PromptAssembled, events.TurnStarted, events.ProviderRequest, events.ToolBlocked,
-		events.ToolStarted, events.ToolSettled, events.TurnFinished, events.PermissionAsked:
+		events.ToolStarted, events.ToolSettled, events.TurnFinished, events.PermissionAsked, events.VerificationReceipt:
 	default:
 		return domain.UnexpectedEvent("session", p)
 	}

@@ -60,6 +60,9 @@ type Result struct {
 	// "rg_missing", "uncertain").
 	ErrorCode string
 	Metadata  Metadata
+	// Receipt is a shell call's verification receipt (domain/verification), recorded as its own
+	// event just before the call settles; Metadata.Verification names it. Nil for other tools.
+	Receipt *events.VerificationReceipt
 }
 
 // Metadata is a tool result's typed facts (writtenPaths, outputPaths, withheldOutput,

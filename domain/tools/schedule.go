@@ -153,7 +153,13 @@ func admit(reg *Registry, c *Call, validate Validator, gate Gate) *Block {
 	}
 	c.Decl = decl
 	if validate != nil {
-		parsed, err := validate(c.Call, decl)
+		args, err := SplitCommon(c.Call.Arguments)
+		if err != nil {
+			return invalidArguments(err)
+		}
+		call := c.Call
+		call.Arguments = args
+		parsed, err := validate(call, decl)
 		if err != nil {
 			return invalidArguments(err)
 		}

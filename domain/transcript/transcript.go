@@ -129,6 +129,11 @@ func (s *State) Check(p events.Payload) error {
 		if !c.Started && e.Outcome != string(tools.OutcomeCancelled) {
 			return order("call %s settled without being started", e.CallID)
 		}
+	case events.VerificationReceipt:
+		c := s.call(e.CallID)
+		if c == nil || !c.Started || c.Settled {
+			return order("receipt %s of call %s recorded but the call is not running", e.ReceiptID, e.CallID)
+		}
 	case events.TurnFinished:
 		if t == nil || t.TurnID != e.TurnID {
 			return order("turn %s finished but it is not open", e.TurnID)
@@ -206,7 +211,7 @@ func (s *State) Evolve(p events.Payload) error {
 		s.result(e.CallID, e.Output, e.Outcome != string(tools.OutcomeCompleted))
 	case events.TurnFinished:
 		s.Open = nil
-	case events.SessionTitled, events.DirectoryChanged:
+	case events.SessionTitled, events.DirectoryChanged, events.VerificationReceipt:
 	default:
 		return domain.UnexpectedEvent("transcript", p)
 	}

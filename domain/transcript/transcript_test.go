@@ -67,6 +67,10 @@ func toolSettled(reqID, callID string, outcome tools.Outcome, output string) eve
 		Outcome: string(outcome), Output: output}
 }
 
+func receipt(callID string) events.VerificationReceipt {
+	return events.VerificationReceipt{ReceiptID: "rcp_" + callID, SessionID: sid, TurnID: tid, CallID: callID}
+}
+
 func toolBlocked(reqID, callID, output string) events.ToolBlocked {
 	return events.ToolBlocked{SessionID: sid, TurnID: tid, RequestID: reqID, CallID: callID, Tool: "tool_" + callID,
 		Category: "unavailable", Message: "no such tool", Output: output}
@@ -125,6 +129,11 @@ func TestCheck(t *testing.T) {
 		{name: "turn finishes after a failed request", state: []events.Payload{created(), turnStarted(tid), started("r1", 1), failedReq("r1", 1)},
 			event: turnFinished(tid)},
 		{name: "other kinds are not checked", state: nil, event: user("again")},
+		{name: "a running call's verification receipt", state: with(open("c1"), toolStarted("r1", "c1")), event: receipt("c1")},
+		{name: "a receipt of a call not started", state: open("c1"), event: receipt("c1"), code: order, says: []string{"rcp_c1", "c1"}},
+		{name: "a receipt of a settled call", state: with(open("c1"), toolStarted("r1", "c1"), toolSettled("r1", "c1", tools.OutcomeCompleted, "ok")),
+			event: receipt("c1"), code: order, says: []string{"c1"}},
+		{name: "a receipt of an unknown call", state: with(open("c1"), toolStarted("r1", "c1")), event: receipt("c9"), code: order, says: []string{"c9"}},
 
 		// Refused: turns.
 		{name: "turn started while open", state: []events.Payload{created(), turnStarted(tid)}, event: turnStarted("turn_2"),

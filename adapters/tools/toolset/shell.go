@@ -15,6 +15,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/domain/verification"
 )
 
 type shellTool struct{ s *Set }
@@ -130,10 +131,14 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if err != nil {
 		res.RemoveSpool()
 		if len(res.Argv) > 0 {
-			// The command started and then could not be waited for: what it did is unknown.
+			// The command started and then could not be waited for: what it did is unknown, and
+			// whatever status it reported is no verdict.
+			rc := t.s.receipt(inv, a, res, true)
 			return tools.Result{Outcome: tools.OutcomeUncertain, ErrorCode: string(shell.CodeOf(err)),
 				Output: "shell: the command started but its end could not be observed (" + err.Error() +
-					"). Inspect the state it was changing before doing anything else; do not run it again unchanged."}
+					"). Inspect the state it was changing before doing anything else; do not run it again unchanged.\n" +
+					verification.Line(rc),
+				Metadata: tools.Metadata{Verification: rc.ReceiptID}, Receipt: &rc}
 		}
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return tools.Result{Outcome: tools.OutcomeCancelled, ErrorCode: string(CodeCancelled),
@@ -141,10 +146,40 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 		}
 		return failure(tools.NameShell, err, true)
 	}
-	return t.s.shellResult(inv.CallID, timeout, res)
+	rc := t.s.receipt(inv, a, res, false)
+	return t.s.shellResult(inv.CallID, timeout, res, rc)
 }
 
-type shellFacts struct {
+// receipt builds the call's verification receipt from the analysis of its text and the facts
+// of its ending (domain/verification; docs/tools.md, "Exit policies and verification receipts").
+func (s *Set) receipt(inv tools.Invocation, a shellArgs, res shell.Result, unsettled bool) verification.Receipt {
+	session := inv.SessionID
+	if session == "" {
+		session = s.cfg.SessionID
+	}
+	policy := a.ExitPolicy
+	if policy == "" {
+		policy = string(shell.PolicyPipefail)
+	}
+	interpreter := s.shell.Bash
+	if interpreter == "" {
+		interpreter = "bash"
+	}
+	an := verification.Analyze(a.Command, verification.Policy(policy), interpreter)
+	return verification.NewReceipt(verification.Call{SessionID: session, CallID: inv.CallID, Command: a.Command,
+		Workdir: s.relOr(res.Dir)}, an, shellFacts(res, unsettled))
+}
+
+// shellFacts maps the adapter's result onto the verdict's facts. 126 and 127 are read as
+// "never started" as the adapter reads them (Result.Authoritative false without a kill); the
+// guard's own verdicts (a 125 of its own, its diagnostic line) are not reported yet.
+func shellFacts(res shell.Result, unsettled bool) verification.Facts {
+	neverStarted := res.HasExitCode && (res.ExitCode == 126 || res.ExitCode == 127) && !res.Authoritative && !res.Killed
+	return verification.Facts{HasCode: res.HasExitCode, Code: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut,
+		Cancelled: res.Cancelled, Killed: res.Killed, NeverStarted: neverStarted, Unsettled: unsettled}
+}
+
+type shellDetails struct {
 	ExitCode       *int   `json:"exitCode"`
 	Signal         string `json:"signal,omitempty"`
 	TimedOut       bool   `json:"timedOut"`
@@ -164,10 +199,10 @@ type shellFacts struct {
 // shellResult renders a settled run. A command that ran is completed whatever its exit
 // status, and so is one stopped by its timeout (a result, not a crash); one killed because
 // the call itself was cancelled is uncertain, since nobody chose to stop it there.
-func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result) tools.Result {
-	facts := shellFacts{
+func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result, rc verification.Receipt) tools.Result {
+	facts := shellDetails{
 		Signal: res.Signal, TimedOut: res.TimedOut, Cancelled: res.Cancelled, Killed: res.Killed,
-		Authoritative: res.Authoritative, DurationMs: res.Duration.Milliseconds(), TimeoutMs: timeout.Milliseconds(),
+		Authoritative: rc.Authority == string(verification.Authoritative), DurationMs: res.Duration.Milliseconds(), TimeoutMs: timeout.Milliseconds(),
 		ExitPolicy: string(res.ExitPolicy), Workdir: s.relOr(res.Dir), TotalBytes: res.TotalBytes,
 		TotalLines: res.TotalLines, OutputDetached: res.OutputDetached,
 	}
@@ -184,10 +219,12 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 			s.ws.Credentials.Invalidate(rel)
 		}
 	}
-	meta := tools.Metadata{WrittenPaths: written}
+	meta := tools.Metadata{WrittenPaths: written, Verification: rc.ReceiptID}
 
 	var b strings.Builder
 	b.WriteString(statusLine(res, timeout))
+	b.WriteString("\n")
+	b.WriteString(verification.Line(rc))
 	b.WriteString("\n")
 	if len(written) > 0 {
 		b.WriteString("Files observed changed: " + strings.Join(written, ", ") + "\n")
@@ -213,6 +250,7 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 	}
 	meta.Details = details(facts)
 	r := completed(b.String(), meta)
+	r.Receipt = &rc
 	if res.Cancelled && res.Killed {
 		r.Outcome, r.ErrorCode = tools.OutcomeUncertain, string(CodeInterrupted)
 	}

@@ -20,7 +20,7 @@ func TestShellExitStatus(t *testing.T) {
 	s, _ := newSet(t)
 	r := call(t, s, tools.NameShell, `{"command":"echo hi; echo err >&2"}`)
 	want(t, r, tools.OutcomeCompleted, "")
-	if r.Output != "Exit code 0.\nhi\nerr\n" {
+	if r.Output != "Exit code 0.\n[verification "+r.Metadata.Verification+"] passed, authoritative\nhi\nerr\n" {
 		t.Errorf("output %q", r.Output)
 	}
 	// A command that ran and failed is a completed call; the status is a fact of it.

@@ -31,7 +31,7 @@ func TestValidateRefuses(t *testing.T) {
 		valid []string
 	}{
 		{"plan_get takes no arguments", tools.NamePlanGet, `{"session":"ses_2"}`, domain.CodeInvalidArgument, "session", "takes no arguments", nil},
-		{"todo_get takes no arguments", tools.NameTodoGet, `{"intent":"look"}`, domain.CodeInvalidArgument, "intent", "takes no arguments", nil},
+		{"todo_get takes no arguments", tools.NameTodoGet, `{"look":"all"}`, domain.CodeInvalidArgument, "look", "takes no arguments", nil},
 		{"not an object", tools.NamePlanGet, `[]`, domain.CodeInvalidArgument, "arguments", "JSON object", nil},
 		{"broken JSON", tools.NamePlanUpdate, `{"action":`, domain.CodeInvalidArgument, "arguments", "JSON object", nil},
 		{"data after the object", tools.NameTodoUpdate, `{"items":[{"title":"x"}]} {}`, domain.CodeInvalidArgument, "arguments", "JSON object", nil},
