@@ -49,6 +49,12 @@ const (
 	// CodeInterrupted: a shell command was killed because the context ended while it ran;
 	// what it had done by then is unknown (OutcomeUncertain).
 	CodeInterrupted Code = "interrupted"
+	// CodeTimedOut: a shell command was still running when its hard limit (timeoutMs) ran
+	// out and was killed there; what it had done by then is unknown (OutcomeUncertain).
+	CodeTimedOut Code = "timed_out"
+	// CodeGuardFailed: the shell command's process guard failed (exit 125 reported by the
+	// guard itself); whether the command ran is unknown (OutcomeUncertain, never replayed).
+	CodeGuardFailed Code = "guard_failed"
 	// CodeUnavailable: the capability is not wired in this session (background shell
 	// without a BackgroundStarter). The adapters use the same word for rg or bash missing.
 	CodeUnavailable Code = "unavailable"
