@@ -185,4 +185,3 @@ func (inv *Invocation) pathspecs(operands []risk.Arg) {
 		}
 	}
 }
-
