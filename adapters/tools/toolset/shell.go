@@ -110,6 +110,9 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
+	if r, refused := t.preflight(ctx, a); refused {
+		return r
+	}
 	if a.Background {
 		return t.background(ctx, inv, a)
 	}

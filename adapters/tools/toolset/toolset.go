@@ -111,6 +111,9 @@ type Config struct {
 	// Sandbox is how the session's shell runs (adapters/sandbox.Assemble builds the parts);
 	// nil runs commands natively with no recorded resolution.
 	Sandbox *ShellSandbox
+	// GitPreflightBudget is the time all the repository reads of one shell call's git
+	// pre-flight share; 0 is 30 s (docs/shell-execution.md).
+	GitPreflightBudget time.Duration
 }
 
 // ShellSandbox is the session's sandbox as the shell tool uses it.
