@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -430,5 +431,27 @@ func TestFileLauncherFilesAtFD3(t *testing.T) {
 		if err := f.Close(); err == nil {
 			t.Error("the runner left the parent's copy of an extra file open")
 		}
+	}
+}
+
+// A path spelled inside the workspace that reaches outside it through a symbolic link is not
+// reported: writtenPaths names workspace files only.
+func TestWrittenPathsThroughSymlinkOutside(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "t.txt")
+	if err := os.WriteFile(target, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, &Runner{Root: root}, Request{Command: "sleep 0.01; touch link.txt out/new.txt in.txt",
+		WatchPaths: []string{"link.txt", "out/new.txt", "in.txt"}})
+	rr, _ := filepath.EvalSymlinks(root)
+	if want := []string{filepath.Join(rr, "in.txt")}; !slices.Equal(res.WrittenPaths, want) {
+		t.Fatalf("writtenPaths %v, want %v", res.WrittenPaths, want)
 	}
 }

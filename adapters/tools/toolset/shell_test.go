@@ -229,7 +229,8 @@ func TestWatchPaths(t *testing.T) {
 	}{
 		{`sed -i 's/foo/bar/' src/lib.rs`, []string{"sed", "s/foo/bar/", "src/lib.rs"}},
 		{`cp a.txt "b c.txt" && mv x\ y.txt z.txt`, []string{"cp", "a.txt", "b c.txt", "mv", "x y.txt", "z.txt"}},
-		{`touch $OUT "$DIR/x" *.rs $(ls) ~/x f[12].go {a,b}.txt`, []string{"touch", "ls"}},
+		{`touch $OUT "$DIR/x" *.rs $(ls) ~/x f[12].go {a,b}.txt`, []string{"touch"}},
+		{"touch $(printf %s sub.txt) `cat list.txt` $(a $(b c.txt)) d.txt", []string{"touch", "d.txt"}},
 		{`echo hi > out.txt 2>err.log; cat < in.txt >> app.log`, []string{"echo", "hi", "cat"}},
 		{`go build -o bin/app --tags=x ./cmd`, []string{"go", "build", "bin/app", "./cmd"}},
 		{"cat <<EOF > f.txt\nhello.txt\nEOF\ntouch after.txt", []string{"cat"}},
