@@ -66,13 +66,13 @@ func TestShellWorkdir(t *testing.T) {
 // the effect may be partial.
 func TestShellTimeout(t *testing.T) {
 	s, root := newSet(t)
-	r := call(t, s, tools.NameShell, `{"command":"echo started; touch half.txt; sleep 30; touch never.txt","timeoutMs":300}`)
+	r := call(t, s, tools.NameShell, `{"command":"echo started; touch half.txt; sleep 30; touch never.txt","timeoutMs":2500}`)
 	want(t, r, tools.OutcomeUncertain, "timed_out")
 	f := facts(t, r)
-	if f["timedOut"] != true || f["killed"] != true || f["authoritative"] != false || f["timeoutMs"] != 300.0 {
+	if f["timedOut"] != true || f["killed"] != true || f["authoritative"] != false || f["timeoutMs"] != 2500.0 {
 		t.Errorf("details %v", f)
 	}
-	if !strings.HasPrefix(r.Output, "Timed out after 300ms") || !strings.Contains(r.Output, "partial") || !strings.Contains(r.Output, "started\n") {
+	if !strings.HasPrefix(r.Output, "Timed out after 2.5s") || !strings.Contains(r.Output, "partial") || !strings.Contains(r.Output, "started\n") {
 		t.Errorf("output:\n%s", r.Output)
 	}
 	if !slices.Equal(r.Metadata.WrittenPaths, []string{"half.txt"}) {
