@@ -39,7 +39,7 @@ func (r *Runner) ProcAttr() *syscall.SysProcAttr { return r.procAttr() }
 
 // Guard is the runtime's side of a command's guard (see guard.go): a background task runs
 // under one exactly as a foreground command does.
-type Guard struct{ g *guard }
+type Guard struct{ g *guardProc }
 
 // GuardedCommand returns the command that runs argv, with files at fd 3, …, under a guard.
 // The caller sets Dir, Env, Stdout, Stderr and SysProcAttr (ProcAttr), starts it, then calls

@@ -2,23 +2,22 @@ package shell
 
 import (
 	"bufio"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
 
 // The guard (docs/shell-execution.md, "The guard"): every command, foreground or background,
 // runs as the child of a small guard process, which is this very binary re-executed under the
-// name GuardName. The guard leads the command's process group and binds that group to the
-// runtime's lifetime:
+// name GuardName (package guard's init runs it). The guard leads the command's process group
+// and binds that group to the runtime's lifetime:
 //
 //   - It holds the read end of a lifeline pipe whose only write end is the runtime's. When
 //     the runtime dies for any reason, SIGKILL included, the kernel closes that end, the read
@@ -38,35 +37,21 @@ import (
 // holds, and the runtime reads the verdict from there: only that line makes a reserved code
 // the guard's. The same diagnostic goes to the command's output for the model to read.
 
-// GuardName is argv[0] of a guard process.
-const GuardName = "zuno-shell-guard"
+// GuardName is argv[0] of a guard process (the process side is package guard).
+const GuardName = guard.Name
 
 // guardDiagPrefix starts the diagnostic line the guard writes to the command's output.
-const guardDiagPrefix = "zuno-shell-guard: "
+const guardDiagPrefix = guard.DiagPrefix
 
 // Guard exit codes (reserved: see guardReport for how they are told apart from a command's).
 const (
-	ExitGuardFailed   = 125
-	ExitCannotExecute = 126
-	ExitNotFound      = 127
+	ExitGuardFailed   = guard.ExitFailed
+	ExitCannotExecute = guard.ExitCannotExecute
+	ExitNotFound      = guard.ExitNotFound
 )
 
-// fds of a guard process: the lifeline's read end, the report's write end, then the files
-// the launcher hands the command (placed at fd 3, 4, … of the command).
-const (
-	guardLifelineFD = 3
-	guardReportFD   = 4
-	guardFirstFile  = 5
-)
-
-func init() {
-	if len(os.Args) > 0 && os.Args[0] == GuardName {
-		os.Exit(guardMain(os.Args[1:]))
-	}
-}
-
-// guard is the runtime's side of one guard process.
-type guard struct {
+// guardProc is the runtime's side of one guard process.
+type guardProc struct {
 	lifeline *os.File // write end: kept open while the command may run
 	report   *os.File // read end
 	children []*os.File
@@ -74,7 +59,7 @@ type guard struct {
 
 // guardedCommand returns the command that runs argv (with files at fd 3, …) under a guard.
 // After Start the caller calls g.started(); after Wait, g.settle.
-func guardedCommand(argv []string, files []*os.File) (*exec.Cmd, *guard, error) {
+func guardedCommand(argv []string, files []*os.File) (*exec.Cmd, *guardProc, error) {
 	exe, err := guardExecutable()
 	if err != nil {
 		return nil, nil, err
@@ -91,7 +76,7 @@ func guardedCommand(argv []string, files []*os.File) (*exec.Cmd, *guard, error) 
 	}
 	args := append([]string{GuardName, strconv.Itoa(len(files)), "--"}, argv...)
 	cmd := &exec.Cmd{Path: exe, Args: args, ExtraFiles: append([]*os.File{lr, rw}, files...)}
-	return cmd, &guard{lifeline: lw, report: rr, children: []*os.File{lr, rw}}, nil
+	return cmd, &guardProc{lifeline: lw, report: rr, children: []*os.File{lr, rw}}, nil
 }
 
 // guardExecutable is this binary: on Linux /proc/self/exe, which still works when the file
@@ -104,13 +89,13 @@ func guardExecutable() (string, error) {
 }
 
 // started closes the runtime's copies of the guard's ends of both pipes.
-func (g *guard) started() {
+func (g *guardProc) started() {
 	CloseFiles(g.children)
 	g.children = nil
 }
 
 // abandon releases everything when the guard could not be started.
-func (g *guard) abandon() {
+func (g *guardProc) abandon() {
 	g.started()
 	g.lifeline.Close()
 	g.report.Close()
@@ -136,7 +121,7 @@ type GuardStatus struct {
 
 // settle reads the guard's report once the guard has been waited for, and closes the
 // runtime's ends. ps is the guard's process state (nil when wait failed).
-func (g *guard) settle(ps *os.ProcessState) GuardStatus {
+func (g *guardProc) settle(ps *os.ProcessState) GuardStatus {
 	g.lifeline.Close()
 	line, _ := bufio.NewReader(io.LimitReader(g.report, 4096)).ReadString('\n')
 	g.report.Close()
@@ -184,123 +169,4 @@ func guardReport(line string, ps *os.ProcessState) GuardStatus {
 // always, unless the guard saw the command end before it (a verdict it reached on its own).
 func (gs GuardStatus) StoppedLive(sent time.Time) bool {
 	return gs.Ended.IsZero() || !gs.Ended.Before(sent)
-}
-
-// guardMain is the guard process: args are the number of launcher files, "--", and the argv
-// to run. It returns the exit status to report.
-func guardMain(args []string) int {
-	report := os.NewFile(guardReportFD, "report")
-	if len(args) < 3 || args[1] != "--" {
-		return guardFail(report, ExitGuardFailed, "invalid arguments")
-	}
-	nfiles, err := strconv.Atoi(args[0])
-	if err != nil || nfiles < 0 || nfiles > 64 {
-		return guardFail(report, ExitGuardFailed, "invalid file count")
-	}
-	// Nothing the guard holds may reach the command except its own files, re-placed at 3, ….
-	for fd := guardLifelineFD; fd < guardFirstFile+nfiles; fd++ {
-		syscall.CloseOnExec(fd)
-	}
-	ignoreStops()
-	files := make([]*os.File, nfiles)
-	for i := range files {
-		files[i] = os.NewFile(uintptr(guardFirstFile+i), "launcher")
-	}
-	// The command's parent-death signal follows this thread: keep it for the guard's life.
-	runtime.LockOSThread()
-	argv := args[2:]
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return guardFail(report, startFailureCode(err), fmt.Sprintf("could not start %s: %v", argv[0], err))
-	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout,
-		Stderr: os.Stderr, ExtraFiles: files, SysProcAttr: commandAttr()}
-	becomeSubreaper()
-	if err := cmd.Start(); err != nil {
-		return guardFail(report, startFailureCode(err), fmt.Sprintf("could not start %s: %v", argv[0], err))
-	}
-	CloseFiles(files)
-	go watchLifeline(os.NewFile(guardLifelineFD, "lifeline"))
-	waitErr := cmd.Wait()
-	ended := time.Now().UnixNano()
-	// What left the group is the guard's alone to stop; the group itself is stopped by the
-	// runtime (TERM, then KILL after its grace) once the guard reported.
-	killDescendants(os.Getpid(), false)
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	switch {
-	case waitErr != nil && cmd.ProcessState == nil, !ok:
-		return guardFail(report, ExitGuardFailed, fmt.Sprintf("could not wait for the command: %v", waitErr))
-	case ws.Signaled():
-		fmt.Fprintf(report, "signal %d %d\n", int(ws.Signal()), ended)
-		return 128 + int(ws.Signal())
-	}
-	fmt.Fprintf(report, "exit %d %d\n", ws.ExitStatus(), ended)
-	return ws.ExitStatus()
-}
-
-// ignoreStops keeps the guard alive through the stop signals Zuno sends the group (the
-// command gets them too) so it can still report how the command ended. Notify rather than
-// ignore: an ignored disposition would be inherited by the command.
-func ignoreStops() {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-}
-
-// watchLifeline kills the guard's whole process group (the guard with it) once the runtime's
-// end of the lifeline closes: the runtime is gone and no one will settle the command.
-func watchLifeline(f *os.File) {
-	var b [1]byte
-	for {
-		if _, err := f.Read(b[:]); err != nil {
-			killDescendants(os.Getpid(), true)
-			_ = syscall.Kill(0, syscall.SIGKILL)
-			return
-		}
-	}
-}
-
-// killDescendants sends SIGKILL to every descendant of pid (found through /proc) that is
-// outside pid's process group, or to all of them when all is set.
-func killDescendants(pid int, all bool) {
-	children := map[int][]int{}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid, ok := procPPID(p); ok {
-			children[ppid] = append(children[ppid], p)
-		}
-	}
-	pgid := syscall.Getpgrp()
-	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
-		p := queue[0]
-		if _, pg, ok := procStat(p); ok && (all || pg != pgid) {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		queue = append(queue, children[p]...)
-	}
-}
-
-// startFailureCode maps why the program could not be started onto the reserved codes.
-func startFailureCode(err error) int {
-	switch {
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, exec.ErrNotFound):
-		return ExitNotFound
-	case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EISDIR):
-		return ExitCannotExecute
-	}
-	return ExitGuardFailed
-}
-
-// guardFail writes the guard's diagnostic line to the command's output and to the report,
-// and returns code.
-func guardFail(report io.Writer, code int, msg string) int {
-	msg = strings.ReplaceAll(msg, "\n", " ")
-	fmt.Fprintf(os.Stderr, "%s%s\n", guardDiagPrefix, msg)
-	fmt.Fprintf(report, "guard %d %s\n", code, msg)
-	return code
 }

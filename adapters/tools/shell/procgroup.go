@@ -93,21 +93,3 @@ func procStat(pid int) (state byte, pgrp int, ok bool) {
 	}
 	return f[0][0], pg, true
 }
-
-// procPPID returns the parent of pid from /proc/pid/stat.
-func procPPID(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := bytes.Fields(b[i+1:]) // state ppid ...
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(string(f[1]))
-	return ppid, err == nil
-}

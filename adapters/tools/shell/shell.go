@@ -472,7 +472,7 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 // capture that reader fills.
 type started struct {
 	cmd      *exec.Cmd
-	guard    *guard
+	guard    *guardProc
 	pr       *os.File
 	out      *capture
 	readDone chan struct{}
