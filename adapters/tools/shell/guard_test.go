@@ -195,3 +195,41 @@ func TestGuardHelperRuntime(t *testing.T) {
 	}
 	_, _ = (&Runner{}).Run(context.Background(), Request{Command: command, Dir: os.Getenv("SHELL_GUARD_TEST_DIR")})
 }
+
+// A stop that lands on a command which has already exited leaves its verdict standing: the
+// run is marked cancelled, not killed, and its own status is authoritative. The window in
+// which that happens (between the command's exit and its guard's) is too short to hit on
+// purpose, so the stop time is set here, around a real guard's real report.
+func TestStopAfterExitKeepsTheVerdict(t *testing.T) {
+	r := &Runner{}
+	for _, tc := range []struct {
+		name        string
+		stopAt      func(exited time.Time) time.Time
+		killed      bool
+		exitedFirst bool
+	}{
+		{"stop sent after the command ended", func(e time.Time) time.Time { return e.Add(time.Millisecond) }, false, true},
+		{"stop sent before the command ended", func(e time.Time) time.Time { return e.Add(-time.Second) }, true, false},
+	} {
+		p, err := r.prepare(context.Background(), Request{Command: "echo verdict; exit 3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := r.start(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitErr := <-st.waitDone
+		<-st.readDone
+		st.pr.Close()
+		st.stopSent = tc.stopAt(time.Now())
+		res := Result{Cancelled: true, Killed: true}
+		if err := exitStatus(st, waitErr, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Killed != tc.killed || res.ExitedBeforeCancel != tc.exitedFirst || res.Authoritative != tc.exitedFirst ||
+			!res.HasExitCode || res.ExitCode != 3 {
+			t.Errorf("%s: %+v", tc.name, res)
+		}
+	}
+}

@@ -133,3 +133,17 @@ type prefixLauncher struct{ program string }
 func (l prefixLauncher) Wrap(argv []string, _ string) ([]string, error) {
 	return append([]string{l.program}, argv...), nil
 }
+
+// A command's own reserved code is its verdict, not the guard's: the old shell called
+// `echo my verdict; exit 127` "not found" (issue 9).
+func TestShellOwnReservedCodes(t *testing.T) {
+	s, _ := newSet(t)
+	for _, code := range []int{125, 126, 127} {
+		r := call(t, s, tools.NameShell, args("command", "echo my verdict; exit "+strconv.Itoa(code)))
+		want(t, r, tools.OutcomeCompleted, "")
+		f := facts(t, r)
+		if r.Output != "Exit code "+strconv.Itoa(code)+".\nmy verdict\n" || f["authoritative"] != true || f["guardFailed"] != nil || f["neverStarted"] != nil {
+			t.Errorf("exit %d: %v\n%s", code, f, r.Output)
+		}
+	}
+}
