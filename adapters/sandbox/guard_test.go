@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/preflight"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/domain/gitcheck"
 )
 
 // The runtime SIGKILLed while a confined command runs, in the foreground and as a background
@@ -76,4 +78,35 @@ func TestGuardedRuntimeHelper(t *testing.T) {
 	}
 	r := &shell.Runner{Root: ws, Launcher: sess.Launcher}
 	_, _ = r.Run(context.Background(), shell.Request{Command: command})
+}
+
+// The git pre-flight's reads run through the session's launcher, confined like the command
+// (a repository whose configuration runs programs runs them inside the sandbox), and still
+// see the repository: a generated artifact is refused, source is let through.
+func TestGitPreflightReadsConfined(t *testing.T) {
+	ws := t.TempDir()
+	sess := confined(t, ws, "", false)
+	for _, args := range [][]string{{"init", "-q"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	for _, f := range []string{"node_modules/x/index.js", "main.go"} {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &preflight.Checker{Runner: &shell.Runner{Root: ws, Launcher: sess.Launcher}}
+	if r := c.Check(context.Background(), ws, "git add ."); r == nil || r.Code() != gitcheck.CodeGeneratedArtifact {
+		t.Fatalf("git add . with node_modules: %v", r)
+	}
+	if r := c.Check(context.Background(), ws, "git add main.go"); r != nil {
+		t.Fatalf("git add main.go: %v", r)
+	}
 }
