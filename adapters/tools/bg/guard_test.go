@@ -1,6 +1,7 @@
 package bg
 
 import (
+	"fmt"
 	"context"
 	"os"
 	"os/exec"
@@ -32,8 +33,9 @@ func TestRuntimeKilledLeavesNoOrphanTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = rt.Wait()
-	for _, pid := range pids {
-		eventually(t, "the task's processes to be gone", func() bool { return !alive(pid) })
+	for i, pid := range pids {
+		stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		eventually(t, fmt.Sprintf("process %d of %v to be gone (%s)", i, pids, stat), func() bool { return !alive(pid) })
 	}
 	time.Sleep(2 * time.Second)
 	if _, err := os.Stat(filepath.Join(dir, "late-side-effect")); err == nil {

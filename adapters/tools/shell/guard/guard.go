@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -92,6 +93,9 @@ func Main(args []string) int {
 		}
 	}
 	ended := time.Now().UnixNano()
+	for orphaned.Load() {
+		time.Sleep(time.Second) // the lifeline's SIGKILL to the group is on its way
+	}
 	// What left the group is the guard's alone to stop; the group itself is stopped by the
 	// runtime (TERM, then KILL after its grace) once the guard reported.
 	killDescendants(false)
@@ -106,6 +110,10 @@ func Main(args []string) int {
 	return ws.ExitStatus()
 }
 
+// orphaned is set once the runtime is gone: the guard then never exits on its own, it waits
+// for the SIGKILL to its group.
+var orphaned atomic.Bool
+
 // watchLifeline kills the guard's whole process group and every descendant (the guard with
 // them) once the runtime's end of the lifeline closes: the runtime is gone and no one will
 // settle the command.
@@ -117,7 +125,11 @@ func watchLifeline() {
 			continue
 		}
 		if n <= 0 {
-			killDescendants(true)
+			// The command must not end, and wake the guard into reporting and exiting,
+			// before its group is killed: first what left the group, then the group, the
+			// guard in it, at once.
+			orphaned.Store(true)
+			killDescendants(false)
 			_ = syscall.Kill(0, syscall.SIGKILL)
 			return
 		}
@@ -166,32 +178,80 @@ func startFailureCode(err error) int {
 	return ExitFailed
 }
 
-// killDescendants sends SIGKILL to every descendant of the guard (found through /proc) that
-// is outside its process group, or to all of them when all is set.
+// killDescendants sends SIGKILL to every descendant of the guard that is outside its process
+// group, or to all of them when all is set.
 func killDescendants(all bool) {
+	own := syscall.Getpgrp()
+	for _, p := range descendants(os.Getpid()) {
+		if all {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		} else if _, pgrp, ok := ProcStat(p); ok && pgrp != own {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+// descendants lists the processes below pid. It walks /proc/PID/task/TID/children, whose cost
+// follows the tree, not the machine; without those files (a kernel built without them) it
+// scans every /proc/PID/stat.
+func descendants(pid int) []int {
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		kids, ok := children(queue[0])
+		if !ok {
+			return scanDescendants(pid)
+		}
+		queue = append(queue[1:], kids...)
+		out = append(out, kids...)
+	}
+	return out
+}
+
+// children reads the children of every thread of pid; ok is false when the kernel has no
+// children files. A process that is gone has none.
+func children(pid int) (kids []int, ok bool) {
+	dir := "/proc/" + itoa(int64(pid)) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, true
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if os.IsNotExist(err) {
+			return nil, false
+		}
+		for _, f := range bytes.Fields(b) {
+			if n, ok := atoi(string(f)); ok {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids, true
+}
+
+// scanDescendants finds the processes below pid from every process's parent.
+func scanDescendants(pid int) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return
+		return nil
 	}
-	children := map[int][]int{}
-	groups := map[int]int{}
+	byParent := map[int][]int{}
 	for _, e := range ents {
-		pid, ok := atoi(e.Name())
+		p, ok := atoi(e.Name())
 		if !ok {
 			continue
 		}
-		if ppid, pgrp, ok := ProcStat(pid); ok {
-			children[ppid] = append(children[ppid], pid)
-			groups[pid] = pgrp
+		if ppid, _, ok := ProcStat(p); ok {
+			byParent[ppid] = append(byParent[ppid], p)
 		}
 	}
-	own := syscall.Getpgrp()
-	for queue := children[os.Getpid()]; len(queue) > 0; queue = queue[1:] {
-		if p := queue[0]; all || groups[p] != own {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		queue = append(queue, children[queue[0]]...)
+	var out []int
+	for queue := byParent[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, byParent[queue[0]]...)
 	}
+	return out
 }
 
 // ProcStat returns the parent and the process group of pid from /proc/pid/stat.

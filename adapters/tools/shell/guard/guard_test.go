@@ -2,9 +2,12 @@ package guard
 
 import (
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The guard parses numbers without strconv (it must initialise early): its own parser and
@@ -47,5 +50,25 @@ func TestStartFailureCodes(t *testing.T) {
 	}
 	if p, code := lookPath("sh"); code != 0 || p == "" {
 		t.Errorf("lookPath(sh) = %q %d", p, code)
+	}
+}
+
+// Both ways of finding descendants agree on a real tree: a child with a grandchild.
+func TestDescendants(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var got []int
+	for deadline := time.Now().Add(5 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		got = descendants(os.Getpid())
+	}
+	scanned := scanDescendants(os.Getpid())
+	slices.Sort(got)
+	slices.Sort(scanned)
+	if len(got) != 2 || !slices.Contains(got, cmd.Process.Pid) || !slices.Equal(got, scanned) {
+		t.Fatalf("descendants %v, scan %v (child %d)", got, scanned, cmd.Process.Pid)
 	}
 }
