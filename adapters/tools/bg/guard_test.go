@@ -1,8 +1,8 @@
 package bg
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
