@@ -201,3 +201,23 @@ func FuzzFind(f *testing.F) {
 		Plan(invs)
 	})
 }
+
+// git status output carries file names the model chose: the parser never panics, and what it
+// accepts it accepts whole (every record two status letters, a space and a path).
+func FuzzParseStatus(f *testing.F) {
+	for _, s := range []string{"?? a\x00 M b\x00", "", "A  x y\x00\x00", "bad"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		entries, ok := ParseStatus(out)
+		if !ok && entries != nil {
+			t.Fatal("entries from unreadable output")
+		}
+		for _, e := range entries {
+			if e.Path == "" {
+				t.Fatalf("empty path from %q", out)
+			}
+			_ = Generated(e.Path)
+		}
+	})
+}
