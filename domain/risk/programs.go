@@ -34,6 +34,9 @@ func (a *assessor) command(argv []arg, stdin []string, depth int) {
 // program dispatches on the program name: wrappers are looked through, shells and eval are
 // read again, and the destructive command table is applied.
 func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
+	if a.onCall != nil {
+		a.onCall(name, argv)
+	}
 	if body, ok := a.funcs[name]; ok {
 		a.call(body, argv[1:], depth) // a function shadows the program of the same name
 	}

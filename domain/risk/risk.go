@@ -93,16 +93,17 @@ type assessor struct {
 	cwd        *reading             // the directory of the last static cd, nil when unknown
 	feeds      map[*syntax.Stmt][]string
 	texts      int
-	substs     int                          // command substitutions being evaluated, one inside another
-	funcs      map[string]*syntax.Stmt      // the functions the text defines, by name
-	calls      int                          // function calls followed so far
-	inCall     int                          // function calls being followed, one inside another
-	procs      map[*syntax.ProcSubst]string // the name of each <(…) read so far
-	arrays     map[string][]arg             // the elements of the arrays the text assigns, by name
-	links      []link                       // the symbolic links the text creates
-	oldCwd     *reading                     // the directory before the last static cd ($OLDPWD, ~-)
-	defaultIFS bool                         // split at blanks whatever the text assigned to IFS
-	procOut    map[string][]string          // what each <(…) prints, by name
+	substs     int                           // command substitutions being evaluated, one inside another
+	funcs      map[string]*syntax.Stmt       // the functions the text defines, by name
+	calls      int                           // function calls followed so far
+	inCall     int                           // function calls being followed, one inside another
+	procs      map[*syntax.ProcSubst]string  // the name of each <(…) read so far
+	arrays     map[string][]arg              // the elements of the arrays the text assigns, by name
+	links      []link                        // the symbolic links the text creates
+	oldCwd     *reading                      // the directory before the last static cd ($OLDPWD, ~-)
+	defaultIFS bool                          // split at blanks whatever the text assigned to IFS
+	procOut    map[string][]string           // what each <(…) prints, by name
+	onCall     func(name string, argv []arg) // Calls: told of every program invocation
 	worst      Verdict
 }
 

@@ -26,11 +26,13 @@ const (
 
 var actions = []string{ActionList, ActionOutput, ActionWait, ActionArtifact, ActionCancel}
 
-// Wait bounds for the tool: the model waits in a turn, so a wait is bounded
-// even when it asks for more.
+// Wait bounds for the tool: one bg wait observation lasts at most 60 s (docs/tools.md,
+// "Background commands"); a longer request is clamped, and running out is not a failure of
+// the task nor a detach, so the model simply waits again on the same task. The default is
+// the whole observation: a wait that is asked for is a wait for the end.
 const (
-	DefaultWaitTimeout = 30 * time.Second
-	MaxWaitTimeout     = 10 * time.Minute
+	DefaultWaitTimeout = 60 * time.Second
+	MaxWaitTimeout     = 60 * time.Second
 )
 
 // args is one validated bg call.

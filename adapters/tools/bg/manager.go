@@ -54,6 +54,11 @@ type TaskInfo struct {
 	TotalWritten int64      `json:"totalWritten"`
 	ExitCode     *int       `json:"exitCode,omitempty"`
 	Signal       string     `json:"signal,omitempty"`
+	// GuardFailed: the command's guard failed (exit 125 from the guard itself): whether the
+	// command ran and what it changed is unknown. NeverStarted: the guard could not start the
+	// program (126, 127). See shell.Result.
+	GuardFailed  bool `json:"guardFailed,omitempty"`
+	NeverStarted bool `json:"neverStarted,omitempty"`
 	// OutputDetached: a process outside the group kept the output pipe open
 	// after the task ended; capture stopped there.
 	OutputDetached bool `json:"outputDetached,omitempty"`
@@ -226,25 +231,36 @@ func (m *Manager) startLocked(req StartRequest, l launch) (*task, *os.File, erro
 		logf.Close()
 		return nil, nil, &Error{Code: CodeExecFailed, Message: "output pipe", Err: err}
 	}
-	cmd := exec.Command(l.argv[0], l.argv[1:]...)
-	cmd.Dir, cmd.Env = l.dir, l.env
-	cmd.Stdout = pw // one pipe for both streams keeps their write order
-	cmd.Stderr = pw
-	cmd.ExtraFiles = l.files
-	cmd.SysProcAttr = m.runner.ProcAttr()
-	if err := cmd.Start(); err != nil {
+	cmd, guard, err := shell.GuardedCommand(l.argv, l.files)
+	if err != nil {
+		shell.CloseFiles(l.files)
 		pr.Close()
 		pw.Close()
 		logf.Close()
 		_ = os.Remove(logPath)
-		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not start bash", Err: err}
+		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not prepare the command's guard", Err: err}
 	}
+	cmd.Dir, cmd.Env = l.dir, l.env
+	cmd.Stdout = pw // one pipe for both streams keeps their write order
+	cmd.Stderr = pw
+	cmd.SysProcAttr = m.runner.ProcAttr()
+	err = cmd.Start()
+	shell.CloseFiles(l.files)
+	if err != nil {
+		guard.Abandon()
+		pr.Close()
+		pw.Close()
+		logf.Close()
+		_ = os.Remove(logPath)
+		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not start the command's guard", Err: err}
+	}
+	guard.Started()
 	pw.Close()
 	m.seq++
 	t := &task{
 		id: id, seq: m.seq, sessionID: req.SessionID, callID: req.CallID,
 		command: req.Command, dir: l.dir, logPath: logPath, started: time.Now(),
-		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, log: logf,
+		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, guard: guard, log: logf,
 		exited: make(chan struct{}), done: make(chan struct{}),
 		ring: newRing(m.ringSize),
 	}

@@ -200,6 +200,10 @@ func TestTailWhileRunning(t *testing.T) {
 func TestWaitTimeoutThenCancel(t *testing.T) {
 	m := newManager(t)
 	info := start(t, m, "echo started; sleep 30")
+	eventually(t, "the command printed", func() bool {
+		w, err := m.Output(info.ID, nil, 0)
+		return err == nil && w.Text == "started\n"
+	})
 	w, err := m.Wait(context.Background(), info.ID, 50*time.Millisecond, nil, 0)
 	if err != nil || w.Status != StatusRunning || w.ExitCode != nil {
 		t.Fatalf("wait on running task: %+v, %v", w, err)

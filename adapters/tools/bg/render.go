@@ -68,6 +68,12 @@ func taskLine(t TaskInfo) string {
 	if t.Signal != "" {
 		fmt.Fprintf(&b, " signal=%s", t.Signal)
 	}
+	switch {
+	case t.GuardFailed:
+		b.WriteString(" guardFailed=true (exit 125 is the guard's: whether the command ran is unknown; inspect before rerunning)")
+	case t.NeverStarted:
+		b.WriteString(" neverStarted=true (the program could not be started; nothing ran)")
+	}
 	fmt.Fprintf(&b, " totalWritten=%d started=%s", t.TotalWritten, t.Started.UTC().Format(time.RFC3339))
 	if t.Ended != nil {
 		fmt.Fprintf(&b, " ended=%s", t.Ended.UTC().Format(time.RFC3339))

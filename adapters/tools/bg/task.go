@@ -27,8 +27,9 @@ type task struct {
 	pgid      int
 	grace     time.Duration
 
-	cmd *exec.Cmd
-	log *os.File // write side; readers open the path themselves
+	cmd   *exec.Cmd
+	guard *shell.Guard
+	log   *os.File // write side; readers open the path themselves
 
 	exited chan struct{} // closed when the leader (bash) has been waited for
 	done   chan struct{} // closed when the task is settled: status final, output drained
@@ -38,11 +39,14 @@ type task struct {
 	diskEnd      int64 // bytes known to be in the log file
 	diskErr      error // first log write error; later bytes stay in the ring only
 	leaderExited bool
-	stopReason   Status // StatusCancelled or StatusKilled once Zuno signalled a live leader
+	stopReason   Status    // StatusCancelled or StatusKilled once Zuno signalled a live leader
+	stopSent     time.Time // when that signal was sent
 	status       Status
 	ended        time.Time
 	exitCode     *int
 	signal       string
+	guardFailed  bool
+	neverStarted bool
 	detached     bool
 }
 
@@ -117,21 +121,17 @@ func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
 	defer t.mu.Unlock()
 	t.detached = detached
 	t.ended = time.Now()
-	if ps := t.cmd.ProcessState; ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
-			switch {
-			case ws.Exited():
-				code := ws.ExitStatus()
-				t.exitCode = &code
-			case ws.Signaled():
-				t.signal = shell.SignalName(ws.Signal())
-			}
-		}
+	gs := t.guard.Settle(t.cmd.ProcessState)
+	if gs.HasExitCode {
+		code := gs.ExitCode
+		t.exitCode = &code
 	}
+	t.signal, t.guardFailed, t.neverStarted = gs.Signal, gs.GuardFailed, gs.NeverStarted
 	// A signal Zuno did not send (the OOM killer, the command's own kill)
-	// is the command's own fate: exited, with Signal set.
+	// is the command's own fate: exited, with Signal set. So is a stop that
+	// reached a command which had already ended (the guard saw no signal first).
 	t.status = StatusExited
-	if t.stopReason != "" {
+	if t.stopReason != "" && (gs.StoppedLive(t.stopSent) || gs.GuardFailed) {
 		t.status = t.stopReason
 	}
 	close(t.done)
@@ -144,7 +144,7 @@ func (t *task) stop(reason Status) {
 	t.mu.Lock()
 	live := !t.leaderExited
 	if live && t.stopReason == "" {
-		t.stopReason = reason
+		t.stopReason, t.stopSent = reason, time.Now()
 	}
 	t.mu.Unlock()
 	if live {
@@ -170,7 +170,7 @@ func (t *task) info() TaskInfo {
 		Command: t.command, Dir: t.dir, LogPath: t.logPath,
 		Status: t.statusLocked(), Started: t.started,
 		TotalWritten: t.ring.total, ExitCode: t.exitCode, Signal: t.signal,
-		OutputDetached: t.detached,
+		GuardFailed: t.guardFailed, NeverStarted: t.neverStarted, OutputDetached: t.detached,
 	}
 	if !t.ended.IsZero() {
 		e := t.ended

@@ -49,7 +49,7 @@ func (t *Tool) Spec() tools.Spec {
 const description = `Background commands and output read-back, one bounded window at a time.
 action=list: every background task with its status.
 action=output: a window of a task's output; without cursor, the latest window (the tail).
-action=wait: wait up to timeoutMs (default 30000, max 600000) for the task to end, then return a window like output.
+action=wait: wait up to timeoutMs (default and at most 60000: one observation; larger is clamped) for the task to end, then return a window like output. Running out of time is not a failure and does not detach the task: wait again.
 action=cancel: stop the task and its whole process group.
 action=artifact: read withheld output at outputPath (from a tool result's notice); without cursor, from byte 0.
 cursor is an absolute byte offset: to read on, pass back the cursor a window returned (hasMore says bytes follow); windowFrom says where a window starts (hasEarlier: bytes precede it). limit is the window size in bytes (default 16384, max 51200; larger is clamped). Reading back never re-runs a command.`
@@ -62,7 +62,7 @@ const schema = `{
     "outputPath": {"type": "string", "description": "The withheld-output artifact path (artifact)."},
     "cursor": {"type": "integer", "minimum": 0, "description": "Absolute byte offset where the window starts."},
     "limit": {"type": "integer", "description": "Window size in bytes: default 16384, clamped to 51200."},
-    "timeoutMs": {"type": "integer", "minimum": 0, "description": "How long wait waits: default 30000, at most 600000."}
+    "timeoutMs": {"type": "integer", "minimum": 0, "description": "How long wait waits: default 60000, at most 60000 (larger is clamped)."}
   },
   "required": ["action"],
   "additionalProperties": false

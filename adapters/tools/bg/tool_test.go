@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -149,6 +150,27 @@ func TestValidate(t *testing.T) {
 	a, _ = parseArgs(json.RawMessage(`{"action":"wait","taskID":"x"}`))
 	if a.Timeout != DefaultWaitTimeout {
 		t.Fatalf("default timeout %v", a.Timeout)
+	}
+}
+
+// One bg wait observation lasts at most 60 s (seeds 000): the old tool accepted 10 minutes
+// and defaulted to 30 s.
+func TestWaitIsOneObservationOfAtMostSixtySeconds(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want time.Duration
+	}{
+		{`{"action":"wait","taskID":"x"}`, 60 * time.Second},
+		{`{"action":"wait","taskID":"x","timeoutMs":60000}`, 60 * time.Second},
+		{`{"action":"wait","taskID":"x","timeoutMs":60001}`, 60 * time.Second},
+		{`{"action":"wait","taskID":"x","timeoutMs":600000}`, 60 * time.Second},
+		{`{"action":"wait","taskID":"x","timeoutMs":1500}`, 1500 * time.Millisecond},
+		{`{"action":"wait","taskID":"x","timeoutMs":0}`, 0},
+	} {
+		a, err := parseArgs(json.RawMessage(c.args))
+		if err != nil || a.Timeout != c.want {
+			t.Errorf("%s: timeout %v, err %v; want %v", c.args, a.Timeout, err, c.want)
+		}
 	}
 }
 

@@ -103,18 +103,40 @@ type Result struct {
 	// output pipe open after the group was stopped; capture was abandoned.
 	OutputDetached bool `json:"outputDetached,omitempty"`
 
-	HasExitCode bool   `json:"hasExitCode"`
-	ExitCode    int    `json:"exitCode"` // meaningful only if HasExitCode
-	Signal      string `json:"signal,omitempty"`
+	// HasExitCode: the command (or, with GuardFailed or NeverStarted, its guard) exited
+	// with ExitCode. A command that itself exits 125, 126 or 127 keeps its own status: only
+	// the guard's report, which the command cannot write, makes a reserved code the guard's.
+	HasExitCode bool `json:"hasExitCode"`
+	ExitCode    int  `json:"exitCode"` // meaningful only if HasExitCode
+	// Signal names the signal that killed the command ("SIGKILL"): it has no exit code and
+	// its end is no verdict on the work.
+	Signal string `json:"signal,omitempty"`
+	// GuardFailed: exit 125 reported by the guard itself. Whether the command ran and what it
+	// changed is unknown: an uncertain outcome, never replayed (docs/shell-execution.md).
+	GuardFailed bool `json:"guardFailed,omitempty"`
+	// NeverStarted: the guard could not start the program (126: it exists but cannot be
+	// executed; 127: not found). Nothing ran, so the code is recorded without authority.
+	NeverStarted bool `json:"neverStarted,omitempty"`
+	// GuardDiagnostic is the guard's own line when GuardFailed or NeverStarted; the same
+	// line is in the output.
+	GuardDiagnostic string `json:"guardDiagnostic,omitempty"`
 
-	Duration  time.Duration `json:"duration"`
-	TimedOut  bool          `json:"timedOut"`
-	Cancelled bool          `json:"cancelled"`
-	// Killed is set when Zuno signalled the command before it had exited.
+	Duration time.Duration `json:"duration"`
+	// TimedOut: the hard limit (Request.Timeout) ran out. Cancelled: the context ended.
+	TimedOut  bool `json:"timedOut"`
+	Cancelled bool `json:"cancelled"`
+	// Killed: Zuno's stop (timeout or cancellation) reached a command that had not ended;
+	// whatever status it then shows is the kill's, not a verdict.
 	Killed bool `json:"killed"`
-	// Authoritative reports whether the exit status is the command's own
-	// verdict: false when Zuno killed it, when a signal killed it, and for
-	// 126/127 (the program never started).
+	// ExitedBeforeCancel: the call was cancelled or timed out, but the command had already
+	// ended with its own status; that status stands and the run is only marked cancelled.
+	ExitedBeforeCancel bool `json:"exitedBeforeCancel,omitempty"`
+	// Unsettled: the command reported a status but the output capture failed (SpoolErr), so
+	// the run cannot be settled: under a cancellation or timeout it counts as no verdict.
+	Unsettled bool `json:"unsettled,omitempty"`
+	// Authoritative reports whether the exit status is the command's own verdict: false
+	// when Zuno killed it, when a signal killed it, when the guard failed or never started
+	// the program, and for a stopped call whose capture could not be settled.
 	Authoritative bool `json:"authoritative"`
 
 	WrittenPaths []string `json:"writtenPaths,omitempty"`
@@ -375,7 +397,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	res.TotalBytes, res.TotalLines = st.out.total, st.out.lines()
 	res.Spool, res.SpoolErr = st.out.finish()
 	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
-	if err := exitStatus(st.cmd, waitErr, &res); err != nil {
+	if err := exitStatus(st, waitErr, &res); err != nil {
 		return res, err
 	}
 	res.WrittenPaths = watch.changed()
@@ -450,11 +472,13 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 // capture that reader fills.
 type started struct {
 	cmd      *exec.Cmd
+	guard    *guardProc
 	pr       *os.File
 	out      *capture
 	readDone chan struct{}
 	waitDone chan error
 	began    time.Time
+	stopSent time.Time // when Zuno first signalled the group to stop (zero: never)
 }
 
 func (r *Runner) start(p prepared) (*started, error) {
@@ -463,25 +487,32 @@ func (r *Runner) start(p prepared) (*started, error) {
 		CloseFiles(p.files)
 		return nil, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd, g, err := guardedCommand(p.argv, p.files)
+	if err != nil {
+		CloseFiles(p.files)
+		pr.Close()
+		pw.Close()
+		return nil, &Error{Code: CodeExecFailed, Msg: "prepare the command's guard", Err: err}
+	}
 	cmd.Dir, cmd.Env = p.dir, p.env
 	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
 	cmd.Stderr = pw
-	cmd.ExtraFiles = p.files
 	cmd.SysProcAttr = r.procAttr()
 	began := time.Now()
 	err = cmd.Start()
 	CloseFiles(p.files)
+	g.started()
 	pw.Close()
 	if err != nil {
+		g.abandon()
 		pr.Close()
-		return nil, &Error{Code: CodeExecFailed, Msg: "start bash", Err: err}
+		return nil, &Error{Code: CodeExecFailed, Msg: "start the command's guard", Err: err}
 	}
 	maxBytes := r.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	st := &started{cmd: cmd, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir},
+	st := &started{cmd: cmd, guard: g, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir},
 		readDone: make(chan struct{}), waitDone: make(chan error, 1), began: began}
 	go func() {
 		defer close(st.readDone)
@@ -518,6 +549,7 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 		case waitErr = <-st.waitDone:
 		default:
 			res.Killed = true
+			st.stopSent = time.Now()
 			waitErr = stopGroup(pgid, grace, st.waitDone)
 		}
 	}
@@ -536,22 +568,25 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 	return waitErr
 }
 
-// exitStatus records how the command ended; only a wait that failed without a process state
-// is an error.
-func exitStatus(cmd *exec.Cmd, waitErr error, res *Result) error {
-	if ps := cmd.ProcessState; ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
-			switch {
-			case ws.Exited():
-				res.HasExitCode, res.ExitCode = true, ws.ExitStatus()
-			case ws.Signaled():
-				res.Signal = signalName(ws.Signal())
-			}
-		}
-	} else if waitErr != nil {
+// exitStatus records how the command ended, from its guard's report; only a wait that
+// failed without a process state is an error.
+func exitStatus(st *started, waitErr error, res *Result) error {
+	ps := st.cmd.ProcessState
+	gs := st.guard.settle(ps)
+	if ps == nil && waitErr != nil {
 		return &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
 	}
-	res.Authoritative = !res.Killed && res.HasExitCode && res.ExitCode != 126 && res.ExitCode != 127
+	res.HasExitCode, res.ExitCode, res.Signal = gs.HasExitCode, gs.ExitCode, gs.Signal
+	res.GuardFailed, res.NeverStarted, res.GuardDiagnostic = gs.GuardFailed, gs.NeverStarted, gs.Diagnostic
+	if res.Killed && !gs.StoppedLive(st.stopSent) && !gs.GuardFailed {
+		// Zuno's stop found the command already ended: its own verdict stands.
+		res.Killed = false
+	}
+	stopped := res.Cancelled || res.TimedOut
+	res.ExitedBeforeCancel = stopped && !res.Killed && !res.GuardFailed
+	res.Unsettled = res.SpoolErr != nil
+	res.Authoritative = res.HasExitCode && !res.Killed && !res.GuardFailed && !res.NeverStarted &&
+		!(stopped && res.Unsettled)
 	return nil
 }
 

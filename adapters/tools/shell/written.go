@@ -50,7 +50,9 @@ func observe(dir, root string, paths []string) *watchSet {
 			p = filepath.Join(base, p)
 		}
 		p = filepath.Clean(p)
-		if root != "" && !within(root, p) {
+		if root != "" && !within(root, resolved(p)) {
+			// Outside the workspace, by its spelling or through a symbolic link: not this
+			// call's to report (docs/shell-execution.md, "writtenPaths").
 			continue
 		}
 		if _, dup := w.before[p]; dup {
@@ -79,4 +81,16 @@ func (w *watchSet) changed() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// resolved is p with symbolic links followed: the file itself when it exists, else its
+// directory's real path joined with its name.
+func resolved(p string) string {
+	if ev, err := filepath.EvalSymlinks(p); err == nil {
+		return ev
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p))
+	}
+	return p
 }

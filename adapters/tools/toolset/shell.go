@@ -111,6 +111,9 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
+	if r, refused := t.preflight(ctx, a); refused {
+		return r
+	}
 	if a.Background {
 		return t.background(ctx, inv, a)
 	}
@@ -170,13 +173,12 @@ func (s *Set) receipt(inv tools.Invocation, a shellArgs, res shell.Result, unset
 		Workdir: s.relOr(res.Dir)}, an, shellFacts(res, unsettled))
 }
 
-// shellFacts maps the adapter's result onto the verdict's facts. 126 and 127 are read as
-// "never started" as the adapter reads them (Result.Authoritative false without a kill); the
-// guard's own verdicts (a 125 of its own, its diagnostic line) are not reported yet.
+// shellFacts maps the adapter's result onto the verdict's facts: only the guard's own
+// diagnostic makes 125 a guard failure and 126/127 "never started" (docs/shell-execution.md).
 func shellFacts(res shell.Result, unsettled bool) verification.Facts {
-	neverStarted := res.HasExitCode && (res.ExitCode == 126 || res.ExitCode == 127) && !res.Authoritative && !res.Killed
 	return verification.Facts{HasCode: res.HasExitCode, Code: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut,
-		Cancelled: res.Cancelled, Killed: res.Killed, NeverStarted: neverStarted, Unsettled: unsettled}
+		Cancelled: res.Cancelled, Killed: res.Killed, GuardFailed: res.GuardFailed, NeverStarted: res.NeverStarted,
+		Unsettled: unsettled || res.Unsettled}
 }
 
 type shellDetails struct {
@@ -194,17 +196,27 @@ type shellDetails struct {
 	TotalLines     int    `json:"totalLines"`
 	OutputDetached bool   `json:"outputDetached,omitempty"`
 	ArtifactError  string `json:"artifactError,omitempty"`
+	// The guard's and the cancellation's facts (shell.Result documents each).
+	GuardFailed        bool   `json:"guardFailed,omitempty"`
+	NeverStarted       bool   `json:"neverStarted,omitempty"`
+	GuardDiagnostic    string `json:"guardDiagnostic,omitempty"`
+	ExitedBeforeCancel bool   `json:"exitedBeforeCancel,omitempty"`
+	Unsettled          bool   `json:"unsettled,omitempty"`
 }
 
 // shellResult renders a settled run. A command that ran is completed whatever its exit
-// status, and so is one stopped by its timeout (a result, not a crash); one killed because
-// the call itself was cancelled is uncertain, since nobody chose to stop it there.
+// status. The outcome is uncertain, never replayed, when nothing can say what the command
+// changed: Zuno stopped it while it ran (a cancellation or the hard limit: a timeout near a
+// side effect may have left it half done), the guard failed (exit 125 of its own), or a
+// cancelled run could not be settled (docs/shell-execution.md, "Cancellation").
 func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result, rc verification.Receipt) tools.Result {
 	facts := shellDetails{
 		Signal: res.Signal, TimedOut: res.TimedOut, Cancelled: res.Cancelled, Killed: res.Killed,
 		Authoritative: rc.Authority == string(verification.Authoritative), DurationMs: res.Duration.Milliseconds(), TimeoutMs: timeout.Milliseconds(),
 		ExitPolicy: string(res.ExitPolicy), Workdir: s.relOr(res.Dir), TotalBytes: res.TotalBytes,
 		TotalLines: res.TotalLines, OutputDetached: res.OutputDetached,
+		GuardFailed: res.GuardFailed, NeverStarted: res.NeverStarted, GuardDiagnostic: res.GuardDiagnostic,
+		ExitedBeforeCancel: res.ExitedBeforeCancel, Unsettled: res.Unsettled,
 	}
 	if res.HasExitCode {
 		code := res.ExitCode
@@ -251,8 +263,13 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 	meta.Details = details(facts)
 	r := completed(b.String(), meta)
 	r.Receipt = &rc
-	if res.Cancelled && res.Killed {
+	switch {
+	case res.Cancelled && (res.Killed || res.Unsettled):
 		r.Outcome, r.ErrorCode = tools.OutcomeUncertain, string(CodeInterrupted)
+	case res.GuardFailed:
+		r.Outcome, r.ErrorCode = tools.OutcomeUncertain, string(CodeGuardFailed)
+	case res.TimedOut && res.Killed:
+		r.Outcome, r.ErrorCode = tools.OutcomeUncertain, string(CodeTimedOut)
 	}
 	return r
 }
@@ -271,26 +288,43 @@ func (s *Set) withholdShell(callID string, res shell.Result, w *tools.WithheldOu
 	return s.art.withhold(callID, tools.NameShell, res.Output, w, hint)
 }
 
-// statusLine is the first line the model reads: how the command ended.
+// statusLine is the first line the model reads: how the command ended, and what that
+// proves. Only the guard's own report makes 125, 126 or 127 the guard's.
 func statusLine(res shell.Result, timeout time.Duration) string {
 	switch {
+	case res.GuardFailed:
+		return "Outcome unknown: Zuno's process guard failed (exit 125 is the guard's, not the command's: " + res.GuardDiagnostic +
+			"). Whether the command ran and what it changed is unknown; it is never re-run automatically. " +
+			"Inspect the state it would have changed before deciding what to do next."
+	case res.NeverStarted:
+		return fmt.Sprintf("Exit code %d from Zuno's process guard: the program never started (%s). Nothing ran, so this status proves nothing about the command.",
+			res.ExitCode, res.GuardDiagnostic)
 	case res.TimedOut && res.Killed:
-		return fmt.Sprintf("Timed out after %s: the command's whole process group was stopped (SIGTERM, then SIGKILL). "+
-			"Its effects may be partial: inspect what it was changing before doing anything else, and do not simply run it again. "+
-			"For a longer run pass a larger timeoutMs (at most %d) or background: true.", timeout, MaxShellTimeout.Milliseconds())
-	case res.Cancelled && res.Killed:
-		return "Interrupted: the call was cancelled while the command ran and its process group was stopped. " +
-			"Its effects may be partial: inspect before doing anything else."
-	case res.HasExitCode && res.ExitCode == 127 && !res.Authoritative:
-		return "Exit code 127: the command was not found."
-	case res.HasExitCode && res.ExitCode == 126 && !res.Authoritative:
-		return "Exit code 126: the command could not be executed (not executable)."
+		return fmt.Sprintf("Timed out after %s: the command's whole process group was stopped (SIGTERM, then SIGKILL)%s. "+
+			"The outcome is unknown and its effects may be partial: inspect what it was changing before doing anything else, and do not simply run it again. "+
+			"For a longer run pass a larger timeoutMs (at most %d) or background: true.", timeout, stoppedStatus(res), MaxShellTimeout.Milliseconds())
+	case res.Cancelled && (res.Killed || res.Unsettled):
+		return "Cancelled: the outcome is unknown. The call was interrupted before the command settled, so it judged nothing" + stoppedStatus(res) +
+			", and what it had already changed cannot be read from this result. Inspect the state it was changing before deciding whether to run it again."
+	case res.ExitedBeforeCancel && res.HasExitCode:
+		return fmt.Sprintf("Exit code %d. (The call was cancelled after the command had already exited: its own status stands.)", res.ExitCode)
 	case res.HasExitCode:
 		return "Exit code " + strconv.Itoa(res.ExitCode) + "."
 	case res.Signal != "":
-		return "Killed by signal " + res.Signal + "."
+		return "Killed by signal " + res.Signal + ": no exit code, and no verdict on the work."
 	}
 	return "The command ended without an exit status."
+}
+
+// stoppedStatus names the status a stopped command left behind, which proves nothing.
+func stoppedStatus(res shell.Result) string {
+	switch {
+	case res.HasExitCode:
+		return fmt.Sprintf(" (recorded exit code %d, which proves nothing)", res.ExitCode)
+	case res.Signal != "":
+		return " (recorded: killed by " + res.Signal + ")"
+	}
+	return ""
 }
 
 // background hands the command to the host's BackgroundStarter. Its writes are not

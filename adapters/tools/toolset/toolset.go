@@ -49,6 +49,12 @@ const (
 	// CodeInterrupted: a shell command was killed because the context ended while it ran;
 	// what it had done by then is unknown (OutcomeUncertain).
 	CodeInterrupted Code = "interrupted"
+	// CodeTimedOut: a shell command was still running when its hard limit (timeoutMs) ran
+	// out and was killed there; what it had done by then is unknown (OutcomeUncertain).
+	CodeTimedOut Code = "timed_out"
+	// CodeGuardFailed: the shell command's process guard failed (exit 125 reported by the
+	// guard itself); whether the command ran is unknown (OutcomeUncertain, never replayed).
+	CodeGuardFailed Code = "guard_failed"
 	// CodeUnavailable: the capability is not wired in this session (background shell
 	// without a BackgroundStarter). The adapters use the same word for rg or bash missing.
 	CodeUnavailable Code = "unavailable"
@@ -105,6 +111,9 @@ type Config struct {
 	// Sandbox is how the session's shell runs (adapters/sandbox.Assemble builds the parts);
 	// nil runs commands natively with no recorded resolution.
 	Sandbox *ShellSandbox
+	// GitPreflightBudget is the time all the repository reads of one shell call's git
+	// pre-flight share; 0 is 30 s (docs/shell-execution.md).
+	GitPreflightBudget time.Duration
 }
 
 // ShellSandbox is the session's sandbox as the shell tool uses it.

@@ -82,7 +82,12 @@ func watchPaths(command string) []string {
 			}
 			inWord = true
 			i = j
-		case c == '$' || c == '`' || c == '*' || c == '?' || c == '[' || c == '{':
+		case c == '`' || (c == '$' && i+1 < len(s) && s[i+1] == '('):
+			// A command substitution: its words are the inner command's, and what it
+			// prints is the shell's to decide. The outer word is skipped, inner words too.
+			tainted, inWord = true, true
+			i = substitutionEnd(s, i)
+		case c == '$' || c == '*' || c == '?' || c == '[' || c == '{':
 			tainted, inWord = true, true
 			word.WriteByte(c)
 		case c == '~' && !inWord:
@@ -120,6 +125,41 @@ func watchPaths(command string) []string {
 	}
 	end()
 	return out
+}
+
+// substitutionEnd returns the index of the byte that closes the command substitution starting
+// at s[i] (`…` or $(…), nested parentheses counted, quotes skipped), or the last index when it
+// is not closed.
+func substitutionEnd(s string, i int) int {
+	if s[i] == '`' {
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '\\':
+				j++
+			case '`':
+				return j
+			}
+		}
+		return len(s) - 1
+	}
+	depth := 0
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '\'':
+			if k := strings.IndexByte(s[j+1:], '\''); k >= 0 {
+				j += k + 1
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(s) - 1
 }
 
 func isDigits(s string) bool {

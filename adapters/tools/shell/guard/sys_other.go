@@ -1,0 +1,11 @@
+//go:build !linux
+
+package guard
+
+import "syscall"
+
+// commandAttr: without PR_SET_PDEATHSIG the lifeline and the process group bind the command.
+func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+
+// becomeSubreaper: no subreaper outside Linux; only the process group is stopped.
+func becomeSubreaper() {}
