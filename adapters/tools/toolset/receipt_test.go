@@ -27,7 +27,9 @@ func TestShellReceipts(t *testing.T) {
 		{`{"command":"false; true","exitPolicy":"all"}`, "failed", "authoritative", "", 1},
 		{`{"command":"bash -c 'false | true'"}`, "passed", "derived", verification.ConstructNestedShell, 0},
 		{`{"command":"if false; then echo ok; fi"}`, "passed", "derived", verification.ConstructCondition, 0},
-		{`{"command":"no-such-command-zuno"}`, "not_started", "none", "", 127},
+		// bash ran and reported its own 127: the command's failing verdict; only the guard's
+		// diagnostic line makes 127 "never started" (docs/shell-execution.md).
+		{`{"command":"no-such-command-zuno"}`, "failed", "authoritative", "", 127},
 	} {
 		id := "call-receipt-" + tc.verdict + tc.authority + tc.construct
 		r := callID(t, s, tools.NameShell, id, tc.args)

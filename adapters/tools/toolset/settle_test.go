@@ -13,6 +13,7 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/domain/verification"
 )
 
 // How a run is settled, one row per sentence of seeds 000 "取消一条正在运行的命令" and
@@ -63,9 +64,18 @@ func TestShellSettlement(t *testing.T) {
 		{"killed by a signal it did not get from Zuno",
 			shell.Result{Signal: "SIGKILL"}, tools.OutcomeCompleted, "", "Killed by signal SIGKILL: no exit code, and no verdict on the work."},
 	} {
-		r := s.shellResult("settle", time.Second, tc.res)
+		rc := s.receipt(tools.Invocation{CallID: "settle"}, shellArgs{Command: "true"}, tc.res, false)
+		r := s.shellResult("settle", time.Second, tc.res, rc)
 		if r.Outcome != tc.outcome || r.ErrorCode != tc.code || !strings.HasPrefix(r.Output, tc.first) {
 			t.Errorf("%s: %s/%q\n%s", tc.name, r.Outcome, r.ErrorCode, r.Output)
+		}
+		// An ending Zuno cannot settle is never a verdict on the receipt either.
+		if r.Outcome == tools.OutcomeUncertain && rc.Verdict != string(verification.Unknown) {
+			t.Errorf("%s: uncertain, but the receipt's verdict is %s", tc.name, rc.Verdict)
+		}
+		// The guard's 126/127: the program never started, recorded without authority.
+		if tc.res.NeverStarted && (rc.Verdict != string(verification.NotStarted) || rc.Authority != "none") {
+			t.Errorf("%s: never started, but the receipt says %s, %s", tc.name, rc.Verdict, rc.Authority)
 		}
 		if !strings.HasSuffix(r.Output, "(no output)") {
 			t.Errorf("%s: an empty capture is not shown as (no output):\n%s", tc.name, r.Output)
@@ -142,7 +152,8 @@ func TestShellOwnReservedCodes(t *testing.T) {
 		r := call(t, s, tools.NameShell, args("command", "echo my verdict; exit "+strconv.Itoa(code)))
 		want(t, r, tools.OutcomeCompleted, "")
 		f := facts(t, r)
-		if r.Output != "Exit code "+strconv.Itoa(code)+".\nmy verdict\n" || f["authoritative"] != true || f["guardFailed"] != nil || f["neverStarted"] != nil {
+		receiptLine := "[verification " + r.Metadata.Verification + "] failed, authoritative"
+		if r.Output != "Exit code "+strconv.Itoa(code)+".\n"+receiptLine+"\nmy verdict\n" || f["authoritative"] != true || f["guardFailed"] != nil || f["neverStarted"] != nil {
 			t.Errorf("exit %d: %v\n%s", code, f, r.Output)
 		}
 	}
