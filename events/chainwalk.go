@@ -137,7 +137,7 @@ func (w *ChainWalker) Faults() []ChainFault {
 			Detail: fmt.Sprintf("the anchor recorded revision %d; the stream ends before it", a.Revision)}
 		if st != nil {
 			f.Revision, f.Position = st.next, st.lastPos
-			f.Detail = fmt.Sprintf("revisions %d to %d, recorded by the anchor, are gone (last event at position %d)", st.next, a.Revision, st.lastPos)
+			f.Detail = fmt.Sprintf("the anchor recorded revision %d; the stream now ends at revision %d (position %d)", a.Revision, st.next-1, st.lastPos)
 		}
 		out = append(out, f)
 	}
