@@ -80,10 +80,19 @@ func (w *ChainWalker) Add(r Recorded) {
 		w.streams[r.Stream] = st
 	}
 	if st.fault != nil {
+		// A "missing" revision that turns up later was moved, not deleted.
+		if f := st.fault; f.Kind == FaultMissing && r.StreamRevision == f.Revision {
+			f.Kind = FaultReordered
+			f.Detail = fmt.Sprintf("revision %d comes after it, at position %d", r.StreamRevision, r.Position)
+		}
 		return
 	}
 	if f := w.check(st, r); f != nil {
 		f.Stream, f.Position, f.Revision, f.EventID = r.Stream, r.Position, r.StreamRevision, r.ID
+		if f.Kind == FaultMissing {
+			// Reported at the first revision missing, where the event after the gap stands.
+			f.Revision, f.EventID = st.next, ""
+		}
 		st.fault = f
 	}
 }
