@@ -30,7 +30,7 @@ type Metadata struct {
 	Actor string `json:"actor"`
 	// Time comes from the injected clock of the command handler.
 	Time time.Time `json:"time"`
-	// Hash is the event's link in its stream's hash chain (see chain.go), set by the store on
+	// Hash is the event's link in its stream's hash chain (docs/storage.md, "Hash chain"), set by the store on
 	// append: whatever a caller puts here is replaced. It is the last field, so that the
 	// stored JSON is the JSON without it plus one trailing member (the Postgres append function
 	// relies on that).
