@@ -129,6 +129,7 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 		requestreply.NewCommandHandlerWithResult("UpdatePlan", replies, h.UpdatePlan),
 		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
 		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
+		requestreply.NewCommandHandlerWithResult("ForkSession", replies, h.ForkSession),
 	)
 	if err != nil {
 		return nil, err
