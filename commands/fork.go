@@ -44,7 +44,23 @@ func loadHistory(ctx context.Context, store StreamReader, registry *events.Regis
 	if depth > forkDepth {
 		return &ForkSourceError{Stream: stream, Revision: revision, Reason: fmt.Sprintf("is more than %d forks deep", forkDepth)}
 	}
-	at, err := loadUpTo(ctx, store, registry, stream, revision, fold, depth)
+	// Every event of the history must still hash to its link, and the last to the link the
+	// fork pinned: a history changed after the fork is refused, not folded.
+	prev := ""
+	check := func(rec events.Recorded) error {
+		if rec.Metadata.Hash == "" {
+			prev = "" // older than the chain (docs/storage.md)
+			return nil
+		}
+		body, err := events.BodyDigest(rec.Stream, rec.Event)
+		if err != nil || events.Link(prev, rec.StreamRevision, body) != rec.Metadata.Hash {
+			return &ForkSourceError{Stream: stream, Revision: revision,
+				Reason: fmt.Sprintf("has a history changed since the fork (revision %d no longer matches its hash)", rec.StreamRevision)}
+		}
+		prev = rec.Metadata.Hash
+		return nil
+	}
+	at, err := loadUpTo(ctx, store, registry, stream, revision, fold, check, depth)
 	if err != nil {
 		return err
 	}
@@ -57,16 +73,21 @@ func loadHistory(ctx context.Context, store StreamReader, registry *events.Regis
 // LoadUpTo folds stream's events up to revision (with the history it forks from) and returns
 // the event at revision: where a new fork of it would end.
 func LoadUpTo(ctx context.Context, store StreamReader, registry *events.Registry, stream string, revision uint64, fold Fold) (events.Recorded, error) {
-	return loadUpTo(ctx, store, registry, stream, revision, fold, 0)
+	return loadUpTo(ctx, store, registry, stream, revision, fold, nil, 0)
 }
 
-func loadUpTo(ctx context.Context, store StreamReader, registry *events.Registry, stream string, revision uint64, fold Fold, depth int) (events.Recorded, error) {
+func loadUpTo(ctx context.Context, store StreamReader, registry *events.Registry, stream string, revision uint64, fold Fold, check func(events.Recorded) error, depth int) (events.Recorded, error) {
 	for rec, err := range Events(ctx, store, stream, 0) {
 		if err != nil {
 			return events.Recorded{}, err
 		}
 		if rec.StreamRevision > revision {
 			break
+		}
+		if check != nil {
+			if err := check(rec); err != nil {
+				return events.Recorded{}, err
+			}
 		}
 		if err := foldOne(ctx, store, registry, rec, fold, depth); err != nil {
 			return events.Recorded{}, err
