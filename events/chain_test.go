@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +111,19 @@ func TestChainWalker(t *testing.T) {
 				t.Fatalf("faults %+v, want %s at position %d revision %d", faults, tc.kind, tc.pos, tc.rev)
 			}
 		})
+	}
+}
+
+// BenchmarkSeal is the hashing an append adds per event (body digest and link), for an event
+// the size of a user message; compare with BenchmarkAppend in adapters/eventstore/sqlstore.
+func BenchmarkSeal(b *testing.B) {
+	ev := events.Event{ID: events.DeriveID("bench", 0), Type: "session.user_message.appended.1",
+		Data:     json.RawMessage(`{"sessionId":"ses_bench","messageId":"msg","text":"` + strings.Repeat("x", 120) + `"}`),
+		Metadata: events.Metadata{CommandID: "c", Actor: "user", Time: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}}
+	evs := []events.Event{ev}
+	for range b.N {
+		if _, err := events.Seal("session-ses_bench", "", 0, evs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

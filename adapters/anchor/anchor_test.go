@@ -16,7 +16,7 @@ import (
 
 var heads = []events.StreamHead{{Stream: "session-a", Revision: 4, Hash: strings.Repeat("ab", 32)}}
 
-func keys(t *testing.T, seed byte) (anchor.Keys, string) {
+func keys(t testing.TB, seed byte) (anchor.Keys, string) {
 	t.Helper()
 	s := base64.StdEncoding.EncodeToString([]byte(strings.Repeat(string(rune(seed)), ed25519.SeedSize)))
 	k, err := anchor.ParseKeys(s, "")

@@ -38,18 +38,18 @@ type db struct {
 
 type backend struct {
 	name string
-	open func(t *testing.T) *db
+	open func(t testing.TB) *db
 }
 
 var backends = []backend{
-	{"sqlite", func(t *testing.T) *db {
+	{"sqlite", func(t testing.TB) *db {
 		path := filepath.Join(t.TempDir(), "zuno.db")
 		return openDB(t, "sqlite", path, false)
 	}},
-	{"postgres", func(t *testing.T) *db { return openDB(t, "postgres", pgtest.NewDatabase(t), true) }},
+	{"postgres", func(t testing.TB) *db { return openDB(t, "postgres", pgtest.NewDatabase(t), true) }},
 }
 
-func openDB(t *testing.T, driver, dsn string, pg bool) *db {
+func openDB(t testing.TB, driver, dsn string, pg bool) *db {
 	t.Helper()
 	ctx := context.Background()
 	d := &db{pg: pg}
@@ -325,5 +325,37 @@ func (d *db) rechain(t *testing.T) {
 		md, _ := json.Marshal(ev.Metadata)
 		q := `UPDATE event_log SET data = '%s', metadata = '%s' WHERE event_id = '%s'`
 		d.both(t, fmt.Sprintf(q, ev.Data, md, recs[3+i].ID))
+	}
+}
+
+// TestOlderBuildOnPostgres: a build from before the chain calls zuno_append without body
+// digests. Its event is stored as sent (the append must not fail), `zuno verify` reports it as
+// unchained, and the next hashed event starts the chain afresh.
+func TestOlderBuildOnPostgres(t *testing.T) {
+	d := backends[1].open(t)
+	h := commands.NewHandlers(d.store, registry, clock{}, nil)
+	seedSession(t, h, "ses_a", 1, false)
+	req := fmt.Sprintf(`[{"stream":"session-ses_a","expect":"any","revision":0,"events":[{"id":"%s","type":"session.user_message.appended.1",
+		"data":"{\"sessionId\":\"ses_a\",\"messageId\":\"msg_old\",\"text\":\"old build\"}","metadata":"{\"commandId\":\"old\",\"actor\":\"user\",\"time\":\"2026-12-01T09:00:00Z\"}"}]}]`,
+		events.DeriveID("old", 0))
+	var outcome string
+	if err := d.raw.QueryRow(`SELECT outcome FROM zuno_append($1)`, req).Scan(&outcome); err != nil || outcome != "ok" {
+		t.Fatalf("older build's append: %q %v", outcome, err)
+	}
+	if _, err := h.AppendUserMessage(context.Background(), &commands.AppendUserMessage{Meta: commands.Meta{CommandID: "new", Actor: "user"},
+		AppendUserMessage: session.AppendUserMessage{SessionID: "ses_a", MessageID: "msg_new", Text: "new build"}}); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := d.store.ReadStream(context.Background(), tampered, 0, 10)
+	if len(recs) != 4 || recs[2].Metadata.Hash != "" || recs[3].Metadata.Hash == "" {
+		t.Fatalf("stored %d events, hashes %q %q", len(recs), recs[2].Metadata.Hash, recs[3].Metadata.Hash)
+	}
+	body, _ := events.BodyDigest(tampered, recs[3].Event)
+	if recs[3].Metadata.Hash != events.Link("", 3, body) {
+		t.Fatal("the event after an unhashed one does not start the chain afresh")
+	}
+	rep, err := verify.Chain(context.Background(), d.store, verify.Options{})
+	if err != nil || len(rep.Faults) != 1 || rep.Faults[0].Kind != events.FaultUnchained || rep.Faults[0].Revision != 2 {
+		t.Fatalf("faults %+v %v, want ses_a unchained at revision 2", rep.Faults, err)
 	}
 }

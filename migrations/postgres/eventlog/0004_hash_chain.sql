@@ -23,8 +23,7 @@ DECLARE
     last_pos bigint;
     cur bigint;
     prev text;
-    link text;
-    md text;
+    links text[];
     n int;
     wrote boolean := false;
     allowed boolean;
@@ -63,15 +62,26 @@ BEGIN
             RETURN NEXT;
             CONTINUE;
         END IF;
+        -- The links depend on each other, so they are computed one by one; the rows are then
+        -- written by one INSERT, as before the chain.
+        links := ARRAY[]::text[];
         FOR ev, ord IN SELECT e.value, e.ord FROM json_array_elements(req->'events') WITH ORDINALITY AS e(value, ord) LOOP
-            link := encode(sha256(convert_to('zuno.chain.1' || E'\n' || prev || E'\n' ||
-                        (cur + ord)::text || E'\n' || (ev->>'digest'), 'UTF8')), 'hex');
-            md := ev->>'metadata';
-            INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata)
-            VALUES (last_pos + ord, (ev->>'id')::uuid, req->>'stream', cur + ord, ev->>'type',
-                    (ev->>'data')::json, (left(md, -1) || ',"hash":"' || link || '"}')::json);
-            prev := link;
+            IF ev->>'digest' IS NULL THEN
+                -- A build from before the chain: stored as sent, and reported by zuno verify as
+                -- unchained; the next hashed event starts afresh.
+                prev := '';
+            ELSE
+                prev := encode(sha256(convert_to('zuno.chain.1' || E'\n' || prev || E'\n' ||
+                            (cur + ord)::text || E'\n' || (ev->>'digest'), 'UTF8')), 'hex');
+            END IF;
+            links := links || prev;
         END LOOP;
+        INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata)
+        SELECT last_pos + e.ord, (e.value->>'id')::uuid, req->>'stream', cur + e.ord,
+               e.value->>'type', (e.value->>'data')::json,
+               (CASE WHEN links[e.ord] = '' THEN e.value->>'metadata'
+                     ELSE left(e.value->>'metadata', -1) || ',"hash":"' || links[e.ord] || '"}' END)::json
+        FROM json_array_elements(req->'events') WITH ORDINALITY AS e(value, ord);
         n := json_array_length(req->'events');
         outcome := 'ok';
         first_position := last_pos + 1;
