@@ -11,7 +11,9 @@ import (
 // TestMergeHeads: what a new anchor records after a whole-log run and after a run over some
 // streams.
 func TestMergeHeads(t *testing.T) {
-	h := func(s string, rev uint64) events.StreamHead { return events.StreamHead{Stream: s, Revision: rev, Hash: s} }
+	h := func(s string, rev uint64) events.StreamHead {
+		return events.StreamHead{Stream: s, Revision: rev, Hash: s}
+	}
 	previous := []events.StreamHead{h("a", 1), h("b", 1), h("gone", 3)}
 	cases := []struct {
 		name     string
