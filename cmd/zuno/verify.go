@@ -96,6 +96,9 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		if stream != "" && rep.Events == 0 && len(rep.Faults) == 0 {
 			return usagef("stream %q has no events; list streams with `zuno events read`", stream)
 		}
+		if session != "" && rep.Events == 0 && len(rep.Faults) == 0 {
+			return usagef("session %q has no events; list sessions with `zuno session list`", session)
+		}
 		out := verifyOut{Report: rep, Drift: []projections.Drift{}}
 		if len(opts.Streams) == 0 {
 			if out.Drift, err = a.readModelDrift(ctx); err != nil {
