@@ -151,6 +151,7 @@ func commandRouter(h *Handlers, t Transport, replies *requestreply.PubSubBackend
 		requestreply.NewCommandHandlerWithResult("UpdatePlan", replies, h.UpdatePlan),
 		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
 		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
+		requestreply.NewCommandHandlerWithResult("ForkSession", replies, h.ForkSession),
 	)
 }
 

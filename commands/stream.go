@@ -47,19 +47,16 @@ type Fold func(rec events.Recorded, p events.Payload) error
 
 // Load decodes the events of stream from revision from on and hands each to fold, in order. It
 // is the one way anything in the application folds a stream: command handlers, the turn and
-// the queries. It returns the stream's last revision read, -1 when it read none. The first
-// error (a read, an event the registry cannot decode, or fold's) ends it.
+// the queries. A forked session's stream folds its source's history first (fork.go); fold
+// tells those events by their Stream. It returns the stream's last revision read, -1 when it
+// read none. The first error (a read, an event the registry cannot decode, or fold's) ends it.
 func Load(ctx context.Context, store StreamReader, registry *events.Registry, stream string, from uint64, fold Fold) (int64, error) {
 	last := int64(from) - 1
 	for rec, err := range Events(ctx, store, stream, from) {
 		if err != nil {
 			return last, err
 		}
-		p, err := registry.Decode(rec)
-		if err != nil {
-			return last, err
-		}
-		if err := fold(rec, p); err != nil {
+		if err := foldOne(ctx, store, registry, rec, fold, 0); err != nil {
 			return last, err
 		}
 		last = int64(rec.StreamRevision)

@@ -8,6 +8,7 @@ func AllPayloads() []Payload {
 		SessionTitled{},
 		UserMessageAppended{},
 		DirectoryChanged{},
+		SessionForked{},
 
 		WorkPlanCreated{},
 		WorkPlanPatched{},

@@ -30,6 +30,11 @@ type Metadata struct {
 	Actor string `json:"actor"`
 	// Time comes from the injected clock of the command handler.
 	Time time.Time `json:"time"`
+	// Hash is the event's link in its stream's hash chain (docs/storage.md, "Hash chain"),
+	// set by the store on append: whatever a caller puts here is replaced. It is the last
+	// field, so the stored JSON is the JSON without it plus one trailing member, which is how
+	// the Postgres append function adds it.
+	Hash string `json:"hash,omitempty"`
 }
 
 // Event is an event to append: identity, versioned type, JSON payload and metadata.

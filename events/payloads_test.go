@@ -22,6 +22,8 @@ func samplePayloads() []events.Payload {
 	}
 	return []events.Payload{
 		events.SessionCreated{SessionID: "ses_1", Title: "Title", Agent: "build", ParentSessionID: "ses_0", Directory: "/repo"},
+		events.SessionForked{SessionID: "ses_2", Title: "Fork", Agent: "build", Directory: "/repo", MessageCount: 1,
+			Source: events.ForkSource{SessionID: "ses_1", Stream: "session-ses_1", Revision: 3, Position: 9, EventID: "e", Hash: "h"}},
 		events.SessionTitled{SessionID: "ses_1", Title: "Better title"},
 		events.UserMessageAppended{SessionID: "ses_1", MessageID: "msg_1", Text: "hello\nworld"},
 		events.DirectoryChanged{SessionID: "ses_1", Directory: "/repo/b", Previous: "/repo"},

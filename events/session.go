@@ -7,6 +7,7 @@ const (
 	TypeSessionTitled       = "session.titled.1"
 	TypeUserMessageAppended = "session.user_message.appended.1"
 	TypeDirectoryChanged    = "session.directory.changed.1"
+	TypeSessionForked       = "session.forked.1"
 )
 
 // SessionCreated opens a session. A child session (a delegated job's) names its parent so that
@@ -49,3 +50,37 @@ type DirectoryChanged struct {
 }
 
 func (DirectoryChanged) EventType() string { return TypeDirectoryChanged }
+
+// SessionForked opens a session whose history is another session's up to one event, by
+// reference: the source's events are not copied. Loading the fork's stream folds the source
+// stream up to Source.Revision first (commands.Load), then the fork's own events. Source.Hash
+// pins that history: loading refuses a source whose event at that revision no longer carries
+// it (docs/storage.md, "Forks").
+type SessionForked struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+	Agent     string `json:"agent"`
+	Directory string `json:"directory,omitempty"`
+	// MessageCount is how many user messages the history holds, for the session read model,
+	// which sees only the fork's own events.
+	MessageCount int        `json:"messageCount"`
+	Source       ForkSource `json:"source"`
+}
+
+// ForkSource is the event a fork's history ends with.
+type ForkSource struct {
+	SessionID string `json:"sessionId"`
+	Stream    string `json:"stream"`
+	Revision  uint64 `json:"revision"`
+	Position  uint64 `json:"position"`
+	EventID   string `json:"eventId"`
+	// Hash is that event's link in its stream's hash chain.
+	Hash string `json:"hash"`
+}
+
+func (SessionForked) EventType() string { return TypeSessionForked }
+
+// ForkedFrom names the stream and last revision whose events come before this stream's own.
+func (e SessionForked) ForkedFrom() (stream string, revision uint64, hash string) {
+	return e.Source.Stream, e.Source.Revision, e.Source.Hash
+}

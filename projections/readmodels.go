@@ -63,6 +63,9 @@ func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.
 	case events.SessionCreated:
 		return tx.Exec(ctx, `INSERT INTO session (id, title, agent, parent_session_id, directory, message_count, time_created, time_updated)
 			VALUES (?, ?, ?, ?, ?, 0, ?, ?)`, e.SessionID, e.Title, e.Agent, nullable(e.ParentSessionID), nullable(e.Directory), at, at)
+	case events.SessionForked:
+		return tx.Exec(ctx, `INSERT INTO session (id, title, agent, parent_session_id, directory, message_count, time_created, time_updated)
+			VALUES (?, ?, ?, NULL, ?, ?, ?, ?)`, e.SessionID, e.Title, e.Agent, nullable(e.Directory), e.MessageCount, at, at)
 	case events.SessionTitled:
 		return tx.Exec(ctx, `UPDATE session SET title = ?, time_updated = ? WHERE id = ?`, e.Title, at, e.SessionID)
 	case events.DirectoryChanged:

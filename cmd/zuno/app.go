@@ -40,6 +40,7 @@ import (
 type eventStore interface {
 	commands.EventStore
 	projections.Feed
+	ChainGenesis(ctx context.Context) (uint64, error)
 	Close() error
 }
 
@@ -319,4 +320,28 @@ func openProvider(cfg config, stderr io.Writer) func(spec string) (model.Provide
 		}
 		return provider.OpenWithKey(spec, key.Value)
 	}
+}
+
+// readModelDrift replays the log, up to where the read models are, into a scratch SQLite read
+// model and compares the two (docs/storage.md, "Read-model drift").
+func (a *app) readModelDrift(ctx context.Context) ([]projections.Drift, error) {
+	upTo, err := a.runner.CatchUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "zuno-verify-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	scratch, err := readmodel.OpenSQLite(ctx, filepath.Join(dir, "replay.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer scratch.Close()
+	replay := projections.NewRunner(scratch.Writer, projections.UpTo(a.store, upTo), a.registry, projections.All())
+	if _, err := replay.CatchUp(ctx); err != nil {
+		return nil, fmt.Errorf("replay the log into a scratch read model: %w", err)
+	}
+	return projections.CompareReadModels(ctx, a.rm.Writer, scratch.Writer, projections.All())
 }

@@ -35,7 +35,7 @@ func printResult(cmd *cobra.Command, format string, res commands.Result, human f
 
 func newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "Create, list, show and add to sessions"}
-	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd())
+	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd(), newSessionForkCmd())
 	return cmd
 }
 
@@ -164,4 +164,45 @@ func newSessionShowCmd() *cobra.Command {
 	}
 	addFormatFlag(show, "table")
 	return show
+}
+
+func newSessionForkCmd() *cobra.Command {
+	fork := &cobra.Command{
+		Use:   "fork --from POSITION|EVENT_ID [--title T] [--id ses_…]",
+		Short: "Start a new session whose history is another's up to one event",
+		Long: `Open a new session whose history is the source session's up to and including the event
+--from names (a global position or an event id, as zuno events read prints them). The
+history is referenced, not copied: the new session's first event names the source stream,
+revision and that event's hash, and loading the fork refuses a source that no longer
+carries it. Continue the fork with zuno run --session NEW; the source is not touched.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := getFormat(cmd)
+			if err != nil {
+				return err
+			}
+			from, _ := cmd.Flags().GetString("from")
+			if from == "" {
+				return usagef("--from is required: the position or event id the fork's history ends with")
+			}
+			title, _ := cmd.Flags().GetString("title")
+			id, _ := cmd.Flags().GetString("id")
+			if id == "" {
+				id = zapp.NewID("ses_")
+			}
+			return withApp(cmd, func(ctx context.Context, a *app) error {
+				res, err := a.Commands.ForkSession(ctx, commandMeta(cmd, id), from, id, title)
+				if err != nil {
+					return err
+				}
+				return printResult(cmd, format, res, func() string { return id })
+			})
+		},
+	}
+	fork.Flags().String("from", "", "the global position or event id the history ends with")
+	fork.Flags().String("title", "", "the new session's title (default: the source's, with \" (fork)\")")
+	fork.Flags().String("id", "", "session id (default: a new ses_… id)")
+	addCommandIDFlag(fork)
+	addFormatFlag(fork, "table")
+	return fork
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/inbox"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
+	"github.com/zuno-run/zuno/events"
 )
 
 // NewSession is a session to create.
@@ -73,4 +77,49 @@ func decodeStrict(raw string, into any) error {
 func (c *Commands) AnswerPermission(ctx context.Context, meta commands.Meta, sessionID, askID, callID, reply string) (commands.Result, error) {
 	return c.send(ctx, &commands.AnswerPermission{Meta: meta,
 		Answer: inbox.Answer{SessionID: sessionID, AskID: askID, CallID: callID, Reply: reply, Source: "user"}})
+}
+
+// ForkSession opens sessionID with the history of the session whose stream holds the event
+// from names (a global position, or an event id), up to and including that event
+// (docs/storage.md, "Forks"). The source is not touched.
+func (c *Commands) ForkSession(ctx context.Context, meta commands.Meta, from, sessionID, title string) (commands.Result, error) {
+	at, err := c.findEvent(ctx, from)
+	if err != nil {
+		return commands.Result{}, err
+	}
+	return c.send(ctx, &commands.ForkSession{Meta: meta, SessionID: sessionID, Title: title,
+		SourceStream: at.Stream, SourceRevision: at.StreamRevision})
+}
+
+// findEvent reads the event at a global position, or scans the log for an event id: the log
+// has no index by id that every store shares, and a fork is rare.
+func (c *Commands) findEvent(ctx context.Context, from string) (events.Recorded, error) {
+	notFound := &queries.NotFoundError{Message: fmt.Sprintf("no event at position or with id %q; list events with zuno events read", from)}
+	if pos, err := strconv.ParseUint(from, 10, 64); err == nil {
+		recs, err := c.ports.Log.ReadAll(ctx, max(pos, 1)-1, 1)
+		if err != nil {
+			return events.Recorded{}, err
+		}
+		if len(recs) == 0 || recs[0].Position != pos {
+			return events.Recorded{}, notFound
+		}
+		return recs[0], nil
+	}
+	const page = 4096
+	var after uint64
+	for {
+		recs, err := c.ports.Log.ReadAll(ctx, after, page)
+		if err != nil {
+			return events.Recorded{}, err
+		}
+		for _, r := range recs {
+			if r.ID == from {
+				return r, nil
+			}
+		}
+		if len(recs) < page {
+			return events.Recorded{}, notFound
+		}
+		after = recs[len(recs)-1].Position
+	}
 }

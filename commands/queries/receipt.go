@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zuno-run/zuno/commands"
@@ -63,7 +64,10 @@ func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensit
 	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
 		DebugView: prompt.NewDebugView(f.receipt, sensitive)}
 	v.Verified = v.Verification == ""
-	if !v.Verified {
+	var mismatch *prompt.ReceiptError
+	if err := prompt.Verify(f.receipt); errors.As(err, &mismatch) {
+		return v, &ReceiptMismatchError{mismatch.Detail()}
+	} else if !v.Verified {
 		return v, &ReceiptMismatchError{v.Verification}
 	}
 	return v, nil

@@ -14,16 +14,16 @@ const Redacted = "<redacted>"
 type DebugView struct {
 	// Receipt is the receipt's metadata (ids, order, sources, roles, trust, priorities,
 	// sizes, estimates, digests, hook state); its Blobs are left out.
-	Receipt  Receipt
-	Sections []Section
+	Receipt  Receipt   `json:"receipt"`
+	Sections []Section `json:"sections"`
 	// Projection is the provider-visible request rebuilt from the receipt.
-	Projection model.Request
+	Projection model.Request `json:"projection"`
 	// Sensitive is true when the view shows content (--show-sensitive).
-	Sensitive bool
+	Sensitive bool `json:"sensitive"`
 	// Verification is "" when Verify accepted the receipt, and its error text otherwise; the
 	// view is still built, because a receipt that fails verification is exactly the one
 	// someone needs to look at.
-	Verification string
+	Verification string `json:"verification,omitempty"`
 }
 
 // NewDebugView builds the debug view of a receipt. Unless showSensitive, section content and

@@ -91,3 +91,58 @@ func TestDebugViewOfTamperedReceipt(t *testing.T) {
 		t.Fatal("a receipt that fails verification must still be shown, redacted")
 	}
 }
+
+// TestDebugViewKeysAreCamelCase: `zuno debug prompt --format json` has one key style. Tool
+// parameter schemas are left out: they are what the model is sent, named by each tool.
+func TestDebugViewKeysAreCamelCase(t *testing.T) {
+	v := prompt.NewDebugView(mustAssemble(t, fullInput()).Receipt, true)
+	v.Verification = "receipt_mismatch: example"
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	json.Unmarshal(out, &tree)
+	var walk func(path string, n any)
+	walk = func(path string, n any) {
+		switch x := n.(type) {
+		case map[string]any:
+			for k, child := range x {
+				if k == "" || k[0] < 'a' || k[0] > 'z' || strings.ContainsAny(k, "_-") {
+					t.Errorf("%s.%s: not camelCase", path, k)
+				}
+				if k != "schema" {
+					walk(path+"."+k, child)
+				}
+			}
+		case []any:
+			for _, child := range x {
+				walk(path+"[]", child)
+			}
+		}
+	}
+	walk("", tree)
+	for _, k := range []string{`"receipt":`, `"sections":`, `"projection":`, `"sensitive":`, `"verification":`, `"content":`} {
+		if !strings.Contains(string(out), k) {
+			t.Errorf("no %s key", k)
+		}
+	}
+}
+
+// TestReceiptErrorStatesItsCodeOnce: the code leads the message once, and Detail, which
+// wrapping errors quote, carries none.
+func TestReceiptErrorStatesItsCodeOnce(t *testing.T) {
+	r := mustAssemble(t, fullInput()).Receipt
+	r.AssemblyDigest = "0000"
+	err := prompt.Verify(r)
+	re, ok := err.(*prompt.ReceiptError)
+	if !ok {
+		t.Fatalf("Verify = %v", err)
+	}
+	if n := strings.Count(err.Error(), prompt.CodeReceiptMismatch); n != 1 || !strings.HasPrefix(err.Error(), prompt.CodeReceiptMismatch+": ") {
+		t.Fatalf("code stated %d times: %s", n, err)
+	}
+	if strings.Contains(re.Detail(), prompt.CodeReceiptMismatch) {
+		t.Fatalf("detail repeats the code: %s", re.Detail())
+	}
+}

@@ -89,9 +89,15 @@ type ReceiptError struct {
 func (e *ReceiptError) Code() string { return CodeReceiptMismatch }
 
 func (e *ReceiptError) Error() string {
+	return CodeReceiptMismatch + ": " + e.Detail() + "; treat the recorded prompt as untrustworthy and investigate the event log"
+}
+
+// Detail is the message without its code and advice, for an error that wraps it and states
+// both itself (each stated once: docs/errors.md).
+func (e *ReceiptError) Detail() string {
 	const shown = 5
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: the prompt receipt does not prove its request (%d mismatches): ", CodeReceiptMismatch, len(e.Mismatches))
+	fmt.Fprintf(&b, "the prompt receipt does not prove its request (%d mismatches): ", len(e.Mismatches))
 	for i, m := range e.Mismatches[:min(len(e.Mismatches), shown)] {
 		if i > 0 {
 			b.WriteString("; ")
@@ -101,7 +107,6 @@ func (e *ReceiptError) Error() string {
 	if n := len(e.Mismatches) - shown; n > 0 {
 		fmt.Fprintf(&b, "; and %d more", n)
 	}
-	b.WriteString("; treat the recorded prompt as untrustworthy and investigate the event log")
 	return b.String()
 }
 
@@ -139,7 +144,8 @@ func (v *verifier) blob(subject string, index int, id, d string) (string, bool) 
 // nil or a *ReceiptError naming each mismatch.
 //
 // Verify proves a receipt is self-consistent; that it is the receipt that was appended is
-// the event log's job (command-derived ids, the hash-chained log).
+// the event log's job: command-derived ids, and the hash chain `zuno verify` walks
+// (docs/storage.md, "Hash chain").
 func Verify(r Receipt) error {
 	v := &verifier{r: r, used: map[string]bool{}}
 	if r.SchemaVersion != SchemaVersion {

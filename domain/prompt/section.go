@@ -70,7 +70,7 @@ func priority(trust string, refinement int) int {
 // Section is one model-visible section: its receipt metadata and its content.
 type Section struct {
 	events.PromptSection
-	Content string
+	Content string `json:"content"`
 }
 
 // Estimator names the token estimate below; it is recorded in every receipt.

@@ -20,6 +20,8 @@ type State struct {
 	Agent           string
 	ParentSessionID string
 	Directory       string
+	// ForkedFrom is the session whose history this one continues (session fork).
+	ForkedFrom string
 	// MessageCount counts user messages.
 	MessageCount int
 
@@ -37,6 +39,12 @@ func (s *State) Evolve(p events.Payload) error {
 		s.Exists = true
 		s.SessionID, s.Title, s.Agent = e.SessionID, e.Title, e.Agent
 		s.ParentSessionID, s.Directory = e.ParentSessionID, e.Directory
+	case events.SessionForked:
+		// Folded after the source's history: the fork takes over its identity, keeps its
+		// messages, and is a root session of its own.
+		s.Exists = true
+		s.SessionID, s.Title, s.Agent, s.Directory = e.SessionID, e.Title, e.Agent, e.Directory
+		s.ParentSessionID, s.ForkedFrom, s.MessageCount = "", e.Source.SessionID, e.MessageCount
 	case events.SessionTitled:
 		s.Title = e.Title
 	case events.UserMessageAppended:
@@ -80,6 +88,15 @@ type ChangeDirectory struct {
 	Directory string
 }
 
+// Fork opens SessionID with the history of Source.SessionID up to the event Source names.
+// Source is the state of the source session at that event: it must be a session.
+type Fork struct {
+	SessionID string
+	Title     string
+	Source    *State
+	At        events.ForkSource
+}
+
 // AppendUserMessage adds user input to the transcript.
 type AppendUserMessage struct {
 	SessionID string
@@ -91,6 +108,7 @@ func (Create) isSessionCommand()            {}
 func (SetTitle) isSessionCommand()          {}
 func (AppendUserMessage) isSessionCommand() {}
 func (ChangeDirectory) isSessionCommand()   {}
+func (Fork) isSessionCommand()              {}
 
 // Decide returns the events a command produces against s, or a *domain.Error. It never
 // changes s. A nil s is a session that does not exist.
@@ -107,9 +125,11 @@ func Decide(s *State, cmd Command) ([]events.Payload, error) {
 		return decideAppend(s, c)
 	case ChangeDirectory:
 		return decideDirectory(s, c)
+	case Fork:
+		return decideFork(s, c)
 	default:
 		return nil, domain.Invalid("command", fmt.Sprintf("%T is not a session command", cmd),
-			"send Create, SetTitle, AppendUserMessage or ChangeDirectory")
+			"send Create, SetTitle, AppendUserMessage, ChangeDirectory or Fork")
 	}
 }
 
@@ -206,4 +226,30 @@ func requireSession(s *State, id string) *domain.Error {
 		return e
 	}
 	return nil
+}
+
+func decideFork(s *State, c Fork) ([]events.Payload, error) {
+	if err := domain.CheckID("session_id", c.SessionID); err != nil {
+		return nil, err
+	}
+	if s.Exists {
+		e := domain.NewError(domain.CodeSessionExists, fmt.Sprintf("session %s already exists", s.SessionID),
+			"fork into a new session id")
+		e.ID = s.SessionID
+		return nil, e
+	}
+	if c.Source == nil || !c.Source.Exists {
+		return nil, domain.Invalid("from", fmt.Sprintf("event %s is not in a session's history", c.At.EventID),
+			"fork from an event of a session stream (zuno events read --stream session-…)")
+	}
+	title := c.Title
+	if strings.TrimSpace(title) == "" {
+		title = c.Source.Title + " (fork)"
+	}
+	title, err := domain.CheckTitle("title", title)
+	if err != nil {
+		return nil, err
+	}
+	return []events.Payload{events.SessionForked{SessionID: c.SessionID, Title: title, Agent: c.Source.Agent,
+		Directory: c.Source.Directory, MessageCount: c.Source.MessageCount, Source: c.At}}, nil
 }

@@ -142,3 +142,58 @@ func TestDecideNilState(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// TestDecideFork: each sentence of `zuno session fork` that the aggregate decides.
+func TestDecideFork(t *testing.T) {
+	src := &session.State{}
+	for _, p := range []events.Payload{
+		events.SessionCreated{SessionID: "ses_src", Title: "Source", Agent: "plan", Directory: "/repo", ParentSessionID: "ses_root"},
+		events.UserMessageAppended{SessionID: "ses_src", MessageID: "msg_1", Text: "hi"},
+	} {
+		if err := src.Evolve(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := events.ForkSource{SessionID: "ses_src", Stream: "session-ses_src", Revision: 1, Position: 7, EventID: "e", Hash: "h"}
+	exists := &session.State{Exists: true, SessionID: "ses_new"}
+	cases := []struct {
+		name      string
+		state     *session.State
+		fork      session.Fork
+		wantCode  string
+		wantTitle string
+	}{
+		{name: "a new session, the source's title marked as a fork", fork: session.Fork{SessionID: "ses_new", Source: src, At: at}, wantTitle: "Source (fork)"},
+		{name: "--title names it", fork: session.Fork{SessionID: "ses_new", Title: "Try B", Source: src, At: at}, wantTitle: "Try B"},
+		{name: "the new id is taken", state: exists, fork: session.Fork{SessionID: "ses_new", Source: src, At: at}, wantCode: domain.CodeSessionExists},
+		{name: "the event is not in a session", fork: session.Fork{SessionID: "ses_new", Source: &session.State{}, At: at}, wantCode: domain.CodeInvalidArgument},
+		{name: "a bad new id", fork: session.Fork{SessionID: "bad id", Source: src, At: at}, wantCode: domain.CodeInvalidArgument},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := session.Decide(tc.state, tc.fork)
+			if tc.wantCode != "" {
+				if domain.CodeOf(err) != tc.wantCode {
+					t.Fatalf("err %v, want %s", err, tc.wantCode)
+				}
+				return
+			}
+			if err != nil || len(out) != 1 {
+				t.Fatalf("out %+v err %v", out, err)
+			}
+			f := out[0].(events.SessionForked)
+			if f.SessionID != "ses_new" || f.Title != tc.wantTitle || f.Agent != "plan" || f.Directory != "/repo" || f.MessageCount != 1 || f.Source != at {
+				t.Fatalf("forked %+v", f)
+			}
+			// Folded after the source's history, the fork is a root session of its own that
+			// keeps the history's messages.
+			s := *src
+			if err := s.Evolve(f); err != nil {
+				t.Fatal(err)
+			}
+			if s.SessionID != "ses_new" || s.ParentSessionID != "" || s.ForkedFrom != "ses_src" || !s.HasMessage("msg_1") || s.MessageCount != 1 {
+				t.Fatalf("state after the fork %+v", s)
+			}
+		})
+	}
+}

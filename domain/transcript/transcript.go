@@ -179,6 +179,8 @@ func (s *State) Evolve(p events.Payload) error {
 	switch e := p.(type) {
 	case events.SessionCreated:
 		s.SessionID, s.Agent = e.SessionID, e.Agent
+	case events.SessionForked:
+		s.SessionID, s.Agent = e.SessionID, e.Agent // the source's history stays
 	case events.UserMessageAppended:
 		s.Messages = append(s.Messages, model.Message{Role: model.RoleUser, Text: e.Text})
 	case events.PromptAssembled:

@@ -38,8 +38,7 @@ func (s *Store) Append(caller context.Context, stream string, expected events.Ex
 		return events.AppendResult{}, &events.InvalidAppendError{Stream: stream,
 			Reason: "EventStoreDB reserves stream names starting with $ for itself"}
 	}
-	proposed, err := toEventData(stream, evs)
-	if err != nil {
+	if _, err := toEventData(stream, evs); err != nil {
 		return events.AppendResult{}, err
 	}
 
@@ -48,30 +47,62 @@ func (s *Store) Append(caller context.Context, stream string, expected events.Ex
 		return events.AppendResult{}, err
 	}
 	defer done()
-	res, err = s.append(ctx, stream, expected, evs, proposed)
+	res, err = s.append(ctx, stream, expected, evs)
 	if err != nil && ctx.Err() != nil {
 		return events.AppendResult{}, s.interrupted(caller, ctx)
 	}
 	return res, err
 }
 
-func (s *Store) append(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.Event, proposed []esdb.EventData) (events.AppendResult, error) {
-	stored, err := s.storedCopies(ctx, stream, evs)
-	if err != nil {
-		return events.AppendResult{}, err
-	}
-	if len(stored) > 0 {
-		return events.MatchRetry(stream, evs, stored)
-	}
+// chainAttempts bounds how often an append whose condition still holds is re-linked to a
+// head that moved while it was being hashed.
+const chainAttempts = 16
 
-	wr, err := s.client.AppendToStream(ctx, stream, esdb.AppendToStreamOptions{ExpectedRevision: toExpected(expected)}, proposed...)
-	if isCode(err, esdb.ErrorCodeWrongExpectedVersion) {
-		return s.refused(ctx, stream, expected, evs)
+// append links evs to the stream's head (events.Seal) and writes them expecting exactly that
+// head, so that two concurrent appends can never both chain to it: the server refuses the
+// later one, which is re-linked to the new head when the caller's own condition still allows
+// (docs/storage.md, "Hash chain").
+func (s *Store) append(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.Event) (events.AppendResult, error) {
+	for range chainAttempts {
+		stored, head, err := s.storedCopies(ctx, stream, evs)
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		if len(stored) > 0 {
+			return events.MatchRetry(stream, evs, stored)
+		}
+		current, prev, at := int64(-1), "", esdb.ExpectedRevision(esdb.NoStream{})
+		if head != nil {
+			current, prev, at = int64(head.StreamRevision), head.Metadata.Hash, esdb.Revision(head.StreamRevision)
+		}
+		if !expected.Allows(current) {
+			return events.AppendResult{}, &events.WrongExpectedRevisionError{Stream: stream, Expected: expected, Actual: current}
+		}
+		sealed, err := events.Seal(stream, prev, uint64(current+1), evs)
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		proposed, err := toEventData(stream, sealed)
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		wr, err := s.client.AppendToStream(ctx, stream, esdb.AppendToStreamOptions{ExpectedRevision: at}, proposed...)
+		if isCode(err, esdb.ErrorCodeWrongExpectedVersion) {
+			if _, exact := expected.Revision(); exact || expected.IsNoStream() {
+				return s.refused(ctx, stream, expected, evs)
+			}
+			continue // the head moved: link to the new one
+		}
+		if err != nil {
+			return events.AppendResult{}, fmt.Errorf("esdb: append to stream %q: %w", stream, err)
+		}
+		return s.readBack(ctx, stream, evs, wr)
 	}
-	if err != nil {
-		return events.AppendResult{}, fmt.Errorf("esdb: append to stream %q: %w", stream, err)
-	}
+	return events.AppendResult{}, fmt.Errorf("esdb: append to stream %q: its head moved %d times while linking the hash chain; retry", stream, chainAttempts)
+}
 
+// readBack answers a successful write from the events as stored.
+func (s *Store) readBack(ctx context.Context, stream string, evs []events.Event, wr *esdb.WriteResult) (events.AppendResult, error) {
 	// The write result names the last revision but only one position, so the appended events
 	// are read back for both positions. Matching them against evs also catches the server
 	// acknowledging an earlier append with the same ids but other content as a duplicate.
@@ -93,7 +124,7 @@ func (s *Store) append(ctx context.Context, stream string, expected events.Expec
 // refused explains a wrong-expected-version answer: an identical append that got there first,
 // or a stream that is not where the caller thought.
 func (s *Store) refused(ctx context.Context, stream string, expected events.ExpectedRevision, evs []events.Event) (events.AppendResult, error) {
-	stored, err := s.storedCopies(ctx, stream, evs)
+	stored, _, err := s.storedCopies(ctx, stream, evs)
 	if err != nil {
 		return events.AppendResult{}, err
 	}
@@ -112,15 +143,20 @@ func (s *Store) refused(ctx context.Context, stream string, expected events.Expe
 	return events.AppendResult{}, &events.WrongExpectedRevisionError{Stream: stream, Expected: expected, Actual: actual}
 }
 
-// storedCopies returns the stored events, among the stream's recent ones, whose ids are in evs.
-func (s *Store) storedCopies(ctx context.Context, stream string, evs []events.Event) ([]events.Recorded, error) {
+// storedCopies returns the stored events, among the stream's recent ones, whose ids are in
+// evs, and the stream's last event (nil when the stream does not exist).
+func (s *Store) storedCopies(ctx context.Context, stream string, evs []events.Event) ([]events.Recorded, *events.Recorded, error) {
 	index := make(map[string]int, len(evs))
 	for i, ev := range evs {
 		index[ev.ID] = i
 	}
 	recent, err := s.streamEvents(ctx, stream, esdb.Backwards, esdb.End{}, uint64(len(evs)+idempotencyWindow))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var head *events.Recorded
+	if len(recent) > 0 {
+		head = &recent[0]
 	}
 	found := make(map[string]events.Recorded)
 	for _, r := range recent {
@@ -129,7 +165,7 @@ func (s *Store) storedCopies(ctx context.Context, stream string, evs []events.Ev
 		}
 	}
 	if len(found) == 0 || len(found) == len(evs) {
-		return values(found), nil
+		return values(found), head, nil
 	}
 	// Part of the append lies outside the window. An exact retry occupies consecutive
 	// revisions, so the rest is where the found part says it must be.
@@ -143,7 +179,7 @@ func (s *Store) storedCopies(ctx context.Context, stream string, evs []events.Ev
 	if anchor.StreamRevision >= i {
 		span, err := s.streamEvents(ctx, stream, esdb.Forwards, esdb.Revision(anchor.StreamRevision-i), uint64(len(evs)))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, r := range span {
 			if _, ok := index[r.ID]; ok {
@@ -151,7 +187,7 @@ func (s *Store) storedCopies(ctx context.Context, stream string, evs []events.Ev
 			}
 		}
 	}
-	return values(found), nil
+	return values(found), head, nil
 }
 
 func values(m map[string]events.Recorded) []events.Recorded {

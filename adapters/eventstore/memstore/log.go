@@ -49,10 +49,23 @@ func (l *Log) append(stream string, expected events.ExpectedRevision, evs []even
 		return events.AppendResult{}, storemetrics.OutcomeConflict,
 			&events.WrongExpectedRevisionError{Stream: stream, Expected: expected, Actual: current}
 	}
-	res := l.write(stream, evs)
+	sealed, err := events.Seal(stream, l.headHash(stream), uint64(current+1), evs)
+	if err != nil {
+		return events.AppendResult{}, storemetrics.OutcomeError, err
+	}
+	res := l.write(stream, sealed)
 	close(l.appended)
 	l.appended = make(chan struct{})
 	return res, storemetrics.OutcomeOK, nil
+}
+
+// headHash is the hash the stream's next event chains to; the caller holds the lock.
+func (l *Log) headHash(stream string) string {
+	positions := l.streams[stream]
+	if len(positions) == 0 {
+		return ""
+	}
+	return l.records[positions[len(positions)-1]-1].Metadata.Hash
 }
 
 // known returns the stored events that carry the ids of evs.

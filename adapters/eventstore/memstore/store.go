@@ -159,3 +159,6 @@ func (s *Store) Subscribe(ctx context.Context, after uint64, handle func(events.
 		}
 	}
 }
+
+// ChainGenesis is 0: a memory log never held events older than the hash chain.
+func (s *Store) ChainGenesis(context.Context) (uint64, error) { return 0, nil }

@@ -25,6 +25,8 @@ type pgEvent struct {
 	Type     string `json:"type"`
 	Data     string `json:"data"` // JSON text carried as a string, so its bytes are kept exactly
 	Metadata string `json:"metadata"`
+	// Digest is events.BodyDigest; zuno_append links it into the stream's hash chain.
+	Digest string `json:"digest"`
 }
 
 func expectation(e events.ExpectedRevision) (string, uint64) {
@@ -52,11 +54,16 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 		expect, rev := expectation(r.expected)
 		req := pgRequest{Stream: r.stream, Expect: expect, Revision: rev, Events: make([]pgEvent, len(r.evs))}
 		for j, ev := range r.evs {
+			ev.Metadata.Hash = "" // the chain's link is the store's to set
 			md, err := json.Marshal(ev.Metadata)
 			if err != nil {
 				return nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
 			}
-			req.Events[j] = pgEvent{ID: ev.ID, Type: ev.Type, Data: string(ev.Data), Metadata: string(md)}
+			digest, err := events.BodyDigest(r.stream, ev)
+			if err != nil {
+				return nil, fmt.Errorf("hash event %s: %w", ev.ID, err)
+			}
+			req.Events[j] = pgEvent{ID: ev.ID, Type: ev.Type, Data: string(ev.Data), Metadata: string(md), Digest: digest}
 		}
 		reqs = append(reqs, req)
 		index = append(index, i)

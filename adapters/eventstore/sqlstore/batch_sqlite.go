@@ -28,7 +28,10 @@ func newSQLiteBatcher(ctx context.Context, db *sqlx.DB) (*sqliteBatcher, error) 
 		// Id lists and stream lists travel as one JSON array, so each statement is prepared once.
 		{&b.storedByID, `SELECT ` + columns + ` FROM event_log WHERE event_id IN (SELECT value FROM json_each(?))`},
 		// One index probe per stream; a GROUP BY over an IN list would scan.
-		{&b.revisions, `SELECT j.value, (SELECT MAX(stream_revision) FROM event_log e WHERE e.stream = j.value) FROM json_each(?) j`},
+		// The head's hash is the link the stream's next event chains to (events.Seal).
+		{&b.revisions, `SELECT j.value, h.stream_revision, json_extract(h.metadata, '$.hash') FROM json_each(?) j
+			LEFT JOIN event_log h ON h.stream = j.value
+			 AND h.stream_revision = (SELECT MAX(stream_revision) FROM event_log e WHERE e.stream = j.value)`},
 		{&b.insert, `INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)`},
 	} {
 		stmt, err := db.PreparexContext(ctx, p.query)
@@ -75,7 +78,7 @@ func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRe
 		for _, r := range recs {
 			stored[r.ID] = r
 		}
-		revisions, err := b.streamRevisions(ctx, tx, streams)
+		heads, err := b.streamHeads(ctx, tx, streams)
 		if err != nil {
 			return nil, err
 		}
@@ -91,13 +94,18 @@ func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRe
 				replies[i] = retryReply(r, known)
 				continue
 			}
-			current := revisions[r.stream]
+			head := heads[r.stream]
+			current := head.revision
 			if !r.expected.Allows(current) {
 				replies[i] = wrongRevision(r, current)
 				continue
 			}
+			sealed, err := events.Seal(r.stream, head.hash, uint64(current+1), r.evs)
+			if err != nil {
+				return nil, fmt.Errorf("hash events of %s: %w", r.stream, err)
+			}
 			res := events.AppendResult{FirstPosition: last + 1}
-			for _, ev := range r.evs {
+			for _, ev := range sealed {
 				md, err := json.Marshal(ev.Metadata)
 				if err != nil {
 					return nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
@@ -111,7 +119,7 @@ func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRe
 				stored[ev.ID] = events.Recorded{Event: ev, Stream: r.stream, StreamRevision: uint64(current), Position: last}
 				inserted++
 			}
-			revisions[r.stream] = current
+			heads[r.stream] = streamHead{revision: current, hash: sealed[len(sealed)-1].Metadata.Hash}
 			res.NextRevision, res.LastPosition = uint64(current), last
 			replies[i] = appendReply{result: res, outcome: storemetrics.OutcomeOK}
 		}
@@ -126,28 +134,42 @@ func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRe
 	}
 }
 
-func (b *sqliteBatcher) streamRevisions(ctx context.Context, tx *sqlx.Tx, streams []string) (map[string]int64, error) {
+// streamHead is where a stream ends: its last revision (-1: no stream) and that event's hash.
+type streamHead struct {
+	revision int64
+	hash     string
+}
+
+func (b *sqliteBatcher) streamHeads(ctx context.Context, tx *sqlx.Tx, streams []string) (map[string]streamHead, error) {
 	list, _ := json.Marshal(streams)
 	rows, err := tx.StmtxContext(ctx, b.revisions).QueryContext(ctx, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("read stream revisions: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[string]int64, len(streams))
+	out := make(map[string]streamHead, len(streams))
 	for _, st := range streams {
-		out[st] = -1
+		out[st] = streamHead{revision: -1}
 	}
 	for rows.Next() {
 		var stream string
 		var rev *int64
-		if err := rows.Scan(&stream, &rev); err != nil {
+		var hash *string
+		if err := rows.Scan(&stream, &rev, &hash); err != nil {
 			return nil, err
 		}
 		if rev != nil {
-			out[stream] = *rev
+			out[stream] = streamHead{revision: *rev, hash: deref(hash)}
 		}
 	}
 	return out, rows.Err()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // batchKeys lists the batch's event ids and its distinct streams.

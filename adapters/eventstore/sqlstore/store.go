@@ -344,3 +344,11 @@ func (b *broadcaster) broadcast() {
 	b.ch = make(chan struct{})
 	b.mu.Unlock()
 }
+
+// ChainGenesis is the last position written before the hash chain began (the migration that
+// added it recorded it): events at or below it may carry no hash (docs/storage.md).
+func (s *Store) ChainGenesis(ctx context.Context) (uint64, error) {
+	var pos int64
+	err := s.reader.GetContext(ctx, &pos, `SELECT COALESCE(MAX(position), 0) FROM event_chain_genesis`)
+	return uint64(pos), err
+}

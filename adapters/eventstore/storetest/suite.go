@@ -48,6 +48,8 @@ func Run(t *testing.T, open Opener, gaps ...Limitation) {
 		{"OrderStableAcrossReopen", testReopen},
 		{"ConcurrentExactRevision", testConcurrentExact},
 		{"ConcurrentWritersLiveSubscriber", testConcurrentWritersSubscriber},
+		{"HashChain", testHashChain},
+		{"HashChainConcurrentAny", testHashChainConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open, gaps) })

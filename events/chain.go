@@ -1,0 +1,76 @@
+package events
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+)
+
+// The hash chain (docs/storage.md, "Hash chain"). Every stored event's Metadata.Hash is
+//
+//	Link(prev, revision, BodyDigest(stream, event))
+//
+// where prev is the Hash of the event before it in its stream ("" for the first event, and for
+// the first event after events written before the chain existed). The body digest covers the
+// event's id, stream, type, data bytes and metadata without the hash; the link adds the stream
+// revision and the predecessor. The link is a fixed text format so that the Postgres append
+// function computes it in SQL from a digest Go passes in, where the revision is decided.
+
+// ChainVersion names the canonical form; it is part of every hashed byte string.
+const ChainVersion = "zuno.chain.1"
+
+// BodyDigest returns the hex SHA-256 of an event's canonical bytes, without its place in the
+// chain: each field length-prefixed, so no two different events share bytes.
+func BodyDigest(stream string, ev Event) (string, error) {
+	md := ev.Metadata
+	md.Hash = ""
+	mdBytes, err := json.Marshal(md)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	buf := make([]byte, 0, 64)
+	buf = append(buf, ChainVersion...)
+	buf = append(buf, '\n')
+	h.Write(buf)
+	for _, field := range [][]byte{[]byte(ev.ID), []byte(stream), []byte(ev.Type), ev.Data, mdBytes} {
+		buf = strconv.AppendInt(buf[:0], int64(len(field)), 10)
+		buf = append(buf, ':')
+		h.Write(buf)
+		h.Write(field)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Link chains a body digest to its predecessor's hash at a stream revision. The Postgres
+// append function computes the same text: version, prev, revision and digest, one per line.
+func Link(prev string, revision uint64, body string) string {
+	buf := make([]byte, 0, len(ChainVersion)+len(prev)+len(body)+24)
+	buf = append(buf, ChainVersion...)
+	buf = append(buf, '\n')
+	buf = append(buf, prev...)
+	buf = append(buf, '\n')
+	buf = strconv.AppendUint(buf, revision, 10)
+	buf = append(buf, '\n')
+	buf = append(buf, body...)
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:])
+}
+
+// Seal returns copies of evs, to be stored at revisions first, first+1, … of stream after an
+// event whose hash is prev, each with its Metadata.Hash set. Any hash a caller set is
+// replaced. The caller's slice is not changed.
+func Seal(stream, prev string, first uint64, evs []Event) ([]Event, error) {
+	out := make([]Event, len(evs))
+	for i, ev := range evs {
+		body, err := BodyDigest(stream, ev)
+		if err != nil {
+			return nil, err
+		}
+		ev.Metadata.Hash = Link(prev, first+uint64(i), body)
+		prev = ev.Metadata.Hash
+		out[i] = ev
+	}
+	return out, nil
+}
