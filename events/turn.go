@@ -98,9 +98,12 @@ type ProviderResponse struct {
 
 // ToolCall is a call the model asked for, its arguments exactly as the model produced them.
 type ToolCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	// ID is the runtime's id of the call, unique in the session; ProviderID is the provider's
+	// own, when it gave one and it differs (docs/turns.md, "Tool call ids").
+	ID         string `json:"id"`
+	ProviderID string `json:"providerId,omitempty"`
+	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
 }
 
 // Usage is token usage as the provider reported it.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -135,16 +134,8 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if finalizing {
 		resp.ToolCalls = nil // tools were closed; a call the model made anyway is not run
 	}
-	if info := r.checkCallIDs(resp.ToolCalls); info != nil {
-		// Calls whose results could not be told apart are not run, and the turn stops: the
-		// conversation could not be sent to a provider again.
-		failed := base
-		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, info, elapsedMs(begun)
-		if err := r.stage(failed); err != nil {
-			return true, err
-		}
-		return true, r.finish(ctx, out, events.FinishFailed, info)
-	}
+	// The runtime owns the call ids: a provider's may be missing or repeated (docs/turns.md).
+	model.AssignCallIDs(base.RequestID, resp.ToolCalls, r.tr.HasCall)
 	completed := base
 	completed.Status, completed.Response, completed.DurationMs = events.RequestCompleted, recordResponse(resp), elapsedMs(begun)
 	if err := r.stage(completed); err != nil {
@@ -239,24 +230,6 @@ func (r *run) request(ctx context.Context, req model.Request) (model.Response, e
 	return acc.Response(), nil
 }
 
-// CodeInvalidResponse is the stable code of a model response the turn cannot use as it is.
-const CodeInvalidResponse = "invalid_response"
-
-// checkCallIDs refuses tool calls without an id, or with an id used before in the response or
-// the session: each result must answer exactly one call.
-func (r *run) checkCallIDs(calls []model.ToolCall) *events.ErrorInfo {
-	seen := map[string]bool{}
-	for i, c := range calls {
-		if c.ID == "" || seen[c.ID] || r.tr.HasCall(c.ID) {
-			return &events.ErrorInfo{Code: CodeInvalidResponse,
-				Message: fmt.Sprintf("the model's tool call %d (%s) has a missing or repeated id %q", i, c.Name, c.ID),
-				Fix:     "nothing was run; retry the turn, and if it recurs report the provider's tool call ids"}
-		}
-		seen[c.ID] = true
-	}
-	return nil
-}
-
 // newBlobs returns the blobs the stored receipt references that this session's log does not
 // hold yet: a receipt references earlier content by digest, so a long session does not
 // re-record its whole history each step. Only the stored receipt's own references are looked
@@ -313,7 +286,11 @@ func recordResponse(resp model.Response) *events.ProviderResponse {
 			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens},
 		FinishReason: string(resp.FinishReason), ProviderFinishReason: resp.ProviderFinishReason}
 	for _, c := range resp.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		tc := events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if c.ProviderID != c.ID {
+			tc.ProviderID = c.ProviderID // only when it differs: the common case records one id
+		}
+		out.ToolCalls = append(out.ToolCalls, tc)
 	}
 	return out
 }

@@ -33,10 +33,13 @@ type ResponseStart struct {
 // TextDelta is the next piece of the assistant's visible text.
 type TextDelta struct{ Text string }
 
-// ToolCallStart announces a tool call; its arguments follow.
+// ToolCallStart announces a tool call; its arguments follow. ID keys the call within this
+// response (the adapter makes it unique there, whatever the provider sent); ProviderID is the
+// provider's own id for it, "" if it gave none.
 type ToolCallStart struct {
-	ID   string
-	Name string
+	ID         string
+	ProviderID string
+	Name       string
 }
 
 // ToolCallArgsDelta is the next piece of a tool call's JSON arguments.
@@ -48,9 +51,10 @@ type ToolCallArgsDelta struct {
 // ToolCallEnd closes a tool call with its complete arguments, so a consumer that does not
 // care about partial arguments can ignore the deltas.
 type ToolCallEnd struct {
-	ID        string
-	Name      string
-	Arguments string
+	ID         string
+	ProviderID string
+	Name       string
+	Arguments  string
 }
 
 // UsageReport carries the token usage of the whole response.

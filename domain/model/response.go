@@ -34,6 +34,9 @@ func (a *Accumulator) Add(ev Event) {
 		a.text = append(a.text, e.Text...)
 	case ToolCallStart:
 		i := a.call(e.ID)
+		if e.ProviderID != "" {
+			a.resp.ToolCalls[i].ProviderID = e.ProviderID
+		}
 		if e.Name != "" {
 			a.resp.ToolCalls[i].Name = e.Name
 		}
@@ -42,6 +45,9 @@ func (a *Accumulator) Add(ev Event) {
 		a.args[i] = append(a.args[i], e.Delta...)
 	case ToolCallEnd:
 		i := a.call(e.ID)
+		if e.ProviderID != "" {
+			a.resp.ToolCalls[i].ProviderID = e.ProviderID
+		}
 		if e.Name != "" {
 			a.resp.ToolCalls[i].Name = e.Name
 		}

@@ -236,7 +236,7 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 		}
 		msg := model.Message{Role: model.RoleAssistant, Text: e.Response.Text}
 		for _, c := range e.Response.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: c.Arguments})
 		}
 		if msg.Text != "" || len(msg.ToolCalls) > 0 { // providers reject an empty assistant message
 			s.Messages = append(s.Messages, msg)

@@ -158,8 +158,9 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 		// Without include_usage a stream reports no token counts at all.
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
+	var ids model.WireIDs
 	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, p.message(m))
+		params.Messages = append(params.Messages, p.message(m, &ids))
 	}
 	for _, t := range req.Tools {
 		var schema map[string]any
@@ -189,7 +190,9 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 	return params, nil
 }
 
-func (p *Provider) message(m model.Message) sdk.ChatCompletionMessageParamUnion {
+// message renders one message; call ids go back as the provider gave them (ids maps the
+// runtime's, docs/turns.md).
+func (p *Provider) message(m model.Message, ids *model.WireIDs) sdk.ChatCompletionMessageParamUnion {
 	switch m.Role {
 	case model.RoleSystem:
 		return sdk.SystemMessage(m.Text)
@@ -203,17 +206,18 @@ func (p *Provider) message(m model.Message) sdk.ChatCompletionMessageParamUnion 
 		if m.Text != "" || len(m.ToolCalls) == 0 {
 			a.Content.OfString = sdk.String(m.Text)
 		}
-		for _, c := range m.ToolCalls {
+		wire := ids.Calls(m.ToolCalls)
+		for i, c := range m.ToolCalls {
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-					ID:       c.ID,
+					ID:       wire[i],
 					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
 				},
 			})
 		}
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	case model.RoleTool:
-		return sdk.ToolMessage(m.Text, m.ToolCallID)
+		return sdk.ToolMessage(m.Text, ids.Result(m.ToolCallID))
 	default: // RoleUser; Validate refused the rest
 		return sdk.UserMessage(m.Text)
 	}
@@ -231,8 +235,8 @@ type chunkState struct {
 }
 
 type toolCall struct {
-	id, name string
-	args     strings.Builder
+	key, id, name string // key: the call's index in this response; id: the provider's, if any
+	args          strings.Builder
 }
 
 func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
@@ -259,24 +263,21 @@ func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
 		for _, tc := range d.ToolCalls {
 			c := st.byIndex[tc.Index]
 			if c == nil {
-				c = &toolCall{id: tc.ID, name: tc.Function.Name}
-				if c.id == "" {
-					// Some compatible servers omit ids. Tool call ids become command ids,
-					// so the substitute must be unique: the response id makes it so.
-					c.id = fmt.Sprintf("%s-call-%d", chunk.ID, tc.Index)
-				}
+				// The index keys the call: some compatible servers omit ids or number them
+				// per response (call_0); the runtime assigns its own (docs/turns.md).
+				c = &toolCall{key: strconv.FormatInt(tc.Index, 10), id: tc.ID, name: tc.Function.Name}
 				if st.byIndex == nil {
 					st.byIndex = map[int64]*toolCall{}
 				}
 				st.byIndex[tc.Index] = c
 				st.calls = append(st.calls, c)
-				out = append(out, model.ToolCallStart{ID: c.id, Name: c.name})
+				out = append(out, model.ToolCallStart{ID: c.key, ProviderID: c.id, Name: c.name})
 			} else if tc.Function.Name != "" && tc.Function.Name != c.name {
 				c.name += tc.Function.Name
 			}
 			if a := tc.Function.Arguments; a != "" {
 				c.args.WriteString(a)
-				out = append(out, model.ToolCallArgsDelta{ID: c.id, Delta: a})
+				out = append(out, model.ToolCallArgsDelta{ID: c.key, Delta: a})
 			}
 		}
 		if choice.FinishReason != "" && st.finish == "" {
@@ -286,7 +287,7 @@ func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
 				if args == "" {
 					args = "{}" // a call without arguments streams none
 				}
-				out = append(out, model.ToolCallEnd{ID: c.id, Name: c.name, Arguments: args})
+				out = append(out, model.ToolCallEnd{ID: c.key, ProviderID: c.id, Name: c.name, Arguments: args})
 			}
 		}
 	}

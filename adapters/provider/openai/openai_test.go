@@ -170,8 +170,9 @@ func TestStreamToolCalls(t *testing.T) {
 	want := model.Response{
 		ID: "chatcmpl-BrC9aK1mN3pQ5rS7tU9vW1xY3zA5b", Model: "gpt-4.1-2025-04-14",
 		ToolCalls: []model.ToolCall{
-			{ID: "call_Xk2pL9mQ4rT7vW1yZ3aB5cD8", Name: "read", Arguments: `{"path": "go.mod"}`},
-			{ID: "call_Qw8eR4tY6uI2oP0aS1dF3gH5", Name: "grep", Arguments: `{"pattern": "^module ", "glob": "*.mod"}`},
+			// The index keys a call within the response; the provider's id is kept beside it.
+			{ID: "0", ProviderID: "call_Xk2pL9mQ4rT7vW1yZ3aB5cD8", Name: "read", Arguments: `{"path": "go.mod"}`},
+			{ID: "1", ProviderID: "call_Qw8eR4tY6uI2oP0aS1dF3gH5", Name: "grep", Arguments: `{"pattern": "^module ", "glob": "*.mod"}`},
 		},
 		Usage:        model.Usage{InputTokens: 2317, OutputTokens: 58, CacheReadTokens: 2048},
 		FinishReason: model.FinishToolCalls, ProviderFinishReason: "tool_calls",
@@ -179,7 +180,7 @@ func TestStreamToolCalls(t *testing.T) {
 	if got := a.Response(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("response\n got %+v\nwant %+v", got, want)
 	}
-	if argDeltas["call_Xk2pL9mQ4rT7vW1yZ3aB5cD8"] != 3 || argDeltas["call_Qw8eR4tY6uI2oP0aS1dF3gH5"] != 3 {
+	if argDeltas["0"] != 3 || argDeltas["1"] != 3 {
 		t.Fatalf("argument deltas %v, want 3 per call as streamed", argDeltas)
 	}
 }
@@ -192,7 +193,8 @@ func TestCompatibleServerToolCall(t *testing.T) {
 	}
 	want := model.Response{
 		ID: "chatcmpl-417", Model: "qwen3:8b", Text: "Reading it.",
-		ToolCalls: []model.ToolCall{{ID: "chatcmpl-417-call-0", Name: "read", Arguments: `{"path":"go.mod"}`}},
+		// No id on the wire: none is made up here; the turn derives the runtime's.
+		ToolCalls: []model.ToolCall{{ID: "0", Name: "read", Arguments: `{"path":"go.mod"}`}},
 		Usage:     model.Usage{InputTokens: 402, OutputTokens: 21},
 		// The server said "stop" after a tool call; the calls still have to run.
 		FinishReason: model.FinishToolCalls, ProviderFinishReason: "stop",
