@@ -66,6 +66,12 @@ type ProviderRequest struct {
 	Model           string `json:"model"`
 	// StepLimitFinalization is set on the extra text-only request after the step limit.
 	StepLimitFinalization *StepLimitFinalization `json:"stepLimitFinalization,omitempty"`
+	// Attempt numbers a step's retries from 2 (omitted on the first request): each attempt is
+	// a request of its own, with its own id and outcome, for the step's one prompt receipt.
+	Attempt int `json:"attempt,omitempty"`
+	// RetryInMs is set on a failed attempt the turn sends again after waiting this long
+	// (docs/turns.md, "Retries").
+	RetryInMs int64 `json:"retryInMs,omitempty"`
 
 	// Set when completed.
 	Response *ProviderResponse `json:"response,omitempty"`

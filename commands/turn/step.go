@@ -118,8 +118,10 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	begun := time.Now()
-	resp, streamErr := r.request(ctx, asm.Request)
+	resp, base, begun, streamErr := r.send(ctx, asm.Request, base)
+	if errors.Is(streamErr, errWaitCancelled) {
+		return true, r.interrupt(ctx, out)
+	}
 	if streamErr != nil {
 		failed := base
 		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, errorInfo(streamErr), elapsedMs(begun)
@@ -215,19 +217,65 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 	return asm, base, r.commit(ctx)
 }
 
-// request streams the provider's answer, showing text as it arrives.
-func (r *run) request(ctx context.Context, req model.Request) (model.Response, error) {
+// errWaitCancelled: the run was cancelled while waiting to retry; the failed attempt is
+// recorded and no request is open.
+var errWaitCancelled = errors.New("cancelled while waiting to retry")
+
+// send sends the step's request, and again after a failure the retry policy allows (docs/turns.md,
+// "Retries"): each failed attempt is recorded with its error and the wait, and each retry is a
+// request of its own for the same receipt. It returns the response or the last attempt's
+// error, with that attempt's record and start.
+func (r *run) send(ctx context.Context, req model.Request, base events.ProviderRequest) (model.Response, events.ProviderRequest, time.Time, error) {
+	for attempt := 1; ; attempt++ {
+		begun := time.Now()
+		resp, output, err := r.request(ctx, req)
+		if err == nil || ctx.Err() != nil {
+			return resp, base, begun, err
+		}
+		wait, retry := r.req.Retry.Retry(attempt, err, output, r.d.jitter())
+		if !retry {
+			return resp, base, begun, err
+		}
+		failed := base
+		failed.Status, failed.Error, failed.DurationMs, failed.RetryInMs = events.RequestFailed, errorInfo(err), elapsedMs(begun), max(wait.Milliseconds(), 1)
+		if err := r.stage(failed); err != nil {
+			return resp, base, begun, err
+		}
+		if err := r.commit(ctx); err != nil {
+			return resp, base, begun, err
+		}
+		if r.d.sleep(ctx, wait) != nil {
+			return resp, base, begun, errWaitCancelled
+		}
+		base.RequestID, base.Attempt = r.d.newID(), attempt+1
+		started := base
+		started.Status = events.RequestStarted
+		if err := r.stage(started); err != nil {
+			return resp, base, begun, err
+		}
+		if err := r.commit(ctx); err != nil {
+			return resp, base, begun, err
+		}
+	}
+}
+
+// request streams the provider's answer, showing text as it arrives. output reports whether
+// anything beyond the response's start arrived: a retry must never repeat shown output.
+func (r *run) request(ctx context.Context, req model.Request) (resp model.Response, output bool, err error) {
 	var acc model.Accumulator
 	for ev, err := range r.req.Provider.Stream(ctx, req) {
 		if err != nil {
-			return acc.Response(), err
+			return acc.Response(), output, err
 		}
 		acc.Add(ev)
+		if _, start := ev.(model.ResponseStart); !start {
+			output = true
+		}
 		if t, ok := ev.(model.TextDelta); ok {
 			r.req.Observer.TextDelta(t.Text)
 		}
 	}
-	return acc.Response(), nil
+	return acc.Response(), output, nil
 }
 
 // newBlobs returns the blobs the stored receipt references that this session's log does not

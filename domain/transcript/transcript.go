@@ -217,9 +217,13 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 	t := s.Open
 	switch e.Status {
 	case events.RequestStarted:
-		s.Steps++
+		if e.Attempt <= 1 { // a retry is the same step, sent again
+			s.Steps++
+			if t != nil {
+				t.Steps++
+			}
+		}
 		if t != nil {
-			t.Steps++
 			r := e
 			t.Request = &r
 			t.Calls = nil

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/provider/anthropic"
-	"github.com/zuno-run/zuno/adapters/provider/internal/replay"
+	"github.com/zuno-run/zuno/adapters/provider/replay"
 	"github.com/zuno-run/zuno/domain/model"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zuno-run/zuno/adapters/provider/internal/replay"
+	"github.com/zuno-run/zuno/adapters/provider/replay"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/domain/model"
 )
