@@ -59,9 +59,9 @@ type Request struct {
 	Provider     model.Provider
 	ProviderName string
 	// Retry is how failed requests are sent again; the zero value sends each once.
-	Retry model.RetryPolicy
-	Model        model.ModelInfo
-	MaxTokens    int
+	Retry     model.RetryPolicy
+	Model     model.ModelInfo
+	MaxTokens int
 	// Tools are the runtime's tools; the tools config (ToolsConfig) and the agent's allowlist
 	// narrow them to the tools offered (agent.Offer).
 	Tools       []Tool

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zuno-run/zuno/adapters/provider/replay"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
+	"github.com/zuno-run/zuno/adapters/provider/replay"
 	"github.com/zuno-run/zuno/domain/model"
 )
 
