@@ -33,6 +33,19 @@ type TurnStarted struct {
 	// Owner is the process that drives the turn, so a later run can tell a turn that is still
 	// running from one whose process died.
 	Owner *TurnOwner `json:"owner,omitempty"`
+	// Wire is how the provider is spoken to, when it was opened from configuration: its
+	// family, dialect, base URL, retries and the quirks the adapter handles (docs/config.md,
+	// "Providers"). Never a key or a header value.
+	Wire *ProviderWire `json:"wire,omitempty"`
+}
+
+// ProviderWire describes the connection a turn's requests go over.
+type ProviderWire struct {
+	Family  string   `json:"family"`
+	API     string   `json:"api"`
+	BaseURL string   `json:"baseURL"`
+	Retries int      `json:"retries"`
+	Quirks  []string `json:"quirks,omitempty"`
 }
 
 // TurnOwner identifies the process driving a turn.

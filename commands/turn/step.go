@@ -64,7 +64,17 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,
 		Agent: r.req.Agent.Name, Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps,
-		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner}), nil
+		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire()}), nil
+}
+
+// wire is the provider's description, recorded on the turn's start.
+func (r *run) wire() *events.ProviderWire {
+	d, ok := r.req.Provider.(model.Described)
+	if !ok {
+		return nil
+	}
+	desc := d.Describe()
+	return &events.ProviderWire{Family: desc.Family, API: desc.API, BaseURL: desc.BaseURL, Retries: r.req.Retry.Retries, Quirks: desc.Quirks}
 }
 
 // offerTools computes the tools offered to the model (agent.Offer) and rebuilds the state of

@@ -46,6 +46,8 @@ type Options struct {
 	MaxRetries int
 	// DefaultMaxTokens replaces DefaultMaxTokens.
 	DefaultMaxTokens int
+	// Headers are sent with every request (a gateway's routing or tenant header).
+	Headers map[string]string
 }
 
 // Provider is the Anthropic model provider. It is safe for concurrent use.
@@ -82,6 +84,9 @@ func New(o Options) *Provider {
 	}
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
+	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Provider{
 		ep:     wire.Endpoint{Provider: "anthropic", BaseURL: o.BaseURL, KeyEnv: "ANTHROPIC_API_KEY"},

@@ -61,14 +61,23 @@ type Options struct {
 	// MaxRetries is how often the SDK itself retries a failed request. It defaults to none:
 	// the turn driver retries, so that every attempt is a provider request in the log.
 	MaxRetries int
+	// IgnoreEnv reads no OPENAI_* variable for options left empty: a provider configured for
+	// a local server must not send the host's OpenAI key to it (docs/config.md, "Providers").
+	IgnoreEnv bool
+	// Headers are sent with every request (a gateway's routing or tenant header).
+	Headers map[string]string
+	// NoToolChoice leaves tool_choice out of requests, for servers that refuse or ignore it
+	// (Ollama): the turn still runs no call made after it closed the tools.
+	NoToolChoice bool
 }
 
 // Provider is an OpenAI-compatible model provider. It is safe for concurrent use.
 type Provider struct {
-	ep      wire.Endpoint
-	dialect Dialect
-	chat    sdk.ChatCompletionService
-	models  sdk.ModelService
+	ep           wire.Endpoint
+	dialect      Dialect
+	noToolChoice bool
+	chat         sdk.ChatCompletionService
+	models       sdk.ModelService
 }
 
 // New returns a provider. It reads the environment only for options left empty.
@@ -76,13 +85,13 @@ func New(o Options) *Provider {
 	if o.Name == "" {
 		o.Name = "openai"
 	}
-	if o.BaseURL == "" {
+	if o.BaseURL == "" && !o.IgnoreEnv {
 		o.BaseURL = os.Getenv("OPENAI_BASE_URL")
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = DefaultBaseURL
 	}
-	if o.APIKey == "" {
+	if o.APIKey == "" && !o.IgnoreEnv {
 		o.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	if o.Dialect == DialectAuto {
@@ -104,11 +113,15 @@ func New(o Options) *Provider {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
 	return &Provider{
-		ep:      wire.Endpoint{Provider: o.Name, BaseURL: o.BaseURL, KeyEnv: "OPENAI_API_KEY"},
-		dialect: o.Dialect,
-		chat:    sdk.NewChatCompletionService(opts...),
-		models:  sdk.NewModelService(opts...),
+		ep:           wire.Endpoint{Provider: o.Name, BaseURL: o.BaseURL, KeyEnv: "OPENAI_API_KEY"},
+		dialect:      o.Dialect,
+		noToolChoice: o.NoToolChoice,
+		chat:         sdk.NewChatCompletionService(opts...),
+		models:       sdk.NewModelService(opts...),
 	}
 }
 
@@ -174,10 +187,11 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 		}
 		params.Tools = append(params.Tools, sdk.ChatCompletionFunctionTool(def))
 	}
-	switch req.ToolChoice.Mode {
-	case model.ToolChoiceAuto, model.ToolChoiceNone, model.ToolChoiceRequired:
+	switch mode := req.ToolChoice.Mode; {
+	case p.noToolChoice:
+	case mode == model.ToolChoiceAuto || mode == model.ToolChoiceNone || mode == model.ToolChoiceRequired:
 		params.ToolChoice.OfAuto = sdk.String(string(req.ToolChoice.Mode))
-	case model.ToolChoiceTool:
+	case mode == model.ToolChoiceTool:
 		params.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
 	}
 	if req.MaxTokens > 0 {

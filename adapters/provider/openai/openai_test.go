@@ -316,3 +316,23 @@ func TestNoKeyNoAuthorizationHeader(t *testing.T) {
 		t.Fatalf("Authorization = %q, want none for a keyless local server", h)
 	}
 }
+
+// What a configured local family sets (adapters/provider, docs/config.md "Providers"): no
+// tool_choice for servers without it, the configured headers, and never the host's OpenAI key.
+func TestLocalServerOptions(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-host-must-not-leave")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/never")
+	srv := replay.New(t, map[string]string{chatPath: filepath.Join("testdata", "chat_text.http")})
+	p := openai.New(openai.Options{Name: "ollama", BaseURL: srv.URL + "/v1", IgnoreEnv: true, NoToolChoice: true,
+		Dialect: openai.DialectCompatible, Headers: map[string]string{"X-Team": "blue"}})
+	if _, err := model.Collect(p.Stream(context.Background(), conversation())); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()[0]
+	if got.Header.Get("Authorization") != "" || got.Header.Get("X-Team") != "blue" {
+		t.Fatalf("headers %v", got.Header)
+	}
+	if strings.Contains(string(got.Body), "tool_choice") || !strings.Contains(string(got.Body), `"tools"`) {
+		t.Fatalf("body %s: tools kept, tool_choice left out", got.Body)
+	}
+}
