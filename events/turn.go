@@ -106,13 +106,16 @@ type StepLimitFinalization struct {
 
 // ProviderResponse is what the model answered.
 type ProviderResponse struct {
-	ID                   string     `json:"id,omitempty"`
-	Model                string     `json:"model,omitempty"`
-	Text                 string     `json:"text,omitempty"`
-	ToolCalls            []ToolCall `json:"toolCalls,omitempty"`
-	Usage                Usage      `json:"usage"`
-	FinishReason         string     `json:"finishReason,omitempty"`
-	ProviderFinishReason string     `json:"providerFinishReason,omitempty"`
+	ID        string     `json:"id,omitempty"`
+	Model     string     `json:"model,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Reasoning are the response's reasoning items (the Responses API), their encrypted
+	// content kept so the next request can send them back.
+	Reasoning            []Reasoning `json:"reasoning,omitempty"`
+	Usage                Usage       `json:"usage"`
+	FinishReason         string      `json:"finishReason,omitempty"`
+	ProviderFinishReason string      `json:"providerFinishReason,omitempty"`
 }
 
 // ToolCall is a call the model asked for, its arguments exactly as the model produced them.
@@ -123,6 +126,13 @@ type ToolCall struct {
 	ProviderID string `json:"providerId,omitempty"`
 	Name       string `json:"name"`
 	Arguments  string `json:"arguments"`
+}
+
+// Reasoning is a reasoning item as the provider returned it; EncryptedContent is opaque.
+type Reasoning struct {
+	ID               string `json:"id"`
+	Summary          string `json:"summary,omitempty"`
+	EncryptedContent string `json:"encryptedContent,omitempty"`
 }
 
 // Usage is token usage as the provider reported it.

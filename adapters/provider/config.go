@@ -54,8 +54,10 @@ var compatibleQuirks = []string{
 }
 
 var families = map[string]family{
-	"openai":    {api: "chat", baseURL: openai.DefaultBaseURL, keyFrom: "openai", dialect: openai.DialectOpenAI},
-	"anthropic": {api: "messages", baseURL: anthropic.DefaultBaseURL, keyFrom: "anthropic"},
+	"openai": {api: "chat", baseURL: openai.DefaultBaseURL, keyFrom: "openai", dialect: openai.DialectOpenAI},
+	// The Responses API, OpenAI's own; a gateway speaking it is this family with a baseURL.
+	"openai-responses": {api: "responses", baseURL: openai.DefaultBaseURL, keyFrom: "openai", dialect: openai.DialectOpenAI},
+	"anthropic":        {api: "messages", baseURL: anthropic.DefaultBaseURL, keyFrom: "anthropic"},
 	"ollama": {api: "chat", baseURL: "http://localhost:11434/v1", dialect: openai.DialectCompatible, noChoice: true,
 		quirks: append(slices.Clone(compatibleQuirks), "tool_choice not sent: Ollama does not support it; a call made after the tools closed is not run")},
 	"llamacpp": {api: "chat", baseURL: "http://localhost:8080/v1", dialect: openai.DialectCompatible, quirks: compatibleQuirks},
@@ -205,11 +207,17 @@ func (r Resolved) Open(key string) model.Provider {
 	switch r.API {
 	case "messages":
 		p = anthropic.New(anthropic.Options{BaseURL: r.BaseURL, APIKey: key, Headers: r.Headers, HTTPClient: client})
+	case "responses":
+		p = openai.NewResponses(r.openaiOptions(key, client))
 	default:
-		p = openai.New(openai.Options{Name: r.ID, BaseURL: r.BaseURL, APIKey: key, Dialect: r.dialect, IgnoreEnv: true,
-			Headers: r.Headers, NoToolChoice: r.noChoice, HTTPClient: client})
+		p = openai.New(r.openaiOptions(key, client))
 	}
 	return described{p, model.Description{Family: r.Family, API: r.API, BaseURL: PublicURL(r.BaseURL), Quirks: r.Quirks, Retry: r.Retry}}
+}
+
+func (r Resolved) openaiOptions(key string, client *http.Client) openai.Options {
+	return openai.Options{Name: r.ID, BaseURL: r.BaseURL, APIKey: key, Dialect: r.dialect, IgnoreEnv: true,
+		Headers: r.Headers, NoToolChoice: r.noChoice, HTTPClient: client}
 }
 
 // PublicURL is a base URL as it may be shown and recorded: a password in it is masked.

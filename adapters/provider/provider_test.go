@@ -27,6 +27,7 @@ func TestOpen(t *testing.T) {
 		{"ollama", family("ollama", "chat"), ""},
 		{"llamacpp", family("llamacpp", "chat"), ""},
 		{"vllm", family("vllm", "chat"), ""},
+		{"openai-responses", family("openai-responses", "responses"), ""},
 		{"compatible", nil, model.CodeInvalidRequest}, // no base URL to default to
 		{"scripted:", nil, model.CodeInvalidRequest},
 		{"scripted:" + filepath.Join(t.TempDir(), "missing.json"), nil, model.CodeScriptInvalid},

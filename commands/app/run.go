@@ -287,7 +287,7 @@ type ModelChoice struct {
 // ParseModel reads PROVIDER/<model> or scripted:<file>.
 func ParseModel(s string) (ModelChoice, error) {
 	if s == "" {
-		return ModelChoice{}, &UsageError{"no model: pass --model (openai/<model>, anthropic/<model> or scripted:<file>) or set model in the config or ZUNO_MODEL"}
+		return ModelChoice{}, &UsageError{"no model: pass --model (PROVIDER/<model>, e.g. openai/gpt-4.1, ollama/qwen3, or scripted:<file>) or set model in the config or ZUNO_MODEL"}
 	}
 	if file, ok := strings.CutPrefix(s, "scripted:"); ok {
 		if file == "" {

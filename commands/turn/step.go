@@ -343,6 +343,9 @@ func recordResponse(resp model.Response) *events.ProviderResponse {
 		Usage: events.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens},
 		FinishReason: string(resp.FinishReason), ProviderFinishReason: resp.ProviderFinishReason}
+	for _, r := range resp.Reasoning {
+		out.Reasoning = append(out.Reasoning, events.Reasoning(r))
+	}
 	for _, c := range resp.ToolCalls {
 		tc := events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		if c.ProviderID != c.ID {

@@ -15,7 +15,7 @@ import "iter"
 type Stream = iter.Seq2[Event, error]
 
 // Event is one item of a streamed response: ResponseStart, TextDelta, ToolCallStart,
-// ToolCallArgsDelta, ToolCallEnd, UsageReport or Finish.
+// ToolCallArgsDelta, ToolCallEnd, ReasoningItem, UsageReport or Finish.
 //
 // Events come in this grammar: ResponseStart first; then text deltas and tool calls (a
 // ToolCallStart, its ToolCallArgsDelta events, and its ToolCallEnd), possibly interleaved
@@ -57,6 +57,9 @@ type ToolCallEnd struct {
 	Arguments  string
 }
 
+// ReasoningItem is a complete reasoning item of the response.
+type ReasoningItem struct{ Reasoning Reasoning }
+
 // UsageReport carries the token usage of the whole response.
 type UsageReport struct{ Usage Usage }
 
@@ -74,6 +77,7 @@ func (ToolCallStart) isEvent()     {}
 func (ToolCallArgsDelta) isEvent() {}
 func (ToolCallEnd) isEvent()       {}
 func (UsageReport) isEvent()       {}
+func (ReasoningItem) isEvent()     {}
 func (Finish) isEvent()            {}
 
 // FinishReason says why the model stopped.

@@ -41,6 +41,18 @@ type Message struct {
 	// IsError marks a tool result that reports a failure, which Anthropic tells the model
 	// explicitly; other providers only see the text.
 	IsError bool `json:"isError,omitempty"`
+	// Reasoning are the reasoning items an assistant message came with (the Responses API),
+	// sent back to that API as it requires; other providers ignore them.
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
+}
+
+// Reasoning is a reasoning item: its id, its summary, and its content encrypted by the
+// provider, opaque here and returned unchanged so the model keeps its chain of thought across
+// steps without the provider storing the conversation.
+type Reasoning struct {
+	ID               string `json:"id"`
+	Summary          string `json:"summary,omitempty"`
+	EncryptedContent string `json:"encryptedContent,omitempty"`
 }
 
 // ToolCall is a call the model asked for.

@@ -239,6 +239,9 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 			t.Usage = t.Usage.Add(e.Response.Usage)
 		}
 		msg := model.Message{Role: model.RoleAssistant, Text: e.Response.Text}
+		for _, r := range e.Response.Reasoning {
+			msg.Reasoning = append(msg.Reasoning, model.Reasoning(r))
+		}
 		for _, c := range e.Response.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: c.Arguments})
 		}

@@ -73,6 +73,7 @@ type Options struct {
 
 // Provider is an OpenAI-compatible model provider. It is safe for concurrent use.
 type Provider struct {
+	opts         []option.RequestOption // for the Responses API's service (NewResponses)
 	ep           wire.Endpoint
 	dialect      Dialect
 	noToolChoice bool
@@ -117,6 +118,7 @@ func New(o Options) *Provider {
 		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Provider{
+		opts:         opts,
 		ep:           wire.Endpoint{Provider: o.Name, BaseURL: o.BaseURL, KeyEnv: "OPENAI_API_KEY"},
 		dialect:      o.Dialect,
 		noToolChoice: o.NoToolChoice,

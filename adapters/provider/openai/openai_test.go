@@ -336,3 +336,48 @@ func TestLocalServerOptions(t *testing.T) {
 		t.Fatalf("body %s: tools kept, tool_choice left out", got.Body)
 	}
 }
+
+const responsesPath = "POST /v1/responses"
+
+// The Responses API adapter fails with the same codes as the Chat Completions one.
+func TestResponsesErrors(t *testing.T) {
+	tests := []replay.ErrorCase{
+		{File: "error_401.http", Code: model.CodeAuth, Status: 401, FixHas: "OPENAI_API_KEY"},
+		{File: "error_429.http", Code: model.CodeRateLimit, Status: 429, RetryAfter: 2 * time.Second, FixHas: "wait 2s"},
+		{File: "error_400_context_length.http", Code: model.CodeContextOverflow, Status: 400, FixHas: "shorten the conversation"},
+		{File: "responses_failed.http", Code: model.CodeTransport, FixHas: "retry", Partial: true},
+		{File: "responses_cut.http", Code: model.CodeTransport, FixHas: "retry", Partial: true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.File, ".http"), func(t *testing.T) {
+			srv := replay.New(t, map[string]string{responsesPath: filepath.Join("testdata", tt.File)})
+			p := openai.NewResponses(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key"})
+			replay.CheckError(t, p, srv, conversation(), "openai", tt)
+		})
+	}
+}
+
+func TestResponsesIncomplete(t *testing.T) {
+	srv := replay.New(t, map[string]string{responsesPath: filepath.Join("testdata", "responses_incomplete.http")})
+	p := openai.NewResponses(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key"})
+	got, err := model.Collect(p.Stream(context.Background(), conversation()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.Response{ID: "resp_i", Model: "gpt-5.1-2025-11-13", Text: "The answer is",
+		Usage:        model.Usage{InputTokens: 90, OutputTokens: 16, ReasoningTokens: 12},
+		FinishReason: model.FinishLength, ProviderFinishReason: "max_output_tokens"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("response\n got %+v\nwant %+v", got, want)
+	}
+	// The request: the conversation as input items, developer kept as developer, the tool
+	// choice and output limit in the Responses API's names, nothing stored at OpenAI.
+	body := string(srv.Requests()[0].Body)
+	for _, w := range []string{`"role":"developer"`, `{"arguments":"{\"path\":\"go.mod\"}","call_id":"call_prev","name":"read","type":"function_call"}`,
+		`{"output":"module github.com/zuno-run/zuno","call_id":"call_prev","type":"function_call_output"}`,
+		`"max_output_tokens":1024`, `"tool_choice":"auto"`, `"store":false`} {
+		if !strings.Contains(body, w) {
+			t.Fatalf("request lacks %s:\n%s", w, body)
+		}
+	}
+}
