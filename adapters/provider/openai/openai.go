@@ -1,9 +1,9 @@
 // Package openai is the model provider for the OpenAI Chat Completions API and the servers
-// that imitate it (Ollama, vLLM, llama.cpp, LM Studio, proxies), built on
-// github.com/openai/openai-go/v3.
+// that imitate it (Ollama, vLLM, llama.cpp, LM Studio, proxies), and for OpenAI's Responses
+// API (NewResponses), built on github.com/openai/openai-go/v3.
 //
-// Chat Completions rather than the Responses API, because it is the dialect the local
-// servers speak; one adapter then serves them all.
+// Chat Completions is the dialect the local servers speak, so one adapter serves them all;
+// the Responses API is OpenAI's own, where its newest models are served best.
 package openai
 
 import (
