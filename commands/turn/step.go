@@ -129,6 +129,10 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		return true, err
 	}
 	resp, base, begun, streamErr := r.send(ctx, asm.Request, base)
+	var rec *recordError
+	if errors.As(streamErr, &rec) {
+		return true, rec.err
+	}
 	if errors.Is(streamErr, errWaitCancelled) {
 		return true, r.interrupt(ctx, out)
 	}
@@ -231,6 +235,12 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 // recorded and no request is open.
 var errWaitCancelled = errors.New("cancelled while waiting to retry")
 
+// recordError is a failure to record an attempt (the store, another writer), which ends the
+// run as it is rather than as a failed request.
+type recordError struct{ err error }
+
+func (e *recordError) Error() string { return e.err.Error() }
+
 // send sends the step's request, and again after a failure the retry policy allows (docs/turns.md,
 // "Retries"): each failed attempt is recorded with its error and the wait, and each retry is a
 // request of its own for the same receipt. It returns the response or the last attempt's
@@ -249,10 +259,10 @@ func (r *run) send(ctx context.Context, req model.Request, base events.ProviderR
 		failed := base
 		failed.Status, failed.Error, failed.DurationMs, failed.RetryInMs = events.RequestFailed, errorInfo(err), elapsedMs(begun), max(wait.Milliseconds(), 1)
 		if err := r.stage(failed); err != nil {
-			return resp, base, begun, err
+			return resp, base, begun, &recordError{err}
 		}
 		if err := r.commit(ctx); err != nil {
-			return resp, base, begun, err
+			return resp, base, begun, &recordError{err}
 		}
 		if r.d.sleep(ctx, wait) != nil {
 			return resp, base, begun, errWaitCancelled
@@ -261,10 +271,10 @@ func (r *run) send(ctx context.Context, req model.Request, base events.ProviderR
 		started := base
 		started.Status = events.RequestStarted
 		if err := r.stage(started); err != nil {
-			return resp, base, begun, err
+			return resp, base, begun, &recordError{err}
 		}
 		if err := r.commit(ctx); err != nil {
-			return resp, base, begun, err
+			return resp, base, begun, &recordError{err}
 		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/adapters/provider/replay"
+	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
@@ -198,4 +200,22 @@ func requestTrail(ps []events.Payload) string {
 		out = append(out, s)
 	}
 	return strings.Join(out[1:], " ")
+}
+
+// Another writer appending to the session while the run waits to retry: the next attempt's
+// start cannot be recorded, and the run ends session_busy without sending it.
+func TestRetryAfterAnotherWriterIsSessionBusy(t *testing.T) {
+	h, seq, look := wireHarness(t, "error_500.http", "done.http")
+	h.driver.Sleep = func(ctx context.Context, _ time.Duration) error {
+		_, err := h.store.Append(ctx, commands.SessionStream(h.session), events.Any,
+			events.Event{ID: "0b5e8a52-3f1d-4c6e-9a7b-2d4f6e8a0c1e", Type: events.TypeSessionTitled, Data: []byte(`{"sessionId":"ses_test","title":"x"}`)})
+		if err != nil {
+			t.Error(err)
+		}
+		return nil
+	}
+	_, err := h.driver.Run(context.Background(), wireRequest(t, h, seq, look))
+	if domain.CodeOf(err) != turn.CodeSessionBusy || len(seq.Requests()) != 1 {
+		t.Fatalf("err %v, %d requests; want session_busy and no second request", err, len(seq.Requests()))
+	}
 }
