@@ -33,6 +33,19 @@ type TurnStarted struct {
 	// Owner is the process that drives the turn, so a later run can tell a turn that is still
 	// running from one whose process died.
 	Owner *TurnOwner `json:"owner,omitempty"`
+	// Wire is how the provider is spoken to, when it was opened from configuration: its
+	// family, dialect, base URL, retries and the quirks the adapter handles (docs/config.md,
+	// "Providers"). Never a key or a header value.
+	Wire *ProviderWire `json:"wire,omitempty"`
+}
+
+// ProviderWire describes the connection a turn's requests go over.
+type ProviderWire struct {
+	Family  string   `json:"family"`
+	API     string   `json:"api"`
+	BaseURL string   `json:"baseURL"`
+	Retries int      `json:"retries"`
+	Quirks  []string `json:"quirks,omitempty"`
 }
 
 // TurnOwner identifies the process driving a turn.
@@ -66,6 +79,12 @@ type ProviderRequest struct {
 	Model           string `json:"model"`
 	// StepLimitFinalization is set on the extra text-only request after the step limit.
 	StepLimitFinalization *StepLimitFinalization `json:"stepLimitFinalization,omitempty"`
+	// Attempt numbers a step's retries from 2 (omitted on the first request): each attempt is
+	// a request of its own, with its own id and outcome, for the step's one prompt receipt.
+	Attempt int `json:"attempt,omitempty"`
+	// RetryInMs is set on a failed attempt the turn sends again after waiting this long
+	// (docs/turns.md, "Retries").
+	RetryInMs int64 `json:"retryInMs,omitempty"`
 
 	// Set when completed.
 	Response *ProviderResponse `json:"response,omitempty"`
@@ -87,20 +106,33 @@ type StepLimitFinalization struct {
 
 // ProviderResponse is what the model answered.
 type ProviderResponse struct {
-	ID                   string     `json:"id,omitempty"`
-	Model                string     `json:"model,omitempty"`
-	Text                 string     `json:"text,omitempty"`
-	ToolCalls            []ToolCall `json:"toolCalls,omitempty"`
-	Usage                Usage      `json:"usage"`
-	FinishReason         string     `json:"finishReason,omitempty"`
-	ProviderFinishReason string     `json:"providerFinishReason,omitempty"`
+	ID        string     `json:"id,omitempty"`
+	Model     string     `json:"model,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Reasoning are the response's reasoning items (the Responses API), their encrypted
+	// content kept so the next request can send them back.
+	Reasoning            []Reasoning `json:"reasoning,omitempty"`
+	Usage                Usage       `json:"usage"`
+	FinishReason         string      `json:"finishReason,omitempty"`
+	ProviderFinishReason string      `json:"providerFinishReason,omitempty"`
 }
 
 // ToolCall is a call the model asked for, its arguments exactly as the model produced them.
 type ToolCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	// ID is the runtime's id of the call, unique in the session; ProviderID is the provider's
+	// own, when it gave one and it differs (docs/turns.md, "Tool call ids").
+	ID         string `json:"id"`
+	ProviderID string `json:"providerId,omitempty"`
+	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
+}
+
+// Reasoning is a reasoning item as the provider returned it; EncryptedContent is opaque.
+type Reasoning struct {
+	ID               string `json:"id"`
+	Summary          string `json:"summary,omitempty"`
+	EncryptedContent string `json:"encryptedContent,omitempty"`
 }
 
 // Usage is token usage as the provider reported it.

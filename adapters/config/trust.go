@@ -62,6 +62,10 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 			if err := checkProjectPermission(d, m.Value, global); err != nil {
 				return err
 			}
+		case strings.EqualFold(m.Key, "provider"):
+			if err := checkProjectProvider(d, m.Value, global); err != nil {
+				return err
+			}
 		case strings.EqualFold(m.Key, "shell") && hasMember(m.Value, "env"):
 			// What host variables a model-assembled command sees is the host's decision
 			// (docs/tools.md, "What a shell command inherits"), even in an admitted checkout.
@@ -78,6 +82,38 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 		}
 	}
 	return nil
+}
+
+// providerReach are the provider settings that decide where prompts and keys go; the project
+// layer may not set them (docs/config.md, "Providers"): a checkout pointing openai at its own
+// server would receive every prompt and the user's key.
+var providerReach = []string{"family", "options.baseURL", "options.apiKey", "options.headers"}
+
+func checkProjectProvider(d Document, providers Node, global string) error {
+	for _, p := range providers.Members {
+		for _, k := range providerReach {
+			parts := strings.Split(k, ".")
+			n := p.Value
+			for _, part := range parts[:len(parts)-1] {
+				n = memberValue(n, part)
+			}
+			if off, ok := memberOffset(n, parts[len(parts)-1]); ok {
+				return untrusted(d, off, "provider."+p.Key+"."+k, "it decides where prompts and the provider key are sent",
+					fmt.Sprintf("set it in the global file %s (or --config, or the managed policy)", global))
+			}
+		}
+	}
+	return nil
+}
+
+// memberValue is the value of the first member named key (case folded), the zero Node if none.
+func memberValue(n Node, key string) Node {
+	for _, m := range n.Members {
+		if strings.EqualFold(m.Key, key) {
+			return m.Value
+		}
+	}
+	return Node{}
 }
 
 // checkProjectPermission refuses the permission settings that reach past the workspace: the

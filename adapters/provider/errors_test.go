@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/credentials"
-	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/provider/anthropic"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/commands/queries"
@@ -72,27 +71,6 @@ func TestErrorsStatePrefixesOnce(t *testing.T) {
 }
 
 // TestNeedsKey: own endpoints need a key; another base URL (a local server, a gateway) may not.
-func TestNeedsKey(t *testing.T) {
-	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
-	tests := []struct {
-		spec string
-		vars map[string]string
-		want bool
-	}{
-		{"openai", nil, true},
-		{"openai", map[string]string{"OPENAI_BASE_URL": "https://api.openai.com/v1/"}, true},
-		{"openai", map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1"}, false},
-		{"anthropic", nil, true},
-		{"anthropic", map[string]string{"ANTHROPIC_BASE_URL": "http://gateway"}, false},
-		{"scripted:x.json", nil, false},
-	}
-	for _, tt := range tests {
-		if got := provider.NeedsKey(tt.spec, env(tt.vars)); got != tt.want {
-			t.Errorf("NeedsKey(%q, %v) = %v", tt.spec, tt.vars, got)
-		}
-	}
-}
-
 func first(p model.Provider) error {
 	_, err := model.Collect(p.Stream(context.Background(), model.Request{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Text: "x"}}}))
 	return err

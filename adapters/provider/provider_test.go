@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/provider"
-	"github.com/zuno-run/zuno/adapters/provider/anthropic"
-	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/domain/model"
 )
@@ -24,8 +22,13 @@ func TestOpen(t *testing.T) {
 		code string
 	}{
 		{"scripted:" + script, func(p model.Provider) bool { _, ok := p.(*scripted.Provider); return ok }, ""},
-		{"openai", func(p model.Provider) bool { _, ok := p.(*openai.Provider); return ok }, ""},
-		{"anthropic", func(p model.Provider) bool { _, ok := p.(*anthropic.Provider); return ok }, ""},
+		{"openai", family("openai", "chat"), ""},
+		{"anthropic", family("anthropic", "messages"), ""},
+		{"ollama", family("ollama", "chat"), ""},
+		{"llamacpp", family("llamacpp", "chat"), ""},
+		{"vllm", family("vllm", "chat"), ""},
+		{"openai-responses", family("openai-responses", "responses"), ""},
+		{"compatible", nil, model.CodeInvalidRequest}, // no base URL to default to
 		{"scripted:", nil, model.CodeInvalidRequest},
 		{"scripted:" + filepath.Join(t.TempDir(), "missing.json"), nil, model.CodeScriptInvalid},
 		{"openai:http://x", nil, model.CodeInvalidRequest},
@@ -50,5 +53,12 @@ func TestOpen(t *testing.T) {
 	got, err := model.Collect(p.Stream(context.Background(), model.Request{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Text: "x"}}}))
 	if err != nil || got.Text != "hi" {
 		t.Fatalf("scripted provider from spec: %+v, %v", got, err)
+	}
+}
+
+func family(name, api string) func(model.Provider) bool {
+	return func(p model.Provider) bool {
+		d, ok := p.(model.Described)
+		return ok && d.Describe().Family == name && d.Describe().API == api
 	}
 }

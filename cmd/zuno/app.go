@@ -298,27 +298,32 @@ func (a *app) Close() error {
 // hostKeyWarning is said once per process, whichever command opens the provider.
 var hostKeyWarning sync.Once
 
-// openProvider opens a provider spec with the key adapters/credentials resolves, so the key
-// may live in the ZUNO_* namespace or the auth file, both withheld from tool commands. A key
-// taken from a host variable still works; the user is told once that tools can see it.
+// openProvider opens a provider spec with the configuration's provider settings and the key
+// adapters/credentials resolves, so the key may live in the ZUNO_* namespace or the auth file,
+// both withheld from tool commands. A key taken from a host variable still works; the user is
+// told once that tools can see it. A local server's family takes no host key.
 func openProvider(cfg config, stderr io.Writer) func(spec string) (model.Provider, error) {
 	return func(spec string) (model.Provider, error) {
-		if spec != "openai" && spec != "anthropic" {
+		if strings.HasPrefix(spec, "scripted:") {
 			return provider.Open(spec)
 		}
+		r, err := provider.Resolve(spec, cfg.Provider, os.Getenv)
+		if err != nil || r.APIKey != "" || r.KeyFrom == "" {
+			return provider.OpenConfigured(spec, cfg.Provider, os.Getenv, "")
+		}
 		f := authFile(cfg)
-		key, err := credentials.Resolve(spec, os.Getenv, f)
+		key, err := credentials.Resolve(r.KeyFrom, os.Getenv, f)
 		if err != nil {
 			return nil, err
 		}
 		// Refused here, before the session is created or a request sent (issue 12 item 3).
-		if key.Value == "" && provider.NeedsKey(spec, os.Getenv) {
-			return nil, credentials.Missing(spec, provider.BaseURLVar(spec), f)
+		if key.Value == "" && r.NeedsKey() {
+			return nil, credentials.Missing(r.KeyFrom, provider.BaseURLVar(r.KeyFrom), f)
 		}
 		if key.Origin == credentials.OriginHost {
 			hostKeyWarning.Do(func() { fmt.Fprintln(stderr, "zuno: warning: "+credentials.HostWarning(key, f)) })
 		}
-		return provider.OpenWithKey(spec, key.Value)
+		return provider.OpenConfigured(spec, cfg.Provider, os.Getenv, key.Value)
 	}
 }
 

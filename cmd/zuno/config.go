@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	adconfig "github.com/zuno-run/zuno/adapters/config"
+	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
@@ -46,6 +47,9 @@ type config struct {
 	// unknown, the provider has the last word).
 	ContextWindow int64 `json:"context_window"`
 	MaxTokens     int   `json:"max_tokens"`
+	// Provider configures providers by id: a family's base URL, key, headers, timeout and
+	// retries, or a new id of a family (docs/config.md, "Providers").
+	Provider map[string]provider.Settings `json:"provider"`
 	// Agents configures agents by name (agents.build.steps).
 	Agents map[string]agent.Override `json:"agents"`
 	// Tools enables or disables tools by name; availability, not authorisation. The policies
@@ -125,7 +129,21 @@ func (c *config) gates() error {
 		return err
 	}
 	c.SandboxConfig = sb
+	if err := c.providers(); err != nil {
+		return err
+	}
 	return c.envExclude()
+}
+
+// providers resolves every configured provider at load, so a bad entry is refused before any
+// command runs, naming the key. Variables are read as the run will read them.
+func (c *config) providers() error {
+	for id := range c.Provider {
+		if _, err := provider.Resolve(id, c.Provider, os.Getenv); err != nil {
+			return &configError{err.Error()}
+		}
+	}
+	return nil
 }
 
 // envExclude reads shell.env.exclude layer by layer and unites the lists: each layer can only

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -247,7 +248,10 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 		o.line(fmt.Sprintf("· %s %s → blocked (%s): %s", e.Tool, e.CallID, e.Category, e.Message))
 	case events.ProviderRequest:
 		o.notePatches(e.Response)
-		if e.Status == events.RequestFailed && e.Error != nil {
+		if e.Status == events.RequestFailed && e.Error != nil && e.RetryInMs > 0 {
+			o.line(fmt.Sprintf("· provider request %d failed: %s: %s; retrying in %s", e.Step, e.Error.Code, e.Error.Message,
+				time.Duration(e.RetryInMs)*time.Millisecond))
+		} else if e.Status == events.RequestFailed && e.Error != nil {
 			o.line(fmt.Sprintf("! provider request %d failed: %s: %s", e.Step, e.Error.Code, e.Error.Message))
 		}
 		if e.Status == events.RequestStarted && e.StepLimitFinalization != nil {

@@ -16,6 +16,8 @@ import (
 	_ "github.com/lib/pq"
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
+
+	"github.com/zuno-run/zuno/adapters/provider/replay"
 )
 
 // scriptCmds are the testscript commands the CLI scripts use beside zuno itself.
@@ -117,6 +119,34 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			ts.Fatalf("eventlog-scan: the log holds no events")
 		}
 		ts.Logf("eventlog-scan: %d events, none holds the value", n)
+	},
+	// replayserver NAME FILE... starts a local server that answers its requests with the
+	// recorded HTTP responses FILE... in order (adapters/provider/replay: raw responses, event
+	// streams flushed event by event, "!drop" cutting the connection) and sets $NAME to its
+	// /v1 root. Each request's method, path and body are appended to $WORK/NAME.requests.
+	"replayserver": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) < 2 || neg {
+			ts.Fatalf("usage: replayserver NAME FILE...")
+		}
+		files := make([]string, len(args)-1)
+		for i, f := range args[1:] {
+			files[i] = ts.MkAbs(f)
+		}
+		seq := replay.NewSequence(files...)
+		log := ts.MkAbs(args[0] + ".requests")
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() { // also when a "!drop" aborts the response
+				reqs := seq.Requests()
+				last := reqs[len(reqs)-1]
+				if f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+					fmt.Fprintf(f, "%s %s %s\n", last.Method, last.Path, last.Body)
+					f.Close()
+				}
+			}()
+			seq.ServeHTTP(w, r)
+		}))
+		ts.Defer(srv.Close)
+		ts.Setenv(args[0], srv.URL+"/v1")
 	},
 	// fakeopenai starts an OpenAI-compatible chat server for the rest of the script and
 	// points OPENAI_BASE_URL at it. Its first answer calls shell with {"command": "env"},

@@ -116,8 +116,12 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if plan.dir != plan.recorded {
 		move = plan.dir // only a requested move (or a first workspace) is recorded, never a stale read of it
 	}
+	var retry model.RetryPolicy // a provider opened from configuration says how it is retried
+	if d, ok := prov.(model.Described); ok {
+		retry = d.Describe().Retry
+	}
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
-		Provider: prov, ProviderName: choice.Name, Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
+		Provider: prov, ProviderName: choice.Name, Retry: retry, Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
 		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
 		Gate: c.gateFor(policy, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
@@ -280,10 +284,10 @@ type ModelChoice struct {
 	Spec, Name, Model string
 }
 
-// ParseModel reads openai/<model>, anthropic/<model> or scripted:<file>.
+// ParseModel reads PROVIDER/<model> or scripted:<file>.
 func ParseModel(s string) (ModelChoice, error) {
 	if s == "" {
-		return ModelChoice{}, &UsageError{"no model: pass --model (openai/<model>, anthropic/<model> or scripted:<file>) or set model in the config or ZUNO_MODEL"}
+		return ModelChoice{}, &UsageError{"no model: pass --model (PROVIDER/<model>, e.g. openai/gpt-4.1, ollama/qwen3, or scripted:<file>) or set model in the config or ZUNO_MODEL"}
 	}
 	if file, ok := strings.CutPrefix(s, "scripted:"); ok {
 		if file == "" {
@@ -291,9 +295,11 @@ func ParseModel(s string) (ModelChoice, error) {
 		}
 		return ModelChoice{Spec: s, Name: "scripted", Model: "scripted"}, nil
 	}
+	// The provider id is checked when it is opened (a family, or an id the configuration
+	// names: docs/config.md, "Providers"); a model id may hold '/' itself (org/model on vLLM).
 	prov, id, ok := strings.Cut(s, "/")
-	if !ok || id == "" || (prov != "openai" && prov != "anthropic") {
-		return ModelChoice{}, &UsageError{fmt.Sprintf("--model %q: write openai/<model>, anthropic/<model> or scripted:<file> (zuno models lists them)", s)}
+	if !ok || id == "" || prov == "" {
+		return ModelChoice{}, &UsageError{fmt.Sprintf("--model %q: write PROVIDER/<model> (openai, anthropic, ollama, llamacpp, vllm, or a configured provider) or scripted:<file> (zuno models lists them)", s)}
 	}
 	return ModelChoice{Spec: prov, Name: prov, Model: id}, nil
 }

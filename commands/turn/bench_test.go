@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
+	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/gate"
@@ -58,9 +63,56 @@ func processCPU() time.Duration {
 // The gated run puts every call through the permission gate (a layered policy with ordered
 // shell rules, the agent's contract, the risk gate reading the command's syntax tree, the
 // standing approvals); the ungated run, in the same process, is its baseline.
+//
+// The openai run speaks Chat Completions through the real OpenAI adapter to a local server
+// (chatServer) that numbers every response's call call_0, so the HTTP, SSE and JSON cost of a
+// step — the whole conversation encoded and sent each step — and the runtime's call ids are
+// in its figure; the scripted ungated run is its baseline. The server runs in this process,
+// so the CPU figures include its share (reading the request, writing the stream).
 func BenchmarkStepOverhead(b *testing.B) {
-	b.Run("ungated", func(b *testing.B) { stepOverhead(b, false) })
-	b.Run("gated", func(b *testing.B) { stepOverhead(b, true) })
+	b.Run("ungated", func(b *testing.B) { stepOverhead(b, false, scriptedSteps) })
+	b.Run("gated", func(b *testing.B) { stepOverhead(b, true, scriptedSteps) })
+	b.Run("openai", func(b *testing.B) { stepOverhead(b, false, chatServerSteps) })
+}
+
+const benchSteps = 1000
+
+func scriptedSteps(b *testing.B) model.Provider {
+	var turns []scripted.Turn
+	for i := range benchSteps {
+		turns = append(turns, scripted.Turn{Text: "step", ToolCalls: []scripted.ToolCall{{ID: fmt.Sprintf("call_%04d", i), Name: "look",
+			Arguments: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}}})
+	}
+	turns = append(turns, scripted.Turn{Text: "done"})
+	p, err := scripted.New(scripted.Script{Turns: turns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// chatServerSteps is the OpenAI adapter on a local Chat Completions server answering
+// benchSteps tool calls, then "done".
+func chatServerSteps(b *testing.B) model.Provider {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		i := n.Add(1) - 1
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(choice string) {
+			fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"bench\",\"choices\":[%s]}\n\n", i, choice)
+		}
+		chunk(`{"index":0,"delta":{"role":"assistant","content":"step"},"finish_reason":null}`)
+		if i < benchSteps {
+			chunk(fmt.Sprintf(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"look","arguments":"{\"n\":%d}"}}]},"finish_reason":null}`, i))
+			chunk(`{"index":0,"delta":{},"finish_reason":"tool_calls"}`)
+		} else {
+			chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`)
+		}
+		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"bench\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":5,\"total_tokens\":105}}\n\ndata: [DONE]\n\n", i)
+	}))
+	b.Cleanup(srv.Close)
+	return openai.New(openai.Options{Name: "bench", BaseURL: srv.URL + "/v1", APIKey: "none", IgnoreEnv: true})
 }
 
 // commandTool is the probe tool telling the gate it runs a shell command.
@@ -80,14 +132,8 @@ func benchGate(b *testing.B, tool turn.Tool) turn.Gate {
 	return gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: []tools.Tool{tool}, Workspace: "/ws", Home: "/home/u"})
 }
 
-func stepOverhead(b *testing.B, gated bool) {
-	const steps = 1000
-	var turns []scripted.Turn
-	for i := range steps {
-		turns = append(turns, scripted.Turn{Text: "step", ToolCalls: []scripted.ToolCall{{ID: fmt.Sprintf("call_%04d", i), Name: "look",
-			Arguments: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}}})
-	}
-	turns = append(turns, scripted.Turn{Text: "done"})
+func stepOverhead(b *testing.B, gated bool, provider func(*testing.B) model.Provider) {
+	const steps = benchSteps
 	at := map[int][]float64{10: nil, 100: nil, 1000: nil}
 	cpu := map[int]float64{}
 	for b.Loop() {
@@ -103,10 +149,7 @@ func stepOverhead(b *testing.B, gated bool) {
 			Create: sessionCreate("ses_bench")}); err != nil {
 			b.Fatal(err)
 		}
-		p, err := scripted.New(scripted.Script{Turns: turns})
-		if err != nil {
-			b.Fatal(err)
-		}
+		p := provider(b)
 		var look turn.Tool = &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
 		var g turn.Gate
 		if gated {

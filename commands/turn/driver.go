@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,11 @@ type Driver struct {
 	Alive func(events.TurnOwner) bool
 	// Metrics, when set, count what the turns record.
 	Metrics *Metrics
+	// Sleep waits d or until ctx is done, whichever is first, returning ctx's error then; a
+	// timer when nil. Jitter returns a number in [0,1) spreading retry waits; math/rand when
+	// nil. Tests replace both so retries take no real time (docs/turns.md, "Retries").
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Jitter func() float64
 }
 
 // Request is one user input to drive, with everything resolved: the agent, the provider and
@@ -52,8 +58,10 @@ type Request struct {
 	// Provider answers the model requests; ProviderName is how it is recorded.
 	Provider     model.Provider
 	ProviderName string
-	Model        model.ModelInfo
-	MaxTokens    int
+	// Retry is how failed requests are sent again; the zero value sends each once.
+	Retry     model.RetryPolicy
+	Model     model.ModelInfo
+	MaxTokens int
 	// Tools are the runtime's tools; the tools config (ToolsConfig) and the agent's allowlist
 	// narrow them to the tools offered (agent.Offer).
 	Tools       []Tool
@@ -190,6 +198,27 @@ type priorTurn struct {
 	seen     bool
 	finished *events.TurnFinished
 	text     string
+}
+
+func (d *Driver) sleep(ctx context.Context, wait time.Duration) error {
+	if d.Sleep != nil {
+		return d.Sleep(ctx, wait)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Driver) jitter() float64 {
+	if d.Jitter != nil {
+		return d.Jitter()
+	}
+	return rand.Float64()
 }
 
 func (d *Driver) newID() string {

@@ -363,54 +363,6 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 	return full
 }
 
-func TestRepeatedToolCallIDsAreRefusedAndNothingRuns(t *testing.T) {
-	h := newHarness(t)
-	look := &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
-	// The scripted provider refuses such a script, so this test plays a misbehaving model
-	// endpoint itself.
-	p := &repeatingModel{calls: [][]model.ToolCall{
-		{{ID: "a", Name: "look", Arguments: `{"n":1}`}},
-		{{ID: "a", Name: "look", Arguments: `{"n":2}`}}}}
-	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go", Agent: buildAgent("look"),
-		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Reason != events.FinishFailed || out.Error == nil || out.Error.Code != turn.CodeInvalidResponse || look.calls.Load() != 1 {
-		t.Fatalf("outcome %+v, calls %d", out, look.calls.Load())
-	}
-	// The session stays usable: the next turn's conversation is valid.
-	p2 := script(t, `{"turns":[{"text":"fine"}]}`)
-	if out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "again", Agent: buildAgent("look"),
-		Provider: p2, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}}); err != nil || out.Text != "fine" {
-		t.Fatalf("next turn %+v %v", out, err)
-	}
-}
-
-// repeatingModel answers each request with the next list of tool calls, ids as given.
-type repeatingModel struct {
-	calls [][]model.ToolCall
-	n     int
-}
-
-func (m *repeatingModel) Stream(ctx context.Context, req model.Request) model.Stream {
-	return func(yield func(model.Event, error) bool) {
-		calls := m.calls[m.n]
-		m.n++
-		if !yield(model.ResponseStart{ID: "r", Model: req.Model}, nil) {
-			return
-		}
-		for _, c := range calls {
-			if !yield(model.ToolCallEnd{ID: c.ID, Name: c.Name, Arguments: c.Arguments}, nil) {
-				return
-			}
-		}
-		yield(model.Finish{Reason: model.FinishToolCalls}, nil)
-	}
-}
-
-func (m *repeatingModel) Models(context.Context) ([]model.ModelInfo, error) { return nil, nil }
-
 // A turn whose owner is alive is not recovered: the second run is refused and appends
 // nothing; with ForceRecover, or once the owner is gone, the open turn is settled.
 func TestLiveTurnIsNotRecovered(t *testing.T) {

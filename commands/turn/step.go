@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -65,7 +64,17 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,
 		Agent: r.req.Agent.Name, Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps,
-		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner}), nil
+		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire()}), nil
+}
+
+// wire is the provider's description, recorded on the turn's start.
+func (r *run) wire() *events.ProviderWire {
+	d, ok := r.req.Provider.(model.Described)
+	if !ok {
+		return nil
+	}
+	desc := d.Describe()
+	return &events.ProviderWire{Family: desc.Family, API: desc.API, BaseURL: desc.BaseURL, Retries: r.req.Retry.Retries, Quirks: desc.Quirks}
 }
 
 // offerTools computes the tools offered to the model (agent.Offer) and rebuilds the state of
@@ -119,8 +128,14 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	begun := time.Now()
-	resp, streamErr := r.request(ctx, asm.Request)
+	resp, base, begun, streamErr := r.send(ctx, asm.Request, base)
+	var rec *recordError
+	if errors.As(streamErr, &rec) {
+		return true, rec.err
+	}
+	if errors.Is(streamErr, errWaitCancelled) {
+		return true, r.interrupt(ctx, out)
+	}
 	if streamErr != nil {
 		failed := base
 		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, errorInfo(streamErr), elapsedMs(begun)
@@ -135,16 +150,8 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if finalizing {
 		resp.ToolCalls = nil // tools were closed; a call the model made anyway is not run
 	}
-	if info := r.checkCallIDs(resp.ToolCalls); info != nil {
-		// Calls whose results could not be told apart are not run, and the turn stops: the
-		// conversation could not be sent to a provider again.
-		failed := base
-		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, info, elapsedMs(begun)
-		if err := r.stage(failed); err != nil {
-			return true, err
-		}
-		return true, r.finish(ctx, out, events.FinishFailed, info)
-	}
+	// The runtime owns the call ids: a provider's may be missing or repeated (docs/turns.md).
+	model.AssignCallIDs(base.RequestID, resp.ToolCalls, r.tr.HasCall)
 	completed := base
 	completed.Status, completed.Response, completed.DurationMs = events.RequestCompleted, recordResponse(resp), elapsedMs(begun)
 	if err := r.stage(completed); err != nil {
@@ -224,37 +231,71 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 	return asm, base, r.commit(ctx)
 }
 
-// request streams the provider's answer, showing text as it arrives.
-func (r *run) request(ctx context.Context, req model.Request) (model.Response, error) {
+// errWaitCancelled: the run was cancelled while waiting to retry; the failed attempt is
+// recorded and no request is open.
+var errWaitCancelled = errors.New("cancelled while waiting to retry")
+
+// recordError is a failure to record an attempt (the store, another writer), which ends the
+// run as it is rather than as a failed request.
+type recordError struct{ err error }
+
+func (e *recordError) Error() string { return e.err.Error() }
+
+// send sends the step's request, and again after a failure the retry policy allows (docs/turns.md,
+// "Retries"): each failed attempt is recorded with its error and the wait, and each retry is a
+// request of its own for the same receipt. It returns the response or the last attempt's
+// error, with that attempt's record and start.
+func (r *run) send(ctx context.Context, req model.Request, base events.ProviderRequest) (model.Response, events.ProviderRequest, time.Time, error) {
+	for attempt := 1; ; attempt++ {
+		begun := time.Now()
+		resp, output, err := r.request(ctx, req)
+		if err == nil || ctx.Err() != nil {
+			return resp, base, begun, err
+		}
+		wait, retry := r.req.Retry.Retry(attempt, err, output, r.d.jitter())
+		if !retry {
+			return resp, base, begun, err
+		}
+		failed := base
+		failed.Status, failed.Error, failed.DurationMs, failed.RetryInMs = events.RequestFailed, errorInfo(err), elapsedMs(begun), max(wait.Milliseconds(), 1)
+		if err := r.stage(failed); err != nil {
+			return resp, base, begun, &recordError{err}
+		}
+		if err := r.commit(ctx); err != nil {
+			return resp, base, begun, &recordError{err}
+		}
+		if r.d.sleep(ctx, wait) != nil {
+			return resp, base, begun, errWaitCancelled
+		}
+		base.RequestID, base.Attempt = r.d.newID(), attempt+1
+		started := base
+		started.Status = events.RequestStarted
+		if err := r.stage(started); err != nil {
+			return resp, base, begun, &recordError{err}
+		}
+		if err := r.commit(ctx); err != nil {
+			return resp, base, begun, &recordError{err}
+		}
+	}
+}
+
+// request streams the provider's answer, showing text as it arrives. output reports whether
+// anything beyond the response's start arrived: a retry must never repeat shown output.
+func (r *run) request(ctx context.Context, req model.Request) (resp model.Response, output bool, err error) {
 	var acc model.Accumulator
 	for ev, err := range r.req.Provider.Stream(ctx, req) {
 		if err != nil {
-			return acc.Response(), err
+			return acc.Response(), output, err
 		}
 		acc.Add(ev)
+		if _, start := ev.(model.ResponseStart); !start {
+			output = true
+		}
 		if t, ok := ev.(model.TextDelta); ok {
 			r.req.Observer.TextDelta(t.Text)
 		}
 	}
-	return acc.Response(), nil
-}
-
-// CodeInvalidResponse is the stable code of a model response the turn cannot use as it is.
-const CodeInvalidResponse = "invalid_response"
-
-// checkCallIDs refuses tool calls without an id, or with an id used before in the response or
-// the session: each result must answer exactly one call.
-func (r *run) checkCallIDs(calls []model.ToolCall) *events.ErrorInfo {
-	seen := map[string]bool{}
-	for i, c := range calls {
-		if c.ID == "" || seen[c.ID] || r.tr.HasCall(c.ID) {
-			return &events.ErrorInfo{Code: CodeInvalidResponse,
-				Message: fmt.Sprintf("the model's tool call %d (%s) has a missing or repeated id %q", i, c.Name, c.ID),
-				Fix:     "nothing was run; retry the turn, and if it recurs report the provider's tool call ids"}
-		}
-		seen[c.ID] = true
-	}
-	return nil
+	return acc.Response(), output, nil
 }
 
 // newBlobs returns the blobs the stored receipt references that this session's log does not
@@ -312,8 +353,15 @@ func recordResponse(resp model.Response) *events.ProviderResponse {
 		Usage: events.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 			CacheReadTokens: resp.Usage.CacheReadTokens, CacheWriteTokens: resp.Usage.CacheWriteTokens},
 		FinishReason: string(resp.FinishReason), ProviderFinishReason: resp.ProviderFinishReason}
+	for _, r := range resp.Reasoning {
+		out.Reasoning = append(out.Reasoning, events.Reasoning(r))
+	}
 	for _, c := range resp.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		tc := events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if c.ProviderID != c.ID {
+			tc.ProviderID = c.ProviderID // only when it differs: the common case records one id
+		}
+		out.ToolCalls = append(out.ToolCalls, tc)
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import "iter"
 type Stream = iter.Seq2[Event, error]
 
 // Event is one item of a streamed response: ResponseStart, TextDelta, ToolCallStart,
-// ToolCallArgsDelta, ToolCallEnd, UsageReport or Finish.
+// ToolCallArgsDelta, ToolCallEnd, ReasoningItem, UsageReport or Finish.
 //
 // Events come in this grammar: ResponseStart first; then text deltas and tool calls (a
 // ToolCallStart, its ToolCallArgsDelta events, and its ToolCallEnd), possibly interleaved
@@ -33,10 +33,13 @@ type ResponseStart struct {
 // TextDelta is the next piece of the assistant's visible text.
 type TextDelta struct{ Text string }
 
-// ToolCallStart announces a tool call; its arguments follow.
+// ToolCallStart announces a tool call; its arguments follow. ID keys the call within this
+// response (the adapter makes it unique there, whatever the provider sent); ProviderID is the
+// provider's own id for it, "" if it gave none.
 type ToolCallStart struct {
-	ID   string
-	Name string
+	ID         string
+	ProviderID string
+	Name       string
 }
 
 // ToolCallArgsDelta is the next piece of a tool call's JSON arguments.
@@ -48,10 +51,14 @@ type ToolCallArgsDelta struct {
 // ToolCallEnd closes a tool call with its complete arguments, so a consumer that does not
 // care about partial arguments can ignore the deltas.
 type ToolCallEnd struct {
-	ID        string
-	Name      string
-	Arguments string
+	ID         string
+	ProviderID string
+	Name       string
+	Arguments  string
 }
+
+// ReasoningItem is a complete reasoning item of the response.
+type ReasoningItem struct{ Reasoning Reasoning }
 
 // UsageReport carries the token usage of the whole response.
 type UsageReport struct{ Usage Usage }
@@ -70,6 +77,7 @@ func (ToolCallStart) isEvent()     {}
 func (ToolCallArgsDelta) isEvent() {}
 func (ToolCallEnd) isEvent()       {}
 func (UsageReport) isEvent()       {}
+func (ReasoningItem) isEvent()     {}
 func (Finish) isEvent()            {}
 
 // FinishReason says why the model stopped.

@@ -39,3 +39,24 @@ type ModelInfo struct {
 	Tools           Support `json:"tools,omitempty"`
 	Reasoning       Support `json:"reasoning,omitempty"`
 }
+
+// Described is implemented by a provider opened from configuration: how it is spoken to and
+// how its failures are retried. A provider without it is sent each request once.
+type Described interface {
+	Describe() Description
+}
+
+// Description is how a provider is reached, recorded on each request (docs/config.md,
+// "Providers"), never with a secret in it.
+type Description struct {
+	// Family is the preset it was opened with: openai, openai-responses, anthropic, ollama,
+	// llamacpp, vllm or compatible.
+	Family string
+	// API is the wire dialect: chat (Chat Completions), responses or messages (Anthropic).
+	API     string
+	BaseURL string
+	// Quirks are the family's known differences from the API it imitates, each handled by the
+	// adapter, in words.
+	Quirks []string
+	Retry  RetryPolicy
+}

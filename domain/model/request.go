@@ -41,12 +41,30 @@ type Message struct {
 	// IsError marks a tool result that reports a failure, which Anthropic tells the model
 	// explicitly; other providers only see the text.
 	IsError bool `json:"isError,omitempty"`
+	// Reasoning are the reasoning items an assistant message came with (the Responses API),
+	// sent back to that API as it requires; other providers ignore them.
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
+}
+
+// Reasoning is a reasoning item: its id, its summary, and its content encrypted by the
+// provider, opaque here and returned unchanged so the model keeps its chain of thought across
+// steps without the provider storing the conversation.
+type Reasoning struct {
+	ID               string `json:"id"`
+	Summary          string `json:"summary,omitempty"`
+	EncryptedContent string `json:"encryptedContent,omitempty"`
 }
 
 // ToolCall is a call the model asked for.
 type ToolCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	// ID is the runtime's id of the call, unique in its session (AssignCallIDs): tool events,
+	// asks and results name the call by it.
+	ID string `json:"id"`
+	// ProviderID is the id the provider gave the call, "" if none. It is what the adapter
+	// sends back to that provider (WireIDs), and may be empty or repeated (docs/turns.md,
+	// "Tool call ids").
+	ProviderID string `json:"providerId,omitempty"`
+	Name       string `json:"name"`
 	// Arguments is the JSON text exactly as the model produced it. It is text, not a decoded
 	// value, because a model can emit invalid JSON: that is the model's mistake, reported back
 	// to it by the tool validator, not a provider failure, and the log must keep what was

@@ -2,11 +2,12 @@ package model
 
 // Response is a streamed response collected into one value.
 type Response struct {
-	ID        string     `json:"id,omitempty"`
-	Model     string     `json:"model,omitempty"`
-	Text      string     `json:"text,omitempty"`
-	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
-	Usage     Usage      `json:"usage"`
+	ID        string      `json:"id,omitempty"`
+	Model     string      `json:"model,omitempty"`
+	Text      string      `json:"text,omitempty"`
+	ToolCalls []ToolCall  `json:"toolCalls,omitempty"`
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
+	Usage     Usage       `json:"usage"`
 	// FinishReason is empty while the response is incomplete, and stays empty in the partial
 	// response that comes with a stream error.
 	FinishReason         FinishReason `json:"finishReason,omitempty"`
@@ -34,6 +35,9 @@ func (a *Accumulator) Add(ev Event) {
 		a.text = append(a.text, e.Text...)
 	case ToolCallStart:
 		i := a.call(e.ID)
+		if e.ProviderID != "" {
+			a.resp.ToolCalls[i].ProviderID = e.ProviderID
+		}
 		if e.Name != "" {
 			a.resp.ToolCalls[i].Name = e.Name
 		}
@@ -42,6 +46,9 @@ func (a *Accumulator) Add(ev Event) {
 		a.args[i] = append(a.args[i], e.Delta...)
 	case ToolCallEnd:
 		i := a.call(e.ID)
+		if e.ProviderID != "" {
+			a.resp.ToolCalls[i].ProviderID = e.ProviderID
+		}
 		if e.Name != "" {
 			a.resp.ToolCalls[i].Name = e.Name
 		}
@@ -49,6 +56,8 @@ func (a *Accumulator) Add(ev Event) {
 		// what the deltas carried.
 		a.args[i] = append(a.args[i][:0], e.Arguments...)
 		a.ended[i] = true
+	case ReasoningItem:
+		a.resp.Reasoning = append(a.resp.Reasoning, e.Reasoning)
 	case UsageReport:
 		a.resp.Usage = e.Usage
 	case Finish:

@@ -224,9 +224,13 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 	t := s.Open
 	switch e.Status {
 	case events.RequestStarted:
-		s.Steps++
+		if e.Attempt <= 1 { // a retry is the same step, sent again
+			s.Steps++
+			if t != nil {
+				t.Steps++
+			}
+		}
 		if t != nil {
-			t.Steps++
 			r := e
 			t.Request = &r
 			t.Calls = nil
@@ -242,8 +246,11 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 			t.Usage = t.Usage.Add(e.Response.Usage)
 		}
 		msg := model.Message{Role: model.RoleAssistant, Text: e.Response.Text}
+		for _, r := range e.Response.Reasoning {
+			msg.Reasoning = append(msg.Reasoning, model.Reasoning(r))
+		}
 		for _, c := range e.Response.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: c.Arguments})
 		}
 		if msg.Text != "" || len(msg.ToolCalls) > 0 { // providers reject an empty assistant message
 			s.Messages = append(s.Messages, msg)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,8 @@ type Options struct {
 	MaxRetries int
 	// DefaultMaxTokens replaces DefaultMaxTokens.
 	DefaultMaxTokens int
+	// Headers are sent with every request (a gateway's routing or tenant header).
+	Headers map[string]string
 }
 
 // Provider is the Anthropic model provider. It is safe for concurrent use.
@@ -81,6 +84,9 @@ func New(o Options) *Provider {
 	}
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
+	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Provider{
 		ep:     wire.Endpoint{Provider: "anthropic", BaseURL: o.BaseURL, KeyEnv: "ANTHROPIC_API_KEY"},
@@ -158,8 +164,9 @@ func (p *Provider) params(req model.Request) (sdk.MessageNewParams, error) {
 		params.System = append(params.System, sdk.TextBlockParam{Text: msgs[0].Text})
 		msgs = msgs[1:]
 	}
+	var ids model.WireIDs
 	for _, m := range msgs {
-		role, blocks := contentBlocks(m)
+		role, blocks := contentBlocks(m, &ids)
 		if len(blocks) == 0 {
 			continue // an empty assistant turn; the API refuses empty content
 		}
@@ -210,19 +217,21 @@ func (p *Provider) params(req model.Request) (sdk.MessageNewParams, error) {
 
 // contentBlocks renders one message. A system or developer message after the conversation
 // has begun has no place in Anthropic's API but the user turn, so it goes there as text.
-func contentBlocks(m model.Message) (model.Role, []sdk.ContentBlockParamUnion) {
+// Call ids go back as the provider gave them (ids maps the runtime's, docs/turns.md).
+func contentBlocks(m model.Message, ids *model.WireIDs) (model.Role, []sdk.ContentBlockParamUnion) {
 	switch m.Role {
 	case model.RoleAssistant:
 		var blocks []sdk.ContentBlockParamUnion
 		if m.Text != "" {
 			blocks = append(blocks, sdk.NewTextBlock(m.Text))
 		}
-		for _, c := range m.ToolCalls {
-			blocks = append(blocks, sdk.NewToolUseBlock(c.ID, toolInput(c.Arguments), c.Name))
+		wire := ids.Calls(m.ToolCalls)
+		for i, c := range m.ToolCalls {
+			blocks = append(blocks, sdk.NewToolUseBlock(wire[i], toolInput(c.Arguments), c.Name))
 		}
 		return model.RoleAssistant, blocks
 	case model.RoleTool:
-		result := sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+		result := sdk.ToolResultBlockParam{ToolUseID: ids.Result(m.ToolCallID)}
 		if m.Text != "" { // the API refuses an empty text block, but not an empty result
 			result.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Text}}}
 		}
@@ -333,9 +342,9 @@ type eventState struct {
 }
 
 type block struct {
-	tool     bool
-	id, name string
-	args     strings.Builder
+	tool                 bool
+	id, providerID, name string
+	args                 strings.Builder
 }
 
 func (st *eventState) events(ev sdk.MessageStreamEventUnion) []model.Event {
@@ -353,8 +362,9 @@ func (st *eventState) events(ev sdk.MessageStreamEventUnion) []model.Event {
 				return []model.Event{model.TextDelta{Text: cb.Text}}
 			}
 		case "tool_use":
-			st.blocks[ev.Index] = &block{tool: true, id: cb.ID, name: cb.Name}
-			return []model.Event{model.ToolCallStart{ID: cb.ID, Name: cb.Name}}
+			// The block index keys the call in this response; the id is the provider's.
+			st.blocks[ev.Index] = &block{tool: true, id: strconv.FormatInt(ev.Index, 10), providerID: cb.ID, name: cb.Name}
+			return []model.Event{model.ToolCallStart{ID: st.blocks[ev.Index].id, ProviderID: cb.ID, Name: cb.Name}}
 		}
 		// Thinking and server-tool blocks are not requested, so they are not rendered.
 	case "content_block_delta":
@@ -373,7 +383,7 @@ func (st *eventState) events(ev sdk.MessageStreamEventUnion) []model.Event {
 			if args == "" {
 				args = "{}" // a call without arguments streams no input_json_delta
 			}
-			return []model.Event{model.ToolCallEnd{ID: b.id, Name: b.name, Arguments: args}}
+			return []model.Event{model.ToolCallEnd{ID: b.id, ProviderID: b.providerID, Name: b.name, Arguments: args}}
 		}
 	case "message_delta":
 		st.stopReason = string(ev.Delta.StopReason)

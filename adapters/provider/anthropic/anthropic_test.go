@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/provider/anthropic"
-	"github.com/zuno-run/zuno/adapters/provider/internal/replay"
+	"github.com/zuno-run/zuno/adapters/provider/replay"
 	"github.com/zuno-run/zuno/domain/model"
 )
 
@@ -169,8 +169,8 @@ func TestStreamToolUse(t *testing.T) {
 		ID: "msg_014p7gG3wDgGV9EUtLvnow3U", Model: "claude-sonnet-4-5-20250929",
 		Text: "I'll read go.mod first.",
 		ToolCalls: []model.ToolCall{
-			{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "read", Arguments: `{"path": "go.mod", "limit": 40}`},
-			{ID: "toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8o", Name: "ls", Arguments: `{}`},
+			{ID: "1", ProviderID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "read", Arguments: `{"path": "go.mod", "limit": 40}`},
+			{ID: "2", ProviderID: "toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8o", Name: "ls", Arguments: `{}`},
 		},
 		Usage:        model.Usage{InputTokens: 3264, OutputTokens: 89, CacheReadTokens: 2792},
 		FinishReason: model.FinishToolCalls, ProviderFinishReason: "tool_use",

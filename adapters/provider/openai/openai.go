@@ -1,9 +1,9 @@
 // Package openai is the model provider for the OpenAI Chat Completions API and the servers
-// that imitate it (Ollama, vLLM, llama.cpp, LM Studio, proxies), built on
-// github.com/openai/openai-go/v3.
+// that imitate it (Ollama, vLLM, llama.cpp, LM Studio, proxies), and for OpenAI's Responses
+// API (NewResponses), built on github.com/openai/openai-go/v3.
 //
-// Chat Completions rather than the Responses API, because it is the dialect the local
-// servers speak; one adapter then serves them all.
+// Chat Completions is the dialect the local servers speak, so one adapter serves them all;
+// the Responses API is OpenAI's own, where its newest models are served best.
 package openai
 
 import (
@@ -61,14 +61,24 @@ type Options struct {
 	// MaxRetries is how often the SDK itself retries a failed request. It defaults to none:
 	// the turn driver retries, so that every attempt is a provider request in the log.
 	MaxRetries int
+	// IgnoreEnv reads no OPENAI_* variable for options left empty: a provider configured for
+	// a local server must not send the host's OpenAI key to it (docs/config.md, "Providers").
+	IgnoreEnv bool
+	// Headers are sent with every request (a gateway's routing or tenant header).
+	Headers map[string]string
+	// NoToolChoice leaves tool_choice out of requests, for servers that refuse or ignore it
+	// (Ollama): the turn still runs no call made after it closed the tools.
+	NoToolChoice bool
 }
 
 // Provider is an OpenAI-compatible model provider. It is safe for concurrent use.
 type Provider struct {
-	ep      wire.Endpoint
-	dialect Dialect
-	chat    sdk.ChatCompletionService
-	models  sdk.ModelService
+	opts         []option.RequestOption // for the Responses API's service (NewResponses)
+	ep           wire.Endpoint
+	dialect      Dialect
+	noToolChoice bool
+	chat         sdk.ChatCompletionService
+	models       sdk.ModelService
 }
 
 // New returns a provider. It reads the environment only for options left empty.
@@ -76,13 +86,13 @@ func New(o Options) *Provider {
 	if o.Name == "" {
 		o.Name = "openai"
 	}
-	if o.BaseURL == "" {
+	if o.BaseURL == "" && !o.IgnoreEnv {
 		o.BaseURL = os.Getenv("OPENAI_BASE_URL")
 	}
 	if o.BaseURL == "" {
 		o.BaseURL = DefaultBaseURL
 	}
-	if o.APIKey == "" {
+	if o.APIKey == "" && !o.IgnoreEnv {
 		o.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	if o.Dialect == DialectAuto {
@@ -104,11 +114,16 @@ func New(o Options) *Provider {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
+	for k, v := range o.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
 	return &Provider{
-		ep:      wire.Endpoint{Provider: o.Name, BaseURL: o.BaseURL, KeyEnv: "OPENAI_API_KEY"},
-		dialect: o.Dialect,
-		chat:    sdk.NewChatCompletionService(opts...),
-		models:  sdk.NewModelService(opts...),
+		opts:         opts,
+		ep:           wire.Endpoint{Provider: o.Name, BaseURL: o.BaseURL, KeyEnv: "OPENAI_API_KEY"},
+		dialect:      o.Dialect,
+		noToolChoice: o.NoToolChoice,
+		chat:         sdk.NewChatCompletionService(opts...),
+		models:       sdk.NewModelService(opts...),
 	}
 }
 
@@ -158,8 +173,9 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 		// Without include_usage a stream reports no token counts at all.
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
+	var ids model.WireIDs
 	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, p.message(m))
+		params.Messages = append(params.Messages, p.message(m, &ids))
 	}
 	for _, t := range req.Tools {
 		var schema map[string]any
@@ -173,10 +189,11 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 		}
 		params.Tools = append(params.Tools, sdk.ChatCompletionFunctionTool(def))
 	}
-	switch req.ToolChoice.Mode {
-	case model.ToolChoiceAuto, model.ToolChoiceNone, model.ToolChoiceRequired:
+	switch mode := req.ToolChoice.Mode; {
+	case p.noToolChoice:
+	case mode == model.ToolChoiceAuto || mode == model.ToolChoiceNone || mode == model.ToolChoiceRequired:
 		params.ToolChoice.OfAuto = sdk.String(string(req.ToolChoice.Mode))
-	case model.ToolChoiceTool:
+	case mode == model.ToolChoiceTool:
 		params.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
 	}
 	if req.MaxTokens > 0 {
@@ -189,7 +206,9 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 	return params, nil
 }
 
-func (p *Provider) message(m model.Message) sdk.ChatCompletionMessageParamUnion {
+// message renders one message; call ids go back as the provider gave them (ids maps the
+// runtime's, docs/turns.md).
+func (p *Provider) message(m model.Message, ids *model.WireIDs) sdk.ChatCompletionMessageParamUnion {
 	switch m.Role {
 	case model.RoleSystem:
 		return sdk.SystemMessage(m.Text)
@@ -203,17 +222,18 @@ func (p *Provider) message(m model.Message) sdk.ChatCompletionMessageParamUnion 
 		if m.Text != "" || len(m.ToolCalls) == 0 {
 			a.Content.OfString = sdk.String(m.Text)
 		}
-		for _, c := range m.ToolCalls {
+		wire := ids.Calls(m.ToolCalls)
+		for i, c := range m.ToolCalls {
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-					ID:       c.ID,
+					ID:       wire[i],
 					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
 				},
 			})
 		}
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	case model.RoleTool:
-		return sdk.ToolMessage(m.Text, m.ToolCallID)
+		return sdk.ToolMessage(m.Text, ids.Result(m.ToolCallID))
 	default: // RoleUser; Validate refused the rest
 		return sdk.UserMessage(m.Text)
 	}
@@ -231,8 +251,8 @@ type chunkState struct {
 }
 
 type toolCall struct {
-	id, name string
-	args     strings.Builder
+	key, id, name string // key: the call's index in this response; id: the provider's, if any
+	args          strings.Builder
 }
 
 func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
@@ -259,24 +279,21 @@ func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
 		for _, tc := range d.ToolCalls {
 			c := st.byIndex[tc.Index]
 			if c == nil {
-				c = &toolCall{id: tc.ID, name: tc.Function.Name}
-				if c.id == "" {
-					// Some compatible servers omit ids. Tool call ids become command ids,
-					// so the substitute must be unique: the response id makes it so.
-					c.id = fmt.Sprintf("%s-call-%d", chunk.ID, tc.Index)
-				}
+				// The index keys the call: some compatible servers omit ids or number them
+				// per response (call_0); the runtime assigns its own (docs/turns.md).
+				c = &toolCall{key: strconv.FormatInt(tc.Index, 10), id: tc.ID, name: tc.Function.Name}
 				if st.byIndex == nil {
 					st.byIndex = map[int64]*toolCall{}
 				}
 				st.byIndex[tc.Index] = c
 				st.calls = append(st.calls, c)
-				out = append(out, model.ToolCallStart{ID: c.id, Name: c.name})
+				out = append(out, model.ToolCallStart{ID: c.key, ProviderID: c.id, Name: c.name})
 			} else if tc.Function.Name != "" && tc.Function.Name != c.name {
 				c.name += tc.Function.Name
 			}
 			if a := tc.Function.Arguments; a != "" {
 				c.args.WriteString(a)
-				out = append(out, model.ToolCallArgsDelta{ID: c.id, Delta: a})
+				out = append(out, model.ToolCallArgsDelta{ID: c.key, Delta: a})
 			}
 		}
 		if choice.FinishReason != "" && st.finish == "" {
@@ -286,7 +303,7 @@ func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
 				if args == "" {
 					args = "{}" // a call without arguments streams none
 				}
-				out = append(out, model.ToolCallEnd{ID: c.id, Name: c.name, Arguments: args})
+				out = append(out, model.ToolCallEnd{ID: c.key, ProviderID: c.id, Name: c.name, Arguments: args})
 			}
 		}
 	}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zuno-run/zuno/adapters/provider/internal/replay"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
+	"github.com/zuno-run/zuno/adapters/provider/replay"
 	"github.com/zuno-run/zuno/domain/model"
 )
 
@@ -170,8 +170,9 @@ func TestStreamToolCalls(t *testing.T) {
 	want := model.Response{
 		ID: "chatcmpl-BrC9aK1mN3pQ5rS7tU9vW1xY3zA5b", Model: "gpt-4.1-2025-04-14",
 		ToolCalls: []model.ToolCall{
-			{ID: "call_Xk2pL9mQ4rT7vW1yZ3aB5cD8", Name: "read", Arguments: `{"path": "go.mod"}`},
-			{ID: "call_Qw8eR4tY6uI2oP0aS1dF3gH5", Name: "grep", Arguments: `{"pattern": "^module ", "glob": "*.mod"}`},
+			// The index keys a call within the response; the provider's id is kept beside it.
+			{ID: "0", ProviderID: "call_Xk2pL9mQ4rT7vW1yZ3aB5cD8", Name: "read", Arguments: `{"path": "go.mod"}`},
+			{ID: "1", ProviderID: "call_Qw8eR4tY6uI2oP0aS1dF3gH5", Name: "grep", Arguments: `{"pattern": "^module ", "glob": "*.mod"}`},
 		},
 		Usage:        model.Usage{InputTokens: 2317, OutputTokens: 58, CacheReadTokens: 2048},
 		FinishReason: model.FinishToolCalls, ProviderFinishReason: "tool_calls",
@@ -179,7 +180,7 @@ func TestStreamToolCalls(t *testing.T) {
 	if got := a.Response(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("response\n got %+v\nwant %+v", got, want)
 	}
-	if argDeltas["call_Xk2pL9mQ4rT7vW1yZ3aB5cD8"] != 3 || argDeltas["call_Qw8eR4tY6uI2oP0aS1dF3gH5"] != 3 {
+	if argDeltas["0"] != 3 || argDeltas["1"] != 3 {
 		t.Fatalf("argument deltas %v, want 3 per call as streamed", argDeltas)
 	}
 }
@@ -192,7 +193,8 @@ func TestCompatibleServerToolCall(t *testing.T) {
 	}
 	want := model.Response{
 		ID: "chatcmpl-417", Model: "qwen3:8b", Text: "Reading it.",
-		ToolCalls: []model.ToolCall{{ID: "chatcmpl-417-call-0", Name: "read", Arguments: `{"path":"go.mod"}`}},
+		// No id on the wire: none is made up here; the turn derives the runtime's.
+		ToolCalls: []model.ToolCall{{ID: "0", Name: "read", Arguments: `{"path":"go.mod"}`}},
 		Usage:     model.Usage{InputTokens: 402, OutputTokens: 21},
 		// The server said "stop" after a tool call; the calls still have to run.
 		FinishReason: model.FinishToolCalls, ProviderFinishReason: "stop",
@@ -312,5 +314,70 @@ func TestNoKeyNoAuthorizationHeader(t *testing.T) {
 	}
 	if h := srv.Requests()[0].Header.Get("Authorization"); h != "" {
 		t.Fatalf("Authorization = %q, want none for a keyless local server", h)
+	}
+}
+
+// What a configured local family sets (adapters/provider, docs/config.md "Providers"): no
+// tool_choice for servers without it, the configured headers, and never the host's OpenAI key.
+func TestLocalServerOptions(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-host-must-not-leave")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/never")
+	srv := replay.New(t, map[string]string{chatPath: filepath.Join("testdata", "chat_text.http")})
+	p := openai.New(openai.Options{Name: "ollama", BaseURL: srv.URL + "/v1", IgnoreEnv: true, NoToolChoice: true,
+		Dialect: openai.DialectCompatible, Headers: map[string]string{"X-Team": "blue"}})
+	if _, err := model.Collect(p.Stream(context.Background(), conversation())); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Requests()[0]
+	if got.Header.Get("Authorization") != "" || got.Header.Get("X-Team") != "blue" {
+		t.Fatalf("headers %v", got.Header)
+	}
+	if strings.Contains(string(got.Body), "tool_choice") || !strings.Contains(string(got.Body), `"tools"`) {
+		t.Fatalf("body %s: tools kept, tool_choice left out", got.Body)
+	}
+}
+
+const responsesPath = "POST /v1/responses"
+
+// The Responses API adapter fails with the same codes as the Chat Completions one.
+func TestResponsesErrors(t *testing.T) {
+	tests := []replay.ErrorCase{
+		{File: "error_401.http", Code: model.CodeAuth, Status: 401, FixHas: "OPENAI_API_KEY"},
+		{File: "error_429.http", Code: model.CodeRateLimit, Status: 429, RetryAfter: 2 * time.Second, FixHas: "wait 2s"},
+		{File: "error_400_context_length.http", Code: model.CodeContextOverflow, Status: 400, FixHas: "shorten the conversation"},
+		{File: "responses_failed.http", Code: model.CodeTransport, FixHas: "retry", Partial: true},
+		{File: "responses_cut.http", Code: model.CodeTransport, FixHas: "retry", Partial: true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.File, ".http"), func(t *testing.T) {
+			srv := replay.New(t, map[string]string{responsesPath: filepath.Join("testdata", tt.File)})
+			p := openai.NewResponses(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key"})
+			replay.CheckError(t, p, srv, conversation(), "openai", tt)
+		})
+	}
+}
+
+func TestResponsesIncomplete(t *testing.T) {
+	srv := replay.New(t, map[string]string{responsesPath: filepath.Join("testdata", "responses_incomplete.http")})
+	p := openai.NewResponses(openai.Options{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key"})
+	got, err := model.Collect(p.Stream(context.Background(), conversation()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.Response{ID: "resp_i", Model: "gpt-5.1-2025-11-13", Text: "The answer is",
+		Usage:        model.Usage{InputTokens: 90, OutputTokens: 16, ReasoningTokens: 12},
+		FinishReason: model.FinishLength, ProviderFinishReason: "max_output_tokens"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("response\n got %+v\nwant %+v", got, want)
+	}
+	// The request: the conversation as input items, developer kept as developer, the tool
+	// choice and output limit in the Responses API's names, nothing stored at OpenAI.
+	body := string(srv.Requests()[0].Body)
+	for _, w := range []string{`"role":"developer"`, `{"arguments":"{\"path\":\"go.mod\"}","call_id":"call_prev","name":"read","type":"function_call"}`,
+		`{"output":"module github.com/zuno-run/zuno","call_id":"call_prev","type":"function_call_output"}`,
+		`"max_output_tokens":1024`, `"tool_choice":"auto"`, `"store":false`} {
+		if !strings.Contains(body, w) {
+			t.Fatalf("request lacks %s:\n%s", w, body)
+		}
 	}
 }

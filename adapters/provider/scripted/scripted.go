@@ -25,6 +25,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -131,14 +132,13 @@ func decode(data []byte) (Script, *model.Error) {
 		return Script{}, scriptErr("turns", "is empty or missing", "give at least one turn")
 	}
 	s := Script{Turns: make([]Turn, len(turns))}
-	ids := map[string]string{} // tool call id -> field of its first use
 	for i, raw := range turns {
 		field := fmt.Sprintf("turns[%d]", i)
 		t, err := decodeTurn(field, raw)
 		if err != nil {
 			return Script{}, err
 		}
-		if err := checkTurn(field, &t, ids); err != nil {
+		if err := checkTurn(field, &t); err != nil {
 			return Script{}, err
 		}
 		s.Turns[i] = t
@@ -229,7 +229,7 @@ func decodeObject(field string, data []byte, fields map[string]any) *model.Error
 	return nil
 }
 
-func checkTurn(field string, t *Turn, ids map[string]string) *model.Error {
+func checkTurn(field string, t *Turn) *model.Error {
 	if t.Error != nil {
 		if t.Text != "" || len(t.ToolCalls) > 0 || t.Usage != nil {
 			return scriptErr(field+".error", "is given together with an answer", "a turn either answers or fails; split it into two turns")
@@ -249,15 +249,8 @@ func checkTurn(field string, t *Turn, ids map[string]string) *model.Error {
 	for j := range t.ToolCalls {
 		c := &t.ToolCalls[j]
 		cf := fmt.Sprintf("%s.toolCalls[%d]", field, j)
-		if c.ID == "" {
-			return scriptErr(cf+".id", "is empty", "give every tool call an id")
-		}
-		// Tool call ids become command ids, so a repeated id would make the runtime treat
-		// the second call as a re-delivery of the first.
-		if first, ok := ids[c.ID]; ok {
-			return scriptErr(cf+".id", fmt.Sprintf("%q is already used at %s", c.ID, first), "give every tool call in the script its own id")
-		}
-		ids[c.ID] = cf + ".id"
+		// An id may be empty or repeated, as real servers send them: the runtime owns call ids
+		// (docs/turns.md), so a script can play such a server.
 		if c.Name == "" {
 			return scriptErr(cf+".name", "is empty", "name the tool to call")
 		}
@@ -401,13 +394,13 @@ func turnEvents(i int, modelID string, t *Turn) []model.Event {
 	for _, chunk := range chunks(t.Text, 3) {
 		events = append(events, model.TextDelta{Text: chunk})
 	}
-	for _, c := range t.ToolCalls {
-		args := string(c.Arguments)
-		events = append(events, model.ToolCallStart{ID: c.ID, Name: c.Name})
+	for j, c := range t.ToolCalls {
+		args, key := string(c.Arguments), strconv.Itoa(j) // the index keys the call, as on the wire
+		events = append(events, model.ToolCallStart{ID: key, ProviderID: c.ID, Name: c.Name})
 		for _, piece := range chunks(args, 2) {
-			events = append(events, model.ToolCallArgsDelta{ID: c.ID, Delta: piece})
+			events = append(events, model.ToolCallArgsDelta{ID: key, Delta: piece})
 		}
-		events = append(events, model.ToolCallEnd{ID: c.ID, Name: c.Name, Arguments: args})
+		events = append(events, model.ToolCallEnd{ID: key, ProviderID: c.ID, Name: c.Name, Arguments: args})
 	}
 	if u := t.Usage; u != nil {
 		// Scripted counts are written like Anthropic's or OpenAI's alike, as the total input.

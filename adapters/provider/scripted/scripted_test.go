@@ -28,15 +28,15 @@ func TestPlaysTurnsInOrderThenExhausts(t *testing.T) {
 	want := []model.Response{
 		{
 			ID: "scripted-turn-0", Model: "any-model", Text: "Let me read the module file first.",
-			ToolCalls:    []model.ToolCall{{ID: "call_read_1", Name: "read", Arguments: `{"path":"go.mod","limit":40}`}},
+			ToolCalls:    []model.ToolCall{{ID: "0", ProviderID: "call_read_1", Name: "read", Arguments: `{"path":"go.mod","limit":40}`}},
 			Usage:        model.Usage{InputTokens: 1200, OutputTokens: 31, CacheReadTokens: 1024},
 			FinishReason: model.FinishToolCalls, ProviderFinishReason: "tool_calls",
 		},
 		{
 			ID: "scripted-turn-1", Model: "any-model",
 			ToolCalls: []model.ToolCall{
-				{ID: "call_grep_1", Name: "grep", Arguments: `{"pattern":"module"}`},
-				{ID: "call_ls_1", Name: "ls", Arguments: `{}`},
+				{ID: "0", ProviderID: "call_grep_1", Name: "grep", Arguments: `{"pattern":"module"}`},
+				{ID: "1", ProviderID: "call_ls_1", Name: "ls", Arguments: `{}`},
 			},
 			FinishReason: model.FinishToolCalls, ProviderFinishReason: "tool_calls",
 		},
@@ -129,12 +129,10 @@ func TestMalformedScripts(t *testing.T) {
 		{"misspelt field", `{"turns":[{"text":"a"},{"toolcalls":[]}]}`, "turns[1].toolcalls"},
 		{"text not string", `{"turns":[{"text":5}]}`, "turns[0].text"},
 		{"toolCalls not array", `{"turns":[{"toolCalls":{"id":"x"}}]}`, "turns[0].toolCalls"},
-		{"call id missing", `{"turns":[{"text":"a"},{"text":"b","toolCalls":[{"id":"c1","name":"ls"},{"name":"ls"}]}]}`, "turns[1].toolCalls[1].id"},
 		{"call id not string", `{"turns":[{"toolCalls":[{"id":7,"name":"ls"}]}]}`, "turns[0].toolCalls[0].id"},
 		{"call name missing", `{"turns":[{"toolCalls":[{"id":"c1"}]}]}`, "turns[0].toolCalls[0].name"},
 		{"call unknown field", `{"turns":[{"toolCalls":[{"id":"c1","name":"ls","args":{}}]}]}`, "turns[0].toolCalls[0].args"},
 		{"arguments not object", `{"turns":[{"toolCalls":[{"id":"c1","name":"ls","arguments":"{}"}]}]}`, "turns[0].toolCalls[0].arguments"},
-		{"duplicate call id", `{"turns":[{"toolCalls":[{"id":"c1","name":"ls"}]},{"toolCalls":[{"id":"c1","name":"ls"}]}]}`, "turns[1].toolCalls[0].id"},
 		{"usage not number", `{"turns":[{"text":"a","usage":{"inputTokens":"12"}}]}`, "turns[0].usage.inputTokens"},
 		{"usage negative", `{"turns":[{"text":"a","usage":{"inputTokens":-1,"outputTokens":1}}]}`, "turns[0].usage"},
 		{"usage misspelt", `{"turns":[{"text":"a","usage":{"input_tokens":1}}]}`, "turns[0].usage.input_tokens"},

@@ -1,10 +1,12 @@
 // Package replay serves recorded HTTP responses from a local httptest server, so the
-// provider adapters are tested against the wire format itself, through the real SDKs,
-// without a paid API.
+// provider adapters, the turn and the CLI are tested against the wire format itself, through
+// the real SDKs, without a paid API.
 //
 // A recording is a raw HTTP/1.1 response as it appears on the wire: status line, headers,
 // blank line, body. Event-stream bodies are written event by event with a flush between
-// them, so the client really consumes a stream rather than one buffered body.
+// them, so the client really consumes a stream rather than one buffered body. An event that
+// is exactly "!drop" cuts the connection there, without the stream's end, as a server or
+// proxy that dies mid-response does.
 package replay
 
 import (
@@ -65,6 +67,40 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// Sequence answers the requests to one endpoint with recordings in order, as a provider
+// answers a turn's successive requests (or its retries); past the last it answers 599. It
+// keeps every request. Not a Server, so the CLI's script harness can serve it too.
+type Sequence struct {
+	mu       sync.Mutex
+	files    []string
+	requests []Request
+}
+
+// NewSequence serves files in order.
+func NewSequence(files ...string) *Sequence { return &Sequence{files: files} }
+
+// Requests returns the requests received so far.
+func (s *Sequence) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+func (s *Sequence) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	n := len(s.requests)
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	s.mu.Unlock()
+	if n >= len(s.files) {
+		http.Error(w, "replay: no recording left", 599)
+		return
+	}
+	if err := serve(w, s.files[n]); err != nil {
+		http.Error(w, "replay: "+err.Error(), 599)
+	}
+}
+
 func serve(w http.ResponseWriter, file string) error {
 	raw, err := os.ReadFile(file)
 	if err != nil {
@@ -91,6 +127,9 @@ func serve(w http.ResponseWriter, file string) error {
 	flusher, _ := w.(http.Flusher)
 	for len(body) > 0 {
 		event, rest, found := bytes.Cut(body, []byte("\n\n"))
+		if string(event) == "!drop" {
+			panic(http.ErrAbortHandler) // net/http closes the connection mid-body
+		}
 		if found {
 			event = append(event, "\n\n"...)
 		}
