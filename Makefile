@@ -33,11 +33,13 @@ ripgrep:
 		echo "warning: ripgrep or bubblewrap is not installed: the demo's grep call reports rg unavailable, its shell calls run unconfined"
 
 # deps installs what the tests need on a Debian machine (as root, or via sudo): PostgreSQL
-# for the Postgres adapters, ripgrep for the glob/grep tools, bubblewrap for the sandbox.
+# for the Postgres adapters, ripgrep for the glob/grep tools, bubblewrap for the sandbox, zsh
+# and ksh for the exit-policy table (every command run under bash, ksh and zsh).
 deps:
-	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v rg >/dev/null 2>&1 && [ -x /usr/bin/bwrap ]; } || { \
+	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v rg >/dev/null 2>&1 && [ -x /usr/bin/bwrap ] && \
+		command -v zsh >/dev/null 2>&1 && command -v ksh >/dev/null 2>&1; } || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep bubblewrap; }
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep bubblewrap zsh ksh; }
 
 postgres: deps
 	@.ci/start-postgres $(PG_DIR) > $(PG_DIR).url
