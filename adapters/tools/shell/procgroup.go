@@ -1,11 +1,12 @@
 package shell
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
 
 // stopGroup stops a running command's process group: SIGTERM to the whole
@@ -75,21 +76,6 @@ func groupAlive(pgid int) bool {
 
 // procStat returns the state and process group of pid from /proc/pid/stat.
 func procStat(pid int) (state byte, pgrp int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, 0, false
-	}
-	pg, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return 0, 0, false
-	}
-	return f[0][0], pg, true
+	state, _, pgrp, ok = guard.Stat(pid)
+	return state, pgrp, ok
 }

@@ -256,21 +256,28 @@ func scanDescendants(pid int) []int {
 
 // ProcStat returns the parent and the process group of pid from /proc/pid/stat.
 func ProcStat(pid int) (ppid, pgrp int, ok bool) {
+	_, ppid, pgrp, ok = Stat(pid)
+	return ppid, pgrp, ok
+}
+
+// Stat returns the state, parent and process group of pid from /proc/pid/stat (the fields
+// after the command name, which may itself hold spaces and parentheses).
+func Stat(pid int) (state byte, ppid, pgrp int, ok bool) {
 	b, err := os.ReadFile("/proc/" + itoa(int64(pid)) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
-	if len(f) < 3 {
-		return 0, 0, false
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, 0, false
 	}
 	ppid, ok1 := atoi(string(f[1]))
 	pgrp, ok2 := atoi(string(f[2]))
-	return ppid, pgrp, ok1 && ok2
+	return f[0][0], ppid, pgrp, ok1 && ok2
 }
 
 func atoi(s string) (int, bool) {
