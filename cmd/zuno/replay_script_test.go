@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -27,7 +28,7 @@ func replayAtEnd(env *testscript.Env, script string) {
 		if err != nil {
 			bin = filepath.Join(filepath.Dir(os.Args[0]), "zuno")
 		}
-		cmd := exec.Command(bin, "replay", "--all", "--verify")
+		cmd := exec.Command(bin, append(lastRunFlags(env), "replay", "--all", "--verify")...)
 		cmd.Env, cmd.Dir = vars, env.WorkDir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			env.T().Fatal("zuno replay --all --verify at the end of the script: " + err.Error() + "\n" + string(out))
@@ -35,14 +36,45 @@ func replayAtEnd(env *testscript.Env, script string) {
 	})
 }
 
-// zunoEnvFile is where each zuno a script runs leaves its environment (TestMain).
-const zunoEnvFile = ".zuno-env"
+// zunoEnvFile is where each zuno a script runs leaves its environment, and zunoRunFlags where
+// each zuno run leaves its one-invocation settings (--config, the sandbox flags): TestMain.
+const (
+	zunoEnvFile  = ".zuno-env"
+	zunoRunFlags = ".zuno-run-flags"
+)
 
-// recordZunoEnv keeps the environment of this zuno command for replayAtEnd.
+// recordZunoEnv keeps the environment of this zuno command, and the settings of a run, for
+// replayAtEnd.
 func recordZunoEnv() {
-	if work := os.Getenv("WORK"); work != "" {
-		_ = os.WriteFile(filepath.Join(work, zunoEnvFile), []byte(strings.Join(os.Environ(), "\x00")), 0o600)
+	work := os.Getenv("WORK")
+	if work == "" {
+		return
 	}
+	_ = os.WriteFile(filepath.Join(work, zunoEnvFile), []byte(strings.Join(os.Environ(), "\x00")), 0o600)
+	args := os.Args[1:]
+	if !slices.Contains(args, "run") {
+		return
+	}
+	var flags []string
+	for i, a := range args {
+		name, _, hasValue := strings.Cut(a, "=")
+		if name != "--config" && !strings.HasPrefix(name, "--sandbox") {
+			continue
+		}
+		flags = append(flags, a)
+		if !hasValue && i+1 < len(args) {
+			flags = append(flags, args[i+1])
+		}
+	}
+	_ = os.WriteFile(filepath.Join(work, zunoRunFlags), []byte(strings.Join(flags, "\x00")), 0o600)
+}
+
+func lastRunFlags(env *testscript.Env) []string {
+	b, err := os.ReadFile(filepath.Join(env.WorkDir, zunoRunFlags))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b), "\x00")
 }
 
 func lastZunoEnv(env *testscript.Env) []string {

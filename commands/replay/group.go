@@ -21,12 +21,15 @@ type group struct {
 	// responses are the ends of the provider requests (completed or failed), in order.
 	responses []events.ProviderRequest
 	settled   map[string]events.ToolSettled
+	// settledAt is the log position of each call's result: what the call wrote to other
+	// streams (a plan tool's work events) lies before it.
+	settledAt map[string]uint64
 	receipts  map[string]events.VerificationReceipt
 }
 
 func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error) {
-	g := &group{recs: recs, settled: map[string]events.ToolSettled{}, receipts: map[string]events.VerificationReceipt{}}
-	for _, rec := range recs {
+	g := &group{recs: recs, settled: map[string]events.ToolSettled{}, settledAt: map[string]uint64{}, receipts: map[string]events.VerificationReceipt{}}
+	for i, rec := range recs {
 		p, err := registry.Decode(rec)
 		if err != nil {
 			return nil, err
@@ -46,7 +49,7 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 				g.responses = append(g.responses, e)
 			}
 		case events.ToolSettled:
-			g.settled[e.CallID] = e
+			g.settled[e.CallID], g.settledAt[e.CallID] = e, recs[i].Position
 		case events.VerificationReceipt:
 			g.receipts[e.CallID] = e
 		case events.TurnFinished:
@@ -110,19 +113,6 @@ func (g *group) meta() commands.Meta {
 		}
 	}
 	return m
-}
-
-// directory is the session's workspace after the group.
-func (g *group) directory(dir string) string {
-	for _, p := range g.payloads {
-		switch e := p.(type) {
-		case events.SessionCreated:
-			dir = e.Directory
-		case events.DirectoryChanged:
-			dir = e.Directory
-		}
-	}
-	return dir
 }
 
 // refused is a turn today's build refuses to start at all (an agent or tool that is gone).

@@ -19,6 +19,27 @@ type provider struct {
 	cancel context.CancelFunc
 }
 
+// described is a provider the turn recorded a description of: how it was reached is an
+// input, not a decision (a replay never opens a provider).
+type described struct {
+	*provider
+	wire events.ProviderWire
+}
+
+func (p described) Describe() model.Description {
+	w := p.wire
+	return model.Description{Family: w.Family, API: w.API, BaseURL: w.BaseURL, Quirks: w.Quirks, Retry: model.RetryPolicy{Retries: w.Retries}}
+}
+
+// newProvider answers with g's responses, described as wire says when the turn recorded one.
+func newProvider(g *group, cancel context.CancelFunc, wire *events.ProviderWire) model.Provider {
+	p := &provider{g: g, cancel: cancel}
+	if wire == nil {
+		return p
+	}
+	return described{provider: p, wire: *wire}
+}
+
 func (p *provider) Models(context.Context) ([]model.ModelInfo, error) { return nil, nil }
 
 func (p *provider) Stream(ctx context.Context, req model.Request) model.Stream {
@@ -83,13 +104,14 @@ func responseEvents(r events.ProviderRequest) []model.Event {
 // execution is the recorded result of the call.
 type recorded struct {
 	tools.Tool
-	g *group
+	g     *group
+	store *store
 }
 
-func recordedTools(ts []tools.Tool, g *group) []tools.Tool {
+func recordedTools(ts []tools.Tool, g *group, st *store) []tools.Tool {
 	out := make([]tools.Tool, len(ts))
 	for i, t := range ts {
-		out[i] = recorded{Tool: t, g: g}
+		out[i] = recorded{Tool: t, g: g, store: st}
 	}
 	return out
 }
@@ -99,6 +121,7 @@ func (t recorded) Execute(_ context.Context, inv tools.Invocation) tools.Result 
 	if !ok {
 		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: "replay_no_result", Output: "the recorded run has no result for this call"}
 	}
+	t.store.reached(t.g.settledAt[inv.CallID]) // the call has run: what it wrote is visible
 	res := tools.Result{Outcome: tools.Outcome(s.Outcome), Output: s.Output, ErrorCode: s.ErrorCode, Metadata: s.Metadata}
 	if rc, ok := t.g.receipts[inv.CallID]; ok {
 		res.Receipt = &rc

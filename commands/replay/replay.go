@@ -17,6 +17,7 @@ import (
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -91,7 +92,6 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 		e.ID = sessionID
 		return rep, e
 	}
-	dir := ""
 	for start := 0; start < len(all); {
 		end := start + 1
 		for end < len(all) && all[end].Metadata.CommandID == all[start].Metadata.CommandID {
@@ -101,11 +101,8 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 		if err != nil {
 			return rep, err
 		}
-		if g.move != "" {
-			dir = g.move
-		}
 		if g.started != nil {
-			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Directory: dir, Move: g.move, Interactive: g.asked}
+			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked}
 			diffs, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
 			if err != nil {
 				return rep, err
@@ -113,7 +110,6 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 			rep.Turns++
 			rep.Differences = append(rep.Differences, diffs...)
 		}
-		dir = g.directory(dir)
 		rep.Events += end - start
 		start = end
 	}
@@ -124,6 +120,18 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 // appends with the recorded group.
 func replayTurn(ctx context.Context, log commands.StreamReader, registry *events.Registry, before []events.Recorded,
 	g *group, t Turn, build Build) ([]Difference, error) {
+	cmp := &comparer{g: g}
+	st := &store{log: log, stream: commands.SessionStream(t.Started.SessionID), recs: append([]events.Recorded(nil), before...),
+		cutoff: g.recs[0].Position, check: cmp.check}
+	// The workspace as the session's history says, a fork's included (its source's events).
+	var sess session.State
+	if _, err := commands.Load(ctx, st, registry, st.stream, 0, func(_ events.Recorded, p events.Payload) error { return sess.Evolve(p) }); err != nil {
+		return nil, err
+	}
+	t.Directory = sess.Directory
+	if t.Move != "" {
+		t.Directory = t.Move
+	}
 	req, done, err := build(ctx, t)
 	if err != nil {
 		return []Difference{g.refused(err)}, nil
@@ -131,9 +139,6 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmp := &comparer{g: g}
-	st := &store{log: log, stream: commands.SessionStream(t.Started.SessionID), recs: append([]events.Recorded(nil), before...),
-		cutoff: g.recs[0].Position, check: cmp.check}
 	ids := g.ids()
 	d := &turn.Driver{Store: st, Registry: registry, Clock: g, Owner: t.Started.Owner,
 		NewID: func() string {
@@ -147,11 +152,11 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 		Sleep: func(context.Context, time.Duration) error { return nil }, Jitter: func() float64 { return 0 }}
 	req.Meta, req.SessionID, req.Text, req.Directory = t.Meta, t.Started.SessionID, t.Text, t.Move
 	req.ProviderName = t.Started.Provider
-	req.Provider = &provider{g: g, cancel: cancel}
+	req.Provider = newProvider(g, cancel, t.Started.Wire)
 	if w := t.Started.Wire; w != nil {
 		req.Retry = model.RetryPolicy{Retries: w.Retries}
 	}
-	req.Tools = recordedTools(req.Tools, g)
+	req.Tools = recordedTools(req.Tools, g, st)
 	req.Inbox = inbox{log: log, registry: registry, cancel: cancel}
 	_, err = d.Run(ctx, req)
 	if err != nil && !errors.Is(err, errStop) && cmp.diffs == nil {

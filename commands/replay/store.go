@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/events"
@@ -20,6 +21,7 @@ var errStop = errors.New("replay stopped")
 type store struct {
 	log    commands.StreamReader
 	stream string
+	mu     sync.Mutex // a group's calls run in parallel
 	recs   []events.Recorded
 	// cutoff: another stream's events at or after this position were not written yet at the
 	// point the replay has reached (a plan tool's work events, a user's plan update).
@@ -41,8 +43,11 @@ func (s *store) ReadStream(ctx context.Context, stream string, from uint64, limi
 		return append([]events.Recorded(nil), out...), nil
 	}
 	recs, err := s.log.ReadStream(ctx, stream, from, limit)
+	s.mu.Lock()
+	cutoff := s.cutoff
+	s.mu.Unlock()
 	for i, rec := range recs {
-		if rec.Position >= s.cutoff {
+		if rec.Position >= cutoff {
 			return recs[:i], err
 		}
 	}
@@ -61,11 +66,18 @@ func (s *store) Append(_ context.Context, stream string, _ events.ExpectedRevisi
 		}
 		rec.StreamRevision = uint64(len(s.recs))
 		s.recs = append(s.recs, rec)
-		s.cutoff = max(s.cutoff, rec.Position)
+		s.reached(rec.Position)
 		if i == 0 {
 			res.FirstPosition = rec.Position
 		}
 		res.NextRevision, res.LastPosition = rec.StreamRevision, rec.Position
 	}
 	return res, nil
+}
+
+// reached moves the replay's point in the recorded run forward to position.
+func (s *store) reached(position uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cutoff = max(s.cutoff, position)
 }
