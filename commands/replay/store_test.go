@@ -29,7 +29,9 @@ func TestStoreCutoff(t *testing.T) {
 		positions = append(positions, res.LastPosition)
 	}
 	st := &store{log: log, stream: "session-s", cutoff: positions[1],
-		check: func(ev events.Event) (events.Recorded, error) { return events.Recorded{Event: ev, Position: positions[2]}, nil }}
+		check: func(ev events.Event) (events.Recorded, error) {
+			return events.Recorded{Event: ev, Position: positions[2]}, nil
+		}}
 	if recs, _ := st.ReadStream(ctx, "work-s", 0, 100); len(recs) != 1 {
 		t.Fatalf("before the second work event: %d events visible, want 1", len(recs))
 	}
