@@ -12,7 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"zuno": func() { os.Exit(run()) }})
+	testscript.Main(m, map[string]func(){"zuno": func() { recordZunoEnv(); os.Exit(run()) }})
 }
 
 // TestScripts runs the CLI end to end on the embedded SQLite default: testdata/script/*.txtar.
@@ -24,6 +24,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "zuno.db"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
+			replayAtEnd(env, env.WorkDir)
 			return nil
 		},
 		Condition: onPostgres(false),
@@ -53,6 +54,7 @@ func TestScriptsPostgres(t *testing.T) {
 			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "unused.db"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
+			replayAtEnd(env, env.WorkDir)
 			return nil
 		},
 		Condition: onPostgres(true),

@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zuno-run/zuno/commands/gate"
+	"github.com/zuno-run/zuno/commands/replay"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/permission"
+)
+
+// Replay re-drives a session's turns through today's driver with today's configuration (the
+// agent, the tools, the permission policy, AGENTS.md as it is now) and the recorded model
+// responses, tool results and answers, and reports where it decides differently from the log
+// (docs/replay.md). Nothing is written.
+func (c *Commands) Replay(ctx context.Context, sessionID string) (replay.Report, error) {
+	return replay.Session(ctx, c.ports.Log, c.ports.Driver.Registry, sessionID, c.replayRequest)
+}
+
+// replayRequest resolves a recorded turn as RunTurn resolves a new one, without recording
+// anything: the same agent resolution, tool surface, offer, policy and gate.
+func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Request, func() error, error) {
+	ag, err := agent.Resolve(t.Started.Agent, c.settings.Agents, true)
+	if err != nil {
+		return turn.Request{}, nil, err
+	}
+	surface, err := c.ports.OpenTools(t.Directory, t.Started.SessionID, ag.ReadOnly)
+	if err != nil {
+		return turn.Request{}, nil, err
+	}
+	req, err := c.replayResolve(t, ag, surface)
+	if err != nil {
+		surface.Close()
+		return turn.Request{}, nil, err
+	}
+	return req, surface.Close, nil
+}
+
+func (c *Commands) replayResolve(t replay.Turn, ag agent.Agent, surface turn.Surface) (turn.Request, error) {
+	offered, err := agent.Offer(ag, surface.Tools(), c.settings.Tools)
+	if err != nil {
+		return turn.Request{}, err
+	}
+	conf := surface.Confinement()
+	policy, err := c.settings.Policy(ag, conf)
+	if err != nil {
+		return turn.Request{}, err
+	}
+	global, project, err := c.ports.Instructions(t.Directory)
+	if err != nil {
+		return turn.Request{}, fmt.Errorf("read AGENTS.md: %w", err)
+	}
+	// A fresh standing set: "always" answers live in one process's memory (docs/permissions.md),
+	// and a CLI run is one turn.
+	g := gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: offered.Tools, Workspace: t.Directory,
+		Home: c.settings.Home, Interactive: t.Interactive, Sandbox: conf.Resolution})
+	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: c.settings.ContextWindow},
+		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
+		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil
+}

@@ -1,0 +1,54 @@
+package replay
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDiff(t *testing.T) {
+	for _, tc := range []struct {
+		name, recorded, replayed string
+		same                     bool
+		path, want, got          string
+	}{
+		{name: "equal", recorded: `{"a":1,"b":[1,2]}`, replayed: `{"b":[1,2],"a":1}`, same: true},
+		{name: "wall time is not a decision", recorded: `{"durationMs":12,"x":{"durationMs":3}}`, replayed: `{"durationMs":40,"x":{"durationMs":9}}`, same: true},
+		{name: "a retry's jittered wait compares as set", recorded: `{"retryInMs":812}`, replayed: `{"retryInMs":1}`, same: true},
+		{name: "a retry the replay did not make", recorded: `{"retryInMs":812}`, replayed: `{}`, path: "retryInMs", want: `"set"`, got: "(absent)"},
+		{name: "first differing key in key order", recorded: `{"b":1,"a":{"c":2}}`, replayed: `{"b":2,"a":{"c":3}}`, path: "a.c", want: "2", got: "3"},
+		{name: "array element", recorded: `{"groups":[0,1]}`, replayed: `{"groups":[0,0]}`, path: "groups[1]", want: "1", got: "0"},
+		{name: "array longer", recorded: `{"t":[1]}`, replayed: `{"t":[1,2]}`, path: "t[1]", want: "(absent)", got: "2"},
+		{name: "field only in the replay", recorded: `{}`, replayed: `{"stepLimitFinalization":{"limit":3}}`, path: "stepLimitFinalization", want: "(absent)", got: `{"limit":3}`},
+		{name: "scalar data", recorded: `1`, replayed: `2`, path: "(data)", want: "1", got: "2"},
+		{name: "not JSON", recorded: `{`, replayed: `{"a":1}`, path: "", want: "{", got: `{"a":1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, want, got, same := diff(json.RawMessage(tc.recorded), json.RawMessage(tc.replayed))
+			if same != tc.same || path != tc.path || want != tc.want || got != tc.got {
+				t.Fatalf("diff = %q %q %q %v, want %q %q %q %v", path, want, got, same, tc.path, tc.want, tc.got, tc.same)
+			}
+		})
+	}
+}
+
+func TestClipKeepsOneLine(t *testing.T) {
+	long := make([]byte, 500)
+	for i := range long {
+		long[i] = 'x'
+	}
+	if got := clip(long); len(got) > 200 {
+		t.Fatalf("clip kept %d bytes", len(got))
+	}
+}
+
+// FuzzDiff: any two stored payloads compare without panicking, and a payload equals itself.
+func FuzzDiff(f *testing.F) {
+	f.Add([]byte(`{"a":[1,{"b":2}],"durationMs":3}`), []byte(`{"a":[1,{"b":3}]}`))
+	f.Add([]byte(`[]`), []byte(`null`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		diff(a, b)
+		if _, _, _, same := diff(a, a); !same && json.Valid(a) {
+			t.Fatalf("%q differs from itself", a)
+		}
+	})
+}

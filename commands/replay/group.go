@@ -1,0 +1,125 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/events"
+)
+
+// group is the events one command appended to the session's stream, decoded, with what the
+// replay reads out of them: the turn it started, its inputs and its recorded outputs.
+type group struct {
+	recs     []events.Recorded
+	payloads []events.Payload
+	steps    []int // the step each event belongs to
+	started  *events.TurnStarted
+	text     string
+	move     string
+	asked    bool
+	finished bool
+	// responses are the ends of the provider requests (completed or failed), in order.
+	responses []events.ProviderRequest
+	settled   map[string]events.ToolSettled
+	// settledAt is the log position of each call's result: what the call wrote to other
+	// streams (a plan tool's work events) lies before it.
+	settledAt map[string]uint64
+	receipts  map[string]events.VerificationReceipt
+}
+
+func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error) {
+	g := &group{recs: recs, settled: map[string]events.ToolSettled{}, settledAt: map[string]uint64{}, receipts: map[string]events.VerificationReceipt{}}
+	for i, rec := range recs {
+		p, err := registry.Decode(rec)
+		if err != nil {
+			return nil, err
+		}
+		g.payloads = append(g.payloads, p)
+		switch e := p.(type) {
+		case events.TurnStarted:
+			g.started = &e
+		case events.UserMessageAppended:
+			g.text = e.Text
+		case events.DirectoryChanged:
+			g.move = e.Directory
+		case events.PermissionAsked:
+			g.asked = true
+		case events.ProviderRequest:
+			if e.Status != events.RequestStarted {
+				g.responses = append(g.responses, e)
+			}
+		case events.ToolSettled:
+			g.settled[e.CallID], g.settledAt[e.CallID] = e, recs[i].Position
+		case events.VerificationReceipt:
+			g.receipts[e.CallID] = e
+		case events.TurnFinished:
+			g.finished = g.started != nil && e.TurnID == g.started.TurnID
+		}
+	}
+	g.steps = g.stepOf()
+	return g, nil
+}
+
+// stepOf numbers each event with the step it belongs to: a receipt and what follows it up to
+// the next receipt belong to the request it was assembled for; the turn's opening to its
+// first step.
+func (g *group) stepOf() []int {
+	n := len(g.payloads)
+	next, out := make([]int, n), make([]int, n)
+	for i, s := n-1, 0; i >= 0; i-- { // backwards: a receipt learns its step from its request
+		if r, ok := g.payloads[i].(events.ProviderRequest); ok {
+			s = r.Step
+		}
+		next[i] = s
+	}
+	cur := 0
+	for i, p := range g.payloads {
+		if r, ok := p.(events.ProviderRequest); ok {
+			cur = r.Step
+		}
+		out[i] = cur
+		if _, receipt := p.(events.PromptAssembled); (receipt || cur == 0) && next[i] != 0 {
+			out[i] = next[i]
+		}
+	}
+	return out
+}
+
+// ids are the fresh ids the recorded run drew, in the order the driver draws them: a step's
+// receipt, then its request, then each retry's request.
+func (g *group) ids() []string {
+	var out []string
+	for _, p := range g.payloads {
+		switch e := p.(type) {
+		case events.PromptAssembled:
+			out = append(out, e.ReceiptID)
+		case events.ProviderRequest:
+			if e.Status == events.RequestStarted {
+				out = append(out, e.RequestID)
+			}
+		}
+	}
+	return out
+}
+
+// meta is the command the group was appended by, as it was sent: the actor is the sender of
+// the user message (the agent acts for the rest).
+func (g *group) meta() commands.Meta {
+	md := g.recs[0].Metadata
+	m := commands.Meta{CommandID: md.CommandID, Actor: md.Actor, CorrelationID: md.CorrelationID, CausationID: md.CausationID}
+	for i, p := range g.payloads {
+		if _, ok := p.(events.UserMessageAppended); ok {
+			m.Actor = g.recs[i].Metadata.Actor
+		}
+	}
+	return m
+}
+
+// refused is a turn today's build refuses to start at all (an agent or tool that is gone).
+func (g *group) refused(err error) Difference {
+	return Difference{TurnID: g.started.TurnID, Step: g.steps[0], Event: g.recs[0].Type, Field: "(run)",
+		Recorded: "started", Replayed: err.Error()}
+}
+
+// Now stamps the replayed events with the first recorded time; metadata is not compared.
+func (g *group) Now() time.Time { return g.recs[0].Metadata.Time }

@@ -1,0 +1,171 @@
+package replay
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// provider answers each request with the recorded end of the next one: the completed response
+// streamed back, or the recorded failure as the provider error it was.
+type provider struct {
+	g      *group
+	next   int
+	cancel context.CancelFunc
+}
+
+// described is a provider the turn recorded a description of: how it was reached is an
+// input, not a decision (a replay never opens a provider).
+type described struct {
+	*provider
+	wire events.ProviderWire
+}
+
+func (p described) Describe() model.Description {
+	w := p.wire
+	return model.Description{Family: w.Family, API: w.API, BaseURL: w.BaseURL, Quirks: w.Quirks, Retry: model.RetryPolicy{Retries: w.Retries}}
+}
+
+// newProvider answers with g's responses, described as wire says when the turn recorded one.
+func newProvider(g *group, cancel context.CancelFunc, wire *events.ProviderWire) model.Provider {
+	p := &provider{g: g, cancel: cancel}
+	if wire == nil {
+		return p
+	}
+	return described{provider: p, wire: *wire}
+}
+
+func (p *provider) Models(context.Context) ([]model.ModelInfo, error) { return nil, nil }
+
+func (p *provider) Stream(ctx context.Context, req model.Request) model.Stream {
+	return func(yield func(model.Event, error) bool) {
+		if p.next >= len(p.g.responses) {
+			yield(nil, errStop) // the recorded run was cut short during this request
+			return
+		}
+		r := p.g.responses[p.next]
+		p.next++
+		if r.Error != nil {
+			yield(nil, p.failure(*r.Error))
+			return
+		}
+		for _, ev := range responseEvents(r) {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// failure is a recorded failed request as its error. An interrupted one was the run's own
+// cancellation, which the replay repeats rather than imitates.
+func (p *provider) failure(info events.ErrorInfo) error {
+	if info.Code == "interrupted" {
+		p.cancel()
+		return context.Canceled
+	}
+	e := model.NewError(info.Code, info.Message, info.Fix)
+	e.ProviderCode, e.Status, e.RetryAfter = info.ProviderCode, info.HTTPStatus, msDuration(info.RetryAfterMs)
+	return e
+}
+
+// responseEvents streams a recorded response. Each call gets a stream key of its own (a
+// provider's ids may be missing or repeated) and its provider id as recorded: the recorded
+// call names it only when it differs from the runtime's, and a runtime-derived id means the
+// provider gave none.
+func responseEvents(r events.ProviderRequest) []model.Event {
+	resp := r.Response
+	out := []model.Event{model.ResponseStart{ID: resp.ID, Model: resp.Model}}
+	if resp.Text != "" {
+		out = append(out, model.TextDelta{Text: resp.Text})
+	}
+	for _, rs := range resp.Reasoning {
+		out = append(out, model.ReasoningItem{Reasoning: model.Reasoning(rs)})
+	}
+	for i, c := range resp.ToolCalls {
+		pid := c.ProviderID
+		if pid == "" && c.ID != model.RuntimeCallID(r.RequestID, i) {
+			pid = c.ID
+		}
+		out = append(out, model.ToolCallEnd{ID: "replay#" + strconv.Itoa(i), ProviderID: pid, Name: c.Name, Arguments: c.Arguments})
+	}
+	u := resp.Usage
+	return append(out, model.UsageReport{Usage: model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}},
+		model.Finish{Reason: model.FinishReason(resp.FinishReason), ProviderReason: resp.ProviderFinishReason})
+}
+
+// recorded is a tool whose declaration, validation and state are the real tool's and whose
+// execution is the recorded result of the call.
+type recorded struct {
+	tools.Tool
+	g     *group
+	store *store
+}
+
+func recordedTools(ts []tools.Tool, g *group, st *store) []tools.Tool {
+	out := make([]tools.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = recorded{Tool: t, g: g, store: st}
+	}
+	return out
+}
+
+func (t recorded) Execute(_ context.Context, inv tools.Invocation) tools.Result {
+	s, ok := t.g.settled[inv.CallID]
+	if !ok {
+		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: "replay_no_result", Output: "the recorded run has no result for this call"}
+	}
+	t.store.reached(t.g.settledAt[inv.CallID]) // the call has run: what it wrote is visible
+	res := tools.Result{Outcome: tools.Outcome(s.Outcome), Output: s.Output, ErrorCode: s.ErrorCode, Metadata: s.Metadata}
+	if rc, ok := t.g.receipts[inv.CallID]; ok {
+		res.Receipt = &rc
+	}
+	return res
+}
+
+// Restore and WithheldEnv pass through: the driver asks the tools it is given for them.
+func (t recorded) Restore(s events.ToolSettled) {
+	if r, ok := t.Tool.(tools.Restorer); ok {
+		r.Restore(s)
+	}
+}
+
+func (t recorded) WithheldEnv() []string {
+	if w, ok := t.Tool.(tools.EnvWithholder); ok {
+		return w.WithheldEnv()
+	}
+	return nil
+}
+
+// inbox answers an ask with the answer the log holds; an ask the recorded run was still
+// waiting on when it stopped ends the replay's run as a cancellation would.
+type inbox struct {
+	log      commands.StreamReader
+	registry *events.Registry
+	cancel   context.CancelFunc
+}
+
+func (in inbox) Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error) {
+	for rec, err := range commands.Events(ctx, in.log, commands.InboxStream(sessionID), 0) {
+		if err != nil {
+			return events.PermissionAnswered{}, err
+		}
+		p, err := in.registry.Decode(rec)
+		if err != nil {
+			return events.PermissionAnswered{}, err
+		}
+		if a, ok := p.(events.PermissionAnswered); ok && a.AskID == askID {
+			return a, nil
+		}
+	}
+	in.cancel()
+	return events.PermissionAnswered{}, context.Canceled
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -1,0 +1,169 @@
+// Package replay re-drives a recorded session through today's turn driver (commands/turn) and
+// compares every event the driver decides with the one the log recorded (docs/replay.md). The
+// recorded model responses, tool results and permission answers are the inputs: no provider is
+// called, no tool runs, and nothing is appended to the real log — the driver writes into an
+// in-memory copy of the session's stream. Because the real driver, scheduler and gate make the
+// decisions again, the replay cannot drift from them: it is the upgrade check a new build is
+// run over stored sessions with before it is rolled out.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/events"
+)
+
+// CodeReplayMismatch is the stable code of a replay whose decisions differ from the log's.
+const CodeReplayMismatch = "replay_mismatch"
+
+// Turn is one recorded run of a turn's command, as the host needs it to build the request the
+// driver is given again.
+type Turn struct {
+	Meta    commands.Meta
+	Started events.TurnStarted
+	Text    string
+	// Directory is where the turn worked; Move is set when the turn's command moved the
+	// session there.
+	Directory, Move string
+	// Interactive: someone answered the turn's asks (it recorded one). A run nobody answered
+	// turns an ask into a denial, so this is how the run was invoked, not a decision.
+	Interactive bool
+}
+
+// Build returns the request a turn's command is driven with today (the agent, the tools, the
+// gate, as configured now); done releases what it opened. Provider, Inbox and the ids are the
+// replay's own.
+type Build func(ctx context.Context, t Turn) (req turn.Request, done func() error, err error)
+
+// Difference is the first disagreement of one step: the field (a JSON path in the event) and
+// both values.
+type Difference struct {
+	TurnID   string `json:"turnId"`
+	Step     int    `json:"step"`
+	Event    string `json:"event"`
+	Field    string `json:"field"`
+	Recorded string `json:"recorded"`
+	Replayed string `json:"replayed"`
+}
+
+// Report is a session's replay.
+type Report struct {
+	SessionID   string       `json:"sessionId"`
+	Turns       int          `json:"turns"`
+	Events      int          `json:"events"`
+	Differences []Difference `json:"differences"`
+}
+
+// Err is the report as an error: nil when every decision agreed.
+func (r Report) Err() error {
+	if len(r.Differences) == 0 {
+		return nil
+	}
+	d := r.Differences[0]
+	e := domain.NewError(CodeReplayMismatch,
+		fmt.Sprintf("session %s: %d step(s) decided differently; first: step %d %s %s recorded %s, replayed %s",
+			r.SessionID, len(r.Differences), d.Step, d.Event, d.Field, d.Recorded, d.Replayed),
+		"this build decides these steps differently from the one that ran them: review the change before rolling it out")
+	e.ID = r.SessionID
+	return e
+}
+
+// Session replays every turn of a session read from log.
+func Session(ctx context.Context, log commands.StreamReader, registry *events.Registry, sessionID string, build Build) (Report, error) {
+	rep := Report{SessionID: sessionID}
+	var all []events.Recorded
+	for rec, err := range commands.Events(ctx, log, commands.SessionStream(sessionID), 0) {
+		if err != nil {
+			return rep, err
+		}
+		all = append(all, rec)
+	}
+	if len(all) == 0 {
+		e := domain.NewError(domain.CodeSessionNotFound, fmt.Sprintf("session %s has no events", sessionID),
+			"check the id with zuno session list")
+		e.ID = sessionID
+		return rep, e
+	}
+	for start := 0; start < len(all); {
+		end := start + 1
+		for end < len(all) && all[end].Metadata.CommandID == all[start].Metadata.CommandID {
+			end++
+		}
+		g, err := newGroup(registry, all[start:end])
+		if err != nil {
+			return rep, err
+		}
+		if g.started != nil {
+			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked}
+			diffs, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
+			if err != nil {
+				return rep, err
+			}
+			rep.Turns++
+			rep.Differences = append(rep.Differences, diffs...)
+		}
+		rep.Events += end - start
+		start = end
+	}
+	return rep, nil
+}
+
+// replayTurn drives one turn's command over the history before it and compares what it
+// appends with the recorded group.
+func replayTurn(ctx context.Context, log commands.StreamReader, registry *events.Registry, before []events.Recorded,
+	g *group, t Turn, build Build) ([]Difference, error) {
+	cmp := &comparer{g: g}
+	st := &store{log: log, stream: commands.SessionStream(t.Started.SessionID), recs: append([]events.Recorded(nil), before...),
+		cutoff: g.recs[0].Position, check: cmp.check}
+	// The workspace as the session's history says, a fork's included (its source's events).
+	var sess session.State
+	if _, err := commands.Load(ctx, st, registry, st.stream, 0, func(_ events.Recorded, p events.Payload) error { return sess.Evolve(p) }); err != nil {
+		return nil, err
+	}
+	t.Directory = sess.Directory
+	if t.Move != "" {
+		t.Directory = t.Move
+	}
+	req, done, err := build(ctx, t)
+	if err != nil {
+		return []Difference{g.refused(err)}, nil
+	}
+	defer done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ids := g.ids()
+	d := &turn.Driver{Store: st, Registry: registry, Clock: g, Owner: t.Started.Owner,
+		NewID: func() string {
+			if len(ids) == 0 {
+				return "replay-extra-id"
+			}
+			id := ids[0]
+			ids = ids[1:]
+			return id
+		},
+		Sleep: func(context.Context, time.Duration) error { return nil }, Jitter: func() float64 { return 0 }}
+	req.Meta, req.SessionID, req.Text, req.Directory = t.Meta, t.Started.SessionID, t.Text, t.Move
+	req.ProviderName = t.Started.Provider
+	req.Provider = newProvider(g, cancel, t.Started.Wire)
+	if w := t.Started.Wire; w != nil {
+		req.Retry = model.RetryPolicy{Retries: w.Retries}
+	}
+	req.Tools = recordedTools(req.Tools, g, st)
+	req.Inbox = inbox{log: log, registry: registry, cancel: cancel}
+	_, err = d.Run(ctx, req)
+	if err != nil && !errors.Is(err, errStop) && cmp.diffs == nil {
+		return []Difference{g.refused(err)}, nil
+	}
+	if !cmp.stopped && cmp.next < len(g.recs) {
+		cmp.missing()
+	}
+	return cmp.diffs, nil
+}
