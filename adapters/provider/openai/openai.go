@@ -141,7 +141,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
-		s := p.chat.NewStreaming(ctx, params)
+		s := p.chat.NewStreaming(ctx, params, option.WithMiddleware(wire.Tap(ctx, p.Mapping())))
 		defer s.Close()
 		st := chunkState{}
 		for s.Next() {
@@ -166,6 +166,63 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 		}
 	}
 }
+
+// ChatMappingVersion versions how params and message turn a request into a Chat Completions
+// body. Bump it with any change to the bytes they produce: a recorded request names the
+// version it was built with, and only that mapping renders its body again (docs/turns.md,
+// "Wire receipts").
+const ChatMappingVersion = 1
+
+// Mapping is how this provider builds bodies: the Chat Completions mapping with its dialect
+// and whether tool choice is sent.
+func (p *Provider) Mapping() wire.Mapping {
+	choice := "sent"
+	if p.noToolChoice {
+		choice = "omitted"
+	}
+	return wire.Mapping{Adapter: AdapterChat, Version: ChatMappingVersion,
+		Settings: map[string]string{"dialect": string(p.dialect), "toolChoice": choice}}
+}
+
+// RenderWire returns the body Stream would send for req, built by the SDK as a real request
+// is, without sending it.
+func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
+	if err := req.ValidateFor(p.ep.Provider); err != nil {
+		return nil, err
+	}
+	params, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Render(func(mw wire.Middleware) error {
+		s := p.chat.NewStreaming(context.Background(), params, option.WithMiddleware(mw))
+		defer s.Close()
+		return s.Err()
+	})
+}
+
+// Adapter names of the recorded mappings.
+const (
+	AdapterChat      = "openai.chat"
+	AdapterResponses = "openai.responses"
+)
+
+// ForMapping returns a provider that renders bodies with a recorded Chat Completions or
+// Responses mapping's settings; it is never sent anything.
+func ForMapping(settings map[string]string) (*Provider, error) {
+	d := Dialect(settings["dialect"])
+	if d != DialectOpenAI && d != DialectCompatible {
+		return nil, fmt.Errorf("dialect %q is not openai or compatible", settings["dialect"])
+	}
+	choice := settings["toolChoice"]
+	if choice != "sent" && choice != "omitted" {
+		return nil, fmt.Errorf("toolChoice %q is not sent or omitted", choice)
+	}
+	return New(Options{BaseURL: renderURL, IgnoreEnv: true, Dialect: d, NoToolChoice: choice == "omitted"}), nil
+}
+
+// renderURL is where a rendering provider points; nothing is ever sent there.
+const renderURL = "http://wire-render.invalid/v1"
 
 func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error) {
 	params := sdk.ChatCompletionNewParams{
@@ -274,7 +331,7 @@ func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
 			out = append(out, model.TextDelta{Text: d.Content})
 		}
 		if d.Refusal != "" {
-			out = append(out, model.TextDelta{Text: d.Refusal})
+			out = append(out, model.TextDelta{Text: d.Refusal, Refusal: true})
 		}
 		for _, tc := range d.ToolCalls {
 			c := st.byIndex[tc.Index]
