@@ -26,6 +26,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -42,7 +43,7 @@ type wireCase struct {
 	maxTokens int
 }
 
-func wireCases() []wireCase {
+func wireCases(t *testing.T) []wireCase {
 	chat := func(d openai.Dialect) func(string) model.Provider {
 		return func(root string) model.Provider {
 			return openai.New(openai.Options{Name: "llamacpp", BaseURL: root + "/v1", APIKey: "sk-wire-secret", Dialect: d, IgnoreEnv: true})
@@ -64,6 +65,9 @@ func wireCases() []wireCase {
 		{"anthropic messages", func(root string) model.Provider {
 			return anthropic.New(anthropic.Options{BaseURL: root, APIKey: "sk-ant-wire-secret"})
 		}, "/v1/messages", look("anthropic_look.http", 20), 0},
+		{"openai responses, reasoning sent back", func(root string) model.Provider {
+			return openai.NewResponses(openai.Options{BaseURL: root + "/v1", APIKey: "sk-wire-secret", IgnoreEnv: true})
+		}, "/v1/responses", responsesFiles(t, 20), 0},
 	}
 }
 
@@ -73,7 +77,7 @@ func wireCases() []wireCase {
 // body again from its receipt and finds the same digest; and the call the model made past the
 // step limit is recorded, not run.
 func TestWireDigestsAreTheBodiesSent(t *testing.T) {
-	for _, tc := range wireCases() {
+	for _, tc := range wireCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, seq, srv := runWireSession(t, tc)
 			sent := seq.Requests()
@@ -120,6 +124,9 @@ func TestWireDigestsAreTheBodiesSent(t *testing.T) {
 				len(last.Response.ToolCalls) != 0 {
 				t.Fatalf("the finalisation's response does not record the call made past the limit: %+v", last.Response)
 			}
+			if tc.path == "/v1/responses" && (len(last.Response.Reasoning) != 1 || last.Response.Reasoning[0].Summary != "Step 20: look again.") {
+				t.Fatalf("the reasoning summary is not recorded: %+v", last.Response.Reasoning)
+			}
 		})
 	}
 }
@@ -128,7 +135,7 @@ func TestWireDigestsAreTheBodiesSent(t *testing.T) {
 // but the body it renders is not the body that was sent: --wire reports wire_mismatch. A wire
 // record naming a mapping this build does not have cannot be checked: wire_unverifiable.
 func TestWireReportsATamperedRequest(t *testing.T) {
-	tc := wireCases()[0]
+	tc := wireCases(t)[0]
 	h, _, _ := runWireSession(t, tc)
 	tests := []struct {
 		name   string
@@ -201,8 +208,14 @@ func remap(dialect, toolChoice string) func(*testing.T, events.Payload) events.P
 
 func runWireSession(t *testing.T, tc wireCase) (*harness, *replay.Sequence, *httptest.Server) {
 	t.Helper()
-	files := append([]string(nil), tc.files...)
-	h, seq, look := wireHarness(t, files...)
+	files := make([]string, len(tc.files))
+	for i, f := range tc.files {
+		files[i] = wireFile(f)
+	}
+	seq := replay.NewSequence(files...)
+	h := newHarness(t)
+	look := &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
+	h.driver.Jitter = func() float64 { return 0 }
 	h.driver.Sleep = func(context.Context, time.Duration) error { return nil }
 	srv := httptest.NewServer(seq)
 	t.Cleanup(srv.Close)
@@ -305,9 +318,28 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// wireFile is a recording's path: a name in testdata/wire, or a generated file's own path.
+func wireFile(f string) string {
+	if filepath.IsAbs(f) {
+		return f
+	}
+	return filepath.Join("testdata", "wire", f)
+}
+
+// responsesFiles writes n Responses API exchanges that each call look (the last one too: it
+// answers the step limit's text-only request with a call anyway).
+func responsesFiles(t *testing.T, n int) []string {
+	dir := t.TempDir()
+	var out []string
+	for i := 1; i <= n; i++ {
+		out = append(out, responsesExchange(t, dir, i, false))
+	}
+	return out
+}
+
 // recordingBody is the body a replay recording sends.
 func recordingBody(t *testing.T, file string) []byte {
-	raw, err := os.ReadFile(filepath.Join("testdata", "wire", file))
+	raw, err := os.ReadFile(wireFile(file))
 	if err != nil {
 		t.Fatal(err)
 	}
