@@ -79,6 +79,7 @@ type Provider struct {
 	noToolChoice bool
 	chat         sdk.ChatCompletionService
 	models       sdk.ModelService
+	cache        msgCache
 }
 
 // New returns a provider. It reads the environment only for options left empty.
@@ -136,12 +137,12 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
-		params, err := p.params(req)
+		body, err := p.body(req)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		s := p.chat.NewStreaming(ctx, params, option.WithMiddleware(wire.Tap(ctx, p.Mapping())))
+		s := p.send(ctx, body, option.WithMiddleware(wire.Tap(ctx, p.Mapping())))
 		defer s.Close()
 		st := chunkState{}
 		for s.Next() {
@@ -190,15 +191,23 @@ func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
 	if err := req.ValidateFor(p.ep.Provider); err != nil {
 		return nil, err
 	}
-	params, err := p.params(req)
+	body, err := p.body(req)
 	if err != nil {
 		return nil, err
 	}
 	return wire.Render(func(mw wire.Middleware) error {
-		s := p.chat.NewStreaming(context.Background(), params, option.WithMiddleware(mw))
+		s := p.send(context.Background(), body, option.WithMiddleware(mw))
 		defer s.Close()
 		return s.Err()
 	})
+}
+
+// send streams a chat completion whose body is already encoded. The SDK is given empty
+// parameters (cheap to encode) and the body replaces them; it still adds "stream": true, as
+// it does to the body it encodes itself.
+func (p *Provider) send(ctx context.Context, body []byte, opts ...option.RequestOption) *ssestream.Stream[sdk.ChatCompletionChunk] {
+	opts = append(opts, option.WithRequestBody("application/json", body))
+	return p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, opts...)
 }
 
 // Adapter names of the recorded mappings.
@@ -224,15 +233,12 @@ func ForMapping(settings map[string]string) (*Provider, error) {
 // renderURL is where a rendering provider points; nothing is ever sent there.
 const renderURL = "http://wire-render.invalid/v1"
 
+// params are the request's parameters but its messages, which body encodes one by one.
 func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error) {
 	params := sdk.ChatCompletionNewParams{
 		Model: shared.ChatModel(req.Model),
 		// Without include_usage a stream reports no token counts at all.
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
-	}
-	var ids model.WireIDs
-	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, p.message(m, &ids))
 	}
 	for _, t := range req.Tools {
 		var schema map[string]any
@@ -263,9 +269,10 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 	return params, nil
 }
 
-// message renders one message; call ids go back as the provider gave them (ids maps the
-// runtime's, docs/turns.md).
-func (p *Provider) message(m model.Message, ids *model.WireIDs) sdk.ChatCompletionMessageParamUnion {
+// message renders one message; call ids go back as the provider gave them (model.WireIDs
+// maps the runtime's, docs/turns.md): calls are an assistant message's wire call ids, result
+// the wire id a tool message answers.
+func (p *Provider) message(m model.Message, calls []string, result string) sdk.ChatCompletionMessageParamUnion {
 	switch m.Role {
 	case model.RoleSystem:
 		return sdk.SystemMessage(m.Text)
@@ -279,18 +286,17 @@ func (p *Provider) message(m model.Message, ids *model.WireIDs) sdk.ChatCompleti
 		if m.Text != "" || len(m.ToolCalls) == 0 {
 			a.Content.OfString = sdk.String(m.Text)
 		}
-		wire := ids.Calls(m.ToolCalls)
 		for i, c := range m.ToolCalls {
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-					ID:       wire[i],
+					ID:       calls[i],
 					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
 				},
 			})
 		}
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	case model.RoleTool:
-		return sdk.ToolMessage(m.Text, ids.Result(m.ToolCallID))
+		return sdk.ToolMessage(m.Text, result)
 	default: // RoleUser; Validate refused the rest
 		return sdk.UserMessage(m.Text)
 	}
