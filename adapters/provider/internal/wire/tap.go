@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/zuno-run/zuno/domain/model"
 )
@@ -101,9 +102,14 @@ func Public(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
 }
 
-// maxDrain bounds what Close reads of a response the SDK left unread (the bytes after the
-// stream's last event), so the digest covers the whole body without waiting on a stuck peer.
-const maxDrain = 1 << 20
+// Close reads what the SDK left unread of a response (the bytes after the stream's last
+// event), so the digest covers the whole body; maxDrain and drainWait bound it, so a server
+// that keeps the stream open after its last event delays the turn by at most drainWait. The
+// digest then covers the bytes read up to then.
+const (
+	maxDrain  = 1 << 20
+	drainWait = time.Second
+)
 
 // hashingBody digests a response body as it is read; Close reads what is left, then records
 // the digest and size.
@@ -126,7 +132,10 @@ func (b *hashingBody) Read(p []byte) (int, error) {
 }
 
 func (b *hashingBody) Close() error {
+	// Closing the body from the timer ends a read that is waiting on the peer.
+	stop := time.AfterFunc(drainWait, func() { _ = b.ReadCloser.Close() })
 	n, _ := io.Copy(b.h, io.LimitReader(b.ReadCloser, maxDrain))
+	stop.Stop()
 	b.n += n
 	b.record()
 	return b.ReadCloser.Close()

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zuno-run/zuno/domain/model"
 )
@@ -78,6 +79,35 @@ func TestTapRecordsBothBodies(t *testing.T) {
 				t.Fatalf("captured %+v\nwant     %+v", w, want)
 			}
 		})
+	}
+}
+
+// A server that keeps the response open after its last event delays Close by at most
+// drainWait; the digest covers what arrived.
+func TestTapCloseDoesNotWaitOnAStuckServer(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	ctx, c := model.CaptureWire(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("{}"))
+	resp, err := Tap(ctx, Mapping{Adapter: "a"})(req, http.DefaultClient.Do)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 14)
+	_, _ = io.ReadFull(resp.Body, buf)
+	begun := time.Now()
+	resp.Body.Close()
+	if d := time.Since(begun); d > drainWait+time.Second {
+		t.Fatalf("Close waited %v", d)
+	}
+	if w, _ := c.Wire(); w.ResponseSHA256 != digest([]byte("data: [DONE]\n\n")) {
+		t.Fatalf("response digest %s over %d bytes", w.ResponseSHA256, w.ResponseBytes)
 	}
 }
 
