@@ -54,8 +54,9 @@ type PromptReceipt struct {
 	ConversationBase *PromptConversationBase `json:"conversationBase,omitempty"`
 
 	// AssemblyDigest covers everything above (the ordered section metadata and digests);
-	// ActualDigest covers the exact bytes of the provider-visible request. Both are lower-case
-	// hex SHA-256.
+	// ActualDigest covers the exact bytes of the provider-visible request (its JSON); the HTTP
+	// body an adapter built from it is digested on each attempt's provider request event
+	// (WireExchange). All are lower-case hex SHA-256.
 	AssemblyDigest string `json:"assemblyDigest"`
 	ActualDigest   string `json:"actualDigest"`
 	// Blobs maps the SHA-256 (hex) of every referenced content to that content.

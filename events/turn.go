@@ -86,6 +86,11 @@ type ProviderRequest struct {
 	// (docs/turns.md, "Retries").
 	RetryInMs int64 `json:"retryInMs,omitempty"`
 
+	// Wire is the request as it went over the wire, set on the completed or failed record of
+	// an attempt whose body left the process (docs/turns.md, "Wire receipts"). It is kept
+	// per attempt rather than in the prompt receipt because the bytes are known only once
+	// sent, and every retry of a step sends them again under the one receipt.
+	Wire *WireExchange `json:"wire,omitempty"`
 	// Set when completed.
 	Response *ProviderResponse `json:"response,omitempty"`
 	// Set when failed.
@@ -104,12 +109,35 @@ type StepLimitFinalization struct {
 	InstructionDigest string `json:"instructionDigest"`
 }
 
+// WireExchange is one request's body and response as sent and received: their SHA-256 and
+// sizes, the adapter and mapping version that built the body, and the endpoint it went to
+// (never a credential, an auth header, a URL password or a query). The body is not stored:
+// `zuno debug prompt --wire` renders it again from the prompt receipt with this mapping and
+// checks that it hashes to RequestSHA256.
+type WireExchange struct {
+	Adapter        string            `json:"adapter"`
+	MappingVersion int               `json:"mappingVersion"`
+	Mapping        map[string]string `json:"mapping,omitempty"`
+	Endpoint       string            `json:"endpoint"`
+	RequestSHA256  string            `json:"requestSha256"`
+	RequestBytes   int64             `json:"requestBytes"`
+	ResponseSHA256 string            `json:"responseSha256,omitempty"`
+	ResponseBytes  int64             `json:"responseBytes,omitempty"`
+	HTTPStatus     int               `json:"httpStatus,omitempty"`
+}
+
 // ProviderResponse is what the model answered.
 type ProviderResponse struct {
 	ID        string     `json:"id,omitempty"`
 	Model     string     `json:"model,omitempty"`
 	Text      string     `json:"text,omitempty"`
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ClosedToolCalls are calls the model made after the step limit closed the tools: recorded
+	// as the model said them, never run (docs/turns.md, "The step limit").
+	ClosedToolCalls []ToolCall `json:"closedToolCalls,omitempty"`
+	// Refusal is the text of a refusal the model gave instead of an answer (OpenAI's refusal
+	// field); it is shown as the answer's text too.
+	Refusal string `json:"refusal,omitempty"`
 	// Reasoning are the response's reasoning items (the Responses API), their encrypted
 	// content kept so the next request can send them back.
 	Reasoning            []Reasoning `json:"reasoning,omitempty"`

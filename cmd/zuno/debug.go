@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/commands/queries"
 )
 
@@ -22,7 +23,7 @@ func newDebugCmd() *cobra.Command {
 
 func newDebugPromptCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "prompt [--session S [--step N]] [--show-sensitive] [--format json|table]",
+		Use:   "prompt [--session S [--step N]] [--show-sensitive] [--wire] [--format json|table]",
 		Short: "Show the prompt receipt of a provider request and re-verify its digests",
 		Long: `Without --session: the latest receipt in the database. With --session: the receipt the
 session's latest provider request used. With --step N as well: the receipt of its Nth
@@ -30,7 +31,11 @@ provider request. The chain is session.provider.request.1 → promptReceiptID �
 session.prompt.assembled.1, read from the event log, and every stored byte is hashed again.
 
 Section content and system/developer text are shown as <redacted> unless --show-sensitive;
-ids, sources, sizes and digests are always shown and can still reveal a project's layout.`,
+ids, sources, sizes and digests are always shown and can still reveal a project's layout.
+
+With --wire: the HTTP body of each attempt of the step is rendered again from the receipt with
+the adapter mapping recorded when it was sent, hashed, and compared with the SHA-256 of the
+body that was sent ("wire: verified", or wire_mismatch and exit status 1).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)
@@ -40,6 +45,7 @@ ids, sources, sizes and digests are always shown and can still reveal a project'
 			sessionID, _ := cmd.Flags().GetString("session")
 			step, _ := cmd.Flags().GetInt("step")
 			sensitive, _ := cmd.Flags().GetBool("show-sensitive")
+			wire, _ := cmd.Flags().GetBool("wire")
 			if cmd.Flags().Changed("step") {
 				if sessionID == "" {
 					return usagef("--step needs --session: a step number counts the provider requests of one session")
@@ -54,13 +60,27 @@ ids, sources, sizes and digests are always shown and can still reveal a project'
 				if err != nil && !(errors.As(err, &mismatch) && view.ReceiptID != "") {
 					return err
 				}
+				var checks []queries.WireCheck
+				if wire && err == nil {
+					checks, err = a.Queries.PromptWire(ctx, view.SessionID, view.Step, provider.RenderWire)
+				}
 				// A receipt that fails verification is still shown: it is the one to inspect.
 				if format == "json" {
-					if werr := writeJSON(cmd.OutOrStdout(), view); werr != nil {
+					out := any(view)
+					if wire {
+						out = struct {
+							queries.PromptView
+							Wire []queries.WireCheck `json:"wire"`
+						}{view, checks}
+					}
+					if werr := writeJSON(cmd.OutOrStdout(), out); werr != nil {
 						return werr
 					}
 				} else {
 					printPromptView(cmd.OutOrStdout(), view)
+					if wire {
+						printWireChecks(cmd.OutOrStdout(), checks)
+					}
 				}
 				return err
 			})
@@ -70,7 +90,20 @@ ids, sources, sizes and digests are always shown and can still reveal a project'
 	cmd.Flags().String("session", "", "session id (ses_…)")
 	cmd.Flags().Int("step", 0, "the Nth provider request of the session (needs --session)")
 	cmd.Flags().Bool("show-sensitive", false, "show section content and host instructions (do not paste them publicly)")
+	cmd.Flags().Bool("wire", false, "render the request body again from the receipt and check it against the digest recorded when it was sent")
 	return cmd
+}
+
+func printWireChecks(w io.Writer, checks []queries.WireCheck) {
+	fmt.Fprintln(w)
+	for _, c := range checks {
+		verdict := "verified"
+		if !c.Verified {
+			verdict = "MISMATCH: " + c.Problem
+		}
+		fmt.Fprintf(w, "wire: %s\n  request %s (attempt %d), %s mapping v%d, %s\n  sent:     %s\n  rendered: %s\n  response: %s\n",
+			verdict, c.RequestID, c.Attempt, c.Adapter, c.MappingVersion, c.Endpoint, c.RecordedSHA256, c.RenderedSHA256, c.ResponseSHA256)
+	}
 }
 
 func printPromptView(w io.Writer, v queries.PromptView) {

@@ -89,11 +89,14 @@ type foundReceipt struct {
 	requestID, receiptID string
 	eventID              string
 	receipt              prompt.Receipt
+	sent                 []events.ProviderRequest
 }
 
 // receiptLog is what a session's stream holds for receipt lookups.
 type receiptLog struct {
 	requests map[int]events.ProviderRequest
+	// sent are the step's attempts that recorded a wire exchange, in log order.
+	sent     map[int][]events.ProviderRequest
 	receipts map[string]events.PromptAssembled
 	eventIDs map[string]string
 	latest   int
@@ -107,6 +110,8 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 		if e.Status == events.RequestStarted {
 			l.requests[e.Step] = e
 			l.latest = max(l.latest, e.Step)
+		} else if e.Wire != nil {
+			l.sent[e.Step] = append(l.sent[e.Step], e)
 		}
 	case events.PromptAssembled:
 		l.receipts[e.ReceiptID] = e
@@ -119,7 +124,7 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 // session had not recorded before and is stored relative to an earlier one, so it is expanded
 // through its base chain with every blob of the session as the pool.
 func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (foundReceipt, error) {
-	l := receiptLog{requests: map[int]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{}}
+	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{}}
 	if _, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0, l.fold); err != nil {
 		return foundReceipt{}, err
 	}
@@ -157,5 +162,6 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 	if err != nil {
 		return foundReceipt{}, &ReceiptMismatchError{err.Error()}
 	}
-	return foundReceipt{step: step, requestID: req.RequestID, receiptID: r.ReceiptID, eventID: l.eventIDs[r.ReceiptID], receipt: receipt}, nil
+	return foundReceipt{step: step, requestID: req.RequestID, receiptID: r.ReceiptID, eventID: l.eventIDs[r.ReceiptID],
+		receipt: receipt, sent: l.sent[step]}, nil
 }

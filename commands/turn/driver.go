@@ -177,6 +177,8 @@ type run struct {
 	work         work.State
 	workRevision int64
 	workStale    bool
+	// lastWire is the wire exchange of the latest request sent (nil when none left).
+	lastWire *events.WireExchange
 	// settled are the session's earlier tool results, in log order, kept for the tools that
 	// restore their state from them (read credentials, refused patches); output text is
 	// dropped to keep them small.

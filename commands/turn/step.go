@@ -139,6 +139,7 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if streamErr != nil {
 		failed := base
 		failed.Status, failed.Error, failed.DurationMs = events.RequestFailed, errorInfo(streamErr), elapsedMs(begun)
+		failed.Wire = r.lastWire
 		if err := r.stage(failed); err != nil {
 			return true, err
 		}
@@ -147,13 +148,18 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 		}
 		return true, r.finish(ctx, out, events.FinishFailed, failed.Error)
 	}
+	var closed []model.ToolCall
 	if finalizing {
-		resp.ToolCalls = nil // tools were closed; a call the model made anyway is not run
+		// Tools were closed: a call the model made anyway is recorded, never run.
+		closed, resp.ToolCalls = resp.ToolCalls, nil
 	}
 	// The runtime owns the call ids: a provider's may be missing or repeated (docs/turns.md).
 	model.AssignCallIDs(base.RequestID, resp.ToolCalls, r.tr.HasCall)
+	model.AssignCallIDs(base.RequestID, closed, r.tr.HasCall)
 	completed := base
 	completed.Status, completed.Response, completed.DurationMs = events.RequestCompleted, recordResponse(resp), elapsedMs(begun)
+	completed.Wire = r.lastWire
+	completed.Response.ClosedToolCalls = recordCalls(closed)
 	if err := r.stage(completed); err != nil {
 		return true, err
 	}
@@ -258,6 +264,7 @@ func (r *run) send(ctx context.Context, req model.Request, base events.ProviderR
 		}
 		failed := base
 		failed.Status, failed.Error, failed.DurationMs, failed.RetryInMs = events.RequestFailed, errorInfo(err), elapsedMs(begun), max(wait.Milliseconds(), 1)
+		failed.Wire = r.lastWire
 		if err := r.stage(failed); err != nil {
 			return resp, base, begun, &recordError{err}
 		}
@@ -283,7 +290,9 @@ func (r *run) send(ctx context.Context, req model.Request, base events.ProviderR
 // anything beyond the response's start arrived: a retry must never repeat shown output.
 func (r *run) request(ctx context.Context, req model.Request) (resp model.Response, output bool, err error) {
 	var acc model.Accumulator
-	for ev, err := range r.req.Provider.Stream(ctx, req) {
+	wctx, capture := model.CaptureWire(ctx)
+	defer func() { r.lastWire = recordWire(capture) }()
+	for ev, err := range r.req.Provider.Stream(wctx, req) {
 		if err != nil {
 			return acc.Response(), output, err
 		}
@@ -356,14 +365,32 @@ func recordResponse(resp model.Response) *events.ProviderResponse {
 	for _, r := range resp.Reasoning {
 		out.Reasoning = append(out.Reasoning, events.Reasoning(r))
 	}
-	for _, c := range resp.ToolCalls {
+	out.ToolCalls, out.Refusal = recordCalls(resp.ToolCalls), resp.Refusal
+	return out
+}
+
+func recordCalls(calls []model.ToolCall) []events.ToolCall {
+	var out []events.ToolCall
+	for _, c := range calls {
 		tc := events.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		if c.ProviderID != c.ID {
 			tc.ProviderID = c.ProviderID // only when it differs: the common case records one id
 		}
-		out.ToolCalls = append(out.ToolCalls, tc)
+		out = append(out, tc)
 	}
 	return out
+}
+
+// recordWire is the wire exchange a request's stream captured, nil when no body left the
+// process (a provider without HTTP, or a request refused before sending).
+func recordWire(c *model.WireCapture) *events.WireExchange {
+	w, sent := c.Wire()
+	if !sent {
+		return nil
+	}
+	return &events.WireExchange{Adapter: w.Adapter, MappingVersion: w.MappingVersion, Mapping: w.Mapping, Endpoint: w.Endpoint,
+		RequestSHA256: w.RequestSHA256, RequestBytes: w.RequestBytes, ResponseSHA256: w.ResponseSHA256,
+		ResponseBytes: w.ResponseBytes, HTTPStatus: w.Status}
 }
 
 // errorInfo records a typed failure with its code; an untyped one as "unknown".

@@ -30,8 +30,12 @@ type ResponseStart struct {
 	Model string
 }
 
-// TextDelta is the next piece of the assistant's visible text.
-type TextDelta struct{ Text string }
+// TextDelta is the next piece of the assistant's visible text. Refusal marks text the model
+// gave as a refusal instead of an answer.
+type TextDelta struct {
+	Text    string
+	Refusal bool
+}
 
 // ToolCallStart announces a tool call; its arguments follow. ID keys the call within this
 // response (the adapter makes it unique there, whatever the provider sent); ProviderID is the

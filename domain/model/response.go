@@ -7,7 +7,9 @@ type Response struct {
 	Text      string      `json:"text,omitempty"`
 	ToolCalls []ToolCall  `json:"toolCalls,omitempty"`
 	Reasoning []Reasoning `json:"reasoning,omitempty"`
-	Usage     Usage       `json:"usage"`
+	// Refusal is the part of Text the model gave as a refusal.
+	Refusal string `json:"refusal,omitempty"`
+	Usage   Usage  `json:"usage"`
 	// FinishReason is empty while the response is incomplete, and stays empty in the partial
 	// response that comes with a stream error.
 	FinishReason         FinishReason `json:"finishReason,omitempty"`
@@ -33,6 +35,9 @@ func (a *Accumulator) Add(ev Event) {
 		a.resp.ID, a.resp.Model = e.ID, e.Model
 	case TextDelta:
 		a.text = append(a.text, e.Text...)
+		if e.Refusal {
+			a.resp.Refusal += e.Text
+		}
 	case ToolCallStart:
 		i := a.call(e.ID)
 		if e.ProviderID != "" {

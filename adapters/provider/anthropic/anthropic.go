@@ -116,7 +116,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
-		s := p.client.Messages.NewStreaming(ctx, params)
+		s := p.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(wire.Tap(ctx, p.Mapping())))
 		defer s.Close()
 		st := eventState{blocks: map[int64]*block{}}
 		for s.Next() {
@@ -140,6 +140,48 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			}
 		}
 	}
+}
+
+// Adapter is the name of the recorded Messages mapping.
+const Adapter = "anthropic.messages"
+
+// MappingVersion versions how params turns a request into a Messages API body (the system
+// prompt's gathering, merged roles, cache breakpoints); bump it with any change to the bytes
+// (docs/turns.md, "Wire receipts").
+const MappingVersion = 1
+
+// Mapping is how this provider builds bodies: the Messages mapping with its default output
+// limit, which a request without one is sent with.
+func (p *Provider) Mapping() wire.Mapping {
+	return wire.Mapping{Adapter: Adapter, Version: MappingVersion,
+		Settings: map[string]string{"defaultMaxTokens": strconv.Itoa(p.maxTokens)}}
+}
+
+// RenderWire returns the body Stream would send for req, built by the SDK as a real request
+// is, without sending it.
+func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
+	if err := req.ValidateFor(p.ep.Provider); err != nil {
+		return nil, err
+	}
+	params, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Render(func(mw wire.Middleware) error {
+		s := p.client.Messages.NewStreaming(context.Background(), params, option.WithMiddleware(mw))
+		defer s.Close()
+		return s.Err()
+	})
+}
+
+// ForMapping returns a provider that renders bodies with a recorded mapping's settings; it
+// is never sent anything.
+func ForMapping(settings map[string]string) (*Provider, error) {
+	n, err := strconv.Atoi(settings["defaultMaxTokens"])
+	if err != nil || n <= 0 {
+		return nil, fmt.Errorf("defaultMaxTokens %q is not a positive number", settings["defaultMaxTokens"])
+	}
+	return New(Options{BaseURL: "http://wire-render.invalid", APIKey: "-", DefaultMaxTokens: n}), nil
 }
 
 func (p *Provider) noKey() *model.Error {

@@ -79,6 +79,7 @@ type Provider struct {
 	noToolChoice bool
 	chat         sdk.ChatCompletionService
 	models       sdk.ModelService
+	cache        msgCache
 }
 
 // New returns a provider. It reads the environment only for options left empty.
@@ -136,12 +137,12 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
-		params, err := p.params(req)
+		body, err := p.body(req)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		s := p.chat.NewStreaming(ctx, params)
+		s := p.send(ctx, body, option.WithMiddleware(wire.Tap(ctx, p.Mapping())))
 		defer s.Close()
 		st := chunkState{}
 		for s.Next() {
@@ -167,15 +168,77 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 	}
 }
 
+// ChatMappingVersion versions how params and message turn a request into a Chat Completions
+// body. Bump it with any change to the bytes they produce: a recorded request names the
+// version it was built with, and only that mapping renders its body again (docs/turns.md,
+// "Wire receipts").
+const ChatMappingVersion = 1
+
+// Mapping is how this provider builds bodies: the Chat Completions mapping with its dialect
+// and whether tool choice is sent.
+func (p *Provider) Mapping() wire.Mapping {
+	choice := "sent"
+	if p.noToolChoice {
+		choice = "omitted"
+	}
+	return wire.Mapping{Adapter: AdapterChat, Version: ChatMappingVersion,
+		Settings: map[string]string{"dialect": string(p.dialect), "toolChoice": choice}}
+}
+
+// RenderWire returns the body Stream would send for req, built by the SDK as a real request
+// is, without sending it.
+func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
+	if err := req.ValidateFor(p.ep.Provider); err != nil {
+		return nil, err
+	}
+	body, err := p.body(req)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Render(func(mw wire.Middleware) error {
+		s := p.send(context.Background(), body, option.WithMiddleware(mw))
+		defer s.Close()
+		return s.Err()
+	})
+}
+
+// send streams a chat completion whose body is already encoded. The SDK is given empty
+// parameters (cheap to encode) and the body replaces them; it still adds "stream": true, as
+// it does to the body it encodes itself.
+func (p *Provider) send(ctx context.Context, body []byte, opts ...option.RequestOption) *ssestream.Stream[sdk.ChatCompletionChunk] {
+	opts = append(opts, option.WithRequestBody("application/json", body))
+	return p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, opts...)
+}
+
+// Adapter names of the recorded mappings.
+const (
+	AdapterChat      = "openai.chat"
+	AdapterResponses = "openai.responses"
+)
+
+// ForMapping returns a provider that renders bodies with a recorded Chat Completions or
+// Responses mapping's settings; it is never sent anything.
+func ForMapping(settings map[string]string) (*Provider, error) {
+	d := Dialect(settings["dialect"])
+	if d != DialectOpenAI && d != DialectCompatible {
+		return nil, fmt.Errorf("dialect %q is not openai or compatible", settings["dialect"])
+	}
+	choice := settings["toolChoice"]
+	if choice != "sent" && choice != "omitted" {
+		return nil, fmt.Errorf("toolChoice %q is not sent or omitted", choice)
+	}
+	return New(Options{BaseURL: renderURL, IgnoreEnv: true, Dialect: d, NoToolChoice: choice == "omitted"}), nil
+}
+
+// renderURL is where a rendering provider points; nothing is ever sent there.
+const renderURL = "http://wire-render.invalid/v1"
+
+// params are the request's parameters but its messages, which body encodes one by one.
 func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error) {
 	params := sdk.ChatCompletionNewParams{
 		Model: shared.ChatModel(req.Model),
 		// Without include_usage a stream reports no token counts at all.
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
-	}
-	var ids model.WireIDs
-	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, p.message(m, &ids))
 	}
 	for _, t := range req.Tools {
 		var schema map[string]any
@@ -206,9 +269,10 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 	return params, nil
 }
 
-// message renders one message; call ids go back as the provider gave them (ids maps the
-// runtime's, docs/turns.md).
-func (p *Provider) message(m model.Message, ids *model.WireIDs) sdk.ChatCompletionMessageParamUnion {
+// message renders one message; call ids go back as the provider gave them (model.WireIDs
+// maps the runtime's, docs/turns.md): calls are an assistant message's wire call ids, result
+// the wire id a tool message answers.
+func (p *Provider) message(m model.Message, calls []string, result string) sdk.ChatCompletionMessageParamUnion {
 	switch m.Role {
 	case model.RoleSystem:
 		return sdk.SystemMessage(m.Text)
@@ -222,18 +286,17 @@ func (p *Provider) message(m model.Message, ids *model.WireIDs) sdk.ChatCompleti
 		if m.Text != "" || len(m.ToolCalls) == 0 {
 			a.Content.OfString = sdk.String(m.Text)
 		}
-		wire := ids.Calls(m.ToolCalls)
 		for i, c := range m.ToolCalls {
 			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-					ID:       wire[i],
+					ID:       calls[i],
 					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
 				},
 			})
 		}
 		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	case model.RoleTool:
-		return sdk.ToolMessage(m.Text, ids.Result(m.ToolCallID))
+		return sdk.ToolMessage(m.Text, result)
 	default: // RoleUser; Validate refused the rest
 		return sdk.UserMessage(m.Text)
 	}
@@ -274,7 +337,7 @@ func (st *chunkState) events(chunk sdk.ChatCompletionChunk) []model.Event {
 			out = append(out, model.TextDelta{Text: d.Content})
 		}
 		if d.Refusal != "" {
-			out = append(out, model.TextDelta{Text: d.Refusal})
+			out = append(out, model.TextDelta{Text: d.Refusal, Refusal: true})
 		}
 		for _, tc := range d.ToolCalls {
 			c := st.byIndex[tc.Index]

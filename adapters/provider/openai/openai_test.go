@@ -381,3 +381,16 @@ func TestResponsesIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// A refusal is the answer's text, and recorded as a refusal as well (docs/turns.md, "Wire
+// receipts").
+func TestStreamRefusal(t *testing.T) {
+	p, _ := newProvider(t, map[string]string{chatPath: "chat_refusal.http"}, openai.DialectOpenAI)
+	got, err := model.Collect(p.Stream(context.Background(), conversation()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != "I can't help with that." || got.Refusal != got.Text || got.FinishReason != model.FinishStop {
+		t.Fatalf("response %+v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
@@ -49,7 +50,7 @@ func (r *Responses) Stream(ctx context.Context, req model.Request) model.Stream 
 			yield(nil, err)
 			return
 		}
-		s := r.svc.NewStreaming(ctx, params)
+		s := r.svc.NewStreaming(ctx, params, option.WithMiddleware(wire.Tap(ctx, r.Mapping())))
 		defer s.Close()
 		var st responseState
 		for s.Next() {
@@ -72,6 +73,38 @@ func (r *Responses) Stream(ctx context.Context, req model.Request) model.Stream 
 			yield(nil, r.chat.ep.Truncated())
 		}
 	}
+}
+
+// ResponsesMappingVersion versions how responseParams turns a request into a Responses API
+// body; bump it with any change to the bytes (docs/turns.md, "Wire receipts").
+const ResponsesMappingVersion = 1
+
+// Mapping is how this provider builds bodies. The Responses mapping has no settings: it sends
+// the developer role and no tool choice quirks.
+func (r *Responses) Mapping() wire.Mapping {
+	return wire.Mapping{Adapter: AdapterResponses, Version: ResponsesMappingVersion, Settings: map[string]string{}}
+}
+
+// RenderWire returns the body Stream would send for req, without sending it.
+func (r *Responses) RenderWire(req model.Request) ([]byte, error) {
+	if err := req.ValidateFor(r.chat.ep.Provider); err != nil {
+		return nil, err
+	}
+	params, err := responseParams(req)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Render(func(mw wire.Middleware) error {
+		s := r.svc.NewStreaming(context.Background(), params, option.WithMiddleware(mw))
+		defer s.Close()
+		return s.Err()
+	})
+}
+
+// ResponsesForMapping returns a Responses provider that renders bodies; it is never sent
+// anything.
+func ResponsesForMapping() *Responses {
+	return NewResponses(Options{BaseURL: renderURL, IgnoreEnv: true})
 }
 
 func responseParams(req model.Request) (responses.ResponseNewParams, error) {
@@ -165,7 +198,7 @@ func (st *responseState) events(ev responses.ResponseStreamEventUnion, ep wire.E
 	key := strconv.FormatInt(ev.OutputIndex, 10)
 	switch ev.Type {
 	case "response.output_text.delta", "response.refusal.delta":
-		out = append(out, model.TextDelta{Text: ev.Delta})
+		out = append(out, model.TextDelta{Text: ev.Delta, Refusal: ev.Type == "response.refusal.delta"})
 	case "response.output_item.added":
 		if ev.Item.Type == "function_call" {
 			out = append(out, model.ToolCallStart{ID: key, ProviderID: ev.Item.CallID, Name: ev.Item.Name})

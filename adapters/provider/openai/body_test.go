@@ -1,0 +1,110 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/zuno-run/zuno/adapters/provider/internal/wire"
+	"github.com/zuno-run/zuno/domain/model"
+)
+
+// sdkBody is the body the SDK builds when it encodes the whole parameters itself, as the
+// adapter sent them before it cached message encodings.
+func sdkBody(t *testing.T, p *Provider, req model.Request) []byte {
+	params, err := p.params(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids model.WireIDs
+	for _, m := range req.Messages {
+		calls, result := wireIDs(m, &ids)
+		params.Messages = append(params.Messages, p.message(m, calls, result))
+	}
+	body, err := wire.Render(func(mw wire.Middleware) error {
+		s := p.chat.NewStreaming(context.Background(), params, option.WithMiddleware(mw))
+		defer s.Close()
+		return s.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// The body built from cached message encodings is byte for byte the body the SDK encodes
+// itself, at the first request and at every later one of a growing conversation, in both
+// dialects; a cached message sent again in another conversation, where its call ids map
+// otherwise, is encoded with that conversation's ids.
+func TestCachedBodyIsTheSDKBody(t *testing.T) {
+	tool := model.Tool{Name: "read", Description: "read <a> & b", Schema: json.RawMessage(`{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}`)}
+	conv := []model.Message{
+		{Role: model.RoleSystem, Text: "system <b> & \"q\""},
+		{Role: model.RoleDeveloper, Text: "dev \u2028 é \xff"},
+		{Role: model.RoleUser, Text: "go"},
+		{Role: model.RoleAssistant, Text: "", ToolCalls: []model.ToolCall{{ID: "call_a", ProviderID: "call_0", Name: "read", Arguments: `{"a":1}`}}},
+		{Role: model.RoleTool, ToolCallID: "call_a", Text: "result"},
+		{Role: model.RoleAssistant, Text: "again", ToolCalls: []model.ToolCall{
+			{ID: "call_b", ProviderID: "call_0", Name: "read", Arguments: `{}`},
+			{ID: "call_c", ProviderID: "call_0", Name: "read", Arguments: `{"z":"x"}`}}},
+		{Role: model.RoleTool, ToolCallID: "call_b", Text: "result"},
+		{Role: model.RoleTool, ToolCallID: "call_c", Text: "result"},
+		{Role: model.RoleAssistant, Text: "done"},
+		{Role: model.RoleAssistant},
+	}
+	for _, d := range []Dialect{DialectCompatible, DialectOpenAI} {
+		p := New(Options{BaseURL: "http://h/v1", IgnoreEnv: true, Dialect: d})
+		for _, n := range []int{3, 5, 8, 9, 10} { // the conversation as it grows, step by step
+			req := model.Request{Model: "m", Messages: conv[:n], Tools: []model.Tool{tool}, MaxTokens: 100,
+				ToolChoice: model.ToolChoice{Mode: model.ToolChoiceAuto}}
+			want := sdkBody(t, p, req)
+			for range 2 {
+				got, err := p.RenderWire(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != string(want) {
+					t.Fatalf("%s, %d messages:\ncached %s\nsdk    %s", d, n, got, want)
+				}
+			}
+		}
+		// The same result text answering a call whose wire id is now the runtime's own.
+		other := []model.Message{conv[2],
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "call_a", Name: "read", Arguments: `{"a":1}`}}},
+			{Role: model.RoleTool, ToolCallID: "call_a", Text: "result"}}
+		req := model.Request{Model: "m", Messages: other}
+		if got, want := mustRender(t, p, req), sdkBody(t, p, req); string(got) != string(want) {
+			t.Fatalf("cached\n%s\nsdk\n%s", got, want)
+		}
+	}
+}
+
+func mustRender(t *testing.T, p *Provider, req model.Request) []byte {
+	b, err := p.RenderWire(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Requests of one provider from many goroutines share the cache safely (run with -race).
+func TestCachedBodyConcurrent(t *testing.T) {
+	p := New(Options{BaseURL: "http://h/v1", IgnoreEnv: true})
+	req := model.Request{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Text: "go"},
+		{Role: model.RoleAssistant, Text: "x"}}}
+	want := sdkBody(t, p, req)
+	done := make(chan []byte)
+	for range 8 {
+		go func() {
+			b, _ := p.RenderWire(req)
+			done <- b
+		}()
+	}
+	for range 8 {
+		if got := <-done; string(got) != string(want) {
+			t.Fatalf("concurrent body %s", got)
+		}
+	}
+}
