@@ -50,6 +50,7 @@ func (p *provider) Stream(ctx context.Context, req model.Request) model.Stream {
 		}
 		r := p.g.responses[p.next]
 		p.next++
+		replayWire(ctx, r.Wire)
 		if r.Error != nil {
 			yield(nil, p.failure(*r.Error))
 			return
@@ -60,6 +61,22 @@ func (p *provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			}
 		}
 	}
+}
+
+// replayWire hands the turn the recorded wire exchange as the network's answer: the bytes an
+// HTTP adapter sent and read are an input here (a replay opens no connection); that they are
+// the bytes the receipt's request renders to is what `zuno debug prompt --wire` checks
+// (docs/replay.md).
+func replayWire(ctx context.Context, w *events.WireExchange) {
+	c := model.WireCaptureFrom(ctx)
+	if c == nil || w == nil {
+		return
+	}
+	c.Update(func(m *model.Wire) {
+		*m = model.Wire{Adapter: w.Adapter, MappingVersion: w.MappingVersion, Mapping: w.Mapping, Endpoint: w.Endpoint,
+			RequestSHA256: w.RequestSHA256, RequestBytes: w.RequestBytes, ResponseSHA256: w.ResponseSHA256,
+			ResponseBytes: w.ResponseBytes, Status: w.HTTPStatus}
+	})
 }
 
 // failure is a recorded failed request as its error. An interrupted one was the run's own
