@@ -47,7 +47,11 @@ func startNode(t *testing.T, url string, worker bool) *node {
 		}
 		handlers = commands.NewHandlers(n.store, events.NewRegistry(events.AllPayloads()...), commands.SystemClock{}, nil)
 	}
-	n.bus, err = commands.StartBus(ctx, handlers, transport.Transport(), nil)
+	tr := transport.Transport()
+	// Workers run here: a reply may take longer than the interactive no-worker bound on a
+	// loaded machine, and that bound has its own test (the bus_no_worker script).
+	tr.NoWorkerAfter = 0
+	n.bus, err = commands.StartBus(ctx, handlers, tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
