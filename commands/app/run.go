@@ -95,14 +95,7 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	if in.Notice != nil {
-		if conf.Refusal != nil {
-			in.Notice("the shell is not offered: " + conf.Refusal.Error())
-		}
-		if conf.Warning != "" {
-			in.Notice(conf.Warning)
-		}
-	}
+	noticeConfinement(in.Notice, conf)
 	global, project, err := c.ports.Instructions(plan.dir)
 	if err != nil {
 		return TurnResult{}, fmt.Errorf("read AGENTS.md: %w", err)
@@ -116,12 +109,8 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if plan.dir != plan.recorded {
 		move = plan.dir // only a requested move (or a first workspace) is recorded, never a stale read of it
 	}
-	var retry model.RetryPolicy // a provider opened from configuration says how it is retried
-	if d, ok := prov.(model.Described); ok {
-		retry = d.Describe().Retry
-	}
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
-		Provider: prov, ProviderName: choice.Name, Retry: retry, Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
+		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
 		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
 		Gate: c.gateFor(policy, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
@@ -135,6 +124,28 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		err = c.replay(ctx, in, plan.sessionID)
 	}
 	return TurnResult{Outcome: out, Directory: plan.dir}, err
+}
+
+// noticeConfinement tells the caller, when it listens, that the shell is not offered or runs
+// with a weaker confinement than asked (docs/sandbox.md).
+func noticeConfinement(notice func(string), conf turn.Confinement) {
+	if notice == nil {
+		return
+	}
+	if conf.Refusal != nil {
+		notice("the shell is not offered: " + conf.Refusal.Error())
+	}
+	if conf.Warning != "" {
+		notice(conf.Warning)
+	}
+}
+
+// retryOf is how a provider opened from configuration is retried; none for any other.
+func retryOf(prov model.Provider) model.RetryPolicy {
+	if d, ok := prov.(model.Described); ok {
+		return d.Describe().Retry
+	}
+	return model.RetryPolicy{}
 }
 
 // replay shows a re-sent turn's observer what the first delivery recorded, so a caller that

@@ -62,10 +62,32 @@ var known = []string{"action", "taskID", "outputPath", "cursor", "limit", "timeo
 // (case-sensitive) names, no unknown or inapplicable fields, JSON null
 // meaning absent. Errors are *domain.Error.
 func parseArgs(raw json.RawMessage) (args, error) {
-	var a args
+	fields, names, err := presentFields(raw)
+	if err != nil {
+		return args{}, err
+	}
+	a, err := parseAction(fields, names)
+	if err != nil {
+		return args{}, err
+	}
+	if err := a.parseTargets(fields); err != nil {
+		return args{}, err
+	}
+	if err := a.parseWindow(fields); err != nil {
+		return args{}, err
+	}
+	if err := a.requireTarget(); err != nil {
+		return args{}, err
+	}
+	return a, nil
+}
+
+// presentFields decodes the object and returns its fields that are not null, with their
+// names sorted (so the first error reported is stable); an unknown name is refused.
+func presentFields(raw json.RawMessage) (map[string]json.RawMessage, []string, error) {
 	fields, err := decodeObject(raw)
 	if err != nil {
-		return a, err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(fields))
 	for name, v := range fields {
@@ -75,18 +97,23 @@ func parseArgs(raw json.RawMessage) (args, error) {
 		}
 		names = append(names, name)
 	}
-	sort.Strings(names) // the first error reported is stable
+	sort.Strings(names)
 	for _, name := range names {
 		if !contains(known, name) {
 			field := name
 			if field == "" {
 				field = "arguments"
 			}
-			return a, domain.Invalid(field, fmt.Sprintf("unknown argument %q", name),
+			return nil, nil, domain.Invalid(field, fmt.Sprintf("unknown argument %q", name),
 				"use only "+strings.Join(known, ", ")+" (names are case-sensitive)")
 		}
 	}
+	return fields, names, nil
+}
 
+// parseAction reads the required action and refuses a field that does not apply to it.
+func parseAction(fields map[string]json.RawMessage, names []string) (args, error) {
+	var a args
 	rawAction, ok := fields["action"]
 	if !ok {
 		return a, domain.Invalid("action", "action is required",
@@ -104,21 +131,31 @@ func parseArgs(raw json.RawMessage) (args, error) {
 				"remove it; "+usage[a.Action])
 		}
 	}
+	return a, nil
+}
 
+// parseTargets reads what the call is about: a task or a withheld-output artifact.
+func (a *args) parseTargets(fields map[string]json.RawMessage) error {
 	if v, ok := fields["taskID"]; ok {
 		if err := json.Unmarshal(v, &a.TaskID); err != nil {
-			return args{}, domain.Invalid("taskID", "taskID must be a string", "pass the id that started the task, e.g. \"bg_0123456789ab\"")
+			return domain.Invalid("taskID", "taskID must be a string", "pass the id that started the task, e.g. \"bg_0123456789ab\"")
 		}
 	}
 	if v, ok := fields["outputPath"]; ok {
 		if err := json.Unmarshal(v, &a.OutputPath); err != nil {
-			return args{}, domain.Invalid("outputPath", "outputPath must be a string", "pass the path from the withheld-output notice")
+			return domain.Invalid("outputPath", "outputPath must be a string", "pass the path from the withheld-output notice")
 		}
 	}
+	return nil
+}
+
+// parseWindow reads the window (cursor, limit) and the wait's timeout; out-of-range limits
+// and timeouts are clamped, never rejected.
+func (a *args) parseWindow(fields map[string]json.RawMessage) error {
 	if v, ok := fields["cursor"]; ok {
 		c, err := integer(v)
 		if err != nil || c < 0 {
-			return args{}, domain.Invalid("cursor", fmt.Sprintf("cursor %s is not a byte offset", v),
+			return domain.Invalid("cursor", fmt.Sprintf("cursor %s is not a byte offset", v),
 				"pass a non-negative integer returned as cursor or windowFrom by an earlier window, or omit it")
 		}
 		a.Cursor = &c
@@ -126,36 +163,39 @@ func parseArgs(raw json.RawMessage) (args, error) {
 	if v, ok := fields["limit"]; ok {
 		l, err := integer(v)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return args{}, domain.Invalid("limit", fmt.Sprintf("limit %s is not an integer", v),
+			return domain.Invalid("limit", fmt.Sprintf("limit %s is not an integer", v),
 				fmt.Sprintf("pass a window size in bytes (default %d, at most %d), or omit it", DefaultLimit, MaxLimit))
 		}
-		// Out-of-range limits are clamped, never rejected.
 		a.Limit = int(max(math.MinInt32, min(l, math.MaxInt32)))
 	}
 	a.Timeout = DefaultWaitTimeout
 	if v, ok := fields["timeoutMs"]; ok {
 		ms, err := integer(v)
 		if (err != nil && !errors.Is(err, strconv.ErrRange)) || ms < 0 {
-			return args{}, domain.Invalid("timeoutMs", fmt.Sprintf("timeoutMs %s is not a non-negative integer", v),
+			return domain.Invalid("timeoutMs", fmt.Sprintf("timeoutMs %s is not a non-negative integer", v),
 				fmt.Sprintf("pass milliseconds to wait (default %d, at most %d), or omit it",
 					DefaultWaitTimeout.Milliseconds(), MaxWaitTimeout.Milliseconds()))
 		}
 		a.Timeout = time.Duration(min(ms, MaxWaitTimeout.Milliseconds())) * time.Millisecond
 	}
+	return nil
+}
 
+// requireTarget refuses an action without the task or artifact it needs.
+func (a *args) requireTarget() error {
 	switch a.Action {
 	case ActionOutput, ActionWait, ActionCancel:
 		if strings.TrimSpace(a.TaskID) == "" {
-			return args{}, domain.Invalid("taskID", "taskID is required for action "+a.Action,
+			return domain.Invalid("taskID", "taskID is required for action "+a.Action,
 				"pass the task's id; action list shows every task")
 		}
 	case ActionArtifact:
 		if strings.TrimSpace(a.OutputPath) == "" {
-			return args{}, domain.Invalid("outputPath", "outputPath is required for action artifact",
+			return domain.Invalid("outputPath", "outputPath is required for action artifact",
 				"pass the path from the withheld-output notice")
 		}
 	}
-	return a, nil
+	return nil
 }
 
 var usage = map[string]string{
