@@ -29,7 +29,7 @@ func TestEventViewEqualsTheCopy(t *testing.T) {
 		{"all nine digits", utc.Add(123456789 * time.Nanosecond)},
 		{"just below the next second: no rounding up", utc.Add(59*time.Second + 999999999*time.Nanosecond)},
 		{"positive offset, converted to UTC", utc.In(time.FixedZone("", 2*3600)).Add(5 * time.Microsecond)},
-		{"negative half-hour offset across midnight", time.Date(2026, 11, 30, 23, 30, 0, 1000, time.FixedZone("", -(5*3600 + 1800)))},
+		{"negative half-hour offset across midnight", time.Date(2026, 11, 30, 23, 30, 0, 1000, time.FixedZone("", -(5*3600+1800)))},
 	}
 	streams := []string{"session-ses_1", "work-ses_1", "noprefix", "session-with-dashes-in-id"}
 	for _, tc := range []struct {
