@@ -306,6 +306,7 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		return 0, err
 	}
 	defer tx.rollback()
+	var tables []string
 	for _, p := range ps {
 		for _, table := range p.Tables() {
 			if tx.IsView(table) {
@@ -314,7 +315,17 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
 				return 0, fmt.Errorf("empty %s: %w", table, err)
 			}
+			tables = append(tables, table)
 		}
+	}
+	deferred, err := secondaryIndexes(ctx, tx.tx, tables)
+	if err != nil {
+		return 0, err
+	}
+	if err := dropIndexes(ctx, tx.tx, deferred); err != nil {
+		return 0, err
+	}
+	for _, p := range ps {
 		if err := tx.setCheckpoint(ctx, p.Name(), 0); err != nil {
 			return 0, err
 		}
@@ -340,6 +351,9 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		}
 		pos = batch.events[len(batch.events)-1].Position
 		count += len(batch.events)
+	}
+	if err := createIndexes(ctx, tx.tx, deferred); err != nil {
+		return count, err
 	}
 	for _, p := range ps {
 		if err := tx.setCheckpoint(ctx, p.Name(), pos); err != nil {
