@@ -94,11 +94,15 @@ func BenchmarkRebuildMillion(b *testing.B) {
 		b.Skip("runs only when -bench names it (-bench RebuildMillion)")
 	}
 	e := sqliteEnv(b)
-	n := scenario(b, e.store, 8000)
+	scenario(b, e.store, 8000)
+	var n int
+	if err := e.rm.Writer.Get(&n, `SELECT MAX(position) FROM event_log`); err != nil {
+		b.Fatal(err)
+	}
 	for k := 1; k <= 11; k++ {
-		// "ses_" becomes "sNN_" everywhere it occurs: session ids, streams, plan owners.
+		// "ses_" becomes "sNN_" everywhere it occurs (session ids, streams); ids get "-NN".
 		if _, err := e.rm.Writer.Exec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata)
-			SELECT position + ?, printf('%02d', ?) || substr(event_id, 3), replace(stream, 'ses_', printf('s%02d_', ?)),
+			SELECT position + ?, event_id || printf('-%02d', ?), replace(stream, 'ses_', printf('s%02d_', ?)),
 				stream_revision, type, replace(data, 'ses_', printf('s%02d_', ?)), metadata
 			FROM event_log WHERE position <= ?`, k*n, k, k, k, n); err != nil {
 			b.Fatal(err)
