@@ -20,6 +20,9 @@ func ApplyOne(ctx context.Context, db *sqlx.DB, p Projector, ev events.Recorded,
 		return err
 	}
 	defer tx.rollback()
+	if tx.views, err = readViews(ctx, tx.tx); err != nil {
+		return err
+	}
 	if err := p.Apply(ctx, tx, ev, payload); err != nil {
 		return err
 	}

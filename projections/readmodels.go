@@ -33,13 +33,18 @@ func All() []Projector {
 		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}}
 }
 
-// EventLog is the "event" table: every event, queryable with json_extract.
+// EventLog is the "event" table: every event, queryable with json_extract. Where the read
+// models share the log's database, "event" is a view over event_log with these same columns
+// (adapters/readmodel), and the projector writes nothing.
 type EventLog struct{}
 
 func (EventLog) Name() string     { return "event" }
 func (EventLog) Tables() []string { return []string{"event"} }
 
 func (EventLog) Apply(ctx context.Context, tx *Tx, ev events.Recorded, _ events.Payload) error {
+	if tx.IsView("event") {
+		return nil
+	}
 	md, err := json.Marshal(ev.Metadata)
 	if err != nil {
 		return err

@@ -46,6 +46,9 @@ type Runner struct {
 
 	mu      sync.Mutex // one writer of the read model per runner
 	reached reachedPosition
+	// views are the read models that are views in db, read by the first transaction: a
+	// database becomes shared when it is opened (adapters/readmodel), before runners start.
+	views map[string]bool
 }
 
 // Option configures a Runner.
@@ -66,6 +69,22 @@ func NewRunner(db *sqlx.DB, feed Feed, registry *events.Registry, projectors []P
 		r.metrics = NewMetrics(nil)
 	}
 	return r
+}
+
+// begin starts a read-model transaction; r.mu must be held.
+func (r *Runner) begin(ctx context.Context) (*Tx, error) {
+	tx, err := newTx(ctx, r.db)
+	if err != nil {
+		return nil, err
+	}
+	if r.views == nil {
+		if r.views, err = readViews(ctx, tx.tx); err != nil {
+			tx.rollback()
+			return nil, err
+		}
+	}
+	tx.views = r.views
+	return tx, nil
 }
 
 // checkpoints reads every projector's checkpoint (0 when it never ran).
@@ -181,7 +200,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 		}
 		payloads[i] = p
 	}
-	tx, err := newTx(ctx, r.db)
+	tx, err := r.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -282,17 +301,31 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tx, err := newTx(ctx, r.db)
+	tx, err := r.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.rollback()
+	var tables []string
 	for _, p := range ps {
 		for _, table := range p.Tables() {
+			if tx.IsView(table) {
+				continue // derived by the database itself: nothing to empty
+			}
 			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
 				return 0, fmt.Errorf("empty %s: %w", table, err)
 			}
+			tables = append(tables, table)
 		}
+	}
+	deferred, err := secondaryIndexes(ctx, tx.tx, tables)
+	if err != nil {
+		return 0, err
+	}
+	if err := dropIndexes(ctx, tx.tx, deferred); err != nil {
+		return 0, err
+	}
+	for _, p := range ps {
 		if err := tx.setCheckpoint(ctx, p.Name(), 0); err != nil {
 			return 0, err
 		}
@@ -318,6 +351,9 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		}
 		pos = batch.events[len(batch.events)-1].Position
 		count += len(batch.events)
+	}
+	if err := createIndexes(ctx, tx.tx, deferred); err != nil {
+		return count, err
 	}
 	for _, p := range ps {
 		if err := tx.setCheckpoint(ctx, p.Name(), pos); err != nil {

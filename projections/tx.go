@@ -17,6 +17,7 @@ type Tx struct {
 	tx    *sqlx.Tx
 	stmts map[string]*sqlx.Stmt
 	done  bool
+	views map[string]bool // read models that are views, which no projector writes
 }
 
 func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
@@ -34,6 +35,28 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 		}
 	}
 	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}}, nil
+}
+
+// IsView reports whether the read model table is a view in this database: the event read
+// model is one where the log shares the database (docs/storage.md, "The event read
+// model"), and the view already holds every event.
+func (t *Tx) IsView(table string) bool { return t.views[table] }
+
+// readViews lists the views of the read-model database.
+func readViews(ctx context.Context, tx *sqlx.Tx) (map[string]bool, error) {
+	query := `SELECT name FROM sqlite_master WHERE type = 'view'`
+	if tx.DriverName() == "postgres" {
+		query = `SELECT relname FROM pg_class WHERE relkind = 'v' AND relnamespace = current_schema()::regnamespace`
+	}
+	var names []string
+	if err := tx.SelectContext(ctx, &names, query); err != nil {
+		return nil, fmt.Errorf("list read-model views: %w", err)
+	}
+	views := make(map[string]bool, len(names))
+	for _, n := range names {
+		views[n] = true
+	}
+	return views, nil
 }
 
 // Exec runs a statement with '?' placeholders.

@@ -61,6 +61,10 @@ func sqliteHostile(db, out string) []hostile {
 		{sql: "CREATE INDEX i ON event (type)", refuse: true},
 		{sql: "CREATE VIRTUAL TABLE f USING fts5(a)", refuse: true},
 		{sql: "DROP TABLE event", refuse: true},
+		{sql: "DROP VIEW event", refuse: true},
+		{sql: "INSERT INTO event (id) VALUES ('x')", refuse: true},
+		{sql: "UPDATE event SET type = 'x'", refuse: true},
+		{sql: "CREATE TRIGGER tr INSTEAD OF DELETE ON event BEGIN DELETE FROM event_log; END", refuse: true},
 		{sql: "DROP INDEX event_id", refuse: true},
 		{sql: "ALTER TABLE event ADD COLUMN x", refuse: true},
 		{sql: "ANALYZE", refuse: true},
@@ -109,8 +113,8 @@ func seededSQLite(t testing.TB) (string, []string, *readmodel.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rm.Close() })
-	if _, err := rm.Writer.Exec(`INSERT INTO event VALUES ('e1', 1, 'a', 's', 0, 'x', '{"title":"t"}', '{}', 'now');
-		INSERT INTO session (id, title, agent, time_created, time_updated) VALUES ('s1', 'title', 'build', 'now', 'now')`); err != nil {
+	// The seeded events are the event read model's rows: a view over event_log here.
+	if _, err := rm.Writer.Exec(`INSERT INTO session (id, title, agent, time_created, time_updated) VALUES ('s1', 'title', 'build', 'now', 'now')`); err != nil {
 		t.Fatal(err)
 	}
 	return path, []string{dir, work}, rm

@@ -50,6 +50,10 @@ func OpenSQLite(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
+	if err := shareEventLog(ctx, w, sqldb.SQLite); err != nil {
+		w.Close()
+		return nil, err
+	}
 	r, err := sqldb.OpenSQLite(ctx, path, sqldb.ReadOnly)
 	if err != nil {
 		w.Close()
@@ -66,6 +70,10 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*DB, error) 
 		return nil, err
 	}
 	if err := sqldb.Migrate(ctx, db, sqldb.Postgres, sqldb.ReadModel); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := shareEventLog(ctx, db, sqldb.Postgres); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -188,7 +196,10 @@ func (d *DB) classify(err error) error {
 	if errors.As(err, &liteErr) && (liteErr.Code()&0xff == 8 || liteErr.Code()&0xff == 23) { // SQLITE_READONLY, SQLITE_AUTH
 		return &ReadOnlyError{Cause: err}
 	}
-	if strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "query_only") {
+	// SQLite refuses a write to a view (the event read model, docs/storage.md) while it
+	// compiles the statement, before the read-only connection would.
+	if strings.Contains(err.Error(), "readonly database") || strings.Contains(err.Error(), "query_only") ||
+		strings.Contains(err.Error(), "because it is a view") {
 		return &ReadOnlyError{Cause: err}
 	}
 	return &QueryError{Cause: err}

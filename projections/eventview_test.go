@@ -1,0 +1,128 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/projections"
+)
+
+// The event read model is a view over event_log where the log shares the database, a copy
+// elsewhere (docs/storage.md, "The event read model"). The two must hold the same rows,
+// value for value, or `zuno verify --all` (which compares the live read models with a replay
+// into a scratch database without event_log, a copy) would report drift.
+func TestEventViewEqualsTheCopy(t *testing.T) {
+	// Each row is a spelling of metadata.time the view must turn into projections.TimeFormat.
+	utc := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	times := []struct {
+		name string
+		at   time.Time
+	}{
+		{"whole second, no fraction stored", utc},
+		{"one nanosecond", utc.Add(time.Nanosecond)},
+		{"milliseconds, trailing zeros trimmed", utc.Add(120 * time.Millisecond)},
+		{"all nine digits", utc.Add(123456789 * time.Nanosecond)},
+		{"just below the next second: no rounding up", utc.Add(59*time.Second + 999999999*time.Nanosecond)},
+		{"positive offset, converted to UTC", utc.In(time.FixedZone("", 2*3600)).Add(5 * time.Microsecond)},
+		{"negative half-hour offset across midnight", time.Date(2026, 11, 30, 23, 30, 0, 1000, time.FixedZone("", -(5*3600+1800)))},
+	}
+	streams := []string{"session-ses_1", "work-ses_1", "noprefix", "session-with-dashes-in-id"}
+	for _, tc := range []struct {
+		name string
+		env  func(testing.TB) *env
+	}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := tc.env(t)
+			ctx := context.Background()
+			if !isView(t, e, "event") {
+				t.Fatal("event is a table although the log shares the database")
+			}
+			for i, tm := range times {
+				stream := streams[i%len(streams)]
+				p := events.SessionTitled{SessionID: "ses_1", Title: tm.name}
+				md := events.Metadata{CommandID: fmt.Sprintf("cmd-%d", i), Actor: "user", Time: tm.at}
+				ev, err := events.Encode(events.DeriveID(md.CommandID, 0), p, md)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.store.Append(ctx, stream, events.Any, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			scenario(t, e.store, 2)
+			if _, err := e.runner.CatchUp(ctx); err != nil {
+				t.Fatal(err)
+			}
+			copied, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "copy.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer copied.Close()
+			if _, err := projections.NewRunner(copied.Writer, e.store, registry, projections.All()).Rebuild(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := copied.Writer.Get(&n, `SELECT COUNT(*) FROM event`); err != nil || n < len(times) {
+				t.Fatalf("the copy holds %d events (%v)", n, err)
+			}
+			drift, err := projections.CompareReadModels(ctx, e.rm.Writer, copied.Writer, projections.All())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range drift {
+				t.Errorf("%s row %s: %v", d.Table, d.Kind, d.Row)
+			}
+			// A rebuild over the view empties nothing and writes nothing to it.
+			if _, err := e.runner.Rebuild(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var logged, viewed int
+			e.rm.Writer.Get(&logged, `SELECT COUNT(*) FROM event_log`)
+			e.rm.Writer.Get(&viewed, `SELECT COUNT(*) FROM event`)
+			if logged != viewed || viewed == 0 {
+				t.Fatalf("event_log holds %d events, the event view %d", logged, viewed)
+			}
+		})
+	}
+}
+
+// A database without event_log keeps the event table, and the projector fills it.
+func TestEventTableWhereTheLogIsElsewhere(t *testing.T) {
+	e := sqliteEnv(t)
+	ctx := context.Background()
+	scenario(t, e.store, 1)
+	apart, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "apart.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer apart.Close()
+	if isView(t, &env{rm: apart}, "event") {
+		t.Fatal("event is a view in a database without event_log")
+	}
+	n, err := projections.NewRunner(apart.Writer, e.store, registry, projections.All()).CatchUp(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows uint64
+	if err := apart.Writer.Get(&rows, `SELECT COUNT(*) FROM event`); err != nil || rows != n {
+		t.Fatalf("the event table holds %d rows, the log %d (%v)", rows, n, err)
+	}
+}
+
+func isView(t testing.TB, e *env, name string) bool {
+	t.Helper()
+	query := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = ?`
+	if e.rm.Writer.DriverName() == "postgres" {
+		query = `SELECT COUNT(*) FROM pg_class WHERE relkind = 'v' AND oid = to_regclass($1)`
+	}
+	var n int
+	if err := e.rm.Writer.Get(&n, query, name); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
