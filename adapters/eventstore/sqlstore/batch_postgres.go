@@ -44,60 +44,16 @@ func expectation(e events.ExpectedRevision) (string, uint64) {
 
 func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]appendReply, error) {
 	replies := make([]appendReply, len(batch))
-	var reqs []pgRequest
-	var index []int // reqs[k] answers batch[index[k]]
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			replies[i] = appendReply{outcome: storemetrics.OutcomeError, err: err}
-			continue
-		}
-		expect, rev := expectation(r.expected)
-		req := pgRequest{Stream: r.stream, Expect: expect, Revision: rev, Events: make([]pgEvent, len(r.evs))}
-		for j, ev := range r.evs {
-			ev.Metadata.Hash = "" // the chain's link is the store's to set
-			md, err := json.Marshal(ev.Metadata)
-			if err != nil {
-				return nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
-			}
-			digest, err := events.BodyDigest(r.stream, ev)
-			if err != nil {
-				return nil, fmt.Errorf("hash event %s: %w", ev.ID, err)
-			}
-			req.Events[j] = pgEvent{ID: ev.ID, Type: ev.Type, Data: string(ev.Data), Metadata: string(md), Digest: digest}
-		}
-		reqs = append(reqs, req)
-		index = append(index, i)
+	reqs, index, err := pgRequests(batch, replies)
+	if err != nil {
+		return nil, err
 	}
 	if len(reqs) == 0 {
 		return replies, nil
 	}
-	body, err := json.Marshal(reqs)
+	outs, err := s.runAppend(ctx, reqs)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := s.writer.QueryContext(ctx, `SELECT idx, outcome, actual, first_position, last_position, next_revision FROM zuno_append($1)`, string(body))
-	if err != nil {
-		return nil, fmt.Errorf("append: %w", err)
-	}
-	defer rows.Close()
-	type outcome struct {
-		idx                       int
-		kind                      string
-		actual, first, last, next *int64
-	}
-	var outs []outcome
-	for rows.Next() {
-		var o outcome
-		if err := rows.Scan(&o.idx, &o.kind, &o.actual, &o.first, &o.last, &o.next); err != nil {
-			return nil, err
-		}
-		outs = append(outs, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("append: %w", err) // the statement, and so the batch, rolled back
-	}
-	if len(outs) != len(reqs) {
-		return nil, fmt.Errorf("append: %d answers for %d requests", len(outs), len(reqs))
 	}
 	inserted := 0
 	for _, o := range outs {
@@ -125,6 +81,71 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 		s.committed(inserted)
 	}
 	return replies, nil
+}
+
+// pgRequests encodes the batch's live requests for zuno_append, each event with the digest of
+// its body (the chain's link is the function's to set); index[k] is the batch position of
+// reqs[k]. A request whose caller has gone gets its error reply here.
+func pgRequests(batch []*appendRequest, replies []appendReply) (reqs []pgRequest, index []int, err error) {
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			replies[i] = appendReply{outcome: storemetrics.OutcomeError, err: err}
+			continue
+		}
+		expect, rev := expectation(r.expected)
+		req := pgRequest{Stream: r.stream, Expect: expect, Revision: rev, Events: make([]pgEvent, len(r.evs))}
+		for j, ev := range r.evs {
+			ev.Metadata.Hash = "" // the chain's link is the store's to set
+			md, err := json.Marshal(ev.Metadata)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
+			}
+			digest, err := events.BodyDigest(r.stream, ev)
+			if err != nil {
+				return nil, nil, fmt.Errorf("hash event %s: %w", ev.ID, err)
+			}
+			req.Events[j] = pgEvent{ID: ev.ID, Type: ev.Type, Data: string(ev.Data), Metadata: string(md), Digest: digest}
+		}
+		reqs = append(reqs, req)
+		index = append(index, i)
+	}
+	return reqs, index, nil
+}
+
+// pgOutcome is zuno_append's answer for one request.
+type pgOutcome struct {
+	idx                       int
+	kind                      string
+	actual, first, last, next *int64
+}
+
+// runAppend runs zuno_append over reqs in one statement (one transaction) and reads its
+// answers, one per request.
+func (s *Store) runAppend(ctx context.Context, reqs []pgRequest) ([]pgOutcome, error) {
+	body, err := json.Marshal(reqs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.writer.QueryContext(ctx, `SELECT idx, outcome, actual, first_position, last_position, next_revision FROM zuno_append($1)`, string(body))
+	if err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	defer rows.Close()
+	var outs []pgOutcome
+	for rows.Next() {
+		var o pgOutcome
+		if err := rows.Scan(&o.idx, &o.kind, &o.actual, &o.first, &o.last, &o.next); err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("append: %w", err) // the statement, and so the batch, rolled back
+	}
+	if len(outs) != len(reqs) {
+		return nil, fmt.Errorf("append: %d answers for %d requests", len(outs), len(reqs))
+	}
+	return outs, nil
 }
 
 // storedEvents reads the stored events among evs, by id.
