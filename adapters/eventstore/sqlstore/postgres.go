@@ -9,9 +9,15 @@ import (
 	"github.com/zuno-run/zuno/adapters/sqldb"
 )
 
-// notifyChannel carries "new events committed" to listening processes. The append function
-// (migrations/postgres/eventlog) takes the append advisory lock, migrations.AppendLock.
+// notifyChannel carries "new events committed" to listening processes. The appending process
+// sends it after its commit, not zuno_append inside the transaction: a transaction that
+// notifies holds a database-wide lock through its commit, one such commit at a time.
 const notifyChannel = "zuno_events"
+
+// pgCommitters is how many batches commit at once on Postgres: enough that the server's WAL
+// flushes overlap (each carries every commit record written before it), few enough to leave
+// the pool's connections to readers.
+const pgCommitters = 8
 
 // OpenPostgres opens the event log in the PostgreSQL database at dsn and listens for commits
 // of other processes.
@@ -26,6 +32,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
 	s.commitBatch = s.commitPostgres
+	s.committedOnly = ` AND xid < (SELECT zuno_event_horizon())`
+	s.committers = pgCommitters
 	s.start()
 	listener := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
 	if err := listener.Listen(notifyChannel); err != nil {
@@ -46,6 +54,27 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 			}
 		}
 	}()
+	s.notify = make(chan struct{}, 1)
+	s.wg.Add(1)
+	go s.notifyLoop()
 	s.closers = append(s.closers, listener.Close, db.Close)
 	return s, nil
+}
+
+// notifyLoop tells other processes about commits: one NOTIFY at a time, and the commits that
+// happen while one is sent share the next. A notification lost to a crash or a failed
+// statement costs a subscriber at most its poll interval.
+func (s *Store) notifyLoop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.notify:
+			// NOTIFY gives its transaction an id and so a commit record; it need not wait
+			// for that record's flush (the events it announces are durable already), so it
+			// adds no WAL flush of its own for the appends to wait behind.
+			_, _ = s.writer.Exec(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, notifyChannel)
+		case <-s.stop:
+			return
+		}
+	}
 }

@@ -55,11 +55,21 @@ type Store struct {
 	// only when the transaction does. The batch outlives any one caller's context.
 	commitBatch func(ctx context.Context, batch []*appendRequest) ([]appendReply, error)
 	inflight    atomic.Int64 // Append calls between entry and reply
-	changed     *broadcaster
-	stop        chan struct{}
-	wg          sync.WaitGroup
-	closers     []func() error
-	once        sync.Once
+	// committedOnly is the condition ("AND ...") that keeps a read of the whole log below
+	// every append still in progress: empty where positions are assigned in commit order
+	// (SQLite), the transaction-id horizon on Postgres (docs/storage.md, "Concurrent appends").
+	committedOnly string
+	// committers is how many batches may commit at once: 1 where the database takes one
+	// writer at a time (SQLite), more where commits proceed together (Postgres).
+	committers int
+	committing atomic.Int64 // appends in batches being committed
+	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
+	notify chan struct{}
+	changed    *broadcaster
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	closers    []func() error
+	once       sync.Once
 }
 
 type appendRequest struct {
@@ -84,12 +94,13 @@ func WithMetrics(m *storemetrics.Metrics) Option { return func(s *Store) { s.met
 
 func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *Store {
 	s := &Store{
-		name:     string(dialect),
-		writer:   writer,
-		reader:   reader,
-		requests: make(chan *appendRequest, maxBatchEvents),
-		changed:  newBroadcaster(),
-		stop:     make(chan struct{}),
+		name:       string(dialect),
+		writer:     writer,
+		reader:     reader,
+		requests:   make(chan *appendRequest, maxBatchEvents),
+		changed:    newBroadcaster(),
+		stop:       make(chan struct{}),
+		committers: 1,
 	}
 	for _, o := range opts {
 		o(s)
@@ -148,36 +159,54 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 
 func (s *Store) writeLoop() {
 	defer s.wg.Done()
+	slots := make(chan struct{}, s.committers)
+	var commits sync.WaitGroup
+	defer commits.Wait()
 	for {
 		var first *appendRequest
 		select {
 		case first = <-s.requests:
 		case <-s.stop:
+			commits.Wait()
 			s.drainAfterStop()
 			return
 		}
-		batch := []*appendRequest{first}
-		n := len(first.evs)
-		// Group commit: take what is queued. Appenders that were answered by the last commit
-		// are usually about to queue again; while fewer requests are queued than appends are
-		// in flight, wait a moment for them, so one fsync carries them all. A lone appender
-		// never waits.
-		deadline := time.Now().Add(groupCommitWait)
-	fill:
-		for n < maxBatchEvents {
-			select {
-			case r := <-s.requests:
-				batch = append(batch, r)
-				n += len(r.evs)
-			default:
-				if int(s.inflight.Load()) <= len(batch) || time.Now().After(deadline) {
-					break fill
-				}
-				runtime.Gosched()
-			}
-		}
-		s.commit(batch)
+		// A batch is formed when a committer is free, so appends that arrive while every
+		// committer is busy join the next batch instead of waiting in a queue of their own.
+		slots <- struct{}{}
+		batch := s.fill(first)
+		s.committing.Add(int64(len(batch)))
+		commits.Add(1)
+		go func() {
+			defer commits.Done()
+			s.commit(batch)
+			s.committing.Add(-int64(len(batch)))
+			<-slots
+		}()
 	}
+}
+
+// fill takes what is queued behind first, up to maxBatchEvents (group commit). Appenders that
+// were answered by the last commit are usually about to queue again; while fewer requests are
+// queued than appends wait outside a commit, wait a moment for them, so one commit carries
+// them all. A lone appender never waits.
+func (s *Store) fill(first *appendRequest) []*appendRequest {
+	batch := []*appendRequest{first}
+	n := len(first.evs)
+	deadline := time.Now().Add(groupCommitWait)
+	for n < maxBatchEvents {
+		select {
+		case r := <-s.requests:
+			batch = append(batch, r)
+			n += len(r.evs)
+		default:
+			if int(s.inflight.Load()-s.committing.Load()) <= len(batch) || time.Now().After(deadline) {
+				return batch
+			}
+			runtime.Gosched()
+		}
+	}
+	return batch
 }
 
 // drainAfterStop answers appends that were queued before Close.
@@ -254,6 +283,12 @@ func scanRecords(rows *sql.Rows) ([]events.Recorded, error) {
 func (s *Store) committed(events int) {
 	s.metrics.BatchEvents.WithLabelValues(s.name).Observe(float64(events))
 	s.changed.broadcast()
+	if s.notify != nil {
+		select {
+		case s.notify <- struct{}{}:
+		default: // one is pending: it covers this commit too
+		}
+	}
 }
 
 func clampRevision(v uint64) int64 {
@@ -278,13 +313,13 @@ func (s *Store) ReadStreamBackward(ctx context.Context, stream string, from uint
 // ReadAll implements the store contract.
 func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
 	return s.query(ctx, s.reader, s.reader.Rebind(`SELECT `+columns+` FROM event_log
-		WHERE position > ? ORDER BY position LIMIT ?`), clampRevision(after), limit)
+		WHERE position > ?`+s.committedOnly+` ORDER BY position LIMIT ?`), clampRevision(after), limit)
 }
 
 // LastPosition implements the store contract.
 func (s *Store) LastPosition(ctx context.Context) (uint64, error) {
 	var last int64
-	err := s.reader.GetContext(ctx, &last, `SELECT COALESCE(MAX(position), 0) FROM event_log`)
+	err := s.reader.GetContext(ctx, &last, `SELECT COALESCE(MAX(position), 0) FROM event_log WHERE true`+s.committedOnly)
 	return uint64(last), err
 }
 

@@ -1,0 +1,200 @@
+-- Appends commit concurrently (docs/storage.md, "Concurrent appends"). Until now every append
+-- held the append lock through its commit, so commits, and their WAL flushes, happened one at
+-- a time. Now an append holds that lock only while it takes its transaction id and reserves its
+-- positions, and serialises with other appends to the same stream on the stream's row in
+-- event_stream. Positions are reserved in transaction-id order, and a reader reads only the
+-- events of transactions older than every transaction still in progress
+-- (zuno_event_horizon), so it can never pass a position that commits later.
+LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE;
+
+-- The transaction that wrote each event; events written before this migration read as 0, older
+-- than any transaction.
+ALTER TABLE event_log ADD COLUMN IF NOT EXISTS xid xid8 NOT NULL DEFAULT '0';
+ALTER TABLE event_log ALTER COLUMN xid DROP DEFAULT;
+
+CREATE SEQUENCE IF NOT EXISTS event_position AS BIGINT;
+SELECT setval('event_position', COALESCE((SELECT MAX(position) FROM event_log), 0) + 1, false);
+REVOKE ALL ON SEQUENCE event_position FROM PUBLIC;
+
+-- One row per stream, never updated: appenders lock a stream's row until they commit, so the
+-- revision check and the chain link are decided by one appender at a time, per stream, while
+-- appends to other streams go on.
+CREATE TABLE IF NOT EXISTS event_stream (
+    stream TEXT PRIMARY KEY
+);
+REVOKE ALL ON event_stream FROM PUBLIC;
+INSERT INTO event_stream (stream) SELECT DISTINCT stream FROM event_log ON CONFLICT (stream) DO NOTHING;
+
+-- zuno_event_horizon is the oldest transaction id still in progress in the caller's snapshot,
+-- the caller's own transaction left out (it appends nothing while it reads): every event with
+-- a smaller xid is committed or will never be, and every event with a greater position has a
+-- greater xid. Readers of the whole log read only below it.
+CREATE OR REPLACE FUNCTION zuno_event_horizon() RETURNS xid8
+LANGUAGE sql STABLE AS $$
+    SELECT COALESCE(
+        (SELECT MIN(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+         WHERE x IS DISTINCT FROM pg_current_xact_id_if_assigned()),
+        pg_snapshot_xmax(pg_current_snapshot()))
+$$;
+
+-- A process of an older build calls zuno_append(json), which assigned positions as max+1 under
+-- the lock held to commit: mixed with concurrent appends it would reuse reserved positions.
+CREATE OR REPLACE FUNCTION zuno_append(requests json)
+RETURNS TABLE (idx int, outcome text, actual bigint, first_position bigint, last_position bigint, next_revision bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'this event log takes concurrent appends (migration eventlog/0005): upgrade every zuno process that appends to it'
+        USING ERRCODE = 'feature_not_supported';
+END
+$$;
+
+-- zuno_append writes a batch of appends in one statement and one transaction. The batch comes
+-- as parallel arrays: request k is streams[k], expects[k] ("any", "no_stream", "exists",
+-- "exact"), revisions[k] and counts[k] events, which are the next counts[k] entries of ids,
+-- types, datas, metas (JSON text, kept exactly) and digests (events.BodyDigest, or '' for
+-- none). Each request is decided on its own, in order, seeing the ones before it, with the
+-- outcomes of migration 0002 (known, wrong, ok). A request not written leaves its reserved
+-- positions unused: positions are unique and increasing, not contiguous.
+--
+-- It does not NOTIFY: a transaction that notifies holds a database-wide lock through its commit,
+-- which would serialise the commits again; the appending process notifies after its commit.
+--
+-- It must be its transaction's first write: the order proof needs the transaction id taken
+-- while positions are reserved. When another transaction has written to one of the batch's
+-- streams at positions after the ones reserved here (it reserved later but locked the stream
+-- first), it fails with serialization_failure, and the caller retries the batch: within a
+-- stream, positions follow revisions.
+CREATE OR REPLACE FUNCTION zuno_append(streams text[], expects text[], revisions bigint[], counts int[],
+    ids uuid[], types text[], datas text[], metas text[], digests text[])
+RETURNS TABLE (idx int, outcome text, actual bigint, first_position bigint, last_position bigint, next_revision bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    total int := COALESCE(array_length(ids, 1), 0);
+    next_pos bigint;
+    reserved bigint;
+    head_streams text[];
+    head_revs bigint[];
+    head_hashes text[];
+    head_pos bigint[];
+    locked int;
+    seen uuid[];
+    req_ids uuid[];
+    h int;
+    cur bigint;
+    prev text;
+    off int := 0;
+    w int := 0;
+    n int;
+    allowed boolean;
+    w_pos bigint[] := '{}';
+    w_ids uuid[] := '{}';
+    w_streams text[] := '{}';
+    w_revs bigint[] := '{}';
+    w_types text[] := '{}';
+    w_datas text[] := '{}';
+    w_metas text[] := '{}';
+BEGIN
+    IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+        RAISE EXCEPTION 'zuno_append must be the first write of its transaction'
+            USING ERRCODE = 'invalid_transaction_state';
+    END IF;
+    IF total = 0 THEN
+        RETURN;
+    END IF;
+    -- Take the transaction id and reserve the positions under the append lock, then roll the
+    -- block back: that releases the lock at once, and keeps the id and the positions (neither
+    -- is undone by a rollback).
+    BEGIN
+        LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE;
+        PERFORM pg_current_xact_id();
+        reserved := nextval('event_position');
+        IF total > 1 THEN
+            PERFORM setval('event_position', reserved + total - 1);
+        END IF;
+        RAISE SQLSTATE 'ZU001';
+    EXCEPTION WHEN SQLSTATE 'ZU001' THEN
+        NULL;
+    END;
+    next_pos := reserved;
+
+    -- Lock the streams' rows in one order, so two batches never wait on each other in a cycle;
+    -- a stream's first append creates its row (and holds it, uncommitted, as a lock).
+    PERFORM 1 FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE;
+    GET DIAGNOSTICS locked = ROW_COUNT;
+    IF locked < (SELECT count(DISTINCT s) FROM unnest(streams) AS s) THEN
+        INSERT INTO event_stream (stream) SELECT DISTINCT s FROM unnest(streams) AS s ORDER BY 1
+        ON CONFLICT (stream) DO NOTHING;
+        PERFORM 1 FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE;
+    END IF;
+    -- Each stream's head as its last committed event left it.
+    SELECT array_agg(u.s ORDER BY u.s), array_agg(COALESCE(h.stream_revision, -1) ORDER BY u.s),
+           array_agg(COALESCE(h.metadata->>'hash', '') ORDER BY u.s), array_agg(COALESCE(h.position, 0) ORDER BY u.s)
+      INTO head_streams, head_revs, head_hashes, head_pos
+      FROM (SELECT DISTINCT s FROM unnest(streams) AS s) AS u
+      LEFT JOIN LATERAL (SELECT e.stream_revision, e.metadata, e.position FROM event_log e
+                         WHERE e.stream = u.s ORDER BY e.stream_revision DESC LIMIT 1) AS h ON true;
+    IF EXISTS (SELECT 1 FROM unnest(head_pos) AS p WHERE p >= reserved) THEN
+        RAISE EXCEPTION 'a stream of this batch was written after positions were reserved; retry the batch'
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+    SELECT COALESCE(array_agg(event_id), '{}') INTO seen FROM event_log WHERE event_id = ANY(ids);
+
+    idx := -1;
+    FOR k IN 1 .. COALESCE(array_length(streams, 1), 0) LOOP
+        idx := idx + 1;
+        n := counts[k];
+        req_ids := ids[off + 1 : off + n];
+        actual := NULL; first_position := NULL; last_position := NULL; next_revision := NULL;
+        h := array_position(head_streams, streams[k]);
+        cur := head_revs[h];
+        allowed := CASE expects[k]
+                       WHEN 'any' THEN true
+                       WHEN 'no_stream' THEN cur < 0
+                       WHEN 'exists' THEN cur >= 0
+                       WHEN 'exact' THEN cur = revisions[k]
+                       ELSE false
+                   END;
+        IF req_ids && seen THEN
+            outcome := 'known';
+        ELSIF NOT allowed THEN
+            outcome := 'wrong';
+            actual := cur;
+        ELSE
+            outcome := 'ok';
+            prev := head_hashes[h];
+            FOR j IN 1 .. n LOOP
+                w := w + 1;
+                IF digests[off + j] = '' THEN
+                    prev := ''; -- a build from before the chain: stored as sent (migration 0004)
+                    w_metas[w] := metas[off + j];
+                ELSE
+                    prev := encode(sha256(convert_to('zuno.chain.1' || E'\n' || prev || E'\n' ||
+                                (cur + j)::text || E'\n' || digests[off + j], 'UTF8')), 'hex');
+                    w_metas[w] := left(metas[off + j], -1) || ',"hash":"' || prev || '"}';
+                END IF;
+                w_pos[w] := next_pos + j - 1;
+                w_revs[w] := cur + j;
+                w_ids[w] := ids[off + j];
+                w_streams[w] := streams[k];
+                w_types[w] := types[off + j];
+                w_datas[w] := datas[off + j];
+            END LOOP;
+            seen := seen || req_ids;
+            first_position := next_pos;
+            last_position := next_pos + n - 1;
+            next_revision := cur + n;
+            next_pos := next_pos + n;
+            head_revs[h] := cur + n;
+            head_hashes[h] := prev;
+        END IF;
+        off := off + n;
+        RETURN NEXT;
+    END LOOP;
+    IF w = 0 THEN
+        RETURN;
+    END IF;
+    INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
+    SELECT p, i, s, r, t, d::json, m::json, pg_current_xact_id()
+    FROM unnest(w_pos, w_ids, w_streams, w_revs, w_types, w_datas, w_metas) AS x(p, i, s, r, t, d, m);
+END
+$$;
