@@ -72,51 +72,58 @@ func readStreams(t *testing.T, s *Store) []string {
 }
 
 func TestPostgresHorizonWaitsForLongTransactions(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		// hold opens the long transaction; first is the stream its event reads as, if any.
-		hold  func(t *testing.T, url string) *sqlx.Tx
-		first []string
-	}{
-		{"an append not yet committed", func(t *testing.T, url string) *sqlx.Tx { return openHeld(t, url, "held") }, []string{"held"}},
-		{"another writer's transaction", func(t *testing.T, url string) *sqlx.Tx {
-			db := sqlx.MustOpen("postgres", url)
-			t.Cleanup(func() { db.Close() })
-			tx := db.MustBegin()
-			t.Cleanup(func() { tx.Rollback() })
-			tx.MustExec(`CREATE TABLE unrelated (x int); INSERT INTO unrelated VALUES (1)`)
-			return tx
-		}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			url := pgtest.NewDatabase(t)
-			s := openPostgres(t, url)
-			defer s.Close()
-			ctx := context.Background()
-			held := tc.hold(t, url)
-			var later []string
-			for i := range 3 {
-				stream := fmt.Sprint("later-", i)
-				if _, err := s.Append(ctx, stream, events.NoStream, testEvent(stream, 0)); err != nil {
-					t.Fatal(err)
-				}
-				later = append(later, stream)
-			}
-			if got := readStreams(t, s); len(got) != 0 {
-				t.Fatalf("read %v while an older transaction is open: a reader resuming after them would skip what it commits", got)
-			}
-			if last, err := s.LastPosition(ctx); err != nil || last != 0 {
-				t.Fatalf("LastPosition %d (%v) while an older transaction is open, want 0", last, err)
-			}
-			if err := held.Commit(); err != nil {
-				t.Fatal(err)
-			}
-			want := append(append([]string{}, tc.first...), later...)
-			if got := readStreams(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("after the commit: %v, want %v", got, want)
-			}
-		})
+	url := pgtest.NewDatabase(t)
+	s := openPostgres(t, url)
+	defer s.Close()
+	ctx := context.Background()
+	held := openHeld(t, url, "held")
+	later := appendLater(t, s)
+	if got := readStreams(t, s); len(got) != 0 {
+		t.Fatalf("read %v while an older append is open: a reader resuming after them would skip what it commits", got)
 	}
+	if last, err := s.LastPosition(ctx); err != nil || last != 0 {
+		t.Fatalf("LastPosition %d (%v) while an older append is open, want 0", last, err)
+	}
+	if err := held.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"held"}, later...)
+	if got := readStreams(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the commit: %v, want %v", got, want)
+	}
+}
+
+// Only appends hold readers back: a long transaction that appends nothing, in this database
+// or another of the cluster, does not.
+func TestPostgresHorizonIgnoresOtherTransactions(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openPostgres(t, url)
+	defer s.Close()
+	for _, other := range []string{url, pgtest.NewDatabase(t)} {
+		db := sqlx.MustOpen("postgres", other)
+		defer db.Close()
+		tx := db.MustBegin()
+		defer tx.Rollback()
+		tx.MustExec(`CREATE TABLE unrelated (x int); INSERT INTO unrelated VALUES (1)`)
+	}
+	later := appendLater(t, s)
+	if got := readStreams(t, s); fmt.Sprint(got) != fmt.Sprint(later) {
+		t.Fatalf("read %v beside two open transactions that append nothing, want %v", got, later)
+	}
+}
+
+// appendLater appends one event to each of three new streams and returns the streams.
+func appendLater(t *testing.T, s *Store) []string {
+	t.Helper()
+	var later []string
+	for i := range 3 {
+		stream := fmt.Sprint("later-", i)
+		if _, err := s.Append(context.Background(), stream, events.NoStream, testEvent(stream, 0)); err != nil {
+			t.Fatal(err)
+		}
+		later = append(later, stream)
+	}
+	return later
 }
 
 // A subscriber that is reading while the held append is open gets every event once, in order,
@@ -130,12 +137,7 @@ func TestPostgresSubscriberWaitsForHeldAppend(t *testing.T) {
 	held := openHeld(t, url, "held")
 	got := make(chan events.Recorded, 16)
 	go s.Subscribe(ctx, 0, func(r events.Recorded) error { got <- r; return nil })
-	for i := range 3 {
-		stream := fmt.Sprint("later-", i)
-		if _, err := s.Append(ctx, stream, events.NoStream, testEvent(stream, 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendLater(t, s)
 	select {
 	case r := <-got:
 		t.Fatalf("delivered %s at %d before the older append committed", r.Stream, r.Position)

@@ -32,7 +32,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
 	s.commitBatch = s.commitPostgres
-	s.committedOnly = ` AND xid < (SELECT zuno_event_horizon())`
+	s.concurrentCommits = true
 	s.committers = pgCommitters
 	s.start()
 	listener := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)

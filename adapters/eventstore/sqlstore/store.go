@@ -55,21 +55,20 @@ type Store struct {
 	// only when the transaction does. The batch outlives any one caller's context.
 	commitBatch func(ctx context.Context, batch []*appendRequest) ([]appendReply, error)
 	inflight    atomic.Int64 // Append calls between entry and reply
-	// committedOnly is the condition ("AND ...") that keeps a read of the whole log below
-	// every append still in progress: empty where positions are assigned in commit order
-	// (SQLite), the transaction-id horizon on Postgres (docs/storage.md, "Concurrent appends").
-	committedOnly string
+	// concurrentCommits says appends commit concurrently, not in position order (Postgres), so
+	// a read of the whole log stops below the appends in progress (committedBelow).
+	concurrentCommits bool
 	// committers is how many batches may commit at once: 1 where the database takes one
 	// writer at a time (SQLite), more where commits proceed together (Postgres).
 	committers int
 	committing atomic.Int64 // appends in batches being committed
 	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
-	notify chan struct{}
-	changed    *broadcaster
-	stop       chan struct{}
-	wg         sync.WaitGroup
-	closers    []func() error
-	once       sync.Once
+	notify  chan struct{}
+	changed *broadcaster
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closers []func() error
+	once    sync.Once
 }
 
 type appendRequest struct {
@@ -312,15 +311,38 @@ func (s *Store) ReadStreamBackward(ctx context.Context, stream string, from uint
 
 // ReadAll implements the store contract.
 func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
+	below, args, err := s.committedBelow(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return s.query(ctx, s.reader, s.reader.Rebind(`SELECT `+columns+` FROM event_log
-		WHERE position > ?`+s.committedOnly+` ORDER BY position LIMIT ?`), clampRevision(after), limit)
+		WHERE position > ?`+below+` ORDER BY position LIMIT ?`), append([]any{clampRevision(after)}, append(args, limit)...)...)
 }
 
 // LastPosition implements the store contract.
 func (s *Store) LastPosition(ctx context.Context) (uint64, error) {
+	below, args, err := s.committedBelow(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var last int64
-	err := s.reader.GetContext(ctx, &last, `SELECT COALESCE(MAX(position), 0) FROM event_log WHERE true`+s.committedOnly)
+	err = s.reader.GetContext(ctx, &last, s.reader.Rebind(`SELECT COALESCE(MAX(position), 0) FROM event_log WHERE true`+below), args...)
 	return uint64(last), err
+}
+
+// committedBelow is the condition ("AND ...", with its arguments) that keeps a read of the whole
+// log below every append still in progress: none where positions are assigned in commit order
+// (SQLite); on Postgres the horizon, asked in a statement of its own before the read, so that
+// the read's snapshot is taken after it (docs/storage.md, "Concurrent appends").
+func (s *Store) committedBelow(ctx context.Context) (string, []any, error) {
+	if !s.concurrentCommits {
+		return "", nil, nil
+	}
+	var horizon string
+	if err := s.reader.GetContext(ctx, &horizon, `SELECT zuno_event_horizon()::text`); err != nil {
+		return "", nil, fmt.Errorf("read the append horizon: %w", err)
+	}
+	return ` AND xid < ?::xid8`, []any{horizon}, nil
 }
 
 const subscribeBatch = 512

@@ -3,14 +3,13 @@
 -- a time. Now an append holds that lock only while it takes its transaction id and reserves its
 -- positions, and serialises with other appends to the same stream on the stream's row in
 -- event_stream. Positions are reserved in transaction-id order, and a reader reads only the
--- events of transactions older than every transaction still in progress
--- (zuno_event_horizon), so it can never pass a position that commits later.
+-- events of transactions older than every append still in progress (zuno_event_horizon), so
+-- it can never pass a position that commits later.
 LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE;
 
--- The transaction that wrote each event; events written before this migration read as 0, older
--- than any transaction.
+-- The transaction that wrote each event; events written before this migration (or by hand) read
+-- as 0, older than any transaction.
 ALTER TABLE event_log ADD COLUMN IF NOT EXISTS xid xid8 NOT NULL DEFAULT '0';
-ALTER TABLE event_log ALTER COLUMN xid DROP DEFAULT;
 
 CREATE SEQUENCE IF NOT EXISTS event_position AS BIGINT;
 SELECT setval('event_position', COALESCE((SELECT MAX(position) FROM event_log), 0) + 1, false);
@@ -25,16 +24,36 @@ CREATE TABLE IF NOT EXISTS event_stream (
 REVOKE ALL ON event_stream FROM PUBLIC;
 INSERT INTO event_stream (stream) SELECT DISTINCT stream FROM event_log ON CONFLICT (stream) DO NOTHING;
 
--- zuno_event_horizon is the oldest transaction id still in progress in the caller's snapshot,
--- the caller's own transaction left out (it appends nothing while it reads): every event with
--- a smaller xid is committed or will never be, and every event with a greater position has a
--- greater xid. Readers of the whole log read only below it.
+-- An append holds a SHARE lock on event_appending from its start to its end, before it takes its
+-- transaction id: it is how a reader finds the appends in progress, whatever else runs in the
+-- cluster. SHARE does not conflict with itself, and is never a fast-path lock, so pg_locks
+-- shows it beside the transaction's id in one consistent read. Taking it needs a privilege on
+-- the table, which a reader does not have.
+CREATE TABLE IF NOT EXISTS event_appending ();
+REVOKE ALL ON event_appending FROM PUBLIC;
+
+-- zuno_event_horizon is the smallest transaction id an append in progress has or may still
+-- take: the least id among the holders of event_appending, or the next id to be assigned. A
+-- reader that asks for it and then, in a later statement, reads only events with a smaller
+-- xid reads a prefix of the log no later commit can add to (docs/storage.md, "Concurrent
+-- appends"). Transactions that do not append (another database's, a projection's) do not
+-- hold it back.
 CREATE OR REPLACE FUNCTION zuno_event_horizon() RETURNS xid8
-LANGUAGE sql STABLE AS $$
-    SELECT COALESCE(
-        (SELECT MIN(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-         WHERE x IS DISTINCT FROM pg_current_xact_id_if_assigned()),
-        pg_snapshot_xmax(pg_current_snapshot()))
+LANGUAGE sql VOLATILE AS $$
+    WITH next AS (
+        SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS full_id
+    ), appending AS (
+        -- pg_locks names a transaction id in 32 bits: put it back beside the next full id,
+        -- from which it is less than 2^31 away.
+        SELECT next.full_id + ((x.transactionid::text::bigint - (next.full_id % 4294967296) + 6442450944) % 4294967296 - 2147483648) AS full_id
+        FROM pg_locks AS r
+        JOIN pg_locks AS x ON x.virtualtransaction = r.virtualtransaction
+             AND x.locktype = 'transactionid' AND x.mode = 'ExclusiveLock' AND x.granted
+        CROSS JOIN next
+        WHERE r.locktype = 'relation' AND r.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND r.relation = 'event_appending'::regclass AND r.mode = 'ShareLock' AND r.granted
+    )
+    SELECT LEAST((SELECT full_id FROM next), (SELECT MIN(full_id) FROM appending))::text::xid8
 $$;
 
 -- A process of an older build calls zuno_append(json), which assigned positions as max+1 under
@@ -101,6 +120,7 @@ BEGIN
     IF total = 0 THEN
         RETURN;
     END IF;
+    LOCK TABLE event_appending IN SHARE MODE;
     -- Take the transaction id and reserve the positions under the append lock, then roll the
     -- block back: that releases the lock at once, and keeps the id and the positions (neither
     -- is undone by a rollback).
