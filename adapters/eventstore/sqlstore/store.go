@@ -1,14 +1,15 @@
 // Package sqlstore is the event store on SQL databases: embedded SQLite (the default) and
 // PostgreSQL. Both share one design:
 //
-//   - One writer goroutine per process groups concurrent appends into one transaction (group
-//     commit: many appends, one fsync). Each append is decided on its own inside the batch, so
-//     one append's failed condition never fails another.
-//   - Global positions are assigned as max+1 while holding the database's write lock (SQLite's
-//     BEGIN IMMEDIATE, an advisory lock on Postgres that is released only after commit), so
-//     position order is commit order: a reader that resumes after position N can never skip
-//     an event that commits later with a smaller position. This also holds with several
-//     processes writing to one database.
+//   - One writer goroutine per process groups concurrent appends into batches, one transaction
+//     each (group commit: many appends, one fsync); on Postgres several batches commit at
+//     once. Each append is decided on its own inside the batch, so one append's failed
+//     condition never fails another.
+//   - A reader that resumes after position N can never skip an event that commits later with a
+//     smaller position, also with several processes writing to one database. On SQLite,
+//     positions are assigned as max+1 under BEGIN IMMEDIATE, so position order is commit
+//     order; on Postgres, positions are reserved in transaction-id order and readers stop below
+//     the appends in progress (docs/storage.md, "Concurrent appends").
 //   - A unique index on event ids makes idempotency durable: a re-append of stored events
 //     returns the original result without a cache.
 package sqlstore
@@ -347,8 +348,9 @@ func (s *Store) committedBelow(ctx context.Context) (string, []any, error) {
 
 const subscribeBatch = 512
 
-// Subscribe implements the store contract. Because positions are commit-ordered, reading
-// "after the last delivered position" is gap-free; notifications only say when to read.
+// Subscribe implements the store contract. Because ReadAll never returns an event that a later
+// commit could precede, reading "after the last delivered position" is gap-free;
+// notifications only say when to read.
 func (s *Store) Subscribe(ctx context.Context, after uint64, handle func(events.Recorded) error) error {
 	pos := after
 	for {

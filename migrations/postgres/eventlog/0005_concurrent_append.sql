@@ -56,17 +56,6 @@ LANGUAGE sql VOLATILE AS $$
     SELECT LEAST((SELECT full_id FROM next), (SELECT MIN(full_id) FROM appending))::text::xid8
 $$;
 
--- A process of an older build calls zuno_append(json), which assigned positions as max+1 under
--- the lock held to commit: mixed with concurrent appends it would reuse reserved positions.
-CREATE OR REPLACE FUNCTION zuno_append(requests json)
-RETURNS TABLE (idx int, outcome text, actual bigint, first_position bigint, last_position bigint, next_revision bigint)
-LANGUAGE plpgsql AS $$
-BEGIN
-    RAISE EXCEPTION 'this event log takes concurrent appends (migration eventlog/0005): upgrade every zuno process that appends to it'
-        USING ERRCODE = 'feature_not_supported';
-END
-$$;
-
 -- zuno_append writes a batch of appends in one statement and one transaction. The batch comes
 -- as parallel arrays: request k is streams[k], expects[k] ("any", "no_stream", "exists",
 -- "exact"), revisions[k] and counts[k] events, which are the next counts[k] entries of ids,
@@ -217,4 +206,27 @@ BEGIN
     SELECT p, i, s, r, t, d::json, m::json, pg_current_xact_id()
     FROM unnest(w_pos, w_ids, w_streams, w_revs, w_types, w_datas, w_metas) AS x(p, i, s, r, t, d, m);
 END
+$$;
+
+-- A process of an older build calls zuno_append(json) (migrations 0002-0004): it now takes the
+-- same path, so its appends take their positions as every other append does. (Such a process
+-- still reads the log without the horizon: upgrade every process together, docs/storage.md.)
+CREATE OR REPLACE FUNCTION zuno_append(requests json)
+RETURNS TABLE (idx int, outcome text, actual bigint, first_position bigint, last_position bigint, next_revision bigint)
+LANGUAGE sql AS $$
+    WITH reqs AS (
+        SELECT q.r, q.o FROM json_array_elements(requests) WITH ORDINALITY AS q(r, o)
+    ), evs AS (
+        SELECT reqs.o, ev.e, ev.eo FROM reqs, json_array_elements(reqs.r->'events') WITH ORDINALITY AS ev(e, eo)
+    )
+    SELECT * FROM zuno_append(
+        ARRAY(SELECT r->>'stream' FROM reqs ORDER BY o),
+        ARRAY(SELECT r->>'expect' FROM reqs ORDER BY o),
+        ARRAY(SELECT COALESCE((r->>'revision')::bigint, 0) FROM reqs ORDER BY o),
+        ARRAY(SELECT json_array_length(r->'events') FROM reqs ORDER BY o),
+        ARRAY(SELECT (e->>'id')::uuid FROM evs ORDER BY o, eo),
+        ARRAY(SELECT e->>'type' FROM evs ORDER BY o, eo),
+        ARRAY(SELECT e->>'data' FROM evs ORDER BY o, eo),
+        ARRAY(SELECT e->>'metadata' FROM evs ORDER BY o, eo),
+        ARRAY(SELECT COALESCE(e->>'digest', '') FROM evs ORDER BY o, eo))
 $$;
