@@ -195,6 +195,7 @@ func TestPostgresStreamWrittenPastReservationIsRetried(t *testing.T) {
 	}
 	tx.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
 		VALUES ($1, gen_random_uuid(), 'x', 1, 'test.happened.1', '{}', '{"commandId":"other"}', pg_current_xact_id())`, ahead)
+	tx.MustExec(`UPDATE event_stream SET revision = 1, hash = '', last_position = $1 WHERE stream = 'x'`, ahead)
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,20 @@ CREATE SEQUENCE IF NOT EXISTS event_position AS BIGINT;
 SELECT setval('event_position', COALESCE((SELECT MAX(position) FROM event_log), 0) + 1, false);
 REVOKE ALL ON SEQUENCE event_position FROM PUBLIC;
 
--- One row per stream, never updated: appenders lock a stream's row until they commit, so the
--- revision check and the chain link are decided by one appender at a time, per stream, while
--- appends to other streams go on.
+-- One row per stream: its last revision, the hash of its last event and where that event
+-- stands. Appenders lock a stream's row until they commit, so the revision check and the chain
+-- link are decided by one appender at a time, per stream, while appends to other streams go on.
 CREATE TABLE IF NOT EXISTS event_stream (
-    stream TEXT PRIMARY KEY
+    stream        TEXT   PRIMARY KEY,
+    revision      BIGINT NOT NULL,
+    hash          TEXT   NOT NULL,
+    last_position BIGINT NOT NULL
 );
 REVOKE ALL ON event_stream FROM PUBLIC;
-INSERT INTO event_stream (stream) SELECT DISTINCT stream FROM event_log ON CONFLICT (stream) DO NOTHING;
+INSERT INTO event_stream (stream, revision, hash, last_position)
+SELECT DISTINCT ON (stream) stream, stream_revision, COALESCE(metadata->>'hash', ''), position
+FROM event_log ORDER BY stream, stream_revision DESC
+ON CONFLICT (stream) DO NOTHING;
 
 -- An append holds a SHARE lock on event_appending from its start to its end, before it takes its
 -- transaction id: it is how a reader finds the appends in progress, whatever else runs in the
@@ -84,7 +90,7 @@ DECLARE
     head_revs bigint[];
     head_hashes text[];
     head_pos bigint[];
-    locked int;
+    changed boolean[];
     seen uuid[];
     req_ids uuid[];
     h int;
@@ -126,26 +132,24 @@ BEGIN
     END;
     next_pos := reserved;
 
-    -- Lock the streams' rows in one order, so two batches never wait on each other in a cycle;
-    -- a stream's first append creates its row (and holds it, uncommitted, as a lock).
-    PERFORM 1 FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE;
-    GET DIAGNOSTICS locked = ROW_COUNT;
-    IF locked < (SELECT count(DISTINCT s) FROM unnest(streams) AS s) THEN
-        INSERT INTO event_stream (stream) SELECT DISTINCT s FROM unnest(streams) AS s ORDER BY 1
-        ON CONFLICT (stream) DO NOTHING;
-        PERFORM 1 FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE;
-    END IF;
-    -- Each stream's head as its last committed event left it.
-    SELECT array_agg(u.s ORDER BY u.s), array_agg(COALESCE(h.stream_revision, -1) ORDER BY u.s),
-           array_agg(COALESCE(h.metadata->>'hash', '') ORDER BY u.s), array_agg(COALESCE(h.position, 0) ORDER BY u.s)
+    -- Lock the streams' rows in one order, so two batches never wait on each other in a cycle,
+    -- and read their heads; a stream's first append creates its row.
+    SELECT array_agg(e.stream), array_agg(e.revision), array_agg(e.hash), array_agg(e.last_position)
       INTO head_streams, head_revs, head_hashes, head_pos
-      FROM (SELECT DISTINCT s FROM unnest(streams) AS s) AS u
-      LEFT JOIN LATERAL (SELECT e.stream_revision, e.metadata, e.position FROM event_log e
-                         WHERE e.stream = u.s ORDER BY e.stream_revision DESC LIMIT 1) AS h ON true;
+      FROM (SELECT * FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE) AS e;
+    IF COALESCE(array_length(head_streams, 1), 0) < (SELECT count(DISTINCT s) FROM unnest(streams) AS s) THEN
+        INSERT INTO event_stream (stream, revision, hash, last_position)
+        SELECT DISTINCT s, -1, '', 0 FROM unnest(streams) AS s ORDER BY 1
+        ON CONFLICT (stream) DO NOTHING;
+        SELECT array_agg(e.stream), array_agg(e.revision), array_agg(e.hash), array_agg(e.last_position)
+          INTO head_streams, head_revs, head_hashes, head_pos
+          FROM (SELECT * FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE) AS e;
+    END IF;
     IF EXISTS (SELECT 1 FROM unnest(head_pos) AS p WHERE p >= reserved) THEN
         RAISE EXCEPTION 'a stream of this batch was written after positions were reserved; retry the batch'
             USING ERRCODE = 'serialization_failure';
     END IF;
+    changed := array_fill(false, ARRAY[array_length(head_streams, 1)]);
     SELECT COALESCE(array_agg(event_id), '{}') INTO seen FROM event_log WHERE event_id = ANY(ids);
 
     idx := -1;
@@ -195,6 +199,8 @@ BEGIN
             next_pos := next_pos + n;
             head_revs[h] := cur + n;
             head_hashes[h] := prev;
+            head_pos[h] := last_position;
+            changed[h] := true;
         END IF;
         off := off + n;
         RETURN NEXT;
@@ -205,6 +211,9 @@ BEGIN
     INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
     SELECT p, i, s, r, t, d::json, m::json, pg_current_xact_id()
     FROM unnest(w_pos, w_ids, w_streams, w_revs, w_types, w_datas, w_metas) AS x(p, i, s, r, t, d, m);
+    UPDATE event_stream AS e SET revision = u.r, hash = u.h, last_position = u.p
+    FROM unnest(head_streams, head_revs, head_hashes, head_pos, changed) AS u(s, r, h, p, c)
+    WHERE u.c AND e.stream = u.s;
 END
 $$;
 
