@@ -14,10 +14,14 @@ import (
 // notifies holds a database-wide lock through its commit, one such commit at a time.
 const notifyChannel = "zuno_events"
 
+// notifyEvery bounds how often an appending process notifies the others; it is small beside
+// the subscribers' poll interval, and saves a transaction per commit under load.
+const notifyEvery = 2 * time.Millisecond
+
 // pgCommitters is how many batches commit at once on Postgres: enough that the server's WAL
 // flushes overlap (each carries every commit record written before it), few enough to leave
 // the pool's connections to readers.
-const pgCommitters = 8
+var pgCommitters = 8
 
 // OpenPostgres opens the event log in the PostgreSQL database at dsn and listens for commits
 // of other processes.
@@ -61,18 +65,24 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	return s, nil
 }
 
-// notifyLoop tells other processes about commits: one NOTIFY at a time, and the commits that
-// happen while one is sent share the next. A notification lost to a crash or a failed
-// statement costs a subscriber at most its poll interval.
+// notifyLoop tells other processes about commits: at most one NOTIFY per notifyEvery, the
+// commits in between sharing the next one (a NOTIFY costs a transaction and wakes every
+// listener). A notification lost to a crash or a failed statement costs a subscriber at most
+// its poll interval.
 func (s *Store) notifyLoop() {
 	defer s.wg.Done()
 	for {
 		select {
 		case <-s.notify:
-			// NOTIFY gives its transaction an id and so a commit record; it need not wait
-			// for that record's flush (the events it announces are durable already), so it
-			// adds no WAL flush of its own for the appends to wait behind.
-			_, _ = s.writer.Exec(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, notifyChannel)
+		case <-s.stop:
+			return
+		}
+		// NOTIFY gives its transaction an id and so a commit record; it need not wait for that
+		// record's flush (the events it announces are durable already), so it adds no WAL
+		// flush of its own for the appends to wait behind.
+		_, _ = s.writer.Exec(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, notifyChannel)
+		select {
+		case <-time.After(notifyEvery):
 		case <-s.stop:
 			return
 		}

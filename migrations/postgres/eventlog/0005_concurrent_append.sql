@@ -100,13 +100,12 @@ DECLARE
     w int := 0;
     n int;
     allowed boolean;
-    w_pos bigint[] := '{}';
-    w_ids uuid[] := '{}';
-    w_streams text[] := '{}';
-    w_revs bigint[] := '{}';
-    w_types text[] := '{}';
-    w_datas text[] := '{}';
-    w_metas text[] := '{}';
+    my_xid xid8;
+    linked text[] := '{}';
+    ok_req int[];
+    ok_pos bigint[];
+    ok_rev bigint[];
+    ok_off int[];
 BEGIN
     IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
         RAISE EXCEPTION 'zuno_append must be the first write of its transaction'
@@ -121,7 +120,7 @@ BEGIN
     -- is undone by a rollback).
     BEGIN
         LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE;
-        PERFORM pg_current_xact_id();
+        my_xid := pg_current_xact_id();
         reserved := nextval('event_position');
         IF total > 1 THEN
             PERFORM setval('event_position', reserved + total - 1);
@@ -175,23 +174,21 @@ BEGIN
         ELSE
             outcome := 'ok';
             prev := head_hashes[h];
-            FOR j IN 1 .. n LOOP
-                w := w + 1;
-                IF digests[off + j] = '' THEN
+            FOR j IN off + 1 .. off + n LOOP
+                IF digests[j] = '' THEN
                     prev := ''; -- a build from before the chain: stored as sent (migration 0004)
-                    w_metas[w] := metas[off + j];
+                    linked[j] := metas[j];
                 ELSE
                     prev := encode(sha256(convert_to('zuno.chain.1' || E'\n' || prev || E'\n' ||
-                                (cur + j)::text || E'\n' || digests[off + j], 'UTF8')), 'hex');
-                    w_metas[w] := left(metas[off + j], -1) || ',"hash":"' || prev || '"}';
+                                (cur + j - off)::text || E'\n' || digests[j], 'UTF8')), 'hex');
+                    linked[j] := left(metas[j], -1) || ',"hash":"' || prev || '"}';
                 END IF;
-                w_pos[w] := next_pos + j - 1;
-                w_revs[w] := cur + j;
-                w_ids[w] := ids[off + j];
-                w_streams[w] := streams[k];
-                w_types[w] := types[off + j];
-                w_datas[w] := datas[off + j];
             END LOOP;
+            w := w + 1;
+            ok_req[w] := k;
+            ok_pos[w] := next_pos;
+            ok_rev[w] := cur;
+            ok_off[w] := off;
             seen := seen || req_ids;
             first_position := next_pos;
             last_position := next_pos + n - 1;
@@ -208,9 +205,13 @@ BEGIN
     IF w = 0 THEN
         RETURN;
     END IF;
+    -- Request k's events are ids[off + 1 .. off + n], written at positions pos .. pos + n - 1
+    -- and revisions rev + 1 .. rev + n.
     INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
-    SELECT p, i, s, r, t, d::json, m::json, pg_current_xact_id()
-    FROM unnest(w_pos, w_ids, w_streams, w_revs, w_types, w_datas, w_metas) AS x(p, i, s, r, t, d, m);
+    SELECT o.pos + g.j - 1, ids[o.off + g.j], streams[o.req], o.rev + g.j, types[o.off + g.j],
+           datas[o.off + g.j]::json, linked[o.off + g.j]::json, my_xid
+    FROM unnest(ok_req, ok_pos, ok_rev, ok_off) AS o(req, pos, rev, off),
+         generate_series(1, counts[o.req]) AS g(j);
     UPDATE event_stream AS e SET revision = u.r, hash = u.h, last_position = u.p
     FROM unnest(head_streams, head_revs, head_hashes, head_pos, changed) AS u(s, r, h, p, c)
     WHERE u.c AND e.stream = u.s;
