@@ -144,7 +144,7 @@ BEGIN
           INTO head_streams, head_revs, head_hashes, head_pos
           FROM (SELECT * FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE) AS e;
     END IF;
-    IF EXISTS (SELECT 1 FROM unnest(head_pos) AS p WHERE p >= reserved) THEN
+    IF reserved <= ANY(head_pos) THEN
         RAISE EXCEPTION 'a stream of this batch was written after positions were reserved; retry the batch'
             USING ERRCODE = 'serialization_failure';
     END IF;
