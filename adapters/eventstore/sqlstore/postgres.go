@@ -21,7 +21,7 @@ const notifyEvery = 2 * time.Millisecond
 // pgCommitters is how many batches commit at once on Postgres: enough that the server's WAL
 // flushes overlap (each carries every commit record written before it), few enough to leave
 // the pool's connections to readers.
-var pgCommitters = 8
+const pgCommitters = 4
 
 // OpenPostgres opens the event log in the PostgreSQL database at dsn and listens for commits
 // of other processes.
