@@ -3,30 +3,26 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/lib/pq"
 
 	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
 	"github.com/zuno-run/zuno/events"
 )
 
-// On Postgres a batch is one call of zuno_append (migrations/postgres/eventlog), which decides
-// and writes every append of the batch inside the database: one round trip per batch, where
-// deciding in Go would cost one per statement while holding the append lock.
+// On Postgres a batch is one call of zuno_append (migrations/postgres/eventlog/0005), which
+// decides and writes every append of the batch inside the database: one round trip per batch.
+// Several batches commit at once (docs/storage.md, "Concurrent appends").
 
-type pgRequest struct {
-	Stream   string    `json:"stream"`
-	Expect   string    `json:"expect"`
-	Revision uint64    `json:"revision"`
-	Events   []pgEvent `json:"events"`
-}
-
-type pgEvent struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Data     string `json:"data"` // JSON text carried as a string, so its bytes are kept exactly
-	Metadata string `json:"metadata"`
-	// Digest is events.BodyDigest; zuno_append links it into the stream's hash chain.
-	Digest string `json:"digest"`
+// pgBatch is a batch as zuno_append takes it: parallel arrays, one entry per request in the
+// first four, one per event in the others.
+type pgBatch struct {
+	streams, expects               []string
+	revisions                      []int64
+	counts                         []int32
+	ids, types, datas, metas, digs []string
 }
 
 func expectation(e events.ExpectedRevision) (string, uint64) {
@@ -48,7 +44,7 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 	if err != nil {
 		return nil, err
 	}
-	if len(reqs) == 0 {
+	if len(reqs.streams) == 0 {
 		return replies, nil
 	}
 	outs, err := s.runAppend(ctx, reqs)
@@ -85,31 +81,37 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 
 // pgRequests encodes the batch's live requests for zuno_append, each event with the digest of
 // its body (the chain's link is the function's to set); index[k] is the batch position of
-// reqs[k]. A request whose caller has gone gets its error reply here.
-func pgRequests(batch []*appendRequest, replies []appendReply) (reqs []pgRequest, index []int, err error) {
+// request k. A request whose caller has gone gets its error reply here.
+func pgRequests(batch []*appendRequest, replies []appendReply) (b pgBatch, index []int, err error) {
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			replies[i] = appendReply{outcome: storemetrics.OutcomeError, err: err}
 			continue
 		}
 		expect, rev := expectation(r.expected)
-		req := pgRequest{Stream: r.stream, Expect: expect, Revision: rev, Events: make([]pgEvent, len(r.evs))}
-		for j, ev := range r.evs {
+		b.streams = append(b.streams, r.stream)
+		b.expects = append(b.expects, expect)
+		b.revisions = append(b.revisions, int64(rev))
+		b.counts = append(b.counts, int32(len(r.evs)))
+		for _, ev := range r.evs {
 			ev.Metadata.Hash = "" // the chain's link is the store's to set
 			md, err := json.Marshal(ev.Metadata)
 			if err != nil {
-				return nil, nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
+				return pgBatch{}, nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
 			}
 			digest, err := events.BodyDigest(r.stream, ev)
 			if err != nil {
-				return nil, nil, fmt.Errorf("hash event %s: %w", ev.ID, err)
+				return pgBatch{}, nil, fmt.Errorf("hash event %s: %w", ev.ID, err)
 			}
-			req.Events[j] = pgEvent{ID: ev.ID, Type: ev.Type, Data: string(ev.Data), Metadata: string(md), Digest: digest}
+			b.ids = append(b.ids, ev.ID)
+			b.types = append(b.types, ev.Type)
+			b.datas = append(b.datas, string(ev.Data))
+			b.metas = append(b.metas, string(md))
+			b.digs = append(b.digs, digest)
 		}
-		reqs = append(reqs, req)
 		index = append(index, i)
 	}
-	return reqs, index, nil
+	return b, index, nil
 }
 
 // pgOutcome is zuno_append's answer for one request.
@@ -119,14 +121,33 @@ type pgOutcome struct {
 	actual, first, last, next *int64
 }
 
-// runAppend runs zuno_append over reqs in one statement (one transaction) and reads its
-// answers, one per request.
-func (s *Store) runAppend(ctx context.Context, reqs []pgRequest) ([]pgOutcome, error) {
-	body, err := json.Marshal(reqs)
-	if err != nil {
-		return nil, err
+// maxSerializationRetries bounds the retries of a batch that zuno_append refused because
+// another append wrote one of its streams first with later positions (or a deadlock).
+const maxSerializationRetries = 8
+
+// runAppend runs zuno_append over b in one statement (one transaction) and reads its answers,
+// one per request; a batch refused for the order of its positions is run again.
+func (s *Store) runAppend(ctx context.Context, b pgBatch) ([]pgOutcome, error) {
+	for attempt := 0; ; attempt++ {
+		outs, err := s.appendOnce(ctx, b)
+		if err != nil && retriable(err) && attempt < maxSerializationRetries {
+			continue
+		}
+		return outs, err
 	}
-	rows, err := s.writer.QueryContext(ctx, `SELECT idx, outcome, actual, first_position, last_position, next_revision FROM zuno_append($1)`, string(body))
+}
+
+// retriable reports a transaction the database rolled back for its order, not its content.
+func retriable(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "40P01")
+}
+
+func (s *Store) appendOnce(ctx context.Context, b pgBatch) ([]pgOutcome, error) {
+	rows, err := s.writer.QueryContext(ctx, `SELECT idx, outcome, actual, first_position, last_position, next_revision
+		FROM zuno_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		pq.Array(b.streams), pq.Array(b.expects), pq.Array(b.revisions), pq.Array(b.counts),
+		pq.Array(b.ids), pq.Array(b.types), pq.Array(b.datas), pq.Array(b.metas), pq.Array(b.digs))
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}
@@ -142,8 +163,8 @@ func (s *Store) runAppend(ctx context.Context, reqs []pgRequest) ([]pgOutcome, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("append: %w", err) // the statement, and so the batch, rolled back
 	}
-	if len(outs) != len(reqs) {
-		return nil, fmt.Errorf("append: %d answers for %d requests", len(outs), len(reqs))
+	if len(outs) != len(b.streams) {
+		return nil, fmt.Errorf("append: %d answers for %d requests", len(outs), len(b.streams))
 	}
 	return outs, nil
 }

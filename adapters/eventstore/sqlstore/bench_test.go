@@ -144,6 +144,54 @@ func BenchmarkRawInsertBaseline(b *testing.B) {
 	}
 }
 
+// BenchmarkRawTxnBaseline is the group-commit baseline: one writer inserting the same rows in
+// transactions of as many rows as the append benchmark has writers (an upper bound on the
+// appends one of its commits can carry, each writer having one in flight), one durable
+// commit per transaction, statement prepared once.
+func BenchmarkRawTxnBaseline(b *testing.B) {
+	for _, tg := range benchTargets(b) {
+		for _, n := range writerCounts[1:] {
+			b.Run(fmt.Sprintf("%s/writers=%d", tg.name, n), func(b *testing.B) {
+				_, raw := tg.open(b)
+				rawTxns(b, raw, n)
+			})
+		}
+	}
+}
+
+func rawTxns(b *testing.B, raw *sqlx.DB, size int) {
+	ctx := context.Background()
+	if _, err := raw.Exec(`CREATE TABLE raw_event (position BIGINT PRIMARY KEY, event_id TEXT NOT NULL UNIQUE,
+		stream TEXT NOT NULL, stream_revision BIGINT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL,
+		metadata TEXT NOT NULL, UNIQUE (stream, stream_revision))`); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for done := 0; done < b.N; done += size {
+		tx, err := raw.BeginTxx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stmt, err := tx.PreparexContext(ctx, tx.Rebind(`INSERT INTO raw_event VALUES (?, ?, ?, ?, ?, ?, ?)`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := done; i < min(done+size, b.N); i++ {
+			if _, err := stmt.ExecContext(ctx, i+1, events.DeriveID(fmt.Sprint(i), 0), fmt.Sprint("bench-", i%size), i/size,
+				"bench.appended.1", string(payload), string(metadata)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		stmt.Close()
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
 // reportBatches reports the mean events per group commit: how much one fsync carried.
 func reportBatches(b *testing.B, s *Store) {
 	m := &dto.Metric{}

@@ -9,9 +9,19 @@ import (
 	"github.com/zuno-run/zuno/adapters/sqldb"
 )
 
-// notifyChannel carries "new events committed" to listening processes. The append function
-// (migrations/postgres/eventlog) takes the append advisory lock, migrations.AppendLock.
+// notifyChannel carries "new events committed" to listening processes. The appending process
+// sends it after its commit, not zuno_append inside the transaction: a transaction that
+// notifies holds a database-wide lock through its commit, one such commit at a time.
 const notifyChannel = "zuno_events"
+
+// notifyEvery bounds how often an appending process notifies the others; it is small beside
+// the subscribers' poll interval, and saves a transaction per commit under load.
+const notifyEvery = 2 * time.Millisecond
+
+// pgCommitters is how many batches commit at once on Postgres: enough that the server's WAL
+// flushes overlap (each carries every commit record written before it), few enough to leave
+// the pool's connections to readers.
+const pgCommitters = 4
 
 // OpenPostgres opens the event log in the PostgreSQL database at dsn and listens for commits
 // of other processes.
@@ -26,6 +36,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
 	s.commitBatch = s.commitPostgres
+	s.concurrentCommits = true
+	s.committers = pgCommitters
 	s.start()
 	listener := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
 	if err := listener.Listen(notifyChannel); err != nil {
@@ -46,6 +58,33 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 			}
 		}
 	}()
+	s.notify = make(chan struct{}, 1)
+	s.wg.Add(1)
+	go s.notifyLoop()
 	s.closers = append(s.closers, listener.Close, db.Close)
 	return s, nil
+}
+
+// notifyLoop tells other processes about commits: at most one NOTIFY per notifyEvery, the
+// commits in between sharing the next one (a NOTIFY costs a transaction and wakes every
+// listener). A notification lost to a crash or a failed statement costs a subscriber at most
+// its poll interval.
+func (s *Store) notifyLoop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.notify:
+		case <-s.stop:
+			return
+		}
+		// NOTIFY gives its transaction an id and so a commit record; it need not wait for that
+		// record's flush (the events it announces are durable already), so it adds no WAL
+		// flush of its own for the appends to wait behind.
+		_, _ = s.writer.Exec(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, notifyChannel)
+		select {
+		case <-time.After(notifyEvery):
+		case <-s.stop:
+			return
+		}
+	}
 }

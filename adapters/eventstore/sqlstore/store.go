@@ -1,14 +1,15 @@
 // Package sqlstore is the event store on SQL databases: embedded SQLite (the default) and
 // PostgreSQL. Both share one design:
 //
-//   - One writer goroutine per process groups concurrent appends into one transaction (group
-//     commit: many appends, one fsync). Each append is decided on its own inside the batch, so
-//     one append's failed condition never fails another.
-//   - Global positions are assigned as max+1 while holding the database's write lock (SQLite's
-//     BEGIN IMMEDIATE, an advisory lock on Postgres that is released only after commit), so
-//     position order is commit order: a reader that resumes after position N can never skip
-//     an event that commits later with a smaller position. This also holds with several
-//     processes writing to one database.
+//   - One writer goroutine per process groups concurrent appends into batches, one transaction
+//     each (group commit: many appends, one fsync); on Postgres several batches commit at
+//     once. Each append is decided on its own inside the batch, so one append's failed
+//     condition never fails another.
+//   - A reader that resumes after position N can never skip an event that commits later with a
+//     smaller position, also with several processes writing to one database. On SQLite,
+//     positions are assigned as max+1 under BEGIN IMMEDIATE, so position order is commit
+//     order; on Postgres, positions are reserved in transaction-id order and readers stop below
+//     the appends in progress (docs/storage.md, "Concurrent appends").
 //   - A unique index on event ids makes idempotency durable: a re-append of stored events
 //     returns the original result without a cache.
 package sqlstore
@@ -55,11 +56,20 @@ type Store struct {
 	// only when the transaction does. The batch outlives any one caller's context.
 	commitBatch func(ctx context.Context, batch []*appendRequest) ([]appendReply, error)
 	inflight    atomic.Int64 // Append calls between entry and reply
-	changed     *broadcaster
-	stop        chan struct{}
-	wg          sync.WaitGroup
-	closers     []func() error
-	once        sync.Once
+	// concurrentCommits says appends commit concurrently, not in position order (Postgres), so
+	// a read of the whole log stops below the appends in progress (committedBelow).
+	concurrentCommits bool
+	// committers is how many batches may commit at once: 1 where the database takes one
+	// writer at a time (SQLite), more where commits proceed together (Postgres).
+	committers int
+	committing atomic.Int64 // appends in batches being committed
+	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
+	notify  chan struct{}
+	changed *broadcaster
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closers []func() error
+	once    sync.Once
 }
 
 type appendRequest struct {
@@ -84,12 +94,13 @@ func WithMetrics(m *storemetrics.Metrics) Option { return func(s *Store) { s.met
 
 func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *Store {
 	s := &Store{
-		name:     string(dialect),
-		writer:   writer,
-		reader:   reader,
-		requests: make(chan *appendRequest, maxBatchEvents),
-		changed:  newBroadcaster(),
-		stop:     make(chan struct{}),
+		name:       string(dialect),
+		writer:     writer,
+		reader:     reader,
+		requests:   make(chan *appendRequest, maxBatchEvents),
+		changed:    newBroadcaster(),
+		stop:       make(chan struct{}),
+		committers: 1,
 	}
 	for _, o := range opts {
 		o(s)
@@ -148,36 +159,54 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 
 func (s *Store) writeLoop() {
 	defer s.wg.Done()
+	slots := make(chan struct{}, s.committers)
+	var commits sync.WaitGroup
+	defer commits.Wait()
 	for {
 		var first *appendRequest
 		select {
 		case first = <-s.requests:
 		case <-s.stop:
+			commits.Wait()
 			s.drainAfterStop()
 			return
 		}
-		batch := []*appendRequest{first}
-		n := len(first.evs)
-		// Group commit: take what is queued. Appenders that were answered by the last commit
-		// are usually about to queue again; while fewer requests are queued than appends are
-		// in flight, wait a moment for them, so one fsync carries them all. A lone appender
-		// never waits.
-		deadline := time.Now().Add(groupCommitWait)
-	fill:
-		for n < maxBatchEvents {
-			select {
-			case r := <-s.requests:
-				batch = append(batch, r)
-				n += len(r.evs)
-			default:
-				if int(s.inflight.Load()) <= len(batch) || time.Now().After(deadline) {
-					break fill
-				}
-				runtime.Gosched()
-			}
-		}
-		s.commit(batch)
+		// A batch is formed when a committer is free, so appends that arrive while every
+		// committer is busy join the next batch instead of waiting in a queue of their own.
+		slots <- struct{}{}
+		batch := s.fill(first)
+		s.committing.Add(int64(len(batch)))
+		commits.Add(1)
+		go func() {
+			defer commits.Done()
+			s.commit(batch)
+			s.committing.Add(-int64(len(batch)))
+			<-slots
+		}()
 	}
+}
+
+// fill takes what is queued behind first, up to maxBatchEvents (group commit). Appenders that
+// were answered by the last commit are usually about to queue again; while fewer requests are
+// queued than appends wait outside a commit, wait a moment for them, so one commit carries
+// them all. A lone appender never waits.
+func (s *Store) fill(first *appendRequest) []*appendRequest {
+	batch := []*appendRequest{first}
+	n := len(first.evs)
+	deadline := time.Now().Add(groupCommitWait)
+	for n < maxBatchEvents {
+		select {
+		case r := <-s.requests:
+			batch = append(batch, r)
+			n += len(r.evs)
+		default:
+			if int(s.inflight.Load()-s.committing.Load()) <= len(batch) || time.Now().After(deadline) {
+				return batch
+			}
+			runtime.Gosched()
+		}
+	}
+	return batch
 }
 
 // drainAfterStop answers appends that were queued before Close.
@@ -254,6 +283,12 @@ func scanRecords(rows *sql.Rows) ([]events.Recorded, error) {
 func (s *Store) committed(events int) {
 	s.metrics.BatchEvents.WithLabelValues(s.name).Observe(float64(events))
 	s.changed.broadcast()
+	if s.notify != nil {
+		select {
+		case s.notify <- struct{}{}:
+		default: // one is pending: it covers this commit too
+		}
+	}
 }
 
 func clampRevision(v uint64) int64 {
@@ -277,21 +312,45 @@ func (s *Store) ReadStreamBackward(ctx context.Context, stream string, from uint
 
 // ReadAll implements the store contract.
 func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
+	below, args, err := s.committedBelow(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return s.query(ctx, s.reader, s.reader.Rebind(`SELECT `+columns+` FROM event_log
-		WHERE position > ? ORDER BY position LIMIT ?`), clampRevision(after), limit)
+		WHERE position > ?`+below+` ORDER BY position LIMIT ?`), append([]any{clampRevision(after)}, append(args, limit)...)...)
 }
 
 // LastPosition implements the store contract.
 func (s *Store) LastPosition(ctx context.Context) (uint64, error) {
+	below, args, err := s.committedBelow(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var last int64
-	err := s.reader.GetContext(ctx, &last, `SELECT COALESCE(MAX(position), 0) FROM event_log`)
+	err = s.reader.GetContext(ctx, &last, s.reader.Rebind(`SELECT COALESCE(MAX(position), 0) FROM event_log WHERE true`+below), args...)
 	return uint64(last), err
+}
+
+// committedBelow is the condition ("AND ...", with its arguments) that keeps a read of the whole
+// log below every append still in progress: none where positions are assigned in commit order
+// (SQLite); on Postgres the horizon, asked in a statement of its own before the read, so that
+// the read's snapshot is taken after it (docs/storage.md, "Concurrent appends").
+func (s *Store) committedBelow(ctx context.Context) (string, []any, error) {
+	if !s.concurrentCommits {
+		return "", nil, nil
+	}
+	var horizon string
+	if err := s.reader.GetContext(ctx, &horizon, `SELECT zuno_event_horizon()::text`); err != nil {
+		return "", nil, fmt.Errorf("read the append horizon: %w", err)
+	}
+	return ` AND xid < ?::xid8`, []any{horizon}, nil
 }
 
 const subscribeBatch = 512
 
-// Subscribe implements the store contract. Because positions are commit-ordered, reading
-// "after the last delivered position" is gap-free; notifications only say when to read.
+// Subscribe implements the store contract. Because ReadAll never returns an event that a later
+// commit could precede, reading "after the last delivered position" is gap-free;
+// notifications only say when to read.
 func (s *Store) Subscribe(ctx context.Context, after uint64, handle func(events.Recorded) error) error {
 	pos := after
 	for {

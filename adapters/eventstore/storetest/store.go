@@ -22,9 +22,13 @@ type Store interface {
 	// ReadStreamBackward returns up to limit events with revision <= from, descending;
 	// from = math.MaxUint64 starts at the end.
 	ReadStreamBackward(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error)
-	// ReadAll returns up to limit events with global position > after, ascending.
+	// ReadAll returns up to limit events with global position > after, ascending, with no gap
+	// that a later read could fill: an event committed while an older append is still in
+	// progress may become visible only once that append ends (Postgres, docs/storage.md).
+	// Positions increase; they need not be contiguous.
 	ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error)
-	// LastPosition is the global position of the newest event, 0 when the log is empty.
+	// LastPosition is the global position of the newest event ReadAll can return, 0 when
+	// there is none.
 	LastPosition(ctx context.Context) (uint64, error)
 	// Subscribe calls handle for every event with position > after, in order: first those
 	// already stored, then each new one as it is committed, with no gap and no duplicate at the

@@ -93,6 +93,26 @@ func mustAppend(t *testing.T, s Store, stream string, exp events.ExpectedRevisio
 	return res
 }
 
+// awaitVisible waits until ReadAll reaches pos: on a store that shows a commit only once every
+// older transaction has ended (Postgres), another test's transaction may hold it back a moment.
+func awaitVisible(t *testing.T, s Store, pos uint64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		last, err := s.LastPosition(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last >= pos {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("position %d appended but not visible after 30s (last visible %d)", pos, last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func wantWrongRevision(t *testing.T, err error, actual int64) {
 	t.Helper()
 	var wrong *events.WrongExpectedRevisionError
@@ -342,6 +362,7 @@ func testReadAll(t *testing.T, open Opener, gaps []Limitation) {
 	}
 	a, b := uniqueStream(t, "all-a"), uniqueStream(t, "all-b")
 	var order []string
+	var appended uint64
 	for i := range 6 {
 		stream := a
 		if i%2 == 1 {
@@ -353,7 +374,9 @@ func testReadAll(t *testing.T, open Opener, gaps []Limitation) {
 			t.Fatalf("position %d not after the start %d", res.FirstPosition, start)
 		}
 		order = append(order, ev.ID)
+		appended = res.LastPosition
 	}
+	awaitVisible(t, s, appended)
 	last, err := s.LastPosition(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -530,13 +553,15 @@ func testReopen(t *testing.T, open Opener, gaps []Limitation) {
 		t.Fatal(err)
 	}
 	a, b := uniqueStream(t, "reopen-a"), uniqueStream(t, "reopen-b")
+	var appended uint64
 	for i := range 10 {
 		stream := a
 		if i%3 == 0 {
 			stream = b
 		}
-		mustAppend(t, s, stream, events.Any, newEvent(stream, i, fmt.Sprintf(`{"i":%d}`, i)))
+		appended = mustAppend(t, s, stream, events.Any, newEvent(stream, i, fmt.Sprintf(`{"i":%d}`, i))).LastPosition
 	}
+	awaitVisible(t, s, appended)
 	before, err := s.ReadAll(ctx, start, 1000)
 	if err != nil {
 		t.Fatal(err)
