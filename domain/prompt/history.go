@@ -70,10 +70,12 @@ type historyEntry struct {
 	chain string // the conversation chain after this part
 }
 
-// encode returns the entries of msgs, reusing every cached entry whose message is unchanged.
+// encode returns the entries of msgs, reusing the cached ones. prepare(msgs) must have run
+// first, so the entries cached are a prefix of msgs; preparing again here would also reset
+// the conversation check that has just walked the new messages, and make every step
+// validate the whole conversation again.
 func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
-	keep := h.prepare(msgs)
-	for _, m := range msgs[keep:] {
+	for _, m := range msgs[len(h.entries):] {
 		e, err := encodeMessage(m, chainAt(h.entries, len(h.entries)))
 		if err != nil {
 			return nil, err
@@ -83,9 +85,8 @@ func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
 	return h.entries[:len(msgs)], nil
 }
 
-// prepare drops the cached state of every message from the first one that differs from msgs,
-// and returns how many cached entries still hold.
-func (h *History) prepare(msgs []model.Message) int {
+// prepare drops the cached state of every message from the first one that differs from msgs.
+func (h *History) prepare(msgs []model.Message) {
 	keep := 0
 	for keep < len(h.entries) && keep < len(msgs) && sameMessage(h.entries[keep].msg, msgs[keep]) {
 		keep++
@@ -101,7 +102,6 @@ func (h *History) prepare(msgs []model.Message) int {
 	if keep < h.listedConv {
 		h.listedSections = -1 // the lists hold a message that changed: rebuild them
 	}
-	return keep
 }
 
 func encodeMessage(m model.Message, prev string) (historyEntry, error) {
