@@ -43,7 +43,7 @@ func (h *History) lists(secParts []events.PromptPart, secMsgs []model.Message, s
 	[]events.PromptPart, []model.Message, [][]byte) {
 	reuse := h.listedSections == len(secParts) && h.listedConv <= len(conv) && len(h.parts) == h.listedSections+h.listedConv
 	for i := 0; reuse && i < len(secParts); i++ {
-		reuse = h.parts[i] == secParts[i] && sameMessage(h.msgs[i], secMsgs[i])
+		reuse = h.parts[i] == secParts[i] && h.msgs[i].Equal(secMsgs[i])
 	}
 	if !reuse {
 		n := len(secParts) + len(conv)
@@ -88,7 +88,7 @@ func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
 // prepare drops the cached state of every message from the first one that differs from msgs.
 func (h *History) prepare(msgs []model.Message) {
 	keep := 0
-	for keep < len(h.entries) && keep < len(msgs) && sameMessage(h.entries[keep].msg, msgs[keep]) {
+	for keep < len(h.entries) && keep < len(msgs) && h.entries[keep].msg.Equal(msgs[keep]) {
 		keep++
 	}
 	h.entries = h.entries[:keep]
@@ -155,18 +155,4 @@ func ConversationDigest(parts []events.PromptPart) (string, error) {
 		}
 	}
 	return chain, nil
-}
-
-// sameMessage compares two messages field by field; identical strings compare in constant
-// time, which is the common case for a cached prefix.
-func sameMessage(a, b model.Message) bool {
-	if a.Role != b.Role || a.Text != b.Text || a.ToolCallID != b.ToolCallID || a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
-		return false
-	}
-	for i := range a.ToolCalls {
-		if a.ToolCalls[i] != b.ToolCalls[i] {
-			return false
-		}
-	}
-	return true
 }

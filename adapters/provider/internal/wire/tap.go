@@ -86,11 +86,15 @@ func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return []byte{}, nil
 	}
-	b, err := io.ReadAll(req.Body)
+	// Read into a buffer of the body's size when it is known: a conversation's body grows
+	// with every step, and growing the buffer while reading copies it several times.
+	buf := bytes.NewBuffer(make([]byte, 0, max(req.ContentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	req.Body = io.NopCloser(bytes.NewReader(b))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	return b, nil
