@@ -16,6 +16,9 @@ import (
 // concurrent use.
 type History struct {
 	entries []historyEntry
+	// given are the caller's messages the entries were encoded from, apart from the entries
+	// so that comparing a conversation with them reads one compact array.
+	given []model.Message
 	// The request digest's SHA-256 state after the first sumParts conversation messages of a
 	// request whose model and sections hashed to sumPrefix.
 	sumPrefix string
@@ -63,7 +66,6 @@ func (h *History) lists(secParts []events.PromptPart, secMsgs []model.Message, s
 }
 
 type historyEntry struct {
-	msg   model.Message // the caller's message, to detect a changed prefix
 	back  model.Message // what the blob decodes to: what the request carries
 	blob  []byte
 	part  events.PromptPart
@@ -81,6 +83,7 @@ func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
 			return nil, err
 		}
 		h.entries = append(h.entries, e)
+		h.given = append(h.given, m)
 	}
 	return h.entries[:len(msgs)], nil
 }
@@ -88,10 +91,10 @@ func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
 // prepare drops the cached state of every message from the first one that differs from msgs.
 func (h *History) prepare(msgs []model.Message) {
 	keep := 0
-	for keep < len(h.entries) && keep < len(msgs) && h.entries[keep].msg.Equal(msgs[keep]) {
+	for keep < len(h.given) && keep < len(msgs) && h.given[keep].Equal(msgs[keep]) {
 		keep++
 	}
-	h.entries = h.entries[:keep]
+	h.entries, h.given = h.entries[:keep], h.given[:keep]
 	if keep < h.sumParts {
 		h.sumParts = 0 // the saved hash state covers messages that changed
 	}
@@ -112,7 +115,7 @@ func encodeMessage(m model.Message, prev string) (historyEntry, error) {
 	part := events.PromptPart{Kind: PartMessage, Role: string(back.Role), Bytes: len(blob),
 		EstimatedTokens: messageTokens(back), SHA256: digest(blob)}
 	chain, err := chainNext(prev, part)
-	return historyEntry{msg: m, back: back, blob: blob, part: part, chain: chain}, err
+	return historyEntry{back: back, blob: blob, part: part, chain: chain}, err
 }
 
 func chainAt(es []historyEntry, n int) string {

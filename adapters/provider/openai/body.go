@@ -11,6 +11,8 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/zuno-run/zuno/adapters/provider/internal/wire"
+
 	"github.com/zuno-run/zuno/domain/model"
 )
 
@@ -157,7 +159,7 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// splice is the middleware that sends body in place of the SDK's own, which must be a JSON
+// splice is the middleware that sends body (which it may extend in place) in place of the SDK's own, which must be a JSON
 // object of the fields the SDK added to the empty body given to it ("stream": true). They are
 // added to body as sjson adds a field the object lacks, after its last one, so the bytes are
 // those the SDK would send had it been given body (TestCachedBodyIsTheSDKBody holds it to that).
@@ -174,13 +176,13 @@ func splice(body []byte) option.Middleware {
 			}
 			sent = body
 			if fields := added[1 : len(added)-1]; len(bytes.TrimSpace(fields)) > 0 {
-				sent = make([]byte, 0, len(body)+len(fields)+1)
-				sent = append(append(append(sent, body[:len(body)-1]...), ','), fields...)
-				sent = append(sent, '}')
+				// body is the splice's own and was built with room for the fields: they are
+				// added in place rather than in a copy of the whole conversation.
+				sent = append(append(append(body[:len(body)-1], ','), fields...), '}')
 			}
 		}
 		req.ContentLength = int64(len(sent))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
+		req.GetBody = func() (io.ReadCloser, error) { return wire.NewBody(sent), nil }
 		req.Body, _ = req.GetBody()
 		return next(req)
 	}
