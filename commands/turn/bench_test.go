@@ -54,8 +54,9 @@ func processCPU() time.Duration {
 
 // BenchmarkStepOverhead runs one session of 1,000 tool steps with the scripted provider on a
 // real SQLite store and reports the median wall time of the steps ending at 10, 100 and 1,000,
-// and the process CPU time per step over the 50 steps ending at 100 and at 1,000 (the first
-// window of 50 full steps). The baseline is the early step of the same run: the runtime must
+// and the process CPU time per step over the 50 steps ending at 100 and at 1,000 and over the
+// ten steps 2..11 (getrusage counts microseconds, fine enough for ten steps of about a
+// millisecond each). The baseline is the early step of the same run: the runtime must
 // not reload or re-record the whole history per step, so step 1,000 should cost about what an
 // early step does. Wall time is dominated by two fsyncs per step and varies with the disk;
 // CPU time is the runtime's own work.
@@ -170,9 +171,12 @@ func stepOverhead(b *testing.B, gated bool, provider func(*testing.B) model.Prov
 			for i := k - 9; i <= k; i++ {
 				at[k] = append(at[k], float64(clock.starts[i].Sub(clock.starts[i-1]).Nanoseconds()))
 			}
-			// CPU over a wider window: getrusage ticks are coarser than one step.
+			// CPU over a wider window, where the GC's share of the steps evens out: 50 steps
+			// ending at k; at 10, the ten steps 2..11 (step 1 also opens the turn).
 			if k >= 100 {
 				cpu[k] += float64(clock.cpu[k]-clock.cpu[k-50]) / 50
+			} else {
+				cpu[k] += float64(clock.cpu[k+1]-clock.cpu[k-9]) / 10
 			}
 		}
 		store.Close()
@@ -185,9 +189,11 @@ func stepOverhead(b *testing.B, gated bool, provider func(*testing.B) model.Prov
 	b.ReportMetric(m1000/1e3, "µs/step@1000")
 	b.ReportMetric(m1000/m10, "wall-ratio@1000/10")
 	n := float64(b.N)
+	b.ReportMetric(cpu[10]/n/1e3, "cpu-µs/step@10")
 	b.ReportMetric(cpu[100]/n/1e3, "cpu-µs/step@100")
 	b.ReportMetric(cpu[1000]/n/1e3, "cpu-µs/step@1000")
 	b.ReportMetric(cpu[1000]/cpu[100], "cpu-ratio@1000/100")
+	b.ReportMetric(cpu[1000]/cpu[10], "cpu-ratio@1000/10")
 }
 
 // waitTool is a read-only, parallel-safe tool whose call waits for the milliseconds it is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,42 +31,53 @@ func validRequest() model.Request {
 	}
 }
 
+// validateCases edit a valid request; wantField is the field Validate names, "" for valid.
+var validateCases = []struct {
+	name      string
+	edit      func(*model.Request)
+	wantField string
+}{
+	{"valid", func(*model.Request) {}, ""},
+	{"no model", func(r *model.Request) { r.Model = "" }, "model"},
+	{"negative max tokens", func(r *model.Request) { r.MaxTokens = -1 }, "maxTokens"},
+	{"no messages", func(r *model.Request) { r.Messages = nil }, "messages"},
+	{"bad role", func(r *model.Request) { r.Messages[1].Role = "robot" }, "messages[1].role"},
+	{"empty user text", func(r *model.Request) { r.Messages[1].Text = "" }, "messages[1].text"},
+	{"tool name with space", func(r *model.Request) { r.Tools[0].Name = "list files" }, "tools[0].name"},
+	{"duplicate tool", func(r *model.Request) { r.Tools = append(r.Tools, r.Tools[0]) }, "tools[1].name"},
+	{"schema not object", func(r *model.Request) { r.Tools[0].Schema = json.RawMessage(`[1]`) }, "tools[0].schema"},
+	{"schema wrong type", func(r *model.Request) { r.Tools[0].Schema = json.RawMessage(`{"type":"string"}`) }, "tools[0].schema"},
+	{"schema absent is fine", func(r *model.Request) { r.Tools[0].Schema = nil }, ""},
+	{"choice tool undeclared", func(r *model.Request) { r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "rm"} }, "toolChoice.name"},
+	{"choice tool declared", func(r *model.Request) { r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "ls"} }, ""},
+	{"choice required without tools", func(r *model.Request) {
+		r.Tools = nil
+		r.ToolChoice.Mode = model.ToolChoiceRequired
+	}, "toolChoice.mode"},
+	{"choice unknown", func(r *model.Request) { r.ToolChoice.Mode = "sometimes" }, "toolChoice.mode"},
+	{"call without id", func(r *model.Request) { r.Messages[2].ToolCalls[0].ID = "" }, "messages[2].toolCalls[0].id"},
+	{"call without name", func(r *model.Request) { r.Messages[2].ToolCalls[1].Name = "" }, "messages[2].toolCalls[1].name"},
+	{"duplicate call id", func(r *model.Request) { r.Messages[2].ToolCalls[1].ID = "c1" }, "messages[2].toolCalls[1].id"},
+	{"orphan tool result", func(r *model.Request) { r.Messages[3].ToolCallID = "c9" }, "messages[3].toolCallId"},
+	{"tool result twice", func(r *model.Request) { r.Messages[4].ToolCallID = "c2" }, "messages[4].toolCallId"},
+	{"unanswered call before assistant", func(r *model.Request) {
+		r.Messages = append(r.Messages[:4], r.Messages[5])
+	}, "messages[4]"},
+	{"unanswered call at end", func(r *model.Request) { r.Messages = r.Messages[:4] }, "messages[4]"},
+	{"invalid arguments are the model's business", func(r *model.Request) { r.Messages[2].ToolCalls[0].Arguments = `{"path":` }, ""},
+	{"appended orphan result", func(r *model.Request) {
+		r.Messages = append(r.Messages, model.Message{Role: model.RoleTool, ToolCallID: "c1", Text: "again"})
+	}, "messages[6].toolCallId"},
+	{"appended turn", func(r *model.Request) {
+		r.Messages = append(r.Messages, model.Message{Role: model.RoleUser, Text: "more"},
+			model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c3", Name: "ls"}}},
+			model.Message{Role: model.RoleTool, ToolCallID: "c3", Text: "x"})
+	}, ""},
+	{"reasoning changed", func(r *model.Request) { r.Messages[5].Reasoning = []model.Reasoning{{ID: "rs"}} }, ""},
+}
+
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name      string
-		edit      func(*model.Request)
-		wantField string // "" means valid
-	}{
-		{"valid", func(*model.Request) {}, ""},
-		{"no model", func(r *model.Request) { r.Model = "" }, "model"},
-		{"negative max tokens", func(r *model.Request) { r.MaxTokens = -1 }, "maxTokens"},
-		{"no messages", func(r *model.Request) { r.Messages = nil }, "messages"},
-		{"bad role", func(r *model.Request) { r.Messages[1].Role = "robot" }, "messages[1].role"},
-		{"empty user text", func(r *model.Request) { r.Messages[1].Text = "" }, "messages[1].text"},
-		{"tool name with space", func(r *model.Request) { r.Tools[0].Name = "list files" }, "tools[0].name"},
-		{"duplicate tool", func(r *model.Request) { r.Tools = append(r.Tools, r.Tools[0]) }, "tools[1].name"},
-		{"schema not object", func(r *model.Request) { r.Tools[0].Schema = json.RawMessage(`[1]`) }, "tools[0].schema"},
-		{"schema wrong type", func(r *model.Request) { r.Tools[0].Schema = json.RawMessage(`{"type":"string"}`) }, "tools[0].schema"},
-		{"schema absent is fine", func(r *model.Request) { r.Tools[0].Schema = nil }, ""},
-		{"choice tool undeclared", func(r *model.Request) { r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "rm"} }, "toolChoice.name"},
-		{"choice tool declared", func(r *model.Request) { r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceTool, Name: "ls"} }, ""},
-		{"choice required without tools", func(r *model.Request) {
-			r.Tools = nil
-			r.ToolChoice.Mode = model.ToolChoiceRequired
-		}, "toolChoice.mode"},
-		{"choice unknown", func(r *model.Request) { r.ToolChoice.Mode = "sometimes" }, "toolChoice.mode"},
-		{"call without id", func(r *model.Request) { r.Messages[2].ToolCalls[0].ID = "" }, "messages[2].toolCalls[0].id"},
-		{"call without name", func(r *model.Request) { r.Messages[2].ToolCalls[1].Name = "" }, "messages[2].toolCalls[1].name"},
-		{"duplicate call id", func(r *model.Request) { r.Messages[2].ToolCalls[1].ID = "c1" }, "messages[2].toolCalls[1].id"},
-		{"orphan tool result", func(r *model.Request) { r.Messages[3].ToolCallID = "c9" }, "messages[3].toolCallId"},
-		{"tool result twice", func(r *model.Request) { r.Messages[4].ToolCallID = "c2" }, "messages[4].toolCallId"},
-		{"unanswered call before assistant", func(r *model.Request) {
-			r.Messages = append(r.Messages[:4], r.Messages[5])
-		}, "messages[4]"},
-		{"unanswered call at end", func(r *model.Request) { r.Messages = r.Messages[:4] }, "messages[4]"},
-		{"invalid arguments are the model's business", func(r *model.Request) { r.Messages[2].ToolCalls[0].Arguments = `{"path":` }, ""},
-	}
-	for _, tt := range tests {
+	for _, tt := range validateCases {
 		t.Run(tt.name, func(t *testing.T) {
 			r := validRequest()
 			tt.edit(&r)
@@ -84,6 +96,58 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate() = code %q field %q fix %q, want invalid_request at %q with a fix", e.Code(), e.Field, e.Fix, tt.wantField)
 			}
 		})
+	}
+}
+
+// A Conversation that validated the valid request judges each edited one as Validate does:
+// an appended message is walked from where it stopped, a changed earlier one makes it walk
+// the whole conversation again.
+func TestConversationValidatesAsValidate(t *testing.T) {
+	for _, tt := range validateCases {
+		var c model.Conversation
+		if err := c.Validate("p", validRequest()); err != nil || len(c.Messages()) != len(validRequest().Messages) {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		r := validRequest()
+		tt.edit(&r)
+		want, got := r.Validate(), c.Validate("p", r)
+		var we, ge *model.Error
+		if (want == nil) != (got == nil) || want != nil && (!errors.As(want, &we) || !errors.As(got, &ge) || we.Field != ge.Field || ge.Provider != "p") {
+			t.Fatalf("%s: Conversation.Validate = %v, Validate = %v", tt.name, got, want)
+		}
+		if got != nil && len(c.Messages()) != 0 {
+			t.Fatalf("%s: a refused conversation was kept", tt.name)
+		}
+	}
+}
+
+// Equal notices a change in any field of a message.
+func TestMessageEqual(t *testing.T) {
+	m := model.Message{Role: model.RoleAssistant, Text: "t", ToolCalls: []model.ToolCall{{ID: "a", ProviderID: "p", Name: "n", Arguments: "{}"}},
+		ToolCallID: "x", IsError: true, Reasoning: []model.Reasoning{{ID: "r", Summary: "s", EncryptedContent: "e"}}}
+	clone := func() model.Message {
+		c := m
+		c.ToolCalls, c.Reasoning = slices.Clone(m.ToolCalls), slices.Clone(m.Reasoning)
+		return c
+	}
+	if !m.Equal(clone()) {
+		t.Fatal("a copy differs")
+	}
+	for i, edit := range []func(*model.Message){
+		func(c *model.Message) { c.Role = model.RoleUser },
+		func(c *model.Message) { c.Text = "u" },
+		func(c *model.Message) { c.ToolCallID = "y" },
+		func(c *model.Message) { c.IsError = false },
+		func(c *model.Message) { c.ToolCalls[0].Arguments = "{ }" },
+		func(c *model.Message) { c.ToolCalls[0].ProviderID = "" },
+		func(c *model.Message) { c.ToolCalls = nil },
+		func(c *model.Message) { c.Reasoning[0].EncryptedContent = "f" },
+	} {
+		c := clone()
+		edit(&c)
+		if m.Equal(c) {
+			t.Fatalf("edit %d is not noticed", i)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 )
 
 // Role says who a message speaks for.
@@ -44,6 +45,25 @@ type Message struct {
 	// Reasoning are the reasoning items an assistant message came with (the Responses API),
 	// sent back to that API as it requires; other providers ignore them.
 	Reasoning []Reasoning `json:"reasoning,omitempty"`
+}
+
+// Equal reports whether m and o are the same message, field by field. Identical strings
+// compare in constant time, so comparing a conversation with the one it was copied from costs
+// little per message: the caches that keep a conversation's work between steps use it to
+// check that what they hold is still a prefix of what they are given.
+func (m Message) Equal(o Message) bool {
+	return m.Role == o.Role && m.Text == o.Text && m.ToolCallID == o.ToolCallID && m.IsError == o.IsError &&
+		equalSlices(m.ToolCalls, o.ToolCalls) && equalSlices(m.Reasoning, o.Reasoning)
+}
+
+// equalSlices is slices.Equal, in constant time for two views of the same array: a copied
+// message shares its calls with the original, and comparing them call by call, field by
+// field, was most of the cost of comparing a long conversation.
+func equalSlices[T comparable](a, b []T) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }
 
 // Reasoning is a reasoning item: its id, its summary, and its content encrypted by the
@@ -303,7 +323,14 @@ func (t Tool) SchemaOrEmpty() json.RawMessage {
 
 // ValidateFor is Validate with the error attributed to provider, as an adapter reports it.
 func (r Request) ValidateFor(provider string) error {
-	err := r.Validate()
+	var c ConversationCheck
+	return r.ValidateForWith(provider, &c)
+}
+
+// ValidateForWith is ValidateFor with the conversation checked incrementally by c, for an
+// adapter that keeps a conversation's state between its requests.
+func (r Request) ValidateForWith(provider string, c *ConversationCheck) error {
+	err := r.ValidateWith(c)
 	var e *Error
 	if errors.As(err, &e) {
 		e.Provider = provider

@@ -96,10 +96,14 @@ type Assembled struct {
 // for a conversation or tool set no provider accepts; and with a *ContextOverflowError when
 // the whole input exceeds a known window.
 func Assemble(in Input) (Assembled, error) {
-	if in.History != nil {
-		in.History.prepare(in.Conversation)
+	// The request carries each message as its recorded blob decodes, so what is sent is
+	// exactly what the receipt can rebuild (JSON, for one, replaces invalid UTF-8).
+	history := in.History
+	if history == nil {
+		history = &History{}
 	}
-	tools, err := checkTools(in)
+	history.prepare(in.Conversation)
+	tools, err := checkTools(in, &history.check)
 	if err != nil {
 		return Assembled{}, err
 	}
@@ -131,12 +135,6 @@ func Assemble(in Input) (Assembled, error) {
 			return Assembled{}, err
 		}
 		secWire[i] = b
-	}
-	// The request carries each message as its recorded blob decodes, so what is sent is
-	// exactly what the receipt can rebuild (JSON, for one, replaces invalid UTF-8).
-	history := in.History
-	if history == nil {
-		history = &History{}
 	}
 	conv, err := history.encode(in.Conversation)
 	if err != nil {
@@ -372,7 +370,10 @@ func overflow(r Receipt) *ContextOverflowError {
 // checkTools validates the tool set in input order, so errors name the caller's indices, and
 // returns it sorted by name: a tool set is a set, and a caller that builds it from a map
 // must still get a byte-identical request.
-func checkTools(in Input) ([]ToolDecl, error) {
+//
+// check walks the conversation from where it stopped: the History's check, prepared by
+// Assemble, so a step validates only its new messages.
+func checkTools(in Input, check *model.ConversationCheck) ([]ToolDecl, error) {
 	plain := make([]model.Tool, len(in.Tools))
 	for i, t := range in.Tools {
 		plain[i] = t.Tool
@@ -386,10 +387,6 @@ func checkTools(in Input) ([]ToolDecl, error) {
 		return nil, invalid("conversation", "is empty", "assemble a prompt for a step that has user input")
 	}
 	probe := model.Request{Model: in.Model, Messages: in.Conversation, Tools: plain, ToolChoice: in.ToolChoice, MaxTokens: in.MaxTokens}
-	check := &model.ConversationCheck{}
-	if in.History != nil {
-		check = &in.History.check // prepared by Assemble: only new messages are walked
-	}
 	if err := probe.ValidateWith(check); err != nil {
 		return nil, err
 	}

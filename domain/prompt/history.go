@@ -16,6 +16,9 @@ import (
 // concurrent use.
 type History struct {
 	entries []historyEntry
+	// given are the caller's messages the entries were encoded from, apart from the entries
+	// so that comparing a conversation with them reads one compact array.
+	given []model.Message
 	// The request digest's SHA-256 state after the first sumParts conversation messages of a
 	// request whose model and sections hashed to sumPrefix.
 	sumPrefix string
@@ -43,7 +46,7 @@ func (h *History) lists(secParts []events.PromptPart, secMsgs []model.Message, s
 	[]events.PromptPart, []model.Message, [][]byte) {
 	reuse := h.listedSections == len(secParts) && h.listedConv <= len(conv) && len(h.parts) == h.listedSections+h.listedConv
 	for i := 0; reuse && i < len(secParts); i++ {
-		reuse = h.parts[i] == secParts[i] && sameMessage(h.msgs[i], secMsgs[i])
+		reuse = h.parts[i] == secParts[i] && h.msgs[i].Equal(secMsgs[i])
 	}
 	if !reuse {
 		n := len(secParts) + len(conv)
@@ -63,34 +66,35 @@ func (h *History) lists(secParts []events.PromptPart, secMsgs []model.Message, s
 }
 
 type historyEntry struct {
-	msg   model.Message // the caller's message, to detect a changed prefix
 	back  model.Message // what the blob decodes to: what the request carries
 	blob  []byte
 	part  events.PromptPart
 	chain string // the conversation chain after this part
 }
 
-// encode returns the entries of msgs, reusing every cached entry whose message is unchanged.
+// encode returns the entries of msgs, reusing the cached ones. prepare(msgs) must have run
+// first, so the entries cached are a prefix of msgs; preparing again here would also reset
+// the conversation check that has just walked the new messages, and make every step
+// validate the whole conversation again.
 func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
-	keep := h.prepare(msgs)
-	for _, m := range msgs[keep:] {
+	for _, m := range msgs[len(h.entries):] {
 		e, err := encodeMessage(m, chainAt(h.entries, len(h.entries)))
 		if err != nil {
 			return nil, err
 		}
 		h.entries = append(h.entries, e)
+		h.given = append(h.given, m)
 	}
 	return h.entries[:len(msgs)], nil
 }
 
-// prepare drops the cached state of every message from the first one that differs from msgs,
-// and returns how many cached entries still hold.
-func (h *History) prepare(msgs []model.Message) int {
+// prepare drops the cached state of every message from the first one that differs from msgs.
+func (h *History) prepare(msgs []model.Message) {
 	keep := 0
-	for keep < len(h.entries) && keep < len(msgs) && sameMessage(h.entries[keep].msg, msgs[keep]) {
+	for keep < len(h.given) && keep < len(msgs) && h.given[keep].Equal(msgs[keep]) {
 		keep++
 	}
-	h.entries = h.entries[:keep]
+	h.entries, h.given = h.entries[:keep], h.given[:keep]
 	if keep < h.sumParts {
 		h.sumParts = 0 // the saved hash state covers messages that changed
 	}
@@ -101,7 +105,6 @@ func (h *History) prepare(msgs []model.Message) int {
 	if keep < h.listedConv {
 		h.listedSections = -1 // the lists hold a message that changed: rebuild them
 	}
-	return keep
 }
 
 func encodeMessage(m model.Message, prev string) (historyEntry, error) {
@@ -112,7 +115,7 @@ func encodeMessage(m model.Message, prev string) (historyEntry, error) {
 	part := events.PromptPart{Kind: PartMessage, Role: string(back.Role), Bytes: len(blob),
 		EstimatedTokens: messageTokens(back), SHA256: digest(blob)}
 	chain, err := chainNext(prev, part)
-	return historyEntry{msg: m, back: back, blob: blob, part: part, chain: chain}, err
+	return historyEntry{back: back, blob: blob, part: part, chain: chain}, err
 }
 
 func chainAt(es []historyEntry, n int) string {
@@ -155,18 +158,4 @@ func ConversationDigest(parts []events.PromptPart) (string, error) {
 		}
 	}
 	return chain, nil
-}
-
-// sameMessage compares two messages field by field; identical strings compare in constant
-// time, which is the common case for a cached prefix.
-func sameMessage(a, b model.Message) bool {
-	if a.Role != b.Role || a.Text != b.Text || a.ToolCallID != b.ToolCallID || a.IsError != b.IsError || len(a.ToolCalls) != len(b.ToolCalls) {
-		return false
-	}
-	for i := range a.ToolCalls {
-		if a.ToolCalls[i] != b.ToolCalls[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -414,10 +414,7 @@ func Compact(r Receipt, prev *Receipt, prevID string, h *History) Receipt {
 	}
 	sections := min(len(r.Sections), len(r.Messages))
 	mine, theirs := r.Messages[sections:], prev.Messages[min(len(prev.Sections), len(prev.Messages)):]
-	n := 0
-	for n < len(mine) && n < len(theirs) && mine[n] == theirs[n] {
-		n++
-	}
+	n := commonPrefix(mine, theirs)
 	if n == 0 {
 		return r
 	}
@@ -432,6 +429,21 @@ func Compact(r Receipt, prev *Receipt, prevID string, h *History) Receipt {
 	out.Messages = append(slices.Clone(r.Messages[:sections]), mine[n:]...)
 	out.ConversationBase = &events.PromptConversationBase{ReceiptID: prevID, Parts: n, Digest: chain}
 	return out
+}
+
+// commonPrefix is how many leading parts a and b share. Two receipts assembled with one
+// History list their parts in one array that grows in place (History.lists), so where they
+// are views of the same memory the shared prefix is known without comparing a part.
+func commonPrefix(a, b []events.PromptPart) int {
+	n := min(len(a), len(b))
+	if n > 0 && &a[0] == &b[0] {
+		return n
+	}
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // Expand restores the full conversation of a stored receipt by following its base chain

@@ -3,21 +3,91 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
+	"fmt"
+	"io"
+	"net/http"
 	"sync"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/zuno-run/zuno/adapters/provider/internal/wire"
 
 	"github.com/zuno-run/zuno/domain/model"
 )
 
-// body encodes a request as the SDK would encode its parameters, but with each message's
-// encoding taken from the cache when the same message was encoded before: an agent resends
-// its whole, growing conversation every step, and encoding it again through the SDK's
-// reflective encoder made each step's cost grow with the history (docs/turns.md, "Wire
-// receipts"). The bytes are the SDK's own: encoding/json writes an array element exactly as
-// it writes the element alone, so the messages are spliced into the encoding of the rest.
-func (p *Provider) body(req model.Request) ([]byte, error) {
+// An agent sends its whole, growing conversation at every step. Encoding it again through the
+// SDK's reflective encoder, walking it again for validation and for the wire ids, made each
+// step's cost grow with the history (docs/turns.md, "Wire receipts"). So the provider keeps,
+// for each conversation it sends, the state after the messages it sent last (a thread): the
+// next request of that conversation validates, maps and encodes only the messages appended
+// since, and copies the encoded rest once into its body. The bytes are the SDK's own:
+// encoding/json writes an array element exactly as it writes the element alone, so the
+// messages are spliced into the encoding of the rest of the parameters.
+
+// thread is the state after the messages of one conversation's latest request.
+type thread struct {
+	conv model.Conversation // the messages sent, validated
+	ids  model.WireIDs      // has mapped the call ids of the first encoded messages
+	// joined is the encoding of the first encoded messages, comma separated: the messages
+	// array without its brackets.
+	joined  []byte
+	encoded int
+}
+
+// maxThreads bounds the conversations kept; the least recently sent one goes first. A provider
+// serves the sessions of one process, each sending one conversation at a time.
+const maxThreads = 16
+
+// threads are a provider's conversations in progress, most recently sent last.
+type threads struct {
+	mu   sync.Mutex
+	list []*thread
+}
+
+// take removes and returns the thread msgs continues, the longest if several do, or a new
+// one. A thread is used by one request at a time: a concurrent request of the same
+// conversation starts a thread of its own.
+func (ts *threads) take(msgs []model.Message) *thread {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	best := -1
+	for i, t := range ts.list {
+		if t.conv.Continues(msgs) && (best < 0 || len(t.conv.Messages()) > len(ts.list[best].conv.Messages())) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return &thread{}
+	}
+	t := ts.list[best]
+	ts.list = append(ts.list[:best], ts.list[best+1:]...)
+	return t
+}
+
+// put keeps t as the most recently sent conversation.
+func (ts *threads) put(t *thread) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if len(ts.list) >= maxThreads {
+		ts.list = append(ts.list[:0], ts.list[1:]...)
+	}
+	ts.list = append(ts.list, t)
+}
+
+// validated checks req (its conversation from where its thread stopped) and returns the
+// thread to encode it with; on an error the thread is dropped.
+func (p *Provider) validated(req model.Request) (*thread, error) {
+	t := p.threads.take(req.Messages)
+	if err := t.conv.Validate(p.ep.Provider, req); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// body encodes req, validated with t, as the SDK would encode its parameters, and keeps t
+// for the conversation's next request.
+func (p *Provider) body(req model.Request, t *thread) ([]byte, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -37,74 +107,33 @@ func (p *Provider) body(req model.Request) ([]byte, error) {
 		}
 		return marshal(params)
 	}
-	encs := make([][]byte, len(req.Messages))
-	size := len(rest)
-	var ids model.WireIDs
-	for i, m := range req.Messages {
-		if encs[i], err = p.encoded(m, &ids); err != nil {
-			return nil, err
-		}
-		size += len(encs[i]) + 1
-	}
-	out := make([]byte, 0, size)
-	out = append(out, head[:len(head)-1]...)
-	for i, e := range encs {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, e...)
-	}
-	out = append(out, ']')
-	return append(out, rest[len(head):]...), nil
-}
-
-// msgKey is everything message renders a message from, so equal keys encode equally.
-type msgKey struct {
-	role, text, wireID string
-	// calls holds each call's wire id, name and arguments.
-	calls string
-}
-
-// maxCached bounds the cache; it is emptied when full (a provider outlives sessions).
-const maxCached = 1 << 16
-
-// msgCache maps a message's key to its encoding. It is shared by the provider's requests.
-type msgCache struct {
-	mu sync.Mutex
-	m  map[msgKey][]byte
-}
-
-// encoded returns m's encoding in the request, from the cache when it is there. ids advances
-// as message does, so the call ids of later results are those of this request.
-func (p *Provider) encoded(m model.Message, ids *model.WireIDs) ([]byte, error) {
-	calls, result := wireIDs(m, ids)
-	k := msgKey{role: string(m.Role), text: m.Text, wireID: result}
-	if len(calls) > 0 {
-		var b strings.Builder
-		for i, id := range calls {
-			c := m.ToolCalls[i]
-			b.WriteString(id + "\x00" + c.Name + "\x00" + c.Arguments + "\x00")
-		}
-		k.calls = b.String()
-	}
-	c := &p.cache
-	c.mu.Lock()
-	enc, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
-		return enc, nil
-	}
-	enc, err := marshal(p.message(m, calls, result))
-	if err != nil {
+	if err := p.extend(t, req.Messages); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCached {
-		c.m = map[msgKey][]byte{}
+	out := make([]byte, 0, len(rest)+len(t.joined)+len(`,"stream":true`))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, t.joined...)
+	out = append(out, ']')
+	out = append(out, rest[len(head):]...)
+	p.threads.put(t)
+	return out, nil
+}
+
+// extend encodes the messages msgs has beyond those t encoded into t.
+func (p *Provider) extend(t *thread, msgs []model.Message) error {
+	for _, m := range msgs[t.encoded:] {
+		calls, result := wireIDs(m, &t.ids)
+		enc, err := marshal(p.message(m, calls, result))
+		if err != nil {
+			return err
+		}
+		if t.encoded > 0 {
+			t.joined = append(t.joined, ',')
+		}
+		t.joined = append(t.joined, enc...)
+		t.encoded++
 	}
-	c.m[k] = enc
-	c.mu.Unlock()
-	return enc, nil
+	return nil
 }
 
 // wireIDs advances ids over m: the wire ids of an assistant message's calls, or the wire id
@@ -128,4 +157,42 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// splice is the middleware that sends body (which it may extend in place) in place of the SDK's own, which must be a JSON
+// object of the fields the SDK added to the empty body given to it ("stream": true). They are
+// added to body as sjson adds a field the object lacks, after its last one, so the bytes are
+// those the SDK would send had it been given body (TestCachedBodyIsTheSDKBody holds it to that).
+func splice(body []byte) option.Middleware {
+	var sent []byte
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if sent == nil { // a retry sends the same bytes again
+			added, err := readAll(req)
+			if err != nil {
+				return nil, err
+			}
+			if len(added) < 2 || added[0] != '{' || added[len(added)-1] != '}' || len(body) < 2 || body[len(body)-1] != '}' {
+				return nil, fmt.Errorf("openai: the SDK's body %q is not a JSON object", added)
+			}
+			sent = body
+			if fields := added[1 : len(added)-1]; len(bytes.TrimSpace(fields)) > 0 {
+				// body is the splice's own and was built with room for the fields: they are
+				// added in place rather than in a copy of the whole conversation.
+				sent = append(append(append(body[:len(body)-1], ','), fields...), '}')
+			}
+		}
+		req.ContentLength = int64(len(sent))
+		req.GetBody = func() (io.ReadCloser, error) { return wire.NewBody(sent), nil }
+		req.Body, _ = req.GetBody()
+		return next(req)
+	}
+}
+
+// readAll reads and closes a request's body.
+func readAll(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
 }

@@ -3,6 +3,11 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/openai/openai-go/v3/option"
@@ -106,5 +111,66 @@ func TestCachedBodyConcurrent(t *testing.T) {
 		if got := <-done; string(got) != string(want) {
 			t.Fatalf("concurrent body %s", got)
 		}
+	}
+}
+
+// A provider keeps a thread per conversation: two sessions sending in turn each continue their
+// own, a message changed in place in the caller's slice is encoded again rather than served
+// from the thread, and a fault in a message appended after a validated prefix is still found.
+func TestThreadsFollowEachConversation(t *testing.T) {
+	p := New(Options{BaseURL: "http://h/v1", IgnoreEnv: true})
+	grow := func(conv []model.Message, who string, i int) []model.Message {
+		id := fmt.Sprintf("call_%s%d", who, i)
+		return append(conv, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, ProviderID: "call_0", Name: "read", Arguments: `{}`}}},
+			model.Message{Role: model.RoleTool, ToolCallID: id, Text: who + " result"})
+	}
+	a := []model.Message{{Role: model.RoleSystem, Text: "sys"}, {Role: model.RoleUser, Text: "a"}}
+	b := []model.Message{{Role: model.RoleSystem, Text: "sys"}, {Role: model.RoleUser, Text: "b"}}
+	for i := range 4 {
+		for _, conv := range [][]model.Message{a, b} {
+			req := model.Request{Model: "m", Messages: conv}
+			if got, want := mustRender(t, p, req), sdkBody(t, p, req); string(got) != string(want) {
+				t.Fatalf("step %d:\ncached %s\nsdk    %s", i, got, want)
+			}
+		}
+		if n := len(p.threads.list); n != 2 {
+			t.Fatalf("step %d: %d threads for two conversations", i, n)
+		}
+		a, b = grow(a, "a", i), grow(b, "b", i)
+	}
+	a[1].Text = "changed in place"
+	req := model.Request{Model: "m", Messages: a}
+	if got, want := mustRender(t, p, req), sdkBody(t, p, req); string(got) != string(want) {
+		t.Fatalf("a message changed in place was served from the thread:\n%s", got)
+	}
+	bad := model.Request{Model: "m", Messages: append(b[:len(b):len(b)], model.Message{Role: model.RoleTool, ToolCallID: "call_b0", Text: "twice"})}
+	var me *model.Error
+	if _, err := p.RenderWire(bad); !errors.As(err, &me) || me.Code() != model.CodeInvalidRequest || me.Provider != "openai" {
+		t.Fatalf("a second result for an answered call: %v", err)
+	}
+}
+
+// A retried request sends the same body again, the SDK's added fields spliced in once.
+func TestRetrySendsTheSameBody(t *testing.T) {
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		if len(bodies) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := New(Options{BaseURL: srv.URL + "/v1", IgnoreEnv: true, MaxRetries: 1})
+	req := model.Request{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Text: "go"}}}
+	if _, err := model.Collect(p.Stream(context.Background(), req)); err != nil {
+		t.Fatal(err)
+	}
+	want := string(sdkBody(t, p, req))
+	if len(bodies) != 2 || bodies[0] != want || bodies[1] != want {
+		t.Fatalf("bodies %q, want twice %s", bodies, want)
 	}
 }

@@ -79,7 +79,7 @@ type Provider struct {
 	noToolChoice bool
 	chat         sdk.ChatCompletionService
 	models       sdk.ModelService
-	cache        msgCache
+	threads      threads
 }
 
 // New returns a provider. It reads the environment only for options left empty.
@@ -133,11 +133,12 @@ var _ model.Provider = (*Provider)(nil)
 // Stream sends req as a streamed chat completion.
 func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 	return func(yield func(model.Event, error) bool) {
-		if err := req.ValidateFor(p.ep.Provider); err != nil {
+		t, err := p.validated(req)
+		if err != nil {
 			yield(nil, err)
 			return
 		}
-		body, err := p.body(req)
+		body, err := p.body(req, t)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -188,10 +189,11 @@ func (p *Provider) Mapping() wire.Mapping {
 // RenderWire returns the body Stream would send for req, built by the SDK as a real request
 // is, without sending it.
 func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
-	if err := req.ValidateFor(p.ep.Provider); err != nil {
+	t, err := p.validated(req)
+	if err != nil {
 		return nil, err
 	}
-	body, err := p.body(req)
+	body, err := p.body(req, t)
 	if err != nil {
 		return nil, err
 	}
@@ -202,12 +204,13 @@ func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
 	})
 }
 
-// send streams a chat completion whose body is already encoded. The SDK is given empty
-// parameters (cheap to encode) and the body replaces them; it still adds "stream": true, as
-// it does to the body it encodes itself.
+// send streams a chat completion whose body is already encoded. The SDK is given an empty
+// body and adds "stream": true to it (it would parse and copy the whole body to do so, a cost
+// growing with the conversation); splice then sends the body with the SDK's fields added
+// where the SDK adds them. The middleware given (the wire tap, a renderer) sees the result.
 func (p *Provider) send(ctx context.Context, body []byte, opts ...option.RequestOption) *ssestream.Stream[sdk.ChatCompletionChunk] {
-	opts = append(opts, option.WithRequestBody("application/json", body))
-	return p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, opts...)
+	all := append([]option.RequestOption{option.WithRequestBody("application/json", []byte("{}")), option.WithMiddleware(splice(body))}, opts...)
+	return p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, all...)
 }
 
 // Adapter names of the recorded mappings.

@@ -84,6 +84,9 @@ type Provider struct {
 
 	mu       sync.Mutex
 	requests int // requests that asked for a turn, including refused ones
+	// conv is the conversation of the latest request: the next step's request continues it,
+	// and only its new messages are validated (a script plays one session).
+	conv model.Conversation
 }
 
 // Open reads and validates a script file.
@@ -338,8 +341,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			return
 		}
 		// A request the provider would refuse never reaches it, so it takes no turn.
-		if err := req.Validate(); err != nil {
-			p.setProvider(err)
+		if err := p.validate(req); err != nil {
 			yield(nil, err)
 			return
 		}
@@ -364,11 +366,12 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 	}
 }
 
-func (p *Provider) setProvider(err error) {
-	var e *model.Error
-	if errors.As(err, &e) && e.Provider == "" {
-		e.Provider = p.name
-	}
+// validate checks req as a real provider would, the conversation from where the previous
+// request's stopped.
+func (p *Provider) validate(req model.Request) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conv.Validate(p.name, req)
 }
 
 func (p *Provider) turnError(i int, te *TurnError) *model.Error {

@@ -81,16 +81,37 @@ func Render(send func(Middleware) error) ([]byte, error) {
 	return body, nil
 }
 
+// Body is a request body whose bytes the tap reads without copying them. An adapter that
+// builds a body itself sends it as one: the body holds the whole conversation, so a copy of
+// it at every request is a cost (and garbage) that grows with the history.
+type Body struct {
+	*bytes.Reader
+	b []byte
+}
+
+// NewBody returns a body reading b, which must not change while it is sent.
+func NewBody(b []byte) *Body { return &Body{Reader: bytes.NewReader(b), b: b} }
+
+// Close does nothing: the bytes are the caller's.
+func (*Body) Close() error { return nil }
+
 // readBody returns the request's body and leaves a fresh reader in its place.
 func readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return []byte{}, nil
 	}
-	b, err := io.ReadAll(req.Body)
+	if b, ok := req.Body.(*Body); ok && b.Len() == len(b.b) { // unread: it stays as it is
+		return b.b, nil
+	}
+	// Read into a buffer of the body's size when it is known: a conversation's body grows
+	// with every step, and growing the buffer while reading copies it several times.
+	buf := bytes.NewBuffer(make([]byte, 0, max(req.ContentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	req.Body = io.NopCloser(bytes.NewReader(b))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	return b, nil

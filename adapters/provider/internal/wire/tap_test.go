@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -39,9 +40,16 @@ func TestPublicDropsCredentials(t *testing.T) {
 	}
 }
 
-// Tap records the body as the next handler receives it, the response body however it is read
-// (to the end, partly then closed, or not at all), and nothing of the headers.
+// Tap records the body as the next handler receives it (a plain reader, or a Body whose bytes
+// it hashes in place), the response body however it is read (to the end, partly then closed,
+// or not at all), and nothing of the headers.
 func TestTapRecordsBothBodies(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Body=%v", own), func(t *testing.T) { tapRecordsBothBodies(t, own) })
+	}
+}
+
+func tapRecordsBothBodies(t *testing.T, own bool) {
 	const reply = "data: {\"a\":1}\n\ndata: [DONE]\n\ntrailing bytes the SDK never reads"
 	tests := []struct {
 		name string
@@ -62,6 +70,9 @@ func TestTapRecordsBothBodies(t *testing.T) {
 			ctx, c := model.CaptureWire(context.Background())
 			body := []byte(`{"model":"m","messages":[{"role":"user","content":"<é>"}]}`)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions?key=sk-secret", bytes.NewReader(body))
+			if own {
+				req.Body, req.ContentLength = NewBody(body), int64(len(body))
+			}
 			req.Header.Set("Authorization", "Bearer sk-secret")
 			tap := Tap(ctx, Mapping{Adapter: "openai.chat", Version: 3, Settings: map[string]string{"dialect": "compatible"}})
 			resp, err := tap(req, http.DefaultClient.Do)
