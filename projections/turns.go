@@ -205,19 +205,7 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	if !ok {
 		return nil
 	}
-	sections := e.Sections
-	if sections == nil {
-		sections = []events.PromptSection{}
-	}
-	sectionsJSON, err := json.Marshal(sections)
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(e.Tools))
-	for _, t := range e.Tools {
-		names = append(names, t.Name)
-	}
-	namesJSON, err := json.Marshal(names)
+	sections, toolNames, count, err := receiptHeaderColumns(ctx, tx, e)
 	if err != nil {
 		return err
 	}
@@ -226,7 +214,42 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO NOTHING`,
 		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
-		e.EstimatedInputTokens, e.ContextWindow, len(e.Sections), string(sectionsJSON), string(namesJSON), eventTime(ev))
+		e.EstimatedInputTokens, e.ContextWindow, count, sections, toolNames, eventTime(ev))
+}
+
+// receiptHeaderColumns returns the sections (JSON), tool names (JSON) and section count of a
+// receipt. A receipt that leaves its header out (HeaderBase, docs/events.md) has those of its
+// base, whose row an earlier event of the same session wrote.
+func receiptHeaderColumns(ctx context.Context, tx *Tx, e events.PromptAssembled) (sections, toolNames string, count int, err error) {
+	if b := e.HeaderBase; b != nil {
+		if err := tx.get(ctx, &sections, `SELECT sections FROM prompt_receipt WHERE id = ?`, b.ReceiptID); err != nil {
+			return "", "", 0, fmt.Errorf("prompt receipt %s: its header base %s: %w", e.ReceiptID, b.ReceiptID, err)
+		}
+		if err := tx.get(ctx, &toolNames, `SELECT tool_names FROM prompt_receipt WHERE id = ?`, b.ReceiptID); err != nil {
+			return "", "", 0, fmt.Errorf("prompt receipt %s: its header base %s: %w", e.ReceiptID, b.ReceiptID, err)
+		}
+		if err := tx.get(ctx, &count, `SELECT section_count FROM prompt_receipt WHERE id = ?`, b.ReceiptID); err != nil {
+			return "", "", 0, fmt.Errorf("prompt receipt %s: its header base %s: %w", e.ReceiptID, b.ReceiptID, err)
+		}
+		return sections, toolNames, count, nil
+	}
+	list := e.Sections
+	if list == nil {
+		list = []events.PromptSection{}
+	}
+	sectionsJSON, err := json.Marshal(list)
+	if err != nil {
+		return "", "", 0, err
+	}
+	names := make([]string, 0, len(e.Tools))
+	for _, t := range e.Tools {
+		names = append(names, t.Name)
+	}
+	namesJSON, err := json.Marshal(names)
+	if err != nil {
+		return "", "", 0, err
+	}
+	return string(sectionsJSON), string(namesJSON), len(e.Sections), nil
 }
 
 // ProviderRequests is the "provider_request" table: one row per provider request at its

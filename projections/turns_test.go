@@ -116,9 +116,16 @@ func forensicTurns(t testing.TB, sid, tag string) []turnStep {
 	add := func(name string, ps ...events.Payload) { steps = append(steps, turnStep{name: name, payloads: ps}) }
 	conv := []model.Message{}
 	tools := []string{"read", "grep", "shell", "apply_patch"}
+	// Each receipt is stored as the runtime stores it: relative to the previous one
+	// (prompt.Compact), its header left out while sections and tools are unchanged.
+	var prev *events.PromptReceipt
+	prevID := ""
 	request := func(turn, req, rcp string, step int, fin *events.StepLimitFinalization, offered ...string) (*events.PromptAssembled, *events.ProviderRequest) {
 		turn, req, rcp = turn+tag, req+tag, rcp+tag
-		return &events.PromptAssembled{SessionID: sid, ReceiptID: rcp, PromptReceipt: receipt(t, conv, offered...)},
+		full := receipt(t, conv, offered...)
+		stored := prompt.Compact(full, prev, prevID, nil)
+		prev, prevID = &full, rcp
+		return &events.PromptAssembled{SessionID: sid, ReceiptID: rcp, PromptReceipt: stored},
 			&events.ProviderRequest{SessionID: sid, TurnID: turn, RequestID: req, Step: step, Status: events.RequestStarted,
 				PromptReceiptID: rcp, Provider: provider, Model: mdl, StepLimitFinalization: fin}
 	}
@@ -402,15 +409,24 @@ func testTurnReadModels(t *testing.T, e *env) {
 		}
 	}
 	var want []string
+	byID := map[string]*events.PromptAssembled{}
 	for _, a := range assembled {
-		sections, _ := json.Marshal(a.Sections)
+		byID[a.ReceiptID] = a
+		h := a // the receipt recording this one's header
+		for h.HeaderBase != nil {
+			h = byID[h.HeaderBase.ReceiptID]
+		}
+		sections, _ := json.Marshal(h.Sections)
 		names := []string{}
-		for _, tl := range a.Tools {
+		for _, tl := range h.Tools {
 			names = append(names, tl.Name)
 		}
 		tn, _ := json.Marshal(names)
 		want = append(want, fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d|%d|%s|%s", a.ReceiptID, sid, a.Model, a.AssemblyDigest, a.ActualDigest,
-			a.EstimatedInputTokens, a.ContextWindow, len(a.Sections), sections, tn))
+			a.EstimatedInputTokens, a.ContextWindow, len(h.Sections), sections, tn))
+	}
+	if assembled[1].HeaderBase == nil || assembled[3].HeaderBase == nil || assembled[4].HeaderBase != nil {
+		t.Fatal("the fixture no longer stores receipts relative to a header base")
 	}
 	wantRows(t, "prompt_receipt", e.query(t, `SELECT id, session_id, model, assembly_digest, actual_digest, estimated_input_tokens,
 			context_window, section_count, sections, tool_names FROM prompt_receipt WHERE session_id = ? ORDER BY position`, sid), want)
