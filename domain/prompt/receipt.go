@@ -495,7 +495,7 @@ func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest 
 	fail := func(code, id, want, got string) error {
 		return &ReceiptError{Mismatches: []Mismatch{{Code: code, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
 	}
-	r, err := restoreHeader(r, lookup)
+	r, err := RestoreHeader(r, lookup)
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -569,11 +569,11 @@ func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest 
 	return out, nil
 }
 
-// restoreHeader puts back the sections, section messages and tools r left out, from the
+// RestoreHeader puts back the sections, section messages and tools r left out, from the
 // receipt at the end of its HeaderBase chain, which records them. A base that is missing,
 // circular, or does not hold the header r's digest names is a *ReceiptError, as is a receipt
 // that names a base and has a header of its own.
-func restoreHeader(r Receipt, lookup func(id string) (Receipt, bool)) (Receipt, error) {
+func RestoreHeader(r Receipt, lookup func(id string) (Receipt, bool)) (Receipt, error) {
 	hb := r.HeaderBase
 	if hb == nil {
 		return r, nil
