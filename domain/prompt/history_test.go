@@ -138,6 +138,15 @@ func TestCompactAndExpandRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(back, whole) {
 			t.Fatalf("step %d: expanded receipt differs from the full one", step)
 		}
+		// A receipt of a log recorded before header bases (its header whole, its
+		// conversation relative) expands to the same receipt.
+		old, err := prompt.RestoreHeader(c, lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := prompt.Expand(old, lookup, blob); err != nil || !reflect.DeepEqual(back, whole) {
+			t.Fatalf("step %d: the old form expands to another receipt (%v)", step, err)
+		}
 		if err := prompt.Verify(back); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
