@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/migrations"
+	"github.com/zuno-run/zuno/projections"
 )
 
 // turnStep is one command's events, appended together to the session stream, or to stream
@@ -568,8 +569,11 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 		all = append(all, en.Name())
 	}
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
-	for _, stmt := range []string{`DROP TABLE part`, `DROP TABLE prompt_receipt`, `DROP TABLE provider_request`, `DROP TABLE agent_job`,
-		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name = '` + m + `'`} {
+	// prompt_receipt is a view over two tables since *_prompt_receipt_headers.sql, which is
+	// applied again after 0002 and turns 0002's table into them once more.
+	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, `DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`,
+		`DROP TABLE provider_request`, `DROP TABLE agent_job`,
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -591,4 +595,54 @@ func TestMigrationUpgradeSQLite(t *testing.T) {
 func TestMigrationUpgradePostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	testMigrationUpgrade(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
+}
+
+// A database whose prompt_receipt is still the table of 0002, with rows, keeps every row when
+// *_prompt_receipt_headers.sql turns it into the view over prompt_receipt_row and
+// prompt_receipt_header; a rebuild from the log (which shares the headers of a run) gives the
+// same rows.
+func testPromptReceiptHeadersMigration(t *testing.T, e *env, reopen func() *env) {
+	ctx := context.Background()
+	writeSteps(t, e.store, "ses_m", &turnClock{}, forensicTurns(t, "ses_m", ""), nil)
+	if _, err := e.runner.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const all = `SELECT id, session_id, event_id, position, model, assembly_digest, actual_digest, estimated_input_tokens,
+		context_window, section_count, sections, tool_names, time_created FROM prompt_receipt ORDER BY position`
+	want := e.query(t, all)
+	if len(want) != 5 {
+		t.Fatalf("%d receipts", len(want))
+	}
+	if got := e.query(t, `SELECT COUNT(*) FROM prompt_receipt_header`); len(got) != 1 || got[0] != "2" {
+		t.Fatalf("headers: %v, want the one of rcp_1..rcp_4 and the one of rcp_5", got)
+	}
+	for _, stmt := range []string{`CREATE TABLE prompt_receipt_0002 AS SELECT * FROM prompt_receipt`, `DROP VIEW prompt_receipt`,
+		`DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`, `ALTER TABLE prompt_receipt_0002 RENAME TO prompt_receipt`,
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name LIKE '%_prompt_receipt_headers.sql'`} {
+		if _, err := e.rm.Writer.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e = reopen()
+	wantRows(t, "migrated", e.query(t, all), want)
+	if got := e.query(t, `SELECT COUNT(*) FROM prompt_receipt_header`); len(got) != 1 || got[0] != "5" {
+		t.Fatalf("migrated headers: %v, want one per row", got)
+	}
+	if _, err := e.runner.Rebuild(ctx, projections.PromptReceipts{}.Name()); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "rebuilt", e.query(t, all), want)
+	if got := e.query(t, `SELECT COUNT(*) FROM prompt_receipt_header`); len(got) != 1 || got[0] != "2" {
+		t.Fatalf("rebuilt headers: %v", got)
+	}
+}
+
+func TestPromptReceiptHeadersMigrationSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zuno.db")
+	testPromptReceiptHeadersMigration(t, sqliteEnvAt(t, path), func() *env { return sqliteEnvAt(t, path) })
+}
+
+func TestPromptReceiptHeadersMigrationPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	testPromptReceiptHeadersMigration(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
 }
