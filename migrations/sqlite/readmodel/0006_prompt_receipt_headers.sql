@@ -27,14 +27,11 @@ CREATE TABLE IF NOT EXISTS prompt_receipt_row (
     time_created           TEXT NOT NULL
 );
 
--- The rows a database already holds: each its own header (a rebuild shares them).
-INSERT INTO prompt_receipt_header (id, section_count, sections, tool_names)
-    SELECT id, section_count, sections, tool_names FROM prompt_receipt;
-INSERT INTO prompt_receipt_row (id, session_id, event_id, position, model, assembly_digest, actual_digest,
-        estimated_input_tokens, context_window, header_id, time_created)
-    SELECT id, session_id, event_id, position, model, assembly_digest, actual_digest,
-        estimated_input_tokens, context_window, id, time_created FROM prompt_receipt;
+-- The rows a database already holds are not converted: which receipts share a header is in the
+-- log (headerBase), not in the old rows, so the projector derives them again from the log at
+-- the next catch-up, as a rebuild would, and the read model equals a rebuilt one.
 DROP TABLE prompt_receipt;
+DELETE FROM projection_checkpoint WHERE projector = 'prompt_receipt';
 CREATE INDEX IF NOT EXISTS prompt_receipt_session ON prompt_receipt_row (session_id, position);
 
 CREATE VIEW prompt_receipt AS
