@@ -485,12 +485,13 @@ func compactConversation(r Receipt, prev *Receipt, prevID string, h *History) Re
 }
 
 // Expand restores the header (HeaderBase) and the full conversation of a stored receipt by
-// following its base chains through lookup (receipt id → stored receipt). A receipt records only blobs its session had
-// not recorded before, so each referenced blob comes from the receipt itself, else from the
-// receipts on its chain, else from pool (every blob of the session; nil for none). The result
-// has no ConversationBase, holds exactly the blobs it references, and can be verified and
-// reconstructed on its own. A base that is missing, circular, or not the prefix it claims is
-// a *ReceiptError; a missing blob is left for Verify to report.
+// following its base chains through lookup (receipt id → stored receipt). A receipt records
+// only blobs its session had not recorded before, so each referenced blob comes from the
+// receipt itself, else from the receipts on its chain, else from pool (every blob of the
+// session; nil for none). The result has no ConversationBase or HeaderBase, holds exactly the
+// blobs it references, and can be verified and reconstructed on its own. A base that is
+// missing, circular, or not the prefix (or header) it claims is a *ReceiptError; a missing
+// blob is left for Verify to report.
 func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool)) (Receipt, error) {
 	fail := func(code, id, want, got string) error {
 		return &ReceiptError{Mismatches: []Mismatch{{Code: code, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
