@@ -52,6 +52,12 @@ type PromptReceipt struct {
 	// a long session does not re-record its whole history at every step. Expand restores the
 	// full list.
 	ConversationBase *PromptConversationBase `json:"conversationBase,omitempty"`
+	// HeaderBase, when set, means this receipt's sections, their messages and its tools are
+	// exactly those of an earlier receipt of the same session and are left out here: Sections
+	// and Tools are empty and Messages lists only the conversation. A step whose system
+	// prompt and tool declarations did not change does not record them again (about 5 KB a
+	// step: docs/storage.md, "Bytes per step"). Expand restores them.
+	HeaderBase *PromptHeaderBase `json:"headerBase,omitempty"`
 
 	// AssemblyDigest covers everything above (the ordered section metadata and digests);
 	// ActualDigest covers the exact bytes of the provider-visible request (its JSON); the HTTP
@@ -70,6 +76,16 @@ type PromptConversationBase struct {
 	Parts     int    `json:"parts"`
 	// Digest is the conversation chain after those Parts, to check the base really is the
 	// prefix this receipt was assembled with.
+	Digest string `json:"digest"`
+}
+
+// PromptHeaderBase names the earlier receipt whose sections, section messages and tools
+// this receipt shares. That receipt may itself name a base; the chain ends at the receipt
+// that records them.
+type PromptHeaderBase struct {
+	ReceiptID string `json:"receiptId"`
+	// Digest is the header digest (prompt.HeaderDigest) of what is left out, to check the
+	// base really holds the header this receipt was assembled with.
 	Digest string `json:"digest"`
 }
 

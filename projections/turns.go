@@ -192,18 +192,49 @@ func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, s
 	return upsertPart(ctx, tx, ev, 0, c.sessionID, c.callID, c.turnID, c.requestID, PartTool, data)
 }
 
-// PromptReceipts is the "prompt_receipt" table: one row per assembled prompt, its metadata
-// and digests. Contents (the receipt's blobs) stay in the event log, which `zuno debug prompt`
-// reads.
+// PromptReceipts is the "prompt_receipt" read model: one row per assembled prompt, its
+// metadata and digests. Contents (the receipt's blobs) stay in the event log, which `zuno
+// debug prompt` reads. prompt_receipt is a view joining prompt_receipt_row, one row per
+// receipt, and prompt_receipt_header, the sections and tool names once per header: a run's
+// steps share one (docs/storage.md, "Bytes per step").
 type PromptReceipts struct{}
 
-func (PromptReceipts) Name() string     { return "prompt_receipt" }
-func (PromptReceipts) Tables() []string { return []string{"prompt_receipt"} }
+func (PromptReceipts) Name() string { return "prompt_receipt" }
+
+// Tables lists the view last: a rebuild empties the two tables, and a drift check compares
+// the view as well.
+func (PromptReceipts) Tables() []string {
+	return []string{"prompt_receipt_header", "prompt_receipt_row", "prompt_receipt"}
+}
 
 func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
 	e, ok := p.(events.PromptAssembled)
 	if !ok {
 		return nil
+	}
+	headerID, err := receiptHeader(ctx, tx, e)
+	if err != nil {
+		return err
+	}
+	return tx.Exec(ctx, `INSERT INTO prompt_receipt_row (id, session_id, event_id, position, model, assembly_digest, actual_digest,
+			estimated_input_tokens, context_window, header_id, time_created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`,
+		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
+		e.EstimatedInputTokens, e.ContextWindow, headerID, eventTime(ev))
+}
+
+// receiptHeader returns the id of the prompt_receipt_header row holding the receipt's
+// sections and tool names. A receipt that records its header writes that row (its own id); one
+// that leaves it out (HeaderBase, docs/events.md) has its base's, which an earlier event of
+// the same session wrote.
+func receiptHeader(ctx context.Context, tx *Tx, e events.PromptAssembled) (string, error) {
+	if b := e.HeaderBase; b != nil {
+		var id string
+		if err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE id = ?`, b.ReceiptID); err != nil {
+			return "", fmt.Errorf("prompt receipt %s: its header base %s: %w", e.ReceiptID, b.ReceiptID, err)
+		}
+		return id, nil
 	}
 	sections := e.Sections
 	if sections == nil {
@@ -211,7 +242,7 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	}
 	sectionsJSON, err := json.Marshal(sections)
 	if err != nil {
-		return err
+		return "", err
 	}
 	names := make([]string, 0, len(e.Tools))
 	for _, t := range e.Tools {
@@ -219,14 +250,10 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	}
 	namesJSON, err := json.Marshal(names)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return tx.Exec(ctx, `INSERT INTO prompt_receipt (id, session_id, event_id, position, model, assembly_digest, actual_digest,
-			estimated_input_tokens, context_window, section_count, sections, tool_names, time_created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`,
-		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
-		e.EstimatedInputTokens, e.ContextWindow, len(e.Sections), string(sectionsJSON), string(namesJSON), eventTime(ev))
+	return e.ReceiptID, tx.Exec(ctx, `INSERT INTO prompt_receipt_header (id, section_count, sections, tool_names)
+		VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, e.ReceiptID, len(e.Sections), string(sectionsJSON), string(namesJSON))
 }
 
 // ProviderRequests is the "provider_request" table: one row per provider request at its

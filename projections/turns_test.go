@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/migrations"
+	"github.com/zuno-run/zuno/projections"
 )
 
 // turnStep is one command's events, appended together to the session stream, or to stream
@@ -116,9 +117,16 @@ func forensicTurns(t testing.TB, sid, tag string) []turnStep {
 	add := func(name string, ps ...events.Payload) { steps = append(steps, turnStep{name: name, payloads: ps}) }
 	conv := []model.Message{}
 	tools := []string{"read", "grep", "shell", "apply_patch"}
+	// Each receipt is stored as the runtime stores it: relative to the previous one
+	// (prompt.Compact), its header left out while sections and tools are unchanged.
+	var prev *events.PromptReceipt
+	prevID := ""
 	request := func(turn, req, rcp string, step int, fin *events.StepLimitFinalization, offered ...string) (*events.PromptAssembled, *events.ProviderRequest) {
 		turn, req, rcp = turn+tag, req+tag, rcp+tag
-		return &events.PromptAssembled{SessionID: sid, ReceiptID: rcp, PromptReceipt: receipt(t, conv, offered...)},
+		full := receipt(t, conv, offered...)
+		stored := prompt.Compact(full, prev, prevID, nil)
+		prev, prevID = &full, rcp
+		return &events.PromptAssembled{SessionID: sid, ReceiptID: rcp, PromptReceipt: stored},
 			&events.ProviderRequest{SessionID: sid, TurnID: turn, RequestID: req, Step: step, Status: events.RequestStarted,
 				PromptReceiptID: rcp, Provider: provider, Model: mdl, StepLimitFinalization: fin}
 	}
@@ -402,15 +410,24 @@ func testTurnReadModels(t *testing.T, e *env) {
 		}
 	}
 	var want []string
+	byID := map[string]*events.PromptAssembled{}
 	for _, a := range assembled {
-		sections, _ := json.Marshal(a.Sections)
+		byID[a.ReceiptID] = a
+		h := a // the receipt recording this one's header
+		for h.HeaderBase != nil {
+			h = byID[h.HeaderBase.ReceiptID]
+		}
+		sections, _ := json.Marshal(h.Sections)
 		names := []string{}
-		for _, tl := range a.Tools {
+		for _, tl := range h.Tools {
 			names = append(names, tl.Name)
 		}
 		tn, _ := json.Marshal(names)
 		want = append(want, fmt.Sprintf("%s|%s|%s|%s|%s|%d|%d|%d|%s|%s", a.ReceiptID, sid, a.Model, a.AssemblyDigest, a.ActualDigest,
-			a.EstimatedInputTokens, a.ContextWindow, len(a.Sections), sections, tn))
+			a.EstimatedInputTokens, a.ContextWindow, len(h.Sections), sections, tn))
+	}
+	if assembled[1].HeaderBase == nil || assembled[3].HeaderBase == nil || assembled[4].HeaderBase != nil {
+		t.Fatal("the fixture no longer stores receipts relative to a header base")
 	}
 	wantRows(t, "prompt_receipt", e.query(t, `SELECT id, session_id, model, assembly_digest, actual_digest, estimated_input_tokens,
 			context_window, section_count, sections, tool_names FROM prompt_receipt WHERE session_id = ? ORDER BY position`, sid), want)
@@ -552,8 +569,11 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 		all = append(all, en.Name())
 	}
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
-	for _, stmt := range []string{`DROP TABLE part`, `DROP TABLE prompt_receipt`, `DROP TABLE provider_request`, `DROP TABLE agent_job`,
-		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name = '` + m + `'`} {
+	// prompt_receipt is a view over two tables since *_prompt_receipt_headers.sql, which is
+	// applied again after 0002 and turns 0002's table into them once more.
+	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, `DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`,
+		`DROP TABLE provider_request`, `DROP TABLE agent_job`,
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -575,4 +595,57 @@ func TestMigrationUpgradeSQLite(t *testing.T) {
 func TestMigrationUpgradePostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	testMigrationUpgrade(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
+}
+
+// A database whose prompt_receipt is still the table of 0002, with rows, gets them back when
+// *_prompt_receipt_headers.sql turns it into the view over prompt_receipt_row and
+// prompt_receipt_header: the migration resets the projector, which derives the rows (and
+// which receipts share a header) from the log at the next catch-up, as a rebuild does.
+func testPromptReceiptHeadersMigration(t *testing.T, e *env, reopen func() *env) {
+	ctx := context.Background()
+	writeSteps(t, e.store, "ses_m", &turnClock{}, forensicTurns(t, "ses_m", ""), nil)
+	if _, err := e.runner.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const all = `SELECT id, session_id, event_id, position, model, assembly_digest, actual_digest, estimated_input_tokens,
+		context_window, section_count, sections, tool_names, time_created FROM prompt_receipt ORDER BY position`
+	want := e.query(t, all)
+	if len(want) != 5 {
+		t.Fatalf("%d receipts", len(want))
+	}
+	headers := func(what string) {
+		t.Helper()
+		if got := e.query(t, `SELECT COUNT(*) FROM prompt_receipt_header`); len(got) != 1 || got[0] != "2" {
+			t.Fatalf("%s: %v headers, want the one of rcp_1..rcp_4 and the one of rcp_5", what, got)
+		}
+	}
+	headers("live")
+	for _, stmt := range []string{`CREATE TABLE prompt_receipt_0002 AS SELECT * FROM prompt_receipt`, `DROP VIEW prompt_receipt`,
+		`DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`, `ALTER TABLE prompt_receipt_0002 RENAME TO prompt_receipt`,
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name LIKE '%_prompt_receipt_headers.sql'`} {
+		if _, err := e.rm.Writer.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e = reopen()
+	if _, err := e.runner.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "migrated", e.query(t, all), want)
+	headers("migrated")
+	if _, err := e.runner.Rebuild(ctx, projections.PromptReceipts{}.Name()); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "rebuilt", e.query(t, all), want)
+	headers("rebuilt")
+}
+
+func TestPromptReceiptHeadersMigrationSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zuno.db")
+	testPromptReceiptHeadersMigration(t, sqliteEnvAt(t, path), func() *env { return sqliteEnvAt(t, path) })
+}
+
+func TestPromptReceiptHeadersMigrationPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	testPromptReceiptHeadersMigration(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
 }

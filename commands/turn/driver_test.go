@@ -218,6 +218,21 @@ func TestParallelGroupOverlapsAndResultsKeepModelOrder(t *testing.T) {
 	if got := strings.Join(roles, ","); got != "user,assistant,tool,tool,tool,tool,tool,tool,tool" {
 		t.Errorf("conversation roles %s", got)
 	}
+	// The second receipt leaves out the sections and tools the first recorded; expanded, it
+	// has them.
+	var stored []events.PromptAssembled
+	for _, ev := range h.events(t) {
+		if r, ok := ev.(events.PromptAssembled); ok {
+			stored = append(stored, r)
+		}
+	}
+	if len(stored) != 2 || stored[1].HeaderBase == nil || stored[1].HeaderBase.ReceiptID != stored[0].ReceiptID ||
+		len(stored[1].Sections)+len(stored[1].Tools) != 0 || len(stored[0].Sections) == 0 {
+		t.Fatalf("stored receipts: %d, the second's header base %+v", len(stored), stored[len(stored)-1].HeaderBase)
+	}
+	if len(last.Tools) != 2 || len(last.Sections) != len(stored[0].Sections) {
+		t.Errorf("expanded receipt: %d tools, %d sections", len(last.Tools), len(last.Sections))
+	}
 }
 
 func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {

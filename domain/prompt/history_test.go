@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/events"
 )
 
 // growing returns the conversation of a session after n tool steps.
@@ -121,6 +123,9 @@ func TestCompactAndExpandRoundTrip(t *testing.T) {
 		if step > 0 && (c.ConversationBase == nil || c.ConversationBase.ReceiptID != prevID) {
 			t.Fatalf("step %d: no base recorded", step)
 		}
+		if step > 0 && (c.HeaderBase == nil || c.HeaderBase.ReceiptID != prevID || len(c.Sections)+len(c.Tools) != 0) {
+			t.Fatalf("step %d: the unchanged sections and tools were recorded again", step)
+		}
 		if step > 0 && len(c.Messages) >= len(full.Messages) {
 			t.Fatalf("step %d: compact receipt lists %d parts, full %d", step, len(c.Messages), len(full.Messages))
 		}
@@ -132,6 +137,15 @@ func TestCompactAndExpandRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(back, whole) {
 			t.Fatalf("step %d: expanded receipt differs from the full one", step)
+		}
+		// A receipt of a log recorded before header bases (its header whole, its
+		// conversation relative) expands to the same receipt.
+		old, err := prompt.RestoreHeader(c, lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := prompt.Expand(old, lookup, blob); err != nil || !reflect.DeepEqual(back, whole) {
+			t.Fatalf("step %d: the old form expands to another receipt (%v)", step, err)
 		}
 		if err := prompt.Verify(back); err != nil {
 			t.Fatalf("step %d: %v", step, err)
@@ -151,5 +165,76 @@ func TestCompactAndExpandRoundTrip(t *testing.T) {
 	var re *prompt.ReceiptError
 	if err := prompt.Verify(c); !errors.As(err, &re) || !re.Has(prompt.MismatchBase, "receipt", "r4") {
 		t.Fatalf("Verify(compact) = %v", err)
+	}
+}
+
+// Sections and tools are left out only while they are those of the previous receipt: a
+// changed tool list is recorded whole, and the next step points at that receipt.
+func TestCompactHeaderOnlyWhenUnchanged(t *testing.T) {
+	stored := map[string]prompt.Receipt{}
+	lookup := func(id string) (prompt.Receipt, bool) { r, ok := stored[id]; return r, ok }
+	var prev *prompt.Receipt
+	prevID := ""
+	for step, tools := range []int{4, 4, 3, 3} {
+		in := fullInput()
+		in.Conversation = growing(step)
+		in.Tools = in.Tools[:tools]
+		full := mustAssemble(t, in).Receipt
+		c := prompt.Compact(full, prev, prevID, nil)
+		id := fmt.Sprintf("r%d", step)
+		stored[id] = c
+		if shared := step == 1 || step == 3; shared != (c.HeaderBase != nil) {
+			t.Fatalf("step %d: header base %+v, want one: %v", step, c.HeaderBase, shared)
+		}
+		if c.HeaderBase == nil && (!reflect.DeepEqual(c.Sections, full.Sections) || !reflect.DeepEqual(c.Tools, full.Tools)) {
+			t.Fatalf("step %d: a changed header was not recorded whole", step)
+		}
+		back, err := prompt.Expand(c, lookup, func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Sections, full.Sections) || !reflect.DeepEqual(back.Tools, full.Tools) || !reflect.DeepEqual(back.Messages, full.Messages) {
+			t.Fatalf("step %d: expanded header differs from the assembled one", step)
+		}
+		prev, prevID = &full, id
+	}
+}
+
+// A header base that does not hold the header the receipt's digest names, is missing or
+// circular, or sits beside a header of the receipt's own, is refused; a receipt relative to a
+// header base does not verify alone.
+func TestExpandRefusesABadHeaderBase(t *testing.T) {
+	in := fullInput()
+	first := mustAssemble(t, in).Receipt
+	in.Conversation = growing(2)
+	second := prompt.Compact(mustAssemble(t, in).Receipt, &first, "r0", nil)
+	if second.HeaderBase == nil {
+		t.Fatal("no header base")
+	}
+	altered := first
+	altered.Sections = slices.Clone(first.Sections)
+	altered.Sections[0].Priority++
+	own := second
+	own.Tools = first.Tools
+	loop := second
+	loop.HeaderBase = &events.PromptHeaderBase{ReceiptID: "r1", Digest: second.HeaderBase.Digest}
+	for name, c := range map[string]struct {
+		r      prompt.Receipt
+		stored map[string]prompt.Receipt
+	}{
+		"altered base": {second, map[string]prompt.Receipt{"r0": altered}},
+		"missing base": {second, map[string]prompt.Receipt{}},
+		"cycle":        {loop, map[string]prompt.Receipt{"r1": loop}},
+		"own tools":    {own, map[string]prompt.Receipt{"r0": first}},
+	} {
+		_, err := prompt.Expand(c.r, func(id string) (prompt.Receipt, bool) { r, ok := c.stored[id]; return r, ok }, nil)
+		var re *prompt.ReceiptError
+		if !errors.As(err, &re) || !re.Has(prompt.MismatchHeaderBase, "receipt", "") {
+			t.Errorf("%s: Expand = %v", name, err)
+		}
+	}
+	var re *prompt.ReceiptError
+	if err := prompt.Verify(second); !errors.As(err, &re) || !re.Has(prompt.MismatchHeaderBase, "receipt", "r0") {
+		t.Fatalf("Verify(relative to a header base) = %v", err)
 	}
 }

@@ -39,6 +39,7 @@ const (
 	MismatchNotReconstructs = "not_reconstructible"
 	MismatchConversation    = "conversation_digest"
 	MismatchBase            = "conversation_base"
+	MismatchHeaderBase      = "header_base"
 )
 
 // Mismatch is one thing a receipt claims that its own content does not bear out.
@@ -176,6 +177,9 @@ func Verify(r Receipt) error {
 	}
 	if r.ConversationBase != nil {
 		v.add(MismatchBase, "receipt", -1, r.ConversationBase.ReceiptID, "an expanded receipt (prompt.Expand)", "a receipt relative to another")
+	}
+	if r.HeaderBase != nil {
+		v.add(MismatchHeaderBase, "receipt", -1, r.HeaderBase.ReceiptID, "an expanded receipt (prompt.Expand)", "a receipt relative to another")
 	}
 	if got, err := ConversationDigest(v.r.Messages[min(len(v.r.Messages), len(v.r.Sections)):]); err != nil || got != r.ConversationDigest {
 		v.add(MismatchConversation, "receipt", -1, "", got, r.ConversationDigest)
@@ -401,10 +405,11 @@ func Reconstruct(r Receipt) (model.Request, error) {
 	return req, nil
 }
 
-// Compact returns r as it is stored when prev, an earlier full receipt of the same session
-// named prevID, shares a prefix of its conversation: only the parts after that prefix are
-// listed, and the blobs are left to the caller (who records only new ones). A receipt with
-// nothing in common with prev is returned whole.
+// Compact returns r as it is stored relative to prev, an earlier full receipt of the same
+// session named prevID: when they share a prefix of their conversation, only the parts after
+// that prefix are listed (ConversationBase); when their sections and tools are the same, those
+// are left out (HeaderBase). The blobs are left to the caller (who records only new ones). A
+// receipt with nothing in common with prev is returned whole.
 //
 // h, when it is the History r was assembled with, supplies the prefix's chain digest without
 // re-hashing the prefix.
@@ -412,6 +417,51 @@ func Compact(r Receipt, prev *Receipt, prevID string, h *History) Receipt {
 	if prev == nil || prevID == "" {
 		return r
 	}
+	return compactHeader(compactConversation(r, prev, prevID, h), prev, prevID)
+}
+
+// header is the part of a receipt HeaderBase shares: its sections, their messages (which
+// open the request) and its tools.
+type header struct {
+	Sections []events.PromptSection `json:"sections"`
+	Messages []events.PromptPart    `json:"messages"`
+	Tools    []events.PromptPart    `json:"tools"`
+}
+
+func headerOf(r Receipt) header {
+	return header{Sections: r.Sections, Messages: r.Messages[:min(len(r.Sections), len(r.Messages))], Tools: r.Tools}
+}
+
+// HeaderDigest is the SHA-256 (hex) of a receipt's header, its sections, section messages and
+// tools as JSON, which HeaderBase.Digest records.
+func HeaderDigest(r Receipt) (string, error) {
+	b, err := json.Marshal(headerOf(r))
+	if err != nil {
+		return "", err
+	}
+	return digest(append([]byte("zuno.prompt.header.1\n"), b...)), nil
+}
+
+// compactHeader leaves out r's header when prev's is the same, field for field.
+func compactHeader(r Receipt, prev *Receipt, prevID string) Receipt {
+	mine, theirs := headerOf(r), headerOf(*prev)
+	if len(mine.Sections)+len(mine.Tools) == 0 || !slices.Equal(mine.Sections, theirs.Sections) ||
+		!slices.Equal(mine.Messages, theirs.Messages) || !slices.Equal(mine.Tools, theirs.Tools) {
+		return r
+	}
+	d, err := HeaderDigest(r)
+	if err != nil {
+		return r
+	}
+	out := r
+	out.Sections, out.Tools = nil, nil
+	out.Messages = slices.Clone(r.Messages[len(mine.Messages):])
+	out.HeaderBase = &events.PromptHeaderBase{ReceiptID: prevID, Digest: d}
+	return out
+}
+
+// compactConversation lists only the conversation parts after the prefix r shares with prev.
+func compactConversation(r Receipt, prev *Receipt, prevID string, h *History) Receipt {
 	sections := min(len(r.Sections), len(r.Messages))
 	mine, theirs := r.Messages[sections:], prev.Messages[min(len(prev.Sections), len(prev.Messages)):]
 	n := commonPrefix(mine, theirs)
@@ -446,16 +496,21 @@ func commonPrefix(a, b []events.PromptPart) int {
 	return i
 }
 
-// Expand restores the full conversation of a stored receipt by following its base chain
-// through lookup (receipt id → stored receipt). A receipt records only blobs its session had
-// not recorded before, so each referenced blob comes from the receipt itself, else from the
-// receipts on its chain, else from pool (every blob of the session; nil for none). The result
-// has no ConversationBase, holds exactly the blobs it references, and can be verified and
-// reconstructed on its own. A base that is missing, circular, or not the prefix it claims is
-// a *ReceiptError; a missing blob is left for Verify to report.
+// Expand restores the header (HeaderBase) and the full conversation of a stored receipt by
+// following its base chains through lookup (receipt id → stored receipt). A receipt records
+// only blobs its session had not recorded before, so each referenced blob comes from the
+// receipt itself, else from the receipts on its chain, else from pool (every blob of the
+// session; nil for none). The result has no ConversationBase or HeaderBase, holds exactly the
+// blobs it references, and can be verified and reconstructed on its own. A base that is
+// missing, circular, or not the prefix (or header) it claims is a *ReceiptError; a missing
+// blob is left for Verify to report.
 func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool)) (Receipt, error) {
 	fail := func(code, id, want, got string) error {
 		return &ReceiptError{Mismatches: []Mismatch{{Code: code, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
+	}
+	r, err := RestoreHeader(r, lookup)
+	if err != nil {
+		return Receipt{}, err
 	}
 	// Walk to the first receipt stored whole, then rebuild forwards.
 	chain := []Receipt{r}
@@ -524,5 +579,44 @@ func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest 
 	for d, b := range r.Blobs {
 		out.Blobs[d] = b
 	}
+	return out, nil
+}
+
+// RestoreHeader puts back the sections, section messages and tools r left out, from the
+// receipt at the end of its HeaderBase chain, which records them. A base that is missing,
+// circular, or does not hold the header r's digest names is a *ReceiptError, as is a receipt
+// that names a base and has a header of its own.
+func RestoreHeader(r Receipt, lookup func(id string) (Receipt, bool)) (Receipt, error) {
+	hb := r.HeaderBase
+	if hb == nil {
+		return r, nil
+	}
+	fail := func(want, got string) error {
+		return &ReceiptError{Mismatches: []Mismatch{{Code: MismatchHeaderBase, Subject: "receipt", Index: -1, ID: hb.ReceiptID, Want: want, Got: got}}}
+	}
+	if len(r.Sections)+len(r.Tools) > 0 {
+		return Receipt{}, fail("no sections or tools beside a header base", fmt.Sprintf("%d sections, %d tools", len(r.Sections), len(r.Tools)))
+	}
+	base, seen := r, map[string]bool{}
+	for base.HeaderBase != nil {
+		id := base.HeaderBase.ReceiptID
+		if seen[id] {
+			return Receipt{}, fail("a chain of earlier receipts", "a cycle")
+		}
+		seen[id] = true
+		next, ok := lookup(id)
+		if !ok {
+			return Receipt{}, fail("the base receipt "+id+" in the log", "missing")
+		}
+		base = next
+	}
+	if got, err := HeaderDigest(base); err != nil || got != hb.Digest {
+		return Receipt{}, fail(hb.Digest, got)
+	}
+	h := headerOf(base)
+	out := r
+	out.Sections, out.Tools = slices.Clone(h.Sections), slices.Clone(h.Tools)
+	out.Messages = append(slices.Clone(h.Messages), r.Messages...)
+	out.HeaderBase = nil
 	return out, nil
 }
