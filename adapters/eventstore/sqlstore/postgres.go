@@ -18,7 +18,7 @@ const notifyChannel = "zuno_events"
 // the subscribers' poll interval, and saves a transaction per commit under load.
 const notifyEvery = 2 * time.Millisecond
 
-// pgCommitters is how many batches commit at once on Postgres: enough that the server's WAL
+// pgCommitters is how many lanes commit at once on Postgres: enough that the server's WAL
 // flushes overlap (each carries every commit record written before it), few enough to leave
 // the pool's connections to readers.
 const pgCommitters = 4

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"runtime"
 	"sync"
@@ -51,18 +52,17 @@ type Store struct {
 	reader  *sqlx.DB
 	metrics *storemetrics.Metrics
 
-	requests chan *appendRequest
+	// lanes are the writers; a stream's appends always go to the same one (laneOf).
+	lanes []*lane
 	// commitBatch writes a batch in one transaction and answers each append in it; it fails
 	// only when the transaction does. The batch outlives any one caller's context.
 	commitBatch func(ctx context.Context, batch []*appendRequest) ([]appendReply, error)
-	inflight    atomic.Int64 // Append calls between entry and reply
 	// concurrentCommits says appends commit concurrently, not in position order (Postgres), so
 	// a read of the whole log stops below the appends in progress (committedBelow).
 	concurrentCommits bool
-	// committers is how many batches may commit at once: 1 where the database takes one
-	// writer at a time (SQLite), more where commits proceed together (Postgres).
+	// committers is how many lanes, so batches, may commit at once: 1 where the database
+	// takes one writer at a time (SQLite), more where commits proceed together (Postgres).
 	committers int
-	committing atomic.Int64 // appends in batches being committed
 	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
 	notify  chan struct{}
 	changed *broadcaster
@@ -70,6 +70,15 @@ type Store struct {
 	wg      sync.WaitGroup
 	closers []func() error
 	once    sync.Once
+}
+
+// lane is one writer: a queue of appends and the goroutine that commits them in batches, one
+// batch at a time. Lanes commit concurrently; since a stream always goes to the same lane, two
+// batches of one process never append to one stream at once (on Postgres they would wait on
+// the stream's lock, and the later-reserved one first would send the other back to retry).
+type lane struct {
+	requests chan *appendRequest
+	inflight atomic.Int64 // Append calls to this lane between entry and reply
 }
 
 type appendRequest struct {
@@ -97,7 +106,6 @@ func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *St
 		name:       string(dialect),
 		writer:     writer,
 		reader:     reader,
-		requests:   make(chan *appendRequest, maxBatchEvents),
 		changed:    newBroadcaster(),
 		stop:       make(chan struct{}),
 		committers: 1,
@@ -111,10 +119,21 @@ func newStore(dialect sqldb.Dialect, writer, reader *sqlx.DB, opts []Option) *St
 	return s
 }
 
-// start runs the writer; commitBatch must be set.
+// start runs the writers; commitBatch and committers must be set.
 func (s *Store) start() {
-	s.wg.Add(1)
-	go s.writeLoop()
+	for range s.committers {
+		l := &lane{requests: make(chan *appendRequest, maxBatchEvents)}
+		s.lanes = append(s.lanes, l)
+		s.wg.Add(1)
+		go s.writeLoop(l)
+	}
+}
+
+// laneOf is the lane of a stream.
+func (s *Store) laneOf(stream string) *lane {
+	h := fnv.New32a()
+	h.Write([]byte(stream))
+	return s.lanes[h.Sum32()%uint32(len(s.lanes))]
 }
 
 // Close stops the writer after the appends already queued and closes the databases.
@@ -140,11 +159,12 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		s.metrics.ObserveAppend(s.name, started, len(evs), storemetrics.OutcomeRejected, err)
 		return events.AppendResult{}, err
 	}
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
+	l := s.laneOf(stream)
+	l.inflight.Add(1)
+	defer l.inflight.Add(-1)
 	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, evs: evs, reply: make(chan appendReply, 1)}
 	select {
-	case s.requests <- req:
+	case l.requests <- req:
 	case <-s.stop:
 		return events.AppendResult{}, ErrClosed
 	case <-ctx.Done():
@@ -157,50 +177,34 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	return r.result, r.err
 }
 
-func (s *Store) writeLoop() {
+func (s *Store) writeLoop(l *lane) {
 	defer s.wg.Done()
-	slots := make(chan struct{}, s.committers)
-	var commits sync.WaitGroup
-	defer commits.Wait()
 	for {
-		var first *appendRequest
 		select {
-		case first = <-s.requests:
+		case first := <-l.requests:
+			s.commit(l.fill(first))
 		case <-s.stop:
-			commits.Wait()
-			s.drainAfterStop()
+			l.drainAfterStop(s)
 			return
 		}
-		// A batch is formed when a committer is free, so appends that arrive while every
-		// committer is busy join the next batch instead of waiting in a queue of their own.
-		slots <- struct{}{}
-		batch := s.fill(first)
-		s.committing.Add(int64(len(batch)))
-		commits.Add(1)
-		go func() {
-			defer commits.Done()
-			s.commit(batch)
-			s.committing.Add(-int64(len(batch)))
-			<-slots
-		}()
 	}
 }
 
 // fill takes what is queued behind first, up to maxBatchEvents (group commit). Appenders that
 // were answered by the last commit are usually about to queue again; while fewer requests are
-// queued than appends wait outside a commit, wait a moment for them, so one commit carries
-// them all. A lone appender never waits.
-func (s *Store) fill(first *appendRequest) []*appendRequest {
+// queued than appends are in flight on this lane, wait a moment for them, so one commit
+// carries them all. A lone appender never waits.
+func (l *lane) fill(first *appendRequest) []*appendRequest {
 	batch := []*appendRequest{first}
 	n := len(first.evs)
 	deadline := time.Now().Add(groupCommitWait)
 	for n < maxBatchEvents {
 		select {
-		case r := <-s.requests:
+		case r := <-l.requests:
 			batch = append(batch, r)
 			n += len(r.evs)
 		default:
-			if int(s.inflight.Load()-s.committing.Load()) <= len(batch) || time.Now().After(deadline) {
+			if int(l.inflight.Load()) <= len(batch) || time.Now().After(deadline) {
 				return batch
 			}
 			runtime.Gosched()
@@ -210,10 +214,10 @@ func (s *Store) fill(first *appendRequest) []*appendRequest {
 }
 
 // drainAfterStop answers appends that were queued before Close.
-func (s *Store) drainAfterStop() {
+func (l *lane) drainAfterStop(s *Store) {
 	for {
 		select {
-		case r := <-s.requests:
+		case r := <-l.requests:
 			s.commit([]*appendRequest{r})
 		default:
 			return
