@@ -221,6 +221,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 			if ev.Position <= from {
 				continue
 			}
+			tx.applying(ev.Position)
 			if err := p.Apply(ctx, tx, ev, payloads[i]); err != nil {
 				return fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
 			}
@@ -229,7 +230,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 			return err
 		}
 	}
-	if err := tx.commit(); err != nil {
+	if err := tx.commit(ctx); err != nil {
 		return err
 	}
 	r.reached.set(last)
@@ -343,6 +344,7 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 			return count, batch.err
 		}
 		for i, ev := range batch.events {
+			tx.applying(ev.Position)
 			for _, p := range ps {
 				if err := p.Apply(ctx, tx, ev, batch.payloads[i]); err != nil {
 					return count, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
@@ -352,6 +354,10 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		pos = batch.events[len(batch.events)-1].Position
 		count += len(batch.events)
 	}
+	// The rows go in before the indexes are built over them.
+	if err := tx.flush(ctx); err != nil {
+		return count, err
+	}
 	if err := createIndexes(ctx, tx.tx, deferred); err != nil {
 		return count, err
 	}
@@ -360,7 +366,7 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 			return count, err
 		}
 	}
-	if err := tx.commit(); err != nil {
+	if err := tx.commit(ctx); err != nil {
 		return count, err
 	}
 	r.metrics.applied.Add(float64(count))
