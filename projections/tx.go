@@ -12,14 +12,18 @@ import (
 
 // Tx is the transaction a projector writes in. Exec takes '?' placeholders on every dialect
 // and keeps one prepared statement per query for the transaction's life: a rebuild runs the
-// same few statements hundreds of thousands of times. The rows of an INSERT are held and
-// written many per statement (batch.go).
+// same few statements hundreds of thousands of times. On Postgres the rows of an INSERT are
+// held and written many per statement (batch.go).
 type Tx struct {
 	tx    *sqlx.Tx
 	stmts map[string]*sqlx.Stmt
 	done  bool
 	views map[string]bool // read models that are views, which no projector writes
 
+	// batching is on for Postgres only: there each statement is a round trip, on the embedded
+	// SQLite it is not, and multi-row upserts measured slower there than one row per
+	// statement (docs/storage.md).
+	batching bool
 	shapes   map[string]*insertShape // per query; nil for a statement that is not batched
 	held     map[string]*heldRows    // by table
 	position uint64                  // the log position of the event being applied
@@ -39,8 +43,8 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 			return nil, fmt.Errorf("take read-model lock: %w", err)
 		}
 	}
-	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}, shapes: map[string]*insertShape{},
-		held: map[string]*heldRows{}}, nil
+	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}, batching: db.DriverName() == "postgres",
+		shapes: map[string]*insertShape{}, held: map[string]*heldRows{}}, nil
 }
 
 // IsView reports whether the read model table is a view in this database: the event read
@@ -65,17 +69,19 @@ func readViews(ctx context.Context, tx *sqlx.Tx) (map[string]bool, error) {
 	return views, nil
 }
 
-// Exec runs a statement with '?' placeholders. The row of a single-row INSERT is held and
-// written, with the rows held beside it, before the next statement on its table or commit:
-// an error in it may come from a later call.
+// Exec runs a statement with '?' placeholders. When batching, the row of a single-row INSERT
+// is held and written, with the rows held beside it, before the next statement on its table
+// or commit: an error in it may come from a later call.
 func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
-	shape, parsed := t.shapes[query]
-	if !parsed {
-		shape = parseInsert(query)
-		t.shapes[query] = shape
-	}
-	if shape != nil {
-		return t.hold(ctx, shape, args)
+	if t.batching {
+		shape, parsed := t.shapes[query]
+		if !parsed {
+			shape = parseInsert(query)
+			t.shapes[query] = shape
+		}
+		if shape != nil {
+			return t.hold(ctx, shape, args)
+		}
 	}
 	if err := t.flushTable(ctx, statementTable(query)); err != nil {
 		return err
