@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// Batched writes (docs/storage.md, "Read models and projections"). A projector writes one
-// row at a time with Tx.Exec; the transaction holds the rows of an INSERT back and writes
-// them as multi-row INSERTs, so that a batch or a rebuild costs one statement (on Postgres
-// one round trip) per few hundred rows instead of one per row. What the projector writes is
+// Batched writes on Postgres (docs/storage.md, "Read models and projections"). A projector
+// writes one row at a time with Tx.Exec; the transaction holds the rows of an INSERT back
+// and writes them as multi-row INSERTs, so that a batch or a rebuild costs one round trip
+// per few hundred rows instead of one per row. What the projector writes is
 // unchanged: rows reach each table in an order that gives the same result as writing them
 // one by one:
 //
