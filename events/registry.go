@@ -117,9 +117,12 @@ func Encode(id string, p Payload, md Metadata) (Event, error) {
 	return Event{ID: id, Type: p.EventType(), Data: data, Metadata: md}, nil
 }
 
+// decodeStrict decodes data into into. json.Unmarshal checks the whole input is valid JSON
+// before it decodes anything, so it is not scanned twice: a rebuild decodes every event.
 func decodeStrict(data []byte, into any) error {
-	if !json.Valid(data) {
+	err := json.Unmarshal(data, into)
+	if _, syntax := err.(*json.SyntaxError); syntax {
 		return fmt.Errorf("data is not valid JSON")
 	}
-	return json.Unmarshal(data, into)
+	return err
 }

@@ -26,5 +26,5 @@ func ApplyOne(ctx context.Context, db *sqlx.DB, p Projector, ev events.Recorded,
 	if err := p.Apply(ctx, tx, ev, payload); err != nil {
 		return err
 	}
-	return tx.commit()
+	return tx.commit(ctx)
 }

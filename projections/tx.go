@@ -12,12 +12,21 @@ import (
 
 // Tx is the transaction a projector writes in. Exec takes '?' placeholders on every dialect
 // and keeps one prepared statement per query for the transaction's life: a rebuild runs the
-// same few statements hundreds of thousands of times.
+// same few statements hundreds of thousands of times. On Postgres the rows of an INSERT are
+// held and written many per statement (batch.go).
 type Tx struct {
 	tx    *sqlx.Tx
 	stmts map[string]*sqlx.Stmt
 	done  bool
 	views map[string]bool // read models that are views, which no projector writes
+
+	// batching is on for Postgres only: there each statement is a round trip, on the embedded
+	// SQLite it is not, and multi-row upserts measured slower there than one row per
+	// statement (docs/storage.md).
+	batching bool
+	shapes   map[string]*insertShape // per query; nil for a statement that is not batched
+	held     map[string]*heldRows    // by table
+	position uint64                  // the log position of the event being applied
 }
 
 func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
@@ -34,7 +43,8 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 			return nil, fmt.Errorf("take read-model lock: %w", err)
 		}
 	}
-	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}}, nil
+	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}, batching: db.DriverName() == "postgres",
+		shapes: map[string]*insertShape{}, held: map[string]*heldRows{}}, nil
 }
 
 // IsView reports whether the read model table is a view in this database: the event read
@@ -59,8 +69,23 @@ func readViews(ctx context.Context, tx *sqlx.Tx) (map[string]bool, error) {
 	return views, nil
 }
 
-// Exec runs a statement with '?' placeholders.
+// Exec runs a statement with '?' placeholders. When batching, the row of a single-row INSERT
+// is held and written, with the rows held beside it, before the next statement on its table
+// or commit: an error in it may come from a later call.
 func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
+	if t.batching {
+		shape, parsed := t.shapes[query]
+		if !parsed {
+			shape = parseInsert(query)
+			t.shapes[query] = shape
+		}
+		if shape != nil {
+			return t.hold(ctx, shape, args)
+		}
+	}
+	if err := t.flushTable(ctx, statementTable(query)); err != nil {
+		return err
+	}
 	stmt, err := t.prepared(ctx, query)
 	if err != nil {
 		return err
@@ -69,9 +94,16 @@ func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
 	return err
 }
 
+// applying tells the transaction which event the next writes come from, for their errors.
+func (t *Tx) applying(position uint64) { t.position = position }
+
 // get reads one value inside the projection's transaction: a projector may read the rows it
-// owns (never another projector's, whose checkpoint may differ).
+// owns (never another projector's, whose checkpoint may differ). Rows held for its table are
+// written first.
 func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
+	if err := t.flushTable(ctx, statementTable(query)); err != nil {
+		return err
+	}
 	stmt, err := t.prepared(ctx, query)
 	if err != nil {
 		return err
@@ -99,7 +131,11 @@ func (t *Tx) setCheckpoint(ctx context.Context, name string, pos uint64) error {
 		name, int64(pos), time.Now().UTC().Format(time.RFC3339Nano))
 }
 
-func (t *Tx) commit() error {
+// commit writes the held rows, then commits.
+func (t *Tx) commit(ctx context.Context) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
 	t.closeStmts()
 	t.done = true
 	if err := t.tx.Commit(); err != nil {
