@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -121,26 +123,31 @@ type pgOutcome struct {
 	actual, first, last, next *int64
 }
 
-// maxSerializationRetries bounds the retries of a batch that zuno_append refused because
-// another append wrote one of its streams first with later positions (or a deadlock).
-const maxSerializationRetries = 8
+// maxSerializationRetries bounds the retries of a batch that collided with another append
+// (retriable). Each collision means the other append committed, so appends as a whole always
+// progress; a short random pause before each retry keeps appenders from colliding in step
+// when several processes write one stream.
+const maxSerializationRetries = 64
 
 // runAppend runs zuno_append over b in one statement (one transaction) and reads its answers,
-// one per request; a batch refused for the order of its positions is run again.
+// one per request; a batch that collided with another append is run again.
 func (s *Store) runAppend(ctx context.Context, b pgBatch) ([]pgOutcome, error) {
 	for attempt := 0; ; attempt++ {
 		outs, err := s.appendOnce(ctx, b)
-		if err != nil && retriable(err) && attempt < maxSerializationRetries {
-			continue
+		if err == nil || !retriable(err) || attempt >= maxSerializationRetries {
+			return outs, err
 		}
-		return outs, err
+		time.Sleep(time.Duration(rand.Int64N(int64(min(attempt+1, 10)) * int64(100*time.Microsecond))))
 	}
 }
 
-// retriable reports a transaction the database rolled back for its order, not its content.
+// retriable reports a transaction the database rolled back for its timing, not its content:
+// another append wrote one of its streams past its reserved positions (40001), decided the
+// same revision or stored the same event id at the same time (23505; run again, the batch
+// sees that append's events), or a deadlock between such appends (40P01).
 func retriable(err error) bool {
 	var pqErr *pq.Error
-	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "40P01")
+	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "23505" || pqErr.Code == "40P01")
 }
 
 func (s *Store) appendOnce(ctx context.Context, b pgBatch) ([]pgOutcome, error) {

@@ -160,10 +160,10 @@ func TestPostgresSubscriberWaitsForHeldAppend(t *testing.T) {
 	}
 }
 
-// An append whose positions were reserved before another append to the same stream, but that
-// locks the stream after it, is retried with new positions: within a stream, positions follow
-// revisions.
-func TestPostgresStreamWrittenPastReservationIsRetried(t *testing.T) {
+// Two appends that decide the same revision of a stream at once collide on the unique
+// (stream, revision) key: the later waits for the earlier, fails, and its batch is run again
+// with new positions, after the earlier's: within a stream, positions follow revisions.
+func TestPostgresConcurrentRevisionIsRetried(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s := openPostgres(t, url)
 	defer s.Close()
@@ -171,12 +171,17 @@ func TestPostgresStreamWrittenPastReservationIsRetried(t *testing.T) {
 	if _, err := s.Append(ctx, "x", events.NoStream, testEvent("x", 0)); err != nil {
 		t.Fatal(err)
 	}
-	// The blocker holds the stream's row, as an append that locked it first.
-	blocker := sqlx.MustOpen("postgres", url)
-	defer blocker.Close()
-	tx := blocker.MustBegin()
+	// The other append has written revision 1, not committed yet.
+	other := sqlx.MustOpen("postgres", url)
+	defer other.Close()
+	tx := other.MustBegin()
 	defer tx.Rollback()
-	tx.MustExec(`SELECT 1 FROM event_stream WHERE stream = 'x' FOR UPDATE`)
+	var otherID string
+	if err := tx.Get(&otherID, `INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
+		VALUES (nextval('event_position'), gen_random_uuid(), 'x', 1, 'test.happened.1', '{}', '{"commandId":"other"}', pg_current_xact_id())
+		RETURNING event_id`); err != nil {
+		t.Fatal(err)
+	}
 	type result struct {
 		res events.AppendResult
 		err error
@@ -186,22 +191,19 @@ func TestPostgresStreamWrittenPastReservationIsRetried(t *testing.T) {
 		res, err := s.Append(ctx, "x", events.Any, testEvent("x", 1))
 		done <- result{res, err}
 	}()
-	waitForLockWait(t, blocker)
-	// The blocker writes revision 1 at a position after the waiting append's reservation.
+	waitForLockWait(t, other)
+	// The other append stands after the waiting one's reservation, as one that reserved later.
 	var ahead int64
-	tx.MustExec(`SELECT setval('event_position', nextval('event_position') + 10)`)
-	if err := tx.Get(&ahead, `SELECT last_value FROM event_position`); err != nil {
+	if err := tx.Get(&ahead, `SELECT setval('event_position', nextval('event_position') + 10)`); err != nil {
 		t.Fatal(err)
 	}
-	tx.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
-		VALUES ($1, gen_random_uuid(), 'x', 1, 'test.happened.1', '{}', '{"commandId":"other"}', pg_current_xact_id())`, ahead)
-	tx.MustExec(`UPDATE event_stream SET revision = 1, hash = '', last_position = $1 WHERE stream = 'x'`, ahead)
+	tx.MustExec(`UPDATE event_log SET position = $1 WHERE event_id = $2`, ahead, otherID)
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
 	if r.err != nil || r.res.FirstPosition <= uint64(ahead) || r.res.NextRevision != 2 {
-		t.Fatalf("append after another wrote past its reservation: %+v %v, want revision 2 after position %d", r.res, r.err, ahead)
+		t.Fatalf("append beside another of the same revision: %+v %v, want revision 2 after position %d", r.res, r.err, ahead)
 	}
 	recs, err := s.ReadStream(ctx, "x", 0, 10)
 	if err != nil {
@@ -212,6 +214,24 @@ func TestPostgresStreamWrittenPastReservationIsRetried(t *testing.T) {
 			t.Fatalf("revision %d at position %d after revision %d at %d", recs[i].StreamRevision, recs[i].Position,
 				recs[i-1].StreamRevision, recs[i-1].Position)
 		}
+	}
+}
+
+// An append that finds its stream's head at or past the positions it reserved (an append that
+// reserved later committed first) refuses to write behind it.
+func TestPostgresHeadPastReservationIsRefused(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openPostgres(t, url)
+	defer s.Close()
+	db := sqlx.MustOpen("postgres", url)
+	defer db.Close()
+	db.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
+		VALUES (1000, gen_random_uuid(), 'x', 0, 'test.happened.1', '{}', '{"commandId":"later"}', pg_current_xact_id())`)
+	_, err := db.Exec(`SELECT * FROM zuno_append('{x}', '{any}', '{0}', '{1}', $1, '{t}', '{"{}"}', '{"{\"c\":1}"}', '{d}')`,
+		pq.Array([]string{events.DeriveID("x", 1)}))
+	var pqErr *pq.Error
+	if !errors.As(err, &pqErr) || pqErr.Code != "40001" {
+		t.Fatalf("append reserving before the stream's head: %v, want serialization_failure", err)
 	}
 }
 

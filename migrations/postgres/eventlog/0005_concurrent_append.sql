@@ -1,8 +1,8 @@
 -- Appends commit concurrently (docs/storage.md, "Concurrent appends"). Until now every append
 -- held the append lock through its commit, so commits, and their WAL flushes, happened one at
 -- a time. Now an append holds that lock only while it takes its transaction id and reserves its
--- positions, and serialises with other appends to the same stream on the stream's row in
--- event_stream. Positions are reserved in transaction-id order, and a reader reads only the
+-- positions; two appends to one stream at once collide on its unique revision, and one is run
+-- again. Positions are reserved in transaction-id order, and a reader reads only the
 -- events of transactions older than every append still in progress (zuno_event_horizon), so
 -- it can never pass a position that commits later.
 LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE;
@@ -14,21 +14,6 @@ ALTER TABLE event_log ADD COLUMN IF NOT EXISTS xid xid8 NOT NULL DEFAULT '0';
 CREATE SEQUENCE IF NOT EXISTS event_position AS BIGINT;
 SELECT setval('event_position', COALESCE((SELECT MAX(position) FROM event_log), 0) + 1, false);
 REVOKE ALL ON SEQUENCE event_position FROM PUBLIC;
-
--- One row per stream: its last revision, the hash of its last event and where that event
--- stands. Appenders lock a stream's row until they commit, so the revision check and the chain
--- link are decided by one appender at a time, per stream, while appends to other streams go on.
-CREATE TABLE IF NOT EXISTS event_stream (
-    stream        TEXT   PRIMARY KEY,
-    revision      BIGINT NOT NULL,
-    hash          TEXT   NOT NULL,
-    last_position BIGINT NOT NULL
-);
-REVOKE ALL ON event_stream FROM PUBLIC;
-INSERT INTO event_stream (stream, revision, hash, last_position)
-SELECT DISTINCT ON (stream) stream, stream_revision, COALESCE(metadata->>'hash', ''), position
-FROM event_log ORDER BY stream, stream_revision DESC
-ON CONFLICT (stream) DO NOTHING;
 
 -- An append holds a SHARE lock on event_appending from its start to its end, before it takes its
 -- transaction id: it is how a reader finds the appends in progress, whatever else runs in the
@@ -74,10 +59,11 @@ $$;
 -- which would serialise the commits again; the appending process notifies after its commit.
 --
 -- It must be its transaction's first write: the order proof needs the transaction id taken
--- while positions are reserved. When another transaction has written to one of the batch's
--- streams at positions after the ones reserved here (it reserved later but locked the stream
--- first), it fails with serialization_failure, and the caller retries the batch: within a
--- stream, positions follow revisions.
+-- while positions are reserved. When another transaction has committed to one of the batch's
+-- streams at positions after the ones reserved here (it reserved later but wrote first), it
+-- fails with serialization_failure; when one writes the same revision of a stream at the same
+-- time, one of the two fails with unique_violation. The caller runs the batch again, with new
+-- positions: within a stream, positions follow revisions.
 CREATE OR REPLACE FUNCTION zuno_append(streams text[], expects text[], revisions bigint[], counts int[],
     ids uuid[], types text[], datas text[], metas text[], digests text[])
 RETURNS TABLE (idx int, outcome text, actual bigint, first_position bigint, last_position bigint, next_revision bigint)
@@ -90,7 +76,6 @@ DECLARE
     head_revs bigint[];
     head_hashes text[];
     head_pos bigint[];
-    changed boolean[];
     seen uuid[];
     req_ids uuid[];
     h int;
@@ -131,24 +116,20 @@ BEGIN
     END;
     next_pos := reserved;
 
-    -- Lock the streams' rows in one order, so two batches never wait on each other in a cycle,
-    -- and read their heads; a stream's first append creates its row.
-    SELECT array_agg(e.stream), array_agg(e.revision), array_agg(e.hash), array_agg(e.last_position)
+    -- Each stream's head as its last committed event left it. Nothing is locked: an append
+    -- that decides the same revision of a stream at the same time collides with this one on
+    -- the unique (stream, stream_revision) key, waits for it, and fails; its batch is run
+    -- again (docs/storage.md, "Concurrent appends").
+    SELECT array_agg(u.s), array_agg(COALESCE(h.stream_revision, -1)),
+           array_agg(COALESCE(h.metadata->>'hash', '')), array_agg(COALESCE(h.position, 0))
       INTO head_streams, head_revs, head_hashes, head_pos
-      FROM (SELECT * FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE) AS e;
-    IF COALESCE(array_length(head_streams, 1), 0) < (SELECT count(DISTINCT s) FROM unnest(streams) AS s) THEN
-        INSERT INTO event_stream (stream, revision, hash, last_position)
-        SELECT DISTINCT s, -1, '', 0 FROM unnest(streams) AS s ORDER BY 1
-        ON CONFLICT (stream) DO NOTHING;
-        SELECT array_agg(e.stream), array_agg(e.revision), array_agg(e.hash), array_agg(e.last_position)
-          INTO head_streams, head_revs, head_hashes, head_pos
-          FROM (SELECT * FROM event_stream WHERE stream = ANY(streams) ORDER BY stream FOR UPDATE) AS e;
-    END IF;
+      FROM (SELECT DISTINCT s FROM unnest(streams) AS s) AS u
+      LEFT JOIN LATERAL (SELECT e.stream_revision, e.metadata, e.position FROM event_log AS e
+                         WHERE e.stream = u.s ORDER BY e.stream_revision DESC LIMIT 1) AS h ON true;
     IF reserved <= ANY(head_pos) THEN
         RAISE EXCEPTION 'a stream of this batch was written after positions were reserved; retry the batch'
             USING ERRCODE = 'serialization_failure';
     END IF;
-    changed := array_fill(false, ARRAY[array_length(head_streams, 1)]);
     SELECT COALESCE(array_agg(event_id), '{}') INTO seen FROM event_log WHERE event_id = ANY(ids);
 
     idx := -1;
@@ -196,8 +177,6 @@ BEGIN
             next_pos := next_pos + n;
             head_revs[h] := cur + n;
             head_hashes[h] := prev;
-            head_pos[h] := last_position;
-            changed[h] := true;
         END IF;
         off := off + n;
         RETURN NEXT;
@@ -212,9 +191,6 @@ BEGIN
            datas[o.off + g.j]::json, linked[o.off + g.j]::json, my_xid
     FROM unnest(ok_req, ok_pos, ok_rev, ok_off) AS o(req, pos, rev, off),
          generate_series(1, counts[o.req]) AS g(j);
-    UPDATE event_stream AS e SET revision = u.r, hash = u.h, last_position = u.p
-    FROM unnest(head_streams, head_revs, head_hashes, head_pos, changed) AS u(s, r, h, p, c)
-    WHERE u.c AND e.stream = u.s;
 END
 $$;
 
