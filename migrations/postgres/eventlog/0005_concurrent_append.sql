@@ -72,13 +72,13 @@ DECLARE
     total int := COALESCE(array_length(ids, 1), 0);
     next_pos bigint;
     reserved bigint;
-    head_streams text[];
-    head_revs bigint[];
-    head_hashes text[];
-    head_pos bigint[];
+    head_streams text[] := '{}';
+    head_revs bigint[] := '{}';
+    head_hashes text[] := '{}';
     seen uuid[];
     req_ids uuid[];
     h int;
+    head_at bigint;
     cur bigint;
     prev text;
     off int := 0;
@@ -116,20 +116,6 @@ BEGIN
     END;
     next_pos := reserved;
 
-    -- Each stream's head as its last committed event left it. Nothing is locked: an append
-    -- that decides the same revision of a stream at the same time collides with this one on
-    -- the unique (stream, stream_revision) key, waits for it, and fails; its batch is run
-    -- again (docs/storage.md, "Concurrent appends").
-    SELECT array_agg(u.s), array_agg(COALESCE(h.stream_revision, -1)),
-           array_agg(COALESCE(h.metadata->>'hash', '')), array_agg(COALESCE(h.position, 0))
-      INTO head_streams, head_revs, head_hashes, head_pos
-      FROM (SELECT DISTINCT s FROM unnest(streams) AS s) AS u
-      LEFT JOIN LATERAL (SELECT e.stream_revision, e.metadata, e.position FROM event_log AS e
-                         WHERE e.stream = u.s ORDER BY e.stream_revision DESC LIMIT 1) AS h ON true;
-    IF reserved <= ANY(head_pos) THEN
-        RAISE EXCEPTION 'a stream of this batch was written after positions were reserved; retry the batch'
-            USING ERRCODE = 'serialization_failure';
-    END IF;
     SELECT COALESCE(array_agg(event_id), '{}') INTO seen FROM event_log WHERE event_id = ANY(ids);
 
     idx := -1;
@@ -139,6 +125,24 @@ BEGIN
         req_ids := ids[off + 1 : off + n];
         actual := NULL; first_position := NULL; last_position := NULL; next_revision := NULL;
         h := array_position(head_streams, streams[k]);
+        IF h IS NULL THEN
+            -- The stream's head as its last committed event left it. Nothing is locked: an
+            -- append that decides the same revision of the stream at the same time collides
+            -- with this one on the unique (stream, stream_revision) key, waits for it, and
+            -- fails; its batch is run again (docs/storage.md, "Concurrent appends").
+            h := COALESCE(array_length(head_streams, 1), 0) + 1;
+            head_streams[h] := streams[k];
+            SELECT e.stream_revision, COALESCE(e.metadata->>'hash', ''), e.position
+              INTO cur, prev, head_at
+              FROM event_log AS e WHERE e.stream = streams[k] ORDER BY e.stream_revision DESC LIMIT 1;
+            IF NOT FOUND THEN
+                cur := -1; prev := '';
+            ELSIF head_at >= reserved THEN
+                RAISE EXCEPTION 'stream % was written after positions were reserved; retry the batch', streams[k]
+                    USING ERRCODE = 'serialization_failure';
+            END IF;
+            head_revs[h] := cur; head_hashes[h] := prev;
+        END IF;
         cur := head_revs[h];
         allowed := CASE expects[k]
                        WHEN 'any' THEN true
