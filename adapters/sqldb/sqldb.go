@@ -36,12 +36,6 @@ const (
 	ReadOnly
 )
 
-// NewPageSize is the page size of a SQLite file Zuno creates. Events and read-model rows are
-// 0.3 to 2 KB each, so a 4 KB page ends with about half a row unused; in 16 KB pages that
-// remainder is a quarter as large a share (docs/storage.md, "Bytes per step": a step of one
-// shell call took 12.8 KB in 4 KB pages, 10.9 KB in 16 KB pages, 11.7 KB in 8 KB ones).
-const NewPageSize = "16384"
-
 // SQLiteDSN returns the modernc.org/sqlite DSN for path: WAL with synchronous=FULL (an audit
 // log that drops acknowledged events on power loss is not an audit log) and a busy timeout so
 // several processes can share one file.
@@ -58,11 +52,7 @@ func SQLiteDSN(path string, mode Mode) string {
 		q.Set("mode", "ro")
 		q.Add("_pragma", "query_only(1)")
 	default:
-		// A new file's page size must be set before WAL fixes it; the driver runs the
-		// _pragma list before _journal_mode (it sorts the list, and journal_mode sorts first).
-		// On an existing file the pragma changes nothing: it keeps the size it was created with.
-		q.Add("_pragma", "page_size("+NewPageSize+")")
-		q.Set("_journal_mode", "WAL")
+		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
 		if mode == Writer {
 			q.Set("_txlock", "immediate")
