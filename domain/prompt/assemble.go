@@ -117,24 +117,9 @@ func Assemble(in Input) (Assembled, error) {
 	}
 
 	blobs := make(map[string]string, len(sections)+len(tools)+8)
-	secParts := make([]events.PromptPart, len(sections))
-	secMsgs := make([]model.Message, len(sections))
-	secWire := make([][]byte, len(sections)) // each message's exact JSON, for the actual digest
-	for i := range sections {
-		s := &sections[i]
-		s.Order = i
-		s.Bytes = len(s.Content)
-		s.EstimatedTokens = EstimateTokens(s.Content)
-		s.SHA256 = digestString(s.Content)
-		blobs[s.SHA256] = s.Content
-		secParts[i] = events.PromptPart{Kind: PartSection, Section: s.ID, Role: s.Role,
-			Bytes: s.Bytes, EstimatedTokens: s.EstimatedTokens, SHA256: s.SHA256}
-		secMsgs[i] = model.Message{Role: model.Role(s.Role), Text: s.Content}
-		b, err := json.Marshal(secMsgs[i])
-		if err != nil {
-			return Assembled{}, err
-		}
-		secWire[i] = b
+	secParts, secMsgs, secWire, err := encodeSections(sections, blobs)
+	if err != nil {
+		return Assembled{}, err
 	}
 	conv, err := history.encode(in.Conversation)
 	if err != nil {
@@ -146,18 +131,11 @@ func Assemble(in Input) (Assembled, error) {
 	parts, msgs, wire := history.lists(secParts, secMsgs, secWire, conv)
 	var req model.Request
 	req.Messages = msgs
-	var toolParts []events.PromptPart
-	for _, t := range tools {
-		blob, back, err := roundTrip(t.Tool)
-		if err != nil {
-			return Assembled{}, err
-		}
-		d := digest(blob)
-		blobs[d] = string(blob)
-		toolParts = append(toolParts, events.PromptPart{Kind: PartTool, Name: back.Name,
-			Bytes: len(blob), EstimatedTokens: toolTokens(back), SHA256: d})
-		req.Tools = append(req.Tools, back)
+	toolParts, wireTools, err := encodeTools(tools, blobs)
+	if err != nil {
+		return Assembled{}, err
 	}
+	req.Tools = wireTools
 	// The conversation, tools and options were validated by checkTools, and every section is
 	// a non-empty system or developer message, so the request needs no second pass (which
 	// would cost a walk of the whole conversation at every step).
@@ -197,6 +175,51 @@ func Assemble(in Input) (Assembled, error) {
 	}
 	history.returned = len(conv)
 	return Assembled{Sections: sections, Request: req, Receipt: r}, nil
+}
+
+// encodeSections numbers and measures each section, records its content as a blob, and
+// returns its receipt part, its message and that message's exact JSON (for the actual
+// digest).
+func encodeSections(sections []Section, blobs map[string]string) ([]events.PromptPart, []model.Message, [][]byte, error) {
+	parts := make([]events.PromptPart, len(sections))
+	msgs := make([]model.Message, len(sections))
+	wire := make([][]byte, len(sections))
+	for i := range sections {
+		s := &sections[i]
+		s.Order = i
+		s.Bytes = len(s.Content)
+		s.EstimatedTokens = EstimateTokens(s.Content)
+		s.SHA256 = digestString(s.Content)
+		blobs[s.SHA256] = s.Content
+		parts[i] = events.PromptPart{Kind: PartSection, Section: s.ID, Role: s.Role,
+			Bytes: s.Bytes, EstimatedTokens: s.EstimatedTokens, SHA256: s.SHA256}
+		msgs[i] = model.Message{Role: model.Role(s.Role), Text: s.Content}
+		b, err := json.Marshal(msgs[i])
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		wire[i] = b
+	}
+	return parts, msgs, wire, nil
+}
+
+// encodeTools records each tool declaration as a blob, as it reads back from its JSON, and
+// returns its receipt part and the declaration the request carries.
+func encodeTools(tools []ToolDecl, blobs map[string]string) ([]events.PromptPart, []model.Tool, error) {
+	var parts []events.PromptPart
+	var out []model.Tool
+	for _, t := range tools {
+		blob, back, err := roundTrip(t.Tool)
+		if err != nil {
+			return nil, nil, err
+		}
+		d := digest(blob)
+		blobs[d] = string(blob)
+		parts = append(parts, events.PromptPart{Kind: PartTool, Name: back.Name,
+			Bytes: len(blob), EstimatedTokens: toolTokens(back), SHA256: d})
+		out = append(out, back)
+	}
+	return parts, out, nil
 }
 
 // requestDigest is digest(RequestBytes(req)) computed from the messages' already encoded JSON,
