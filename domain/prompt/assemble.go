@@ -423,40 +423,48 @@ func hostSection(id, lane string) events.PromptSection {
 		Trust: TrustHost, Priority: priority(TrustHost, 0)}
 }
 
-func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, error) {
-	var out []Section
-	ids := map[string]bool{}
-	// raw is the caller's text before any framing: an empty file says nothing, framed or not.
-	add := func(field string, s events.PromptSection, content, raw string) error {
-		if !utf8.ValidString(content) {
-			return invalid(field, "is not valid UTF-8",
-				"re-encode the file as UTF-8; its bytes are sent verbatim, so they must be text")
-		}
-		if strings.TrimSpace(raw) == "" {
-			return nil // nothing to say produces no section, as an absent capability does
-		}
-		if _, ok := trustRank[s.Trust]; !ok {
-			return invalid(field+".trust", fmt.Sprintf("%q is not a trust level", s.Trust), "use host, user, project or session")
-		}
-		if s.Source == "" {
-			return invalid(field+".source", "is empty", "name where the text came from (a path or a definition)")
-		}
-		if ids[s.ID] {
-			return invalid(field, fmt.Sprintf("section id %q is produced twice", s.ID), "give each file a distinct path")
-		}
-		ids[s.ID] = true
-		out = append(out, Section{PromptSection: s, Content: content})
-		return nil
-	}
-	framed := func(s events.PromptSection, raw, header string) (events.PromptSection, string, string) {
-		s.SourceSHA256 = digestString(raw)
-		return s, header + "\n\n" + raw, raw
-	}
+// sectionList collects a prompt's sections, refusing bad ones.
+type sectionList struct {
+	out []Section
+	ids map[string]bool
+}
 
+// add appends a section; raw is the caller's text before any framing: an empty file says
+// nothing, framed or not.
+func (l *sectionList) add(field string, s events.PromptSection, content, raw string) error {
+	if !utf8.ValidString(content) {
+		return invalid(field, "is not valid UTF-8",
+			"re-encode the file as UTF-8; its bytes are sent verbatim, so they must be text")
+	}
+	if strings.TrimSpace(raw) == "" {
+		return nil // nothing to say produces no section, as an absent capability does
+	}
+	if _, ok := trustRank[s.Trust]; !ok {
+		return invalid(field+".trust", fmt.Sprintf("%q is not a trust level", s.Trust), "use host, user, project or session")
+	}
+	if s.Source == "" {
+		return invalid(field+".source", "is empty", "name where the text came from (a path or a definition)")
+	}
+	if l.ids[s.ID] {
+		return invalid(field, fmt.Sprintf("section id %q is produced twice", s.ID), "give each file a distinct path")
+	}
+	l.ids[s.ID] = true
+	l.out = append(l.out, Section{PromptSection: s, Content: content})
+	return nil
+}
+
+// addFramed adds a file's text under a header that says where it came from.
+func (l *sectionList) addFramed(field string, s events.PromptSection, raw, header string) error {
+	s.SourceSHA256 = digestString(raw)
+	return l.add(field, s, header+"\n\n"+raw, raw)
+}
+
+func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, error) {
+	l := &sectionList{ids: map[string]bool{}}
 	if in.Agent.Name == "" {
 		return nil, invalid("agent.name", "is empty", "name the agent the prompt is for")
 	}
-	if err := add("agent", events.PromptSection{ID: "agent." + in.Agent.Name, Lane: LaneAgentRole, Source: in.Agent.Source,
+	if err := l.add("agent", events.PromptSection{ID: "agent." + in.Agent.Name, Lane: LaneAgentRole, Source: in.Agent.Source,
 		Role: string(model.RoleSystem), Trust: in.Agent.Trust, Priority: priority(in.Agent.Trust, 0)}, in.Agent.Text, in.Agent.Text); err != nil {
 		return nil, err
 	}
@@ -465,7 +473,7 @@ func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, err
 	case ModeNone:
 	case ModePlan, ModeWork:
 		id := "mode." + in.Mode
-		if err := add("mode", hostSection(id, LaneMode), modeText[in.Mode], modeText[in.Mode]); err != nil {
+		if err := l.add("mode", hostSection(id, LaneMode), modeText[in.Mode], modeText[in.Mode]); err != nil {
 			return nil, err
 		}
 	default:
@@ -473,27 +481,39 @@ func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, err
 	}
 
 	for _, s := range runtimeSections(tools, in.Runtime, workState != "") {
-		if err := add("runtime", s.PromptSection, s.Content, s.Content); err != nil {
+		if err := l.add("runtime", s.PromptSection, s.Content, s.Content); err != nil {
 			return nil, err
 		}
 	}
+	if err := l.addAgentsFiles(in); err != nil {
+		return nil, err
+	}
+	if workState != "" {
+		if err := l.add("workState", hostSection(SectionWorkState, LaneWorkState), workState, workState); err != nil {
+			return nil, err
+		}
+	}
+	return l.out, nil
+}
 
+// addAgentsFiles adds the global AGENTS.md, then the project's, shallowest first, so that a
+// deeper file, which wins a conflict, comes later.
+func (l *sectionList) addAgentsFiles(in Input) error {
 	if g := in.GlobalAgents; g != nil {
 		if g.Path == "" {
-			return nil, invalid("globalAgents.path", "is empty", "give the path the file was read from")
+			return invalid("globalAgents.path", "is empty", "give the path the file was read from")
 		}
-		s, text, raw := framed(events.PromptSection{ID: "agents.global", Lane: LaneGlobalAgents, Source: g.Path,
+		if err := l.addFramed("globalAgents", events.PromptSection{ID: "agents.global", Lane: LaneGlobalAgents, Source: g.Path,
 			Role: string(model.RoleDeveloper), Trust: TrustUser, Priority: priority(TrustUser, 0)},
-			string(g.Content), "Global AGENTS.md instructions from "+g.Path+":")
-		if err := add("globalAgents", s, text, raw); err != nil {
-			return nil, err
+			string(g.Content), "Global AGENTS.md instructions from "+g.Path+":"); err != nil {
+			return err
 		}
 	}
 
 	project := slices.Clone(in.ProjectAgents)
 	for i, f := range project {
 		if f.Path == "" {
-			return nil, invalid(fmt.Sprintf("projectAgents[%d].path", i), "is empty", "give the path the file was read from")
+			return invalid(fmt.Sprintf("projectAgents[%d].path", i), "is empty", "give the path the file was read from")
 		}
 	}
 	slices.SortStableFunc(project, func(a, b InstructionFile) int {
@@ -501,22 +521,15 @@ func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, err
 	})
 	for i, f := range project {
 		dir := filepath.Dir(filepath.Clean(f.Path))
-		s, text, raw := framed(events.PromptSection{ID: "agents.project:" + f.Path, Lane: LaneProjectAgents, Source: f.Path,
-			Role: string(model.RoleDeveloper), Trust: TrustProject, Priority: priority(TrustProject, pathDepth(f.Path))},
+		if err := l.addFramed(fmt.Sprintf("projectAgents[%d]", i), events.PromptSection{ID: "agents.project:" + f.Path,
+			Lane: LaneProjectAgents, Source: f.Path, Role: string(model.RoleDeveloper), Trust: TrustProject,
+			Priority: priority(TrustProject, pathDepth(f.Path))},
 			string(f.Content), "AGENTS.md instructions from "+f.Path+". They apply to files under "+dir+
-				"; where they conflict with an AGENTS.md higher up, these win.")
-		if err := add(fmt.Sprintf("projectAgents[%d]", i), s, text, raw); err != nil {
-			return nil, err
+				"; where they conflict with an AGENTS.md higher up, these win."); err != nil {
+			return err
 		}
 	}
-
-	if workState != "" {
-		if err := add("workState", hostSection(SectionWorkState, LaneWorkState), workState, workState); err != nil {
-			return nil, err
-		}
-	}
-
-	return out, nil
+	return nil
 }
 
 func pathDepth(p string) int {
