@@ -29,18 +29,24 @@ func BodyDigest(stream string, ev Event) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return EncodedBodyDigest(stream, ev, mdBytes), nil
+}
+
+// EncodedBodyDigest is BodyDigest for a caller that has already encoded the event's metadata
+// without its hash (as an append does to store it), so it is not encoded twice.
+func EncodedBodyDigest(stream string, ev Event, metadata []byte) string {
 	h := sha256.New()
 	buf := make([]byte, 0, 64)
 	buf = append(buf, ChainVersion...)
 	buf = append(buf, '\n')
 	h.Write(buf)
-	for _, field := range [][]byte{[]byte(ev.ID), []byte(stream), []byte(ev.Type), ev.Data, mdBytes} {
+	for _, field := range [][]byte{[]byte(ev.ID), []byte(stream), []byte(ev.Type), ev.Data, metadata} {
 		buf = strconv.AppendInt(buf[:0], int64(len(field)), 10)
 		buf = append(buf, ':')
 		h.Write(buf)
 		h.Write(field)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Link chains a body digest to its predecessor's hash at a stream revision. The Postgres

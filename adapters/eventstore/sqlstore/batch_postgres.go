@@ -101,10 +101,7 @@ func pgRequests(batch []*appendRequest, replies []appendReply) (b pgBatch, index
 			if err != nil {
 				return pgBatch{}, nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
 			}
-			digest, err := events.BodyDigest(r.stream, ev)
-			if err != nil {
-				return pgBatch{}, nil, fmt.Errorf("hash event %s: %w", ev.ID, err)
-			}
+			digest := events.EncodedBodyDigest(r.stream, ev, md)
 			b.ids = append(b.ids, ev.ID)
 			b.types = append(b.types, ev.Type)
 			b.datas = append(b.datas, string(ev.Data))
