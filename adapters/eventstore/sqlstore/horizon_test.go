@@ -227,15 +227,22 @@ func TestPostgresHeadPastReservationIsRefused(t *testing.T) {
 	defer db.Close()
 	db.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
 		VALUES (1000, gen_random_uuid(), 'x', 0, 'test.happened.1', '{}', '{"commandId":"later"}', pg_current_xact_id())`)
-	_, err := db.Exec(`SELECT * FROM zuno_append('{x}', '{any}', '{0}', '{1}', $1, '{t}', '{"{}"}', '{"{\"c\":1}"}', '{d}')`,
-		pq.Array([]string{events.DeriveID("x", 1)}))
+	err := appendOneSQL(db, "x")
 	var pqErr *pq.Error
 	if !errors.As(err, &pqErr) || pqErr.Code != "40001" {
 		t.Fatalf("append reserving before the stream's head: %v, want serialization_failure", err)
 	}
 }
 
-// waitForLockWait waits until some session of the database waits on a lock.
+// appendOneSQL calls zuno_append directly for one event appended to stream with any revision.
+func appendOneSQL(db sqlx.Execer, stream string) error {
+	_, err := db.Exec(`SELECT * FROM zuno_append($1, '{any}', '{0}', '{1}', $2, '{t}', '{"{}"}', '{"{\"c\":1}"}', '{d}')`,
+		pq.Array([]string{stream}), pq.Array([]string{events.DeriveID(stream, 0)}))
+	return err
+}
+
+// waitForLockWait waits until some session of the database waits on a lock (a row, or another
+// transaction's uncommitted key).
 func waitForLockWait(t *testing.T, db *sqlx.DB) {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -247,7 +254,7 @@ func waitForLockWait(t *testing.T, db *sqlx.DB) {
 			return
 		}
 	}
-	t.Fatal("no session waits on the stream's lock")
+	t.Fatal("no session waits on a lock")
 }
 
 func TestPostgresAppendMustBeFirstWrite(t *testing.T) {
@@ -259,8 +266,7 @@ func TestPostgresAppendMustBeFirstWrite(t *testing.T) {
 	tx := db.MustBegin()
 	defer tx.Rollback()
 	tx.MustExec(`CREATE TABLE before_append (x int); INSERT INTO before_append VALUES (1)`)
-	_, err := tx.Exec(`SELECT * FROM zuno_append('{a}', '{any}', '{0}', '{1}', $1, '{t}', '{"{}"}', '{"{\"c\":1}"}', '{d}')`,
-		pq.Array([]string{events.DeriveID("a", 0)}))
+	err := appendOneSQL(tx, "a")
 	var pqErr *pq.Error
 	if !errors.As(err, &pqErr) || pqErr.Code != "25000" {
 		t.Fatalf("zuno_append after another write in its transaction: %v, want invalid_transaction_state", err)
