@@ -147,9 +147,13 @@ func retriable(err error) bool {
 	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "23505" || pqErr.Code == "40P01")
 }
 
+// appendSQL calls zuno_append; it is prepared once per connection (appendStmt), so a batch is
+// one round trip with no parsing or planning.
+const appendSQL = `SELECT idx, outcome, actual, first_position, last_position, next_revision
+	FROM zuno_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
 func (s *Store) appendOnce(ctx context.Context, b pgBatch) ([]pgOutcome, error) {
-	rows, err := s.writer.QueryContext(ctx, `SELECT idx, outcome, actual, first_position, last_position, next_revision
-		FROM zuno_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	rows, err := s.appendStmt.QueryContext(ctx,
 		pq.Array(b.streams), pq.Array(b.expects), pq.Array(b.revisions), pq.Array(b.counts),
 		pq.Array(b.ids), pq.Array(b.types), pq.Array(b.datas), pq.Array(b.metas), pq.Array(b.digs))
 	if err != nil {

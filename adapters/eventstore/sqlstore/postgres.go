@@ -34,7 +34,13 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		db.Close()
 		return nil, err
 	}
+	appendStmt, err := db.PrepareContext(ctx, appendSQL)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	s := newStore(sqldb.Postgres, db, db, opts)
+	s.appendStmt = appendStmt
 	s.commitBatch = s.commitPostgres
 	s.concurrentCommits = true
 	s.committers = pgCommitters
@@ -61,7 +67,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	s.notify = make(chan struct{}, 1)
 	s.wg.Add(1)
 	go s.notifyLoop()
-	s.closers = append(s.closers, listener.Close, db.Close)
+	s.closers = append(s.closers, listener.Close, appendStmt.Close, db.Close)
 	return s, nil
 }
 

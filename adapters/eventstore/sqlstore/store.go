@@ -63,6 +63,8 @@ type Store struct {
 	// committers is how many lanes, so batches, may commit at once: 1 where the database
 	// takes one writer at a time (SQLite), more where commits proceed together (Postgres).
 	committers int
+	// appendStmt is zuno_append prepared (Postgres).
+	appendStmt *sql.Stmt
 	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
 	notify  chan struct{}
 	changed *broadcaster
