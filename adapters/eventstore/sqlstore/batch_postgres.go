@@ -14,7 +14,7 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// On Postgres a batch is one call of zuno_append (migrations/postgres/eventlog/0005), which
+// On Postgres a batch is one call of zuno_append (migrations/postgres/eventlog/0005, 0006), which
 // decides and writes every append of the batch inside the database: one round trip per batch.
 // Several batches commit at once (docs/storage.md, "Concurrent appends").
 
@@ -49,7 +49,7 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 	if len(reqs.streams) == 0 {
 		return replies, nil
 	}
-	outs, err := s.runAppend(ctx, reqs)
+	outs, probed, err := s.runAppend(ctx, reqs)
 	if err != nil {
 		return nil, err
 	}
@@ -63,14 +63,18 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 				FirstPosition: uint64(*o.first), LastPosition: uint64(*o.last), NextRevision: uint64(*o.next)}}
 			inserted += len(r.evs)
 		case "wrong":
-			replies[i] = wrongRevision(r, *o.actual)
-		case "known":
-			// Stored events never change, so comparing them after the commit is as good as inside.
-			known, err := s.storedEvents(ctx, r.evs)
+			// A retry of a stored append is known, not wrong: without the probe, ask now.
+			reply, err := s.wrongOrKnown(ctx, r, *o.actual, probed)
 			if err != nil {
 				return nil, err
 			}
-			replies[i] = retryReply(r, known)
+			replies[i] = reply
+		case "known":
+			reply, err := s.knownReply(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			replies[i] = reply
 		default:
 			return nil, fmt.Errorf("append: unknown outcome %q", o.kind)
 		}
@@ -79,6 +83,31 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 		s.committed(inserted)
 	}
 	return replies, nil
+}
+
+// knownReply answers an append whose events are stored. Stored events never change, so
+// comparing them after the commit is as good as inside.
+func (s *Store) knownReply(ctx context.Context, r *appendRequest) (appendReply, error) {
+	known, err := s.storedEvents(ctx, r.evs)
+	if err != nil {
+		return appendReply{}, err
+	}
+	return retryReply(r, known), nil
+}
+
+// wrongOrKnown answers an append zuno_append found at the wrong revision: known when its events
+// are stored (zuno_append did not look unless probed), else wrong_expected_revision.
+func (s *Store) wrongOrKnown(ctx context.Context, r *appendRequest, actual int64, probed bool) (appendReply, error) {
+	if !probed {
+		known, err := s.storedEvents(ctx, r.evs)
+		if err != nil {
+			return appendReply{}, err
+		}
+		if len(known) > 0 {
+			return retryReply(r, known), nil
+		}
+	}
+	return wrongRevision(r, actual), nil
 }
 
 // pgRequests encodes the batch's live requests for zuno_append, each event with the digest of
@@ -127,12 +156,16 @@ type pgOutcome struct {
 const maxSerializationRetries = 64
 
 // runAppend runs zuno_append over b in one statement (one transaction) and reads its answers,
-// one per request; a batch that collided with another append is run again.
-func (s *Store) runAppend(ctx context.Context, b pgBatch) ([]pgOutcome, error) {
+// one per request; a batch that collided with another append is run again. The first run
+// leaves out the idempotency probe (migration postgres/eventlog/0006): an event id already
+// stored then fails the insert on its unique key, and the run again probes. probed says
+// whether the answers are the probing run's.
+func (s *Store) runAppend(ctx context.Context, b pgBatch) (outs []pgOutcome, probed bool, err error) {
 	for attempt := 0; ; attempt++ {
-		outs, err := s.appendOnce(ctx, b)
+		probed = attempt > 0
+		outs, err = s.appendOnce(ctx, b, probed)
 		if err == nil || !retriable(err) || attempt >= maxSerializationRetries {
-			return outs, err
+			return outs, probed, err
 		}
 		time.Sleep(time.Duration(rand.Int64N(int64(min(attempt+1, 10)) * int64(100*time.Microsecond))))
 	}
@@ -150,12 +183,12 @@ func retriable(err error) bool {
 // appendSQL calls zuno_append; it is prepared once per connection (appendStmt), so a batch is
 // one round trip with no parsing or planning.
 const appendSQL = `SELECT idx, outcome, actual, first_position, last_position, next_revision
-	FROM zuno_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+	FROM zuno_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
-func (s *Store) appendOnce(ctx context.Context, b pgBatch) ([]pgOutcome, error) {
+func (s *Store) appendOnce(ctx context.Context, b pgBatch, probe bool) ([]pgOutcome, error) {
 	rows, err := s.appendStmt.QueryContext(ctx,
 		pq.Array(b.streams), pq.Array(b.expects), pq.Array(b.revisions), pq.Array(b.counts),
-		pq.Array(b.ids), pq.Array(b.types), pq.Array(b.datas), pq.Array(b.metas), pq.Array(b.digs))
+		pq.Array(b.ids), pq.Array(b.types), pq.Array(b.datas), pq.Array(b.metas), pq.Array(b.digs), probe)
 	if err != nil {
 		return nil, fmt.Errorf("append: %w", err)
 	}

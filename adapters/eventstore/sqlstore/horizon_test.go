@@ -44,7 +44,7 @@ func openHeld(t *testing.T, url, stream string) *sqlx.Tx {
 		t.Fatal(err)
 	}
 	var outcome string
-	if err := tx.Get(&outcome, `SELECT outcome FROM zuno_append($1, '{any}', '{0}', '{1}', $2, $3, '{"{}"}', '{"{\"commandId\":\"held\"}"}', $4)`,
+	if err := tx.Get(&outcome, `SELECT outcome FROM zuno_append($1, '{any}', '{0}', '{1}', $2, $3, '{"{}"}', '{"{\"commandId\":\"held\"}"}', $4, false)`,
 		pq.Array([]string{stream}), pq.Array([]string{ev.ID}), pq.Array([]string{ev.Type}), pq.Array([]string{digest})); err != nil {
 		t.Fatal(err)
 	}
@@ -218,26 +218,35 @@ func TestPostgresConcurrentRevisionIsRetried(t *testing.T) {
 }
 
 // An append that finds its stream's head at or past the positions it reserved (an append that
-// reserved later committed first) refuses to write behind it.
+// reserved later committed first) refuses to write behind it: in the one-statement path for
+// requests to different streams, and in the request-by-request loop that probes for stored
+// events (migration postgres/eventlog/0006).
 func TestPostgresHeadPastReservationIsRefused(t *testing.T) {
-	url := pgtest.NewDatabase(t)
-	s := openPostgres(t, url)
-	defer s.Close()
-	db := sqlx.MustOpen("postgres", url)
-	defer db.Close()
-	db.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
-		VALUES (1000, gen_random_uuid(), 'x', 0, 'test.happened.1', '{}', '{"commandId":"later"}', pg_current_xact_id())`)
-	err := appendOneSQL(db, "x")
-	var pqErr *pq.Error
-	if !errors.As(err, &pqErr) || pqErr.Code != "40001" {
-		t.Fatalf("append reserving before the stream's head: %v, want serialization_failure", err)
+	for _, probe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("probe=%v", probe), func(t *testing.T) {
+			url := pgtest.NewDatabase(t)
+			s := openPostgres(t, url)
+			defer s.Close()
+			db := sqlx.MustOpen("postgres", url)
+			defer db.Close()
+			db.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
+				VALUES (1000, gen_random_uuid(), 'x', 0, 'test.happened.1', '{}', '{"commandId":"later"}', pg_current_xact_id())`)
+			err := appendOneSQL(db, "x", probe)
+			var pqErr *pq.Error
+			if !errors.As(err, &pqErr) || pqErr.Code != "40001" {
+				t.Fatalf("append reserving before the stream's head: %v, want serialization_failure", err)
+			}
+			if err := appendOneSQL(db, "y", probe); err != nil {
+				t.Fatalf("append to another stream: %v", err)
+			}
+		})
 	}
 }
 
 // appendOneSQL calls zuno_append directly for one event appended to stream with any revision.
-func appendOneSQL(db sqlx.Execer, stream string) error {
-	_, err := db.Exec(`SELECT * FROM zuno_append($1, '{any}', '{0}', '{1}', $2, '{t}', '{"{}"}', '{"{\"c\":1}"}', '{d}')`,
-		pq.Array([]string{stream}), pq.Array([]string{events.DeriveID(stream, 0)}))
+func appendOneSQL(db sqlx.Execer, stream string, probe bool) error {
+	_, err := db.Exec(`SELECT * FROM zuno_append($1, '{any}', '{0}', '{1}', $2, '{t}', '{"{}"}', '{"{\"c\":1}"}', '{d}', $3)`,
+		pq.Array([]string{stream}), pq.Array([]string{events.DeriveID(stream, 0)}), probe)
 	return err
 }
 
@@ -266,7 +275,7 @@ func TestPostgresAppendMustBeFirstWrite(t *testing.T) {
 	tx := db.MustBegin()
 	defer tx.Rollback()
 	tx.MustExec(`CREATE TABLE before_append (x int); INSERT INTO before_append VALUES (1)`)
-	err := appendOneSQL(tx, "a")
+	err := appendOneSQL(tx, "a", false)
 	var pqErr *pq.Error
 	if !errors.As(err, &pqErr) || pqErr.Code != "25000" {
 		t.Fatalf("zuno_append after another write in its transaction: %v, want invalid_transaction_state", err)
