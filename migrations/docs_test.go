@@ -608,6 +608,9 @@ func (s *schema) alterTable(toks []token) error {
 		if isWord(op[1], "COLUMN") {
 			op = op[1:]
 		}
+		if len(op) > 3 && isWord(op[1], "IF") && isWord(op[2], "NOT") && isWord(op[3], "EXISTS") {
+			op = op[3:]
+		}
 		t.columns = append(t.columns, parseColumn(op[1:]))
 		return nil
 	case isWord(op[0], "RENAME") && isWord(op[1], "TO"):
@@ -831,6 +834,7 @@ CREATE TABLE IF NOT EXISTS widget (
 CREATE UNIQUE INDEX IF NOT EXISTS widget_label ON widget (label) WHERE label IS NOT NULL;
 ALTER TABLE widget ADD COLUMN colour TEXT NOT NULL DEFAULT 'red; really';
 ALTER TABLE widget RENAME COLUMN label TO name;
+ALTER TABLE widget ADD COLUMN IF NOT EXISTS weight BIGINT NOT NULL DEFAULT '0';
 INSERT INTO widget (id) VALUES ('a;b');
 CREATE FUNCTION f(x int) RETURNS int LANGUAGE sql AS $$ SELECT x; $$;
 `
@@ -857,6 +861,7 @@ CREATE FUNCTION f(x int) RETURNS int LANGUAGE sql AS $$ SELECT x; $$;
 		{name: "size", typ: "NUMERIC(10, 2)", constraints: "NOT NULL DEFAULT 0", doc: "in metres"},
 		{name: "name", typ: "TEXT", doc: "shown to people"},
 		{name: "colour", typ: "TEXT", constraints: "NOT NULL DEFAULT 'red; really'"},
+		{name: "weight", typ: "BIGINT", constraints: "NOT NULL DEFAULT '0'"},
 	}
 	if len(w.columns) != len(want) {
 		t.Fatalf("columns %+v", w.columns)
