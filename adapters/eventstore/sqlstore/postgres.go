@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/rand"
 	"time"
 
 	"github.com/lib/pq"
@@ -41,6 +42,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
 	s.appendStmt = appendStmt
+	s.notifyToken = rand.Text()
 	s.commitBatch = s.commitPostgres
 	s.concurrentCommits = true
 	s.committers = pgCommitters
@@ -57,7 +59,10 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		defer s.wg.Done()
 		for {
 			select {
-			case <-listener.Notify: // nil after a reconnect: re-read too, something may be new
+			case n := <-listener.Notify: // nil after a reconnect: re-read too, something may be new
+				if n != nil && n.Extra == s.notifyToken {
+					continue // this process's own commit: its subscribers were woken by it
+				}
 				s.changed.broadcast()
 			case <-s.stop:
 				return
@@ -86,7 +91,9 @@ func (s *Store) notifyLoop() {
 		// NOTIFY gives its transaction an id and so a commit record; it need not wait for that
 		// record's flush (the events it announces are durable already), so it adds no WAL
 		// flush of its own for the appends to wait behind.
-		_, _ = s.writer.Exec(`SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`, notifyChannel)
+		// No parameters: one round trip (the token is base32, safe to quote).
+		_, _ = s.writer.Exec(`SELECT set_config('synchronous_commit', 'off', true), pg_notify('` + notifyChannel +
+			`', '` + s.notifyToken + `')`)
 		select {
 		case <-time.After(notifyEvery):
 		case <-s.stop:

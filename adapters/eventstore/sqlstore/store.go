@@ -65,6 +65,9 @@ type Store struct {
 	committers int
 	// appendStmt is zuno_append prepared (Postgres).
 	appendStmt *sql.Stmt
+	// notifyToken is the payload of this process's notifications, so that its listener can
+	// tell them from other processes' (Postgres).
+	notifyToken string
 	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
 	notify  chan struct{}
 	changed *broadcaster
