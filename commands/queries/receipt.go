@@ -7,6 +7,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -101,10 +102,18 @@ type receiptLog struct {
 	eventIDs map[string]string
 	latest   int
 	exists   bool
+	// tr is the session's transcript: a receipt leaves out the blobs of the messages it holds
+	// (prompt.MessageBlobs). trErr is the first event it could not fold; the receipts are
+	// still shown, and a blob only the transcript had is reported missing.
+	tr    *transcript.State
+	trErr error
 }
 
 func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 	l.exists = true
+	if l.trErr == nil {
+		l.trErr = l.tr.Evolve(p)
+	}
 	switch e := p.(type) {
 	case events.ProviderRequest:
 		if e.Status == events.RequestStarted {
@@ -121,10 +130,12 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 }
 
 // findReceipt finds the receipt of a session's step. A receipt records only the blobs its
-// session had not recorded before and is stored relative to an earlier one, so it is expanded
-// through its base chain with every blob of the session as the pool.
+// session had not recorded before, in an earlier receipt or as a message of its transcript,
+// and is stored relative to an earlier one, so it is expanded through its base chain with
+// every blob of the session as the pool.
 func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (foundReceipt, error) {
-	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{}}
+	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{},
+		tr: transcript.New()}
 	if _, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0, l.fold); err != nil {
 		return foundReceipt{}, err
 	}
@@ -148,6 +159,17 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 	blobs := map[string]string{}
 	for _, other := range l.receipts {
 		for d, b := range other.Blobs {
+			if _, ok := blobs[d]; !ok {
+				blobs[d] = b
+			}
+		}
+	}
+	if l.trErr == nil {
+		logged, err := prompt.MessageBlobs(l.tr.Messages)
+		if err != nil {
+			return foundReceipt{}, err
+		}
+		for d, b := range logged {
 			if _, ok := blobs[d]; !ok {
 				blobs[d] = b
 			}

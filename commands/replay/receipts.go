@@ -39,3 +39,42 @@ func (c *comparer) headersRestored(recorded, replayed json.RawMessage) (json.Raw
 	}
 	return ja, jb
 }
+
+// loggedBlobsAligned returns a recorded and a replayed prompt receipt without the blobs of
+// conversation messages that only one of them carries: a log recorded before receipts left
+// out the blobs of messages the transcript holds stores them, and this build rebuilds them
+// from the transcript (docs/storage.md, "Bytes per step"). A blob is named by its SHA-256 and
+// each receipt's message list, compared as it is, names its messages by that digest, so a
+// message that differs still shows; only where its bytes are kept does not. A blob of a
+// section or a tool, or one both keep, is compared as it was.
+func loggedBlobsAligned(recorded, replayed json.RawMessage) (json.RawMessage, json.RawMessage) {
+	var a, b events.PromptAssembled
+	if json.Unmarshal(recorded, &a) != nil || json.Unmarshal(replayed, &b) != nil {
+		return recorded, replayed
+	}
+	da, db := dropOneSided(a.PromptReceipt, b.Blobs), dropOneSided(b.PromptReceipt, a.Blobs)
+	if !da && !db {
+		return recorded, replayed
+	}
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return recorded, replayed
+	}
+	return ja, jb
+}
+
+// dropOneSided deletes from r's blobs those of its conversation messages that other lacks,
+// and reports whether it deleted any.
+func dropOneSided(r prompt.Receipt, other map[string]string) bool {
+	dropped := false
+	for _, p := range r.Messages {
+		if _, mine := r.Blobs[p.SHA256]; p.Kind == prompt.PartMessage && mine {
+			if _, theirs := other[p.SHA256]; !theirs {
+				delete(r.Blobs, p.SHA256)
+				dropped = true
+			}
+		}
+	}
+	return dropped
+}

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
 
@@ -72,6 +74,61 @@ func TestReceiptHeaderFormsCompareEqual(t *testing.T) {
 			if _, err := cmp.check(rec.Event); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if _, err := cmp.check(replayed); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(cmp.diffs) > 0; got != c.differs {
+			t.Errorf("%s: differences %+v, want some: %v", c.name, cmp.diffs, c.differs)
+		}
+	}
+}
+
+// A receipt recorded with the blobs of its conversation messages and replayed without them
+// (this build rebuilds them from the transcript), or the other way round, is the same prompt:
+// no difference. A message of other content, or another blob only one side keeps, is one.
+func TestReceiptLoggedBlobFormsCompareEqual(t *testing.T) {
+	first, compact, _ := twoReceipts(t)
+	withBlobs := compact // as a log recorded before receipts left logged messages out stores it
+	lean := compact
+	lean.Blobs = map[string]string{}
+	for d, b := range compact.Blobs {
+		if !prompt.LoggedParts(compact, 3)[d] {
+			lean.Blobs[d] = b
+		}
+	}
+	if len(lean.Blobs) == len(withBlobs.Blobs) {
+		t.Fatalf("the second receipt has no message blob to leave out: %v", withBlobs.Blobs)
+	}
+	otherMessage := lean
+	otherMessage.Messages = append([]events.PromptPart(nil), lean.Messages...)
+	otherMessage.Messages[len(otherMessage.Messages)-1].SHA256 = first.Sections[0].SHA256
+	sum := sha256.Sum256([]byte("not a message"))
+	extraBlob := lean
+	extraBlob.Blobs = map[string]string{hex.EncodeToString(sum[:]): "not a message"}
+	for d, b := range lean.Blobs {
+		extraBlob.Blobs[d] = b
+	}
+	for _, c := range []struct {
+		name               string
+		recorded, replayed prompt.Receipt
+		differs            bool
+	}{
+		{"old log, this build", withBlobs, lean, false},
+		{"this log, old form", lean, withBlobs, false},
+		{"same form", lean, lean, false},
+		{"another message", withBlobs, otherMessage, true},
+		{"a blob of no message on one side", extraBlob, lean, true},
+	} {
+		cmp := &comparer{g: recordedGroup(t, events.TurnStarted{SessionID: "s", TurnID: "t"},
+			events.PromptAssembled{SessionID: "s", ReceiptID: "r2", PromptReceipt: c.recorded})}
+		replayed, err := events.Encode(events.DeriveID("cmd", 1), events.PromptAssembled{SessionID: "s", ReceiptID: "r2", PromptReceipt: c.replayed},
+			events.Metadata{CommandID: "cmd", Actor: "agent:build"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cmp.check(cmp.g.recs[0].Event); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := cmp.check(replayed); err != nil {
 			t.Fatal(err)

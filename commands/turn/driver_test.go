@@ -21,6 +21,7 @@ import (
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -267,6 +268,21 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 	if lastReceipt.ToolChoiceMode != string(model.ToolChoiceNone) {
 		t.Errorf("finalization request has tool choice %q, want none", lastReceipt.ToolChoiceMode)
 	}
+	// The step's call and result are in the log as events of their own, so the receipt keeps
+	// only the blob of the message the turn added, the instruction, and still proves its
+	// prompt once the others are rebuilt from the transcript (lastReceipt verifies).
+	instruction, err := json.Marshal(model.Message{Role: model.RoleDeveloper, Text: turn.FinalizationInstruction})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, b := range lastReceipt.Blobs {
+		kept = append(kept, b)
+	}
+	if len(lastReceipt.Messages) != 3 || len(kept) != 1 || kept[0] != string(instruction) {
+		t.Errorf("final receipt lists %d messages and keeps the blobs %q, want 3 and only the instruction", len(lastReceipt.Messages), kept)
+	}
+	h.lastReceipt(t)
 	if look.calls.Load() != 2 {
 		t.Errorf("tool ran %d times", look.calls.Load())
 	}
@@ -358,7 +374,11 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 	receipts := map[string]prompt.Receipt{}
 	pool := map[string]string{}
 	var last string
+	tr := transcript.New() // a receipt leaves out the messages the transcript holds
 	for _, ev := range h.events(t) {
+		if err := tr.Evolve(ev); err != nil {
+			t.Fatal(err)
+		}
 		if r, ok := ev.(events.PromptAssembled); ok {
 			receipts[r.ReceiptID] = r.PromptReceipt
 			for d, b := range r.Blobs {
@@ -366,6 +386,13 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 			}
 			last = r.ReceiptID
 		}
+	}
+	logged, err := prompt.MessageBlobs(tr.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, b := range logged {
+		pool[d] = b
 	}
 	full, err := prompt.Expand(receipts[last], func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
 		func(d string) (string, bool) { b, ok := pool[d]; return b, ok })

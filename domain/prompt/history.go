@@ -118,6 +118,43 @@ func encodeMessage(m model.Message, prev string) (historyEntry, error) {
 	return historyEntry{back: back, blob: blob, part: part, chain: chain}, err
 }
 
+// MessageBlobs returns the blob each message is recorded as in a receipt's conversation, by
+// digest: the same encoding Assemble gives it. A receipt leaves out the blobs of the messages
+// its session's log holds in events of their own (the user's message, the provider's response,
+// a tool's result: the transcript folded from the stream), since those events are in the log
+// beside it (docs/storage.md, "Bytes per step"); a reader rebuilds them with this from the
+// folded transcript and hands them to Expand as part of its pool.
+func MessageBlobs(msgs []model.Message) (map[string]string, error) {
+	out := make(map[string]string, len(msgs))
+	for _, m := range msgs {
+		blob, _, err := roundTrip(m)
+		if err != nil {
+			return nil, err
+		}
+		out[digest(blob)] = string(blob)
+	}
+	return out, nil
+}
+
+// LoggedParts returns the digests of the conversation parts a stored receipt lists itself
+// (those after its ConversationBase) that are among the first logged messages of the
+// conversation it was assembled from: the messages its session's transcript holds, whose blobs
+// a reader rebuilds with MessageBlobs. A message the turn added (the step-limit instruction)
+// is not among them, and its blob stays in the receipt.
+func LoggedParts(stored Receipt, logged int) map[string]bool {
+	offset := 0
+	if b := stored.ConversationBase; b != nil {
+		offset = b.Parts
+	}
+	out := map[string]bool{}
+	for i, p := range stored.Messages[min(len(stored.Sections), len(stored.Messages)):] {
+		if offset+i < logged && p.Kind == PartMessage {
+			out[p.SHA256] = true
+		}
+	}
+	return out
+}
+
 func chainAt(es []historyEntry, n int) string {
 	if n == 0 {
 		return ""

@@ -238,3 +238,76 @@ func TestExpandRefusesABadHeaderBase(t *testing.T) {
 		t.Fatalf("Verify(relative to a header base) = %v", err)
 	}
 }
+
+// A receipt that leaves out the blobs of its logged messages (LoggedParts) expands and
+// verifies with MessageBlobs of the transcript as the pool, at every step; a message the
+// caller added after the logged ones keeps its blob, and without the transcript the left-out
+// blobs are reported missing.
+func TestLoggedMessagesRebuildFromTheTranscript(t *testing.T) {
+	stored := map[string]prompt.Receipt{}
+	lookup := func(id string) (prompt.Receipt, bool) { r, ok := stored[id]; return r, ok }
+	recorded := map[string]bool{}
+	var prev *prompt.Receipt
+	prevID := ""
+	for step := range 4 {
+		logged := growing(step)
+		in := fullInput()
+		in.Conversation = append(slices.Clone(logged), model.Message{Role: model.RoleDeveloper, Text: "added by the turn"})
+		full := mustAssemble(t, in).Receipt
+		c := prompt.Compact(full, prev, prevID, nil)
+		left := prompt.LoggedParts(c, len(logged))
+		c.Blobs = map[string]string{}
+		for d, b := range full.Blobs {
+			if !recorded[d] && !left[d] {
+				c.Blobs[d], recorded[d] = b, true
+			}
+		}
+		added := c.Messages[len(c.Messages)-1].SHA256
+		if left[added] || c.Blobs[added] == "" && !recorded[added] {
+			t.Fatalf("step %d: the added message's blob is left out", step)
+		}
+		if want := min(step, 1) + 1; len(left) != want { // the user's message, then a call and its result
+			t.Fatalf("step %d: %d logged parts left out, want %d", step, len(left), want)
+		}
+		id := fmt.Sprintf("r%d", step)
+		stored[id] = c
+		transcript, err := prompt.MessageBlobs(logged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := func(d string) (string, bool) {
+			for _, r := range stored {
+				if b, ok := r.Blobs[d]; ok {
+					return b, true
+				}
+			}
+			b, ok := transcript[d]
+			return b, ok
+		}
+		back, err := prompt.Expand(c, lookup, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := prompt.Verify(back); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if !reflect.DeepEqual(back.Blobs, full.Blobs) {
+			t.Fatalf("step %d: the rebuilt blobs are not the assembled ones", step)
+		}
+		if step > 0 {
+			back, err := prompt.Expand(c, lookup, func(d string) (string, bool) {
+				for _, r := range stored {
+					if b, ok := r.Blobs[d]; ok {
+						return b, true
+					}
+				}
+				return "", false
+			})
+			var re *prompt.ReceiptError
+			if err != nil || !errors.As(prompt.Verify(back), &re) || !re.Has(prompt.MismatchBlobMissing, "message", "") {
+				t.Fatalf("step %d: without the transcript: %v, %v", step, err, prompt.Verify(back))
+			}
+		}
+		prev, prevID = &full, id
+	}
+}
