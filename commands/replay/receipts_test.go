@@ -84,25 +84,25 @@ func TestReceiptHeaderFormsCompareEqual(t *testing.T) {
 	}
 }
 
-// A receipt recorded with the blobs of its conversation messages and replayed without them
-// (this build rebuilds them from the transcript), or the other way round, is the same prompt:
-// no difference. A message of other content, or another blob only one side keeps, is one.
-func TestReceiptLoggedBlobFormsCompareEqual(t *testing.T) {
+// A receipt recorded with its conversation's parts and blobs and replayed leaving out the
+// transcript's messages (this build restores them from the transcript), or the other way
+// round, is the same prompt: no difference. Another conversation, or a blob of no message
+// that only one side keeps, is one.
+func TestReceiptLoggedFormsCompareEqual(t *testing.T) {
 	first, compact, _ := twoReceipts(t)
-	withBlobs := compact // as a log recorded before receipts left logged messages out stores it
-	lean := compact
+	// As the turn records them after the first receipt: only blobs the session lacks.
+	old := compact
+	old.Blobs = map[string]string{}
+	for _, p := range compact.Messages {
+		old.Blobs[p.SHA256] = compact.Blobs[p.SHA256]
+	}
+	lean := prompt.LeaveLogged(compact, 3)
 	lean.Blobs = map[string]string{}
-	for d, b := range compact.Blobs {
-		if !prompt.LoggedParts(compact, 3)[d] {
-			lean.Blobs[d] = b
-		}
+	if lean.LoggedParts != 2 || len(lean.Messages) != 0 || len(old.Blobs) != 2 {
+		t.Fatalf("the second receipt leaves out %d messages and lists %d", lean.LoggedParts, len(lean.Messages))
 	}
-	if len(lean.Blobs) == len(withBlobs.Blobs) {
-		t.Fatalf("the second receipt has no message blob to leave out: %v", withBlobs.Blobs)
-	}
-	otherMessage := lean
-	otherMessage.Messages = append([]events.PromptPart(nil), lean.Messages...)
-	otherMessage.Messages[len(otherMessage.Messages)-1].SHA256 = first.Sections[0].SHA256
+	other := lean
+	other.ConversationDigest, other.ActualDigest = first.ConversationDigest, first.ActualDigest
 	sum := sha256.Sum256([]byte("not a message"))
 	extraBlob := lean
 	extraBlob.Blobs = map[string]string{hex.EncodeToString(sum[:]): "not a message"}
@@ -114,10 +114,10 @@ func TestReceiptLoggedBlobFormsCompareEqual(t *testing.T) {
 		recorded, replayed prompt.Receipt
 		differs            bool
 	}{
-		{"old log, this build", withBlobs, lean, false},
-		{"this log, old form", lean, withBlobs, false},
+		{"old log, this build", old, lean, false},
+		{"this log, old form", lean, old, false},
 		{"same form", lean, lean, false},
-		{"another message", withBlobs, otherMessage, true},
+		{"another conversation", old, other, true},
 		{"a blob of no message on one side", extraBlob, lean, true},
 	} {
 		cmp := &comparer{g: recordedGroup(t, events.TurnStarted{SessionID: "s", TurnID: "t"},

@@ -268,9 +268,9 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 	if lastReceipt.ToolChoiceMode != string(model.ToolChoiceNone) {
 		t.Errorf("finalization request has tool choice %q, want none", lastReceipt.ToolChoiceMode)
 	}
-	// The step's call and result are in the log as events of their own, so the receipt keeps
-	// only the blob of the message the turn added, the instruction, and still proves its
-	// prompt once the others are rebuilt from the transcript (lastReceipt verifies).
+	// The step's call and result are in the log as events of their own, so the receipt lists
+	// only the message the turn added, the instruction, with its blob, and still proves its
+	// prompt once the others are restored from the transcript (lastReceipt verifies).
 	instruction, err := json.Marshal(model.Message{Role: model.RoleDeveloper, Text: turn.FinalizationInstruction})
 	if err != nil {
 		t.Fatal(err)
@@ -279,8 +279,9 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 	for _, b := range lastReceipt.Blobs {
 		kept = append(kept, b)
 	}
-	if len(lastReceipt.Messages) != 3 || len(kept) != 1 || kept[0] != string(instruction) {
-		t.Errorf("final receipt lists %d messages and keeps the blobs %q, want 3 and only the instruction", len(lastReceipt.Messages), kept)
+	if lastReceipt.LoggedParts != 2 || len(lastReceipt.Messages) != 1 || len(kept) != 1 || kept[0] != string(instruction) {
+		t.Errorf("final receipt leaves out %d logged messages, lists %d and keeps the blobs %q, want 2, 1 and only the instruction",
+			lastReceipt.LoggedParts, len(lastReceipt.Messages), kept)
 	}
 	h.lastReceipt(t)
 	if look.calls.Load() != 2 {
@@ -387,15 +388,15 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 			last = r.ReceiptID
 		}
 	}
-	logged, err := prompt.MessageBlobs(tr.Messages)
+	logged, err := prompt.LoggedMessages(tr.Messages)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for d, b := range logged {
+	for d, b := range logged.Blobs {
 		pool[d] = b
 	}
-	full, err := prompt.Expand(receipts[last], func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
-		func(d string) (string, bool) { b, ok := pool[d]; return b, ok })
+	full, err := prompt.ExpandLogged(receipts[last], func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
+		func(d string) (string, bool) { b, ok := pool[d]; return b, ok }, logged.Parts)
 	if err != nil {
 		t.Fatal(err)
 	}
