@@ -57,8 +57,8 @@ type PromptReceipt struct {
 	// session's own messages (the user's, the provider's responses, the tools' results) at
 	// those places of its transcript, which their events hold. Messages lists only the parts
 	// after them (an instruction the turn added). A step records neither its tool call nor
-	// its result a second time (docs/storage.md, "Bytes per step"); Expand restores them from
-	// the transcript, and ConversationDigest proves them.
+	// its result a second time (docs/storage.md, "Bytes per step"); prompt.ExpandLogged
+	// restores them from the transcript, and ConversationDigest proves them.
 	LoggedParts int `json:"loggedParts,omitempty"`
 	// HeaderBase, when set, means this receipt's sections, their messages and its tools are
 	// exactly those of an earlier receipt of the same session and are left out here: Sections
