@@ -52,6 +52,14 @@ type PromptReceipt struct {
 	// a long session does not re-record its whole history at every step. Expand restores the
 	// full list.
 	ConversationBase *PromptConversationBase `json:"conversationBase,omitempty"`
+	// LoggedParts, when set, means the conversation continues, after ConversationBase.Parts
+	// (or from its start), with this many messages that Messages does not list: the
+	// session's own messages (the user's, the provider's responses, the tools' results) at
+	// those places of its transcript, which their events hold. Messages lists only the parts
+	// after them (an instruction the turn added). A step records neither its tool call nor
+	// its result a second time (docs/storage.md, "Bytes per step"); prompt.ExpandLogged
+	// restores them from the transcript, and ConversationDigest proves them.
+	LoggedParts int `json:"loggedParts,omitempty"`
 	// HeaderBase, when set, means this receipt's sections, their messages and its tools are
 	// exactly those of an earlier receipt of the same session and are left out here: Sections
 	// and Tools are empty and Messages lists only the conversation. A step whose system

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/events"
@@ -125,4 +128,78 @@ func isView(t testing.TB, e *env, name string) bool {
 		t.Fatal(err)
 	}
 	return n == 1
+}
+
+// verification_receipt is a view over event_log too where the log shares the database, and
+// holds what the projector writes into a copy elsewhere, row for row: an empty turn id is
+// NULL, a missing exit code NULL, constructs the JSON array of the limitations' construct
+// names in order, '[]' for none.
+func TestVerificationViewEqualsTheCopy(t *testing.T) {
+	code, zero := 2, 0
+	receipts := []events.VerificationReceipt{
+		{ReceiptID: "rcp_1", SessionID: "ses_v", TurnID: "turn_1", CallID: "c1", Command: "go test ./...", Interpreter: "bash",
+			Policy: "pipefail", Verdict: "passed", ExitCode: &zero, Coverage: "last_statement", Authority: "authoritative",
+			Reason: "exit 0"},
+		{ReceiptID: "rcp_2", SessionID: "ses_v", CallID: "c2", Command: "make | tee log; ünïcode \"q\"", Interpreter: "sh",
+			Policy: "last", Verdict: "failed", ExitCode: &code, Coverage: "last_stage", Authority: "derived", Reason: "exit 2",
+			Limitations: []events.VerificationLimitation{{Construct: "pipeline", Note: "n"}, {Construct: "background_job", Text: "x &", Note: "m"}}},
+		{ReceiptID: "rcp_3", SessionID: "ses_w", TurnID: "turn_2", CallID: "c3", Command: "sleep 9", Interpreter: "bash",
+			Policy: "all", Verdict: "unknown", Coverage: "none", Authority: "none", Reason: "timed out", TimedOut: true},
+	}
+	for _, tc := range []struct {
+		name string
+		env  func(testing.TB) *env
+	}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := tc.env(t)
+			ctx := context.Background()
+			if !isView(t, e, "verification_receipt") {
+				t.Fatal("verification_receipt is a table although the log shares the database")
+			}
+			at := time.Date(2026, 11, 30, 8, 0, 0, 120000000, time.FixedZone("", 3600))
+			for i, r := range receipts {
+				md := events.Metadata{CommandID: fmt.Sprintf("cmd-v%d", i), Actor: "agent:build", Time: at.Add(time.Duration(i) * time.Second)}
+				ev, err := events.Encode(events.DeriveID(md.CommandID, 0), r, md)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.store.Append(ctx, "session-"+r.SessionID, events.Any, ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := e.runner.CatchUp(ctx); err != nil {
+				t.Fatal(err)
+			}
+			copied, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "copy.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer copied.Close()
+			if _, err := projections.NewRunner(copied.Writer, e.store, registry, projections.All()).Rebuild(ctx); err != nil {
+				t.Fatal(err)
+			}
+			want := "rcp_1|turn_1|0|[] rcp_2|NULL|2|[\"pipeline\",\"background_job\"] rcp_3|turn_2|NULL|[]"
+			for name, db := range map[string]*sqlx.DB{"the copy": copied.Writer, "the view": e.rm.Writer} {
+				var rows []string
+				if err := db.Select(&rows, `SELECT id || '|' || coalesce(turn_id, 'NULL') || '|' || coalesce(CAST(exit_code AS TEXT), 'NULL')
+					|| '|' || constructs FROM verification_receipt ORDER BY position`); err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.Join(rows, " "); got != want {
+					t.Fatalf("%s holds\n %s\nwant\n %s", name, got, want)
+				}
+			}
+			drift, err := projections.CompareReadModels(ctx, e.rm.Writer, copied.Writer, projections.All())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range drift {
+				t.Errorf("%s row %s: %v", d.Table, d.Kind, d.Row)
+			}
+			var session string
+			if err := e.rm.Writer.Get(&session, fmt.Sprintf(projections.ReceiptSessionQuery, "rcp_3")); err != nil || session != "ses_w" {
+				t.Fatalf("receipt rcp_3 found in session %q (%v)", session, err)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/zuno-run/zuno/events"
@@ -57,5 +58,25 @@ func TestRebuildKeepsTheIndexes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An answer finds its ask through permission_decision_ask, which holds only the calls that
+// asked (migrations sqlite/readmodel/0007): the lookup the Permissions projector makes for a
+// session's answer must still use it, not scan the session's decisions.
+func TestAnAnswerFindsItsAskByIndex(t *testing.T) {
+	e := sqliteEnv(t)
+	var plan []struct {
+		ID      int    `db:"id"`
+		Parent  int    `db:"parent"`
+		NotUsed int    `db:"notused"`
+		Detail  string `db:"detail"`
+	}
+	if err := e.rm.Writer.Select(&plan, `EXPLAIN QUERY PLAN UPDATE permission_decision SET reply = 'once'
+		WHERE session_id = 'ses_1' AND ask_id = 'ask_1' AND time_decided IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0].Detail, "USING INDEX permission_decision_ask (session_id=? AND ask_id=?)") {
+		t.Fatalf("the answer's lookup: %+v", plan)
 	}
 }

@@ -10,7 +10,9 @@ import (
 // VerificationReceipts is the "verification_receipt" table: one row per shell call's
 // verification receipt, with what forensic SQL asks of it (verdict, exit code, coverage,
 // authority, the constructs that made a claim derived). The receipt itself stays in the event
-// log, which `zuno debug receipt` reads; the row finds it by id.
+// log, which `zuno debug receipt` reads; the row finds it by id. Where the read models share
+// the log's database, the table is a view over event_log with these same columns
+// (adapters/readmodel), and the projector writes nothing.
 type VerificationReceipts struct{}
 
 func (VerificationReceipts) Name() string     { return "verification_receipt" }
@@ -18,7 +20,7 @@ func (VerificationReceipts) Tables() []string { return []string{"verification_re
 
 func (VerificationReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
 	e, ok := p.(events.VerificationReceipt)
-	if !ok {
+	if !ok || tx.IsView("verification_receipt") {
 		return nil
 	}
 	constructs := make([]string, 0, len(e.Limitations))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -101,10 +102,18 @@ type receiptLog struct {
 	eventIDs map[string]string
 	latest   int
 	exists   bool
+	// tr is the session's transcript: a receipt leaves out the messages it holds
+	// (prompt.LoggedMessages). trErr is the first event it could not fold; the receipts are
+	// still shown, and one that needs the transcript is reported as not expanding.
+	tr    *transcript.State
+	trErr error
 }
 
 func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 	l.exists = true
+	if l.trErr == nil {
+		l.trErr = l.tr.Evolve(p)
+	}
 	switch e := p.(type) {
 	case events.ProviderRequest:
 		if e.Status == events.RequestStarted {
@@ -121,10 +130,12 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 }
 
 // findReceipt finds the receipt of a session's step. A receipt records only the blobs its
-// session had not recorded before and is stored relative to an earlier one, so it is expanded
-// through its base chain with every blob of the session as the pool.
+// session had not recorded before, is stored relative to an earlier one and leaves out the
+// messages of its transcript, so it is expanded through its base chain with the transcript's
+// messages and every blob of the session as the pool.
 func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (foundReceipt, error) {
-	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{}}
+	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{},
+		tr: transcript.New()}
 	if _, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0, l.fold); err != nil {
 		return foundReceipt{}, err
 	}
@@ -153,12 +164,24 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 			}
 		}
 	}
+	var logged prompt.Logged
+	if l.trErr == nil {
+		var err error
+		if logged, err = prompt.LoggedMessages(l.tr.Messages); err != nil {
+			return foundReceipt{}, err
+		}
+		for d, b := range logged.Blobs {
+			if _, ok := blobs[d]; !ok {
+				blobs[d] = b
+			}
+		}
+	}
 	lookup := func(id string) (prompt.Receipt, bool) {
 		x, ok := l.receipts[id]
 		return x.PromptReceipt, ok
 	}
 	pool := func(d string) (string, bool) { b, ok := blobs[d]; return b, ok }
-	receipt, err := prompt.Expand(r.PromptReceipt, lookup, pool)
+	receipt, err := prompt.ExpandLogged(r.PromptReceipt, lookup, pool, logged.Parts)
 	if err != nil {
 		return foundReceipt{}, &ReceiptMismatchError{err.Error()}
 	}

@@ -42,6 +42,7 @@ func (c *comparer) check(ev events.Event) (events.Recorded, error) {
 	recorded, replayed := rec.Data, ev.Data
 	if ev.Type == events.TypePromptAssembled {
 		recorded, replayed = c.headersRestored(recorded, replayed)
+		recorded, replayed = conversationsByDigest(recorded, replayed)
 	}
 	if path, want, got, same := diff(recorded, replayed); !same {
 		c.add(i, rec.Type, path, want, got)

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
 
@@ -72,6 +74,61 @@ func TestReceiptHeaderFormsCompareEqual(t *testing.T) {
 			if _, err := cmp.check(rec.Event); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if _, err := cmp.check(replayed); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(cmp.diffs) > 0; got != c.differs {
+			t.Errorf("%s: differences %+v, want some: %v", c.name, cmp.diffs, c.differs)
+		}
+	}
+}
+
+// A receipt recorded with its conversation's parts and blobs and replayed leaving out the
+// transcript's messages (this build restores them from the transcript), or the other way
+// round, is the same prompt: no difference. Another conversation, or a blob of no message
+// that only one side keeps, is one.
+func TestReceiptLoggedFormsCompareEqual(t *testing.T) {
+	first, compact, _ := twoReceipts(t)
+	// As the turn records them after the first receipt: only blobs the session lacks.
+	old := compact
+	old.Blobs = map[string]string{}
+	for _, p := range compact.Messages {
+		old.Blobs[p.SHA256] = compact.Blobs[p.SHA256]
+	}
+	lean := prompt.LeaveLogged(compact, 3)
+	lean.Blobs = map[string]string{}
+	if lean.LoggedParts != 2 || len(lean.Messages) != 0 || len(old.Blobs) != 2 {
+		t.Fatalf("the second receipt leaves out %d messages and lists %d", lean.LoggedParts, len(lean.Messages))
+	}
+	other := lean
+	other.ConversationDigest, other.ActualDigest = first.ConversationDigest, first.ActualDigest
+	sum := sha256.Sum256([]byte("not a message"))
+	extraBlob := lean
+	extraBlob.Blobs = map[string]string{hex.EncodeToString(sum[:]): "not a message"}
+	for d, b := range lean.Blobs {
+		extraBlob.Blobs[d] = b
+	}
+	for _, c := range []struct {
+		name               string
+		recorded, replayed prompt.Receipt
+		differs            bool
+	}{
+		{"old log, this build", old, lean, false},
+		{"this log, old form", lean, old, false},
+		{"same form", lean, lean, false},
+		{"another conversation", old, other, true},
+		{"a blob of no message on one side", extraBlob, lean, true},
+	} {
+		cmp := &comparer{g: recordedGroup(t, events.TurnStarted{SessionID: "s", TurnID: "t"},
+			events.PromptAssembled{SessionID: "s", ReceiptID: "r2", PromptReceipt: c.recorded})}
+		replayed, err := events.Encode(events.DeriveID("cmd", 1), events.PromptAssembled{SessionID: "s", ReceiptID: "r2", PromptReceipt: c.replayed},
+			events.Metadata{CommandID: "cmd", Actor: "agent:build"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cmp.check(cmp.g.recs[0].Event); err != nil {
+			t.Fatal(err)
 		}
 		if _, err := cmp.check(replayed); err != nil {
 			t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -267,6 +268,22 @@ func TestStepLimitFinalizationClosesToolsAndIsRecorded(t *testing.T) {
 	if lastReceipt.ToolChoiceMode != string(model.ToolChoiceNone) {
 		t.Errorf("finalization request has tool choice %q, want none", lastReceipt.ToolChoiceMode)
 	}
+	// The step's call and result are in the log as events of their own, so the receipt lists
+	// only the message the turn added, the instruction, with its blob, and still proves its
+	// prompt once the others are restored from the transcript (lastReceipt verifies).
+	instruction, err := json.Marshal(model.Message{Role: model.RoleDeveloper, Text: turn.FinalizationInstruction})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, b := range lastReceipt.Blobs {
+		kept = append(kept, b)
+	}
+	if lastReceipt.LoggedParts != 2 || len(lastReceipt.Messages) != 1 || len(kept) != 1 || kept[0] != string(instruction) {
+		t.Errorf("final receipt leaves out %d logged messages, lists %d and keeps the blobs %q, want 2, 1 and only the instruction",
+			lastReceipt.LoggedParts, len(lastReceipt.Messages), kept)
+	}
+	h.lastReceipt(t)
 	if look.calls.Load() != 2 {
 		t.Errorf("tool ran %d times", look.calls.Load())
 	}
@@ -358,7 +375,11 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 	receipts := map[string]prompt.Receipt{}
 	pool := map[string]string{}
 	var last string
+	tr := transcript.New() // a receipt leaves out the messages the transcript holds
 	for _, ev := range h.events(t) {
+		if err := tr.Evolve(ev); err != nil {
+			t.Fatal(err)
+		}
 		if r, ok := ev.(events.PromptAssembled); ok {
 			receipts[r.ReceiptID] = r.PromptReceipt
 			for d, b := range r.Blobs {
@@ -367,8 +388,15 @@ func (h *harness) lastReceipt(t *testing.T) prompt.Receipt {
 			last = r.ReceiptID
 		}
 	}
-	full, err := prompt.Expand(receipts[last], func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
-		func(d string) (string, bool) { b, ok := pool[d]; return b, ok })
+	logged, err := prompt.LoggedMessages(tr.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, b := range logged.Blobs {
+		pool[d] = b
+	}
+	full, err := prompt.ExpandLogged(receipts[last], func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
+		func(d string) (string, bool) { b, ok := pool[d]; return b, ok }, logged.Parts)
 	if err != nil {
 		t.Fatal(err)
 	}

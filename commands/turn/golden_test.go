@@ -30,8 +30,10 @@ func (fixedClock) Now() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, ti
 // The caches that keep a step's cost flat (the prompt History, the receipt's shared prefix,
 // the adapters' conversation threads) must not change what is recorded: a 20-step session
 // through each adapter, with fixed ids and clock, records exactly the events in
-// testdata/golden, which were recorded before those caches existed. Durations (wall time)
-// and the local server's port are the only fields blanked.
+// testdata/golden, which were recorded before those caches existed (and recorded again once,
+// deliberately, when receipts began leaving out the transcript's messages: only those parts
+// and their blobs changed, docs/storage.md "Bytes per step"). Durations (wall time) and the
+// local server's port are the only fields blanked.
 func TestRecordedSessionIsUnchanged(t *testing.T) {
 	for _, tc := range wireCases(t)[:2] { // the Chat Completions adapter, in both dialects
 		t.Run(tc.name, func(t *testing.T) {

@@ -221,8 +221,11 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 	}
 	receiptID, requestID := r.d.newID(), r.d.newID()
 	// Stored relative to the previous receipt of this run, with only blobs the session's log
-	// does not hold yet: a step records what is new, not the whole history again.
-	receipt := prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history)
+	// does not hold yet: a step records what is new, not the whole history again. The
+	// conversation opens with the transcript's messages, whose own events hold them, so the
+	// receipt leaves them out too and lists only what the turn added (docs/storage.md, "Bytes
+	// per step").
+	receipt := prompt.LeaveLogged(prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history), len(r.tr.Messages))
 	receipt.Blobs = r.newBlobs(receipt, asm.Receipt.Blobs)
 	full := asm.Receipt
 	r.prev, r.prevID = &full, receiptID
@@ -310,8 +313,8 @@ func (r *run) request(ctx context.Context, req model.Request) (resp model.Respon
 // newBlobs returns the blobs the stored receipt references that this session's log does not
 // hold yet: a receipt references earlier content by digest, so a long session does not
 // re-record its whole history each step. Only the stored receipt's own references are looked
-// at (its base's conversation was recorded with the base), so this costs the same at every
-// step.
+// at (its base's conversation was recorded with the base, the transcript's messages are in
+// their events), so this costs the same at every step.
 func (r *run) newBlobs(stored prompt.Receipt, all map[string]string) map[string]string {
 	out := map[string]string{}
 	add := func(d string) {

@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,55 +232,50 @@ func runWireSession(t *testing.T, tc wireCase) (*harness, *replay.Sequence, *htt
 	return h, seq, srv
 }
 
-// forgeUserMessage rewrites the first receipt's user message ("go" → "GO", the same size and
-// estimate) and recomputes every digest the receipt holds, as someone rewriting the log with
-// the code in hand could.
+// forgeUserMessage rewrites the user's message ("go" → "GO", the same size and estimate) and
+// recomputes every digest the first receipt holds, as someone rewriting the log with the code
+// in hand could. The receipt leaves the message to its own event (loggedParts), so both are
+// rewritten.
 func forgeUserMessage(t *testing.T, p events.Payload) events.Payload {
-	pa, ok := p.(events.PromptAssembled)
-	if !ok || pa.ConversationBase != nil {
-		return p
-	}
-	r := pa.PromptReceipt
-	r.Messages = append([]events.PromptPart(nil), r.Messages...)
-	r.Blobs = map[string]string{}
-	for k, v := range pa.Blobs {
-		r.Blobs[k] = v
-	}
-	for i, part := range r.Messages {
-		if part.Kind != prompt.PartMessage || part.Role != string(model.RoleUser) {
-			continue
+	switch e := p.(type) {
+	case events.UserMessageAppended:
+		e.Text = "GO"
+		return e
+	case events.PromptAssembled:
+		if e.ConversationBase != nil || e.LoggedParts != 1 {
+			return p
 		}
-		forged, err := json.Marshal(model.Message{Role: model.RoleUser, Text: "GO"})
+		forged, err := prompt.LoggedMessages([]model.Message{{Role: model.RoleUser, Text: "GO"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		delete(r.Blobs, part.SHA256)
-		part.SHA256 = sha(forged)
-		r.Blobs[part.SHA256] = string(forged)
-		r.Messages[i] = part
-		break
+		full := e.PromptReceipt // expanded with the forged transcript
+		full.Messages = append(slices.Clone(full.Messages), forged.Parts...)
+		full.LoggedParts = 0
+		full.Blobs = maps.Clone(full.Blobs)
+		maps.Copy(full.Blobs, forged.Blobs)
+		if full.ConversationDigest, err = prompt.ConversationDigest(forged.Parts); err != nil {
+			t.Fatal(err)
+		}
+		if full.AssemblyDigest, err = prompt.AssemblyDigest(full); err != nil {
+			t.Fatal(err)
+		}
+		req, err := prompt.Reconstruct(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := prompt.RequestBytes(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full.ActualDigest = sha(body)
+		if err := prompt.Verify(full); err != nil {
+			t.Fatalf("the forged receipt does not verify on its own, so this row proves nothing: %v", err)
+		}
+		e.ConversationDigest, e.AssemblyDigest, e.ActualDigest = full.ConversationDigest, full.AssemblyDigest, full.ActualDigest
+		return e
 	}
-	var err error
-	if r.ConversationDigest, err = prompt.ConversationDigest(r.Messages[len(r.Sections):]); err != nil {
-		t.Fatal(err)
-	}
-	if r.AssemblyDigest, err = prompt.AssemblyDigest(r); err != nil {
-		t.Fatal(err)
-	}
-	req, err := prompt.Reconstruct(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := prompt.RequestBytes(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.ActualDigest = sha(body)
-	if err := prompt.Verify(r); err != nil {
-		t.Fatalf("the forged receipt does not verify on its own, so this row proves nothing: %v", err)
-	}
-	pa.PromptReceipt = r
-	return pa
+	return p
 }
 
 // tamperedLog reads the session's stream with one payload rewritten, as an altered database

@@ -313,7 +313,7 @@ func RequestBytes(req model.Request) ([]byte, error) { return json.Marshal(req) 
 // the list itself: the digest then costs the same at step 1,000 as at step 10, and it does
 // not depend on whether the receipt is stored whole or relative to an earlier one.
 func AssemblyDigest(r Receipt) (string, error) {
-	r.AssemblyDigest, r.ActualDigest, r.Blobs, r.ConversationBase, r.HeaderBase = "", "", nil, nil, nil
+	r.AssemblyDigest, r.ActualDigest, r.Blobs, r.ConversationBase, r.HeaderBase, r.LoggedParts = "", "", nil, nil, nil, 0
 	r.Messages = r.Messages[:min(len(r.Messages), len(r.Sections))]
 	b, err := json.Marshal(r)
 	if err != nil {

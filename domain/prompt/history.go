@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/events"
@@ -108,14 +109,69 @@ func (h *History) prepare(msgs []model.Message) {
 }
 
 func encodeMessage(m model.Message, prev string) (historyEntry, error) {
-	blob, back, err := roundTrip(m)
+	part, blob, back, err := messagePart(m)
 	if err != nil {
 		return historyEntry{}, err
 	}
-	part := events.PromptPart{Kind: PartMessage, Role: string(back.Role), Bytes: len(blob),
-		EstimatedTokens: messageTokens(back), SHA256: digest(blob)}
 	chain, err := chainNext(prev, part)
 	return historyEntry{back: back, blob: blob, part: part, chain: chain}, err
+}
+
+// Logged is a session's conversation as its transcript holds it, the messages its events
+// record (the user's, the provider's responses, the tools' results), in the form a receipt
+// lists it: each message's part in order, and each part's blob by digest, encoded as Assemble
+// encodes them. A receipt leaves these parts out (LoggedParts, docs/storage.md "Bytes per
+// step"); a reader folds the session's transcript, and ExpandLogged takes them from here.
+type Logged struct {
+	Parts []events.PromptPart
+	Blobs map[string]string
+}
+
+// LoggedMessages encodes a transcript's messages as a receipt's parts and blobs.
+func LoggedMessages(msgs []model.Message) (Logged, error) {
+	l := Logged{Parts: make([]events.PromptPart, 0, len(msgs)), Blobs: make(map[string]string, len(msgs))}
+	for _, m := range msgs {
+		part, blob, _, err := messagePart(m)
+		if err != nil {
+			return Logged{}, err
+		}
+		l.Parts = append(l.Parts, part)
+		l.Blobs[part.SHA256] = string(blob)
+	}
+	return l, nil
+}
+
+// LeaveLogged returns a stored receipt without the conversation parts that are the first
+// logged messages of the conversation it was assembled from, which are the transcript's: a
+// reader restores them from the transcript (ExpandLogged). Those are the parts it lists first
+// (after its ConversationBase); a message the caller added after the logged ones (the
+// step-limit instruction) stays listed.
+func LeaveLogged(stored Receipt, logged int) Receipt {
+	sections := min(len(stored.Sections), len(stored.Messages))
+	start := 0
+	if b := stored.ConversationBase; b != nil {
+		start = b.Parts
+	}
+	own := stored.Messages[sections:]
+	k := max(0, min(logged-start, len(own)))
+	if k == 0 {
+		return stored
+	}
+	out := stored
+	out.Messages = append(slices.Clone(stored.Messages[:sections]), own[k:]...)
+	out.LoggedParts = k
+	return out
+}
+
+// messagePart encodes a conversation message as a receipt lists it: its part, its blob, and
+// the message the blob decodes to.
+func messagePart(m model.Message) (events.PromptPart, []byte, model.Message, error) {
+	blob, back, err := roundTrip(m)
+	if err != nil {
+		return events.PromptPart{}, nil, model.Message{}, err
+	}
+	return events.PromptPart{Kind: PartMessage, Role: string(back.Role), Bytes: len(blob),
+		EstimatedTokens: messageTokens(back), SHA256: digest(blob)}, blob, back, nil
 }
 
 func chainAt(es []historyEntry, n int) string {

@@ -238,3 +238,86 @@ func TestExpandRefusesABadHeaderBase(t *testing.T) {
 		t.Fatalf("Verify(relative to a header base) = %v", err)
 	}
 }
+
+// A receipt that leaves out its transcript's messages (LeaveLogged) lists only what the caller
+// added after them, and expands (ExpandLogged, with the transcript's parts and blobs) to the
+// receipt a fresh assembly gives, at every step. Without the transcript it does not expand;
+// with a transcript whose message changed it fails verification.
+func TestLoggedMessagesRestoreFromTheTranscript(t *testing.T) {
+	stored := map[string]prompt.Receipt{}
+	lookup := func(id string) (prompt.Receipt, bool) { r, ok := stored[id]; return r, ok }
+	pool := map[string]string{}
+	blob := func(d string) (string, bool) { b, ok := pool[d]; return b, ok }
+	added := model.Message{Role: model.RoleDeveloper, Text: "added by the turn"}
+	var prev *prompt.Receipt
+	prevID := ""
+	for step := range 4 {
+		transcript := growing(step)
+		in := fullInput()
+		in.Conversation = append(slices.Clone(transcript), added)
+		full := mustAssemble(t, in).Receipt
+		c := prompt.LeaveLogged(prompt.Compact(full, prev, prevID, nil), len(transcript))
+		if want := min(step, 1) + 1; c.LoggedParts != want { // the user's message, then a call and its result
+			t.Fatalf("step %d: %d logged parts left out, want %d", step, c.LoggedParts, want)
+		}
+		if own := c.Messages[len(c.Sections):]; len(own) != 1 || own[0].Role != string(model.RoleDeveloper) {
+			t.Fatalf("step %d: the receipt lists %+v, want only the added message", step, own)
+		}
+		c.Blobs = map[string]string{} // what the session does not hold yet, as the turn driver records
+		for _, p := range slices.Concat(c.Messages, c.Tools) {
+			if _, ok := pool[p.SHA256]; !ok && full.Blobs[p.SHA256] != "" {
+				c.Blobs[p.SHA256], pool[p.SHA256] = full.Blobs[p.SHA256], full.Blobs[p.SHA256]
+			}
+		}
+		for _, s := range c.Sections {
+			if _, ok := pool[s.SHA256]; !ok {
+				c.Blobs[s.SHA256], pool[s.SHA256] = full.Blobs[s.SHA256], full.Blobs[s.SHA256]
+			}
+		}
+		id := fmt.Sprintf("r%d", step)
+		stored[id] = c
+		logged, err := prompt.LoggedMessages(transcript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withTranscript := func(d string) (string, bool) {
+			if b, ok := pool[d]; ok {
+				return b, true
+			}
+			b, ok := logged.Blobs[d]
+			return b, ok
+		}
+		back, err := prompt.ExpandLogged(c, lookup, withTranscript, logged.Parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := prompt.Verify(back); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if whole := mustAssemble(t, in).Receipt; !reflect.DeepEqual(back, whole) {
+			t.Fatalf("step %d: the expanded receipt is not the assembled one", step)
+		}
+		var re *prompt.ReceiptError
+		if _, err := prompt.Expand(c, lookup, blob); !errors.As(err, &re) || !re.Has(prompt.MismatchBase, "receipt", "transcript") {
+			t.Fatalf("step %d: expanded without the transcript: %v", step, err)
+		}
+		if step > 0 {
+			changed := slices.Clone(transcript)
+			changed[len(changed)-1].Text += " (edited)"
+			other, err := prompt.LoggedMessages(changed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := prompt.ExpandLogged(c, lookup, func(d string) (string, bool) {
+				if b, ok := other.Blobs[d]; ok {
+					return b, true
+				}
+				return withTranscript(d)
+			}, other.Parts)
+			if err != nil || !errors.As(prompt.Verify(back), &re) || !re.Has(prompt.MismatchConversation, "receipt", "") {
+				t.Fatalf("step %d: with an edited transcript: %v, %v", step, err, prompt.Verify(back))
+			}
+		}
+		prev, prevID = &full, id
+	}
+}

@@ -181,6 +181,9 @@ func Verify(r Receipt) error {
 	if r.HeaderBase != nil {
 		v.add(MismatchHeaderBase, "receipt", -1, r.HeaderBase.ReceiptID, "an expanded receipt (prompt.Expand)", "a receipt relative to another")
 	}
+	if r.LoggedParts != 0 {
+		v.add(MismatchBase, "receipt", -1, "transcript", "an expanded receipt (prompt.ExpandLogged)", "a receipt that leaves out its transcript's messages")
+	}
 	if got, err := ConversationDigest(v.r.Messages[min(len(v.r.Messages), len(v.r.Sections)):]); err != nil || got != r.ConversationDigest {
 		v.add(MismatchConversation, "receipt", -1, "", got, r.ConversationDigest)
 	}
@@ -505,6 +508,15 @@ func commonPrefix(a, b []events.PromptPart) int {
 // missing, circular, or not the prefix (or header) it claims is a *ReceiptError; a missing
 // blob is left for Verify to report.
 func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool)) (Receipt, error) {
+	return ExpandLogged(r, lookup, pool, nil)
+}
+
+// ExpandLogged is Expand for receipts that leave out the messages their session's transcript
+// holds (LoggedParts): logged are the transcript's messages as parts (Logged.Parts), in order,
+// and their blobs are expected in pool. A receipt that names more of them than logged holds is
+// a *ReceiptError; parts that are not the ones it was assembled with fail Verify's
+// conversation digest.
+func ExpandLogged(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool), logged []events.PromptPart) (Receipt, error) {
 	fail := func(code, id, want, got string) error {
 		return &ReceiptError{Mismatches: []Mismatch{{Code: code, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
 	}
@@ -540,10 +552,18 @@ func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest 
 			if got, err := ConversationDigest(conv[:b.Parts]); err != nil || got != b.Digest {
 				return Receipt{}, fail(MismatchBase, b.ReceiptID, b.Digest, got)
 			}
-			conv = append(slices.Clone(conv[:b.Parts]), own...)
+			conv = slices.Clone(conv[:b.Parts])
 		} else {
-			conv = slices.Clone(own)
+			conv = nil
 		}
+		if k := c.LoggedParts; k != 0 {
+			start := len(conv)
+			if k < 0 || start+k > len(logged) {
+				return Receipt{}, fail(MismatchBase, "transcript", fmt.Sprintf("messages %d to %d of the transcript", start, start+k), fmt.Sprintf("%d messages", len(logged)))
+			}
+			conv = append(conv, logged[start:start+k]...)
+		}
+		conv = append(conv, own...)
 		for d, blob := range c.Blobs {
 			if i == 0 {
 				blobs[d] = blob // the receipt's own copy wins
@@ -554,7 +574,7 @@ func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest 
 	}
 	out := r
 	out.Messages = append(slices.Clone(r.Messages[:min(len(r.Sections), len(r.Messages))]), conv...)
-	out.ConversationBase = nil
+	out.ConversationBase, out.LoggedParts = nil, 0
 	out.Blobs = map[string]string{}
 	need := func(d string) {
 		if b, ok := blobs[d]; ok {
