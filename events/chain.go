@@ -68,15 +68,37 @@ func Link(prev string, revision uint64, body string) string {
 // event whose hash is prev, each with its Metadata.Hash set. Any hash a caller set is
 // replaced. The caller's slice is not changed.
 func Seal(stream, prev string, first uint64, evs []Event) ([]Event, error) {
+	sealed, _, err := SealEncoded(stream, prev, first, evs)
+	return sealed, err
+}
+
+// SealEncoded is Seal for a store that keeps metadata as JSON text: it also returns each
+// sealed event's metadata as json.Marshal encodes it, hash included, having encoded each
+// event's metadata once. Hash is Metadata's last field, so that JSON is the JSON without the
+// hash plus one trailing member (a hex hash needs no escaping).
+func SealEncoded(stream, prev string, first uint64, evs []Event) ([]Event, [][]byte, error) {
 	out := make([]Event, len(evs))
+	encoded := make([][]byte, len(evs))
 	for i, ev := range evs {
-		body, err := BodyDigest(stream, ev)
+		ev.Metadata.Hash = ""
+		md, err := json.Marshal(ev.Metadata)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		ev.Metadata.Hash = Link(prev, first+uint64(i), body)
+		ev.Metadata.Hash = Link(prev, first+uint64(i), EncodedBodyDigest(stream, ev, md))
 		prev = ev.Metadata.Hash
 		out[i] = ev
+		encoded[i] = withHashMember(md, ev.Metadata.Hash)
 	}
-	return out, nil
+	return out, encoded, nil
+}
+
+// withHashMember adds "hash" as the last member of md, a JSON object with members (CommandID
+// and Actor are never omitted).
+func withHashMember(md []byte, hash string) []byte {
+	out := make([]byte, 0, len(md)+len(`,"hash":""`)+len(hash))
+	out = append(out, md[:len(md)-1]...)
+	out = append(out, `,"hash":"`...)
+	out = append(out, hash...)
+	return append(out, `"}`...)
 }

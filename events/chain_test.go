@@ -56,6 +56,38 @@ func TestBodyDigestCoversEveryField(t *testing.T) {
 	}
 }
 
+// A store that keeps what SealEncoded returns must read back the metadata Seal sealed, byte
+// for byte as json.Marshal writes it, with the same hashes.
+func TestSealEncodedIsTheMetadataJSON(t *testing.T) {
+	evs := []events.Event{
+		{ID: events.DeriveID("c", 0), Type: "test.happened.1", Data: json.RawMessage(`{}`),
+			Metadata: events.Metadata{CommandID: "c", Actor: "user", Hash: "stale"}},
+		{ID: events.DeriveID("c", 1), Type: "test.happened.1", Data: json.RawMessage(`{"a":"<\u0026>"}`),
+			Metadata: events.Metadata{CommandID: "c\"<&>", CommandDigest: "d", CausationID: "x", CorrelationID: "y",
+				Actor: "agent", Time: time.Date(2026, 12, 1, 1, 2, 3, 4, time.FixedZone("", 3600))}},
+	}
+	want, err := events.Seal("s", "prev", 7, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, encoded, err := events.SealEncoded("s", "prev", 7, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range evs {
+		if got[i].Metadata != want[i].Metadata {
+			t.Errorf("event %d: sealed %+v, Seal gives %+v", i, got[i].Metadata, want[i].Metadata)
+		}
+		marshalled, _ := json.Marshal(want[i].Metadata)
+		if string(encoded[i]) != string(marshalled) {
+			t.Errorf("event %d: encoded %s, json.Marshal gives %s", i, encoded[i], marshalled)
+		}
+	}
+	if evs[0].Metadata.Hash != "stale" {
+		t.Error("the caller's events were changed")
+	}
+}
+
 func TestChainWalker(t *testing.T) {
 	type row struct {
 		name     string

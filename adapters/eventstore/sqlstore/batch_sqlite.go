@@ -15,7 +15,8 @@ import (
 // single connection, with statements prepared once: SQLite runs in process, so the cost of an
 // append is statement work, not round trips.
 type sqliteBatcher struct {
-	lastPosition, storedByID, revisions, insert *sqlx.Stmt
+	dataVersion, lastPosition, storedByID, revisions, insert *sqlx.Stmt
+	known                                                    knownHeads
 }
 
 func newSQLiteBatcher(ctx context.Context, db *sqlx.DB) (*sqliteBatcher, error) {
@@ -24,6 +25,8 @@ func newSQLiteBatcher(ctx context.Context, db *sqlx.DB) (*sqliteBatcher, error) 
 		stmt  **sqlx.Stmt
 		query string
 	}{
+		// Changes when another connection commits to the file (knownHeads).
+		{&b.dataVersion, `PRAGMA data_version`},
 		{&b.lastPosition, `SELECT COALESCE(MAX(position), 0) FROM event_log`},
 		// Id lists and stream lists travel as one JSON array, so each statement is prepared once.
 		{&b.storedByID, `SELECT ` + columns + ` FROM event_log WHERE event_id IN (SELECT value FROM json_each(?))`},
@@ -45,7 +48,7 @@ func newSQLiteBatcher(ctx context.Context, db *sqlx.DB) (*sqliteBatcher, error) 
 }
 
 func (b *sqliteBatcher) close() error {
-	for _, s := range []*sqlx.Stmt{b.lastPosition, b.storedByID, b.revisions, b.insert} {
+	for _, s := range []*sqlx.Stmt{b.dataVersion, b.lastPosition, b.storedByID, b.revisions, b.insert} {
 		if s != nil {
 			s.Close()
 		}
@@ -53,36 +56,91 @@ func (b *sqliteBatcher) close() error {
 	return nil
 }
 
+// knownHeads is where the log ended after this connection's last batch: its last position and
+// the heads of the streams it read or wrote. It stays true while no other connection commits to
+// the file, which SQLite tells by PRAGMA data_version (unchanged by this connection's own
+// commits); then a batch reads only the heads of streams it has not seen, not every stream's
+// head and the log's end (each a query per batch, the head's hash read out of the metadata
+// JSON). Another process appending, or the read models' connections writing to the same
+// file, make the next batch read them all again.
+type knownHeads struct {
+	valid   bool
+	version int64
+	last    uint64
+	heads   map[string]streamHead
+}
+
+// maxKnownStreams bounds the streams knownHeads remembers; past it, it forgets them all.
+const maxKnownStreams = 4096
+
+// begin returns the log's last position and the known heads of streams, under the write lock,
+// reading from the database what is not known.
+func (b *sqliteBatcher) begin(ctx context.Context, tx *sqlx.Tx, streams []string) (uint64, map[string]streamHead, error) {
+	var version int64
+	if err := tx.StmtxContext(ctx, b.dataVersion).GetContext(ctx, &version); err != nil {
+		return 0, nil, fmt.Errorf("read data version: %w", err)
+	}
+	if !b.known.valid || b.known.version != version {
+		b.known = knownHeads{version: version, heads: map[string]streamHead{}}
+		if err := tx.StmtxContext(ctx, b.lastPosition).GetContext(ctx, &b.known.last); err != nil {
+			return 0, nil, fmt.Errorf("read last position: %w", err)
+		}
+		b.known.valid = true
+	}
+	heads := make(map[string]streamHead, len(streams))
+	var unknown []string
+	for _, st := range streams {
+		if h, ok := b.known.heads[st]; ok {
+			heads[st] = h
+		} else {
+			unknown = append(unknown, st)
+		}
+	}
+	if len(unknown) > 0 {
+		read, err := b.streamHeads(ctx, tx, unknown)
+		if err != nil {
+			return 0, nil, err
+		}
+		for st, h := range read {
+			heads[st] = h
+		}
+	}
+	return b.known.last, heads, nil
+}
+
+// ended records where a batch left the log, once it has committed (or wrote nothing).
+func (b *sqliteBatcher) ended(last uint64, heads map[string]streamHead) {
+	if len(b.known.heads)+len(heads) > maxKnownStreams {
+		clear(b.known.heads)
+	}
+	b.known.last = last
+	for st, h := range heads {
+		b.known.heads[st] = h
+	}
+}
+
 func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRequest) ([]appendReply, error) {
-	return func(ctx context.Context, batch []*appendRequest) ([]appendReply, error) {
+	return func(ctx context.Context, batch []*appendRequest) (replies []appendReply, err error) {
+		defer func() {
+			if err != nil { // whatever the failed batch read or wrote may not be so
+				b.known.valid = false
+			}
+		}()
 		tx, err := s.writer.BeginTxx(ctx, nil) // BEGIN IMMEDIATE: the writer DSN says so
 		if err != nil {
 			return nil, fmt.Errorf("begin append transaction: %w", err)
 		}
 		defer tx.Rollback()
-		var last uint64
-		if err := tx.StmtxContext(ctx, b.lastPosition).GetContext(ctx, &last); err != nil {
-			return nil, fmt.Errorf("read last position: %w", err)
-		}
 		ids, streams := batchKeys(batch)
-		idList, _ := json.Marshal(ids)
-		rows, err := tx.StmtxContext(ctx, b.storedByID).QueryContext(ctx, string(idList))
-		if err != nil {
-			return nil, fmt.Errorf("look up event ids: %w", err)
-		}
-		recs, err := scanRecords(rows)
-		if err != nil {
-			return nil, fmt.Errorf("look up event ids: %w", err)
-		}
-		stored := make(map[string]events.Recorded, len(recs))
-		for _, r := range recs {
-			stored[r.ID] = r
-		}
-		heads, err := b.streamHeads(ctx, tx, streams)
+		last, heads, err := b.begin(ctx, tx, streams)
 		if err != nil {
 			return nil, err
 		}
-		replies := make([]appendReply, len(batch))
+		stored, err := b.storedEvents(ctx, tx, ids)
+		if err != nil {
+			return nil, err
+		}
+		replies = make([]appendReply, len(batch))
 		inserted := 0
 		insert := tx.StmtxContext(ctx, b.insert)
 		for i, r := range batch {
@@ -95,43 +153,68 @@ func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRe
 				continue
 			}
 			head := heads[r.stream]
-			current := head.revision
-			if !r.expected.Allows(current) {
-				replies[i] = wrongRevision(r, current)
+			if !r.expected.Allows(head.revision) {
+				replies[i] = wrongRevision(r, head.revision)
 				continue
 			}
-			sealed, err := events.Seal(r.stream, head.hash, uint64(current+1), r.evs)
+			res, newHead, err := insertAppend(ctx, insert, r, head, last, stored)
 			if err != nil {
-				return nil, fmt.Errorf("hash events of %s: %w", r.stream, err)
+				return nil, err
 			}
-			res := events.AppendResult{FirstPosition: last + 1}
-			for _, ev := range sealed {
-				md, err := json.Marshal(ev.Metadata)
-				if err != nil {
-					return nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
-				}
-				current++
-				last++
-				if _, err := insert.ExecContext(ctx, int64(last), ev.ID, r.stream, current, ev.Type, string(ev.Data), string(md)); err != nil {
-					return nil, fmt.Errorf("insert event %s: %w", ev.ID, err)
-				}
-				// A retry later in the same batch must see it.
-				stored[ev.ID] = events.Recorded{Event: ev, Stream: r.stream, StreamRevision: uint64(current), Position: last}
-				inserted++
-			}
-			heads[r.stream] = streamHead{revision: current, hash: sealed[len(sealed)-1].Metadata.Hash}
-			res.NextRevision, res.LastPosition = uint64(current), last
+			heads[r.stream], last = newHead, res.LastPosition
+			inserted += len(r.evs)
 			replies[i] = appendReply{result: res, outcome: storemetrics.OutcomeOK}
 		}
-		if inserted == 0 {
-			return replies, nil
+		if inserted > 0 {
+			if err := tx.Commit(); err != nil {
+				return nil, fmt.Errorf("commit appends: %w", err)
+			}
+			s.committed(inserted)
 		}
-		if err := tx.Commit(); err != nil {
-			return nil, fmt.Errorf("commit appends: %w", err)
-		}
-		s.committed(inserted)
+		b.ended(last, heads)
 		return replies, nil
 	}
+}
+
+// insertAppend seals and inserts one append's events after head, the first at position
+// last+1, and adds them to stored (a retry later in the same batch must see them). It returns
+// the append's result and the stream's new head.
+func insertAppend(ctx context.Context, insert *sqlx.Stmt, r *appendRequest, head streamHead, last uint64,
+	stored map[string]events.Recorded) (events.AppendResult, streamHead, error) {
+	rev := uint64(head.revision + 1)
+	sealed, metadata, err := events.SealEncoded(r.stream, head.hash, rev, r.evs)
+	if err != nil {
+		return events.AppendResult{}, head, fmt.Errorf("hash events of %s: %w", r.stream, err)
+	}
+	res := events.AppendResult{FirstPosition: last + 1}
+	for i, ev := range sealed {
+		last++
+		if _, err := insert.ExecContext(ctx, int64(last), ev.ID, r.stream, int64(rev), ev.Type, string(ev.Data), string(metadata[i])); err != nil {
+			return events.AppendResult{}, head, fmt.Errorf("insert event %s: %w", ev.ID, err)
+		}
+		stored[ev.ID] = events.Recorded{Event: ev, Stream: r.stream, StreamRevision: rev, Position: last}
+		rev++
+	}
+	res.NextRevision, res.LastPosition = rev-1, last
+	return res, streamHead{revision: int64(rev - 1), hash: sealed[len(sealed)-1].Metadata.Hash}, nil
+}
+
+// storedEvents returns the stored events among ids, by id.
+func (b *sqliteBatcher) storedEvents(ctx context.Context, tx *sqlx.Tx, ids []string) (map[string]events.Recorded, error) {
+	idList, _ := json.Marshal(ids)
+	rows, err := tx.StmtxContext(ctx, b.storedByID).QueryContext(ctx, string(idList))
+	if err != nil {
+		return nil, fmt.Errorf("look up event ids: %w", err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("look up event ids: %w", err)
+	}
+	stored := make(map[string]events.Recorded, len(recs))
+	for _, r := range recs {
+		stored[r.ID] = r
+	}
+	return stored, nil
 }
 
 // streamHead is where a stream ends: its last revision (-1: no stream) and that event's hash.

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +62,9 @@ type Store struct {
 	// committers is how many lanes, so batches, may commit at once: 1 where the database
 	// takes one writer at a time (SQLite), more where commits proceed together (Postgres).
 	committers int
+	// rejoinWait bounds how long a batch that begins right after a commit waits for the
+	// appenders that commit answered (lane.fill); 0: it does not wait for them.
+	rejoinWait time.Duration
 	// appendStmt is zuno_append prepared (Postgres).
 	appendStmt *sql.Stmt
 	// notifyToken is the payload of this process's notifications, so that its listener can
@@ -84,6 +86,10 @@ type Store struct {
 type lane struct {
 	requests chan *appendRequest
 	inflight atomic.Int64 // Append calls to this lane between entry and reply
+	// returning is how many appends the last commit answered plus how many were queued
+	// behind it, answered when; only the lane's goroutine uses them (fill).
+	returning int
+	answered  time.Time
 }
 
 type appendRequest struct {
@@ -187,7 +193,7 @@ func (s *Store) writeLoop(l *lane) {
 	for {
 		select {
 		case first := <-l.requests:
-			s.commit(l.fill(first))
+			s.commit(l, l.fill(first, s.rejoinWait))
 		case <-s.stop:
 			l.drainAfterStop(s)
 			return
@@ -195,27 +201,57 @@ func (s *Store) writeLoop(l *lane) {
 	}
 }
 
-// fill takes what is queued behind first, up to maxBatchEvents (group commit). Appenders that
-// were answered by the last commit are usually about to queue again; while fewer requests are
-// queued than appends are in flight on this lane, wait a moment for them, so one commit
-// carries them all. A lone appender never waits.
-func (l *lane) fill(first *appendRequest) []*appendRequest {
+// fill takes what is queued behind first, up to maxBatchEvents (group commit), and waits a
+// moment for appends about to queue, so that one commit carries them too:
+//   - appends in flight on this lane that have not queued yet, for up to groupCommitWait;
+//   - with rejoin > 0, when the batch begins within rejoin of the last commit: as many appends
+//     as that commit answered and left queued, for up to rejoin. Appenders it answered usually
+//     append again at once (a turn's next event), but they leave the in-flight count before
+//     they do: counting only that, a SQLite commit carried about 47 of 64 writers' appends.
+//
+// A lone appender never waits: the last commit answered one append, its own. The writer
+// waits blocked, not spinning: the appenders it waits for need the CPU.
+func (l *lane) fill(first *appendRequest, rejoin time.Duration) []*appendRequest {
 	batch := []*appendRequest{first}
 	n := len(first.evs)
-	deadline := time.Now().Add(groupCommitWait)
+	now := time.Now()
+	wait, want := groupCommitWait, 0
+	if rejoin > 0 && now.Sub(l.answered) < rejoin {
+		wait, want = rejoin, l.returning
+	}
+	var timeout <-chan time.Time
 	for n < maxBatchEvents {
 		select {
 		case r := <-l.requests:
 			batch = append(batch, r)
 			n += len(r.evs)
+			continue
 		default:
-			if int(l.inflight.Load()) <= len(batch) || time.Now().After(deadline) {
-				return batch
-			}
-			runtime.Gosched()
+		}
+		if int(l.inflight.Load()) <= len(batch) && len(batch) >= want {
+			return batch
+		}
+		if timeout == nil {
+			timer := time.NewTimer(wait - time.Since(now))
+			defer timer.Stop()
+			timeout = timer.C
+		}
+		select {
+		case r := <-l.requests:
+			batch = append(batch, r)
+			n += len(r.evs)
+		case <-timeout:
+			return batch
 		}
 	}
 	return batch
+}
+
+// answering records, before a commit's appends are answered, how many appends may come back
+// at once (fill): those it answers and those queued behind it.
+func (l *lane) answering(batch []*appendRequest) {
+	l.returning = len(batch) + len(l.requests)
+	l.answered = time.Now()
 }
 
 // drainAfterStop answers appends that were queued before Close.
@@ -223,7 +259,7 @@ func (l *lane) drainAfterStop(s *Store) {
 	for {
 		select {
 		case r := <-l.requests:
-			s.commit([]*appendRequest{r})
+			s.commit(l, []*appendRequest{r})
 		default:
 			return
 		}
@@ -233,8 +269,9 @@ func (l *lane) drainAfterStop(s *Store) {
 // commit writes a batch in one transaction. If the transaction itself fails (not an append's
 // condition, which is decided per append), each append is retried alone so that one bad
 // append cannot fail the others.
-func (s *Store) commit(batch []*appendRequest) {
+func (s *Store) commit(l *lane, batch []*appendRequest) {
 	replies, err := s.commitBatch(context.Background(), batch)
+	l.answering(batch)
 	if err == nil {
 		for i, r := range batch {
 			r.reply <- replies[i]
