@@ -68,29 +68,52 @@ func Link(prev string, revision uint64, body string) string {
 // event whose hash is prev, each with its Metadata.Hash set. Any hash a caller set is
 // replaced. The caller's slice is not changed.
 func Seal(stream, prev string, first uint64, evs []Event) ([]Event, error) {
-	sealed, _, err := SealEncoded(stream, prev, first, evs)
-	return sealed, err
+	pre, err := PrepareSeal(stream, evs)
+	if err != nil {
+		return nil, err
+	}
+	sealed, _ := SealPrepared(prev, first, evs, pre)
+	return sealed, nil
 }
 
-// SealEncoded is Seal for a store that keeps metadata as JSON text: it also returns each
-// sealed event's metadata as json.Marshal encodes it, hash included, having encoded each
-// event's metadata once. Hash is Metadata's last field, so that JSON is the JSON without the
-// hash plus one trailing member (a hex hash needs no escaping).
-func SealEncoded(stream, prev string, first uint64, evs []Event) ([]Event, [][]byte, error) {
-	out := make([]Event, len(evs))
-	encoded := make([][]byte, len(evs))
+// Prepared is what sealing an event needs that does not depend on its place in the stream:
+// its metadata as json.Marshal encodes it without the hash, and its body digest. A store
+// with one writer prepares an append's events before they reach the writer (on the
+// appender's goroutine), so the writer only links them (SealPrepared).
+type Prepared struct {
+	Metadata []byte
+	Body     string
+}
+
+// PrepareSeal prepares evs, to be appended to stream, for SealPrepared: each event's metadata
+// is encoded once, for its digest and for storage.
+func PrepareSeal(stream string, evs []Event) ([]Prepared, error) {
+	out := make([]Prepared, len(evs))
 	for i, ev := range evs {
 		ev.Metadata.Hash = ""
 		md, err := json.Marshal(ev.Metadata)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		ev.Metadata.Hash = Link(prev, first+uint64(i), EncodedBodyDigest(stream, ev, md))
+		out[i] = Prepared{Metadata: md, Body: EncodedBodyDigest(stream, ev, md)}
+	}
+	return out, nil
+}
+
+// SealPrepared is Seal for events prepared by PrepareSeal (pre[i] is evs[i]'s). It also
+// returns each sealed event's metadata as json.Marshal encodes it, hash included, for a store
+// that keeps metadata as JSON text: Hash is Metadata's last field, so that JSON is the JSON
+// without the hash plus one trailing member (a hex hash needs no escaping).
+func SealPrepared(prev string, first uint64, evs []Event, pre []Prepared) ([]Event, [][]byte) {
+	out := make([]Event, len(evs))
+	encoded := make([][]byte, len(evs))
+	for i, ev := range evs {
+		ev.Metadata.Hash = Link(prev, first+uint64(i), pre[i].Body)
 		prev = ev.Metadata.Hash
 		out[i] = ev
-		encoded[i] = withHashMember(md, ev.Metadata.Hash)
+		encoded[i] = withHashMember(pre[i].Metadata, ev.Metadata.Hash)
 	}
-	return out, encoded, nil
+	return out, encoded
 }
 
 // withHashMember adds "hash" as the last member of md, a JSON object with members (CommandID

@@ -56,9 +56,9 @@ func TestBodyDigestCoversEveryField(t *testing.T) {
 	}
 }
 
-// A store that keeps what SealEncoded returns must read back the metadata Seal sealed, byte
+// A store that keeps what SealPrepared returns must read back the metadata Seal sealed, byte
 // for byte as json.Marshal writes it, with the same hashes.
-func TestSealEncodedIsTheMetadataJSON(t *testing.T) {
+func TestSealPreparedIsTheMetadataJSON(t *testing.T) {
 	evs := []events.Event{
 		{ID: events.DeriveID("c", 0), Type: "test.happened.1", Data: json.RawMessage(`{}`),
 			Metadata: events.Metadata{CommandID: "c", Actor: "user", Hash: "stale"}},
@@ -70,10 +70,11 @@ func TestSealEncodedIsTheMetadataJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, encoded, err := events.SealEncoded("s", "prev", 7, evs)
+	pre, err := events.PrepareSeal("s", evs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got, encoded := events.SealPrepared("prev", 7, evs, pre)
 	for i := range evs {
 		if got[i].Metadata != want[i].Metadata {
 			t.Errorf("event %d: sealed %+v, Seal gives %+v", i, got[i].Metadata, want[i].Metadata)

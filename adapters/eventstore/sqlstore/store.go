@@ -65,6 +65,13 @@ type Store struct {
 	// rejoinWait bounds how long a batch that begins right after a commit waits for the
 	// appenders that commit answered (lane.fill); 0: it does not wait for them.
 	rejoinWait time.Duration
+	// writeEarly, when set, is given each part of a batch as lane.fill takes it, before fill
+	// waits for more; commitBatch then writes the rest and commits (SQLite: the single
+	// writer's statements run while appenders are still coming).
+	writeEarly func(part []*appendRequest)
+	// prepareSeal says each append's events are prepared for the hash chain by the appender
+	// (events.PrepareSeal), not by the writer: SQLite's single writer bounds every append.
+	prepareSeal bool
 	// appendStmt is zuno_append prepared (Postgres).
 	appendStmt *sql.Stmt
 	// notifyToken is the payload of this process's notifications, so that its listener can
@@ -97,6 +104,7 @@ type appendRequest struct {
 	stream   string
 	expected events.ExpectedRevision
 	evs      []events.Event
+	prepared []events.Prepared // evs prepared for sealing, when the store says so (prepareSeal)
 	reply    chan appendReply
 }
 
@@ -174,6 +182,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	l.inflight.Add(1)
 	defer l.inflight.Add(-1)
 	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, evs: evs, reply: make(chan appendReply, 1)}
+	if s.prepareSeal {
+		prepared, err := events.PrepareSeal(stream, evs)
+		if err != nil {
+			err = fmt.Errorf("hash events of %s: %w", stream, err)
+			s.metrics.ObserveAppend(s.name, started, len(evs), storemetrics.OutcomeError, err)
+			return events.AppendResult{}, err
+		}
+		req.prepared = prepared
+	}
 	select {
 	case l.requests <- req:
 	case <-s.stop:
@@ -193,7 +210,7 @@ func (s *Store) writeLoop(l *lane) {
 	for {
 		select {
 		case first := <-l.requests:
-			s.commit(l, l.fill(first, s.rejoinWait))
+			s.commit(l, l.fill(first, s.rejoinWait, s.writeEarly))
 		case <-s.stop:
 			l.drainAfterStop(s)
 			return
@@ -209,17 +226,20 @@ func (s *Store) writeLoop(l *lane) {
 //     append again at once (a turn's next event), but they leave the in-flight count before
 //     they do: counting only that, a SQLite commit carried about 47 of 64 writers' appends.
 //
-// A lone appender never waits: the last commit answered one append, its own. The writer
-// waits blocked, not spinning: the appenders it waits for need the CPU.
-func (l *lane) fill(first *appendRequest, rejoin time.Duration) []*appendRequest {
+// A lone appender never waits: the last commit answered one append, its own. Before each
+// wait, early (when set) gets what fill took since the last; the time it takes is writing,
+// not waiting, so it does not count against the wait. The writer waits blocked, not
+// spinning, since the appenders it waits for need the CPU.
+func (l *lane) fill(first *appendRequest, rejoin time.Duration, early func([]*appendRequest)) []*appendRequest {
 	batch := []*appendRequest{first}
-	n := len(first.evs)
+	n, given := len(first.evs), 0
 	now := time.Now()
 	wait, want := groupCommitWait, 0
 	if rejoin > 0 && now.Sub(l.answered) < rejoin {
 		wait, want = rejoin, l.returning
 	}
-	var timeout <-chan time.Time
+	deadline := now.Add(wait)
+	var timer *time.Timer
 	for n < maxBatchEvents {
 		select {
 		case r := <-l.requests:
@@ -231,16 +251,24 @@ func (l *lane) fill(first *appendRequest, rejoin time.Duration) []*appendRequest
 		if int(l.inflight.Load()) <= len(batch) && len(batch) >= want {
 			return batch
 		}
-		if timeout == nil {
-			timer := time.NewTimer(wait - time.Since(now))
+		if early != nil && given < len(batch) {
+			started := time.Now()
+			early(batch[given:])
+			given = len(batch)
+			deadline = deadline.Add(time.Since(started))
+			continue // appends may have queued meanwhile
+		}
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
 			defer timer.Stop()
-			timeout = timer.C
+		} else {
+			timer.Reset(time.Until(deadline))
 		}
 		select {
 		case r := <-l.requests:
 			batch = append(batch, r)
 			n += len(r.evs)
-		case <-timeout:
+		case <-timer.C:
 			return batch
 		}
 	}

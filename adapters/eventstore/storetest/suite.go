@@ -207,8 +207,9 @@ func testEventIDConflict(t *testing.T, open Opener, gaps []Limitation) {
 	mustAppend(t, s, stream, events.NoStream, newEvent(stream, 0, `{"v":1}`), newEvent(stream, 1, `{"v":2}`))
 
 	cases := map[string][]events.Event{
-		"different data":  {newEvent(stream, 0, `{"v":99}`)},
-		"partial overlap": {newEvent(stream, 1, `{"v":2}`), newEvent(stream, 2, `{"v":3}`)},
+		"different data":            {newEvent(stream, 0, `{"v":99}`)},
+		"partial overlap":           {newEvent(stream, 1, `{"v":2}`), newEvent(stream, 2, `{"v":3}`)},
+		"stored id after a new one": {newEvent(stream, 3, `{"v":4}`), newEvent(stream, 1, `{"v":2}`)},
 		"different type": {func() events.Event {
 			e := newEvent(stream, 0, `{"v":1}`)
 			e.Type = "test.other.1"
@@ -238,6 +239,8 @@ func testEventIDConflict(t *testing.T, open Opener, gaps []Limitation) {
 	if n := streamLen(t, s, otherStream); n != 0 {
 		t.Fatalf("other stream has %d events, want 0", n)
 	}
+	// Nothing of a refused append stays behind: the stream goes on from its stored head.
+	mustAppend(t, s, stream, events.Exact(1), newEvent(stream, 3, `{"v":4}`))
 }
 
 func testInvalidAppend(t *testing.T, open Opener, gaps []Limitation) {
