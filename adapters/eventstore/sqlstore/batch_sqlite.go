@@ -33,6 +33,7 @@ func newSQLiteBatcher(ctx context.Context, db *sqlx.DB) (*sqliteBatcher, error) 
 		{&b.dataVersion, `PRAGMA data_version`},
 		{&b.lastPosition, `SELECT COALESCE(MAX(position), 0) FROM event_log`},
 		// Id lists and stream lists travel as one JSON array, so each statement is prepared once.
+		// Read only for an append the log refuses or whose expected revision fails (decide).
 		{&b.storedByID, `SELECT ` + columns + ` FROM event_log WHERE event_id IN (SELECT value FROM json_each(?))`},
 		// One index probe per stream; a GROUP BY over an IN list would scan.
 		// The head's hash is the link the stream's next event chains to (events.Seal).
@@ -89,7 +90,7 @@ type sqliteBatch struct {
 	undo     *sqlx.Stmt
 	last     uint64                     // the log's last position, in the transaction
 	heads    map[string]streamHead      // the batch's streams' heads, in the transaction
-	stored   map[string]events.Recorded // stored events with the batch's ids, its own included
+	stored   map[string]events.Recorded // the events the batch inserted, by id
 	replies  []appendReply              // one per append decided, in batch order
 	inserted int                        // events inserted
 	err      error                      // the first failure: the batch is rolled back
@@ -135,8 +136,7 @@ func (b *sqliteBatcher) begin(ctx context.Context, writer *sqlx.DB, c *sqliteBat
 // retry of one that did), are its events read (lookUp). Looking up every batch's ids cost a
 // query per part, a tenth of the writer's time.
 func (b *sqliteBatcher) decide(ctx context.Context, c *sqliteBatch, part []*appendRequest) error {
-	_, streams := batchKeys(part)
-	if err := b.readHeads(ctx, c, streams); err != nil {
+	if err := b.readHeads(ctx, c, part); err != nil {
 		return err
 	}
 	for _, r := range part {
@@ -191,18 +191,19 @@ func isConstraint(err error) bool {
 	return errors.As(err, &liteErr) && liteErr.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
 }
 
-// readHeads adds the heads of streams the batch has not met yet: from knownHeads, else from
-// the database.
-func (b *sqliteBatcher) readHeads(ctx context.Context, c *sqliteBatch, streams []string) error {
+// readHeads adds the heads of part's streams the batch has not met yet: from knownHeads, else
+// from the database.
+func (b *sqliteBatcher) readHeads(ctx context.Context, c *sqliteBatch, part []*appendRequest) error {
 	var unknown []string
-	for _, st := range streams {
-		if _, ok := c.heads[st]; ok {
+	for _, r := range part {
+		if _, ok := c.heads[r.stream]; ok {
 			continue
 		}
-		if h, ok := b.known.heads[st]; ok {
-			c.heads[st] = h
+		if h, ok := b.known.heads[r.stream]; ok {
+			c.heads[r.stream] = h
 		} else {
-			unknown = append(unknown, st)
+			c.heads[r.stream] = streamHead{revision: -1} // until read below
+			unknown = append(unknown, r.stream)
 		}
 	}
 	if len(unknown) == 0 {
@@ -258,7 +259,7 @@ func (s *Store) commitSQLite(b *sqliteBatcher) func(context.Context, []*appendRe
 }
 
 // insertAppend seals and inserts one append's events after head, the first at the log's
-// next position, and adds them to stored (a retry later in the same batch must see them). It
+// next position, and adds them to the batch's (a retry later in the batch must see them). It
 // returns the append's result and the stream's new head.
 func (c *sqliteBatch) insertAppend(ctx context.Context, r *appendRequest, head streamHead) (events.AppendResult, streamHead, error) {
 	rev, last := uint64(head.revision+1), c.last
@@ -339,21 +340,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// batchKeys lists the batch's event ids and its distinct streams.
-func batchKeys(batch []*appendRequest) (ids, streams []string) {
-	seen := map[string]bool{}
-	for _, r := range batch {
-		if !seen[r.stream] {
-			seen[r.stream] = true
-			streams = append(streams, r.stream)
-		}
-		for _, ev := range r.evs {
-			ids = append(ids, ev.ID)
-		}
-	}
-	return ids, streams
 }
 
 func knownEvents(evs []events.Event, stored map[string]events.Recorded) []events.Recorded {
