@@ -52,3 +52,41 @@ func TestSQLiteRefusedAppendTakesBackItsEvents(t *testing.T) {
 		t.Fatalf("log holds %+v, want test-a's event then test-c's", all)
 	}
 }
+
+// A store remembers where its own appends left each stream, but only while no other
+// connection commits to the file: an append by another process (here another store) must be
+// seen by the next decision, as a wrong expected revision, not as a clash in the log's keys,
+// and the chain must go on from the other process's event.
+func TestSQLiteSeesAnotherProcessAppend(t *testing.T) {
+	path := sqliteFile(t)
+	a, b := openSQLite(t, path), openSQLite(t, path)
+	defer a.Close()
+	defer b.Close()
+	ctx := context.Background()
+	if _, err := a.Append(ctx, "test-s", events.NoStream, testEvent("s", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, "test-s", events.Exact(0), testEvent("s", 1)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Append(ctx, "test-s", events.Exact(0), testEvent("s", 2))
+	var wrong *events.WrongExpectedRevisionError
+	if !errors.As(err, &wrong) || wrong.Actual != 1 {
+		t.Fatalf("append after another process's: want a wrong expected revision at 1, got %v", err)
+	}
+	res, err := a.Append(ctx, "test-s", events.Exact(1), testEvent("s", 2))
+	if err != nil || res.FirstPosition != 3 {
+		t.Fatalf("append at the other process's head: %+v, %v; want position 3", res, err)
+	}
+	recs, err := a.ReadStream(ctx, "test-s", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := events.NewChainWalker(0, nil)
+	for _, r := range recs {
+		w.Add(r)
+	}
+	if f := w.Faults(); len(f) > 0 {
+		t.Fatalf("chain faults: %+v", f)
+	}
+}
