@@ -42,10 +42,7 @@ func expectation(e events.ExpectedRevision) (string, uint64) {
 
 func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]appendReply, error) {
 	replies := make([]appendReply, len(batch))
-	reqs, index, err := pgRequests(batch, replies)
-	if err != nil {
-		return nil, err
-	}
+	reqs, index := pgRequests(batch, replies)
 	if len(reqs.streams) == 0 {
 		return replies, nil
 	}
@@ -113,7 +110,7 @@ func (s *Store) wrongOrKnown(ctx context.Context, r *appendRequest, actual int64
 // pgRequests encodes the batch's live requests for zuno_append, each event with the digest of
 // its body (the chain's link is the function's to set); index[k] is the batch position of
 // request k. A request whose caller has gone gets its error reply here.
-func pgRequests(batch []*appendRequest, replies []appendReply) (b pgBatch, index []int, err error) {
+func pgRequests(batch []*appendRequest, replies []appendReply) (b pgBatch, index []int) {
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			replies[i] = appendReply{outcome: storemetrics.OutcomeError, err: err}
@@ -124,22 +121,16 @@ func pgRequests(batch []*appendRequest, replies []appendReply) (b pgBatch, index
 		b.expects = append(b.expects, expect)
 		b.revisions = append(b.revisions, int64(rev))
 		b.counts = append(b.counts, int32(len(r.evs)))
-		for _, ev := range r.evs {
-			ev.Metadata.Hash = "" // the chain's link is the store's to set
-			md, err := json.Marshal(ev.Metadata)
-			if err != nil {
-				return pgBatch{}, nil, fmt.Errorf("encode metadata of %s: %w", ev.ID, err)
-			}
-			digest := events.EncodedBodyDigest(r.stream, ev, md)
+		for k, ev := range r.evs {
 			b.ids = append(b.ids, ev.ID)
 			b.types = append(b.types, ev.Type)
 			b.datas = append(b.datas, string(ev.Data))
-			b.metas = append(b.metas, string(md))
-			b.digs = append(b.digs, digest)
+			b.metas = append(b.metas, string(r.prepared[k].Metadata))
+			b.digs = append(b.digs, r.prepared[k].Body)
 		}
 		index = append(index, i)
 	}
-	return b, index, nil
+	return b, index
 }
 
 // pgOutcome is zuno_append's answer for one request.

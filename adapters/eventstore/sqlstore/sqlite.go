@@ -39,7 +39,6 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error
 	s.commitBatch = s.commitSQLite(batcher)
 	s.writeEarly = func(part []*appendRequest) { batcher.write(context.Background(), writer, part) }
 	s.rejoinWait = sqliteRejoinWait
-	s.prepareSeal = true
 	s.closers = append(s.closers, batcher.close, reader.Close, writer.Close)
 	s.start()
 	return s, nil

@@ -69,9 +69,6 @@ type Store struct {
 	// waits for more; commitBatch then writes the rest and commits (SQLite: the single
 	// writer's statements run while appenders are still coming).
 	writeEarly func(part []*appendRequest)
-	// prepareSeal says each append's events are prepared for the hash chain by the appender
-	// (events.PrepareSeal), not by the writer: SQLite's single writer bounds every append.
-	prepareSeal bool
 	// appendStmt is zuno_append prepared (Postgres).
 	appendStmt *sql.Stmt
 	// notifyToken is the payload of this process's notifications, so that its listener can
@@ -104,7 +101,7 @@ type appendRequest struct {
 	stream   string
 	expected events.ExpectedRevision
 	evs      []events.Event
-	prepared []events.Prepared // evs prepared for sealing, when the store says so (prepareSeal)
+	prepared []events.Prepared // evs prepared for sealing (events.PrepareSeal)
 	reply    chan appendReply
 }
 
@@ -182,15 +179,15 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	l.inflight.Add(1)
 	defer l.inflight.Add(-1)
 	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, evs: evs, reply: make(chan appendReply, 1)}
-	if s.prepareSeal {
-		prepared, err := events.PrepareSeal(stream, evs)
-		if err != nil {
-			err = fmt.Errorf("hash events of %s: %w", stream, err)
-			s.metrics.ObserveAppend(s.name, started, len(evs), storemetrics.OutcomeError, err)
-			return events.AppendResult{}, err
-		}
-		req.prepared = prepared
+	// Each append's events are prepared for the hash chain (metadata encoded, body digest) by
+	// their appender, not by the lane's writer, which every append of the lane waits for.
+	prepared, err := events.PrepareSeal(stream, evs)
+	if err != nil {
+		err = fmt.Errorf("hash events of %s: %w", stream, err)
+		s.metrics.ObserveAppend(s.name, started, len(evs), storemetrics.OutcomeError, err)
+		return events.AppendResult{}, err
 	}
+	req.prepared = prepared
 	select {
 	case l.requests <- req:
 	case <-s.stop:
