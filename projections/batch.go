@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -49,19 +48,19 @@ type rowGroup struct {
 	positions []uint64 // the log position each row came from, for errors
 }
 
-// key is the primary key of a row's arguments.
+// key is the primary key of a row's arguments, as text. Two statements on one row must get
+// the same key, whatever Go types the projectors passed for it (an int and an int64, a string
+// and its bytes): the key is the values' text. Two rows whose keys collide (a NULL and the
+// text "<nil>") only go into successive statements, which is always safe.
 func key(s *batchShape, args []any) string {
 	var b strings.Builder
 	for _, i := range s.keyArgs {
-		switch v := args[i].(type) {
-		case string:
-			b.WriteString(strconv.Quote(v))
-		case nil:
-			b.WriteString("NULL")
-		default:
-			fmt.Fprintf(&b, "%T:%v", v, v)
+		if v, ok := args[i].([]byte); ok {
+			b.Write(v)
+		} else {
+			fmt.Fprint(&b, args[i])
 		}
-		b.WriteByte(',')
+		b.WriteByte(0)
 	}
 	return b.String()
 }

@@ -96,3 +96,17 @@ func TestStatementTable(t *testing.T) {
 		}
 	}
 }
+
+// One row's statements share a key whatever Go types name it, so that they keep their order.
+func TestKeyIgnoresArgumentTypes(t *testing.T) {
+	s := &batchShape{keyArgs: []int{0, 1}}
+	if a, b := key(s, []any{"x", int64(7)}), key(s, []any{[]byte("x"), 7}); a != b {
+		t.Fatalf("keys %s and %s differ", a, b)
+	}
+	if a, b := key(s, []any{"7", 7}), key(s, []any{7, 7}); a != b {
+		t.Fatalf("a number and its text: keys %q and %q differ", a, b)
+	}
+	if a, b := key(s, []any{"x", "y"}), key(s, []any{"xy", ""}); a == b {
+		t.Fatalf("different rows share the key %q", a)
+	}
+}
