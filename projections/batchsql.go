@@ -200,25 +200,8 @@ func conflictKeepsKey(tail string, key []string) bool {
 // where each VALUES row updates the row its key names (batch.go puts no two rows with the
 // same key in one statement). The casts type the VALUES columns as the table's.
 func parseUpdate(q string, schema *tableSchema) *batchShape {
-	if schema == nil || len(schema.key) == 0 || indexFold(q, "SELECT") >= 0 {
-		return nil
-	}
-	after := strings.TrimLeft(q[len("UPDATE "):], " \t\r\n")
-	table := firstWord(after)
-	rest := strings.TrimLeft(after[len(table):], " \t\r\n")
-	if table == "" || !hasPrefixFold(rest, "SET ") {
-		return nil
-	}
-	parts, ok := splitTopLevel(rest[len("SET "):], "WHERE")
-	if !ok || len(parts) != 2 {
-		return nil
-	}
-	items, ok := splitTopLevel(parts[0], ",")
-	if !ok {
-		return nil
-	}
-	conds, ok := splitTopLevel(parts[1], "AND")
-	if !ok {
+	table, items, conds, ok := updateClauses(q)
+	if !ok || schema == nil || len(schema.key) == 0 {
 		return nil
 	}
 	var set, where, casts, names []string
@@ -273,6 +256,27 @@ func parseUpdate(q string, schema *tableSchema) *batchShape {
 		s.keyArgs = append(s.keyArgs, arg)
 	}
 	return s
+}
+
+// updateClauses splits "UPDATE table SET items WHERE conditions" into the table, the SET
+// items and the conditions joined by AND; false for anything else (a subquery among them).
+func updateClauses(q string) (table string, items, conds []string, ok bool) {
+	after := strings.TrimLeft(q[len("UPDATE "):], " \t\r\n")
+	table = firstWord(after)
+	rest := strings.TrimLeft(after[len(table):], " \t\r\n")
+	if table == "" || !hasPrefixFold(rest, "SET ") || indexFold(q, "SELECT") >= 0 {
+		return "", nil, nil, false
+	}
+	parts, ok := splitTopLevel(rest[len("SET "):], "WHERE")
+	if !ok || len(parts) != 2 {
+		return "", nil, nil, false
+	}
+	items, ok = splitTopLevel(parts[0], ",")
+	if !ok {
+		return "", nil, nil, false
+	}
+	conds, ok = splitTopLevel(parts[1], "AND")
+	return table, items, conds, ok
 }
 
 // assignment splits "column = expression".
