@@ -317,6 +317,9 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		return 0, err
 	}
 	defer tx.rollback()
+	if err := tx.planForGrowingTables(ctx); err != nil {
+		return 0, err
+	}
 	var tables []string
 	for _, p := range ps {
 		for _, table := range p.Tables() {

@@ -94,6 +94,23 @@ func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
 	return err
 }
 
+// planForGrowingTables makes Postgres plan each execution of a prepared statement for the
+// tables as they are then, in a rebuild, where they start empty and grow by the whole log
+// within the transaction. Otherwise Postgres keeps, after five executions, a generic plan made
+// while a table was nearly empty: for a batched UPDATE ... FROM (VALUES ...) that is a scan of
+// the whole table, which at a million events cost 20 ms per statement, where looking up each
+// row by its key costs well under one (docs/storage.md). Live batches run in transactions
+// of their own over tables that are already there, and keep the cheaper cached plans.
+func (t *Tx) planForGrowingTables(ctx context.Context) error {
+	if t.schemas == nil {
+		return nil
+	}
+	if _, err := t.tx.ExecContext(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+		return fmt.Errorf("plan the rebuild's statements for growing tables: %w", err)
+	}
+	return nil
+}
+
 // applying tells the transaction which event the next writes come from, for their errors.
 func (t *Tx) applying(position uint64) { t.position = position }
 
