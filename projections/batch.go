@@ -4,22 +4,24 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 )
 
 // Batched writes on Postgres (docs/storage.md, "Read models and projections"). A projector
-// writes one row at a time with Tx.Exec; the transaction holds the rows of an INSERT back
-// and writes them as multi-row INSERTs, so that a batch or a rebuild costs one round trip
-// per few hundred rows instead of one per row. What the projector writes is
-// unchanged: rows reach each table in an order that gives the same result as writing them
-// one by one:
+// writes one row at a time with Tx.Exec; the transaction holds back its single-row INSERTs
+// and its UPDATEs of one row by key (batchsql.go) and writes them many per statement, so that
+// a batch or a rebuild costs one round trip per few hundred rows instead of one per row.
+// What the projector writes is unchanged: statements reach each table in an order that gives
+// the same result as running them one by one:
 //
-//   - per table, held rows are written before any other statement on that table runs (an
-//     UPDATE, a SELECT through get, another INSERT statement), and before commit;
-//   - rows of one statement with the same conflict key (its ON CONFLICT columns) are written
-//     in the order they came, each in a later statement than the one before it; rows with
-//     different keys touch different rows, so they may share a statement in any order;
+//   - every held statement names the one row it touches by the table's primary key, so
+//     statements on different keys commute: they may share a round trip in any order;
+//   - statements on the same key run in the order they came, each in a later generation than
+//     the one before it (Postgres also refuses an upsert or an UPDATE ... FROM that meets one
+//     row twice);
+//   - per table, held statements are written before any other statement on that table runs
+//     (an UPDATE that names no single row, a SELECT through get, a DELETE), and before
+//     commit;
 //   - tables are independent: a projector reads and writes only the tables it owns.
 
 // maxBatchRows bounds the rows of one multi-row statement: 256 rows of the widest read model
@@ -27,152 +29,18 @@ import (
 // 65,535), and larger statements gained nothing measurable.
 const maxBatchRows = 256
 
-// insertShape is an INSERT statement with a single VALUES row of '?' placeholders, taken
-// apart so that it can be repeated for n rows.
-type insertShape struct {
-	table   string
-	head    string // "INSERT INTO t (a, b, c) VALUES "
-	row     string // "(?, ?, 0)"
-	tail    string // " ON CONFLICT (a) DO ..." or ""
-	perRow  int    // placeholders in row
-	keyArgs []int  // the conflict key's arguments; nil when the statement has no ON CONFLICT
-	// multi caches the statement for 2^i rows.
-	multi [9]string
+// heldTable is what a table holds: generations[i] holds each key's i-th statement since the
+// table's last write, grouped by shape.
+type heldTable struct {
+	generations []generation
+	lastOfKey   map[string]int // the generation of each key's last statement
 }
 
-// parseInsert returns the shape of query, or nil when it is not a single-row INSERT whose
-// placeholders are all in its VALUES row (anything else runs as it is, unbatched).
-func parseInsert(query string) *insertShape {
-	q := strings.TrimSpace(query)
-	if !hasPrefixFold(q, "INSERT INTO ") {
-		return nil
-	}
-	table := firstWord(q[len("INSERT INTO "):])
-	open := strings.IndexByte(q, '(')
-	values := indexFold(q, ")")
-	if table == "" || open < 0 || values < open {
-		return nil
-	}
-	columns := splitList(q[open+1 : values])
-	rest := q[values+1:]
-	v := indexFold(rest, "VALUES")
-	if v < 0 || strings.TrimSpace(rest[:v]) != "" {
-		return nil
-	}
-	rowStart := values + 1 + v + len("VALUES")
-	for rowStart < len(q) && isSpace(q[rowStart]) {
-		rowStart++
-	}
-	if rowStart >= len(q) || q[rowStart] != '(' {
-		return nil
-	}
-	rowEnd := strings.IndexByte(q[rowStart:], ')')
-	if rowEnd < 0 {
-		return nil
-	}
-	rowEnd += rowStart + 1
-	row, tail := q[rowStart:rowEnd], q[rowEnd:]
-	exprs := splitList(row[1 : len(row)-1])
-	// Nested parentheses, quotes or placeholders outside the row would make the split above
-	// or the argument count wrong: such a statement is not batched.
-	if strings.ContainsAny(row[1:len(row)-1], "()'\"") || strings.Contains(tail, "?") ||
-		len(exprs) != len(columns) || indexFold(tail, "RETURNING") >= 0 {
-		return nil
-	}
-	s := &insertShape{table: table, head: q[:rowStart], row: row, tail: tail, perRow: strings.Count(row, "?")}
-	keys, ok := conflictColumns(tail)
-	if !ok {
-		return nil
-	}
-	if keys != nil {
-		s.keyArgs = []int{}
-		for _, k := range keys {
-			arg, found := argOfColumn(columns, exprs, k)
-			if !found {
-				return nil
-			}
-			if arg >= 0 {
-				s.keyArgs = append(s.keyArgs, arg)
-			}
-		}
-	}
-	return s
-}
-
-// conflictColumns returns the columns of tail's "ON CONFLICT (…)", nil when it has none, and
-// false when it has one without a column list.
-func conflictColumns(tail string) ([]string, bool) {
-	at := indexFold(tail, "ON CONFLICT")
-	if at < 0 {
-		return nil, true
-	}
-	rest := strings.TrimLeft(tail[at+len("ON CONFLICT"):], " \t\r\n")
-	if !strings.HasPrefix(rest, "(") {
-		return nil, false
-	}
-	end := strings.IndexByte(rest, ')')
-	if end < 0 {
-		return nil, false
-	}
-	return splitList(rest[1:end]), true
-}
-
-// argOfColumn returns the index of the argument that column takes, -1 when its value is a
-// constant in the statement, and false when the statement does not name column.
-func argOfColumn(columns, exprs []string, column string) (int, bool) {
-	arg := 0
-	for i, c := range columns {
-		if c == column {
-			if exprs[i] != "?" {
-				return -1, true
-			}
-			return arg, true
-		}
-		arg += strings.Count(exprs[i], "?")
-	}
-	return 0, false
-}
-
-// statement returns the INSERT for 2^exp rows.
-func (s *insertShape) statement(exp int) string {
-	if s.multi[exp] == "" {
-		var b strings.Builder
-		b.WriteString(s.head)
-		for i := range 1 << exp {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(s.row)
-		}
-		b.WriteString(s.tail)
-		s.multi[exp] = b.String()
-	}
-	return s.multi[exp]
-}
-
-// key is the conflict key of a row's arguments.
-func (s *insertShape) key(args []any) string {
-	var b strings.Builder
-	for _, i := range s.keyArgs {
-		switch v := args[i].(type) {
-		case string:
-			b.WriteString(strconv.Quote(v))
-		case nil:
-			b.WriteString("NULL")
-		default:
-			fmt.Fprintf(&b, "%T:%v", v, v)
-		}
-		b.WriteByte(',')
-	}
-	return b.String()
-}
-
-// heldRows are the rows of one INSERT statement held for one table, in statements that
-// run in order: generations[i] holds each key's i-th row since the table's last write.
-type heldRows struct {
-	shape       *insertShape
-	generations []rowGroup
-	lastOfKey   map[string]int // the generation of each key's last row
+// generation is statements on distinct keys, one rowGroup per shape, written in the order
+// the shapes first came (any order would do; this one makes failures repeat alike).
+type generation struct {
+	shapes []*batchShape
+	groups map[*batchShape]*rowGroup
 }
 
 type rowGroup struct {
@@ -180,56 +48,63 @@ type rowGroup struct {
 	positions []uint64 // the log position each row came from, for errors
 }
 
-func (g *rowGroup) rows(perRow int) int {
-	if perRow == 0 {
-		return len(g.positions)
+// key is the primary key of a row's arguments, as text. Two statements on one row must get
+// the same key, whatever Go types the projectors passed for it (an int and an int64, a string
+// and its bytes): the key is the values' text. Two rows whose keys collide (a NULL and the
+// text "<nil>") only go into successive statements, which is always safe.
+func key(s *batchShape, args []any) string {
+	var b strings.Builder
+	for _, i := range s.keyArgs {
+		if v, ok := args[i].([]byte); ok {
+			b.Write(v)
+		} else {
+			fmt.Fprint(&b, args[i])
+		}
+		b.WriteByte(0)
 	}
-	return len(g.args) / perRow
+	return b.String()
 }
 
-// hold adds a row; it reports whether a statement is now full.
-func (h *heldRows) hold(args []any, position uint64) bool {
+// hold adds a statement's row; it reports whether a statement is now full.
+func (h *heldTable) hold(s *batchShape, args []any, position uint64) bool {
+	k := key(s, args)
 	gen := 0
-	if h.shape.keyArgs != nil {
-		key := h.shape.key(args)
-		if last, ok := h.lastOfKey[key]; ok {
-			gen = last + 1
-		}
-		h.lastOfKey[key] = gen
+	if last, ok := h.lastOfKey[k]; ok {
+		gen = last + 1
 	}
+	h.lastOfKey[k] = gen
 	if gen == len(h.generations) {
-		h.generations = append(h.generations, rowGroup{})
+		h.generations = append(h.generations, generation{groups: map[*batchShape]*rowGroup{}})
 	}
 	g := &h.generations[gen]
-	g.args = append(g.args, args...)
-	g.positions = append(g.positions, position)
-	return len(g.positions) >= maxBatchRows
+	rows := g.groups[s]
+	if rows == nil {
+		rows = &rowGroup{}
+		g.groups[s] = rows
+		g.shapes = append(g.shapes, s)
+	}
+	rows.args = append(rows.args, args...)
+	rows.positions = append(rows.positions, position)
+	return len(rows.positions) >= maxBatchRows
 }
 
-// hold keeps an INSERT's row for a later multi-row statement. A different statement on the
-// same table first writes what that table holds, so that statements keep their order.
-func (t *Tx) hold(ctx context.Context, shape *insertShape, args []any) error {
+// hold keeps a statement's row for a later multi-row statement.
+func (t *Tx) hold(ctx context.Context, shape *batchShape, args []any) error {
 	if len(args) != shape.perRow {
 		return fmt.Errorf("%s: %d arguments for %d placeholders", shape.head, len(args), shape.perRow)
 	}
 	h := t.held[shape.table]
-	if h != nil && h.shape != shape {
-		if err := t.flushTable(ctx, shape.table); err != nil {
-			return err
-		}
-		h = nil
-	}
 	if h == nil {
-		h = &heldRows{shape: shape, lastOfKey: map[string]int{}}
+		h = &heldTable{lastOfKey: map[string]int{}}
 		t.held[shape.table] = h
 	}
-	if h.hold(args, t.position) {
+	if h.hold(shape, args, t.position) {
 		return t.flushTable(ctx, shape.table)
 	}
 	return nil
 }
 
-// flushTable writes the rows held for table; "" writes every table's.
+// flushTable writes the statements held for table; "" writes every table's.
 func (t *Tx) flushTable(ctx context.Context, table string) error {
 	if table == "" {
 		return t.flush(ctx)
@@ -240,14 +115,16 @@ func (t *Tx) flushTable(ctx context.Context, table string) error {
 	}
 	delete(t.held, table)
 	for _, g := range h.generations {
-		if err := t.writeRows(ctx, h.shape, g); err != nil {
-			return err
+		for _, s := range g.shapes {
+			if err := t.writeRows(ctx, s, g.groups[s]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// flush writes every held row.
+// flush writes every held statement.
 func (t *Tx) flush(ctx context.Context) error {
 	tables := make([]string, 0, len(t.held))
 	for table := range t.held {
@@ -263,9 +140,9 @@ func (t *Tx) flush(ctx context.Context) error {
 }
 
 // writeRows writes g's rows in statements of a power of two rows each, so that a
-// transaction prepares at most nine statements per INSERT.
-func (t *Tx) writeRows(ctx context.Context, s *insertShape, g rowGroup) error {
-	n := g.rows(s.perRow)
+// transaction prepares at most nine statements per shape.
+func (t *Tx) writeRows(ctx context.Context, s *batchShape, g *rowGroup) error {
+	n := len(g.positions)
 	done := 0
 	for exp := len(s.multi) - 1; exp >= 0; exp-- {
 		for size := 1 << exp; n-done >= size; done += size {

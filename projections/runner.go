@@ -49,6 +49,9 @@ type Runner struct {
 	// views are the read models that are views in db, read by the first transaction: a
 	// database becomes shared when it is opened (adapters/readmodel), before runners start.
 	views map[string]bool
+	// schemas are the read-model tables' keys and column types on Postgres, read by the first
+	// transaction after the migrations: they turn on batched writes (batch.go).
+	schemas map[string]*tableSchema
 }
 
 // Option configures a Runner.
@@ -84,6 +87,13 @@ func (r *Runner) begin(ctx context.Context) (*Tx, error) {
 		}
 	}
 	tx.views = r.views
+	if r.schemas == nil && r.db.DriverName() == "postgres" {
+		if r.schemas, err = readSchemas(ctx, tx.tx); err != nil {
+			tx.rollback()
+			return nil, err
+		}
+	}
+	tx.schemas = r.schemas
 	return tx, nil
 }
 
@@ -307,6 +317,9 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		return 0, err
 	}
 	defer tx.rollback()
+	if err := tx.planForGrowingTables(ctx); err != nil {
+		return 0, err
+	}
 	var tables []string
 	for _, p := range ps {
 		for _, table := range p.Tables() {

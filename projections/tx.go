@@ -12,21 +12,22 @@ import (
 
 // Tx is the transaction a projector writes in. Exec takes '?' placeholders on every dialect
 // and keeps one prepared statement per query for the transaction's life: a rebuild runs the
-// same few statements hundreds of thousands of times. On Postgres the rows of an INSERT are
-// held and written many per statement (batch.go).
+// same few statements hundreds of thousands of times. On Postgres the rows of INSERTs and
+// keyed UPDATEs are held and written many per statement (batch.go).
 type Tx struct {
 	tx    *sqlx.Tx
 	stmts map[string]*sqlx.Stmt
 	done  bool
 	views map[string]bool // read models that are views, which no projector writes
 
-	// batching is on for Postgres only: there each statement is a round trip, on the embedded
+	// schemas are the read-model tables' keys and column types, set on Postgres only:
+	// batching is on where they are. There each statement is a round trip; on the embedded
 	// SQLite it is not, and multi-row upserts measured slower there than one row per
 	// statement (docs/storage.md).
-	batching bool
-	shapes   map[string]*insertShape // per query; nil for a statement that is not batched
-	held     map[string]*heldRows    // by table
-	position uint64                  // the log position of the event being applied
+	schemas  map[string]*tableSchema
+	shapes   map[string]*batchShape // per query; nil for a statement that is not batched
+	held     map[string]*heldTable  // by table
+	position uint64                 // the log position of the event being applied
 }
 
 func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
@@ -43,8 +44,7 @@ func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
 			return nil, fmt.Errorf("take read-model lock: %w", err)
 		}
 	}
-	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}, batching: db.DriverName() == "postgres",
-		shapes: map[string]*insertShape{}, held: map[string]*heldRows{}}, nil
+	return &Tx{tx: tx, stmts: map[string]*sqlx.Stmt{}, shapes: map[string]*batchShape{}, held: map[string]*heldTable{}}, nil
 }
 
 // IsView reports whether the read model table is a view in this database: the event read
@@ -69,14 +69,14 @@ func readViews(ctx context.Context, tx *sqlx.Tx) (map[string]bool, error) {
 	return views, nil
 }
 
-// Exec runs a statement with '?' placeholders. When batching, the row of a single-row INSERT
-// is held and written, with the rows held beside it, before the next statement on its table
-// or commit: an error in it may come from a later call.
+// Exec runs a statement with '?' placeholders. When batching, a single-row INSERT or an
+// UPDATE of one row by key is held and written, with the rows held beside it, before the next
+// other statement on its table or commit: an error in it may come from a later call.
 func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
-	if t.batching {
+	if t.schemas != nil {
 		shape, parsed := t.shapes[query]
 		if !parsed {
-			shape = parseInsert(query)
+			shape = parseBatch(query, t.schemas)
 			t.shapes[query] = shape
 		}
 		if shape != nil {
@@ -92,6 +92,23 @@ func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
 	}
 	_, err = stmt.ExecContext(ctx, args...)
 	return err
+}
+
+// planForGrowingTables makes Postgres plan each execution of a prepared statement for the
+// tables as they are then, in a rebuild, where they start empty and grow by the whole log
+// within the transaction. Otherwise Postgres keeps, after five executions, a generic plan made
+// while a table was nearly empty: for a batched UPDATE ... FROM (VALUES ...) that is a scan of
+// the whole table, which at a million events cost 20 ms per statement, where looking up each
+// row by its key costs well under one (docs/storage.md). Live batches run in transactions
+// of their own over tables that are already there, and keep the cheaper cached plans.
+func (t *Tx) planForGrowingTables(ctx context.Context) error {
+	if t.schemas == nil {
+		return nil
+	}
+	if _, err := t.tx.ExecContext(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+		return fmt.Errorf("plan the rebuild's statements for growing tables: %w", err)
+	}
+	return nil
 }
 
 // applying tells the transaction which event the next writes come from, for their errors.
