@@ -218,9 +218,8 @@ func TestPostgresConcurrentRevisionIsRetried(t *testing.T) {
 }
 
 // An append that finds its stream's head at or past the positions it reserved (an append that
-// reserved later committed first) refuses to write behind it: in the one-statement path for
-// requests to different streams, and in the request-by-request loop that probes for stored
-// events (migration postgres/eventlog/0006).
+// reserved later committed first) refuses to write behind it, with or without the idempotency
+// probe (migration postgres/eventlog/0006).
 func TestPostgresHeadPastReservationIsRefused(t *testing.T) {
 	for _, probe := range []bool{false, true} {
 		t.Run(fmt.Sprintf("probe=%v", probe), func(t *testing.T) {
