@@ -517,40 +517,70 @@ func Expand(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest 
 // a *ReceiptError; parts that are not the ones it was assembled with fail Verify's
 // conversation digest.
 func ExpandLogged(r Receipt, lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool), logged []events.PromptPart) (Receipt, error) {
-	fail := func(code, id, want, got string) error {
-		return &ReceiptError{Mismatches: []Mismatch{{Code: code, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
-	}
 	r, err := RestoreHeader(r, lookup)
 	if err != nil {
 		return Receipt{}, err
 	}
-	// Walk to the first receipt stored whole, then rebuild forwards.
+	chain, err := conversationChain(r, lookup)
+	if err != nil {
+		return Receipt{}, err
+	}
+	conv, blobs, err := rebuildConversation(chain, logged)
+	if err != nil {
+		return Receipt{}, err
+	}
+	out := r
+	out.Messages = append(slices.Clone(r.Messages[:min(len(r.Sections), len(r.Messages))]), conv...)
+	out.ConversationBase, out.LoggedParts = nil, 0
+	out.Blobs = referencedBlobs(out, blobs, pool)
+	// A blob the stored receipt itself carries but does not reference stays, so Verify
+	// reports it rather than Expand hiding it.
+	for d, b := range r.Blobs {
+		out.Blobs[d] = b
+	}
+	return out, nil
+}
+
+func baseError(id, want, got string) error {
+	return &ReceiptError{Mismatches: []Mismatch{{Code: MismatchBase, Subject: "receipt", Index: -1, ID: id, Want: want, Got: got}}}
+}
+
+// conversationChain is r followed by its ConversationBase receipts, back to the first stored
+// whole.
+func conversationChain(r Receipt, lookup func(id string) (Receipt, bool)) ([]Receipt, error) {
 	chain := []Receipt{r}
 	seen := map[string]bool{}
 	for cur := r; cur.ConversationBase != nil; {
 		id := cur.ConversationBase.ReceiptID
 		if seen[id] {
-			return Receipt{}, fail(MismatchBase, id, "a chain of earlier receipts", "a cycle")
+			return nil, baseError(id, "a chain of earlier receipts", "a cycle")
 		}
 		seen[id] = true
 		base, ok := lookup(id)
 		if !ok {
-			return Receipt{}, fail(MismatchBase, id, "the base receipt in the log", "missing")
+			return nil, baseError(id, "the base receipt in the log", "missing")
 		}
 		chain = append(chain, base)
 		cur = base
 	}
+	return chain, nil
+}
+
+// rebuildConversation rebuilds the conversation forwards from the chain's oldest receipt:
+// each receipt's base prefix, checked against its digest, then the parts it left to the
+// transcript (taken from logged), then its own. The blobs are the chain's, the newest
+// receipt's copy winning.
+func rebuildConversation(chain []Receipt, logged []events.PromptPart) ([]events.PromptPart, map[string]string, error) {
 	blobs := map[string]string{}
 	var conv []events.PromptPart
 	for i := len(chain) - 1; i >= 0; i-- {
 		c := chain[i]
-		own := c.Messages[min(len(c.Sections), len(c.Messages)):]
 		if b := c.ConversationBase; b != nil {
 			if b.Parts < 0 || b.Parts > len(conv) {
-				return Receipt{}, fail(MismatchBase, b.ReceiptID, fmt.Sprintf("at most %d parts", len(conv)), strconv.Itoa(b.Parts))
+				return nil, nil, baseError(b.ReceiptID, fmt.Sprintf("at most %d parts", len(conv)), strconv.Itoa(b.Parts))
 			}
 			if got, err := ConversationDigest(conv[:b.Parts]); err != nil || got != b.Digest {
-				return Receipt{}, fail(MismatchBase, b.ReceiptID, b.Digest, got)
+				return nil, nil, baseError(b.ReceiptID, b.Digest, got)
 			}
 			conv = slices.Clone(conv[:b.Parts])
 		} else {
@@ -559,29 +589,29 @@ func ExpandLogged(r Receipt, lookup func(id string) (Receipt, bool), pool func(d
 		if k := c.LoggedParts; k != 0 {
 			start := len(conv)
 			if k < 0 || start+k > len(logged) {
-				return Receipt{}, fail(MismatchBase, "transcript", fmt.Sprintf("messages %d to %d of the transcript", start, start+k), fmt.Sprintf("%d messages", len(logged)))
+				return nil, nil, baseError("transcript", fmt.Sprintf("messages %d to %d of the transcript", start, start+k), fmt.Sprintf("%d messages", len(logged)))
 			}
 			conv = append(conv, logged[start:start+k]...)
 		}
-		conv = append(conv, own...)
+		conv = append(conv, c.Messages[min(len(c.Sections), len(c.Messages)):]...)
 		for d, blob := range c.Blobs {
-			if i == 0 {
-				blobs[d] = blob // the receipt's own copy wins
-			} else if _, ok := blobs[d]; !ok {
+			if _, ok := blobs[d]; !ok || i == 0 {
 				blobs[d] = blob
 			}
 		}
 	}
-	out := r
-	out.Messages = append(slices.Clone(r.Messages[:min(len(r.Sections), len(r.Messages))]), conv...)
-	out.ConversationBase, out.LoggedParts = nil, 0
-	out.Blobs = map[string]string{}
+	return conv, blobs, nil
+}
+
+// referencedBlobs holds the blobs out references, from blobs, else from pool (nil for none).
+func referencedBlobs(out Receipt, blobs map[string]string, pool func(digest string) (string, bool)) map[string]string {
+	held := map[string]string{}
 	need := func(d string) {
 		if b, ok := blobs[d]; ok {
-			out.Blobs[d] = b
+			held[d] = b
 		} else if pool != nil {
 			if b, ok := pool(d); ok {
-				out.Blobs[d] = b
+				held[d] = b
 			}
 		}
 	}
@@ -594,12 +624,7 @@ func ExpandLogged(r Receipt, lookup func(id string) (Receipt, bool), pool func(d
 	for _, p := range out.Tools {
 		need(p.SHA256)
 	}
-	// A blob the stored receipt itself carries but does not reference stays, so Verify
-	// reports it rather than Expand hiding it.
-	for d, b := range r.Blobs {
-		out.Blobs[d] = b
-	}
-	return out, nil
+	return held
 }
 
 // RestoreHeader puts back the sections, section messages and tools r left out, from the
