@@ -321,3 +321,33 @@ func TestLoggedMessagesRestoreFromTheTranscript(t *testing.T) {
 		prev, prevID = &full, id
 	}
 }
+
+// A receipt whose count of left-out transcript messages is forged does not expand, and one
+// that was not expanded does not verify: the proof always runs on the whole prompt.
+func TestLoggedPartsForgedOrUnexpandedAreRefused(t *testing.T) {
+	transcript := growing(2)
+	in := fullInput()
+	in.Conversation = slices.Clone(transcript)
+	full := mustAssemble(t, in).Receipt
+	c := prompt.LeaveLogged(full, len(transcript))
+	if c.LoggedParts == 0 {
+		t.Fatal("nothing left out")
+	}
+	logged, err := prompt.LoggedMessages(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) (prompt.Receipt, bool) { return prompt.Receipt{}, false }
+	for name, parts := range map[string]int{"negative": -1, "more than the transcript": len(transcript) + 1} {
+		forged := c
+		forged.LoggedParts = parts
+		var re *prompt.ReceiptError
+		if _, err := prompt.ExpandLogged(forged, none, nil, logged.Parts); !errors.As(err, &re) || !re.Has(prompt.MismatchBase, "receipt", "transcript") {
+			t.Errorf("%s: ExpandLogged = %v, want a base mismatch naming the transcript", name, err)
+		}
+	}
+	var re *prompt.ReceiptError
+	if err := prompt.Verify(c); !errors.As(err, &re) || !re.Has(prompt.MismatchBase, "receipt", "transcript") {
+		t.Fatalf("Verify(not expanded) = %v, want a base mismatch naming the transcript", err)
+	}
+}
