@@ -12,10 +12,7 @@ import (
 // events put each plan's, item's, part's and decision's successive upserts in successive
 // statements, and every other key's beside them.
 func TestBatchedWritesEqualOneEventAtATime(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		env  func(testing.TB) *env
-	}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}} {
+	for _, tc := range dialects {
 		t.Run(tc.name, func(t *testing.T) {
 			e := tc.env(t)
 			ctx := context.Background()

@@ -14,10 +14,7 @@ import (
 // run and database, copies the same events into a bare table with the event projection's
 // columns: reading the log and inserting one row per event, no decoding, no projectors.
 func BenchmarkRebuild(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		env  func(testing.TB) *env
-	}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}} {
+	for _, tc := range dialects {
 		b.Run(tc.name, func(b *testing.B) {
 			e := tc.env(b)
 			rebuildBesideRawCopy(b, e, scenario(b, e.store, 8000))

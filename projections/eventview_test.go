@@ -35,10 +35,7 @@ func TestEventViewEqualsTheCopy(t *testing.T) {
 		{"negative half-hour offset across midnight", time.Date(2026, 11, 30, 23, 30, 0, 1000, time.FixedZone("", -(5*3600+1800)))},
 	}
 	streams := []string{"session-ses_1", "work-ses_1", "noprefix", "session-with-dashes-in-id"}
-	for _, tc := range []struct {
-		name string
-		env  func(testing.TB) *env
-	}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}} {
+	for _, tc := range dialects {
 		t.Run(tc.name, func(t *testing.T) {
 			e := tc.env(t)
 			ctx := context.Background()
@@ -61,19 +58,12 @@ func TestEventViewEqualsTheCopy(t *testing.T) {
 			if _, err := e.runner.CatchUp(ctx); err != nil {
 				t.Fatal(err)
 			}
-			copied, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "copy.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer copied.Close()
-			if _, err := projections.NewRunner(copied.Writer, e.store, registry, projections.All()).Rebuild(ctx); err != nil {
-				t.Fatal(err)
-			}
+			copied := rebuiltCopy(t, e)
 			var n int
-			if err := copied.Writer.Get(&n, `SELECT COUNT(*) FROM event`); err != nil || n < len(times) {
+			if err := copied.Get(&n, `SELECT COUNT(*) FROM event`); err != nil || n < len(times) {
 				t.Fatalf("the copy holds %d events (%v)", n, err)
 			}
-			drift, err := projections.CompareReadModels(ctx, e.rm.Writer, copied.Writer, projections.All())
+			drift, err := projections.CompareReadModels(ctx, e.rm.Writer, copied, projections.All())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,10 +136,7 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 		{ReceiptID: "rcp_3", SessionID: "ses_w", TurnID: "turn_2", CallID: "c3", Command: "sleep 9", Interpreter: "bash",
 			Policy: "all", Verdict: "unknown", Coverage: "none", Authority: "none", Reason: "timed out", TimedOut: true},
 	}
-	for _, tc := range []struct {
-		name string
-		env  func(testing.TB) *env
-	}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}} {
+	for _, tc := range dialects {
 		t.Run(tc.name, func(t *testing.T) {
 			e := tc.env(t)
 			ctx := context.Background()
@@ -170,16 +157,9 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 			if _, err := e.runner.CatchUp(ctx); err != nil {
 				t.Fatal(err)
 			}
-			copied, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "copy.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer copied.Close()
-			if _, err := projections.NewRunner(copied.Writer, e.store, registry, projections.All()).Rebuild(ctx); err != nil {
-				t.Fatal(err)
-			}
+			copied := rebuiltCopy(t, e)
 			want := "rcp_1|turn_1|0|[] rcp_2|NULL|2|[\"pipeline\",\"background_job\"] rcp_3|turn_2|NULL|[]"
-			for name, db := range map[string]*sqlx.DB{"the copy": copied.Writer, "the view": e.rm.Writer} {
+			for name, db := range map[string]*sqlx.DB{"the copy": copied, "the view": e.rm.Writer} {
 				var rows []string
 				if err := db.Select(&rows, `SELECT id || '|' || coalesce(turn_id, 'NULL') || '|' || coalesce(CAST(exit_code AS TEXT), 'NULL')
 					|| '|' || constructs FROM verification_receipt ORDER BY position`); err != nil {
@@ -189,7 +169,7 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 					t.Fatalf("%s holds\n %s\nwant\n %s", name, got, want)
 				}
 			}
-			drift, err := projections.CompareReadModels(ctx, e.rm.Writer, copied.Writer, projections.All())
+			drift, err := projections.CompareReadModels(ctx, e.rm.Writer, copied, projections.All())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,4 +182,20 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rebuiltCopy rebuilds every read model from e's log into a SQLite file of its own, where the
+// log is elsewhere, so the projectors write tables where e's database has views.
+func rebuiltCopy(t *testing.T, e *env) *sqlx.DB {
+	t.Helper()
+	ctx := context.Background()
+	copied, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "copy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { copied.Close() })
+	if _, err := projections.NewRunner(copied.Writer, e.store, registry, projections.All()).Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return copied.Writer
 }

@@ -26,6 +26,13 @@ type env struct {
 	runner *projections.Runner
 }
 
+// dialects are the two databases a test runs on: SQLite, and PostgreSQL (pgtest: skipped
+// without a server, a failure under CI).
+var dialects = []struct {
+	name string
+	env  func(testing.TB) *env
+}{{"sqlite", sqliteEnv}, {"postgres", postgresEnv}}
+
 func sqliteEnv(t testing.TB) *env { return sqliteEnvAt(t, filepath.Join(t.TempDir(), "zuno.db")) }
 
 // sqliteEnvAt opens the event store and read models in the SQLite file at path.
