@@ -15,9 +15,11 @@ import (
 // notifies holds a database-wide lock through its commit, one such commit at a time.
 const notifyChannel = "zuno_events"
 
-// notifyEvery bounds how often an appending process notifies the others; it is small beside
-// the subscribers' poll interval, and saves a transaction per commit under load.
-const notifyEvery = 2 * time.Millisecond
+// notifyEvery bounds how often an appending process notifies the others: each NOTIFY is a
+// transaction of its own, and at 2 ms a lone writer sent one for every second append (a
+// round trip and a commit beside each append's). Another process's subscriber is woken at most
+// this much later than the commit, small beside its poll interval.
+const notifyEvery = 10 * time.Millisecond
 
 // pgCommitters is how many lanes commit at once on Postgres: enough that the server's WAL
 // flushes overlap (each carries every commit record written before it), few enough to leave

@@ -77,10 +77,14 @@ type Store struct {
 	// notify, when set, is signalled after each commit for notifyLoop (Postgres).
 	notify  chan struct{}
 	changed *broadcaster
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	closers []func() error
-	once    sync.Once
+	// queueing is held (read) by appends entering a lane's queue, and by Close before it
+	// stops the lanes, so that no append is queued after its lane has drained its queue.
+	queueing sync.RWMutex
+	closed   bool // under queueing
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closers  []func() error
+	once     sync.Once
 }
 
 // lane is one writer: a queue of appends and the goroutine that commits them in batches, one
@@ -90,6 +94,9 @@ type Store struct {
 type lane struct {
 	requests chan *appendRequest
 	inflight atomic.Int64 // Append calls to this lane between entry and reply
+	// writing is held while a batch of this lane is taken and written, by the lane's
+	// goroutine or by a lone appender writing its own (commitAlone): one batch at a time.
+	writing sync.Mutex
 	// returning is how many appends the last commit answered plus how many were queued
 	// behind it, answered when; only the lane's goroutine uses them (fill).
 	returning int
@@ -156,6 +163,9 @@ func (s *Store) laneOf(stream string) *lane {
 func (s *Store) Close() error {
 	var errs []error
 	s.once.Do(func() {
+		s.queueing.Lock()
+		s.closed = true
+		s.queueing.Unlock()
 		close(s.stop)
 		s.wg.Wait()
 		for _, c := range s.closers {
@@ -188,12 +198,10 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 		return events.AppendResult{}, err
 	}
 	req.prepared = prepared
-	select {
-	case l.requests <- req:
-	case <-s.stop:
-		return events.AppendResult{}, ErrClosed
-	case <-ctx.Done():
-		return events.AppendResult{}, ctx.Err()
+	if !s.commitAlone(l, req) {
+		if err := s.enqueue(ctx, l, req); err != nil {
+			return events.AppendResult{}, err
+		}
 	}
 	// Once queued, wait for the writer even if ctx ends: it decides whether the append
 	// committed, and the caller must not be told "failed" about a committed event.
@@ -202,17 +210,58 @@ func (s *Store) Append(ctx context.Context, stream string, expected events.Expec
 	return r.result, r.err
 }
 
+// enqueue puts req in its lane's queue, unless the store is closed.
+func (s *Store) enqueue(ctx context.Context, l *lane, req *appendRequest) error {
+	s.queueing.RLock()
+	defer s.queueing.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	select {
+	case l.requests <- req:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (s *Store) writeLoop(l *lane) {
 	defer s.wg.Done()
 	for {
 		select {
 		case first := <-l.requests:
-			s.commit(l, l.fill(first, s.rejoinWait, s.writeEarly))
+			l.writing.Lock()
+			batch := l.fill(first, s.rejoinWait, s.writeEarly)
+			s.commit(batch, l.answering)
+			l.writing.Unlock()
 		case <-s.stop:
+			// Taking the lock waits for a lone appender's commit (commitAlone) to end, so
+			// that Close closes the databases after it.
+			l.writing.Lock()
 			l.drainAfterStop(s)
+			l.writing.Unlock()
 			return
 		}
 	}
+}
+
+// commitAlone writes req on its appender's goroutine when it is the only append in flight on
+// its lane and the lane is not writing: handing it to the lane's goroutine and its answer back
+// would add two goroutine switches to the append's latency and group it with nothing. It
+// reports whether it did; the reply is then in req.reply. Concurrent appends still go through
+// the lane and commit together (fill).
+func (s *Store) commitAlone(l *lane, req *appendRequest) bool {
+	if l.inflight.Load() != 1 || len(l.requests) > 0 || !l.writing.TryLock() {
+		return false
+	}
+	defer l.writing.Unlock()
+	select {
+	case <-s.stop:
+		return false // closing: the queue path answers ErrClosed
+	default:
+	}
+	s.commit([]*appendRequest{req}, nil)
+	return true
 }
 
 // fill takes what is queued behind first, up to maxBatchEvents (group commit), and waits a
@@ -284,19 +333,22 @@ func (l *lane) drainAfterStop(s *Store) {
 	for {
 		select {
 		case r := <-l.requests:
-			s.commit(l, []*appendRequest{r})
+			s.commit([]*appendRequest{r}, nil)
 		default:
 			return
 		}
 	}
 }
 
-// commit writes a batch in one transaction. If the transaction itself fails (not an append's
-// condition, which is decided per append), each append is retried alone so that one bad
-// append cannot fail the others.
-func (s *Store) commit(l *lane, batch []*appendRequest) {
+// commit writes a batch in one transaction; answering, when set, is told of the batch before
+// its appends are answered. If the transaction itself fails (not an append's condition, which
+// is decided per append), each append is retried alone so that one bad append cannot fail the
+// others.
+func (s *Store) commit(batch []*appendRequest, answering func([]*appendRequest)) {
 	replies, err := s.commitBatch(context.Background(), batch)
-	l.answering(batch)
+	if answering != nil {
+		answering(batch)
+	}
 	if err == nil {
 		for i, r := range batch {
 			r.reply <- replies[i]
