@@ -9,7 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -31,32 +31,65 @@ import (
 
 // stepClock samples what the process has used when each provider request starts, so a step
 // (request, tool call, results, the next prompt) costs the difference between the samples
-// at its start and at the next step's.
+// at its start and at the next step's. between, when set, runs something between two steps
+// (it is given the number of the request about to start) and reports whether it did; the
+// step after it starts when it is done.
 type stepClock struct {
 	turn.NopObserver
-	at []usage
+	// starts[s-1] is taken when step s starts; ends[s] when it ends (the same sample unless
+	// something ran between the two steps). ends[0] is not used.
+	starts, ends []usage
+	// edges are the requests at whose start allocations are read: exact counts stop the world
+	// (runtime.ReadMemStats), so they are read only at the edges of what is measured, and
+	// outside its steps. Elsewhere a sample's allocations are zero.
+	edges   map[int]bool
+	between func(request int) bool
+	mem     runtime.MemStats
 }
 
-func (c *stepClock) Recorded(_ events.Recorded, p events.Payload) {
-	if r, ok := p.(events.ProviderRequest); ok && r.Status == events.RequestStarted {
-		c.at = append(c.at, readUsage())
-	}
-}
-
-// usage is what the process has used so far: wall time, CPU time, and heap allocations
-// (bytes and objects). Allocations do not depend on the machine's load, so they show growth
-// with history even while other processes share the cores; runtime/metrics reads them
-// without stopping the world.
+// usage is what the process has used so far: wall time, CPU time (user and system, every
+// thread, so the runtime's own work and not the time it waits for the disk to sync), and
+// heap allocations (bytes and objects).
 type usage struct {
 	wall           time.Time
 	cpu            time.Duration
 	bytes, objects uint64
 }
 
-func readUsage() usage {
-	ms := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}}
-	metrics.Read(ms)
-	return usage{wall: time.Now(), cpu: processCPU(), bytes: ms[0].Value.Uint64(), objects: ms[1].Value.Uint64()}
+func (c *stepClock) Recorded(_ events.Recorded, p events.Payload) {
+	r, ok := p.(events.ProviderRequest)
+	if !ok || r.Status != events.RequestStarted {
+		return
+	}
+	request := len(c.ends) + 1
+	end := usage{wall: time.Now(), cpu: processCPU()}
+	if c.edges[request] {
+		end.bytes, end.objects = c.allocs()
+	}
+	c.ends = append(c.ends, end)
+	start := end
+	if c.between != nil && c.between(request) {
+		start.bytes, start.objects = c.allocs()
+	}
+	start.wall, start.cpu = time.Now(), processCPU() // the edge's reading is no step's
+	c.starts = append(c.starts, start)
+}
+
+func (c *stepClock) allocs() (bytes, objects uint64) {
+	runtime.ReadMemStats(&c.mem)
+	return c.mem.TotalAlloc, c.mem.Mallocs
+}
+
+// cost is the wall time and CPU time step s took.
+func (c *stepClock) cost(s int) (time.Duration, time.Duration) {
+	return c.ends[s].wall.Sub(c.starts[s-1].wall), c.ends[s].cpu - c.starts[s-1].cpu
+}
+
+// allocated is what steps first..last allocated; no step between them may have run
+// anything before it, and requests first and last+1 must be edges.
+func (c *stepClock) allocated(first, last int) (bytes, objects uint64) {
+	from, to := c.starts[first-1], c.ends[last]
+	return to.bytes - from.bytes, to.objects - from.objects
 }
 
 // processCPU is the CPU time this process has used (user and system, every thread), which
@@ -75,17 +108,19 @@ func processCPU() time.Duration {
 // the runtime must not reload, re-record or re-encode the whole history per step, so step
 // 1,000 should cost about what step 10 does (issue 13: within 1.2×).
 //
-// The windows (stepWindows) are wide enough for a figure to be steady: a step takes a few
-// milliseconds, and whether a garbage collection falls in a window of ten moves its mean by
-// more than the goal's margin. Step 10 is the ten steps 2..11 (step 1 also opens the turn and
-// the connection) of the long session and of earlySessions short sessions run beside it;
-// steps 100 and 1,000 are the 50 and 100 steps ending there. A short session, run before the
-// timed ones, pays what a process does once (the SDK's and the JSON encoder's first use,
-// compiled patterns), which no step of a session should be charged with. CPU time is
-// getrusage's (user and system, every thread: the runtime's own work, not the time it waits
-// for the disk to sync); wall time is dominated by two fsyncs per step and varies with the
-// disk; allocations do not depend on the machine's load, so they show growth with history
-// even while other processes share the cores.
+// A step takes a few milliseconds, so each figure pools many: step 1,000 is the 100 steps
+// 901..1,000, step 100 the 50 steps 51..100, and step 10 the ten steps 2..11 (step 1 also
+// opens the turn and the connection) of ten short sessions, each run in the same process
+// between two of the ten-step stretches of 901..1,000 (the long session waits). Step 10 and
+// step 1,000 are so measured side by side, and a change in the machine's load (other
+// processes share its cores) moves both; they also share one heap, so a collection's work is
+// charged to whichever steps allocate while it runs. A short session, run before the timed
+// ones, pays what a process does once (the SDK's and the JSON encoder's first use, compiled
+// patterns), which no step of a session should be charged with. CPU time is getrusage's
+// (user and system, every thread: the runtime's own work, not the time it waits for the disk
+// to sync); wall time is dominated by two fsyncs per step and varies with the disk;
+// allocations do not depend on the load, so they show growth with history even while other
+// processes share the cores.
 //
 // The gated run puts every call through the permission gate (a layered policy with ordered
 // shell rules, the agent's contract, the risk gate reading the command's syntax tree, the
@@ -160,18 +195,33 @@ func benchGate(b *testing.B, tool turn.Tool) turn.Gate {
 	return gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: []tools.Tool{tool}, Workspace: "/ws", Home: "/home/u"})
 }
 
-// earlySessions is how many short sessions measure step 10 beside the long one.
-const earlySessions = 8
+// stepWindow is steps first..last (1-based) of a session, measured as one figure, in
+// stretches of stretch steps (the whole window when 0) between which something else may run.
+type stepWindow struct{ first, last, stretch int }
 
-// stepWindow is steps first..last (1-based) of a session, measured as one figure.
-type stepWindow struct {
-	at          int // the step the figure is named after
-	first, last int
+// edges are the requests starting and ending the window's stretches.
+func (w stepWindow) edges(into map[int]bool) map[int]bool {
+	for s := w.first; s <= w.last; s += w.length() {
+		into[s] = true
+	}
+	into[w.last+1] = true
+	return into
 }
 
-// stepWindows are the windows a session of benchSteps steps is measured over; a short
-// session measures only the first.
-var stepWindows = []stepWindow{{10, 2, 11}, {100, 51, 100}, {1000, benchSteps - 99, benchSteps}}
+func (w stepWindow) length() int {
+	if w.stretch == 0 {
+		return w.last - w.first + 1
+	}
+	return w.stretch
+}
+
+var (
+	// early is the window of each short session; the long session's step 1,000 is its
+	// window late, cut into stretches as long as early with a short session run before each.
+	early = stepWindow{first: 2, last: 11}
+	at100 = stepWindow{first: 51, last: 100}
+	late  = stepWindow{first: benchSteps - 99, last: benchSteps, stretch: early.length()}
+)
 
 // stepCosts pools what a window's steps cost over every session measured.
 type stepCosts struct {
@@ -180,17 +230,18 @@ type stepCosts struct {
 	steps               float64
 }
 
-// add pools steps w.first..w.last of the session sampled at (at[s-1] is taken when request s
-// starts, so step s costs at[s] - at[s-1]).
-func (c *stepCosts) add(at []usage, w stepWindow) {
+func (c *stepCosts) add(clock *stepClock, w stepWindow) {
 	for s := w.first; s <= w.last; s++ {
-		c.wall = append(c.wall, float64(at[s].wall.Sub(at[s-1].wall).Nanoseconds()))
+		wall, cpu := clock.cost(s)
+		c.wall = append(c.wall, float64(wall.Nanoseconds()))
+		c.cpu += float64(cpu)
+		c.steps++
 	}
-	from, to := at[w.first-1], at[w.last]
-	c.cpu += float64(to.cpu - from.cpu)
-	c.bytes += float64(to.bytes - from.bytes)
-	c.objects += float64(to.objects - from.objects)
-	c.steps += float64(w.last - w.first + 1)
+	for s := w.first; s <= w.last; s += w.length() {
+		bytes, objects := clock.allocated(s, min(s+w.length()-1, w.last))
+		c.bytes += float64(bytes)
+		c.objects += float64(objects)
+	}
 }
 
 func (c *stepCosts) medianWall() float64 {
@@ -199,67 +250,64 @@ func (c *stepCosts) medianWall() float64 {
 	return xs[len(xs)/2]
 }
 
+func (c *stepCosts) meanCPU() float64 { return c.cpu / c.steps }
+
 func (c *stepCosts) report(b *testing.B, at int) {
 	b.ReportMetric(c.medianWall()/1e3, fmt.Sprintf("µs/step@%d", at))
-	b.ReportMetric(c.cpu/c.steps/1e3, fmt.Sprintf("cpu-µs/step@%d", at))
+	b.ReportMetric(c.meanCPU()/1e3, fmt.Sprintf("cpu-µs/step@%d", at))
 	b.ReportMetric(c.bytes/c.steps, fmt.Sprintf("B/step@%d", at))
 	b.ReportMetric(c.objects/c.steps, fmt.Sprintf("allocs/step@%d", at))
 }
 
 func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider) {
-	last := stepWindows[0].last
-	runSession(b, gated, provider, last) // the process's one-off costs, measured nowhere
-	costs := map[int]*stepCosts{}
-	for _, w := range stepWindows {
-		costs[w.at] = &stepCosts{}
-	}
+	runSession(b, gated, provider, early.last, nil) // the process's one-off costs, measured nowhere
+	c10, c100, c1000 := &stepCosts{}, &stepCosts{}, &stepCosts{}
 	for b.Loop() {
-		b.StopTimer()
-		for range earlySessions {
-			costs[stepWindows[0].at].add(runSession(b, gated, provider, last), stepWindows[0])
+		// Before each stretch of the late window, a short session measures step 10.
+		between := func(request int) bool {
+			if request < late.first || request > late.last || (request-late.first)%late.stretch != 0 {
+				return false
+			}
+			b.StopTimer()
+			ec := runSession(b, gated, provider, early.last, nil)
+			c10.add(ec, early)
+			if path := os.Getenv("ZUNO_STEP_DUMP"); path != "" {
+				dumpSteps(b, path+".early", ec)
+			}
+			b.StartTimer()
+			return true
 		}
-		b.StartTimer()
-		at := runSession(b, gated, provider, benchSteps)
-		b.StopTimer()
-		for _, w := range stepWindows {
-			costs[w.at].add(at, w)
-		}
+		clock := runSession(b, gated, provider, benchSteps, between)
+		c100.add(clock, at100)
+		c1000.add(clock, late)
 		if path := os.Getenv("ZUNO_STEP_DUMP"); path != "" {
-			dumpSteps(b, path, at)
+			dumpSteps(b, path, clock)
 		}
-		b.StartTimer()
 	}
-	for _, w := range stepWindows {
-		costs[w.at].report(b, w.at)
-	}
-	c10, c100, c1000 := costs[10], costs[100], costs[1000]
+	c10.report(b, 10)
+	c100.report(b, 100)
+	c1000.report(b, 1000)
 	b.ReportMetric(c1000.medianWall()/c10.medianWall(), "wall-ratio@1000/10")
-	b.ReportMetric((c1000.cpu/c1000.steps)/(c100.cpu/c100.steps), "cpu-ratio@1000/100")
-	b.ReportMetric((c1000.cpu/c1000.steps)/(c10.cpu/c10.steps), "cpu-ratio@1000/10")
+	b.ReportMetric(c1000.meanCPU()/c100.meanCPU(), "cpu-ratio@1000/100")
+	b.ReportMetric(c1000.meanCPU()/c10.meanCPU(), "cpu-ratio@1000/10")
 	b.ReportMetric((c1000.bytes/c1000.steps)/(c10.bytes/c10.steps), "B-ratio@1000/10")
 }
 
-func dumpSteps(b *testing.B, path string, at []usage) {
+func dumpSteps(b *testing.B, path string, clock *stepClock) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	for s := 1; s < len(at); s++ {
-		fmt.Fprintf(f, "%s,%d,%d,%d,%d,%d\n", b.Name(), s, at[s].wall.Sub(at[s-1].wall).Microseconds(),
-			(at[s].cpu - at[s-1].cpu).Microseconds(), at[s].bytes-at[s-1].bytes, at[s].objects-at[s-1].objects)
+	for s := 1; s < len(clock.ends); s++ {
+		wall, cpu := clock.cost(s)
+		fmt.Fprintf(f, "%s,%d,%d,%d\n", b.Name(), s, wall.Microseconds(), cpu.Microseconds())
 	}
 }
 
 // runSession runs one turn of steps tool steps (and a last answer) in a new session on a new
-// SQLite store, and returns what the process had used at each request's start.
-func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider, steps int) []usage {
-	clock := &stepClock{}
-	runSessionObserved(b, gated, provider, steps, clock)
-	return clock.at
-}
-
-func runSessionObserved(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider, steps int, clock turn.Observer) {
+// SQLite store, with between (if not nil) run between steps, and returns its clock.
+func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider, steps int, between func(int) bool) *stepClock {
 	ctx := context.Background()
 	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "events.db"))
 	if err != nil {
@@ -279,12 +327,17 @@ func runSessionObserved(b *testing.B, gated bool, provider func(*testing.B, int)
 		look = commandTool{look.(*probeTool)}
 		g = benchGate(b, look)
 	}
+	clock := &stepClock{between: between, edges: early.edges(map[int]bool{})}
+	if steps == benchSteps {
+		clock.edges = late.edges(at100.edges(map[int]bool{}))
+	}
 	d := &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}
 	out, err := d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: p,
 		ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Observer: clock, Gate: g})
 	if err != nil || out.Steps != steps+1 {
 		b.Fatalf("outcome %+v %v", out, err)
 	}
+	return clock
 }
 
 // waitTool is a read-only, parallel-safe tool whose call waits for the milliseconds it is

@@ -151,6 +151,32 @@ func TestMessageEqual(t *testing.T) {
 	}
 }
 
+// CommonPrefix counts the leading messages two conversations share, stopping at the first
+// that differs in any field, and at the shorter's end.
+func TestCommonPrefix(t *testing.T) {
+	conv := []model.Message{{Role: model.RoleUser, Text: "go"},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "a", Name: "n", Arguments: "{}"}}},
+		{Role: model.RoleTool, ToolCallID: "a", Text: "r"}}
+	changed := slices.Clone(conv)
+	changed[1].ToolCalls = []model.ToolCall{{ID: "a", Name: "n", Arguments: "{ }"}}
+	tests := []struct {
+		a, b []model.Message
+		want int
+	}{
+		{conv, conv, 3},
+		{conv[:2], conv, 2},
+		{conv, conv[:1], 1},
+		{nil, conv, 0},
+		{conv, changed, 1},
+		{conv, []model.Message{{Role: model.RoleUser, Text: "stop"}}, 0},
+	}
+	for i, tt := range tests {
+		if got := model.CommonPrefix(tt.a, tt.b); got != tt.want {
+			t.Errorf("%d: CommonPrefix = %d, want %d", i, got, tt.want)
+		}
+	}
+}
+
 func TestCollect(t *testing.T) {
 	events := []model.Event{
 		model.ResponseStart{ID: "r1", Model: "m-2025"},

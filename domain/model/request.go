@@ -51,9 +51,26 @@ type Message struct {
 // compare in constant time, so comparing a conversation with the one it was copied from costs
 // little per message: the caches that keep a conversation's work between steps use it to
 // check that what they hold is still a prefix of what they are given.
-func (m Message) Equal(o Message) bool {
+func (m Message) Equal(o Message) bool { return m.equal(&o) }
+
+// equal is Equal without copying either message, which was half the cost of comparing a
+// long conversation.
+func (m *Message) equal(o *Message) bool {
 	return m.Role == o.Role && m.Text == o.Text && m.ToolCallID == o.ToolCallID && m.IsError == o.IsError &&
 		equalSlices(m.ToolCalls, o.ToolCalls) && equalSlices(m.Reasoning, o.Reasoning)
+}
+
+// CommonPrefix returns how many leading messages a and b have in common (Equal, one by one).
+// The caches that keep a conversation's work between steps use it to find how much of what
+// they hold is still what they are given.
+func CommonPrefix(a, b []Message) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if !a[i].equal(&b[i]) {
+			return i
+		}
+	}
+	return n
 }
 
 // equalSlices is slices.Equal, in constant time for two views of the same array: a copied

@@ -89,8 +89,8 @@ func (ts *threads) put(t *thread) {
 // validated checks req (its conversation from where its thread stopped) and returns the
 // thread to encode it with; on an error the thread is dropped.
 func (p *Provider) validated(req model.Request) (*thread, error) {
-	t := p.threads.take(req.Messages)
-	if err := t.conv.Validate(p.ep.Provider, req); err != nil {
+	t := p.threads.take(req.Messages) // a thread req continues: take compared them
+	if err := t.conv.ValidateContinuation(p.ep.Provider, req); err != nil {
 		return nil, err
 	}
 	return t, nil
