@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -269,20 +268,13 @@ func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model
 				return false
 			}
 			b.StopTimer()
-			ec := runSession(b, gated, provider, early.last, nil)
-			c10.add(ec, early)
-			if path := os.Getenv("ZUNO_STEP_DUMP"); path != "" {
-				dumpSteps(b, path+".early", ec)
-			}
+			c10.add(runSession(b, gated, provider, early.last, nil), early)
 			b.StartTimer()
 			return true
 		}
 		clock := runSession(b, gated, provider, benchSteps, between)
 		c100.add(clock, at100)
 		c1000.add(clock, late)
-		if path := os.Getenv("ZUNO_STEP_DUMP"); path != "" {
-			dumpSteps(b, path, clock)
-		}
 	}
 	c10.report(b, 10)
 	c100.report(b, 100)
@@ -291,18 +283,6 @@ func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model
 	b.ReportMetric(c1000.meanCPU()/c100.meanCPU(), "cpu-ratio@1000/100")
 	b.ReportMetric(c1000.meanCPU()/c10.meanCPU(), "cpu-ratio@1000/10")
 	b.ReportMetric((c1000.bytes/c1000.steps)/(c10.bytes/c10.steps), "B-ratio@1000/10")
-}
-
-func dumpSteps(b *testing.B, path string, clock *stepClock) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	for s := 1; s < len(clock.ends); s++ {
-		wall, cpu := clock.cost(s)
-		fmt.Fprintf(f, "%s,%d,%d,%d\n", b.Name(), s, wall.Microseconds(), cpu.Microseconds())
-	}
 }
 
 // runSession runs one turn of steps tool steps (and a last answer) in a new session on a new
