@@ -159,6 +159,17 @@ func TestCommonPrefix(t *testing.T) {
 		{Role: model.RoleTool, ToolCallID: "a", Text: "r"}}
 	changed := slices.Clone(conv)
 	changed[1].ToolCalls = []model.ToolCall{{ID: "a", Name: "n", Arguments: "{ }"}}
+	// The same messages held at other addresses: equal, though not the same memory.
+	elsewhere := []model.Message{{Role: model.RoleUser, Text: strings.Clone("go")},
+		{Role: model.RoleAssistant, ToolCalls: slices.Clone(conv[1].ToolCalls)},
+		{Role: model.RoleTool, ToolCallID: strings.Clone("a"), Text: strings.Clone("r")}}
+	// Longer than one run of messages compared as memory, with a change inside the second.
+	var long []model.Message
+	for range 30 {
+		long = append(long, conv...)
+	}
+	longChanged := slices.Clone(long)
+	longChanged[40].Text = "changed"
 	tests := []struct {
 		a, b []model.Message
 		want int
@@ -169,6 +180,9 @@ func TestCommonPrefix(t *testing.T) {
 		{nil, conv, 0},
 		{conv, changed, 1},
 		{conv, []model.Message{{Role: model.RoleUser, Text: "stop"}}, 0},
+		{conv, elsewhere, 3},
+		{long, long[:70:70], 70},
+		{long, longChanged, 40},
 	}
 	for i, tt := range tests {
 		if got := model.CommonPrefix(tt.a, tt.b); got != tt.want {
