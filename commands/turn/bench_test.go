@@ -110,7 +110,7 @@ func processCPU() time.Duration {
 // A step takes a few milliseconds, so each figure pools many: step 1,000 is the 100 steps
 // 901..1,000, step 100 the 50 steps 51..100, and step 10 the ten steps 2..11 (step 1 also
 // opens the turn and the connection) of ten short sessions, each run in the same process
-// between two of the ten-step stretches of 901..1,000 (the long session waits). Step 10 and
+// just before one of the ten ten-step stretches of 901..1,000 (the long session waits). Step 10 and
 // step 1,000 are so measured side by side, and a change in the machine's load (other
 // processes share its cores) moves both; they also share one heap, so a collection's work is
 // charged to whichever steps allocate while it runs. A short session, run before the timed
