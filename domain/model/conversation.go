@@ -16,15 +16,7 @@ func (c *Conversation) Messages() []Message { return c.msgs }
 
 // Continues reports whether msgs start with the messages validated so far.
 func (c *Conversation) Continues(msgs []Message) bool {
-	if len(c.msgs) > len(msgs) {
-		return false
-	}
-	for i := range c.msgs {
-		if !c.msgs[i].Equal(msgs[i]) {
-			return false
-		}
-	}
-	return true
+	return len(c.msgs) <= len(msgs) && CommonPrefix(c.msgs, msgs) == len(c.msgs)
 }
 
 // Validate is r.ValidateFor(provider), walking only the messages r has beyond those validated
@@ -34,6 +26,13 @@ func (c *Conversation) Validate(provider string, r Request) error {
 	if !c.Continues(r.Messages) {
 		*c = Conversation{}
 	}
+	return c.ValidateContinuation(provider, r)
+}
+
+// ValidateContinuation is Validate for a request whose messages the caller has just found to
+// continue the conversation (Continues), which it does not compare again: a long
+// conversation is compared once per request, not twice.
+func (c *Conversation) ValidateContinuation(provider string, r Request) error {
 	if err := r.ValidateForWith(provider, &c.check); err != nil {
 		*c = Conversation{}
 		return err

@@ -151,6 +151,46 @@ func TestMessageEqual(t *testing.T) {
 	}
 }
 
+// CommonPrefix counts the leading messages two conversations share, stopping at the first
+// that differs in any field, and at the shorter's end.
+func TestCommonPrefix(t *testing.T) {
+	conv := []model.Message{{Role: model.RoleUser, Text: "go"},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "a", Name: "n", Arguments: "{}"}}},
+		{Role: model.RoleTool, ToolCallID: "a", Text: "r"}}
+	changed := slices.Clone(conv)
+	changed[1].ToolCalls = []model.ToolCall{{ID: "a", Name: "n", Arguments: "{ }"}}
+	// The same messages held at other addresses: equal, though not the same memory.
+	elsewhere := []model.Message{{Role: model.RoleUser, Text: strings.Clone("go")},
+		{Role: model.RoleAssistant, ToolCalls: slices.Clone(conv[1].ToolCalls)},
+		{Role: model.RoleTool, ToolCallID: strings.Clone("a"), Text: strings.Clone("r")}}
+	// Longer than one run of messages compared as memory, with a change inside the second.
+	var long []model.Message
+	for range 30 {
+		long = append(long, conv...)
+	}
+	longChanged := slices.Clone(long)
+	longChanged[40].Text = "changed"
+	tests := []struct {
+		a, b []model.Message
+		want int
+	}{
+		{conv, conv, 3},
+		{conv[:2], conv, 2},
+		{conv, conv[:1], 1},
+		{nil, conv, 0},
+		{conv, changed, 1},
+		{conv, []model.Message{{Role: model.RoleUser, Text: "stop"}}, 0},
+		{conv, elsewhere, 3},
+		{long, long[:70:70], 70},
+		{long, longChanged, 40},
+	}
+	for i, tt := range tests {
+		if got := model.CommonPrefix(tt.a, tt.b); got != tt.want {
+			t.Errorf("%d: CommonPrefix = %d, want %d", i, got, tt.want)
+		}
+	}
+}
+
 func TestCollect(t *testing.T) {
 	events := []model.Event{
 		model.ResponseStart{ID: "r1", Model: "m-2025"},

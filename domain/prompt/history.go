@@ -91,10 +91,7 @@ func (h *History) encode(msgs []model.Message) ([]historyEntry, error) {
 
 // prepare drops the cached state of every message from the first one that differs from msgs.
 func (h *History) prepare(msgs []model.Message) {
-	keep := 0
-	for keep < len(h.given) && keep < len(msgs) && h.given[keep].Equal(msgs[keep]) {
-		keep++
-	}
+	keep := model.CommonPrefix(h.given, msgs)
 	h.entries, h.given = h.entries[:keep], h.given[:keep]
 	if keep < h.sumParts {
 		h.sumParts = 0 // the saved hash state covers messages that changed

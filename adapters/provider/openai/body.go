@@ -2,8 +2,10 @@ package openai
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"sync"
@@ -21,18 +23,27 @@ import (
 // step's cost grow with the history (docs/turns.md, "Wire receipts"). So the provider keeps,
 // for each conversation it sends, the state after the messages it sent last (a thread): the
 // next request of that conversation validates, maps and encodes only the messages appended
-// since, and copies the encoded rest once into its body. The bytes are the SDK's own:
-// encoding/json writes an array element exactly as it writes the element alone, so the
-// messages are spliced into the encoding of the rest of the parameters.
+// since. The bytes are the SDK's own: encoding/json writes an array element exactly as it
+// writes the element alone, so the messages are spliced into the encoding of the rest of the
+// parameters.
+//
+// The body's start, as far as the last message, only grows from one request of a
+// conversation to the next: the thread keeps it, with its SHA-256 state, and a request sends
+// it as it is, followed by the rest of its body, rather than copying it into a new one (a
+// copy, and garbage, as large as the conversation at every step). The wire tap hashes only
+// the rest.
 
 // thread is the state after the messages of one conversation's latest request.
 type thread struct {
 	conv model.Conversation // the messages sent, validated
 	ids  model.WireIDs      // has mapped the call ids of the first encoded messages
-	// joined is the encoding of the first encoded messages, comma separated: the messages
-	// array without its brackets.
-	joined  []byte
-	encoded int
+	// start is the body as far as the encoded messages: `{"messages":[` and their encodings,
+	// comma separated. It is only appended to, so a body sent before, which reads a prefix of
+	// its array, never changes; startSum is its SHA-256 state (nil if the hash cannot be
+	// cloned).
+	start    []byte
+	startSum hash.Cloner
+	encoded  int
 }
 
 // maxThreads bounds the conversations kept; the least recently sent one goes first. A provider
@@ -78,24 +89,32 @@ func (ts *threads) put(t *thread) {
 // validated checks req (its conversation from where its thread stopped) and returns the
 // thread to encode it with; on an error the thread is dropped.
 func (p *Provider) validated(req model.Request) (*thread, error) {
-	t := p.threads.take(req.Messages)
-	if err := t.conv.Validate(p.ep.Provider, req); err != nil {
+	t := p.threads.take(req.Messages) // a thread req continues: take compared them
+	if err := t.conv.ValidateContinuation(p.ep.Provider, req); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
+// encoded is a request body: start, sent as it is, then rest; startSum is start's SHA-256
+// state, nil when unknown.
+type encoded struct {
+	start    []byte
+	startSum hash.Cloner
+	rest     []byte
+}
+
 // body encodes req, validated with t, as the SDK would encode its parameters, and keeps t
 // for the conversation's next request.
-func (p *Provider) body(req model.Request, t *thread) ([]byte, error) {
+func (p *Provider) body(req model.Request, t *thread) (encoded, error) {
 	params, err := p.params(req)
 	if err != nil {
-		return nil, err
+		return encoded{}, err
 	}
 	params.Messages = []sdk.ChatCompletionMessageParamUnion{}
 	rest, err := marshal(params)
 	if err != nil {
-		return nil, err
+		return encoded{}, err
 	}
 	const head = `{"messages":[]`
 	if !bytes.HasPrefix(rest, []byte(head)) {
@@ -105,22 +124,36 @@ func (p *Provider) body(req model.Request, t *thread) ([]byte, error) {
 			calls, result := wireIDs(m, &ids)
 			params.Messages = append(params.Messages, p.message(m, calls, result))
 		}
-		return marshal(params)
+		all, err := marshal(params)
+		return encoded{rest: all}, err
 	}
-	if err := p.extend(t, req.Messages); err != nil {
-		return nil, err
+	if err := p.extend(t, req.Messages, head[:len(head)-1]); err != nil {
+		return encoded{}, err
 	}
-	out := make([]byte, 0, len(rest)+len(t.joined)+len(`,"stream":true`))
-	out = append(out, head[:len(head)-1]...)
-	out = append(out, t.joined...)
-	out = append(out, ']')
-	out = append(out, rest[len(head):]...)
+	out := encoded{start: t.start[:len(t.start):len(t.start)]}
+	if t.startSum != nil {
+		if c, err := t.startSum.Clone(); err == nil {
+			out.startSum = c // the thread's goes on with the next request's messages
+		}
+	}
+	// Room for the fields the SDK adds (splice).
+	out.rest = make([]byte, 0, len(rest)-len(head)+1+len(`,"stream":true`))
+	out.rest = append(append(out.rest, ']'), rest[len(head):]...)
 	p.threads.put(t)
 	return out, nil
 }
 
-// extend encodes the messages msgs has beyond those t encoded into t.
-func (p *Provider) extend(t *thread, msgs []model.Message) error {
+// extend encodes the messages msgs has beyond those t encoded into t; open is how the body
+// starts, before its first message.
+func (p *Provider) extend(t *thread, msgs []model.Message, open string) error {
+	from := len(t.start)
+	if t.encoded == 0 {
+		t.start = append(t.start[:0], open...)
+		from = 0
+		if s, ok := sha256.New().(hash.Cloner); ok {
+			t.startSum = s
+		}
+	}
 	for _, m := range msgs[t.encoded:] {
 		calls, result := wireIDs(m, &t.ids)
 		enc, err := marshal(p.message(m, calls, result))
@@ -128,10 +161,13 @@ func (p *Provider) extend(t *thread, msgs []model.Message) error {
 			return err
 		}
 		if t.encoded > 0 {
-			t.joined = append(t.joined, ',')
+			t.start = append(t.start, ',')
 		}
-		t.joined = append(t.joined, enc...)
+		t.start = append(t.start, enc...)
 		t.encoded++
+	}
+	if t.startSum != nil {
+		t.startSum.Write(t.start[from:])
 	}
 	return nil
 }
@@ -159,30 +195,31 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// splice is the middleware that sends body (which it may extend in place) in place of the SDK's own, which must be a JSON
+// splice is the middleware that sends body in place of the SDK's own, which must be a JSON
 // object of the fields the SDK added to the empty body given to it ("stream": true). They are
 // added to body as sjson adds a field the object lacks, after its last one, so the bytes are
-// those the SDK would send had it been given body (TestCachedBodyIsTheSDKBody holds it to that).
-func splice(body []byte) option.Middleware {
-	var sent []byte
+// those the SDK would send had it been given body (TestCachedBodyIsTheSDKBody holds it to
+// that). body's rest is the splice's own and was built with room for the fields: they are
+// added in place, and the conversation's start is never copied.
+func splice(body encoded) option.Middleware {
+	var rest []byte
 	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if sent == nil { // a retry sends the same bytes again
+		if rest == nil { // a retry sends the same bytes again
 			added, err := readAll(req)
 			if err != nil {
 				return nil, err
 			}
-			if len(added) < 2 || added[0] != '{' || added[len(added)-1] != '}' || len(body) < 2 || body[len(body)-1] != '}' {
+			b := body.rest
+			if len(added) < 2 || added[0] != '{' || added[len(added)-1] != '}' || len(b) < 2 || b[len(b)-1] != '}' {
 				return nil, fmt.Errorf("openai: the SDK's body %q is not a JSON object", added)
 			}
-			sent = body
+			rest = b
 			if fields := added[1 : len(added)-1]; len(bytes.TrimSpace(fields)) > 0 {
-				// body is the splice's own and was built with room for the fields: they are
-				// added in place rather than in a copy of the whole conversation.
-				sent = append(append(append(body[:len(body)-1], ','), fields...), '}')
+				rest = append(append(append(b[:len(b)-1], ','), fields...), '}')
 			}
 		}
-		req.ContentLength = int64(len(sent))
-		req.GetBody = func() (io.ReadCloser, error) { return wire.NewBody(sent), nil }
+		req.ContentLength = int64(len(body.start) + len(rest))
+		req.GetBody = func() (io.ReadCloser, error) { return wire.NewPrefixedBody(body.start, body.startSum, rest), nil }
 		req.Body, _ = req.GetBody()
 		return next(req)
 	}

@@ -2,6 +2,8 @@ package openai
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -173,4 +175,62 @@ func TestRetrySendsTheSameBody(t *testing.T) {
 	if len(bodies) != 2 || bodies[0] != want || bodies[1] != want {
 		t.Fatalf("bodies %q, want twice %s", bodies, want)
 	}
+}
+
+// A request's body starts with the thread's encoded messages, sent where the thread keeps
+// them rather than copied: a body sent earlier, read again (as a retry reads it) after its
+// conversation has grown by later requests, is still the bytes it was, and the wire tap's
+// digest of each is the digest of its bytes, though the tap hashes only what follows the
+// thread's part.
+func TestSentBodyOutlivesItsThread(t *testing.T) {
+	p := New(Options{BaseURL: "http://h/v1", IgnoreEnv: true})
+	errHeld := errors.New("held, not sent")
+	type sent struct {
+		again func() (io.ReadCloser, error)
+		bytes string
+	}
+	var held []sent
+	conv := []model.Message{{Role: model.RoleSystem, Text: "sys"}, {Role: model.RoleUser, Text: "go"}}
+	for i := range 40 {
+		req := model.Request{Model: "m", Messages: conv, Tools: []model.Tool{{Name: "read", Schema: json.RawMessage(`{"type":"object"}`)}}}
+		ctx, c := model.CaptureWire(context.Background())
+		var s sent
+		p.send(ctx, mustBody(t, p, req), option.WithMiddleware(wire.Tap(ctx, p.Mapping())),
+			option.WithMiddleware(func(r *http.Request, _ option.MiddlewareNext) (*http.Response, error) {
+				b, err := io.ReadAll(r.Body)
+				s = sent{again: r.GetBody, bytes: string(b)}
+				return nil, errors.Join(err, errHeld)
+			})).Close()
+		w, _ := c.Wire()
+		if want := string(sdkBody(t, p, req)); s.bytes != want || w.RequestSHA256 != digestOf(s.bytes) || w.RequestBytes != int64(len(want)) {
+			t.Fatalf("step %d: sent %s (recorded %s over %d bytes)\nsdk  %s", i, s.bytes, w.RequestSHA256, w.RequestBytes, want)
+		}
+		held = append(held, s)
+		id := fmt.Sprintf("call_%d", i)
+		conv = append(conv, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: id, Name: "read", Arguments: `{}`}}},
+			model.Message{Role: model.RoleTool, ToolCallID: id, Text: fmt.Sprintf("result %d", i)})
+	}
+	for i, s := range held {
+		r, _ := s.again()
+		if b, _ := io.ReadAll(r); string(b) != s.bytes {
+			t.Fatalf("the body of step %d changed after later steps:\nnow %s\nwas %s", i, b, s.bytes)
+		}
+	}
+}
+
+func mustBody(t *testing.T, p *Provider, req model.Request) encoded {
+	th, err := p.validated(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.body(req, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func digestOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

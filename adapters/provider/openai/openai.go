@@ -208,7 +208,7 @@ func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
 // body and adds "stream": true to it (it would parse and copy the whole body to do so, a cost
 // growing with the conversation); splice then sends the body with the SDK's fields added
 // where the SDK adds them. The middleware given (the wire tap, a renderer) sees the result.
-func (p *Provider) send(ctx context.Context, body []byte, opts ...option.RequestOption) *ssestream.Stream[sdk.ChatCompletionChunk] {
+func (p *Provider) send(ctx context.Context, body encoded, opts ...option.RequestOption) *ssestream.Stream[sdk.ChatCompletionChunk] {
 	all := append([]option.RequestOption{option.WithRequestBody("application/json", []byte("{}")), option.WithMiddleware(splice(body))}, opts...)
 	return p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{}, all...)
 }

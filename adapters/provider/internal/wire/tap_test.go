@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -156,4 +157,74 @@ func TestRenderSendsNothing(t *testing.T) {
 func digest(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// A body in two pieces reads, writes and hashes as its bytes joined, however it is read; the
+// SHA-256 state given for its prefix is resumed, not changed, and a body without one hashes
+// the prefix itself.
+func TestPrefixedBody(t *testing.T) {
+	prefix, rest := []byte(`{"messages":[{"role":"user","content":"go"}`), []byte(`],"model":"m"}`)
+	whole := string(prefix) + string(rest)
+	state := sha256.New().(hash.Cloner)
+	state.Write(prefix)
+	for _, sum := range []hash.Cloner{state, nil} {
+		for _, chunk := range []int{1, 7, len(prefix), 4096} {
+			b := NewPrefixedBody(prefix, sum, rest)
+			if b.Len() != len(whole) {
+				t.Fatalf("Len = %d, want %d", b.Len(), len(whole))
+			}
+			got, n := b.sum()
+			if hex.EncodeToString(got) != digest([]byte(whole)) || n != int64(len(whole)) {
+				t.Fatalf("sum over %d bytes differs from the joined bytes' (prefix state %v)", n, sum != nil)
+			}
+			var read []byte
+			buf := make([]byte, chunk)
+			for {
+				k, err := b.Read(buf)
+				read = append(read, buf[:k]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil || k == 0 {
+					t.Fatalf("Read = %d, %v", k, err)
+				}
+			}
+			if string(read) != whole || b.Len() != 0 {
+				t.Fatalf("read %q in chunks of %d", read, chunk)
+			}
+		}
+		var w bytes.Buffer
+		if n, err := NewPrefixedBody(prefix, sum, rest).WriteTo(&w); err != nil || n != int64(len(whole)) || w.String() != whole {
+			t.Fatalf("WriteTo = %d, %v: %q", n, err, w.String())
+		}
+		if got := NewPrefixedBody(prefix, sum, rest).bytes(); string(got) != whole {
+			t.Fatalf("bytes = %q", got)
+		}
+	}
+	// The state given is the prefix's still: a second body resumes from it too.
+	again, _ := NewPrefixedBody(prefix, state, rest).sum()
+	if hex.EncodeToString(again) != digest([]byte(whole)) {
+		t.Fatal("hashing a body changed the prefix's state")
+	}
+}
+
+// The tap records a prefixed body's digest and size as those of the bytes the server reads.
+func TestTapHashesAPrefixedBody(t *testing.T) {
+	var got []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) }))
+	defer srv.Close()
+	prefix, rest := bytes.Repeat([]byte("p"), 70_000), []byte("the rest")
+	state := sha256.New().(hash.Cloner)
+	state.Write(prefix)
+	ctx, c := model.CaptureWire(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+	req.Body, req.ContentLength = NewPrefixedBody(prefix, state, rest), int64(len(prefix)+len(rest))
+	resp, err := Tap(ctx, Mapping{Adapter: "a"})(req, http.DefaultClient.Do)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if w, _ := c.Wire(); w.RequestSHA256 != digest(got) || w.RequestBytes != int64(len(got)) || len(got) != len(prefix)+len(rest) {
+		t.Fatalf("recorded %s over %d bytes; the server read %d bytes hashing to %s", w.RequestSHA256, w.RequestBytes, len(got), digest(got))
+	}
 }
