@@ -13,9 +13,12 @@ import (
 // Parts is the "part" table: the transcript of a session as parts, one row per user message,
 // assistant text and tool call. A tool part is created pending when the provider request that
 // asked for it completes, and its "state" follows the call: asking while the permission gate
-// waits for an answer, then blocked, or running then settled. A tool part's data also keeps the
-// call's "permission" decision and, for a confined command, its "sandbox" resolution, from the
-// started or blocked event, through every later state.
+// waits for an answer, then blocked, or running then settled. A tool part's data also keeps,
+// for a confined command, its "sandbox" resolution, from the started event, through every
+// later state. Who allowed or refused the call is the permission_decision row of the same
+// (session_id, call id), and the request that asked for it the row's request_id column: the
+// part's data no longer repeats them (they were a fifth of every tool part; docs/storage.md
+// "Bytes per step").
 //
 // Part ids are stable: "user:<messageId>", "text:<requestId>" and the call id for tool parts
 // (call ids are unique within a session: they become command ids). position and ordinal are
@@ -45,15 +48,13 @@ type textPart struct {
 // toolPart is the data of a tool part. Input is the call's arguments as a JSON value when
 // they are JSON, else as a JSON string; State is one of the tool*State shapes.
 type toolPart struct {
-	Type      string          `json:"type"`
-	Tool      string          `json:"tool"`
-	CallID    string          `json:"callId"`
-	RequestID string          `json:"requestId"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	// Permission is who allowed or refused the call; Sandbox how it was confined.
-	Permission *events.PermissionDecision `json:"permission,omitempty"`
-	Sandbox    *events.SandboxResolution  `json:"sandbox,omitempty"`
-	State      any                        `json:"state"`
+	Type   string          `json:"type"`
+	Tool   string          `json:"tool"`
+	CallID string          `json:"callId"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	// Sandbox is how the call was confined.
+	Sandbox *events.SandboxResolution `json:"sandbox,omitempty"`
+	State   any                       `json:"state"`
 }
 
 type toolPendingState struct {
@@ -112,7 +113,7 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 			ordinal++
 		}
 		for _, tc := range e.Response.ToolCalls {
-			data := toolPart{Type: PartTool, Tool: tc.Name, CallID: tc.ID, RequestID: e.RequestID,
+			data := toolPart{Type: PartTool, Tool: tc.Name, CallID: tc.ID,
 				Input: toolInput(tc.Arguments), State: toolPendingState{Status: "pending"}}
 			if err := upsertPart(ctx, tx, ev, ordinal, e.SessionID, tc.ID, e.TurnID, e.RequestID, PartTool, data); err != nil {
 				return err
@@ -121,18 +122,17 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		}
 	case events.PermissionAsked:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolAskingState{
-			Status: "asking", AskID: e.AskID, Key: e.Key, Resource: e.Resource, Always: e.Always}, nil, nil)
+			Status: "asking", AskID: e.AskID, Key: e.Key, Resource: e.Resource, Always: e.Always}, nil)
 	case events.ToolBlocked:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolBlockedState{
-			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output},
-			e.Permission, nil)
+			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output}, nil)
 	case events.ToolStarted:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolRunningState{
-			Status: "running", Action: e.Action, Group: e.Group}, e.Permission, e.Sandbox)
+			Status: "running", Action: e.Action, Group: e.Group}, e.Sandbox)
 	case events.ToolSettled:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolSettledState{
 			Status: e.Outcome, ErrorCode: e.ErrorCode, Output: e.Output, Metadata: e.Metadata,
-			Recovered: e.Recovered, DurationMs: e.DurationMs}, nil, nil)
+			Recovered: e.Recovered, DurationMs: e.DurationMs}, nil)
 	}
 	return nil
 }
@@ -167,10 +167,9 @@ type toolCall struct{ sessionID, turnID, requestID, callID, tool string }
 
 // setToolState replaces a tool part's state, keeping its tool and input. A part the log never
 // created pending (a call blocked before its request was recorded) is created here. A non-nil
-// permission or sandbox is recorded on the part; nil keeps what the part has.
-func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, state any,
-	permission *events.PermissionDecision, sandbox *events.SandboxResolution) error {
-	data := toolPart{Type: PartTool, Tool: c.tool, CallID: c.callID, RequestID: c.requestID}
+// sandbox is recorded on the part; nil keeps what the part has.
+func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, state any, sandbox *events.SandboxResolution) error {
+	data := toolPart{Type: PartTool, Tool: c.tool, CallID: c.callID}
 	var stored string
 	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, c.sessionID, c.callID)
 	switch {
@@ -183,9 +182,6 @@ func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, s
 		}
 	}
 	data.State = state
-	if permission != nil {
-		data.Permission = permission
-	}
 	if sandbox != nil {
 		data.Sandbox = sandbox
 	}
