@@ -215,7 +215,7 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	return tx.Exec(ctx, `INSERT INTO prompt_receipt_row (id, session_id, event_id, position, model, assembly_digest, actual_digest,
 			estimated_input_tokens, context_window, header_id, time_created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`,
+		ON CONFLICT (session_id, position) DO NOTHING`,
 		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
 		e.EstimatedInputTokens, e.ContextWindow, headerID, eventTime(ev))
 }
@@ -226,8 +226,8 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 // the same session wrote.
 func receiptHeader(ctx context.Context, tx *Tx, e events.PromptAssembled) (string, error) {
 	if b := e.HeaderBase; b != nil {
-		var id string
-		if err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE id = ?`, b.ReceiptID); err != nil {
+		id, err := baseHeader(ctx, tx, e.SessionID, b.ReceiptID)
+		if err != nil {
 			return "", fmt.Errorf("prompt receipt %s: its header base %s: %w", e.ReceiptID, b.ReceiptID, err)
 		}
 		return id, nil
@@ -250,6 +250,25 @@ func receiptHeader(ctx context.Context, tx *Tx, e events.PromptAssembled) (strin
 	}
 	return e.ReceiptID, tx.Exec(ctx, `INSERT INTO prompt_receipt_header (id, section_count, sections, tool_names)
 		VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, e.ReceiptID, len(e.Sections), string(sectionsJSON), string(namesJSON))
+}
+
+// baseHeader is the header id of the receipt base, which is the session's receipt before this
+// one (a run compacts each receipt against the one before it): the last row of the session's
+// range of prompt_receipt_row, whose key is (session_id, position). A base found elsewhere (an
+// earlier receipt, another session's) is looked up by id, which reads the table: the table
+// keeps no index by id (docs/storage.md "Bytes per step").
+func baseHeader(ctx context.Context, tx *Tx, sessionID, base string) (string, error) {
+	var last sql.NullInt64
+	if err := tx.get(ctx, &last, `SELECT MAX(position) FROM prompt_receipt_row WHERE session_id = ?`, sessionID); err != nil {
+		return "", err
+	}
+	var id string
+	err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE session_id = ? AND position = ? AND id = ?`,
+		sessionID, last.Int64, base)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE id = ?`, base)
+	}
+	return id, err
 }
 
 // ProviderRequests is the "provider_request" table: one row per provider request at its
@@ -287,7 +306,7 @@ func (ProviderRequests) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p
 	return tx.Exec(ctx, `INSERT INTO provider_request (id, session_id, turn_id, step, status, prompt_receipt_id, provider, model,
 			finish_reason, input_tokens, output_tokens, error_code, step_limit_finalization, duration_ms, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET status = excluded.status,
+		ON CONFLICT (session_id, step, id) DO UPDATE SET status = excluded.status,
 			finish_reason = COALESCE(excluded.finish_reason, provider_request.finish_reason),
 			input_tokens = COALESCE(excluded.input_tokens, provider_request.input_tokens),
 			output_tokens = COALESCE(excluded.output_tokens, provider_request.output_tokens),

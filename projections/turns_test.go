@@ -570,10 +570,12 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	}
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	// prompt_receipt is a view over two tables since *_prompt_receipt_headers.sql, which is
-	// applied again after 0002 and turns 0002's table into them once more.
+	// applied again after 0002 and turns 0002's table into them once more; provider_request
+	// and prompt_receipt_row have their keys of *_clustered_request_rows.sql again after it.
 	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, `DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`,
 		`DROP TABLE provider_request`, `DROP TABLE agent_job`,
-		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql')`} {
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql'
+			OR name LIKE '%_clustered_request_rows.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -622,7 +624,8 @@ func testPromptReceiptHeadersMigration(t *testing.T, e *env, reopen func() *env)
 	headers("live")
 	for _, stmt := range []string{`CREATE TABLE prompt_receipt_0002 AS SELECT * FROM prompt_receipt`, `DROP VIEW prompt_receipt`,
 		`DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`, `ALTER TABLE prompt_receipt_0002 RENAME TO prompt_receipt`,
-		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name LIKE '%_prompt_receipt_headers.sql'`} {
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name LIKE '%_prompt_receipt_headers.sql'
+			OR name LIKE '%_clustered_request_rows.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -687,3 +690,37 @@ func TestNarrowerPartsMigrationPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	testNarrowerPartsMigration(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
 }
+
+// A receipt's header base is usually the session's receipt just before it, found at the end of
+// the session's rows; a base further back, or in another session (a fork's first receipt may be
+// relative to its source's), is found by id all the same.
+func testReceiptHeaderBases(t *testing.T, e *env) {
+	receipt := func(session, id string, section string, base string) events.Payload {
+		p := &events.PromptAssembled{SessionID: session, ReceiptID: id, PromptReceipt: events.PromptReceipt{SchemaVersion: 1, Model: "m"}}
+		if base != "" {
+			p.HeaderBase = &events.PromptHeaderBase{ReceiptID: base, Digest: "d"}
+		} else {
+			p.Sections = []events.PromptSection{{ID: section}}
+		}
+		return p
+	}
+	clock := &turnClock{}
+	writeSteps(t, e.store, "ses_a", clock, []turnStep{
+		{name: "r1", payloads: []events.Payload{receipt("ses_a", "r1", "one", "")}},
+		{name: "r2", payloads: []events.Payload{receipt("ses_a", "r2", "", "r1")}},
+		{name: "r3", payloads: []events.Payload{receipt("ses_a", "r3", "three", "")}},
+		{name: "r4", payloads: []events.Payload{receipt("ses_a", "r4", "", "r1")}},
+	}, nil)
+	writeSteps(t, e.store, "ses_b", clock, []turnStep{
+		{name: "r5", payloads: []events.Payload{receipt("ses_b", "r5", "", "r3")}},
+		{name: "r6", payloads: []events.Payload{receipt("ses_b", "r6", "", "r5")}},
+	}, nil)
+	if _, err := e.runner.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "headers", e.query(t, `SELECT id, json_extract(sections, '$[0].id') FROM prompt_receipt ORDER BY position`),
+		[]string{"r1|one", "r2|one", "r3|three", "r4|one", "r5|three", "r6|three"})
+}
+
+func TestReceiptHeaderBasesSQLite(t *testing.T)   { testReceiptHeaderBases(t, sqliteEnv(t)) }
+func TestReceiptHeaderBasesPostgres(t *testing.T) { testReceiptHeaderBases(t, postgresEnv(t)) }
