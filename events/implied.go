@@ -86,7 +86,9 @@ func dropLeading(data []byte, key, value string) ([]byte, bool) {
 	if !bytes.HasPrefix(data, prefix) {
 		return data, false
 	}
-	return append([]byte{'{'}, data[len(prefix):]...), true
+	out := data[len(prefix)-1:] // data is Encode's own buffer: the member's last byte becomes the brace
+	out[0] = '{'
+	return out, true
 }
 
 // RestoreImplied returns rec's data with the members left out as implied put back, for a

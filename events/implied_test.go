@@ -120,3 +120,28 @@ func withIDs(p events.Payload, session, turn string) events.Payload {
 	}
 	return v.Interface().(events.Payload)
 }
+
+// What decoding an event whose members are implied costs against one recorded whole (the
+// baseline: logs before issue 13), for a provider request as a step appends it.
+func BenchmarkDecodeImplied(b *testing.B) {
+	reg := events.NewRegistry(events.AllPayloads()...)
+	md := events.Metadata{CommandID: "cmd_bench", Actor: "agent:build"}
+	p := events.ProviderRequest{SessionID: "ses_0123456789abcdef0123456789abcdef", TurnID: events.TurnIDOf("cmd_bench"),
+		RequestID: "8359d165-d066-4ac5-ae7f-58f1efcbf570", Step: 3, Status: events.RequestStarted,
+		PromptReceiptID: "8744f3f7-8c96-4247-bf96-f4eb1b712e67", Provider: "openai", Model: "gpt"}
+	whole, _ := events.Encode("e", p, md)
+	implied, _ := events.EncodeIn("session-"+p.SessionID, "e", p, md)
+	for _, c := range []struct {
+		name string
+		ev   events.Event
+	}{{"whole", whole}, {"implied", implied}} {
+		rec := events.Recorded{Event: c.ev, Stream: "session-" + p.SessionID, Position: 1}
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := reg.Decode(rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
