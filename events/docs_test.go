@@ -399,6 +399,13 @@ func renderEventsDoc(t *testing.T) []byte {
 		"(`unknown_event_type`) rather than being skipped. In the read models, `event.data` holds this JSON " +
 		"and `event.metadata` the [metadata](#metadata); query fields with `json_extract(data, '$.field')`.\n\n")
 	b.WriteString("Options: `omitempty` and `omitzero` fields are absent from the JSON when empty or zero.\n\n")
+	b.WriteString("Implied members: `session.prompt.assembled.1`, `session.provider.request.1`, " +
+		"`session.tool.blocked.1`, `session.tool.started.1` and `session.tool.settled.1` leave out their " +
+		"leading `sessionId` where it is the session of their stream (`session-<sessionId>`), and then " +
+		"their `turnId` where it is the turn of their command id; a reader decodes them back from the " +
+		"envelope. So `json_extract(data, '$.sessionId')` is NULL for such an event recorded since issue 13: " +
+		"read the session from `event.aggregate_id` (docs/storage.md, \"Bytes per step\"). Events recorded " +
+		"before keep both.\n\n")
 
 	b.WriteString("## Event types\n\n| type | payload | description |\n|---|---|---|\n")
 	for _, name := range names {

@@ -20,11 +20,15 @@ type Metadata struct {
 	// CommandID is the id of the command whose decision produced the event.
 	CommandID string `json:"commandId"`
 	// CommandDigest is a SHA-256 of the command's canonical content, so that a command id
-	// re-used for a different command is detected even after its events were committed.
+	// re-used for a different command is detected even after its events were committed. Only
+	// a command's first event carries it (logs recorded before issue 13 have it on every
+	// event): a reader that checks it meets that event first.
 	CommandDigest string `json:"commandDigest,omitempty"`
 	// CausationID is the id of the event or command that caused this one.
 	CausationID string `json:"causationId,omitempty"`
-	// CorrelationID groups everything under one root session.
+	// CorrelationID groups everything under one root session. It is left out where it is the
+	// session whose stream holds the event (a root session's own events; logs recorded before
+	// issue 13 have it there too): CorrelationIn gives it back.
 	CorrelationID string `json:"correlationId,omitempty"`
 	// Actor is who acted: "user", an agent name, or "host".
 	Actor string `json:"actor"`
@@ -35,6 +39,16 @@ type Metadata struct {
 	// field, so the stored JSON is the JSON without it plus one trailing member, which is how
 	// the Postgres append function adds it.
 	Hash string `json:"hash,omitempty"`
+}
+
+// CorrelationIn is the event's correlation id as an event of stream: the recorded one, or the
+// session of a session stream where none is recorded.
+func (m Metadata) CorrelationIn(stream string) string {
+	if m.CorrelationID != "" {
+		return m.CorrelationID
+	}
+	session, _ := SessionOfStream(stream)
+	return session
 }
 
 // Event is an event to append: identity, versioned type, JSON payload and metadata.

@@ -57,12 +57,14 @@ func (e *MalformedEventError) Unwrap() error { return e.Err }
 // Registry maps versioned type names to payload types.
 type Registry struct {
 	types map[string]reflect.Type
+	// implied are the types whose leading members may be left out as implied (implied.go).
+	implied map[reflect.Type]impliedFields
 }
 
 // NewRegistry returns a registry holding the given payloads' types. It panics on a duplicate
 // or badly formed name, which is a programming error caught by the package's tests.
 func NewRegistry(payloads ...Payload) *Registry {
-	r := &Registry{types: make(map[string]reflect.Type, len(payloads))}
+	r := &Registry{types: make(map[string]reflect.Type, len(payloads)), implied: map[reflect.Type]impliedFields{}}
 	for _, p := range payloads {
 		name := p.EventType()
 		if !ValidTypeName(name) {
@@ -76,6 +78,9 @@ func NewRegistry(payloads ...Payload) *Registry {
 			t = t.Elem()
 		}
 		r.types[name] = t
+		if f, ok := impliedFieldsOf(t); ok {
+			r.implied[t] = f
+		}
 	}
 	return r
 }
@@ -102,8 +107,15 @@ func (r *Registry) Decode(rec Recorded) (Payload, error) {
 		return nil, &UnknownEventTypeError{Type: rec.Type, Stream: rec.Stream, Position: rec.Position}
 	}
 	v := reflect.New(t)
+	implied, hasImplied := r.implied[t]
+	if hasImplied {
+		implied.preset(v.Elem())
+	}
 	if err := decodeStrict(rec.Data, v.Interface()); err != nil {
 		return nil, &MalformedEventError{Type: rec.Type, Stream: rec.Stream, Position: rec.Position, Err: err}
+	}
+	if hasImplied {
+		implied.fill(v.Elem(), rec)
 	}
 	return v.Elem().Interface().(Payload), nil
 }

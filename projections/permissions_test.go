@@ -188,25 +188,23 @@ func testPermissionReadModels(t *testing.T, e *env) {
 	wantRows(t, "by source", e.query(t, `SELECT source, COUNT(*) FROM permission_decision WHERE session_id = ?
 		GROUP BY source ORDER BY source`, sid), []string{"rule|3", "standing|1", "user|2"})
 
-	// The part keeps the decision and the sandbox resolution, in the same document on both dialects.
+	// The part keeps the sandbox resolution, in the same document on both dialects; who decided
+	// is the call's permission_decision row, the request the part's request_id.
 	wantRows(t, "part data", e.query(t, `SELECT data FROM part WHERE session_id = ? AND id IN ('call_push', 'call_test')
 		ORDER BY position, ordinal`, sid), []string{
-		`{"type":"tool","tool":"shell","callId":"call_push","requestId":"req_1","input":{"command":"git push origin main"},` +
-			`"permission":{"key":"shell","resource":"git push origin main","ruleAction":"deny","action":"deny","rule":"shell: git push*",` +
-			`"layer":"project","source":"rule","mode":"standard","message":"shell \"git push origin main\" is denied by rule \"shell: git push*\" (project layer)"},` +
+		`{"type":"tool","tool":"shell","callId":"call_push","input":{"command":"git push origin main"},` +
 			`"state":{"status":"blocked","category":"denied","message":"shell \"git push origin main\" is denied by rule \"shell: git push*\" (project layer)",` +
 			`"output":"denied: shell \"git push origin main\" is denied by rule \"shell: git push*\" (project layer)"}}`,
-		`{"type":"tool","tool":"shell","callId":"call_test","requestId":"req_1","input":{"command":"go test ./..."},` +
-			`"permission":{"key":"shell","resource":"go test ./...","ruleAction":"allow","action":"allow","rule":"shell: go test*",` +
-			`"layer":"project","source":"rule","mode":"standard"},` +
+		`{"type":"tool","tool":"shell","callId":"call_test","input":{"command":"go test ./..."},` +
 			`"sandbox":{"requestedMode":"workspace-write","network":"deny","effectiveAuthority":"workspace-write","resolutionKind":"confined","backend":"bwrap"},` +
 			`"state":{"status":"completed","output":"ok  \tparser\t0.01s","durationMs":4}}`,
 	})
-	wantRows(t, "sandbox paths", e.query(t, `SELECT id, json_extract(data, '$.sandbox.resolutionKind'), json_extract(data, '$.sandbox.network'),
-			json_extract(data, '$.sandbox.backend'), json_extract(data, '$.permission.source')
-		FROM part WHERE session_id = ? AND type = 'tool' ORDER BY position, ordinal`, sid), []string{
+	wantRows(t, "sandbox paths", e.query(t, `SELECT p.id, json_extract(p.data, '$.sandbox.resolutionKind'), json_extract(p.data, '$.sandbox.network'),
+			json_extract(p.data, '$.sandbox.backend'), d.source
+		FROM part p LEFT JOIN permission_decision d ON d.session_id = p.session_id AND d.call_id = p.id
+		WHERE p.session_id = ? AND p.type = 'tool' ORDER BY p.position, p.ordinal`, sid), []string{
 		"call_read|NULL|NULL|NULL|rule", "call_push|NULL|NULL|NULL|rule", "call_write|NULL|NULL|NULL|user",
-		"call_test|confined|deny|bwrap|rule", "call_write2|NULL|NULL|NULL|standing", "call_rm|NULL|NULL|NULL|NULL",
+		"call_test|confined|deny|bwrap|rule", "call_write2|NULL|NULL|NULL|standing", "call_rm|NULL|NULL|NULL|user",
 	})
 	// The other session is apart: its first nine steps decided call_read and call_push and asked call_write.
 	wantRows(t, "other session", e.query(t, `SELECT call_id, action FROM permission_decision WHERE session_id = 'ses_perm_other'
@@ -224,17 +222,17 @@ func testPermissionTransitions(t *testing.T, e *env) {
 	type state struct{ part, decision string }
 	want := map[string]struct{ write, rm state }{
 		"request-1-completed": {state{"pending", ""}, state{}},
-		"call-write-asked":    {state{"asking|ask_1|edit|src/main.go|src/*|NULL", "ask|NULL|NULL|NULL|no|no"}, state{}},
-		"call-write-answered": {state{"asking|ask_1|edit|src/main.go|src/*|NULL", "ask|NULL|user|always|yes|no"}, state{}},
-		"call-write-started":  {state{"running|NULL|NULL|NULL|NULL|user", "allow|ask|user|always|yes|yes"}, state{}},
-		"call-write-settled":  {state{"completed|NULL|NULL|NULL|NULL|user", "allow|ask|user|always|yes|yes"}, state{}},
-		"request-2-completed": {state{"completed|NULL|NULL|NULL|NULL|user", "allow|ask|user|always|yes|yes"}, state{"pending", ""}},
-		"call-rm-asked": {state{"completed|NULL|NULL|NULL|NULL|user", "allow|ask|user|always|yes|yes"},
-			state{"asking|ask_2|shell|rm -rf build|rm *|NULL", "ask|NULL|NULL|NULL|no|no"}},
-		"turn-1-recovered": {state{"completed|NULL|NULL|NULL|NULL|user", "allow|ask|user|always|yes|yes"},
-			state{"cancelled|NULL|NULL|NULL|NULL|NULL", "ask|NULL|NULL|NULL|no|no"}},
-		"call-rm-answered": {state{"completed|NULL|NULL|NULL|NULL|user", "allow|ask|user|always|yes|yes"},
-			state{"cancelled|NULL|NULL|NULL|NULL|NULL", "ask|NULL|user|once|yes|no"}},
+		"call-write-asked":    {state{"asking|ask_1|edit|src/main.go|src/*", "ask|NULL|NULL|NULL|no|no"}, state{}},
+		"call-write-answered": {state{"asking|ask_1|edit|src/main.go|src/*", "ask|NULL|user|always|yes|no"}, state{}},
+		"call-write-started":  {state{"running|NULL|NULL|NULL|NULL", "allow|ask|user|always|yes|yes"}, state{}},
+		"call-write-settled":  {state{"completed|NULL|NULL|NULL|NULL", "allow|ask|user|always|yes|yes"}, state{}},
+		"request-2-completed": {state{"completed|NULL|NULL|NULL|NULL", "allow|ask|user|always|yes|yes"}, state{"pending", ""}},
+		"call-rm-asked": {state{"completed|NULL|NULL|NULL|NULL", "allow|ask|user|always|yes|yes"},
+			state{"asking|ask_2|shell|rm -rf build|rm *", "ask|NULL|NULL|NULL|no|no"}},
+		"turn-1-recovered": {state{"completed|NULL|NULL|NULL|NULL", "allow|ask|user|always|yes|yes"},
+			state{"cancelled|NULL|NULL|NULL|NULL", "ask|NULL|NULL|NULL|no|no"}},
+		"call-rm-answered": {state{"completed|NULL|NULL|NULL|NULL", "allow|ask|user|always|yes|yes"},
+			state{"cancelled|NULL|NULL|NULL|NULL", "ask|NULL|user|once|yes|no"}},
 	}
 	check := func(step, call string, w state) {
 		t.Helper()
@@ -244,11 +242,10 @@ func testPermissionTransitions(t *testing.T, e *env) {
 		}
 		part := []string{w.part}
 		if w.part == "pending" {
-			part = []string{"pending|NULL|NULL|NULL|NULL|NULL"}
+			part = []string{"pending|NULL|NULL|NULL|NULL"}
 		}
 		wantRows(t, call+" part after "+step, e.query(t, `SELECT json_extract(data, '$.state.status'), json_extract(data, '$.state.askId'),
-				json_extract(data, '$.state.key'), json_extract(data, '$.state.resource'), json_extract(data, '$.state.always'),
-				json_extract(data, '$.permission.source')
+				json_extract(data, '$.state.key'), json_extract(data, '$.state.resource'), json_extract(data, '$.state.always')
 			FROM part WHERE session_id = ? AND id = ?`, sid, call), part)
 		var decision []string
 		if w.decision != "" {

@@ -13,9 +13,12 @@ import (
 // Parts is the "part" table: the transcript of a session as parts, one row per user message,
 // assistant text and tool call. A tool part is created pending when the provider request that
 // asked for it completes, and its "state" follows the call: asking while the permission gate
-// waits for an answer, then blocked, or running then settled. A tool part's data also keeps the
-// call's "permission" decision and, for a confined command, its "sandbox" resolution, from the
-// started or blocked event, through every later state.
+// waits for an answer, then blocked, or running then settled. A tool part's data also keeps,
+// for a confined command, its "sandbox" resolution, from the started event, through every
+// later state. Who allowed or refused the call is the permission_decision row of the same
+// (session_id, call id), and the request that asked for it the row's request_id column: the
+// part's data no longer repeats them (they were a fifth of every tool part; docs/storage.md
+// "Bytes per step").
 //
 // Part ids are stable: "user:<messageId>", "text:<requestId>" and the call id for tool parts
 // (call ids are unique within a session: they become command ids). position and ordinal are
@@ -45,15 +48,13 @@ type textPart struct {
 // toolPart is the data of a tool part. Input is the call's arguments as a JSON value when
 // they are JSON, else as a JSON string; State is one of the tool*State shapes.
 type toolPart struct {
-	Type      string          `json:"type"`
-	Tool      string          `json:"tool"`
-	CallID    string          `json:"callId"`
-	RequestID string          `json:"requestId"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	// Permission is who allowed or refused the call; Sandbox how it was confined.
-	Permission *events.PermissionDecision `json:"permission,omitempty"`
-	Sandbox    *events.SandboxResolution  `json:"sandbox,omitempty"`
-	State      any                        `json:"state"`
+	Type   string          `json:"type"`
+	Tool   string          `json:"tool"`
+	CallID string          `json:"callId"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	// Sandbox is how the call was confined.
+	Sandbox *events.SandboxResolution `json:"sandbox,omitempty"`
+	State   any                       `json:"state"`
 }
 
 type toolPendingState struct {
@@ -112,7 +113,7 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 			ordinal++
 		}
 		for _, tc := range e.Response.ToolCalls {
-			data := toolPart{Type: PartTool, Tool: tc.Name, CallID: tc.ID, RequestID: e.RequestID,
+			data := toolPart{Type: PartTool, Tool: tc.Name, CallID: tc.ID,
 				Input: toolInput(tc.Arguments), State: toolPendingState{Status: "pending"}}
 			if err := upsertPart(ctx, tx, ev, ordinal, e.SessionID, tc.ID, e.TurnID, e.RequestID, PartTool, data); err != nil {
 				return err
@@ -121,18 +122,17 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		}
 	case events.PermissionAsked:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolAskingState{
-			Status: "asking", AskID: e.AskID, Key: e.Key, Resource: e.Resource, Always: e.Always}, nil, nil)
+			Status: "asking", AskID: e.AskID, Key: e.Key, Resource: e.Resource, Always: e.Always}, nil)
 	case events.ToolBlocked:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolBlockedState{
-			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output},
-			e.Permission, nil)
+			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output}, nil)
 	case events.ToolStarted:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolRunningState{
-			Status: "running", Action: e.Action, Group: e.Group}, e.Permission, e.Sandbox)
+			Status: "running", Action: e.Action, Group: e.Group}, e.Sandbox)
 	case events.ToolSettled:
 		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolSettledState{
 			Status: e.Outcome, ErrorCode: e.ErrorCode, Output: e.Output, Metadata: e.Metadata,
-			Recovered: e.Recovered, DurationMs: e.DurationMs}, nil, nil)
+			Recovered: e.Recovered, DurationMs: e.DurationMs}, nil)
 	}
 	return nil
 }
@@ -167,10 +167,9 @@ type toolCall struct{ sessionID, turnID, requestID, callID, tool string }
 
 // setToolState replaces a tool part's state, keeping its tool and input. A part the log never
 // created pending (a call blocked before its request was recorded) is created here. A non-nil
-// permission or sandbox is recorded on the part; nil keeps what the part has.
-func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, state any,
-	permission *events.PermissionDecision, sandbox *events.SandboxResolution) error {
-	data := toolPart{Type: PartTool, Tool: c.tool, CallID: c.callID, RequestID: c.requestID}
+// sandbox is recorded on the part; nil keeps what the part has.
+func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, state any, sandbox *events.SandboxResolution) error {
+	data := toolPart{Type: PartTool, Tool: c.tool, CallID: c.callID}
 	var stored string
 	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, c.sessionID, c.callID)
 	switch {
@@ -183,9 +182,6 @@ func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, s
 		}
 	}
 	data.State = state
-	if permission != nil {
-		data.Permission = permission
-	}
 	if sandbox != nil {
 		data.Sandbox = sandbox
 	}
@@ -219,7 +215,7 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	return tx.Exec(ctx, `INSERT INTO prompt_receipt_row (id, session_id, event_id, position, model, assembly_digest, actual_digest,
 			estimated_input_tokens, context_window, header_id, time_created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`,
+		ON CONFLICT (session_id, position) DO NOTHING`,
 		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
 		e.EstimatedInputTokens, e.ContextWindow, headerID, eventTime(ev))
 }
@@ -230,8 +226,8 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 // the same session wrote.
 func receiptHeader(ctx context.Context, tx *Tx, e events.PromptAssembled) (string, error) {
 	if b := e.HeaderBase; b != nil {
-		var id string
-		if err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE id = ?`, b.ReceiptID); err != nil {
+		id, err := baseHeader(ctx, tx, e.SessionID, b.ReceiptID)
+		if err != nil {
 			return "", fmt.Errorf("prompt receipt %s: its header base %s: %w", e.ReceiptID, b.ReceiptID, err)
 		}
 		return id, nil
@@ -254,6 +250,25 @@ func receiptHeader(ctx context.Context, tx *Tx, e events.PromptAssembled) (strin
 	}
 	return e.ReceiptID, tx.Exec(ctx, `INSERT INTO prompt_receipt_header (id, section_count, sections, tool_names)
 		VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, e.ReceiptID, len(e.Sections), string(sectionsJSON), string(namesJSON))
+}
+
+// baseHeader is the header id of the receipt base, which is the session's receipt before this
+// one (a run compacts each receipt against the one before it): the last row of the session's
+// range of prompt_receipt_row, whose key is (session_id, position). A base found elsewhere (an
+// earlier receipt, another session's) is looked up by id, which reads the table: the table
+// keeps no index by id (docs/storage.md "Bytes per step").
+func baseHeader(ctx context.Context, tx *Tx, sessionID, base string) (string, error) {
+	var last sql.NullInt64
+	if err := tx.get(ctx, &last, `SELECT MAX(position) FROM prompt_receipt_row WHERE session_id = ?`, sessionID); err != nil {
+		return "", err
+	}
+	var id string
+	err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE session_id = ? AND position = ? AND id = ?`,
+		sessionID, last.Int64, base)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE id = ?`, base)
+	}
+	return id, err
 }
 
 // ProviderRequests is the "provider_request" table: one row per provider request at its
@@ -291,7 +306,7 @@ func (ProviderRequests) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p
 	return tx.Exec(ctx, `INSERT INTO provider_request (id, session_id, turn_id, step, status, prompt_receipt_id, provider, model,
 			finish_reason, input_tokens, output_tokens, error_code, step_limit_finalization, duration_ms, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET status = excluded.status,
+		ON CONFLICT (session_id, step, id) DO UPDATE SET status = excluded.status,
 			finish_reason = COALESCE(excluded.finish_reason, provider_request.finish_reason),
 			input_tokens = COALESCE(excluded.input_tokens, provider_request.input_tokens),
 			output_tokens = COALESCE(excluded.output_tokens, provider_request.output_tokens),

@@ -385,12 +385,12 @@ func testTurnReadModels(t *testing.T, e *env) {
 		ORDER BY position, ordinal`, sid), []string{
 		`{"type":"text","role":"user","messageId":"msg_1","text":"the parser drops the last token; fix it"}`,
 		`{"type":"text","role":"assistant","requestId":"req_1","text":"Reproducing first."}`,
-		`{"type":"tool","tool":"read","callId":"call_1","requestId":"req_1","input":{"path":"parser.go"},` +
+		`{"type":"tool","tool":"read","callId":"call_1","input":{"path":"parser.go"},` +
 			`"state":{"status":"completed","output":"package parser\n","metadata":{"details":{"lines":1,"sha256":"ab12"}},"durationMs":3}}`,
-		`{"type":"tool","tool":"shell","callId":"call_4","requestId":"req_1","input":"{\"command\": \"go test ./pars",` +
+		`{"type":"tool","tool":"shell","callId":"call_4","input":"{\"command\": \"go test ./pars",` +
 			`"state":{"status":"blocked","category":"invalid_arguments","message":"the arguments are not valid JSON",` +
 			`"fix":"send the arguments as one JSON object","field":"arguments","output":"invalid_arguments: the arguments are not valid JSON"}}`,
-		`{"type":"tool","tool":"apply_patch","callId":"call_5","requestId":"req_2","input":{"patch":"*** Begin Patch\n*** End Patch"},` +
+		`{"type":"tool","tool":"apply_patch","callId":"call_5","input":{"patch":"*** Begin Patch\n*** End Patch"},` +
 			`"state":{"status":"uncertain","errorCode":"uncertain","output":"uncertain: the run ended while apply_patch was running; inspect the files before retrying","recovered":true}}`,
 	})
 	recovered := e.query(t, `SELECT json_extract(data, '$.state.recovered'), json_extract(data, '$.state.errorCode'), json_extract(data, '$.input.patch')
@@ -550,7 +550,7 @@ func TestBlockedWithoutPendingPart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRows(t, "part", e.query(t, `SELECT id, turn_id, request_id, data FROM part WHERE session_id = 'ses_b'`), []string{
-		`call_9|turn_1|req_9|{"type":"tool","tool":"task","callId":"call_9","requestId":"req_9",` +
+		`call_9|turn_1|req_9|{"type":"tool","tool":"task","callId":"call_9",` +
 			`"state":{"status":"blocked","category":"unavailable","message":"task is not available to this agent","output":"unavailable: task"}}`,
 	})
 }
@@ -570,10 +570,12 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	}
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	// prompt_receipt is a view over two tables since *_prompt_receipt_headers.sql, which is
-	// applied again after 0002 and turns 0002's table into them once more.
+	// applied again after 0002 and turns 0002's table into them once more; provider_request
+	// and prompt_receipt_row have their keys of *_clustered_request_rows.sql again after it.
 	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, `DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`,
 		`DROP TABLE provider_request`, `DROP TABLE agent_job`,
-		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql')`} {
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql'
+			OR name LIKE '%_clustered_request_rows.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -622,7 +624,8 @@ func testPromptReceiptHeadersMigration(t *testing.T, e *env, reopen func() *env)
 	headers("live")
 	for _, stmt := range []string{`CREATE TABLE prompt_receipt_0002 AS SELECT * FROM prompt_receipt`, `DROP VIEW prompt_receipt`,
 		`DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`, `ALTER TABLE prompt_receipt_0002 RENAME TO prompt_receipt`,
-		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name LIKE '%_prompt_receipt_headers.sql'`} {
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name LIKE '%_prompt_receipt_headers.sql'
+			OR name LIKE '%_clustered_request_rows.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -649,3 +652,75 @@ func TestPromptReceiptHeadersMigrationPostgres(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	testPromptReceiptHeadersMigration(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
 }
+
+// A database whose tool parts still repeat the call's permission decision and request id (a
+// build before *_narrower_parts.sql) gets them back narrow: the migration resets the part
+// projector, which derives every part again from the log at the next catch-up.
+func testNarrowerPartsMigration(t *testing.T, e *env, reopen func() *env) {
+	ctx := context.Background()
+	writeSteps(t, e.store, "ses_n", &turnClock{}, permissionTurns(t, "ses_n", ""), nil)
+	if _, err := e.runner.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const all = `SELECT id, turn_id, request_id, type, data, position, ordinal, time_created, time_updated FROM part ORDER BY position, ordinal`
+	want := e.query(t, all)
+	for _, stmt := range []string{
+		`UPDATE part SET data = '{"type":"tool","requestId":"req_old","permission":{"source":"rule"}}' WHERE type = 'tool'`,
+		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND name LIKE '%_narrower_parts.sql'`} {
+		if _, err := e.rm.Writer.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.query(t, `SELECT COUNT(*) FROM part WHERE data LIKE '%requestId":"req_old%'`); len(got) != 1 || got[0] == "0" {
+		t.Fatalf("old-form parts: %v", got)
+	}
+	e = reopen()
+	if _, err := e.runner.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "migrated", e.query(t, all), want)
+}
+
+func TestNarrowerPartsMigrationSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "zuno.db")
+	testNarrowerPartsMigration(t, sqliteEnvAt(t, path), func() *env { return sqliteEnvAt(t, path) })
+}
+
+func TestNarrowerPartsMigrationPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	testNarrowerPartsMigration(t, postgresEnvAt(t, url), func() *env { return postgresEnvAt(t, url) })
+}
+
+// A receipt's header base is usually the session's receipt just before it, found at the end of
+// the session's rows; a base further back, or in another session (a fork's first receipt may be
+// relative to its source's), is found by id all the same.
+func testReceiptHeaderBases(t *testing.T, e *env) {
+	receipt := func(session, id string, section string, base string) events.Payload {
+		p := &events.PromptAssembled{SessionID: session, ReceiptID: id, PromptReceipt: events.PromptReceipt{SchemaVersion: 1, Model: "m"}}
+		if base != "" {
+			p.HeaderBase = &events.PromptHeaderBase{ReceiptID: base, Digest: "d"}
+		} else {
+			p.Sections = []events.PromptSection{{ID: section}}
+		}
+		return p
+	}
+	clock := &turnClock{}
+	writeSteps(t, e.store, "ses_a", clock, []turnStep{
+		{name: "r1", payloads: []events.Payload{receipt("ses_a", "r1", "one", "")}},
+		{name: "r2", payloads: []events.Payload{receipt("ses_a", "r2", "", "r1")}},
+		{name: "r3", payloads: []events.Payload{receipt("ses_a", "r3", "three", "")}},
+		{name: "r4", payloads: []events.Payload{receipt("ses_a", "r4", "", "r1")}},
+	}, nil)
+	writeSteps(t, e.store, "ses_b", clock, []turnStep{
+		{name: "r5", payloads: []events.Payload{receipt("ses_b", "r5", "", "r3")}},
+		{name: "r6", payloads: []events.Payload{receipt("ses_b", "r6", "", "r5")}},
+	}, nil)
+	if _, err := e.runner.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "headers", e.query(t, `SELECT id, json_extract(sections, '$[0].id') FROM prompt_receipt ORDER BY position`),
+		[]string{"r1|one", "r2|one", "r3|three", "r4|one", "r5|three", "r6|three"})
+}
+
+func TestReceiptHeaderBasesSQLite(t *testing.T)   { testReceiptHeaderBases(t, sqliteEnv(t)) }
+func TestReceiptHeaderBasesPostgres(t *testing.T) { testReceiptHeaderBases(t, postgresEnv(t)) }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,6 +84,27 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		ts.Logf("eventlog-exec: %d rows changed", n)
 		if n == 0 {
 			ts.Fatalf("eventlog-exec: no row changed")
+		}
+	},
+	// eventlog-import FILE writes the events of FILE (JSON lines: position, eventId, stream,
+	// revision, type, data, metadata, as an older build stored them) into the embedded event
+	// log as they are, so a script can read a log recorded before this build's formats.
+	"eventlog-import": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 || neg || ts.Getenv("ZUNO_EVENTSTORE_URL") != "" {
+			ts.Fatalf("usage: eventlog-import FILE (on the embedded SQLite log)")
+		}
+		db, err := sql.Open("sqlite", ts.Getenv("ZUNO_DB"))
+		ts.Check(err)
+		defer db.Close()
+		for line := range strings.Lines(ts.ReadFile(args[0])) {
+			var ev struct {
+				Position, Revision                    int64
+				EventID, Stream, Type, Data, Metadata string
+			}
+			ts.Check(json.Unmarshal([]byte(line), &ev))
+			_, err := db.ExecContext(context.Background(), `INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, ev.Position, ev.EventID, ev.Stream, ev.Revision, ev.Type, ev.Data, ev.Metadata)
+			ts.Check(err)
 		}
 	},
 	// eventlog-scan VALUE reads every stored event (type, stream, data, metadata) straight

@@ -106,7 +106,7 @@ func (g *group) ids() []string {
 // the user message (the agent acts for the rest).
 func (g *group) meta() commands.Meta {
 	md := g.recs[0].Metadata
-	m := commands.Meta{CommandID: md.CommandID, Actor: md.Actor, CorrelationID: md.CorrelationID, CausationID: md.CausationID}
+	m := commands.Meta{CommandID: md.CommandID, Actor: md.Actor, CorrelationID: md.CorrelationIn(g.recs[0].Stream), CausationID: md.CausationID}
 	for i, p := range g.payloads {
 		if _, ok := p.(events.UserMessageAppended); ok {
 			m.Actor = g.recs[i].Metadata.Actor

@@ -66,11 +66,13 @@ func TestRedeliveredTurnRunsOnce(t *testing.T) {
 	if requests, turns := countRequests(t, h); requests != 1 || turns != 1 {
 		t.Fatalf("%d provider requests and %d turns, want one of each", requests, turns)
 	}
-	// Every event of the turn carries the command's id and digest.
+	// Every event of the turn carries the command's id, the first its digest; the correlation
+	// id is the session's own, which its stream names.
 	recs, _ := store.ReadStream(context.Background(), commands.SessionStream(h.session), 1, 100)
-	for _, r := range recs {
-		if r.Metadata.CommandID != meta.CommandID || r.Metadata.CommandDigest == "" || r.Metadata.CorrelationID != h.session {
-			t.Fatalf("event %s metadata %+v", r.Type, r.Metadata)
+	for i, r := range recs {
+		if r.Metadata.CommandID != meta.CommandID || (r.Metadata.CommandDigest != "") != (i == 0) ||
+			r.Metadata.CorrelationID != "" || r.Metadata.CorrelationIn(r.Stream) != h.session {
+			t.Fatalf("event %d %s metadata %+v", i, r.Type, r.Metadata)
 		}
 	}
 }

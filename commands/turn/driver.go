@@ -232,7 +232,7 @@ func (d *Driver) newID() string {
 
 // TurnID is the id of the turn a command starts: derived from the command id, so a retried
 // command names the turn it already started.
-func TurnID(commandID string) string { return "turn_" + derivedHex("turn", commandID) }
+func TurnID(commandID string) string { return events.TurnIDOf(commandID) }
 
 // MessageID is the id of the user message a turn's command records.
 func MessageID(commandID string) string { return "msg_" + derivedHex("message", commandID) }
@@ -283,7 +283,7 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 // before if it was handled already.
 func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	if rec.Metadata.CommandID == r.req.Meta.CommandID {
-		if rec.Metadata.CommandDigest != r.w.Digest {
+		if rec.Metadata.CommandDigest != "" && rec.Metadata.CommandDigest != r.w.Digest { // only the first event has it
 			return &commands.CommandIDReusedError{CommandID: r.req.Meta.CommandID, Stream: r.w.Stream}
 		}
 		r.prior.seen = true

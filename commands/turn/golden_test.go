@@ -32,7 +32,8 @@ func (fixedClock) Now() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, ti
 // through each adapter, with fixed ids and clock, records exactly the events in
 // testdata/golden, which were recorded before those caches existed (and recorded again once,
 // deliberately, when receipts began leaving out the transcript's messages: only those parts
-// and their blobs changed, docs/storage.md "Bytes per step"). Durations (wall time) and the
+// and their blobs changed, docs/storage.md "Bytes per step"; the members the envelope implies
+// are put back, as replay compares them). Durations (wall time) and the
 // local server's port are the only fields blanked.
 func TestRecordedSessionIsUnchanged(t *testing.T) {
 	for _, tc := range wireCases(t)[:2] { // the Chat Completions adapter, in both dialects
@@ -100,7 +101,13 @@ func recordedSession(t *testing.T, tc wireCase) []byte {
 	}
 	var b bytes.Buffer
 	for _, r := range recs {
-		data := durationField.ReplaceAll(r.Data, nil)
+		p, err := h.registry.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the event says: the members the stored data leaves out as implied (recorded
+		// here before they were) put back where they were.
+		data := durationField.ReplaceAll(events.RestoreImplied(r, p), nil)
 		data = localServer.ReplaceAll(data, []byte("http://local"))
 		fmt.Fprintf(&b, "%s %s\n", r.Type, data)
 	}
