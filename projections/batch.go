@@ -104,6 +104,16 @@ func (t *Tx) hold(ctx context.Context, shape *batchShape, args []any) error {
 	return nil
 }
 
+// flushBefore writes the statements held for the table query reads or writes, before it runs.
+// Nothing is held on SQLite, which writes every row as it comes: there a statement is not
+// taken apart at all, since a rebuild runs a statement per row.
+func (t *Tx) flushBefore(ctx context.Context, query string) error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	return t.flushTable(ctx, statementTable(query))
+}
+
 // flushTable writes the statements held for table; "" writes every table's.
 func (t *Tx) flushTable(ctx context.Context, table string) error {
 	if table == "" {

@@ -276,3 +276,43 @@ func TestUnknownEventStopsProjection(t *testing.T) {
 		t.Fatalf("%d sessions projected from a batch that holds an unreadable event", n)
 	}
 }
+
+func TestCancelledRebuildKeepsReadModelSQLite(t *testing.T) {
+	testCancelledRebuildKeepsReadModel(t, sqliteEnv(t))
+}
+func TestCancelledRebuildKeepsReadModelPostgres(t *testing.T) {
+	testCancelledRebuildKeepsReadModel(t, postgresEnv(t))
+}
+
+// cancellingFeed ends a context once a reader has asked for the events after position from.
+type cancellingFeed struct {
+	projections.Feed
+	from   uint64
+	cancel context.CancelFunc
+}
+
+func (f cancellingFeed) ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
+	if after >= f.from {
+		f.cancel()
+	}
+	return f.Feed.ReadAll(ctx, after, limit)
+}
+
+// A rebuild whose context ends part way fails and leaves the read model as it was, although its
+// statements run without that context (statementContext).
+func testCancelledRebuildKeepsReadModel(t *testing.T, e *env) {
+	n := scenario(t, e.store, 20)
+	if _, err := e.runner.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := dump(t, e.rm.Writer)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	feed := cancellingFeed{Feed: e.store, from: uint64(n / 2), cancel: cancel}
+	runner := projections.NewRunner(e.rm.Writer, feed, registry, projections.All(), projections.WithBatchSize(10))
+	got, err := runner.Rebuild(ctx)
+	if err == nil {
+		t.Fatalf("rebuild of %d events went on after its context ended, replaying %d", n, got)
+	}
+	compareDumps(t, before, dump(t, e.rm.Writer))
+}

@@ -222,6 +222,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 	}
 	ps := r.projectors
 	last := batch[len(batch)-1].Position
+	rows := statementContext(ctx)
 	for _, p := range ps {
 		from := cps[p.Name()]
 		if from >= last {
@@ -232,7 +233,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 				continue
 			}
 			tx.applying(ev.Position)
-			if err := p.Apply(ctx, tx, ev, payloads[i]); err != nil {
+			if err := p.Apply(rows, tx, ev, payloads[i]); err != nil {
 				return fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
 			}
 		}
@@ -351,6 +352,7 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	go r.readDecoded(readCtx, decoded)
 	var pos uint64
 	count := 0
+	rows := statementContext(ctx)
 	for batch := range decoded {
 		if batch.err != nil {
 			return count, batch.err
@@ -358,13 +360,18 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		for i, ev := range batch.events {
 			tx.applying(ev.Position)
 			for _, p := range ps {
-				if err := p.Apply(ctx, tx, ev, batch.payloads[i]); err != nil {
+				if err := p.Apply(rows, tx, ev, batch.payloads[i]); err != nil {
 					return count, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
 				}
 			}
 		}
 		pos = batch.events[len(batch.events)-1].Position
 		count += len(batch.events)
+	}
+	// The reading ends alike when the log does and when ctx does; and the statements above do
+	// not see ctx (statementContext).
+	if err := ctx.Err(); err != nil {
+		return count, err
 	}
 	// The rows go in before the indexes are built over them.
 	if err := tx.flush(ctx); err != nil {
@@ -384,6 +391,15 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	r.metrics.applied.Add(float64(count))
 	return count, nil
 }
+
+// statementContext is the context the projectors' statements run in: ctx, except that it
+// never ends. A statement given a context that can end makes the database driver watch it
+// for that statement alone: modernc.org/sqlite starts a goroutine and installs a progress
+// handler per statement, lib/pq starts a goroutine, and a rebuild pays that once per row
+// (docs/storage.md, "Read models and projections"). ctx still ends
+// the work: the transaction was begun with it, so database/sql rolls it back when ctx ends
+// and every later statement fails, and a rebuild looks at ctx between batches.
+func statementContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 type decodedBatch struct {
 	events   []events.Recorded
