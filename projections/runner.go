@@ -200,7 +200,8 @@ func (r *Runner) applyLive(ctx context.Context, batch []events.Recorded) error {
 
 // applyBatch applies a batch in one transaction; each projector skips what its checkpoint has
 // already seen, so a batch re-read after a crash or by a second runner is harmless.
-func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error {
+func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) (err error) {
+	defer func() { err = endedWith(ctx, err) }()
 	started := time.Now()
 	payloads := make([]events.Payload, len(batch))
 	for i, ev := range batch {
@@ -306,7 +307,8 @@ func (e *UnknownProjectorError) Error() string {
 // Rebuild empties the named projectors' tables (all projectors when names is empty), resets
 // their checkpoints and replays the whole log into them, in one transaction. It returns how
 // many events were replayed.
-func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
+func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err error) {
+	defer func() { err = endedWith(ctx, err) }()
 	ps, err := r.select_(names)
 	if err != nil {
 		return 0, err
@@ -351,7 +353,6 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	decoded := make(chan decodedBatch, 4)
 	go r.readDecoded(readCtx, decoded)
 	var pos uint64
-	count := 0
 	rows := statementContext(ctx)
 	for batch := range decoded {
 		if batch.err != nil {
@@ -400,6 +401,16 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 // the work: the transaction was begun with it, so database/sql rolls it back when ctx ends
 // and every later statement fails, and a rebuild looks at ctx between batches.
 func statementContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// endedWith is err, marked as ctx's error when ctx has ended: a statement of a transaction
+// whose context ended fails as if the transaction were done (statementContext), and callers
+// tell an interrupt from a failure by the context's error.
+func endedWith(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ctx.Err(), err)
+}
 
 type decodedBatch struct {
 	events   []events.Recorded
