@@ -317,8 +317,12 @@ func testCancelledRebuildKeepsReadModel(t *testing.T, e *env) {
 	compareDumps(t, before, dump(t, e.rm.Writer))
 }
 
-func TestCancelledBatchIsCancelledSQLite(t *testing.T)   { testCancelledBatchIsCancelled(t, sqliteEnv(t)) }
-func TestCancelledBatchIsCancelledPostgres(t *testing.T) { testCancelledBatchIsCancelled(t, postgresEnv(t)) }
+func TestCancelledBatchIsCancelledSQLite(t *testing.T) {
+	testCancelledBatchIsCancelled(t, sqliteEnv(t))
+}
+func TestCancelledBatchIsCancelledPostgres(t *testing.T) {
+	testCancelledBatchIsCancelled(t, postgresEnv(t))
+}
 
 // cancellingProjector ends a context when it is given the event at position at, and goes on
 // once database/sql has rolled the transaction back for it (which it does on a goroutine of
