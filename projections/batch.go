@@ -105,8 +105,8 @@ func (t *Tx) hold(ctx context.Context, shape *batchShape, args []any) error {
 }
 
 // flushBefore writes the statements held for the table query reads or writes, before it runs.
-// Nothing is held on SQLite, which writes every row as it comes: there a statement is not
-// taken apart at all, since a rebuild runs a statement per row.
+// Where nothing is held (always on SQLite, which writes each row as it comes) the query is not
+// parsed for its table: a rebuild runs one statement per row.
 func (t *Tx) flushBefore(ctx context.Context, query string) error {
 	if len(t.held) == 0 {
 		return nil

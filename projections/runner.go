@@ -395,11 +395,11 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err e
 
 // statementContext is the context the projectors' statements run in: ctx, except that it
 // never ends. A statement given a context that can end makes the database driver watch it
-// for that statement alone: modernc.org/sqlite starts a goroutine and installs a progress
-// handler per statement, lib/pq starts a goroutine, and a rebuild pays that once per row
-// (docs/storage.md, "Read models and projections"). ctx still ends
-// the work: the transaction was begun with it, so database/sql rolls it back when ctx ends
-// and every later statement fails, and a rebuild looks at ctx between batches.
+// for that statement alone (modernc.org/sqlite starts a goroutine and installs a progress
+// handler, lib/pq starts a goroutine), and a rebuild would pay that once per row
+// (docs/storage.md, "Read models and projections"). ctx still ends the work: the
+// transaction was begun with it, so database/sql rolls it back when ctx ends and every later
+// statement fails (endedWith names the cause), and a rebuild looks at ctx after the log.
 func statementContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // endedWith is err, marked as ctx's error when ctx has ended: a statement of a transaction
