@@ -104,6 +104,16 @@ func (t *Tx) hold(ctx context.Context, shape *batchShape, args []any) error {
 	return nil
 }
 
+// flushBefore writes the statements held for the table query reads or writes, before it runs.
+// Where nothing is held (always on SQLite, which writes each row as it comes) the query is not
+// parsed for its table: a rebuild runs one statement per row.
+func (t *Tx) flushBefore(ctx context.Context, query string) error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	return t.flushTable(ctx, statementTable(query))
+}
+
 // flushTable writes the statements held for table; "" writes every table's.
 func (t *Tx) flushTable(ctx context.Context, table string) error {
 	if table == "" {

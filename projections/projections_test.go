@@ -276,3 +276,89 @@ func TestUnknownEventStopsProjection(t *testing.T) {
 		t.Fatalf("%d sessions projected from a batch that holds an unreadable event", n)
 	}
 }
+
+func TestCancelledRebuildKeepsReadModelSQLite(t *testing.T) {
+	testCancelledRebuildKeepsReadModel(t, sqliteEnv(t))
+}
+func TestCancelledRebuildKeepsReadModelPostgres(t *testing.T) {
+	testCancelledRebuildKeepsReadModel(t, postgresEnv(t))
+}
+
+// cancellingFeed ends a context once a reader has asked for the events after position from.
+type cancellingFeed struct {
+	projections.Feed
+	from   uint64
+	cancel context.CancelFunc
+}
+
+func (f cancellingFeed) ReadAll(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
+	if after >= f.from {
+		f.cancel()
+	}
+	return f.Feed.ReadAll(ctx, after, limit)
+}
+
+// A rebuild whose context ends part way fails and leaves the read model as it was, although its
+// statements run without that context (statementContext).
+func testCancelledRebuildKeepsReadModel(t *testing.T, e *env) {
+	n := scenario(t, e.store, 20)
+	if _, err := e.runner.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := dump(t, e.rm.Writer)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	feed := cancellingFeed{Feed: e.store, from: uint64(n / 2), cancel: cancel}
+	runner := projections.NewRunner(e.rm.Writer, feed, registry, projections.All(), projections.WithBatchSize(10))
+	got, err := runner.Rebuild(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("rebuild of %d events after its context ended: replayed %d, error %v, want context.Canceled", n, got, err)
+	}
+	compareDumps(t, before, dump(t, e.rm.Writer))
+}
+
+func TestCancelledBatchIsCancelledSQLite(t *testing.T) {
+	testCancelledBatchIsCancelled(t, sqliteEnv(t))
+}
+func TestCancelledBatchIsCancelledPostgres(t *testing.T) {
+	testCancelledBatchIsCancelled(t, postgresEnv(t))
+}
+
+// cancellingProjector ends a context when it is given the event at position at, and goes on
+// once database/sql has rolled the transaction back for it (which it does on a goroutine of
+// its own), so that its next statement meets a transaction that is done.
+type cancellingProjector struct {
+	projections.Projector
+	at     uint64
+	cancel context.CancelFunc
+}
+
+func (p cancellingProjector) Apply(ctx context.Context, tx *projections.Tx, ev events.Recorded, payload events.Payload) error {
+	if ev.Position == p.at {
+		p.cancel()
+		for deadline := time.Now().Add(10 * time.Second); tx.Exec(ctx, `SELECT 1`) == nil; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				return errors.New("the transaction is still open 10 s after its context ended")
+			}
+		}
+	}
+	return p.Projector.Apply(ctx, tx, ev, payload)
+}
+
+// A batch whose context ends while its projectors write fails with the context's error, which
+// zuno worker takes for an interrupt, and applies nothing, although the projectors' statements
+// run without that context (statementContext).
+func testCancelledBatchIsCancelled(t *testing.T, e *env) {
+	n := scenario(t, e.store, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runner := projections.NewRunner(e.rm.Writer, e.store, registry,
+		[]projections.Projector{cancellingProjector{projections.Sessions{}, uint64(n / 2), cancel}, projections.WorkPlans{}})
+	if _, err := runner.CatchUp(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("catch-up whose context ended in a batch: %v, want context.Canceled", err)
+	}
+	var rows int
+	if err := e.rm.Writer.Get(&rows, `SELECT COUNT(*) FROM session`); err != nil || rows != 0 {
+		t.Fatalf("%d session rows after the cancelled batch (%v), want none", rows, err)
+	}
+}

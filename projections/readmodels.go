@@ -11,7 +11,7 @@ import (
 // TimeFormat is how read models store times: fixed width, so text order is time order.
 const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
-func eventTime(ev events.Recorded) string { return ev.Metadata.Time.UTC().Format(TimeFormat) }
+func eventTime(ev events.Recorded) string { return formatTime(ev.Metadata.Time) }
 
 // AggregateID is the aggregate's own id, the stream name without its "<kind>-" prefix:
 // forensic SQL selects a session's events by its session id (event.aggregate_id).

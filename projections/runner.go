@@ -200,7 +200,8 @@ func (r *Runner) applyLive(ctx context.Context, batch []events.Recorded) error {
 
 // applyBatch applies a batch in one transaction; each projector skips what its checkpoint has
 // already seen, so a batch re-read after a crash or by a second runner is harmless.
-func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error {
+func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) (err error) {
+	defer func() { err = endedWith(ctx, err) }()
 	started := time.Now()
 	payloads := make([]events.Payload, len(batch))
 	for i, ev := range batch {
@@ -222,6 +223,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 	}
 	ps := r.projectors
 	last := batch[len(batch)-1].Position
+	rows := statementContext(ctx)
 	for _, p := range ps {
 		from := cps[p.Name()]
 		if from >= last {
@@ -232,7 +234,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) error 
 				continue
 			}
 			tx.applying(ev.Position)
-			if err := p.Apply(ctx, tx, ev, payloads[i]); err != nil {
+			if err := p.Apply(rows, tx, ev, payloads[i]); err != nil {
 				return fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
 			}
 		}
@@ -305,7 +307,8 @@ func (e *UnknownProjectorError) Error() string {
 // Rebuild empties the named projectors' tables (all projectors when names is empty), resets
 // their checkpoints and replays the whole log into them, in one transaction. It returns how
 // many events were replayed.
-func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
+func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err error) {
+	defer func() { err = endedWith(ctx, err) }()
 	ps, err := r.select_(names)
 	if err != nil {
 		return 0, err
@@ -350,7 +353,7 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	decoded := make(chan decodedBatch, 4)
 	go r.readDecoded(readCtx, decoded)
 	var pos uint64
-	count := 0
+	rows := statementContext(ctx)
 	for batch := range decoded {
 		if batch.err != nil {
 			return count, batch.err
@@ -358,13 +361,18 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 		for i, ev := range batch.events {
 			tx.applying(ev.Position)
 			for _, p := range ps {
-				if err := p.Apply(ctx, tx, ev, batch.payloads[i]); err != nil {
+				if err := p.Apply(rows, tx, ev, batch.payloads[i]); err != nil {
 					return count, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
 				}
 			}
 		}
 		pos = batch.events[len(batch.events)-1].Position
 		count += len(batch.events)
+	}
+	// The reading ends alike when the log does and when ctx does; and the statements above do
+	// not see ctx (statementContext).
+	if err := ctx.Err(); err != nil {
+		return count, err
 	}
 	// The rows go in before the indexes are built over them.
 	if err := tx.flush(ctx); err != nil {
@@ -383,6 +391,25 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (int, error) {
 	}
 	r.metrics.applied.Add(float64(count))
 	return count, nil
+}
+
+// statementContext is the context the projectors' statements run in: ctx, except that it
+// never ends. A statement given a context that can end makes the database driver watch it
+// for that statement alone (modernc.org/sqlite starts a goroutine and installs a progress
+// handler, lib/pq starts a goroutine), and a rebuild would pay that once per row
+// (docs/storage.md, "Read models and projections"). ctx still ends the work: the
+// transaction was begun with it, so database/sql rolls it back when ctx ends and every later
+// statement fails (endedWith names the cause), and a rebuild looks at ctx after the log.
+func statementContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// endedWith is err, marked as ctx's error when ctx has ended: a statement of a transaction
+// whose context ended fails as if the transaction were done (statementContext), and callers
+// tell an interrupt from a failure by the context's error.
+func endedWith(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ctx.Err(), err)
 }
 
 type decodedBatch struct {

@@ -83,7 +83,7 @@ func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
 			return t.hold(ctx, shape, args)
 		}
 	}
-	if err := t.flushTable(ctx, statementTable(query)); err != nil {
+	if err := t.flushBefore(ctx, query); err != nil {
 		return err
 	}
 	stmt, err := t.prepared(ctx, query)
@@ -118,7 +118,7 @@ func (t *Tx) applying(position uint64) { t.position = position }
 // owns (never another projector's, whose checkpoint may differ). Rows held for its table are
 // written first.
 func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
-	if err := t.flushTable(ctx, statementTable(query)); err != nil {
+	if err := t.flushBefore(ctx, query); err != nil {
 		return err
 	}
 	stmt, err := t.prepared(ctx, query)
