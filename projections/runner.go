@@ -323,17 +323,9 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err e
 	if err := tx.planForGrowingTables(ctx); err != nil {
 		return 0, err
 	}
-	var tables []string
-	for _, p := range ps {
-		for _, table := range p.Tables() {
-			if tx.IsView(table) {
-				continue // derived by the database itself: nothing to empty
-			}
-			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
-				return 0, fmt.Errorf("empty %s: %w", table, err)
-			}
-			tables = append(tables, table)
-		}
+	tables, err := emptyTables(ctx, tx, ps)
+	if err != nil {
+		return 0, err
 	}
 	deferred, err := secondaryIndexes(ctx, tx.tx, tables)
 	if err != nil {
@@ -347,31 +339,8 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err e
 			return 0, err
 		}
 	}
-	// Reading and decoding the log run beside the writes (readDecoded).
-	readCtx, stopReading := context.WithCancel(ctx)
-	defer stopReading()
-	decoded := make(chan decodedBatch, 4)
-	go r.readDecoded(readCtx, decoded)
-	var pos uint64
-	rows := statementContext(ctx)
-	for batch := range decoded {
-		if batch.err != nil {
-			return count, batch.err
-		}
-		for i, ev := range batch.events {
-			tx.applying(ev.Position)
-			for _, p := range ps {
-				if err := p.Apply(rows, tx, ev, batch.payloads[i]); err != nil {
-					return count, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
-				}
-			}
-		}
-		pos = batch.events[len(batch.events)-1].Position
-		count += len(batch.events)
-	}
-	// The reading ends alike when the log does and when ctx does; and the statements above do
-	// not see ctx (statementContext).
-	if err := ctx.Err(); err != nil {
+	count, pos, err := r.replayAll(ctx, tx, ps)
+	if err != nil {
 		return count, err
 	}
 	// The rows go in before the indexes are built over them.
@@ -391,6 +360,51 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err e
 	}
 	r.metrics.applied.Add(float64(count))
 	return count, nil
+}
+
+// emptyTables deletes the rows of ps's tables, views aside, and returns the tables emptied.
+func emptyTables(ctx context.Context, tx *Tx, ps []Projector) ([]string, error) {
+	var tables []string
+	for _, p := range ps {
+		for _, table := range p.Tables() {
+			if tx.IsView(table) {
+				continue // derived by the database itself: nothing to empty
+			}
+			if _, err := tx.tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+				return nil, fmt.Errorf("empty %s: %w", table, err)
+			}
+			tables = append(tables, table)
+		}
+	}
+	return tables, nil
+}
+
+// replayAll applies the whole log to ps in tx, reading and decoding it beside the writes
+// (readDecoded). It returns how many events it applied and the last one's position.
+func (r *Runner) replayAll(ctx context.Context, tx *Tx, ps []Projector) (count int, pos uint64, err error) {
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	decoded := make(chan decodedBatch, 4)
+	go r.readDecoded(readCtx, decoded)
+	rows := statementContext(ctx)
+	for batch := range decoded {
+		if batch.err != nil {
+			return count, pos, batch.err
+		}
+		for i, ev := range batch.events {
+			tx.applying(ev.Position)
+			for _, p := range ps {
+				if err := p.Apply(rows, tx, ev, batch.payloads[i]); err != nil {
+					return count, pos, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
+				}
+			}
+		}
+		pos = batch.events[len(batch.events)-1].Position
+		count += len(batch.events)
+	}
+	// The reading ends alike when the log does and when ctx does; and the statements above do
+	// not see ctx (statementContext).
+	return count, pos, ctx.Err()
 }
 
 // statementContext is the context the projectors' statements run in: ctx, except that it
