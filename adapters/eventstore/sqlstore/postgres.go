@@ -3,8 +3,10 @@ package sqlstore
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/zuno-run/zuno/adapters/sqldb"
@@ -37,13 +39,13 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		db.Close()
 		return nil, err
 	}
-	appendStmt, err := db.PrepareContext(ctx, appendSQL)
+	stmts, err := prepareAll(ctx, db, appendSQL, linkedSQL, headSQL)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
-	s.appendStmt = appendStmt
+	s.appendStmt, s.linkedStmt, s.headStmt = stmts[0], stmts[1], stmts[2]
 	s.notifyToken = rand.Text()
 	s.commitBatch = s.commitPostgres
 	s.concurrentCommits = true
@@ -74,8 +76,28 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	s.notify = make(chan struct{}, 1)
 	s.wg.Add(1)
 	go s.notifyLoop()
-	s.closers = append(s.closers, listener.Close, appendStmt.Close, db.Close)
+	s.closers = append(s.closers, listener.Close)
+	for _, st := range stmts {
+		s.closers = append(s.closers, st.Close)
+	}
+	s.closers = append(s.closers, db.Close)
 	return s, nil
+}
+
+// prepareAll prepares each query, or none.
+func prepareAll(ctx context.Context, db *sqlx.DB, queries ...string) ([]*sql.Stmt, error) {
+	stmts := make([]*sql.Stmt, 0, len(queries))
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			for _, done := range stmts {
+				done.Close()
+			}
+			return nil, err
+		}
+		stmts = append(stmts, st)
+	}
+	return stmts, nil
 }
 
 // notifyLoop tells other processes about commits: at most one NOTIFY per notifyEvery, the

@@ -26,7 +26,15 @@ type Metrics struct {
 	Conflicts      *prometheus.CounterVec
 	Duplicates     *prometheus.CounterVec
 	BatchEvents    *prometheus.HistogramVec
+	LinkedAppends  *prometheus.CounterVec
 }
+
+// Results of an append tried with its stream's head known (Postgres, docs/storage.md "Known
+// heads"): written as linked, or decided by the full append after all (LinkedFellBack).
+const (
+	LinkedWritten  = "linked"
+	LinkedFellBack = "fell_back"
+)
 
 // New creates the collectors and registers them with reg when reg is not nil.
 func New(reg prometheus.Registerer) *Metrics {
@@ -57,9 +65,13 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help:    "Events per group commit (one transaction, one fsync).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 11),
 		}, []string{"adapter"}),
+		LinkedAppends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zuno_eventstore_linked_appends_total",
+			Help: "Lone appends tried with the stream's head known, by result: linked (written without reading the head), fell_back (the head had moved or the expectation failed there; the full append decided).",
+		}, []string{"adapter", "result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Appends, m.AppendedEvents, m.AppendSeconds, m.Conflicts, m.Duplicates, m.BatchEvents)
+		reg.MustRegister(m.Appends, m.AppendedEvents, m.AppendSeconds, m.Conflicts, m.Duplicates, m.BatchEvents, m.LinkedAppends)
 	}
 	return m
 }

@@ -1,0 +1,254 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
+	"github.com/zuno-run/zuno/adapters/pgtest"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Known heads on Postgres (docs/storage.md, "Known heads"): a lone append to a stream whose
+// head the store knows is linked by the store and written without reading the head. Each test
+// is an attack on that knowledge: another process moved the head, the append is a retry of
+// stored events, the caller expects something else, appenders race.
+
+// openLinked opens a store on url with its own metrics.
+func openLinked(t *testing.T, url string) (*Store, *storemetrics.Metrics) {
+	t.Helper()
+	m := storemetrics.New(nil)
+	s, err := OpenPostgres(context.Background(), url, WithMetrics(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, m
+}
+
+func linkedCount(m *storemetrics.Metrics, result string) int {
+	return int(testutil.ToFloat64(m.LinkedAppends.WithLabelValues("postgres", result)))
+}
+
+// verifyLog checks the whole log's hash chain and that within each stream positions follow
+// revisions, reading it through a store that knows nothing.
+func verifyLog(t *testing.T, url string) []events.Recorded {
+	t.Helper()
+	s, _ := openLinked(t, url)
+	recs, err := s.ReadAll(context.Background(), 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := events.NewChainWalker(0, nil)
+	for _, r := range recs {
+		w.Add(r)
+	}
+	if f := w.Faults(); len(f) > 0 {
+		t.Fatalf("hash chain: %+v", f)
+	}
+	return recs
+}
+
+func mustAppend(t *testing.T, s *Store, stream string, exp events.ExpectedRevision, evs ...events.Event) events.AppendResult {
+	t.Helper()
+	res, err := s.Append(context.Background(), stream, exp, evs...)
+	if err != nil {
+		t.Fatalf("append to %s: %v", stream, err)
+	}
+	return res
+}
+
+func TestLinkedAppendsChainAsSealDoes(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0), testEvent("x", 1))
+	for i := 2; i < 6; i++ {
+		res := mustAppend(t, s, "x", events.Exact(uint64(i-1)), testEvent("x", i))
+		if res.NextRevision != uint64(i) || res.FirstPosition != res.LastPosition {
+			t.Fatalf("append %d: %+v", i, res)
+		}
+	}
+	if got := linkedCount(m, storemetrics.LinkedWritten); got != 5 {
+		t.Fatalf("linked appends: %d, want 5 (every one, the first with its stream expected new)", got)
+	}
+	// As the function would have linked them: the chain from revision 0, in Go.
+	db := sqlx.MustOpen("postgres", url)
+	defer db.Close()
+	var stored string
+	if err := db.Get(&stored, `SELECT metadata->>'hash' FROM event_log WHERE stream = 'x' AND stream_revision = 5`); err != nil {
+		t.Fatal(err)
+	}
+	evs := []events.Event{}
+	for i := range 6 {
+		evs = append(evs, testEvent("x", i))
+	}
+	if want := hashChain(t, "x", evs...); stored != want {
+		t.Fatalf("hash at revision 5: %s, want %s", stored, want)
+	}
+	verifyLog(t, url)
+}
+
+// hashChain is the hash of the last of evs, stored from revision 0 of a new stream.
+func hashChain(t *testing.T, stream string, evs ...events.Event) string {
+	sealed, err := events.Seal(stream, "", 0, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sealed[len(sealed)-1].Metadata.Hash
+}
+
+// Another process appends to the stream: what this store knows is stale.
+func TestLinkedAppendAfterAnotherProcess(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, m := openLinked(t, url)
+	b, _ := openLinked(t, url)
+	mustAppend(t, a, "x", events.NoStream, testEvent("x", 0))
+	mustAppend(t, b, "x", events.Exact(0), testEvent("x", 1)) // a still knows head 0
+
+	// a's caller is stale too: refused, with the stored head.
+	_, err := a.Append(context.Background(), "x", events.Exact(0), testEvent("x", 2))
+	var wrong *events.WrongExpectedRevisionError
+	if !errors.As(err, &wrong) || wrong.Actual != 1 {
+		t.Fatalf("stale exact append: %v, want wrong expected revision, actual 1", err)
+	}
+	// a's caller knows better than a: written after b's event.
+	if res := mustAppend(t, a, "x", events.Exact(1), testEvent("x", 3)); res.NextRevision != 2 {
+		t.Fatalf("append at the real head: %+v", res)
+	}
+	mustAppend(t, b, "x", events.Any, testEvent("x", 4)) // b's knowledge stale now
+	if res := mustAppend(t, a, "x", events.Any, testEvent("x", 5)); res.NextRevision != 4 {
+		t.Fatalf("any after another process: %+v, want revision 4", res)
+	}
+	if got := linkedCount(m, storemetrics.LinkedFellBack); got < 2 {
+		t.Fatalf("fell back %d times, want at least 2 (a stale head, a stale caller)", got)
+	}
+	recs := verifyLog(t, url)
+	if len(recs) != 5 {
+		t.Fatalf("stored %d events, want 5", len(recs))
+	}
+}
+
+// A retry of stored events is answered as the original append, whether the store knows the
+// head (past them) or not (a new process), and whatever the retry expects.
+func TestLinkedRetryOfStoredAppend(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, _ := openLinked(t, url)
+	first := mustAppend(t, a, "x", events.NoStream, testEvent("x", 0), testEvent("x", 1))
+	second := mustAppend(t, a, "x", events.Exact(1), testEvent("x", 2))
+	fresh, _ := openLinked(t, url)
+	for _, tc := range []struct {
+		name string
+		s    *Store
+		exp  events.ExpectedRevision
+		evs  []events.Event
+		want events.AppendResult
+	}{
+		{"same store, first append", a, events.NoStream, []events.Event{testEvent("x", 0), testEvent("x", 1)}, first},
+		{"same store, last append", a, events.Exact(1), []events.Event{testEvent("x", 2)}, second},
+		{"same store, any", a, events.Any, []events.Event{testEvent("x", 2)}, second},
+		{"new process, first append", fresh, events.NoStream, []events.Event{testEvent("x", 0), testEvent("x", 1)}, first},
+		{"new process, last append", fresh, events.Exact(1), []events.Event{testEvent("x", 2)}, second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tc.s.Append(context.Background(), "x", tc.exp, tc.evs...)
+			if err != nil || res != tc.want {
+				t.Fatalf("retry: %+v %v, want %+v", res, err, tc.want)
+			}
+		})
+	}
+	if recs := verifyLog(t, url); len(recs) != 3 {
+		t.Fatalf("stored %d events, want 3", len(recs))
+	}
+}
+
+// A store that has never seen a stream assumes a stream expected new is new, and reads the
+// head of any other.
+func TestLinkedAppendToStreamUnknownHere(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, _ := openLinked(t, url)
+	mustAppend(t, a, "x", events.NoStream, testEvent("x", 0), testEvent("x", 1))
+	b, m := openLinked(t, url)
+	_, err := b.Append(context.Background(), "x", events.NoStream, testEvent("x", 9))
+	var wrong *events.WrongExpectedRevisionError
+	if !errors.As(err, &wrong) || wrong.Actual != 1 {
+		t.Fatalf("no_stream on an existing stream: %v, want wrong expected revision, actual 1", err)
+	}
+	if res := mustAppend(t, b, "x", events.Exact(1), testEvent("x", 2)); res.NextRevision != 2 {
+		t.Fatalf("exact after a head read: %+v", res)
+	}
+	if res := mustAppend(t, b, "x", events.StreamExists, testEvent("x", 3)); res.NextRevision != 3 {
+		t.Fatalf("exists: %+v", res)
+	}
+	if got := linkedCount(m, storemetrics.LinkedWritten); got != 2 {
+		t.Fatalf("linked appends: %d, want 2", got)
+	}
+	verifyLog(t, url)
+}
+
+// Appenders in two processes race on one stream, each append with any revision: every append
+// is stored once, revisions are contiguous, positions follow them, the chain holds.
+func TestLinkedAppendersRace(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	stores := []*Store{}
+	for range 2 {
+		s, _ := openLinked(t, url)
+		stores = append(stores, s)
+	}
+	const perWriter = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*perWriter)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				ev := testEvent(fmt.Sprint("w", w), i)
+				if _, err := stores[w%2].Append(context.Background(), "x", events.Any, ev); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	recs := verifyLog(t, url)
+	if len(recs) != 4*perWriter {
+		t.Fatalf("stored %d events, want %d", len(recs), 4*perWriter)
+	}
+	for i, r := range recs {
+		if r.StreamRevision != uint64(i) {
+			t.Fatalf("position order: revision %d at index %d", r.StreamRevision, i)
+		}
+	}
+}
+
+// A batch of several appends goes through zuno_append, which moves its streams' heads: the
+// store forgets what it knew of them rather than try the stale heads first.
+func TestBatchForgetsKnownHeads(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0))
+	batch := []*appendRequest{request(t, "x", events.Exact(0), testEvent("x", 1)),
+		request(t, "y", events.NoStream, testEvent("y", 0))}
+	replies, err := s.commitPostgres(context.Background(), batch)
+	if err != nil || replies[0].err != nil || replies[1].err != nil {
+		t.Fatalf("batch: %v %+v", err, replies)
+	}
+	mustAppend(t, s, "x", events.Exact(1), testEvent("x", 2))
+	if got := linkedCount(m, storemetrics.LinkedFellBack); got != 0 {
+		t.Fatalf("fell back %d times after a batch, want 0: the batch's heads are read again", got)
+	}
+	if got := linkedCount(m, storemetrics.LinkedWritten); got != 2 {
+		t.Fatalf("linked appends: %d, want 2", got)
+	}
+	verifyLog(t, url)
+}
