@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
@@ -251,4 +252,141 @@ func TestBatchForgetsKnownHeads(t *testing.T) {
 		t.Fatalf("linked appends: %d, want 2", got)
 	}
 	verifyLog(t, url)
+}
+
+// A linked append waiting on another append of the same revision that then rolls back is
+// written after all, in the place it knew.
+func TestLinkedAppendAfterRolledBackRival(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0))
+	other := sqlx.MustOpen("postgres", url)
+	defer other.Close()
+	tx := other.MustBegin()
+	tx.MustExec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
+		VALUES (nextval('event_position'), gen_random_uuid(), 'x', 1, 'test.happened.1', '{}', '{"commandId":"rival"}', pg_current_xact_id())`)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Append(context.Background(), "x", events.Exact(0), testEvent("x", 1))
+		done <- err
+	}()
+	waitForLockWait(t, other)
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := linkedCount(m, storemetrics.LinkedWritten); got != 2 {
+		t.Fatalf("linked appends: %d, want 2", got)
+	}
+	if recs := verifyLog(t, url); len(recs) != 2 || recs[1].Metadata.CommandID == "rival" {
+		t.Fatalf("stored %+v", recs)
+	}
+}
+
+// A stream whose head was written before the hash chain existed (no hash) continues from an
+// empty link, as zuno_append continues it, and zuno verify accepts it.
+func TestLinkedAppendAfterEventOlderThanTheChain(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	db := sqlx.MustOpen("postgres", url)
+	defer db.Close()
+	var genesis uint64
+	if err := db.Get(&genesis, `INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata)
+		VALUES (nextval('event_position'), gen_random_uuid(), 'x', 0, 'test.happened.1', '{}', '{"commandId":"old"}')
+		RETURNING position`); err != nil {
+		t.Fatal(err)
+	}
+	db.MustExec(`UPDATE event_chain_genesis SET position = $1`, genesis)
+	mustAppend(t, s, "x", events.Exact(0), testEvent("x", 1))
+	if got := linkedCount(m, storemetrics.LinkedWritten); got != 1 {
+		t.Fatalf("linked appends: %d, want 1", got)
+	}
+	recs, err := s.ReadAll(context.Background(), 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := events.NewChainWalker(genesis, nil)
+	for _, r := range recs {
+		w.Add(r)
+	}
+	if f := w.Faults(); len(f) > 0 || len(recs) != 2 {
+		t.Fatalf("chain after an unhashed head: %+v (%d events)", f, len(recs))
+	}
+	sealed, err := events.Seal("x", "", 1, []events.Event{testEvent("x", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs[1].Metadata.Hash != sealed[0].Metadata.Hash {
+		t.Fatalf("hash %s, want the link from an empty predecessor %s", recs[1].Metadata.Hash, sealed[0].Metadata.Hash)
+	}
+}
+
+// A linked append in progress holds readers of the whole log back, as zuno_append does: it
+// takes the append lock before its transaction id.
+func TestLinkedAppendHoldsTheHorizon(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, _ := openLinked(t, url)
+	db := sqlx.MustOpen("postgres", url)
+	defer db.Close()
+	tx := db.MustBegin()
+	defer tx.Rollback()
+	ev := testEvent("held", 0)
+	tx.MustExec(`SELECT zuno_append_linked('held', 0, $1, '{test.happened.1}', '{"{}"}', '{"{\"commandId\":\"held\"}"}')`,
+		pq.Array([]string{ev.ID}))
+	later := appendLater(t, s)
+	if got := readStreams(t, s); len(got) != 0 {
+		t.Fatalf("read %v while an older linked append is open", got)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readStreams(t, s), append([]string{"held"}, later...); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after the commit: %v, want %v", got, want)
+	}
+}
+
+// zuno_append_linked refuses what would break the order proof or store a partial event.
+func TestLinkedAppendRefusesBadCalls(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	openLinked(t, url) // migrates
+	db := sqlx.MustOpen("postgres", url)
+	defer db.Close()
+	id := pq.Array([]string{events.DeriveID("x", 0)})
+	for _, tc := range []struct {
+		name, code string
+		call       func() error
+	}{
+		{"after another write in its transaction", "25000", func() error {
+			tx := db.MustBegin()
+			defer tx.Rollback()
+			tx.MustExec(`CREATE TABLE before_append (x int); INSERT INTO before_append VALUES (1)`)
+			_, err := tx.Exec(`SELECT zuno_append_linked('x', 0, $1, '{t}', '{"{}"}', '{"{}"}')`, id)
+			return err
+		}},
+		{"fewer types than ids", "22023", func() error {
+			_, err := db.Exec(`SELECT zuno_append_linked('x', 0, $1, '{}', '{"{}"}', '{"{}"}')`, id)
+			return err
+		}},
+		{"no events", "22023", func() error {
+			_, err := db.Exec(`SELECT zuno_append_linked('x', 0, '{}', '{}', '{}', '{}')`)
+			return err
+		}},
+		{"data that is not JSON", "22P02", func() error {
+			_, err := db.Exec(`SELECT zuno_append_linked('x', 0, $1, '{t}', '{"{"}', '{"{}"}')`, id)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pqErr *pq.Error
+			if err := tc.call(); !errors.As(err, &pqErr) || string(pqErr.Code) != tc.code {
+				t.Fatalf("got %v, want SQLSTATE %s", err, tc.code)
+			}
+		})
+	}
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM event_log`); err != nil || n != 0 {
+		t.Fatalf("%d events stored (%v), want none", n, err)
+	}
 }
