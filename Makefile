@@ -80,6 +80,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTodoUpdate -fuzztime 30s ./domain/work/
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./events/
 	$(GO) test -run '^$$' -fuzz FuzzValidateAppend -fuzztime 30s ./events/
+	$(GO) test -run '^$$' -fuzz FuzzValidTypeName -fuzztime 30s ./events/
+	$(GO) test -run '^$$' -fuzz FuzzCanonicalUUID -fuzztime 30s ./events/
 	$(GO) test -run '^$$' -fuzz FuzzVerify -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
 	$(GO) test -run '^$$' -fuzz FuzzRenderWorkState -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./domain/patch/

@@ -3,8 +3,6 @@ package events
 import (
 	"fmt"
 	"strconv"
-
-	"github.com/google/uuid"
 )
 
 // ExpectedRevision is the optimistic-concurrency condition of an append.
@@ -206,8 +204,24 @@ func MatchRetry(stream string, evs []Event, stored []Recorded) (AppendResult, er
 }
 
 // canonicalUUID accepts only the form every store returns ids in, so that ids compare equal
-// as strings across adapters.
+// as strings across adapters: 36 characters, lower-case hex digits in groups of 8-4-4-4-12
+// joined by hyphens (what uuid.UUID.String writes).
 func canonicalUUID(id string) bool {
-	u, err := uuid.Parse(id)
-	return err == nil && u.String() == id
+	if len(id) != 36 {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -2,7 +2,11 @@ package events
 
 import (
 	"errors"
+	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // FuzzDecode feeds stored events of any type and data to the registry: decoding never panics,
@@ -50,6 +54,37 @@ func FuzzValidateAppend(f *testing.F) {
 		}
 		if err == nil && (stream == "" || !ValidTypeName(typ) || !jsonValid(data) || !canonicalUUID(id)) {
 			t.Fatalf("accepted stream %q id %q type %q data %q", stream, id, typ, data)
+		}
+	})
+}
+
+// typeNameOracle is the grammar ValidTypeName implements, as a regular expression.
+var typeNameOracle = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+\.[1-9][0-9]*$`)
+
+// FuzzValidTypeName: the byte loop accepts exactly what the grammar's expression does.
+func FuzzValidTypeName(f *testing.F) {
+	for _, name := range []string{"session.created.1", "a.b.10", "a.b.0", "a.1", "a..b.1", "A.b.1", "a.b.1\n",
+		"a_1.b_.22", ".a.b.1", "a.b.1.", "a.b.01", "a.b.c", "", "é.b.1"} {
+		f.Add(name)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if got, want := ValidTypeName(name), typeNameOracle.MatchString(name); got != want {
+			t.Fatalf("ValidTypeName(%q) = %v, the grammar says %v", name, got, want)
+		}
+	})
+}
+
+// FuzzCanonicalUUID: accepted exactly when the uuid package parses the id and writes it back
+// unchanged.
+func FuzzCanonicalUUID(f *testing.F) {
+	for _, id := range []string{DeriveID("c", 0), strings.ToUpper(DeriveID("c", 0)), "{" + DeriveID("c", 0) + "}",
+		strings.ReplaceAll(DeriveID("c", 0), "-", ""), "urn:uuid:" + DeriveID("c", 0), "", "g" + DeriveID("c", 0)[1:]} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		u, err := uuid.Parse(id)
+		if got, want := canonicalUUID(id), err == nil && u.String() == id; got != want {
+			t.Fatalf("canonicalUUID(%q) = %v, want %v", id, got, want)
 		}
 	})
 }

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
+	"strings"
 )
 
 // Payload is implemented by every event payload type: it names its versioned type.
@@ -13,10 +13,46 @@ type Payload interface {
 	EventType() string
 }
 
-var typeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+\.[1-9][0-9]*$`)
+// ValidTypeName reports whether name is dotted and versioned, e.g. session.created.1: two or
+// more words ([a-z][a-z0-9_]*) and a version ([1-9][0-9]*), joined by dots. Every append
+// checks every event's type, so this is a loop over the bytes, not a regular expression (the
+// expression is the fuzz test's oracle).
+func ValidTypeName(name string) bool {
+	for words := 0; ; words++ {
+		dot := strings.IndexByte(name, '.')
+		if dot < 0 {
+			return words >= 2 && validVersion(name)
+		}
+		if !validTypeWord(name[:dot]) {
+			return false
+		}
+		name = name[dot+1:]
+	}
+}
 
-// ValidTypeName reports whether name is dotted and versioned, e.g. session.created.1.
-func ValidTypeName(name string) bool { return typeNamePattern.MatchString(name) }
+func validTypeWord(w string) bool {
+	if w == "" || w[0] < 'a' || w[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if c := w[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func validVersion(v string) bool {
+	if v == "" || v[0] < '1' || v[0] > '9' {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 func jsonValid(b []byte) bool { return len(b) > 0 && json.Valid(b) }
 
