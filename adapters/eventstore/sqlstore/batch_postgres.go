@@ -46,10 +46,6 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 			return []appendReply{reply}, err
 		}
 	}
-	// zuno_append moves these streams' heads past what the store knows of them.
-	for _, r := range batch {
-		s.heads.forget(r.stream)
-	}
 	replies := make([]appendReply, len(batch))
 	reqs, index := pgRequests(batch, replies)
 	if len(reqs.streams) == 0 {
@@ -57,17 +53,24 @@ func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]a
 	}
 	outs, probed, err := s.runAppend(ctx, reqs)
 	if err != nil {
+		for _, r := range batch {
+			s.heads.forget(r.stream) // whether the batch committed is not known
+		}
 		return nil, err
 	}
 	inserted := 0
 	for _, o := range outs {
 		i := index[o.idx]
 		r := batch[i]
+		if o.kind != "ok" {
+			s.heads.forget(r.stream)
+		}
 		switch o.kind {
 		case "ok":
 			replies[i] = appendReply{outcome: storemetrics.OutcomeOK, result: events.AppendResult{
 				FirstPosition: uint64(*o.first), LastPosition: uint64(*o.last), NextRevision: uint64(*o.next)}}
 			inserted += len(r.evs)
+			s.learnHead(r, *o.next)
 		case "wrong":
 			// A retry of a stored append is known, not wrong: without the probe, ask now.
 			reply, err := s.wrongOrKnown(ctx, r, *o.actual, probed)

@@ -67,8 +67,8 @@ func (s *Store) appendLinked(ctx context.Context, r *appendRequest) (appendReply
 	if r.ctx.Err() != nil {
 		return appendReply{}, false, nil
 	}
-	head, ok := s.heads.get(r.stream)
-	if !ok {
+	head, known := s.heads.get(r.stream)
+	if !known {
 		var err error
 		if head, err = s.readHead(ctx, r.stream, r.expected); err != nil {
 			return appendReply{}, false, nil // zuno_append reads it again, and reports its error
@@ -89,12 +89,37 @@ func (s *Store) appendLinked(ctx context.Context, r *appendRequest) (appendReply
 		}
 		return appendReply{}, true, fmt.Errorf("append: %w", err)
 	}
-	s.linkedResult(storemetrics.LinkedWritten)
+	if known || r.expected.IsNoStream() {
+		s.linkedResult(storemetrics.LinkedWritten)
+	} else {
+		s.linkedResult(storemetrics.LinkedAfterRead)
+	}
 	n := int64(len(r.evs))
 	s.heads.set(r.stream, streamHead{revision: head.revision + n, hash: sealed[n-1].Metadata.Hash})
 	s.committed(len(r.evs))
 	return appendReply{outcome: storemetrics.OutcomeOK, result: events.AppendResult{
 		FirstPosition: uint64(pos), LastPosition: uint64(pos + n - 1), NextRevision: uint64(head.revision + n)}}, true, nil
+}
+
+// learnHead records the head zuno_append left on r's stream, having written r's events up to
+// revision last: the store links them as zuno_append did when it knows the head they followed
+// (or they began the stream), and forgets the stream otherwise. A stream's revision names one
+// event forever, so a known head at the revision they followed is the head they followed.
+func (s *Store) learnHead(r *appendRequest, last int64) {
+	from := last - int64(len(r.evs))
+	prev := ""
+	if from >= 0 {
+		h, ok := s.heads.get(r.stream)
+		if !ok || h.revision != from {
+			s.heads.forget(r.stream)
+			return
+		}
+		prev = h.hash
+	}
+	for i, p := range r.prepared {
+		prev = events.Link(prev, uint64(from+1)+uint64(i), p.Body)
+	}
+	s.heads.set(r.stream, streamHead{revision: last, hash: prev})
 }
 
 func (s *Store) linkedResult(result string) {

@@ -186,8 +186,8 @@ func TestLinkedAppendToStreamUnknownHere(t *testing.T) {
 	if res := mustAppend(t, b, "x", events.StreamExists, testEvent("x", 3)); res.NextRevision != 3 {
 		t.Fatalf("exists: %+v", res)
 	}
-	if got := linkedCount(m, storemetrics.LinkedWritten); got != 2 {
-		t.Fatalf("linked appends: %d, want 2", got)
+	if linked, read := linkedCount(m, storemetrics.LinkedWritten), linkedCount(m, storemetrics.LinkedAfterRead); linked != 1 || read != 1 {
+		t.Fatalf("linked %d, after a head read %d; want 1 and 1 (the head is read once)", linked, read)
 	}
 	verifyLog(t, url)
 }
@@ -232,24 +232,56 @@ func TestLinkedAppendersRace(t *testing.T) {
 	}
 }
 
-// A batch of several appends goes through zuno_append, which moves its streams' heads: the
-// store forgets what it knew of them rather than try the stale heads first.
-func TestBatchForgetsKnownHeads(t *testing.T) {
+// A batch of several appends goes through zuno_append, which links in SQL; the store links
+// the same events in Go where it knows the head they followed (or they began their stream),
+// so the next lone append to the stream is linked without reading the head; of a stream whose
+// head it did not know, it reads the head first.
+func TestBatchTeachesKnownHeads(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s, m := openLinked(t, url)
+	other, _ := openLinked(t, url)
 	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0))
+	mustAppend(t, other, "z", events.NoStream, testEvent("z", 0))
 	batch := []*appendRequest{request(t, "x", events.Exact(0), testEvent("x", 1)),
-		request(t, "y", events.NoStream, testEvent("y", 0))}
+		request(t, "y", events.NoStream, testEvent("y", 0), testEvent("y", 1)),
+		request(t, "x", events.Exact(1), testEvent("x", 2)),
+		request(t, "z", events.Exact(0), testEvent("z", 1))}
 	replies, err := s.commitPostgres(context.Background(), batch)
-	if err != nil || replies[0].err != nil || replies[1].err != nil {
-		t.Fatalf("batch: %v %+v", err, replies)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mustAppend(t, s, "x", events.Exact(1), testEvent("x", 2))
-	if got := linkedCount(m, storemetrics.LinkedFellBack); got != 0 {
-		t.Fatalf("fell back %d times after a batch, want 0: the batch's heads are read again", got)
+	for i, r := range replies {
+		if r.err != nil {
+			t.Fatalf("batch append %d: %v", i, r.err)
+		}
 	}
-	if got := linkedCount(m, storemetrics.LinkedWritten); got != 2 {
-		t.Fatalf("linked appends: %d, want 2", got)
+	mustAppend(t, s, "x", events.Exact(2), testEvent("x", 3))
+	mustAppend(t, s, "y", events.Exact(1), testEvent("y", 2))
+	mustAppend(t, s, "z", events.Exact(1), testEvent("z", 2))
+	linked, read := linkedCount(m, storemetrics.LinkedWritten), linkedCount(m, storemetrics.LinkedAfterRead)
+	if fell := linkedCount(m, storemetrics.LinkedFellBack); linked != 3 || read != 1 || fell != 0 {
+		t.Fatalf("linked %d, after a head read %d, fell back %d; want 3 (x twice, y), 1 (z), 0", linked, read, fell)
+	}
+	verifyLog(t, url)
+}
+
+// A batch that writes after another process's append follows a head the store did not know:
+// it must not link the batch's events from the head it knew, or its next lone append would
+// store a broken chain.
+func TestBatchAfterAnotherProcess(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	other, _ := openLinked(t, url)
+	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0))
+	mustAppend(t, other, "x", events.Exact(0), testEvent("x", 1))
+	batch := []*appendRequest{request(t, "x", events.Any, testEvent("x", 2)),
+		request(t, "y", events.NoStream, testEvent("y", 0))}
+	if _, err := s.commitPostgres(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, "x", events.Exact(2), testEvent("x", 3))
+	if got := linkedCount(m, storemetrics.LinkedAfterRead); got != 1 {
+		t.Fatalf("linked after a head read: %d, want 1", got)
 	}
 	verifyLog(t, url)
 }
@@ -300,8 +332,8 @@ func TestLinkedAppendAfterEventOlderThanTheChain(t *testing.T) {
 	}
 	db.MustExec(`UPDATE event_chain_genesis SET position = $1`, genesis)
 	mustAppend(t, s, "x", events.Exact(0), testEvent("x", 1))
-	if got := linkedCount(m, storemetrics.LinkedWritten); got != 1 {
-		t.Fatalf("linked appends: %d, want 1", got)
+	if got := linkedCount(m, storemetrics.LinkedAfterRead); got != 1 {
+		t.Fatalf("linked appends after a head read: %d, want 1", got)
 	}
 	recs, err := s.ReadAll(context.Background(), 0, 10)
 	if err != nil {

@@ -29,11 +29,13 @@ type Metrics struct {
 	LinkedAppends  *prometheus.CounterVec
 }
 
-// Results of an append tried with its stream's head known (Postgres, docs/storage.md "Known
-// heads"): written as linked, or decided by the full append after all (LinkedFellBack).
+// Results of a lone append tried with its stream's head known (Postgres, docs/storage.md
+// "Known heads"): written with the head the store knew, written after reading the head, or
+// decided by the full append after all.
 const (
-	LinkedWritten  = "linked"
-	LinkedFellBack = "fell_back"
+	LinkedWritten   = "linked"
+	LinkedAfterRead = "read_head"
+	LinkedFellBack  = "fell_back"
 )
 
 // New creates the collectors and registers them with reg when reg is not nil.
@@ -67,7 +69,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"adapter"}),
 		LinkedAppends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zuno_eventstore_linked_appends_total",
-			Help: "Lone appends tried with the stream's head known, by result: linked (written without reading the head), fell_back (the head had moved or the expectation failed there; the full append decided).",
+			Help: "Lone appends tried with the stream's head known, by result: linked (written with the head the store knew), read_head (written after reading the head), fell_back (the head had moved or the expectation failed there; the full append decided).",
 		}, []string{"adapter", "result"}),
 	}
 	if reg != nil {
