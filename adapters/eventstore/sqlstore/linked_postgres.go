@@ -28,9 +28,11 @@ const linkedSQL = `SELECT zuno_append_linked($1, $2, $3, $4, $5, $6)`
 const headSQL = `SELECT stream_revision, COALESCE(metadata->>'hash', '') FROM event_log
 	WHERE stream = $1 ORDER BY stream_revision DESC LIMIT 1`
 
-// pgKnownHeads remembers the heads of the streams this process appended to on Postgres: what its
-// own acknowledged appends and its head reads found. A head is only ever replaced by a later
-// one or forgotten; at most maxKnownStreams are kept (past that, all are forgotten).
+// pgKnownHeads remembers the heads of the streams this process appended to on Postgres, each
+// from an acknowledged append of this store or a read of committed events: a head that was
+// true once, and may only have been passed since. At most maxKnownStreams are kept (past that,
+// all are forgotten). A stream's appends are written by one lane at a time, so only a map
+// shared by the lanes needs the lock.
 type pgKnownHeads struct {
 	mu    sync.Mutex
 	heads map[string]streamHead
