@@ -1,15 +1,20 @@
 package turn_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -128,9 +133,9 @@ func processCPU() time.Duration {
 // The openai run speaks Chat Completions through the real OpenAI adapter to a local server
 // (chatServer) that numbers every response's call call_0, so the HTTP, SSE and JSON cost of a
 // step — the whole conversation encoded and sent each step — and the runtime's call ids are
-// in its figure; the scripted ungated run is its baseline. The server runs in this process,
-// so the CPU and allocation figures include its share (reading the request, writing the
-// stream).
+// in its figure; the scripted ungated run is its baseline. The server runs in a process of
+// its own, as a model server does, so the CPU and allocation figures are the runtime's alone
+// (sending the whole conversation is in them; the server reading it is not).
 func BenchmarkStepOverhead(b *testing.B) {
 	b.Run("ungated", func(b *testing.B) { stepOverhead(b, false, scriptedSteps) })
 	b.Run("gated", func(b *testing.B) { stepOverhead(b, true, scriptedSteps) })
@@ -154,10 +159,52 @@ func scriptedSteps(b *testing.B, steps int) model.Provider {
 }
 
 // chatServerSteps is the OpenAI adapter on a local Chat Completions server answering steps
-// tool calls, then "done".
+// tool calls, then "done". The server runs in a process of its own (TestChatServerHelper), as
+// a model server does, so the figures are the runtime's alone: reading a request of the whole
+// conversation is the server's work, not a step's.
 func chatServerSteps(b *testing.B, steps int) model.Provider {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChatServerHelper$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", chatServerEnv, steps))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("chat server: %v", err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return openai.New(openai.Options{Name: "bench", BaseURL: strings.TrimSpace(url) + "/v1", APIKey: "none", IgnoreEnv: true})
+}
+
+const chatServerEnv = "ZUNO_BENCH_CHAT_SERVER_STEPS"
+
+// TestChatServerHelper is BenchmarkStepOverhead's Chat Completions server: it prints its URL,
+// then serves until its standard input closes.
+func TestChatServerHelper(t *testing.T) {
+	steps, err := strconv.Atoi(os.Getenv(chatServerEnv))
+	if err != nil {
+		t.Skip("helper process of BenchmarkStepOverhead")
+	}
+	srv := httptest.NewServer(chatHandler(int64(steps)))
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// chatHandler streams, for request i, a tool call numbered call_0 while i < steps, then "done".
+func chatHandler(steps int64) http.HandlerFunc {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		i := n.Add(1) - 1
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -165,16 +212,14 @@ func chatServerSteps(b *testing.B, steps int) model.Provider {
 			fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"bench\",\"choices\":[%s]}\n\n", i, choice)
 		}
 		chunk(`{"index":0,"delta":{"role":"assistant","content":"step"},"finish_reason":null}`)
-		if i < int64(steps) {
+		if i < steps {
 			chunk(fmt.Sprintf(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"look","arguments":"{\"n\":%d}"}}]},"finish_reason":null}`, i))
 			chunk(`{"index":0,"delta":{},"finish_reason":"tool_calls"}`)
 		} else {
 			chunk(`{"index":0,"delta":{},"finish_reason":"stop"}`)
 		}
 		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-%d\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"bench\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":5,\"total_tokens\":105}}\n\ndata: [DONE]\n\n", i)
-	}))
-	b.Cleanup(srv.Close)
-	return openai.New(openai.Options{Name: "bench", BaseURL: srv.URL + "/v1", APIKey: "none", IgnoreEnv: true})
+	}
 }
 
 // commandTool is the probe tool telling the gate it runs a shell command.
