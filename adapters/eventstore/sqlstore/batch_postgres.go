@@ -41,10 +41,8 @@ func expectation(e events.ExpectedRevision) (string, uint64) {
 }
 
 func (s *Store) commitPostgres(ctx context.Context, batch []*appendRequest) ([]appendReply, error) {
-	if len(batch) == 1 {
-		if reply, done, err := s.appendLinked(ctx, batch[0]); done {
-			return []appendReply{reply}, err
-		}
+	if replies, done, err := s.appendLinked(ctx, batch); done {
+		return replies, err
 	}
 	replies := make([]appendReply, len(batch))
 	reqs, index := pgRequests(batch, replies)

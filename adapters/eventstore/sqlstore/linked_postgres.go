@@ -13,10 +13,10 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// Known heads on Postgres (docs/storage.md, "Known heads"). A lone append to a stream whose
-// head the store knows is written by zuno_append_linked (migration postgres/eventlog/0008):
-// the store links the events into the hash chain itself and the function only reserves
-// positions and inserts, without reading the head. Knowledge that has gone stale (another
+// Known heads on Postgres (docs/storage.md, "Known heads"). A batch of appends to streams
+// whose heads the store knows is written by zuno_append_linked (migration
+// postgres/eventlog/0008): the store links the events into the hash chain itself and the
+// function only reserves positions and inserts, without reading heads. Knowledge that has gone stale (another
 // process appended) cannot store a wrong event: the revision it would write is taken, the
 // insert fails on the log's unique key, and the append runs through zuno_append instead.
 
@@ -60,47 +60,107 @@ func (k *pgKnownHeads) forget(stream string) {
 	delete(k.heads, stream)
 }
 
-// appendLinked writes r, the only append of its batch, through zuno_append_linked when the
-// store knows (or reads) its stream's head and r's expectation holds there. It reports whether
-// it answered r; when it did not, zuno_append decides r: its expectation fails at the known
-// head (a conflict, or a retry of a stored append, which zuno_append tells apart), the head
-// could not be read, or the linked insert collided with what is stored.
-func (s *Store) appendLinked(ctx context.Context, r *appendRequest) (appendReply, bool, error) {
-	if r.ctx.Err() != nil {
-		return appendReply{}, false, nil
-	}
-	head, known := s.heads.get(r.stream)
-	if !known {
-		var err error
-		if head, err = s.readHead(ctx, r.stream, r.expected); err != nil {
-			return appendReply{}, false, nil // zuno_append reads it again, and reports its error
+// appendLinked writes batch through zuno_append_linked when the store knows the head of each
+// stream the batch appends to (a lone append to a stream it does not know reads the head
+// first; one that expects no stream assumes none) and each append's expectation holds there.
+// It reports whether it answered the batch; when it did not, zuno_append decides it: a head
+// is not known, an expectation fails at the known head (a conflict, or a retry of a stored
+// append, which zuno_append tells apart), or the linked insert collided with what is stored.
+func (s *Store) appendLinked(ctx context.Context, batch []*appendRequest) ([]appendReply, bool, error) {
+	plan, ok, tried := s.planLinked(ctx, batch)
+	if !ok {
+		if tried {
+			s.linkedResult(storemetrics.LinkedFellBack, len(batch))
 		}
+		return nil, false, nil
 	}
-	if !r.expected.Allows(head.revision) {
-		s.linkedResult(storemetrics.LinkedFellBack)
-		return appendReply{}, false, nil
+	first, err := s.insertLinked(ctx, plan)
+	if err != nil {
+		if retriable(err) {
+			s.linkedResult(storemetrics.LinkedFellBack, len(batch))
+			return nil, false, nil
+		}
+		for _, r := range batch {
+			s.heads.forget(r.stream)
+		}
+		return nil, true, fmt.Errorf("append: %w", err)
 	}
+	replies := make([]appendReply, len(batch))
+	pos := first
+	for i, r := range batch {
+		n := int64(len(r.evs))
+		replies[i] = appendReply{outcome: storemetrics.OutcomeOK, result: events.AppendResult{
+			FirstPosition: uint64(pos), LastPosition: uint64(pos + n - 1), NextRevision: uint64(plan.last[i])}}
+		pos += n
+	}
+	for stream, h := range plan.heads {
+		s.heads.set(stream, h)
+	}
+	if plan.read {
+		s.linkedResult(storemetrics.LinkedAfterRead, len(batch))
+	} else {
+		s.linkedResult(storemetrics.LinkedWritten, len(batch))
+	}
+	s.committed(len(plan.ids))
+	return replies, true, nil
+}
+
+// linkedPlan is a batch as zuno_append_linked takes it: each event's stream, revision and
+// metadata with its link in the chain; each append's last revision, and each stream's head
+// after the batch.
+type linkedPlan struct {
+	streams, ids, types, datas, metas []string
+	revisions, last                   []int64
+	heads                             map[string]streamHead
+	read                              bool // a head was read for the batch
+}
+
+// planLinked numbers and links batch's events from the heads the store knows. ok is false
+// when the batch must go to zuno_append; tried says whether every head was known then (an
+// expectation failed at one).
+func (s *Store) planLinked(ctx context.Context, batch []*appendRequest) (p *linkedPlan, ok, tried bool) {
+	p = &linkedPlan{heads: make(map[string]streamHead, len(batch))}
+	for _, r := range batch {
+		if r.ctx.Err() != nil {
+			return nil, false, false
+		}
+		head, known := p.heads[r.stream]
+		if !known {
+			head, known = s.heads.get(r.stream)
+		}
+		if !known && (r.expected.IsNoStream() || len(batch) == 1) {
+			var err error
+			if head, err = s.readHead(ctx, r.stream, r.expected); err != nil {
+				return nil, false, false // zuno_append reads it again, and reports its error
+			}
+			known, p.read = true, p.read || !r.expected.IsNoStream()
+		}
+		if !known {
+			return nil, false, false
+		}
+		if !r.expected.Allows(head.revision) {
+			return nil, false, true
+		}
+		p.add(r, head)
+	}
+	return p, true, true
+}
+
+// add numbers r's events on from head, links them, and moves r's stream's head past them.
+func (p *linkedPlan) add(r *appendRequest, head streamHead) {
 	first := uint64(head.revision + 1)
 	sealed, metas := events.SealPrepared(head.hash, first, r.evs, r.prepared)
-	pos, err := s.insertLinked(ctx, r, first, metas)
-	if err != nil {
-		s.heads.forget(r.stream)
-		if retriable(err) {
-			s.linkedResult(storemetrics.LinkedFellBack)
-			return appendReply{}, false, nil
-		}
-		return appendReply{}, true, fmt.Errorf("append: %w", err)
+	for i, ev := range r.evs {
+		p.streams = append(p.streams, r.stream)
+		p.revisions = append(p.revisions, int64(first)+int64(i))
+		p.ids = append(p.ids, ev.ID)
+		p.types = append(p.types, ev.Type)
+		p.datas = append(p.datas, string(ev.Data))
+		p.metas = append(p.metas, string(metas[i]))
 	}
-	if known || r.expected.IsNoStream() {
-		s.linkedResult(storemetrics.LinkedWritten)
-	} else {
-		s.linkedResult(storemetrics.LinkedAfterRead)
-	}
-	n := int64(len(r.evs))
-	s.heads.set(r.stream, streamHead{revision: head.revision + n, hash: sealed[n-1].Metadata.Hash})
-	s.committed(len(r.evs))
-	return appendReply{outcome: storemetrics.OutcomeOK, result: events.AppendResult{
-		FirstPosition: uint64(pos), LastPosition: uint64(pos + n - 1), NextRevision: uint64(head.revision + n)}}, true, nil
+	last := head.revision + int64(len(r.evs))
+	p.last = append(p.last, last)
+	p.heads[r.stream] = streamHead{revision: last, hash: sealed[len(sealed)-1].Metadata.Hash}
 }
 
 // learnHead records the head zuno_append left on r's stream, having written r's events up to
@@ -124,8 +184,8 @@ func (s *Store) learnHead(r *appendRequest, last int64) {
 	s.heads.set(r.stream, streamHead{revision: last, hash: prev})
 }
 
-func (s *Store) linkedResult(result string) {
-	s.metrics.LinkedAppends.WithLabelValues(s.name, result).Inc()
+func (s *Store) linkedResult(result string, appends int) {
+	s.metrics.LinkedAppends.WithLabelValues(s.name, result).Add(float64(appends))
 }
 
 // readHead reads stream's head. An append that expects no stream needs no read: if the stream
@@ -142,17 +202,10 @@ func (s *Store) readHead(ctx context.Context, stream string, expected events.Exp
 	return h, err
 }
 
-// insertLinked runs zuno_append_linked for r's events, linked as metas, from revision first.
-func (s *Store) insertLinked(ctx context.Context, r *appendRequest, first uint64, metas [][]byte) (int64, error) {
-	ids := make([]string, len(r.evs))
-	types := make([]string, len(r.evs))
-	datas := make([]string, len(r.evs))
-	mds := make([]string, len(r.evs))
-	for i, ev := range r.evs {
-		ids[i], types[i], datas[i], mds[i] = ev.ID, ev.Type, string(ev.Data), string(metas[i])
-	}
+// insertLinked runs zuno_append_linked for plan and returns the first position it reserved.
+func (s *Store) insertLinked(ctx context.Context, p *linkedPlan) (int64, error) {
 	var pos int64
-	err := s.linkedStmt.QueryRowContext(ctx, r.stream, int64(first),
-		pq.Array(ids), pq.Array(types), pq.Array(datas), pq.Array(mds)).Scan(&pos)
+	err := s.linkedStmt.QueryRowContext(ctx, pq.Array(p.streams), pq.Array(p.revisions),
+		pq.Array(p.ids), pq.Array(p.types), pq.Array(p.datas), pq.Array(p.metas)).Scan(&pos)
 	return pos, err
 }

@@ -265,6 +265,67 @@ func TestBatchTeachesKnownHeads(t *testing.T) {
 	verifyLog(t, url)
 }
 
+// A batch whose streams' heads the store knows is linked as one insert, an append after
+// another to the same stream chained to it, each at its positions in batch order.
+func TestLinkedBatch(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0))
+	batch := []*appendRequest{request(t, "x", events.Exact(0), testEvent("x", 1)),
+		request(t, "y", events.NoStream, testEvent("y", 0), testEvent("y", 1)),
+		request(t, "x", events.Exact(1), testEvent("x", 2))}
+	replies, err := s.commitPostgres(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNext := []uint64{1, 1, 2}
+	for i, r := range replies {
+		if r.err != nil || r.result.NextRevision != wantNext[i] ||
+			(i > 0 && r.result.FirstPosition != replies[i-1].result.LastPosition+1) {
+			t.Fatalf("append %d: %+v, want revision %d after the append before it", i, r, wantNext[i])
+		}
+	}
+	if got := linkedCount(m, storemetrics.LinkedWritten); got != 4 {
+		t.Fatalf("linked appends: %d, want 4 (the first, the batch's three)", got)
+	}
+	recs := verifyLog(t, url)
+	if len(recs) != 5 {
+		t.Fatalf("stored %d events, want 5", len(recs))
+	}
+}
+
+// One stale head sends the whole batch to zuno_append: nothing of the linked attempt is
+// stored, and each append is decided from the stored heads.
+func TestLinkedBatchWithStaleHead(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	other, _ := openLinked(t, url)
+	mustAppend(t, s, "x", events.NoStream, testEvent("x", 0))
+	mustAppend(t, other, "x", events.Any, testEvent("x", 1))
+	batch := []*appendRequest{request(t, "y", events.NoStream, testEvent("y", 0)),
+		request(t, "x", events.Any, testEvent("x", 2))}
+	replies, err := s.commitPostgres(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replies[0].err != nil || replies[1].err != nil || replies[0].result.NextRevision != 0 || replies[1].result.NextRevision != 2 {
+		t.Fatalf("batch: %+v", replies)
+	}
+	if got := linkedCount(m, storemetrics.LinkedFellBack); got != 2 {
+		t.Fatalf("fell back: %d, want 2 (the batch)", got)
+	}
+	// zuno_append wrote x after another process's event, whose hash the store never knew: it
+	// reads x's head again; y it began, so it knows.
+	mustAppend(t, s, "x", events.Exact(2), testEvent("x", 3))
+	mustAppend(t, s, "y", events.Exact(0), testEvent("y", 1))
+	if linked, read := linkedCount(m, storemetrics.LinkedWritten), linkedCount(m, storemetrics.LinkedAfterRead); linked != 2 || read != 1 {
+		t.Fatalf("linked %d, after a head read %d; want 2 (x's first, y), 1 (x)", linked, read)
+	}
+	if recs := verifyLog(t, url); len(recs) != 6 {
+		t.Fatalf("stored %d events, want 6", len(recs))
+	}
+}
+
 // A batch that writes after another process's append follows a head the store did not know:
 // it must not link the batch's events from the head it knew, or its next lone append would
 // store a broken chain.
@@ -365,7 +426,7 @@ func TestLinkedAppendHoldsTheHorizon(t *testing.T) {
 	tx := db.MustBegin()
 	defer tx.Rollback()
 	ev := testEvent("held", 0)
-	tx.MustExec(`SELECT zuno_append_linked('held', 0, $1, '{test.happened.1}', '{"{}"}', '{"{\"commandId\":\"held\"}"}')`,
+	tx.MustExec(`SELECT zuno_append_linked('{held}', '{0}', $1, '{test.happened.1}', '{"{}"}', '{"{\"commandId\":\"held\"}"}')`,
 		pq.Array([]string{ev.ID}))
 	later := appendLater(t, s)
 	if got := readStreams(t, s); len(got) != 0 {
@@ -394,19 +455,23 @@ func TestLinkedAppendRefusesBadCalls(t *testing.T) {
 			tx := db.MustBegin()
 			defer tx.Rollback()
 			tx.MustExec(`CREATE TABLE before_append (x int); INSERT INTO before_append VALUES (1)`)
-			_, err := tx.Exec(`SELECT zuno_append_linked('x', 0, $1, '{t}', '{"{}"}', '{"{}"}')`, id)
+			_, err := tx.Exec(`SELECT zuno_append_linked('{x}', '{0}', $1, '{t}', '{"{}"}', '{"{}"}')`, id)
 			return err
 		}},
 		{"fewer types than ids", "22023", func() error {
-			_, err := db.Exec(`SELECT zuno_append_linked('x', 0, $1, '{}', '{"{}"}', '{"{}"}')`, id)
+			_, err := db.Exec(`SELECT zuno_append_linked('{x}', '{0}', $1, '{}', '{"{}"}', '{"{}"}')`, id)
+			return err
+		}},
+		{"fewer revisions than ids", "22023", func() error {
+			_, err := db.Exec(`SELECT zuno_append_linked('{x}', '{}', $1, '{t}', '{"{}"}', '{"{}"}')`, id)
 			return err
 		}},
 		{"no events", "22023", func() error {
-			_, err := db.Exec(`SELECT zuno_append_linked('x', 0, '{}', '{}', '{}', '{}')`)
+			_, err := db.Exec(`SELECT zuno_append_linked('{}', '{}', '{}', '{}', '{}', '{}')`)
 			return err
 		}},
 		{"data that is not JSON", "22P02", func() error {
-			_, err := db.Exec(`SELECT zuno_append_linked('x', 0, $1, '{t}', '{"{"}', '{"{}"}')`, id)
+			_, err := db.Exec(`SELECT zuno_append_linked('{x}', '{0}', $1, '{t}', '{"{"}', '{"{}"}')`, id)
 			return err
 		}},
 	} {

@@ -29,9 +29,9 @@ type Metrics struct {
 	LinkedAppends  *prometheus.CounterVec
 }
 
-// Results of a lone append tried with its stream's head known (Postgres, docs/storage.md
-// "Known heads"): written with the head the store knew, written after reading the head, or
-// decided by the full append after all.
+// Results of an append tried with its stream's head known (Postgres, docs/storage.md "Known
+// heads"): written with the head the store knew, written after reading the head, or decided
+// by the full append after all.
 const (
 	LinkedWritten   = "linked"
 	LinkedAfterRead = "read_head"
@@ -69,7 +69,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}, []string{"adapter"}),
 		LinkedAppends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zuno_eventstore_linked_appends_total",
-			Help: "Lone appends tried with the stream's head known, by result: linked (written with the head the store knew), read_head (written after reading the head), fell_back (the head had moved or the expectation failed there; the full append decided).",
+			Help: "Appends tried with their streams' heads known, by result: linked (written with the heads the store knew), read_head (written after reading the head), fell_back (a head had moved or an expectation failed there; the full append decided the batch).",
 		}, []string{"adapter", "result"}),
 	}
 	if reg != nil {
