@@ -16,10 +16,10 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// Known heads on Postgres (docs/storage.md, "Known heads"): a lone append to a stream whose
-// head the store knows is linked by the store and written without reading the head. Each test
-// is an attack on that knowledge: another process moved the head, the append is a retry of
-// stored events, the caller expects something else, appenders race.
+// Known heads on Postgres (docs/storage.md, "Known heads"): a batch of appends to streams
+// whose heads the store knows is linked by the store and written without reading the heads.
+// Each test is an attack on that knowledge: another process moved a head, an append is a
+// retry of stored events, the caller expects something else, appenders race.
 
 // openLinked opens a store on url with its own metrics.
 func openLinked(t *testing.T, url string) (*Store, *storemetrics.Metrics) {
