@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -51,7 +52,8 @@ func (e ExpectedRevision) Allows(current int64) bool {
 	case expectStreamExists:
 		return current >= 0
 	case expectExact:
-		return current == int64(e.revision)
+		// A revision past the int64 range is no stream's (it would read as -1, no stream).
+		return e.revision <= math.MaxInt64 && current == int64(e.revision)
 	default:
 		return true
 	}

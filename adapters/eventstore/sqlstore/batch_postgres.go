@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -27,7 +28,9 @@ type pgBatch struct {
 	ids, types, datas, metas, digs []string
 }
 
-func expectation(e events.ExpectedRevision) (string, uint64) {
+// expectation is e as zuno_append takes it. An exact revision past the int64 range is no
+// stream's: it is sent as -2, which no head is (a stream's head is -1 or more).
+func expectation(e events.ExpectedRevision) (string, int64) {
 	switch {
 	case e.IsNoStream():
 		return "no_stream", 0
@@ -35,7 +38,10 @@ func expectation(e events.ExpectedRevision) (string, uint64) {
 		return "exists", 0
 	}
 	if rev, ok := e.Revision(); ok {
-		return "exact", rev
+		if rev > math.MaxInt64 {
+			return "exact", -2
+		}
+		return "exact", int64(rev)
 	}
 	return "any", 0
 }
@@ -129,7 +135,7 @@ func pgRequests(batch []*appendRequest, replies []appendReply) (b pgBatch, index
 		expect, rev := expectation(r.expected)
 		b.streams = append(b.streams, r.stream)
 		b.expects = append(b.expects, expect)
-		b.revisions = append(b.revisions, int64(rev))
+		b.revisions = append(b.revisions, rev)
 		b.counts = append(b.counts, int32(len(r.evs)))
 		for k, ev := range r.evs {
 			b.ids = append(b.ids, ev.ID)

@@ -143,6 +143,9 @@ func testExpectedRevisions(t *testing.T, open Opener, gaps []Limitation) {
 	wantWrongRevision(t, err, -1)
 	_, err = s.Append(ctx, stream, events.Exact(0), newEvent(cmd, 0, `{"n":0}`))
 	wantWrongRevision(t, err, -1)
+	// A revision past the int64 range is no stream's, not "no stream" read as -1.
+	_, err = s.Append(ctx, stream, events.Exact(math.MaxUint64), newEvent(cmd, 0, `{"n":0}`))
+	wantWrongRevision(t, err, -1)
 
 	res := mustAppend(t, s, stream, events.NoStream, newEvent(cmd, 0, `{"n":0}`))
 	if res.NextRevision != 0 || res.FirstPosition != res.LastPosition {
