@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -23,10 +22,13 @@ import (
 // linkedSQL calls zuno_append_linked; it is prepared once per connection, as appendSQL is.
 const linkedSQL = `SELECT zuno_append_linked($1, $2, $3, $4, $5, $6)`
 
-// headSQL reads a stream's head as committed: its revision and its hash ("" when written before
-// the hash chain, as zuno_append reads it).
-const headSQL = `SELECT stream_revision, COALESCE(metadata->>'hash', '') FROM event_log
-	WHERE stream = $1 ORDER BY stream_revision DESC LIMIT 1`
+// headsSQL reads streams' heads as committed, one index probe each: a stream's revision
+// (NULL: no stream) and its hash ("" when written before the hash chain, as zuno_append reads
+// it).
+const headsSQL = `SELECT s.stream, h.stream_revision, COALESCE(h.metadata->>'hash', '')
+	FROM unnest($1::text[]) AS s(stream)
+	LEFT JOIN LATERAL (SELECT e.stream_revision, e.metadata FROM event_log AS e
+		WHERE e.stream = s.stream ORDER BY e.stream_revision DESC LIMIT 1) AS h ON true`
 
 // pgKnownHeads remembers the heads of the streams this process appended to on Postgres, each
 // from an acknowledged append of this store or a read of committed events: a head that was
@@ -60,12 +62,13 @@ func (k *pgKnownHeads) forget(stream string) {
 	delete(k.heads, stream)
 }
 
-// appendLinked writes batch through zuno_append_linked when the store knows the head of each
-// stream the batch appends to (a lone append to a stream it does not know reads the head
-// first; one that expects no stream assumes none) and each append's expectation holds there.
-// It reports whether it answered the batch; when it did not, zuno_append decides it: a head
-// is not known, an expectation fails at the known head (a conflict, or a retry of a stored
-// append, which zuno_append tells apart), or the linked insert collided with what is stored.
+// appendLinked writes batch through zuno_append_linked when each append's expectation holds
+// at its stream's head: the head the store knows, none for a stream the batch's first append
+// to it expects to be new, else the head read (one query for the batch). It reports whether
+// it answered the batch; when it did not, zuno_append decides it: an expectation fails at
+// the head (a conflict, or a retry of a stored append, which zuno_append tells apart), the
+// heads could not be read, a caller has gone, or the linked insert collided with what is
+// stored.
 func (s *Store) appendLinked(ctx context.Context, batch []*appendRequest) ([]appendReply, bool, error) {
 	plan, ok, tried := s.planLinked(ctx, batch)
 	if !ok {
@@ -115,35 +118,70 @@ type linkedPlan struct {
 	read                              bool // a head was read for the batch
 }
 
-// planLinked numbers and links batch's events from the heads the store knows. ok is false
-// when the batch must go to zuno_append; tried says whether every head was known then (an
-// expectation failed at one).
+// planLinked numbers and links batch's events from their streams' heads. ok is false when
+// the batch must go to zuno_append; tried says whether it was for an expectation that fails
+// at a head (not for a caller gone or heads unread).
 func (s *Store) planLinked(ctx context.Context, batch []*appendRequest) (p *linkedPlan, ok, tried bool) {
-	p = &linkedPlan{heads: make(map[string]streamHead, len(batch))}
 	for _, r := range batch {
 		if r.ctx.Err() != nil {
-			return nil, false, false
+			return nil, false, false // zuno_append answers it
 		}
-		head, known := p.heads[r.stream]
-		if !known {
-			head, known = s.heads.get(r.stream)
-		}
-		if !known && (r.expected.IsNoStream() || len(batch) == 1) {
-			var err error
-			if head, err = s.readHead(ctx, r.stream, r.expected); err != nil {
-				return nil, false, false // zuno_append reads it again, and reports its error
-			}
-			known, p.read = true, p.read || !r.expected.IsNoStream()
-		}
-		if !known {
-			return nil, false, false
-		}
+	}
+	heads, read, err := s.headsOf(ctx, batch)
+	if err != nil {
+		return nil, false, false // zuno_append reads them again, and reports its error
+	}
+	p = &linkedPlan{heads: heads, read: read}
+	for _, r := range batch {
+		head := p.heads[r.stream]
 		if !r.expected.Allows(head.revision) {
 			return nil, false, true
 		}
 		p.add(r, head)
 	}
 	return p, true, true
+}
+
+// headsOf returns the head of each stream batch appends to: the one the store knows; none,
+// when the batch's first append to the stream expects none (if it exists after all, revision
+// 0 is taken and the linked insert fails); else the stored head. read says whether any was
+// read.
+func (s *Store) headsOf(ctx context.Context, batch []*appendRequest) (map[string]streamHead, bool, error) {
+	heads := make(map[string]streamHead, len(batch))
+	var unknown []string
+	for _, r := range batch {
+		if _, ok := heads[r.stream]; ok {
+			continue
+		}
+		h, ok := s.heads.get(r.stream)
+		if !ok {
+			h = streamHead{revision: -1}
+			if !r.expected.IsNoStream() {
+				unknown = append(unknown, r.stream)
+			}
+		}
+		heads[r.stream] = h
+	}
+	if len(unknown) == 0 {
+		return heads, false, nil
+	}
+	rows, err := s.headsStmt.QueryContext(ctx, pq.Array(unknown))
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var stream string
+		var rev sql.NullInt64
+		var hash string
+		if err := rows.Scan(&stream, &rev, &hash); err != nil {
+			return nil, false, err
+		}
+		if rev.Valid {
+			heads[stream] = streamHead{revision: rev.Int64, hash: hash}
+		}
+	}
+	return heads, true, rows.Err()
 }
 
 // add numbers r's events on from head, links them, and moves r's stream's head past them.
@@ -186,20 +224,6 @@ func (s *Store) learnHead(r *appendRequest, last int64) {
 
 func (s *Store) linkedResult(result string, appends int) {
 	s.metrics.LinkedAppends.WithLabelValues(s.name, result).Add(float64(appends))
-}
-
-// readHead reads stream's head. An append that expects no stream needs no read: if the stream
-// exists after all, revision 0 is taken and the linked insert fails.
-func (s *Store) readHead(ctx context.Context, stream string, expected events.ExpectedRevision) (streamHead, error) {
-	if expected.IsNoStream() {
-		return streamHead{revision: -1}, nil
-	}
-	h := streamHead{revision: -1}
-	err := s.headStmt.QueryRowContext(ctx, stream).Scan(&h.revision, &h.hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return streamHead{revision: -1}, nil
-	}
-	return h, err
 }
 
 // insertLinked runs zuno_append_linked for plan and returns the first position it reserved.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -232,10 +233,10 @@ func TestLinkedAppendersRace(t *testing.T) {
 	}
 }
 
-// A batch of several appends goes through zuno_append, which links in SQL; the store links
-// the same events in Go where it knows the head they followed (or they began their stream),
-// so the next lone append to the stream is linked without reading the head; of a stream whose
-// head it did not know, it reads the head first.
+// A batch that zuno_append decides (here because one append's expectation fails) is linked
+// in SQL; the store links the same events in Go where it knows the head they followed (or
+// they began their stream), so the next append to such a stream is linked without reading
+// its head. A stream whose append was refused is forgotten, and read again.
 func TestBatchTeachesKnownHeads(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	s, m := openLinked(t, url)
@@ -245,22 +246,27 @@ func TestBatchTeachesKnownHeads(t *testing.T) {
 	batch := []*appendRequest{request(t, "x", events.Exact(0), testEvent("x", 1)),
 		request(t, "y", events.NoStream, testEvent("y", 0), testEvent("y", 1)),
 		request(t, "x", events.Exact(1), testEvent("x", 2)),
-		request(t, "z", events.Exact(0), testEvent("z", 1))}
+		request(t, "z", events.Exact(5), testEvent("z", 1))}
 	replies, err := s.commitPostgres(context.Background(), batch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range replies {
+	for i, r := range replies[:3] {
 		if r.err != nil {
 			t.Fatalf("batch append %d: %v", i, r.err)
 		}
 	}
+	var wrong *events.WrongExpectedRevisionError
+	if !errors.As(replies[3].err, &wrong) || wrong.Actual != 0 {
+		t.Fatalf("z at revision 5: %v, want wrong expected revision, actual 0", replies[3].err)
+	}
+	fell := linkedCount(m, storemetrics.LinkedFellBack)
 	mustAppend(t, s, "x", events.Exact(2), testEvent("x", 3))
 	mustAppend(t, s, "y", events.Exact(1), testEvent("y", 2))
-	mustAppend(t, s, "z", events.Exact(1), testEvent("z", 2))
+	mustAppend(t, s, "z", events.Exact(0), testEvent("z", 1))
 	linked, read := linkedCount(m, storemetrics.LinkedWritten), linkedCount(m, storemetrics.LinkedAfterRead)
-	if fell := linkedCount(m, storemetrics.LinkedFellBack); linked != 3 || read != 1 || fell != 0 {
-		t.Fatalf("linked %d, after a head read %d, fell back %d; want 3 (x twice, y), 1 (z), 0", linked, read, fell)
+	if linked != 3 || read != 1 || fell != 4 {
+		t.Fatalf("linked %d, after a head read %d, fell back %d; want 3 (x's first, x, y), 1 (z), 4 (the batch)", linked, read, fell)
 	}
 	verifyLog(t, url)
 }
@@ -485,5 +491,94 @@ func TestLinkedAppendRefusesBadCalls(t *testing.T) {
 	var n int
 	if err := db.Get(&n, `SELECT count(*) FROM event_log`); err != nil || n != 0 {
 		t.Fatalf("%d events stored (%v), want none", n, err)
+	}
+}
+
+// A process that did not begin its streams (restarted, or another process wrote them last)
+// learns their heads from batches of several appends too: the first batch reads them in one
+// query, the next ones are linked with what it learnt.
+func TestBatchesLearnStreamsBegunElsewhere(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	first, _ := openLinked(t, url)
+	mustAppend(t, first, "x", events.NoStream, testEvent("x", 0))
+	mustAppend(t, first, "y", events.NoStream, testEvent("y", 0))
+	s, m := openLinked(t, url) // a restarted process
+	for i := range 5 {
+		batch := []*appendRequest{request(t, "x", events.Any, testEvent(fmt.Sprint("bx", i), 0)),
+			request(t, "y", events.Exact(uint64(i)), testEvent(fmt.Sprint("by", i), 0))}
+		replies, err := s.commitPostgres(context.Background(), batch)
+		if err != nil || replies[0].err != nil || replies[1].err != nil || replies[1].result.NextRevision != uint64(i+1) {
+			t.Fatalf("batch %d: %v %+v", i, err, replies)
+		}
+	}
+	read, linked := linkedCount(m, storemetrics.LinkedAfterRead), linkedCount(m, storemetrics.LinkedWritten)
+	if fell := linkedCount(m, storemetrics.LinkedFellBack); read != 2 || linked != 8 || fell != 0 {
+		t.Fatalf("after a head read %d, linked %d, fell back %d; want 2 (the first batch), 8, 0", read, linked, fell)
+	}
+	verifyLog(t, url)
+}
+
+// A linked batch and another transaction that wait on each other's revisions deadlock; the
+// one Postgres aborts is rolled back whole, and the batch, whether it won or ran again through
+// zuno_append, is stored once with its chain intact.
+func TestLinkedBatchDeadlock(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s, m := openLinked(t, url)
+	mustAppend(t, s, "a", events.NoStream, testEvent("a", 0))
+	mustAppend(t, s, "b", events.NoStream, testEvent("b", 0))
+	db := sqlx.MustOpen("postgres", url)
+	defer db.Close()
+	tx := db.MustBegin()
+	defer tx.Rollback()
+	// The rival writes revision 1 of a stream, linked to its revision 0 as the store would.
+	insert := func(stream string) error {
+		head, err := events.Seal(stream, "", 0, []events.Event{testEvent(stream, 0)})
+		if err != nil {
+			return err
+		}
+		ev := testEvent("rival-"+stream, 0)
+		sealed, err := events.Seal(stream, head[0].Metadata.Hash, 1, []events.Event{ev})
+		if err != nil {
+			return err
+		}
+		md, _ := json.Marshal(sealed[0].Metadata)
+		_, err = tx.Exec(`INSERT INTO event_log (position, event_id, stream, stream_revision, type, data, metadata, xid)
+			VALUES (nextval('event_position'), $1, $2, 1, $3, $4, $5, pg_current_xact_id())`, ev.ID, stream, ev.Type, string(ev.Data), string(md))
+		return err
+	}
+	if err := insert("a"); err != nil { // the rival holds a's revision 1
+		t.Fatal(err)
+	}
+	type result struct {
+		replies []appendReply
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		batch := []*appendRequest{request(t, "b", events.Any, testEvent("b", 1)), request(t, "a", events.Any, testEvent("a", 1))}
+		replies, err := s.commitPostgres(context.Background(), batch)
+		done <- result{replies, err}
+	}()
+	waitForLockWait(t, db) // the batch holds b's revision 1 and waits for a's
+	rivalErr := insert("b")
+	var pqErr *pq.Error
+	if rivalErr != nil {
+		if !errors.As(rivalErr, &pqErr) || pqErr.Code != "40P01" {
+			t.Fatalf("rival: %v, want deadlock_detected or success", rivalErr)
+		}
+		tx.Rollback()
+	} else if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.replies[0].err != nil || r.replies[1].err != nil {
+		t.Fatalf("batch: %v %+v", r.err, r.replies)
+	}
+	if rivalErr == nil && linkedCount(m, storemetrics.LinkedFellBack) != 2 {
+		t.Fatalf("the rival won, yet the batch did not fall back to zuno_append")
+	}
+	recs := verifyLog(t, url)
+	if want := 4 + map[bool]int{true: 0, false: 2}[rivalErr != nil]; len(recs) != want {
+		t.Fatalf("stored %d events, want %d", len(recs), want)
 	}
 }

@@ -39,13 +39,13 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 		db.Close()
 		return nil, err
 	}
-	stmts, err := prepareAll(ctx, db, appendSQL, linkedSQL, headSQL)
+	stmts, err := prepareAll(ctx, db, appendSQL, linkedSQL, headsSQL)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	s := newStore(sqldb.Postgres, db, db, opts)
-	s.appendStmt, s.linkedStmt, s.headStmt = stmts[0], stmts[1], stmts[2]
+	s.appendStmt, s.linkedStmt, s.headsStmt = stmts[0], stmts[1], stmts[2]
 	s.notifyToken = rand.Text()
 	s.commitBatch = s.commitPostgres
 	s.concurrentCommits = true

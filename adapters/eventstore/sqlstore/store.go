@@ -71,10 +71,10 @@ type Store struct {
 	writeEarly func(part []*appendRequest)
 	// appendStmt is zuno_append prepared (Postgres).
 	appendStmt *sql.Stmt
-	// linkedStmt and headStmt write an append whose stream's head is known, and read a head
+	// linkedStmt and headsStmt write a batch whose streams' heads are known, and read heads
 	// (Postgres: linked_postgres.go); heads are the heads known.
-	linkedStmt, headStmt *sql.Stmt
-	heads                pgKnownHeads
+	linkedStmt, headsStmt *sql.Stmt
+	heads                 pgKnownHeads
 	// notifyToken is the payload of this process's notifications, so that its listener can
 	// tell them from other processes' (Postgres).
 	notifyToken string

@@ -9,7 +9,8 @@
 -- committed (it read it, or its own append of it was acknowledged) and events are never
 -- removed, so the stream's head is that one or a later one; if later, the revision after it,
 -- the first the batch writes to that stream, is taken, and the insert fails on the (stream,
--- revision) key (unique_violation, after waiting for an append still writing it). An event id
+-- revision) key (unique_violation, after waiting for an append still writing it; two batches
+-- waiting on each other's revisions fail one of them with deadlock_detected). An event id
 -- already stored fails on its key too. Either way nothing of the batch is written, and the
 -- caller runs zuno_append, which decides each append from the stored head. The known head
 -- committed before this call began, so its position is below the ones reserved here: within a
