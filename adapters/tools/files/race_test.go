@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,14 +52,18 @@ func TestSymlinkSwapRace(t *testing.T) {
 			}
 		}()
 
+		// At least n calls, and on until the race was exercised (the swapper and the calls
+		// share the cores: on a loaded machine 1,000 calls may meet few swaps), within a bound.
 		const n = 1000
 		var leakedReads, okReads, okWrites, refused atomic.Int64
+		exercised := func() bool { return swaps.Load() >= 100 && okReads.Load() > 0 && okWrites.Load() > 0 }
+		deadline := time.Now().Add(20 * time.Second)
 		var wg sync.WaitGroup
 		for g := range 4 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := g; i < n; i += 4 {
+				for i := g; i < n || (!exercised() && time.Now().Before(deadline)); i += 4 {
 					r, err := w.Read(context.Background(), ReadRequest{Path: "sub/f.txt"})
 					switch {
 					case err != nil:
