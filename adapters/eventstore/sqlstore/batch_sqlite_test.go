@@ -82,11 +82,5 @@ func TestSQLiteSeesAnotherProcessAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := events.NewChainWalker(0, nil)
-	for _, r := range recs {
-		w.Add(r)
-	}
-	if f := w.Faults(); len(f) > 0 {
-		t.Fatalf("chain faults: %+v", f)
-	}
+	checkChain(t, recs, 0)
 }
