@@ -8,6 +8,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -470,4 +471,278 @@ func storedHeadOf(s *Store, stream string) (streamHead, error) {
 	s.heads.forget(stream)
 	heads, _, err := s.headsOf(ctx, []*appendRequest{{ctx: ctx, stream: stream, expected: events.Any}})
 	return heads[stream], err
+}
+
+// ackd is an acknowledged append: where it says its events are.
+type ackd struct {
+	stream string
+	evs    []events.Event
+	res    events.AppendResult
+	mine   bool // appended through a store (not by the older build)
+}
+
+// chaos is what a chaos run saw: the appends acknowledged, the events refused (never to be
+// stored), and what went wrong.
+type chaos struct {
+	mu       sync.Mutex
+	acked    []ackd
+	refused  [][]events.Event
+	failures []string
+}
+
+func (c *chaos) fail(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failures = append(c.failures, fmt.Sprintf(format, args...))
+}
+
+// record classifies one append's answer.
+func (c *chaos) record(a ackd, exp events.ExpectedRevision, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var wrong *events.WrongExpectedRevisionError
+	switch {
+	case err == nil:
+		c.acked = append(c.acked, a)
+	case errors.As(err, &wrong):
+		if exp.Allows(wrong.Actual) {
+			c.failures = append(c.failures, fmt.Sprintf("wrong revision whose actual %d allows %v", wrong.Actual, exp))
+		}
+		c.refused = append(c.refused, a.evs)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		c.refused = append(c.refused, a.evs)
+	default:
+		c.failures = append(c.failures, fmt.Sprintf("append: %v", err))
+	}
+}
+
+// pastAppend is one of the stores' acknowledged appends, at random, if there is one.
+func (c *chaos) pastAppend(rng *rand.Rand) (ackd, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for range 3 {
+		if len(c.acked) == 0 {
+			return ackd{}, false
+		}
+		if a := c.acked[rng.IntN(len(c.acked))]; a.mine {
+			return a, true
+		}
+	}
+	return ackd{}, false
+}
+
+// olderBuild appends through zuno_append directly, as a process of an older build does, a
+// third of its events without a hash, until stop closes.
+func (c *chaos) olderBuild(db *sqlx.DB, streams []string, rng *rand.Rand, stop <-chan struct{}) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(rng.IntN(3000)) * time.Microsecond):
+		}
+		st := streams[rng.IntN(len(streams))]
+		ev := atkEvent(fmt.Sprint("old", i), 0)
+		prep, _ := events.PrepareSeal(st, []events.Event{ev})
+		digest := prep[0].Body
+		if rng.IntN(3) == 0 {
+			digest = ""
+		}
+		var outcome string
+		var next, first, last sql.NullInt64
+		err := db.QueryRow(`SELECT outcome, next_revision, first_position, last_position
+			FROM zuno_append($1, '{any}', '{0}', '{1}', $2, $3, $4, $5, $6, true)`,
+			pq.Array([]string{st}), pq.Array([]string{ev.ID}), pq.Array([]string{ev.Type}), pq.Array([]string{string(ev.Data)}),
+			pq.Array([]string{string(prep[0].Metadata)}), pq.Array([]string{digest})).Scan(&outcome, &next, &first, &last)
+		if err == nil && outcome != "ok" {
+			err = fmt.Errorf("outcome %s", outcome)
+		}
+		if err != nil && !retriable(err) {
+			c.fail("older build: %v", err)
+		}
+		c.mu.Lock()
+		if err == nil {
+			c.acked = append(c.acked, ackd{stream: st, evs: []events.Event{ev}, res: events.AppendResult{
+				NextRevision: uint64(next.Int64), FirstPosition: uint64(first.Int64), LastPosition: uint64(last.Int64)}})
+		} else {
+			c.refused = append(c.refused, []events.Event{ev}) // a collision: rolled back
+		}
+		c.mu.Unlock()
+	}
+}
+
+// wipeKnownHeads makes one store or the other forget every head, now and then, until stop.
+func wipeKnownHeads(stores []*Store, rng *rand.Rand, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(time.Duration(rng.IntN(20)) * time.Millisecond):
+		}
+		s := stores[rng.IntN(len(stores))]
+		s.heads.mu.Lock()
+		s.heads.heads = nil
+		s.heads.mu.Unlock()
+	}
+}
+
+// writer appends ops times through s: one to three new events with a random expectation
+// (exact at the stored head), a fifth of them by callers who give up within 2 ms; or, one in
+// six, a retry of an acknowledged append, whole (answered as the original) or with one more
+// event (an id conflict).
+func (c *chaos) writer(db *sqlx.DB, s *Store, streams []string, rng *rand.Rand, name string, ops int) {
+	for op := range ops {
+		if past, ok := c.pastAppend(rng); ok && rng.IntN(6) == 0 {
+			c.retry(s, past, rng, fmt.Sprint(name, "-", op))
+			continue
+		}
+		stream := streams[rng.IntN(len(streams))]
+		exp := []events.ExpectedRevision{events.Any, events.NoStream, events.StreamExists}[rng.IntN(3)]
+		if rng.IntN(4) == 0 {
+			var head int64
+			if err := db.Get(&head, `SELECT COALESCE(MAX(stream_revision), 0) FROM event_log WHERE stream = $1`, stream); err != nil {
+				c.fail("read head: %v", err)
+				return
+			}
+			exp = events.Exact(uint64(head))
+		}
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if rng.IntN(5) == 0 {
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(2000))*time.Microsecond)
+		}
+		evs := make([]events.Event, 1+rng.IntN(3))
+		for k := range evs {
+			evs[k] = atkEvent(fmt.Sprint(name, "-", op), k)
+		}
+		res, err := s.Append(ctx, stream, exp, evs...)
+		cancel()
+		c.record(ackd{stream: stream, evs: evs, res: res, mine: true}, exp, err)
+	}
+}
+
+func (c *chaos) retry(s *Store, past ackd, rng *rand.Rand, name string) {
+	evs := past.evs
+	partial := rng.IntN(4) == 0
+	if partial {
+		evs = append(append([]events.Event{}, past.evs...), atkEvent(name, 0))
+	}
+	res, err := s.Append(context.Background(), past.stream, events.Any, evs...)
+	var conflict *events.EventIDConflictError
+	switch {
+	case partial && !errors.As(err, &conflict):
+		c.fail("partial retry of %+v: %+v %v, want an id conflict", past.res, res, err)
+	case !partial && (err != nil || res != past.res):
+		c.fail("retry of %+v: %+v %v", past.res, res, err)
+	}
+}
+
+// check compares the stored log with what the run saw: every acknowledged event where its
+// reply says, no refused event, nothing else, each chain intact.
+func (c *chaos) check(t *testing.T, recs []events.Recorded) {
+	t.Helper()
+	for _, f := range c.failures {
+		t.Error(f)
+	}
+	checkStreams(t, recs)
+	byID := map[string]events.Recorded{}
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	n := 0
+	for _, a := range c.acked {
+		n += len(a.evs)
+		first := a.res.NextRevision + 1 - uint64(len(a.evs))
+		for i, ev := range a.evs {
+			r, ok := byID[ev.ID]
+			if !ok || r.Stream != a.stream || r.StreamRevision != first+uint64(i) || r.Position != a.res.FirstPosition+uint64(i) {
+				t.Fatalf("acknowledged %+v, event %d: stored %v %+v", a.res, i, ok, r)
+			}
+		}
+	}
+	for _, evs := range c.refused {
+		for _, ev := range evs {
+			if _, ok := byID[ev.ID]; ok {
+				t.Fatalf("refused event %s is stored", ev.ID)
+			}
+		}
+	}
+	if n != len(recs) {
+		t.Fatalf("stored %d events, acknowledged %d", len(recs), n)
+	}
+}
+
+// subscribeAll subscribes through s from the start; the function it returns waits until n
+// events came (or 10 s passed), ends the subscription and returns what came.
+func subscribeAll(t *testing.T, s *Store) func(n int) []events.Recorded {
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var seen []events.Recorded
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Subscribe(ctx, 0, func(r events.Recorded) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, r)
+			return nil
+		})
+	}()
+	return func(n int) []events.Recorded {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			got := len(seen)
+			mu.Unlock()
+			if got >= n {
+				break
+			}
+		}
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
+}
+
+// Two processes' stores race on five streams: 16 writers with mixed expectations, appends of
+// one to three events, callers who give up, retries whole and in part; beside them an older
+// build appending through zuno_append (some events unhashed), the stores' knowledge wiped at
+// random, and a third store subscribed. The log must hold exactly the acknowledged appends,
+// where their replies say, with every chain intact, and the subscriber must have seen exactly
+// the log, in order.
+func TestAttackChaos(t *testing.T) {
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			url := pgtest.NewDatabase(t)
+			a, _ := openLinked(t, url)
+			b, _ := openLinked(t, url)
+			reader, _ := openLinked(t, url)
+			stores, streams := []*Store{a, b}, []string{"s0", "s1", "s2", "s3", "s4"}
+			db := sqlx.MustOpen("postgres", url)
+			defer db.Close()
+			seen := subscribeAll(t, reader)
+			c := &chaos{}
+			stop := make(chan struct{})
+			var background, writers sync.WaitGroup
+			background.Go(func() { c.olderBuild(db, streams, rand.New(rand.NewPCG(seed, 1)), stop) })
+			background.Go(func() { wipeKnownHeads(stores, rand.New(rand.NewPCG(seed, 2)), stop) })
+			for w := range 16 {
+				writers.Go(func() {
+					c.writer(db, stores[w%2], streams, rand.New(rand.NewPCG(seed, uint64(w)+10)), fmt.Sprint("w", w), 50)
+				})
+			}
+			writers.Wait()
+			close(stop)
+			background.Wait()
+			recs := readAllFresh(t, url)
+			c.check(t, recs)
+			got := seen(len(recs))
+			if len(got) != len(recs) {
+				t.Fatalf("the subscriber saw %d events, the log has %d", len(got), len(recs))
+			}
+			for i := range recs {
+				if got[i].ID != recs[i].ID || got[i].Position != recs[i].Position {
+					t.Fatalf("subscriber's event %d: %s at %d; the log's: %s at %d", i, got[i].ID, got[i].Position, recs[i].ID, recs[i].Position)
+				}
+			}
+		})
+	}
 }
