@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -316,30 +317,29 @@ func (b *sqliteBatcher) streamHeads(ctx context.Context, tx *sqlx.Tx, streams []
 	if err != nil {
 		return nil, fmt.Errorf("read stream revisions: %w", err)
 	}
-	defer rows.Close()
 	out := make(map[string]streamHead, len(streams))
 	for _, st := range streams {
 		out[st] = streamHead{revision: -1}
 	}
-	for rows.Next() {
-		var stream string
-		var rev *int64
-		var hash *string
-		if err := rows.Scan(&stream, &rev, &hash); err != nil {
-			return nil, err
-		}
-		if rev != nil {
-			out[stream] = streamHead{revision: *rev, hash: deref(hash)}
-		}
-	}
-	return out, rows.Err()
+	return out, scanHeads(rows, out)
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+// scanHeads reads rows of (stream, revision, hash), a NULL revision being no stream, into
+// heads, and closes rows. A stream with no row keeps the head it had in heads.
+func scanHeads(rows *sql.Rows, heads map[string]streamHead) error {
+	defer rows.Close()
+	for rows.Next() {
+		var stream string
+		var rev sql.NullInt64
+		var hash sql.NullString
+		if err := rows.Scan(&stream, &rev, &hash); err != nil {
+			return err
+		}
+		if rev.Valid {
+			heads[stream] = streamHead{revision: rev.Int64, hash: hash.String}
+		}
 	}
-	return *s
+	return rows.Err()
 }
 
 func knownEvents(evs []events.Event, stored map[string]events.Recorded) []events.Recorded {

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 
@@ -169,19 +168,7 @@ func (s *Store) headsOf(ctx context.Context, batch []*appendRequest) (map[string
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var stream string
-		var rev sql.NullInt64
-		var hash string
-		if err := rows.Scan(&stream, &rev, &hash); err != nil {
-			return nil, false, err
-		}
-		if rev.Valid {
-			heads[stream] = streamHead{revision: rev.Int64, hash: hash}
-		}
-	}
-	return heads, true, rows.Err()
+	return heads, true, scanHeads(rows, heads)
 }
 
 // add numbers r's events on from head, links them, and moves r's stream's head past them.
