@@ -20,6 +20,11 @@ type Request struct {
 	Workspace string
 	// Platform is a GOOS value; "" is this process's.
 	Platform string
+	// WorkspaceGone: the workspace no longer exists and the session is replayed
+	// (docs/replay.md, "A workspace that is gone"). The sandbox is resolved as for a run, so
+	// the shell is offered as it was, but no launcher is built over the missing directory:
+	// every command is refused.
+	WorkspaceGone bool
 }
 
 // Session is an assembled shell's sandbox: the recorded resolution and the launcher every
@@ -57,6 +62,10 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 		sess.Launcher = Native{}
 		return sess, nil
 	}
+	if req.WorkspaceGone {
+		sess.Launcher = goneLauncher{workspace: req.Workspace}
+		return sess, nil
+	}
 	b, err := NewBubblewrap(sess.Probe.Launcher, res, req.Workspace)
 	var serr *SeccompError
 	if errors.As(err, &serr) {
@@ -70,6 +79,13 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 	}
 	sess.Launcher = b
 	return sess, nil
+}
+
+// goneLauncher confines nothing because it runs nothing: the workspace is gone.
+type goneLauncher struct{ workspace string }
+
+func (l goneLauncher) Wrap([]string, string) ([]string, error) {
+	return nil, fmt.Errorf("sandbox: the workspace %s no longer exists; nothing runs in a replay over it", l.workspace)
 }
 
 // Execution is the executionReady check: whether the selected backend can run a command.

@@ -166,8 +166,10 @@ func dataDir(cfg config) string {
 // shell and bg run through the session's sandbox (docs/sandbox.md); when it cannot be
 // assembled, neither is offered and the surface says why.
 func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
-	return func(workspace, sessionID string, readOnly bool) (turn.Surface, error) {
-		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: readOnly},
+	return func(req turn.ToolsRequest) (turn.Surface, error) {
+		workspace, sessionID := req.Dir, req.SessionID
+		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: req.ReadOnly,
+			WorkspaceGone: req.Gone != nil},
 			adsandbox.Probe{})
 		launcher := sb.Launcher
 		if refused != nil {
@@ -181,8 +183,8 @@ func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 		}
 		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr},
-			EnvExclude: cfg.EnvExclude,
-			Sandbox:    &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
+			EnvExclude: cfg.EnvExclude, Gone: req.Gone,
+			Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 		if err != nil {
 			mgr.Close()
 			return nil, err

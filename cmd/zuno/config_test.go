@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/turn"
 )
 
 // Every configuration example in the specification loads into the real configuration type
@@ -63,7 +64,7 @@ func TestUnbuiltToolIsANote(t *testing.T) {
 // "webfetch": false the user wrote would silently stop disabling it.
 func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
 	dir := t.TempDir()
-	surface, err := openTools(config{}, dir, nil)(dir, "ses_test", false)
+	surface, err := openTools(config{}, dir, nil)(turn.ToolsRequest{Dir: dir, SessionID: "ses_test"})
 	if err != nil {
 		t.Fatal(err)
 	}

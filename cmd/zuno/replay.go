@@ -29,14 +29,20 @@ permission and sandbox decisions, the uncertain rule, the step-limit finalisatio
 compared with the recorded one, and the first difference of each step is reported with
 both values. Run it over stored sessions before rolling out a new build.
 
-With --verify the exit status is 0 only when every decision agrees.`,
+A session whose workspace no longer exists is replayed too: a replay touches nothing on
+disk, and a step whose decisions needed the workspace (a path the gate looked at, the
+project's AGENTS.md) is listed as not checked, with replay_workspace_gone, never as a
+difference.
+
+With --verify the exit status is 0 only when every decision agrees and every step was
+checked.`,
 		Args: cobra.NoArgs,
 		RunE: runReplay,
 	}
 	addFormatFlag(cmd, "table")
 	cmd.Flags().String("session", "", "replay this session")
 	cmd.Flags().Bool("all", false, "replay every session")
-	cmd.Flags().Bool("verify", false, "exit non-zero (replay_mismatch) when a decision differs")
+	cmd.Flags().Bool("verify", false, "exit non-zero when a decision differs (replay_mismatch) or a step could not be checked (replay_workspace_gone)")
 	cmd.MarkFlagsMutuallyExclusive("session", "all")
 	return cmd
 }
@@ -69,6 +75,9 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 			}
 			if rep.Differences == nil {
 				rep.Differences = []replay.Difference{}
+			}
+			if rep.Unchecked == nil {
+				rep.Unchecked = []replay.Unchecked{}
 			}
 			out.Sessions = append(out.Sessions, rep)
 			if e := rep.Err(); e != nil && failed == nil {
@@ -105,13 +114,20 @@ func (a *app) sessionIDs(ctx context.Context) ([]string, error) {
 
 func printReplay(w io.Writer, out replayOut) {
 	for _, r := range out.Sessions {
-		if len(r.Differences) == 0 {
+		switch {
+		case len(r.Differences) == 0 && len(r.Unchecked) == 0:
 			fmt.Fprintf(w, "%s: %d turns, %d events: every decision agrees\n", r.SessionID, r.Turns, r.Events)
-			continue
+		case len(r.Differences) == 0:
+			fmt.Fprintf(w, "%s: %d turns, %d events: every decision checked agrees; %d step(s) need the workspace %s, which no longer exists\n",
+				r.SessionID, r.Turns, r.Events, len(r.Unchecked), r.Unchecked[0].Workspace)
+		default:
+			fmt.Fprintf(w, "%s: %d turns, %d events: %d step(s) differ\n", r.SessionID, r.Turns, r.Events, len(r.Differences))
+			for _, d := range r.Differences {
+				fmt.Fprintf(w, "  step %d %s %s: recorded %s, replayed %s\n", d.Step, d.Event, d.Field, d.Recorded, d.Replayed)
+			}
 		}
-		fmt.Fprintf(w, "%s: %d turns, %d events: %d step(s) differ\n", r.SessionID, r.Turns, r.Events, len(r.Differences))
-		for _, d := range r.Differences {
-			fmt.Fprintf(w, "  step %d %s %s: recorded %s, replayed %s\n", d.Step, d.Event, d.Field, d.Recorded, d.Replayed)
+		for _, u := range r.Unchecked {
+			fmt.Fprintf(w, "  step %d %s: not checked, it needs %s from %s\n", u.Step, u.Event, u.Needs, u.Workspace)
 		}
 	}
 }

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/zuno-run/zuno/commands/gate"
 	"github.com/zuno-run/zuno/commands/replay"
@@ -27,7 +30,11 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
-	surface, err := c.ports.OpenTools(t.Directory, t.Started.SessionID, ag.ReadOnly)
+	tr := turn.ToolsRequest{Dir: t.Directory, SessionID: t.Started.SessionID, ReadOnly: ag.ReadOnly}
+	if workspaceGone(t.Directory) {
+		tr.Gone = t.Detach()
+	}
+	surface, err := c.ports.OpenTools(tr)
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
@@ -37,6 +44,17 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 		return turn.Request{}, nil, err
 	}
 	return req, surface.Close, nil
+}
+
+// workspaceGone reports whether dir, a recorded workspace, no longer exists: a replay never
+// touches the workspace, so its absence is not a difference (docs/replay.md). Any other
+// failure to look at it is left to the tools to report.
+func workspaceGone(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	_, err := os.Lstat(dir)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func (c *Commands) replayResolve(t replay.Turn, ag agent.Agent, surface turn.Surface) (turn.Request, error) {

@@ -81,7 +81,7 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	surface, err := c.ports.OpenTools(plan.dir, plan.sessionID, ag.ReadOnly)
+	surface, err := c.ports.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly})
 	if err != nil {
 		return TurnResult{}, err
 	}

@@ -84,7 +84,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	if err != nil {
 		return AgentReport{}, err
 	}
-	surface, err := s.OpenTools(dir, "debug-agent", ag.ReadOnly)
+	surface, err := s.OpenTools(turn.ToolsRequest{Dir: dir, SessionID: "debug-agent", ReadOnly: ag.ReadOnly})
 	if err != nil {
 		return AgentReport{}, err
 	}

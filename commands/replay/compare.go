@@ -16,6 +16,10 @@ type comparer struct {
 	next    int // index of the recorded event the next append is compared with
 	diffs   []Difference
 	stopped bool
+	// gone is set when the turn is replayed over a workspace that no longer exists; skipped
+	// are its steps that needed it, reported instead of their differences.
+	gone    *detachment
+	skipped []Unchecked
 }
 
 // check compares one appended event. A differing field is reported once per step and the
@@ -66,6 +70,9 @@ func (c *comparer) missing() {
 
 // add records a difference unless its step has one already.
 func (c *comparer) add(i int, typ, field, recorded, replayed string) {
+	if c.unchecked(i, typ) {
+		return
+	}
 	step := c.g.steps[i]
 	if slices.ContainsFunc(c.diffs, func(d Difference) bool { return d.Step == step }) {
 		return

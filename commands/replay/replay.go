@@ -36,6 +36,11 @@ type Turn struct {
 	// Interactive: someone answered the turn's asks (it recorded one). A run nobody answered
 	// turns an ask into a denial, so this is how the run was invoked, not a decision.
 	Interactive bool
+	// Detach is called by a Build that finds Directory gone: the turn is then replayed with
+	// its tools opened detached (turn.ToolsRequest.Gone is the function it returns), and a
+	// step whose decisions needed the workspace is reported Unchecked, not as a difference
+	// (docs/replay.md, "A workspace that is gone").
+	Detach func() func(path string)
 }
 
 // Build returns the request a turn's command is driven with today (the agent, the tools, the
@@ -60,11 +65,16 @@ type Report struct {
 	Turns       int          `json:"turns"`
 	Events      int          `json:"events"`
 	Differences []Difference `json:"differences"`
+	// Unchecked are the steps that needed a workspace that is gone.
+	Unchecked []Unchecked `json:"unchecked"`
 }
 
 // Err is the report as an error: nil when every decision agreed.
 func (r Report) Err() error {
 	if len(r.Differences) == 0 {
+		if len(r.Unchecked) > 0 {
+			return r.goneErr()
+		}
 		return nil
 	}
 	d := r.Differences[0]
@@ -103,12 +113,13 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 		}
 		if g.started != nil {
 			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked}
-			diffs, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
+			diffs, skipped, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
 			if err != nil {
 				return rep, err
 			}
 			rep.Turns++
 			rep.Differences = append(rep.Differences, diffs...)
+			rep.Unchecked = append(rep.Unchecked, skipped...)
 		}
 		rep.Events += end - start
 		start = end
@@ -119,22 +130,23 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 // replayTurn drives one turn's command over the history before it and compares what it
 // appends with the recorded group.
 func replayTurn(ctx context.Context, log commands.StreamReader, registry *events.Registry, before []events.Recorded,
-	g *group, t Turn, build Build) ([]Difference, error) {
+	g *group, t Turn, build Build) ([]Difference, []Unchecked, error) {
 	cmp := &comparer{g: g}
 	st := &store{log: log, stream: commands.SessionStream(t.Started.SessionID), recs: append([]events.Recorded(nil), before...),
 		cutoff: g.recs[0].Position, check: cmp.check}
 	// The workspace as the session's history says, a fork's included (its source's events).
 	var sess session.State
 	if _, err := commands.Load(ctx, st, registry, st.stream, 0, func(_ events.Recorded, p events.Payload) error { return sess.Evolve(p) }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t.Directory = sess.Directory
 	if t.Move != "" {
 		t.Directory = t.Move
 	}
+	t.Detach = func() func(string) { return cmp.detach(t.Directory, before, registry) }
 	req, done, err := build(ctx, t)
 	if err != nil {
-		return []Difference{g.refused(err)}, nil
+		return []Difference{g.refused(err)}, nil, nil
 	}
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
@@ -159,11 +171,11 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 	req.Tools = recordedTools(req.Tools, g, st)
 	req.Inbox = inbox{log: log, registry: registry, cancel: cancel}
 	_, err = d.Run(ctx, req)
-	if err != nil && !errors.Is(err, errStop) && cmp.diffs == nil {
-		return []Difference{g.refused(err)}, nil
+	if err != nil && !errors.Is(err, errStop) && cmp.diffs == nil && cmp.skipped == nil {
+		return []Difference{g.refused(err)}, nil, nil
 	}
 	if !cmp.stopped && cmp.next < len(g.recs) {
 		cmp.missing()
 	}
-	return cmp.diffs, nil
+	return cmp.diffs, cmp.skipped, nil
 }

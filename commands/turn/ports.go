@@ -58,9 +58,20 @@ type Confinement struct {
 	Refusal error
 }
 
-// OpenTools opens the tool surface of a session working in dir; readOnly is the agent's
-// contract, which narrows the sandbox.
-type OpenTools func(dir, sessionID string, readOnly bool) (Surface, error)
+// ToolsRequest is the tool surface to open: of the session SessionID working in Dir, for an
+// agent whose contract is ReadOnly (it narrows the sandbox).
+type ToolsRequest struct {
+	Dir, SessionID string
+	ReadOnly       bool
+	// Gone, when set, opens the surface over a Dir that no longer exists, for a replay
+	// (docs/replay.md, "A workspace that is gone"): the tools declare, validate and keep
+	// per-session state, no tool can run, and each path inside Dir that the gate's questions
+	// were answered for by its spelling alone is reported here.
+	Gone func(path string)
+}
+
+// OpenTools opens a session's tool surface.
+type OpenTools func(ToolsRequest) (Surface, error)
 
 // Gate is the run's permission gate and sandbox resolver (docs/permissions.md): it decides
 // each call before it starts. A nil Gate allows every call.

@@ -33,15 +33,26 @@ type Authority struct {
 // Authorize says what path (as a tool call gives it: relative to the root, or absolute)
 // reaches, without reading or changing anything. A symbolic link in the middle of a path
 // inside the workspace is refused here already (symlink_refused): no call can use it.
-func (w *Workspace) Authorize(p string) (Authority, error) {
+func (w *Workspace) Authorize(p string) (Authority, error) { return w.authorize(p, true) }
+
+// authorize is Authorize; report says whether a detached Workspace tells its caller about a
+// path it authorised by spelling: the gate's questions are decisions a replay compares, the
+// placing of a restored credential is not (it only matters when a tool runs).
+func (w *Workspace) authorize(p string, report bool) (Authority, error) {
 	abs, err := w.absolute(p)
 	if err != nil {
 		return Authority{}, err
 	}
 	var a Authority
-	if within(w.realRoot, abs) {
+	switch {
+	case w.gone != nil && within(w.realRoot, abs):
+		if report {
+			w.gone(abs)
+		}
+		a = Authority{Target: abs}
+	case within(w.realRoot, abs):
 		a, err = w.authorizeBeneath(w.root, p, abs)
-	} else {
+	default:
 		a, err = authorizeOutside(abs)
 	}
 	if err != nil {
@@ -222,7 +233,7 @@ func (w *Workspace) authorizeFor(p, ext string) (Authority, error) {
 		return Authority{}, err
 	}
 	if ext == "" || within(w.realRoot, abs) || !within(ext, abs) {
-		return w.Authorize(p)
+		return w.authorize(p, false)
 	}
 	base, err := w.openBase(place{external: ext})
 	if err != nil {
@@ -251,6 +262,9 @@ func cleanExternal(root string) string {
 // openBase opens the handle a place is reached from: the held root (duplicated, so the caller
 // always closes what it gets) or the granted directory, walked from / without links.
 func (w *Workspace) openBase(pl place) (dir, error) {
+	if w.gone != nil {
+		return dir{}, w.errGone()
+	}
 	if pl.external == "" {
 		return w.root.dup()
 	}

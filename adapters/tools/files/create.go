@@ -21,6 +21,9 @@ func (w *Workspace) CreateNew(rel string, content []byte) error {
 	if !fs.ValidPath(rel) || rel == "." {
 		return invalid("path", "path %q is not a clean root-relative file path", rel)
 	}
+	if w.gone != nil {
+		return w.errGone()
+	}
 	segs, name := parentAndName(rel)
 	d, _, err := w.descend(w.root, segs, true)
 	if err != nil {

@@ -40,6 +40,9 @@ const (
 	// ExternalDirectoryRequired: the path (or where its final link points) is outside the
 	// workspace and the call carries no external_directory grant for its directory.
 	ExternalDirectoryRequired Code = "external_directory_required"
+	// WorkspaceGone: the Workspace was opened Detached, over a directory that no longer
+	// exists (a replay); nothing was read or written.
+	WorkspaceGone Code = "workspace_gone"
 )
 
 // Error is a refused call: nothing was read or written. Its message is meant for the model.

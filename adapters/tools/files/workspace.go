@@ -30,6 +30,10 @@ type Workspace struct {
 	// openat2: walk with one openat2 call (useOpenat2 at New), else openat per segment.
 	openat2 bool
 
+	// gone, when set, marks a Workspace opened by Detached: root has no handle, and each path
+	// inside it authorised by its spelling alone is reported here.
+	gone func(path string)
+
 	// beforeWrite, when set (tests), runs before the i-th write of an apply_patch plan and
 	// may return an error that stands for a failed write.
 	beforeWrite func(i int, path string) error
@@ -60,8 +64,40 @@ func New(root string) (*Workspace, error) {
 		root: dir{fd: fd, path: real}, rootFile: f, openat2: useOpenat2()}, nil
 }
 
+// Detached returns a Workspace over root, a directory that no longer exists, for a replay
+// (docs/replay.md, "A workspace that is gone"): the tools are opened for their declarations,
+// validation and per-session state only. With nothing on disk to look at, a path inside root
+// is authorised by its spelling (no link can be followed where there is no directory), and
+// assumed is told each such path, so the replay can say which step needed the disk. It reads
+// and writes nothing: every call that would fails with a WorkspaceGone error.
+func Detached(root string, assumed func(path string)) (*Workspace, error) {
+	if root == "" {
+		return nil, errNoRoot
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if assumed == nil {
+		assumed = func(string) {}
+	}
+	return &Workspace{Root: abs, Credentials: NewCredentials(), realRoot: abs, root: dir{fd: -1, path: abs},
+		gone: assumed}, nil
+}
+
+// errGone refuses I/O in a detached Workspace.
+func (w *Workspace) errGone() error {
+	return &Error{Kind: WorkspaceGone, Message: fmt.Sprintf(
+		"the workspace %s no longer exists; nothing in it can be read or written. Recreate it, or move the session with --dir", w.Root)}
+}
+
 // Close releases the handle on the root. The Workspace must not be used afterwards.
-func (w *Workspace) Close() error { return w.rootFile.Close() }
+func (w *Workspace) Close() error {
+	if w.rootFile == nil {
+		return nil
+	}
+	return w.rootFile.Close()
+}
 
 func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)

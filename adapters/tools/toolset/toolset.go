@@ -114,6 +114,11 @@ type Config struct {
 	// GitPreflightBudget is the time all the repository reads of one shell call's git
 	// pre-flight share; 0 is 30 s (docs/shell-execution.md).
 	GitPreflightBudget time.Duration
+	// Gone, when set, opens the tools over a Root that no longer exists, for a replay
+	// (docs/replay.md, "A workspace that is gone"): declarations, validation and per-session
+	// state work, paths inside Root are authorised by their spelling and reported to Gone, and
+	// no tool can run (files.Detached).
+	Gone func(path string)
 }
 
 // ShellSandbox is the session's sandbox as the shell tool uses it.
@@ -184,17 +189,9 @@ func New(cfg Config) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolset: artifact dir: %w", err)
 	}
-	ws, err := files.New(cfg.Root)
+	ws, realRoot, srch, err := openRoot(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("toolset: %w", err)
-	}
-	realRoot, err := filepath.EvalSymlinks(ws.Root)
-	if err != nil {
-		return nil, fmt.Errorf("toolset: workspace root: %w", err)
-	}
-	srch, err := search.New(cfg.Root)
-	if err != nil {
-		return nil, fmt.Errorf("toolset: %w", err)
+		return nil, err
 	}
 	srch.RG, srch.MaxBytes, srch.MaxLines = cfg.RG, cfg.MaxBytes, cfg.MaxLines
 	s := &Set{
@@ -216,6 +213,31 @@ func New(cfg Config) (*Set, error) {
 	}
 	s.tools = append(s.tools, &reportTool{s})
 	return s, nil
+}
+
+// openRoot opens the workspace and the searcher over cfg.Root: held by handle, or detached
+// from a root that is gone (Config.Gone), which nothing then reads.
+func openRoot(cfg Config) (*files.Workspace, string, *search.Searcher, error) {
+	if cfg.Gone != nil {
+		ws, err := files.Detached(cfg.Root, cfg.Gone)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("toolset: %w", err)
+		}
+		return ws, ws.Root, &search.Searcher{Root: ws.Root}, nil
+	}
+	ws, err := files.New(cfg.Root)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("toolset: %w", err)
+	}
+	realRoot, err := filepath.EvalSymlinks(ws.Root)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("toolset: workspace root: %w", err)
+	}
+	srch, err := search.New(cfg.Root)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("toolset: %w", err)
+	}
+	return ws, realRoot, srch, nil
 }
 
 // Tools returns read, glob, grep, write, apply_patch, shell and report_write, in that order;
