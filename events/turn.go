@@ -37,6 +37,19 @@ type TurnStarted struct {
 	// family, dialect, base URL, retries and the quirks the adapter handles (docs/config.md,
 	// "Providers"). Never a key or a header value.
 	Wire *ProviderWire `json:"wire,omitempty"`
+	// Config is every configuration file the turn's settings were resolved from, for the
+	// session's workspace (docs/config.md, "Which files a turn read"), in layer order: what
+	// replay and debug permissions --session check they evaluate again. Variables and flags
+	// are one invocation's and are not recorded.
+	Config []ConfigFile `json:"config,omitempty"`
+}
+
+// ConfigFile is one configuration file a turn read: its layer, path and the SHA-256 (hex) of
+// its bytes as read.
+type ConfigFile struct {
+	Layer  string `json:"layer"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // ProviderWire describes the connection a turn's requests go over.

@@ -6,6 +6,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -64,6 +66,8 @@ type Document struct {
 	Layer settings.Layer
 	// Source is the file path, or the variables or flags the layer was built from.
 	Source string
+	// SHA256 is the hex digest of the file's bytes as read; empty for the env and CLI layers.
+	SHA256 string
 	Node   Node
 	// text is the file's standardised JSON (offsets are the file's), for typed errors.
 	text []byte
@@ -117,7 +121,8 @@ func readFile(f file) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
-	return Document{Layer: f.layer, Source: f.path, Node: n, text: text}, nil
+	sum := sha256.Sum256(b)
+	return Document{Layer: f.layer, Source: f.path, SHA256: hex.EncodeToString(sum[:]), Node: n, text: text}, nil
 }
 
 // appendValueLayers adds the env and CLI layers, when they set anything.

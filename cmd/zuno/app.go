@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	adconfig "github.com/zuno-run/zuno/adapters/config"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,16 +105,41 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		return nil, err
 	}
 	a.turns = a.driver()
-	a.Application = zapp.New(cfg.settings(), zapp.Ports{
+	said := append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)
+	a.Application = zapp.New(cfg.settings(), said, zapp.Ports{
 		Send:         a.bus.Send,
 		CatchUp:      a.catchUp,
 		Log:          a.store,
 		Driver:       a.turns,
 		OpenProvider: openProvider(cfg, os.Stderr),
-		OpenTools:    openTools(cfg, dataDir(cfg), a.handlers),
+		Configure:    a.configure,
 		Instructions: instructions.Read,
 	}, a.queries())
 	return a, nil
+}
+
+// configure resolves the configuration of a session working in dir: every layer as the
+// process found it, but the project layer found from dir, never from the caller's working
+// directory (docs/config.md, "Which files a turn read"). Storage stays the process's: the
+// project layer may not set it.
+func (a *app) configure(dir string) (zapp.SessionConfig, error) {
+	cfg, err := loadConfigFrom(configOptionsIn(dir))
+	if err != nil {
+		return zapp.SessionConfig{}, err
+	}
+	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers),
+		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
+}
+
+// configFiles are the files among the layers, as a turn records them.
+func configFiles(set *adconfig.Set) []events.ConfigFile {
+	var out []events.ConfigFile
+	for _, d := range set.Docs {
+		if d.SHA256 != "" {
+			out = append(out, events.ConfigFile{Layer: string(d.Layer), Path: d.Source, SHA256: d.SHA256})
+		}
+	}
+	return out
 }
 
 func (a *app) catchUp(ctx context.Context) error {
@@ -297,14 +324,13 @@ func (a *app) Close() error {
 	return errors.Join(errs...)
 }
 
-// hostKeyWarning is said once per process, whichever command opens the provider.
-var hostKeyWarning sync.Once
-
 // openProvider opens a provider spec with the configuration's provider settings and the key
 // adapters/credentials resolves, so the key may live in the ZUNO_* namespace or the auth file,
 // both withheld from tool commands. A key taken from a host variable still works; the user is
-// told once that tools can see it. A local server's family takes no host key.
+// told once per application (however many turns it runs) that tools can see it. A local
+// server's family takes no host key.
 func openProvider(cfg config, stderr io.Writer) func(spec string) (model.Provider, error) {
+	var hostKeyWarning sync.Once
 	return func(spec string) (model.Provider, error) {
 		if strings.HasPrefix(spec, "scripted:") {
 			return provider.Open(spec)

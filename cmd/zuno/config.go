@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	adconfig "github.com/zuno-run/zuno/adapters/config"
 	"github.com/zuno-run/zuno/adapters/provider"
@@ -103,7 +102,7 @@ type toolOutputConfig struct {
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
 		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
-		Home: homeDir()}
+		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access"}
 }
 
 // homeDir is the user's home: $HOME, else the platform's answer (the passwd entry), so the
@@ -188,10 +187,18 @@ var cliSettings []struct {
 	JSON      json.RawMessage
 }
 
-// configOptions are the process's answers to where each layer lives.
+// configOptions are the process's answers to where each layer lives, the project layer found
+// from the working directory.
 func configOptions() adconfig.Options {
 	cwd, _ := os.Getwd()
-	o := adconfig.Options{Cwd: cwd, GlobalDir: adconfig.GlobalDir(os.Getenv), ManagedDir: adconfig.DefaultManagedDir,
+	return configOptionsIn(cwd)
+}
+
+// configOptionsIn are configOptions with the project layer found from dir: a turn's is its
+// session's workspace, never the caller's working directory (docs/config.md, "Which files a
+// turn read").
+func configOptionsIn(dir string) adconfig.Options {
+	o := adconfig.Options{Cwd: dir, GlobalDir: adconfig.GlobalDir(os.Getenv), ManagedDir: adconfig.DefaultManagedDir,
 		Explicit: configFlag, ExplicitFrom: "--config"}
 	if o.Explicit == "" {
 		o.Explicit, o.ExplicitFrom, o.ExplicitOptional = os.Getenv("ZUNO_CONFIG"), "ZUNO_CONFIG", true
@@ -229,31 +236,36 @@ type configError struct{ msg string }
 func (e *configError) Error() string { return "config: " + e.msg }
 func (e *configError) Code() string  { return "bad_config" }
 
-// warnOnce and noteOnce print the loader's warnings (the legacy config.json) and the notes
-// once per process, however many times a command loads the configuration.
-var warnOnce, noteOnce sync.Once
-
+// loadConfig loads the process's configuration (the project layer of the working directory)
+// and says the loader's warnings (the legacy config.json) and notes on stderr. A command loads
+// it once.
 func loadConfig() (config, error) {
-	var c config
-	set, err := adconfig.Load(configOptions())
-	if err != nil {
-		return c, err
-	}
-	warnOnce.Do(func() {
-		for _, w := range set.Warnings {
+	c, err := loadConfigFrom(configOptions())
+	if c.Layers != nil {
+		for _, w := range c.Layers.Warnings {
 			fmt.Fprintln(os.Stderr, "zuno: warning: "+w)
 		}
-	})
-	if err := set.Decode(&c); err != nil {
-		return c, err
 	}
-	c.Layers = set
-	c.notes()
-	noteOnce.Do(func() {
+	if err == nil {
 		for _, n := range c.Notes {
 			fmt.Fprintln(os.Stderr, "zuno: note: "+n)
 		}
-	})
+	}
+	return c, err
+}
+
+// loadConfigFrom loads, merges and checks the layers o finds, saying nothing.
+func loadConfigFrom(o adconfig.Options) (config, error) {
+	var c config
+	set, err := adconfig.Load(o)
+	if err != nil {
+		return c, err
+	}
+	c.Layers = set
+	if err := set.Decode(&c); err != nil {
+		return c, err
+	}
+	c.notes()
 	if c.DB == "" {
 		c.DB = defaultDB()
 	}

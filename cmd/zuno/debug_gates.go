@@ -45,7 +45,6 @@ part of this output.`,
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				q.FullAccess = a.cfg.SandboxConfig.Mode == "danger-full-access"
 				rep, err := a.Permissions(ctx, q)
 				if err != nil {
 					return err

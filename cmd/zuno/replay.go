@@ -79,6 +79,9 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 			if rep.Unchecked == nil {
 				rep.Unchecked = []replay.Unchecked{}
 			}
+			if rep.ConfigChanged == nil {
+				rep.ConfigChanged = []replay.ConfigChange{}
+			}
 			out.Sessions = append(out.Sessions, rep)
 			if e := rep.Err(); e != nil && failed == nil {
 				out.OK, failed = false, e
@@ -129,5 +132,19 @@ func printReplay(w io.Writer, out replayOut) {
 		for _, u := range r.Unchecked {
 			fmt.Fprintf(w, "  step %d %s: not checked, it needs %s from %s\n", u.Step, u.Event, u.Needs, u.Workspace)
 		}
+		for _, ch := range r.ConfigChanged {
+			fmt.Fprintf(w, "  note: the %s configuration %s %s\n", ch.Layer, ch.Path, describeChange(ch))
+		}
 	}
+}
+
+// describeChange says how a configuration file differs from the one a turn read.
+func describeChange(ch replay.ConfigChange) string {
+	switch {
+	case ch.Recorded == "":
+		return "is read now and was not when turn " + ch.TurnID + " ran"
+	case ch.Now == "":
+		return "was read by turn " + ch.TurnID + " (SHA-256 " + ch.Recorded + ") and is not read now"
+	}
+	return "changed since turn " + ch.TurnID + " read it (SHA-256 " + ch.Recorded + ", now " + ch.Now + ")"
 }

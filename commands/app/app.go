@@ -37,6 +37,9 @@ type Settings struct {
 	// Home is the user's home directory, resolved with the platform fallback when HOME is
 	// unset: path rules expand ~ and $HOME with it and the risk gate protects it.
 	Home string
+	// FullAccess: sandbox.mode is danger-full-access, which makes the effective permission
+	// mode allow_all (what debug permissions reports without assembling a sandbox).
+	FullAccess bool
 }
 
 // Ports are the adapters the application works through, wired by the host.
@@ -49,7 +52,8 @@ type Ports struct {
 	Driver  *turn.Driver
 	// OpenProvider opens a provider spec ("openai", "anthropic", "scripted:<file>").
 	OpenProvider func(spec string) (model.Provider, error)
-	OpenTools    turn.OpenTools
+	// Configure resolves a session's configuration from its workspace, for every turn.
+	Configure Configure
 	// Instructions reads the AGENTS.md files a turn in dir is assembled with.
 	Instructions func(dir string) (*prompt.InstructionFile, []prompt.InstructionFile, error)
 }
@@ -60,15 +64,18 @@ type Application struct {
 	Queries  *queries.Queries
 }
 
-// New wires an application.
-func New(s Settings, p Ports, q *queries.Queries) *Application {
-	return &Application{Commands: &Commands{settings: s, ports: p, queries: q, standing: map[string]*permission.Standing{}}, Queries: q}
+// New wires an application. s are the process's settings (its default model); said are the
+// configuration notes the process has told the user already.
+func New(s Settings, said []string, p Ports, q *queries.Queries) *Application {
+	return &Application{Commands: &Commands{settings: s, said: said, ports: p, queries: q,
+		standing: map[string]*permission.Standing{}}, Queries: q}
 }
 
 // Commands change state. Each takes the caller's command id in Meta: sending it again
 // returns the first result and writes nothing.
 type Commands struct {
 	settings Settings
+	said     []string
 	ports    Ports
 	queries  *queries.Queries
 

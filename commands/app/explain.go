@@ -19,9 +19,6 @@ type PermissionQuery struct {
 	Session string
 	// Dir is the workspace when there is no session.
 	Dir string
-	// FullAccess says the configured sandbox mode is danger-full-access, which makes the
-	// effective mode allow_all.
-	FullAccess bool
 }
 
 // PermissionReport is what zuno debug permissions prints.
@@ -53,18 +50,24 @@ func (a *Application) Permissions(ctx context.Context, q PermissionQuery) (Permi
 	if name == "" {
 		name = "build"
 	}
-	ag, err := agent.Resolve(name, a.Commands.settings.Agents, false)
+	// The workspace's configuration, as its turns resolve it (docs/config.md).
+	sc, err := a.Commands.ports.Configure(dir)
 	if err != nil {
 		return PermissionReport{}, err
 	}
-	policy, err := a.Commands.settings.Policy(ag, turn.Confinement{ForcesAllowAll: q.FullAccess})
+	set := sc.Settings
+	ag, err := agent.Resolve(name, set.Agents, false)
+	if err != nil {
+		return PermissionReport{}, err
+	}
+	policy, err := set.Policy(ag, turn.Confinement{ForcesAllowAll: set.FullAccess})
 	if err != nil {
 		return PermissionReport{}, err
 	}
 	var req *permission.Request
 	if q.Permission != "" {
 		req = &permission.Request{Tool: q.Permission, Key: q.Permission, Resource: q.Resource, SideEffect: true,
-			Workspace: dir, Home: a.Commands.settings.Home}
+			Workspace: dir, Home: set.Home}
 	}
 	return PermissionReport{Agent: ag.Name, Workspace: dir, Report: permission.Explain(policy, req),
 		Note: "runtime approvals (answers of always) and connected MCP tools are not part of this output"}, nil

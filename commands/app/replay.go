@@ -26,7 +26,11 @@ func (c *Commands) Replay(ctx context.Context, sessionID string) (replay.Report,
 // replayRequest resolves a recorded turn as RunTurn resolves a new one, without recording
 // anything: the same agent resolution, tool surface, offer, policy and gate.
 func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Request, func() error, error) {
-	ag, err := agent.Resolve(t.Started.Agent, c.settings.Agents, true)
+	sc, err := c.ports.Configure(t.Directory)
+	if err != nil {
+		return turn.Request{}, nil, err
+	}
+	ag, err := agent.Resolve(t.Started.Agent, sc.Settings.Agents, true)
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
@@ -34,11 +38,11 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 	if workspaceGone(t.Directory) {
 		tr.Gone = t.Detach()
 	}
-	surface, err := c.ports.OpenTools(tr)
+	surface, err := sc.OpenTools(tr)
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
-	req, err := c.replayResolve(t, ag, surface)
+	req, err := c.replayResolve(t, sc, ag, surface)
 	if err != nil {
 		surface.Close()
 		return turn.Request{}, nil, err
@@ -57,13 +61,14 @@ func workspaceGone(dir string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-func (c *Commands) replayResolve(t replay.Turn, ag agent.Agent, surface turn.Surface) (turn.Request, error) {
-	offered, err := agent.Offer(ag, surface.Tools(), c.settings.Tools)
+func (c *Commands) replayResolve(t replay.Turn, sc SessionConfig, ag agent.Agent, surface turn.Surface) (turn.Request, error) {
+	set := sc.Settings
+	offered, err := agent.Offer(ag, surface.Tools(), set.Tools)
 	if err != nil {
 		return turn.Request{}, err
 	}
 	conf := surface.Confinement()
-	policy, err := c.settings.Policy(ag, conf)
+	policy, err := set.Policy(ag, conf)
 	if err != nil {
 		return turn.Request{}, err
 	}
@@ -74,8 +79,8 @@ func (c *Commands) replayResolve(t replay.Turn, ag agent.Agent, surface turn.Sur
 	// A fresh standing set: "always" answers live in one process's memory (docs/permissions.md),
 	// and a CLI run is one turn.
 	g := gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: offered.Tools, Workspace: t.Directory,
-		Home: c.settings.Home, Interactive: t.Interactive, Sandbox: conf.Resolution})
-	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: c.settings.ContextWindow},
-		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
+		Home: set.Home, Interactive: t.Interactive, Sandbox: conf.Resolution})
+	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: set.ContextWindow},
+		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil
 }

@@ -73,7 +73,14 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if plan.create != nil {
 		plan.create.Directory = plan.dir
 	}
-	ag, err := agent.Resolve(plan.agent, c.settings.Agents, true)
+	// The session's workspace decides its configuration, whoever runs the turn from where.
+	sc, err := c.ports.Configure(plan.dir)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	c.noticeNew(in.Notice, sc)
+	set := sc.Settings
+	ag, err := agent.Resolve(plan.agent, set.Agents, true)
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -81,17 +88,17 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	surface, err := c.ports.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly})
+	surface, err := sc.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly})
 	if err != nil {
 		return TurnResult{}, err
 	}
 	defer surface.Close()
-	offered, err := agent.Offer(ag, surface.Tools(), c.settings.Tools)
+	offered, err := agent.Offer(ag, surface.Tools(), set.Tools)
 	if err != nil {
 		return TurnResult{}, err
 	}
 	conf := surface.Confinement()
-	policy, err := c.settings.Policy(ag, conf)
+	policy, err := set.Policy(ag, conf)
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -110,10 +117,10 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		move = plan.dir // only a requested move (or a first workspace) is recorded, never a stale read of it
 	}
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
-		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: c.settings.ContextWindow},
-		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
+		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
+		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
-		Gate: c.gateFor(policy, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
+		Gate: c.gateFor(policy, set.Home, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
 	// Bring the read models up to the turn's events whatever happened, so zuno db and
 	// zuno debug prompt see it (read-your-writes).
 	if cerr := c.ports.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {

@@ -20,6 +20,8 @@ type comparer struct {
 	// are its steps that needed it, reported instead of their differences.
 	gone    *detachment
 	skipped []Unchecked
+	// changed are the configuration files that are not as the turn read them.
+	changed []ConfigChange
 }
 
 // check compares one appended event. A differing field is reported once per step and the
@@ -44,6 +46,9 @@ func (c *comparer) check(ev events.Event) (events.Recorded, error) {
 	}
 	c.next++
 	recorded, replayed := c.withImplied(i, ev)
+	if ev.Type == events.TypeTurnStarted {
+		recorded, replayed = c.configCompared(recorded, replayed)
+	}
 	if ev.Type == events.TypePromptAssembled {
 		recorded, replayed = c.headersRestored(recorded, replayed)
 		recorded, replayed = conversationsByDigest(recorded, replayed)

@@ -43,12 +43,23 @@ type detachment struct {
 	needs     map[int]string
 }
 
-// detach marks the turn as replayed over the gone workspace dir: each step whose prompt may
+// detach marks the turn as replayed over the gone workspace dir: every step when the turn read
+// the project's configuration file there, else each step whose prompt may
 // hold a project AGENTS.md read from there needs it (the sections' sources name the files;
 // a receipt that leaves its header out shares it with an earlier one, so once any receipt
 // of the session named such a file, every receipt of the turn may depend on it).
 func (c *comparer) detach(dir string, before []events.Recorded, registry *events.Registry) func(path string) {
 	c.gone = &detachment{workspace: dir, needs: map[int]string{}}
+	// The project's configuration file was read from the workspace: every decision of the
+	// turn (the rules, the sandbox, the tools offered) may have depended on it.
+	for _, f := range c.g.started.Config {
+		if inside(dir, f.Path) {
+			for _, step := range c.g.steps {
+				c.gone.needs[step] = "the project configuration " + f.Path
+			}
+			return c.assumed
+		}
+	}
 	if src := workspaceSource(dir, before, registry, c.g); src != "" {
 		for i, p := range c.g.payloads {
 			if _, ok := p.(events.PromptAssembled); ok {

@@ -67,6 +67,9 @@ type Report struct {
 	Differences []Difference `json:"differences"`
 	// Unchecked are the steps that needed a workspace that is gone.
 	Unchecked []Unchecked `json:"unchecked"`
+	// ConfigChanged are the configuration files not as the turns read them: the likely cause
+	// of differences, never one itself.
+	ConfigChanged []ConfigChange `json:"configChanged"`
 }
 
 // Err is the report as an error: nil when every decision agreed.
@@ -113,13 +116,14 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 		}
 		if g.started != nil {
 			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked}
-			diffs, skipped, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
+			diffs, skipped, changed, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
 			if err != nil {
 				return rep, err
 			}
 			rep.Turns++
 			rep.Differences = append(rep.Differences, diffs...)
 			rep.Unchecked = append(rep.Unchecked, skipped...)
+			rep.ConfigChanged = append(rep.ConfigChanged, changed...)
 		}
 		rep.Events += end - start
 		start = end
@@ -130,14 +134,14 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 // replayTurn drives one turn's command over the history before it and compares what it
 // appends with the recorded group.
 func replayTurn(ctx context.Context, log commands.StreamReader, registry *events.Registry, before []events.Recorded,
-	g *group, t Turn, build Build) ([]Difference, []Unchecked, error) {
+	g *group, t Turn, build Build) ([]Difference, []Unchecked, []ConfigChange, error) {
 	cmp := &comparer{g: g}
 	st := &store{log: log, stream: commands.SessionStream(t.Started.SessionID), recs: append([]events.Recorded(nil), before...),
 		cutoff: g.recs[0].Position, check: cmp.check}
 	// The workspace as the session's history says, a fork's included (its source's events).
 	var sess session.State
 	if _, err := commands.Load(ctx, st, registry, st.stream, 0, func(_ events.Recorded, p events.Payload) error { return sess.Evolve(p) }); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t.Directory = sess.Directory
 	if t.Move != "" {
@@ -146,7 +150,7 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 	t.Detach = func() func(string) { return cmp.detach(t.Directory, before, registry) }
 	req, done, err := build(ctx, t)
 	if err != nil {
-		return []Difference{g.refused(err)}, nil, nil
+		return []Difference{g.refused(err)}, nil, nil, nil
 	}
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
@@ -172,10 +176,10 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 	req.Inbox = inbox{log: log, registry: registry, cancel: cancel}
 	_, err = d.Run(ctx, req)
 	if err != nil && !errors.Is(err, errStop) && cmp.diffs == nil && cmp.skipped == nil {
-		return []Difference{g.refused(err)}, nil, nil
+		return []Difference{g.refused(err)}, nil, cmp.changed, nil
 	}
 	if !cmp.stopped && cmp.next < len(g.recs) {
 		cmp.missing()
 	}
-	return cmp.diffs, cmp.skipped, nil
+	return cmp.diffs, cmp.skipped, cmp.changed, nil
 }

@@ -71,6 +71,8 @@ type Request struct {
 	// Directory, when set and not the session's recorded workspace, moves the session there
 	// (recorded before the turn starts).
 	Directory string
+	// Config is the configuration files the turn's settings came from, recorded on its start.
+	Config []events.ConfigFile
 	// GlobalAgents and ProjectAgents are the AGENTS.md files, read by the caller.
 	GlobalAgents  *prompt.InstructionFile
 	ProjectAgents []prompt.InstructionFile
