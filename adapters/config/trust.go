@@ -32,18 +32,37 @@ func checkTrust(docs []Document, p Paths) error {
 		return err
 	}
 	hostOK := p.ProjectRoot != "" && slices.Contains(admitted, canonical(p.ProjectRoot))
+	strict := strictBelowProject(docs)
 	for _, d := range docs {
 		if d.Layer.Trusted() {
 			continue
 		}
-		if err := checkProjectDoc(d, p, hostOK); err != nil {
+		if err := checkProjectDoc(d, p, hostOK, strict); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkProjectDoc(d Document, p Paths, hostOK bool) error {
+// strictBelowProject reports whether the layers the project layer overrides (the global file)
+// leave permission.mode strict: the user chose to be asked for every side-effecting call, and
+// a checked-in file may not take that back (docs/permissions.md).
+func strictBelowProject(docs []Document) bool {
+	strict := false
+	for _, d := range docs {
+		if !d.Layer.Trusted() {
+			break // docs are in layer order: what follows the project layer overrides it anyway
+		}
+		for _, m := range memberValue(d.Node, "permission").Members {
+			if strings.EqualFold(m.Key, "mode") {
+				strict = fold(m.Value.Raw) == "strict"
+			}
+		}
+	}
+	return strict
+}
+
+func checkProjectDoc(d Document, p Paths, hostOK, strict bool) error {
 	global := filepath.Join(p.GlobalDir, "zuno.json")
 	for _, m := range d.Node.Members {
 		switch {
@@ -63,7 +82,7 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 		case slices.ContainsFunc(trustedOnly, func(k trustedKey) bool { return strings.EqualFold(k.key, m.Key) }):
 			return trustedOnlyKey(d, m, global)
 		case strings.EqualFold(m.Key, "permission"):
-			if err := checkProjectPermission(d, m.Value, global); err != nil {
+			if err := checkProjectPermission(d, m.Value, global, strict); err != nil {
 				return err
 			}
 		case strings.EqualFold(m.Key, "tools"):
@@ -130,12 +149,15 @@ func memberValue(n Node, key string) Node {
 // write anywhere on the host without asking — and the sandboxed shell can write that file.
 // A rule is judged by what its key could match, as the gate matches it, not by its spelling:
 // "external*", "*directory" and "*" reach external_directory as surely as the name itself.
-func checkProjectPermission(d Document, perm Node, global string) error {
+func checkProjectPermission(d Document, perm Node, global string, strict bool) error {
 	for _, m := range perm.Members {
 		switch {
 		case strings.EqualFold(m.Key, "mode") && fold(m.Value.Raw) == "allow-all":
 			return untrusted(d, m.Offset, "permission.mode", `"allow_all" skips every ask, and a checked-in file may not lift them for itself`,
 				fmt.Sprintf("set it in the global file %s", global))
+		case strings.EqualFold(m.Key, "mode") && strict && fold(m.Value.Raw) != "strict":
+			return untrusted(d, m.Offset, "permission.mode", fmt.Sprintf("the global file sets strict, and %s would drop the asks it keeps for every side-effecting call", m.Value.Raw),
+				fmt.Sprintf("change the mode in the global file %s, or remove it from this file", global))
 		case strings.EqualFold(m.Key, "rules"):
 			for _, r := range m.Value.Members {
 				protected, ok := reachesProtected(r.Key)

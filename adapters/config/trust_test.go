@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/settings"
 )
 
@@ -246,4 +247,46 @@ func TestTrustProjectHostCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A global strict mode is the user's choice to be asked for every side-effecting call; the
+// project layer, which the agent's shell can write, may not take it back. The gate shows what
+// it would take back: the same write asks under strict and runs under standard.
+func TestProjectMayNotRelaxAGlobalStrictMode(t *testing.T) {
+	write := permission.Request{Tool: "write", Resource: "a.txt", Workspace: "/w", SideEffect: true}
+	for _, tc := range []struct {
+		name, global, project string
+		refused               bool
+	}{
+		{"standard over strict", `{"permission": {"mode": "strict"}}`, `{"permission": {"mode": "standard"}}`, true},
+		{"standard over strict, spelled otherwise", `{"Permission": {"Mode": " STRICT "}}`, `{"permission": {"MODE": "Standard"}}`, true},
+		{"strict over strict", `{"permission": {"mode": "strict"}}`, `{"permission": {"mode": "Strict"}}`, false},
+		{"standard over standard", `{"permission": {"mode": "standard"}}`, `{"permission": {"mode": "standard"}}`, false},
+		{"strict over nothing", `{}`, `{"permission": {"mode": "strict"}}`, false},
+		{"rules beside a global strict", `{"permission": {"mode": "strict"}}`, `{"permission": {"rules": {"shell": "deny"}}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.write(filepath.Join(w.global, "zuno.json"), tc.global)
+			w.write(filepath.Join(w.repo, "zuno.json"), tc.project)
+			_, err := w.load(w.options())
+			if !tc.refused {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if e := codeOf(t, err); e.Code() != CodeUntrusted || e.Key != "permission.mode" || !strings.Contains(err.Error(), "global file sets strict") {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	raws := func(project string) []settings.Raw {
+		return []settings.Raw{{Layer: settings.Global, JSON: json.RawMessage(`{"mode": "strict"}`)}, {Layer: settings.Project, JSON: json.RawMessage(project)}}
+	}
+	strict, err1 := permission.Resolve(raws(`{}`), nil)
+	relaxed, err2 := permission.Resolve(raws(`{"mode": "standard"}`), nil)
+	if err1 != nil || err2 != nil || strict.Decide(write).Action != permission.Ask || relaxed.Decide(write).Action != permission.Allow {
+		t.Fatalf("the gate: strict %v, relaxed %v (%v %v)", strict.Decide(write).Action, relaxed.Decide(write).Action, err1, err2)
+	}
 }

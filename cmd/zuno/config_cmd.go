@@ -273,10 +273,11 @@ const starterModel = `  // The model zuno run uses without --model: openai/<mode
 
 `
 
-const starterBody = `  // Who allows a tool call: mode standard, strict or allow_all; rules map a permission to
-  // allow, ask or deny. Order is policy: the last matching rule wins, so "*" comes first.
+const starterBody = `  // Who allows a tool call: mode standard (the default), strict or allow_all; rules map a
+  // permission to allow, ask or deny. Order is policy: the last matching rule wins, so "*"
+  // comes first. A project file may not set allow_all, nor relax a global strict.
   "permission": {
-    "mode": "standard",
+    // "mode": "standard",
     "rules": {
       "read": "allow",
       "edit": "ask",
