@@ -213,7 +213,8 @@ func loosens(key, protected string) string {
 	return what + ", and allowing it grants the agent directories outside the workspace unasked; a checked-in file may not grant that to itself"
 }
 
-// trustedKey is a top-level key only a trusted layer may set, whatever its value.
+// trustedKey is a top-level key only a trusted layer may set, whatever its value: why, and
+// how to set it for one run when a variable or flag does.
 type trustedKey struct{ key, why, oneRun string }
 
 // trustedOnly are where the log and the read models are kept and where commands travel, who
@@ -222,12 +223,12 @@ type trustedKey struct{ key, why, oneRun string }
 // prompt and file to a server of its choosing, or script the agent's tool calls itself.
 // TestEveryConfigKeyHasATrustClass (cmd/zuno) keeps the list whole against the schema.
 var trustedOnly = []trustedKey{
-	{"db", "it decides where the event log is kept, and a log the agent can reach is the agent's to rewrite", "ZUNO_DB"},
-	{"eventstore_url", "it decides which server receives every event: each prompt, file read and tool result", "ZUNO_EVENTSTORE_URL"},
-	{"readmodel_url", "it decides which server receives the read models: sessions, messages and tool output", "ZUNO_READMODEL_URL"},
-	{"readmodel_reader_url", "it decides which server and login zuno db queries", "ZUNO_READMODEL_READER_URL"},
-	{"bus_url", "it decides which server carries every command, prompts included", "ZUNO_BUS_URL"},
-	{"model", "it picks who answers: a scripted: model is a file of tool calls the checkout would write for the agent, and a provider's model decides where prompts go", "--model or ZUNO_MODEL"},
+	{"db", "it decides where the event log is kept, and a log the agent can reach is the agent's to rewrite", "set ZUNO_DB"},
+	{"eventstore_url", "it decides which server receives every event: each prompt, file read and tool result", "set ZUNO_EVENTSTORE_URL"},
+	{"readmodel_url", "it decides which server receives the read models: sessions, messages and tool output", "set ZUNO_READMODEL_URL"},
+	{"readmodel_reader_url", "it decides which server and login zuno db queries", "set ZUNO_READMODEL_READER_URL"},
+	{"bus_url", "it decides which server carries every command, prompts included", "set ZUNO_BUS_URL"},
+	{"model", "it picks who answers: a scripted: model is a file of tool calls the checkout would write for the agent, and a provider's model decides where prompts go", "pass --model or set ZUNO_MODEL"},
 	{"context_window", "it is a limit of the model, and the model is the host's to pick", ""},
 	{"max_tokens", "it is the model's output limit, and the model is the host's to pick", ""},
 	{"tool_output", "it decides how much of each tool's output reaches the model, the log and the provider", ""},
@@ -238,7 +239,7 @@ func trustedOnlyKey(d Document, m Member, global string) error {
 	k := trustedOnly[i]
 	fix := fmt.Sprintf("set %s in the global file %s (or --config, or the managed policy)", k.key, global)
 	if k.oneRun != "" {
-		fix += ", or pass " + k.oneRun + " for one run"
+		fix += ", or " + k.oneRun + " for one run"
 	}
 	return untrusted(d, m.Offset, k.key, k.why, fix)
 }
