@@ -50,8 +50,8 @@ func TestLayerOrder(t *testing.T) {
 	w := newWorld(t)
 	w.write(filepath.Join(w.global, "zuno.jsonc"), `{"model": "global", "order": ["global"], // comment
 	  "sandbox": {"mode": "read-only"},}`)
-	w.write(filepath.Join(w.repo, "zuno.json"), `{"model": "project-root", "sandbox": {"network": "deny"}}`)
-	w.write(filepath.Join(w.repo, ".zuno", "zuno.json"), `{"model": "project-dot-zuno", "sandbox": {"writableRoots": []}}`)
+	w.write(filepath.Join(w.repo, "zuno.json"), `{"note": "project-root", "sandbox": {"network": "deny"}}`)
+	w.write(filepath.Join(w.repo, ".zuno", "zuno.json"), `{"note": "project-dot-zuno", "sandbox": {"writableRoots": []}}`)
 	explicit := w.write(filepath.Join(t.TempDir(), "x.json"), `{"model": "explicit"}`)
 	w.write(filepath.Join(w.managed, "managed.json"), `{"sandbox": {"onUnavailable": "deny"}}`)
 	w.env["ZUNO_MODEL"] = "env"
@@ -72,7 +72,7 @@ func TestLayerOrder(t *testing.T) {
 		t.Fatalf("layers %v, want %v", layers, want)
 	}
 	merged := compact(t, set.Merged())
-	if want := `{"model":"env","order":["global"],"sandbox":{"mode":"workspace-write","network":"deny","writableRoots":[],"backend":"auto","onUnavailable":"deny"}}`; merged != want {
+	if want := `{"model":"env","order":["global"],"sandbox":{"mode":"workspace-write","network":"deny","writableRoots":[],"backend":"auto","onUnavailable":"deny"},"note":"project-dot-zuno"}`; merged != want {
 		t.Fatalf("merged\n%s\nwant\n%s", merged, want)
 	}
 	raw := set.Raw("sandbox")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/zuno-run/zuno/domain/permission"
 )
 
 // hostCommandKeys are the top-level keys whose entries name a program to run on the host
@@ -30,18 +32,37 @@ func checkTrust(docs []Document, p Paths) error {
 		return err
 	}
 	hostOK := p.ProjectRoot != "" && slices.Contains(admitted, canonical(p.ProjectRoot))
+	strict := strictBelowProject(docs)
 	for _, d := range docs {
 		if d.Layer.Trusted() {
 			continue
 		}
-		if err := checkProjectDoc(d, p, hostOK); err != nil {
+		if err := checkProjectDoc(d, p, hostOK, strict); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkProjectDoc(d Document, p Paths, hostOK bool) error {
+// strictBelowProject reports whether the layers the project layer overrides (the global file)
+// leave permission.mode strict: the user chose to be asked for every side-effecting call, and
+// a checked-in file may not take that back (docs/permissions.md).
+func strictBelowProject(docs []Document) bool {
+	strict := false
+	for _, d := range docs {
+		if !d.Layer.Trusted() {
+			break // docs are in layer order: what follows the project layer overrides it anyway
+		}
+		for _, m := range memberValue(d.Node, "permission").Members {
+			if strings.EqualFold(m.Key, "mode") {
+				strict = fold(m.Value.Raw) == "strict"
+			}
+		}
+	}
+	return strict
+}
+
+func checkProjectDoc(d Document, p Paths, hostOK, strict bool) error {
 	global := filepath.Join(p.GlobalDir, "zuno.json")
 	for _, m := range d.Node.Members {
 		switch {
@@ -58,8 +79,14 @@ func checkProjectDoc(d Document, p Paths, hostOK bool) error {
 					}
 				}
 			}
+		case slices.ContainsFunc(trustedOnly, func(k trustedKey) bool { return strings.EqualFold(k.key, m.Key) }):
+			return trustedOnlyKey(d, m, global)
 		case strings.EqualFold(m.Key, "permission"):
-			if err := checkProjectPermission(d, m.Value, global); err != nil {
+			if err := checkProjectPermission(d, m.Value, global, strict); err != nil {
+				return err
+			}
+		case strings.EqualFold(m.Key, "tools"):
+			if err := checkProjectTools(d, m.Value, global); err != nil {
 				return err
 			}
 		case strings.EqualFold(m.Key, "provider"):
@@ -120,26 +147,101 @@ func memberValue(n Node, key string) Node {
 // project layer may carve exceptions out of the rules (docs/permissions.md), but a checked-in
 // file that set allow_all, or allowed external_directory, would let the agent's next session
 // write anywhere on the host without asking — and the sandboxed shell can write that file.
-func checkProjectPermission(d Document, perm Node, global string) error {
+// A rule is judged by what its key could match, as the gate matches it, not by its spelling:
+// "external*", "*directory" and "*" reach external_directory as surely as the name itself.
+func checkProjectPermission(d Document, perm Node, global string, strict bool) error {
 	for _, m := range perm.Members {
 		switch {
 		case strings.EqualFold(m.Key, "mode") && fold(m.Value.Raw) == "allow-all":
 			return untrusted(d, m.Offset, "permission.mode", `"allow_all" skips every ask, and a checked-in file may not lift them for itself`,
 				fmt.Sprintf("set it in the global file %s", global))
+		case strings.EqualFold(m.Key, "mode") && strict && fold(m.Value.Raw) != "strict":
+			return untrusted(d, m.Offset, "permission.mode", fmt.Sprintf("the global file sets strict, and %s would drop the asks it keeps for every side-effecting call", m.Value.Raw),
+				fmt.Sprintf("change the mode in the global file %s, or remove it from this file", global))
 		case strings.EqualFold(m.Key, "rules"):
 			for _, r := range m.Value.Members {
-				if strings.ReplaceAll(strings.ToLower(r.Key), "_", "-") != "external-directory" {
+				protected, ok := reachesProtected(r.Key)
+				if !ok {
 					continue
 				}
 				if off, ok := allows(r); ok {
-					return untrusted(d, off, "permission.rules.external_directory",
-						"allowing directories outside the workspace grants the agent the host, and a checked-in file may not grant it to itself",
+					return untrusted(d, off, "permission.rules."+r.Key, loosens(r.Key, protected),
 						fmt.Sprintf("set the rule in the global file %s, or answer the ask when it comes", global))
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// checkProjectTools refuses a tools switch that turns on a permission the project layer may
+// not loosen: the permission evaluator folds each switch onto its permission key as a whole
+// rule (true is allow), so "tools": {"external_directory": true} is the rule
+// "external_directory": "allow" under another name (docs/permissions.md).
+func checkProjectTools(d Document, tools Node, global string) error {
+	for _, t := range tools.Members {
+		if string(t.Value.Raw) != "true" {
+			continue
+		}
+		if protected, ok := reachesProtected(permission.KeyFor(t.Key)); ok {
+			return untrusted(d, t.Offset, "tools."+t.Key, loosens(t.Key, protected),
+				fmt.Sprintf("set it in the global file %s, or leave the switch out: the tool is available without it", global))
+		}
+	}
+	return nil
+}
+
+// reachesProtected reports which permission the project layer may not loosen a rule key
+// could match, asking the gate's own matcher (permission.MatchesKey). The key is also tried
+// lower-cased with '-' read as '_', as every other key of this check is: the gate compares
+// exactly, so this only refuses more, never less.
+func reachesProtected(key string) (string, bool) {
+	folded := strings.ReplaceAll(strings.ToLower(key), "-", "_")
+	for _, p := range permission.ProjectProtectedKeys() {
+		if permission.MatchesKey(key, p) || permission.MatchesKey(folded, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+func loosens(key, protected string) string {
+	what := fmt.Sprintf("%q is permission %s", key, protected)
+	if key != protected {
+		what = fmt.Sprintf("%q could match permission %s", key, protected)
+	}
+	return what + ", and allowing it grants the agent directories outside the workspace unasked; a checked-in file may not grant that to itself"
+}
+
+// trustedKey is a top-level key only a trusted layer may set, whatever its value: why, and
+// how to set it for one run when a variable or flag does.
+type trustedKey struct{ key, why, oneRun string }
+
+// trustedOnly are where the log and the read models are kept and where commands travel, who
+// the model is, and the limits of what it is sent and may answer (docs/config.md, "Trust"). A
+// checked-in file setting them would move the audit log into the agent's reach, send every
+// prompt and file to a server of its choosing, or script the agent's tool calls itself.
+// TestEveryConfigKeyHasATrustClass (cmd/zuno) keeps the list whole against the schema.
+var trustedOnly = []trustedKey{
+	{"db", "it decides where the event log is kept, and a log the agent can reach is the agent's to rewrite", "set ZUNO_DB"},
+	{"eventstore_url", "it decides which server receives every event: each prompt, file read and tool result", "set ZUNO_EVENTSTORE_URL"},
+	{"readmodel_url", "it decides which server receives the read models: sessions, messages and tool output", "set ZUNO_READMODEL_URL"},
+	{"readmodel_reader_url", "it decides which server and login zuno db queries", "set ZUNO_READMODEL_READER_URL"},
+	{"bus_url", "it decides which server carries every command, prompts included", "set ZUNO_BUS_URL"},
+	{"model", "it picks who answers: a scripted: model is a file of tool calls the checkout would write for the agent, and a provider's model decides where prompts go", "pass --model or set ZUNO_MODEL"},
+	{"context_window", "it is a limit of the model, and the model is the host's to pick", ""},
+	{"max_tokens", "it is the model's output limit, and the model is the host's to pick", ""},
+	{"tool_output", "it decides how much of each tool's output reaches the model, the log and the provider", ""},
+}
+
+func trustedOnlyKey(d Document, m Member, global string) error {
+	i := slices.IndexFunc(trustedOnly, func(k trustedKey) bool { return strings.EqualFold(k.key, m.Key) })
+	k := trustedOnly[i]
+	fix := fmt.Sprintf("set %s in the global file %s (or --config, or the managed policy)", k.key, global)
+	if k.oneRun != "" {
+		fix += ", or " + k.oneRun + " for one run"
+	}
+	return untrusted(d, m.Offset, k.key, k.why, fix)
 }
 
 // allows reports where a rule member allows something: its single action, or any pattern's.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/settings"
 )
 
@@ -49,7 +50,44 @@ var projectRefusals = []struct{ name, src, key string }{
 	{"a provider's headers", `{"provider": {"ollama": {"options": {"headers": {"X": "y"}}}}}`, "provider.ollama.options.headers"},
 	{"a provider's family", `{"provider": {"openai": {"family": "compatible"}}}`, "provider.openai.family"},
 	{"a provider key in another case", `{"Provider": {"openai": {"Options": {"BASEURL": "https://evil.example/v1"}}}}`, "provider.openai.options.baseURL"},
-	{"external_directory in another spelling", `{"permission": {"rules": {"External-Directory": {"~/*": "allow"}}}}`, "permission.rules.external_directory"},
+	{"external_directory in another spelling", `{"permission": {"rules": {"External-Directory": {"~/*": "allow"}}}}`, "permission.rules.External-Directory"},
+	// A rule key is a pattern the gate matches against the permission (issue 25, vector 3):
+	// whatever could match external_directory and allows is refused, however it is spelled.
+	{"a prefix pattern", `{"permission": {"rules": {"external*": "allow"}}}`, "permission.rules.external*"},
+	{"a suffix pattern", `{"permission": {"rules": {"*directory": "allow"}}}`, "permission.rules.*directory"},
+	{"the catch-all key", `{"permission": {"rules": {"*": "allow"}}}`, "permission.rules.*"},
+	{"the catch-all key doubled", `{"permission": {"rules": {"**": "allow"}}}`, "permission.rules.**"},
+	{"stars inside", `{"permission": {"rules": {"ext*dir*": "allow"}}}`, "permission.rules.ext*dir*"},
+	{"first and last letters", `{"permission": {"rules": {"e*y": "allow"}}}`, "permission.rules.e*y"},
+	{"an underscore pattern", `{"permission": {"rules": {"*_directory": "allow"}}}`, "permission.rules.*_directory"},
+	{"the words-alone pattern", `{"permission": {"rules": {"external_directory *": "allow"}}}`, "permission.rules.external_directory *"},
+	{"a pattern in upper case", `{"permission": {"rules": {"EXTERNAL*": "allow"}}}`, "permission.rules.EXTERNAL*"},
+	{"a pattern with a hyphen", `{"permission": {"rules": {"*-Directory": "allow"}}}`, "permission.rules.*-Directory"},
+	{"a pattern spelled with escapes", `{"permission": {"rules": {"\u0065xternal\u002a": "allow"}}}`, "permission.rules.external*"},
+	{"a pattern allowing one directory", `{"permission": {"rules": {"external*": {"*": "ask", "~/*": "allow"}}}}`, "permission.rules.external*"},
+	{"the catch-all allowing the home", `{"permission": {"rules": {"*": {"$HOME/*": "allow"}}}}`, "permission.rules.*"},
+	{"an action in upper case", `{"permission": {"rules": {"*directory": "ALLOW"}}}`, "permission.rules.*directory"},
+	{"after a harmless rule", `{"permission": {"rules": {"shell": "ask", "ex*": "allow"}}}`, "permission.rules.ex*"},
+	// A tools switch is folded onto its permission key as a whole rule, true being allow.
+	{"a tools switch for external_directory", `{"tools": {"external_directory": true}}`, "tools.external_directory"},
+	{"a tools switch pattern", `{"tools": {"external*": true}}`, "tools.external*"},
+	{"a tools switch for every key", `{"Tools": {"*": true}}`, "tools.*"},
+	// Where the log goes and who answers (issue 25, vector 4): trusted layers only, whatever the
+	// value, null included (it would put back the default over a trusted layer's choice).
+	{"the database", `{"db": "agent-controlled.db"}`, "db"},
+	{"the database reset", `{"db": null}`, "db"},
+	{"the database in upper case", `{"DB": "x.db"}`, "db"},
+	{"the event store", `{"eventstore_url": "postgres://victim@127.0.0.1:1/zuno"}`, "eventstore_url"},
+	{"the read models", `{"readmodel_url": "postgres://victim@127.0.0.1:1/zuno"}`, "readmodel_url"},
+	{"the read-model reader", `{"readmodel_reader_url": "postgres://root@127.0.0.1:1/zuno"}`, "readmodel_reader_url"},
+	{"the bus", `{"bus_url": "postgres://victim@127.0.0.1:1/zuno"}`, "bus_url"},
+	{"a scripted model", `{"model": "scripted:evil.json"}`, "model"},
+	{"a provider model", `{"model": "openai/gpt-4o"}`, "model"},
+	{"the model in another case", `{"Model": "scripted:evil.json"}`, "model"},
+	{"the context window", `{"context_window": 1}`, "context_window"},
+	{"the output limit of the model", `{"max_tokens": 100000}`, "max_tokens"},
+	{"the tool output bytes", `{"tool_output": {"max_bytes": 100000000}}`, "tool_output"},
+	{"the tool output lines", `{"tool_output": {"max_lines": 1}}`, "tool_output"},
 }
 
 func TestProjectLayerRefusals(t *testing.T) {
@@ -86,7 +124,18 @@ func TestProjectLayerAllowed(t *testing.T) {
 		{"strict mode", `{"permission": {"mode": "strict"}}`},
 		{"external_directory denied", `{"permission": {"rules": {"external_directory": {"/etc/*": "deny"}}}}`},
 		{"a provider's retries and timeout", `{"provider": {"ollama": {"retries": 1, "options": {"timeout": "10s"}}}}`},
-		{"the word native elsewhere", `{"agents": {"native": {"steps": 1}}, "model": "native"}`},
+		{"the word native elsewhere", `{"agents": {"native": {"steps": 1}}, "order": "native"}`},
+		// Rules whose key the gate cannot fit to external_directory (permission.MatchesKey): ? and
+		// [ are no wildcards of the gate's matcher, and a longer or shorter name is another key.
+		{"a rule key with ? (no wildcard of the gate)", `{"permission": {"rules": {"?xternal_directory": "allow"}}}`},
+		{"a rule key with brackets", `{"permission": {"rules": {"[e]xternal_directory": "allow"}}}`},
+		{"a longer key", `{"permission": {"rules": {"external_directoryx": "allow"}}}`},
+		{"a shorter key", `{"permission": {"rules": {"external": "allow", "directory": "allow"}}}`},
+		{"a pattern ending elsewhere", `{"permission": {"rules": {"ext*x": "allow", "shell*": "allow"}}}`},
+		{"the catch-all asking and denying", `{"permission": {"rules": {"*": "ask", "*directory": {"/etc/*": "deny"}, "external*": "ask"}}}`},
+		{"tools switched off", `{"tools": {"external_directory": false, "*": false}}`},
+		{"a tool switched on", `{"tools": {"grep": true}}`},
+		{"limits of the project's own work", `{"agents": {"build": {"steps": 3}}, "concurrency": {"tool_calls": 2}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -198,4 +247,46 @@ func TestTrustProjectHostCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A global strict mode is the user's choice to be asked for every side-effecting call; the
+// project layer, which the agent's shell can write, may not take it back. The gate shows what
+// it would take back: the same write asks under strict and runs under standard.
+func TestProjectMayNotRelaxAGlobalStrictMode(t *testing.T) {
+	write := permission.Request{Tool: "write", Resource: "a.txt", Workspace: "/w", SideEffect: true}
+	for _, tc := range []struct {
+		name, global, project string
+		refused               bool
+	}{
+		{"standard over strict", `{"permission": {"mode": "strict"}}`, `{"permission": {"mode": "standard"}}`, true},
+		{"standard over strict, spelled otherwise", `{"Permission": {"Mode": " STRICT "}}`, `{"permission": {"MODE": "Standard"}}`, true},
+		{"strict over strict", `{"permission": {"mode": "strict"}}`, `{"permission": {"mode": "Strict"}}`, false},
+		{"standard over standard", `{"permission": {"mode": "standard"}}`, `{"permission": {"mode": "standard"}}`, false},
+		{"strict over nothing", `{}`, `{"permission": {"mode": "strict"}}`, false},
+		{"rules beside a global strict", `{"permission": {"mode": "strict"}}`, `{"permission": {"rules": {"shell": "deny"}}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.write(filepath.Join(w.global, "zuno.json"), tc.global)
+			w.write(filepath.Join(w.repo, "zuno.json"), tc.project)
+			_, err := w.load(w.options())
+			if !tc.refused {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if e := codeOf(t, err); e.Code() != CodeUntrusted || e.Key != "permission.mode" || !strings.Contains(err.Error(), "global file sets strict") {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	raws := func(project string) []settings.Raw {
+		return []settings.Raw{{Layer: settings.Global, JSON: json.RawMessage(`{"mode": "strict"}`)}, {Layer: settings.Project, JSON: json.RawMessage(project)}}
+	}
+	strict, err1 := permission.Resolve(raws(`{}`), nil)
+	relaxed, err2 := permission.Resolve(raws(`{"mode": "standard"}`), nil)
+	if err1 != nil || err2 != nil || strict.Decide(write).Action != permission.Ask || relaxed.Decide(write).Action != permission.Allow {
+		t.Fatalf("the gate: strict %v, relaxed %v (%v %v)", strict.Decide(write).Action, relaxed.Decide(write).Action, err1, err2)
+	}
 }

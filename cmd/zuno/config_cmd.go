@@ -172,10 +172,11 @@ func newConfigInitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init [--global | --project] [--force]",
 		Short: "Write a commented starter zuno.jsonc to the repository root (default) or the global config directory",
-		Long: `Writes zuno.jsonc with the main keys (model, permission with example rules, sandbox,
-tool_output, concurrency), their defaults and a comment each: to the repository root with
---project (the default; the current directory outside a repository), or to the global
-configuration directory with --global. An existing file is kept unless --force.`,
+		Long: `Writes zuno.jsonc with the main keys (permission with example rules, sandbox,
+concurrency; in the global file also model and tool_output, which only a trusted layer may
+set), their defaults and a comment each: to the repository root with --project (the
+default; the current directory outside a repository), or to the global configuration
+directory with --global. An existing file is kept unless --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			global, _ := cmd.Flags().GetBool("global")
@@ -188,7 +189,7 @@ configuration directory with --global. An existing file is kept unless --force.`
 			if err != nil {
 				return err
 			}
-			if err := writeStarter(path, force); err != nil {
+			if err := writeStarter(path, starter(global), force); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; zuno config show lists what is in effect\n", path)
@@ -227,7 +228,7 @@ func (e *configExistsError) Error() string {
 }
 func (e *configExistsError) Code() string { return "config_exists" }
 
-func writeStarter(path string, force bool) error {
+func writeStarter(path, content string, force bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -242,27 +243,41 @@ func writeStarter(path string, force bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(f, starterConfig); err != nil {
+	if _, err := io.WriteString(f, content); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-// starterConfig is the file config init writes; TestScripts/config_init loads it. Only keys
-// every layer may set are in it, so it loads as a project file too (docs/config.md, trust).
-const starterConfig = `// Zuno configuration (JSONC: comments and trailing commas allowed). Later layers win key by
+// starter is the file config init writes; TestScripts/config_init loads both. The project
+// starter holds only keys the project layer may set, so it loads where it is written; the
+// model and the output limits are trusted-layer keys (docs/config.md, "Trust") and appear in
+// the global starter only.
+func starter(global bool) string {
+	if global {
+		return starterHead + starterModel + starterBody + starterToolOutput + starterTail
+	}
+	return starterHead + starterBody + starterTail
+}
+
+const starterHead = `// Zuno configuration (JSONC: comments and trailing commas allowed). Later layers win key by
 // key: global, project, --config or ZUNO_CONFIG, ZUNO_* variables, flags, managed policy.
 // zuno config show lists what is in effect and where each key came from.
 {
-  // The model zuno run uses without --model: openai/<model>, anthropic/<model> or
+`
+
+const starterModel = `  // The model zuno run uses without --model: openai/<model>, anthropic/<model> or
   // scripted:<file>. No default: uncomment it, or give --model or set ZUNO_MODEL.
   // "model": "anthropic/claude-sonnet-4-5",
 
-  // Who allows a tool call: mode standard, strict or allow_all; rules map a permission to
-  // allow, ask or deny. Order is policy: the last matching rule wins, so "*" comes first.
+`
+
+const starterBody = `  // Who allows a tool call: mode standard (the default), strict or allow_all; rules map a
+  // permission to allow, ask or deny. Order is policy: the last matching rule wins, so "*"
+  // comes first. A project file may not set allow_all, nor relax a global strict.
   "permission": {
-    "mode": "standard",
+    // "mode": "standard",
     "rules": {
       "read": "allow",
       "edit": "ask",
@@ -276,15 +291,19 @@ const starterConfig = `// Zuno configuration (JSONC: comments and trailing comma
     "mode": "workspace-write",
   },
 
+  // How many tool calls of one step run at once; 0 is the built-in default.
+  "concurrency": {
+    "tool_calls": 0,
+  },
+`
+
+const starterToolOutput = `
   // Tool output over either cap is withheld from the model and saved whole as an artifact.
   "tool_output": {
     "max_bytes": 51200,
     "max_lines": 2000,
   },
+`
 
-  // How many tool calls of one step run at once; 0 is the built-in default.
-  "concurrency": {
-    "tool_calls": 0,
-  },
-}
+const starterTail = `}
 `

@@ -78,8 +78,9 @@ func newRootCmd() *cobra.Command {
 
 Storage: ZUNO_DB (embedded SQLite file, the default), ZUNO_EVENTSTORE_URL (postgres://… or
 esdb://…), ZUNO_READMODEL_URL (postgres://…), or the same keys (db, eventstore_url,
-readmodel_url) in a configuration file: ~/.config/zuno/zuno.json[c], the repository's
-zuno.json[c] or .zuno/zuno.json[c], or the file --config (or $ZUNO_CONFIG) names.
+readmodel_url) in a trusted configuration file: ~/.config/zuno/zuno.json[c], the file
+--config (or $ZUNO_CONFIG) names, or the managed policy. The repository's zuno.json[c] may
+not set them: the checkout does not choose where its audit log goes.
 zuno debug paths shows every place and which are in effect.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

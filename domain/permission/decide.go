@@ -98,7 +98,7 @@ func outsideDir(key string, s pathSpellings, resource string) string {
 
 func (p Policy) check(req Request, key, resource string, s *pathSpellings, contract bool, always string) Check {
 	c := Check{Key: key, Resource: resource, Always: always, RuleAction: Ask}
-	if r := lastMatch(p.rules, func(r Rule) bool { return matchWildcard(r.Key, key) }, resource, s, req.Home); r != nil {
+	if r := lastMatch(p.rules, func(r Rule) bool { return MatchesKey(r.Key, key) }, resource, s, req.Home); r != nil {
 		c.Rule, c.RuleAction = r, r.Action
 	}
 	if contract && p.contract != nil {

@@ -100,3 +100,32 @@ func FuzzPathMatch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMatchesKey: MatchesKey is exactly how Decide fits a rule's key to a call's permission,
+// for any key pattern and permission. The configuration loader refuses project-layer rules by
+// what MatchesKey says they could reach (docs/permissions.md, "What the project layer may not
+// loosen"), so if the gate fitted keys any other way, that check would judge the wrong thing.
+func FuzzMatchesKey(f *testing.F) {
+	for _, s := range [][2]string{
+		{"external*", ExternalDirectory}, {"*directory", ExternalDirectory}, {"?xternal_directory", ExternalDirectory},
+		{"EXTERNAL*", ExternalDirectory}, {"external_directory *", ExternalDirectory}, {"sh*", "shell"}, {"mcp_*", "mcp_github_x"},
+		{"e*y", "edit"}, {"**", "read"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if pattern == "*" {
+			return // the catch-all below is written under it
+		}
+		rules, _ := json.Marshal(map[string]any{"rules": map[string]string{"*": "ask", pattern: "deny"}})
+		p, err := Resolve([]settings.Raw{{Layer: settings.Global, Source: "g.json", JSON: rules}}, nil)
+		if err != nil {
+			return // an empty or rejected key: no rule to fit
+		}
+		written := p.Rules()[len(p.Rules())-1].Key // as decoded: invalid UTF-8 reads back as U+FFFD
+		d := p.Decide(Request{Tool: key, Resource: "r", Workspace: "/w"})
+		if denied, fits := d.Checks[0].Action == Deny, MatchesKey(written, d.Checks[0].Key); denied != fits {
+			t.Fatalf("key pattern %q, permission %q: the gate denies %t, MatchesKey %t", written, d.Checks[0].Key, denied, fits)
+		}
+	})
+}

@@ -35,6 +35,18 @@ func matchWildcard(pattern, s string) bool {
 	return p == len(pattern)
 }
 
+// MatchesKey reports whether a rule's key pattern fits a permission key, as the gate decides
+// it (Policy.Decide): the same wildcard matcher, * alone being the wildcard. The configuration
+// loader asks it whether a project-layer rule could reach a permission that layer may not
+// loosen (docs/config.md, "Trust"), so that a pattern such as "external*" is judged by what
+// the gate would apply it to, not by its spelling.
+func MatchesKey(pattern, key string) bool { return matchWildcard(pattern, key) }
+
+// ProjectProtectedKeys are the permissions the project layer may not loosen: a checked-in
+// file, which the sandboxed shell can write, may not allow the agent past the workspace
+// (docs/permissions.md, "What the project layer may not loosen").
+func ProjectProtectedKeys() []string { return []string{ExternalDirectory} }
+
 // normalise unifies a path's spelling without changing what it names: backslashes become
 // slashes, doubled separators and . segments go, a trailing separator goes. .. segments stay:
 // resolving them is for deny only (resolveDots).
