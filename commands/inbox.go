@@ -2,47 +2,53 @@ package commands
 
 import (
 	"context"
-	"time"
 
+	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/events"
 )
 
 // Inbox reads the answers to a session's permission asks from its inbox stream. The turn that
 // asked waits here: the answer is a command (AnswerPermission) that may be handled by another
 // process, so the log, not a channel, is where it arrives (docs/permissions.md, "Asking").
+// The wait is on the process's live feed, not a poll of its own.
 type Inbox struct {
 	Store    StreamReader
 	Registry *events.Registry
-	// Poll is how often the stream is read while waiting; 0 means 50ms.
-	Poll time.Duration
+	Feed     *live.Feed
 }
 
-// Wait returns the answer to askID, reading the session's inbox until it is there or ctx ends.
+// Wait returns the answer to askID: one the inbox holds already, else the first to arrive.
 func (in Inbox) Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error) {
-	poll := in.Poll
-	if poll <= 0 {
-		poll = 50 * time.Millisecond
+	// The head first, then the stream: an answer the read misses lies after the head.
+	head, err := in.Feed.Head(ctx)
+	if err != nil {
+		return events.PermissionAnswered{}, err
 	}
-	var from uint64
-	for {
-		var found *events.PermissionAnswered
-		last, err := Load(ctx, in.Store, in.Registry, InboxStream(sessionID), from, func(_ events.Recorded, p events.Payload) error {
-			if a, ok := p.(events.PermissionAnswered); ok && a.AskID == askID && found == nil {
-				found = &a
-			}
-			return nil
-		})
-		if err != nil {
+	var found *events.PermissionAnswered
+	if _, err := Load(ctx, in.Store, in.Registry, InboxStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
+		if a, ok := p.(events.PermissionAnswered); ok && a.AskID == askID && found == nil {
+			found = &a
+		}
+		return nil
+	}); err != nil || found != nil {
+		if found == nil {
 			return events.PermissionAnswered{}, err
 		}
-		if found != nil {
-			return *found, nil
-		}
-		from = uint64(last + 1)
-		select {
-		case <-ctx.Done():
-			return events.PermissionAnswered{}, ctx.Err()
-		case <-time.After(poll):
-		}
+		return *found, nil
 	}
+	stream := InboxStream(sessionID)
+	var answer events.PermissionAnswered
+	_, err = in.Feed.Wait(ctx, head, func(rec events.Recorded) bool {
+		if rec.Stream != stream || rec.Type != events.TypePermissionAnswered {
+			return false
+		}
+		p, err := in.Registry.Decode(rec)
+		a, ok := p.(events.PermissionAnswered)
+		if err != nil || !ok || a.AskID != askID {
+			return false
+		}
+		answer = a
+		return true
+	})
+	return answer, err
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/model"
@@ -58,6 +59,9 @@ type app struct {
 	handlers *commands.Handlers
 	bus      *commands.Bus
 	turns    *turn.Driver
+	// feed is the process's one live subscription (commands/live); stopFeed ends it.
+	feed     *live.Feed
+	stopFeed context.CancelFunc
 	metrics  *prometheus.Registry
 
 	// The durable bus, when ZUNO_BUS_URL is set.
@@ -105,6 +109,7 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		return nil, err
 	}
 	a.turns = a.driver()
+	a.startFeed()
 	said := append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)
 	a.Application = zapp.New(cfg.settings(), said, zapp.Ports{
 		Send:         a.bus.Send,
@@ -113,6 +118,7 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		Driver:       a.turns,
 		OpenProvider: openProvider(cfg, os.Stderr),
 		Configure:    a.configure,
+		Feed:         a.feed,
 		Instructions: instructions.Read,
 	}, a.queries())
 	return a, nil
@@ -309,8 +315,26 @@ func (a *app) startBus(ctx context.Context, worker bool) error {
 	return err
 }
 
+// startFeed starts the process's live feed: every wait of this process (a turn's answer)
+// follows it, whatever command runs.
+func (a *app) startFeed() {
+	var ctx context.Context
+	ctx, a.stopFeed = context.WithCancel(context.Background())
+	a.feed = live.New(a.store)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.feed.Run(ctx)
+	}()
+	stop := a.stopFeed
+	a.stopFeed = func() { stop(); <-done }
+}
+
 func (a *app) Close() error {
 	var errs []error
+	if a.stopFeed != nil {
+		a.stopFeed() // before the store it reads is closed
+	}
 	if a.bus != nil {
 		errs = append(errs, a.bus.Close())
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
@@ -54,6 +55,8 @@ type Ports struct {
 	OpenProvider func(spec string) (model.Provider, error)
 	// Configure resolves a session's configuration from its workspace, for every turn.
 	Configure Configure
+	// Feed is the process's live feed, where a turn waits for an answer.
+	Feed *live.Feed
 	// Instructions reads the AGENTS.md files a turn in dir is assembled with.
 	Instructions func(dir string) (*prompt.InstructionFile, []prompt.InstructionFile, error)
 }

@@ -43,5 +43,5 @@ func (c *Commands) gateFor(policy permission.Policy, home, sessionID, dir string
 
 // inbox is where the run's asks are answered: the session's inbox stream in the log.
 func (c *Commands) inbox() commands.Inbox {
-	return commands.Inbox{Store: c.ports.Log, Registry: c.ports.Driver.Registry}
+	return commands.Inbox{Store: c.ports.Log, Registry: c.ports.Driver.Registry, Feed: c.ports.Feed}
 }

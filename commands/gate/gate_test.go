@@ -14,6 +14,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/gate"
+	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/inbox"
@@ -69,6 +70,7 @@ type rig struct {
 	tool     *countTool
 	standing *permission.Standing
 	session  string
+	feed     *live.Feed
 }
 
 func newRig(t *testing.T) *rig {
@@ -77,7 +79,10 @@ func newRig(t *testing.T) *rig {
 	reg := events.NewRegistry(events.AllPayloads()...)
 	r := &rig{t: t, store: store, reg: reg, handlers: commands.NewHandlers(store, reg, commands.SystemClock{}, nil),
 		driver: &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}, tool: &countTool{name: "shell"},
-		standing: &permission.Standing{}, session: "ses_gate"}
+		standing: &permission.Standing{}, session: "ses_gate", feed: live.New(store)}
+	feedCtx, stop := context.WithCancel(context.Background())
+	go r.feed.Run(feedCtx)
+	t.Cleanup(stop)
 	res, err := r.handlers.CreateSession(context.Background(), &commands.CreateSession{Meta: commands.Meta{CommandID: "create"},
 		Create: session.Create{SessionID: r.session, Title: "t", Agent: "build"}})
 	if err == nil {
@@ -114,7 +119,7 @@ func (r *rig) run(ctx context.Context, p permission.Policy, interactive bool, cm
 	out, err := r.driver.Run(ctx, turn.Request{Meta: commands.Meta{CommandID: "cmd_" + uuid.NewString()}, SessionID: r.session,
 		Text: "go", Agent: agent.Agent{Name: "build", Tools: []string{"shell"}}, Provider: prov, ProviderName: "scripted",
 		Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{r.tool}, Gate: g,
-		Inbox: commands.Inbox{Store: r.store, Registry: r.reg, Poll: time.Millisecond}})
+		Inbox: commands.Inbox{Store: r.store, Registry: r.reg, Feed: r.feed}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -303,7 +308,7 @@ func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 	if err != nil || res.Err() != nil {
 		t.Fatalf("late answer: %v %v", err, res.Err())
 	}
-	got, err := commands.Inbox{Store: r.store, Registry: r.reg}.Wait(context.Background(), r.session, ask.AskID)
+	got, err := commands.Inbox{Store: r.store, Registry: r.reg, Feed: r.feed}.Wait(context.Background(), r.session, ask.AskID)
 	if err != nil || got.Reply != "always" {
 		t.Fatalf("inbox %+v %v", got, err)
 	}

@@ -136,8 +136,13 @@ const FinalizationInstruction = "The step limit for this turn has been reached a
 // failure (provider error, context overflow) is an Outcome with Error set. A request whose
 // command already started a turn returns that turn's outcome and starts nothing.
 func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
-	if req.Observer == nil {
+	switch req.Observer.(type) {
+	case nil, NopObserver:
 		req.Observer = NopObserver{}
+	default:
+		n := newNotifier(req.Observer)
+		defer n.close()
+		req.Observer = n
 	}
 	if req.ToolCalls == 0 {
 		req.ToolCalls = tools.DefaultToolCalls
