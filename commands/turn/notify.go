@@ -34,7 +34,7 @@ func newNotifier(obs Observer) *notifier {
 }
 
 func (n *notifier) Recorded(rec events.Recorded, p events.Payload) { n.put(notice{rec: rec, p: p}) }
-func (n *notifier) TextDelta(text string)                         { n.put(notice{text: text}) }
+func (n *notifier) TextDelta(text string)                          { n.put(notice{text: text}) }
 
 func (n *notifier) put(x notice) {
 	n.mu.Lock()
