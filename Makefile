@@ -93,6 +93,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/bg/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/worktools/
 	$(GO) test -run '^$$' -fuzz FuzzRestore -fuzztime 30s ./adapters/tools/toolset/
+	$(GO) test -run '^$$' -fuzz '^FuzzAssess$$' -fuzztime 30s -fuzzminimizetime 2s ./domain/risk/
+	$(GO) test -run '^$$' -fuzz FuzzAssessInWorkspace -fuzztime 30s -fuzzminimizetime 2s ./domain/risk/
 
 clean:
 	rm -rf bin $(DEMO_DIR)
