@@ -37,6 +37,9 @@ type Settings struct {
 	// Home is the user's home directory, resolved with the platform fallback when HOME is
 	// unset: path rules expand ~ and $HOME with it and the risk gate protects it.
 	Home string
+	// Zuno lists Zuno's own data the risk gate protects: the data directory and the event
+	// database with its WAL, wherever the configuration puts them.
+	Zuno []string
 }
 
 // Ports are the adapters the application works through, wired by the host.

@@ -38,7 +38,7 @@ func (c *Commands) standingFor(sessionID string) *permission.Standing {
 // gateFor builds the gate of one run.
 func (c *Commands) gateFor(policy permission.Policy, sessionID, dir string, offered []tools.Tool, conf turn.Confinement, interactive bool) *gate.Gate {
 	return gate.New(gate.Config{Policy: policy, Standing: c.standingFor(sessionID), Tools: offered, Workspace: dir,
-		Home: c.settings.Home, Interactive: interactive, Sandbox: conf.Resolution})
+		Home: c.settings.Home, Zuno: c.settings.Zuno, Interactive: interactive, Sandbox: conf.Resolution})
 }
 
 // inbox is where the run's asks are answered: the session's inbox stream in the log.

@@ -56,7 +56,7 @@ func (c *Commands) replayResolve(t replay.Turn, ag agent.Agent, surface turn.Sur
 	// A fresh standing set: "always" answers live in one process's memory (docs/permissions.md),
 	// and a CLI run is one turn.
 	g := gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: offered.Tools, Workspace: t.Directory,
-		Home: c.settings.Home, Interactive: t.Interactive, Sandbox: conf.Resolution})
+		Home: c.settings.Home, Zuno: c.settings.Zuno, Interactive: t.Interactive, Sandbox: conf.Resolution})
 	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: c.settings.ContextWindow},
 		MaxTokens: c.settings.MaxTokens, Tools: surface.Tools(), ToolsConfig: c.settings.Tools, ToolCalls: c.settings.ToolCalls,
 		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil
