@@ -82,14 +82,14 @@ type nameTest struct {
 // findTests reads find's expression: whether a test narrows what the actions get (an -o, !
 // or , lets an action run on what a test did not match, so nothing narrows), and the tests on
 // names, which decide whether a protected location under START is among what is found.
-func findTests(expr []arg) (narrowed bool, tests []nameTest) {
+func findTests(expr []arg, compile bool) (narrowed bool, tests []nameTest) {
 	loose := false
 	for i := 0; i < len(expr); i++ {
 		t, _ := expr[i].exact()
 		switch {
 		case contains(findFilters, t):
 			narrowed = true
-			if i+1 < len(expr) {
+			if compile && i+1 < len(expr) {
 				if nt, ok := findNameTest(t, expr[i+1]); ok {
 					tests = append(tests, nt)
 				}
@@ -176,24 +176,26 @@ func fnmatchRegexp(p string) string {
 // search, some unknown path under it and each protected location under it that the name
 // tests match.
 func (a *assessor) found(starts, expr []arg) []arg {
-	narrowed, tests := findTests(expr)
-	if !narrowed {
+	if narrowed, _ := findTests(expr, false); !narrowed {
 		return starts
 	}
+	var tests []nameTest
+	compiled := false
 	var out []arg
 	for _, g := range starts {
 		var rs arg
 		for _, r := range g {
 			rs = append(rs, reading{text: strings.TrimSuffix(r.text, "/") + "/" + unknownMark, exact: r.exact, unread: r.unread})
-			if len(tests) == 0 {
-				continue
-			}
 			p, _, ok := a.target(r)
 			if !ok {
 				continue
 			}
 			for _, c := range a.protectedUnder(p) {
-				if matchAll(tests, r.text+strings.TrimPrefix(c, p)) {
+				if !compiled { // only a start above a protected location needs the name tests
+					_, tests = findTests(expr, true)
+					compiled = true
+				}
+				if len(tests) > 0 && matchAll(tests, r.text+strings.TrimPrefix(c, p)) {
 					rs = append(rs, reading{text: c, exact: r.exact})
 				}
 			}
