@@ -195,3 +195,64 @@ func TestUnknownWorkingDirectory(t *testing.T) {
 		t.Errorf("rm -rf ../* with no working directory: %+v, want destructive", v)
 	}
 }
+
+// Everyday commands stay safe when the gate knows the working directory: reading from `..`,
+// archiving, remote commands and interpreters that delete nothing.
+func TestEverydayCommandsInAWorkspaceAreSafe(t *testing.T) {
+	for _, c := range []string{
+		`cd .. && ls && cd proj`,
+		`ls ../other && cat ../other/README.md`,
+		`tar -czf ../backup.tgz . && zip -qr out.zip dist`,
+		`7z x deps.7z -obuild`,
+		`echo "$(pwd)" "$(dirname "$PWD")"`,
+		`ssh build-host 'cd app && make test'`,
+		`git -c user.name=bot -c user.email=bot@example.com commit -m wip`,
+		`python3 -m pytest -q && python3 -c 'import sys; print(sys.version)'`,
+		`perl -ne 'print if /TODO/' src/*.go`,
+		`awk -F, '{s+=$2} END {print s}' data.csv`,
+		`vim -es -c '%s/foo/bar/g' -c 'wq' main.go`,
+		`node -e 'console.log(process.version)'`,
+		`env -C build cmake ..`,
+		`find . -name '*.go' -newer go.mod`,
+	} {
+		if v := risk.Assess(c, workspaceEnv); v.Level != risk.Safe {
+			t.Errorf("%q: %+v, want safe", c, v)
+		}
+	}
+}
+
+// More spellings through editors and interpreters, read as the language runs them.
+func TestInterpreterSpellings(t *testing.T) {
+	for _, c := range []string{
+		`vim -c 'exe "!rm -rf ~"'`,
+		`python3 -c 'import os; os.system("rm -rf $HOME")'`,
+		`python3 -c "import os; os.remove(os.path.expanduser('~/.ssh/id_ed25519'))"`,
+		`python3 -c 'import subprocess; subprocess.run("rm -rf ~", shell=True)'`,
+		`python3 -c "__import__('os').system('rm -rf ~')"`,
+		`perl -e 'system "rm", "-rf", $ENV{HOME}'`,
+		`perl -e 'unlink glob("~/.ssh/*")'`,
+		`node -e 'require("child_process").spawnSync("rm", ["-rf", require("os").homedir()])'`,
+		`ruby -e 'system("rm -rf ~")'`,
+		`php -r 'shell_exec("rm -rf ~");'`,
+		`awk 'BEGIN{"rm -rf ~" | getline x}'`,
+	} {
+		if v := risk.Assess(c, workspaceEnv); v.Level != risk.Catastrophic {
+			t.Errorf("%q: %+v, want catastrophic", c, v)
+		}
+	}
+	for _, c := range []string{
+		`python3 -c 'import re; print(re.compile("x").match("x"))'`,
+		`node -e 'console.log(/a/.exec("a"))'`,
+		`python3 -c 'exec("print(1)")'`,
+	} {
+		if v := risk.Assess(c, workspaceEnv); v.Level != risk.Safe {
+			t.Errorf("%q: %+v, want safe", c, v)
+		}
+	}
+}
+
+func TestInterpreterQuotedParenthesis(t *testing.T) {
+	if v := risk.Assess(`perl -e 'system("echo a) ; rm -rf ~")'`, workspaceEnv); v.Level != risk.Catastrophic {
+		t.Errorf("a ) inside the string: %+v", v)
+	}
+}

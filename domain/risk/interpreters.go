@@ -21,16 +21,24 @@ const unreadText = "$(\x01)"
 // runnerCall matches a call that runs its argument as a shell command (or an argument list):
 // system, exec, popen, os.system, subprocess.run/call/Popen/check_output, child_process's
 // execSync, PHP's shell_exec and passthru, perl's readpipe.
-var runnerCall = regexp.MustCompile(`\b(?:system|exec|execSync|execFileSync|spawnSync|spawn|popen|shell_exec|passthru|readpipe|check_output|check_call|getoutput|getstatusoutput|Popen|run|call)\s*(?:\(|\s(?:["'\[]))`)
+var runnerCall = regexp.MustCompile(`(?:\bsystem|\bexecSync|\bexecFileSync|\bspawnSync|\bpopen|\bshell_exec|\bpassthru|\breadpipe|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|\bpty\.spawn)\s*(?:\(|\s(?:["'\[]))`)
+
+// execCall matches exec, which runs a shell command in perl, ruby and PHP (in Python and
+// JavaScript exec runs code or matches a pattern, and is not read).
+var execCall = regexp.MustCompile(`\bexec\s*(?:\(|\s(?:["'\[]))`)
 
 // deleteCall matches a call that deletes the path it is given: perl's unlink and rmtree,
 // Python's shutil.rmtree and os.remove, Ruby's FileUtils.rm_rf, node's fs.rmSync, PHP's unlink.
-var deleteCall = regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rm|unlink|unlinkSync|rmSync|rmdirSync|remove|removedirs|rmdir|delete)\s*(?:\(|\s(?:["'$]))`)
+var deleteCall = regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rm|unlink|unlinkSync|rmSync|rmdirSync|remove|removedirs|rmdir|delete)\s*(?:\(|\s(?:["'$]|glob\b))`)
 
 // quotedCommand matches perl and ruby's backticks, qx// and %x().
 var quotedCommand = regexp.MustCompile("`([^`]*)`|\\bqx\\s*([{(/'|!])|%x([({\\[])")
 
 // homeIdiom matches the home directory as the languages spell it.
+// homePrefix matches a ~ the language expands at the start of a string: os.path.expanduser,
+// File.expand_path, perl's glob.
+var homePrefix = regexp.MustCompile(`(?:os\.path\.)?(?:expanduser|File\.expand_path|glob)\(\s*(['"])~`)
+
 var homeIdiom = regexp.MustCompile(`\$ENV\{\s*['"]?HOME['"]?\s*\}|ENVIRON\[\s*"HOME"\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"][^)]*\)|(?:os\.)?getenv\(\s*['"]HOME['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Dir\.home|os\.homedir\(\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|expanduser\(\s*(['"])~['"]\s*\)`)
 
 // code reads a program text in another language: the shell commands it runs and the paths
@@ -39,7 +47,14 @@ func (a *assessor) code(prog, text string, depth int) {
 	if len(text) > maxCommand {
 		return
 	}
-	for _, m := range runnerCall.FindAllStringIndex(text, 32) {
+	lang := a.lang
+	a.lang = prog
+	defer func() { a.lang = lang }()
+	runners := runnerCall.FindAllStringIndex(text, 32)
+	if !strings.HasPrefix(prog, "python") && !strings.HasPrefix(prog, "pypy") && !strings.HasPrefix(prog, "node") && prog != "bun" {
+		runners = append(runners, execCall.FindAllStringIndex(text, 32)...)
+	}
+	for _, m := range runners {
 		if elems := a.codeArgs(text[m[1]-1:]); len(elems) > 0 {
 			a.codeCommand(prog, elems, depth)
 		}
@@ -59,7 +74,11 @@ func (a *assessor) code(prog, text string, depth int) {
 		}
 	}
 	for _, m := range deleteCall.FindAllStringIndex(text, 32) {
-		elems := a.codeArgs(text[m[1]-1:])
+		start := m[1] - 1
+		if strings.HasSuffix(text[:m[1]], "glob") {
+			start = m[1] - 4 // unlink glob("~/…"): the argument is the glob call
+		}
+		elems := a.codeArgs(text[start:])
 		for _, e := range elems {
 			r := e.reading()
 			if strings.HasPrefix(r.text, "~") && r.exact {
@@ -68,6 +87,19 @@ func (a *assessor) code(prog, text string, depth int) {
 			a.destroy(prog, arg{r}, "deletes")
 		}
 	}
+}
+
+// interpolates says a double-quoted literal of the language holds a value the gate does not
+// know: perl and PHP expand $name in it, ruby #{…}. Elsewhere (awk, Python, JavaScript, Vim)
+// a $ is the shell's to expand once the string runs as a command.
+func interpolates(lang, lit string) bool {
+	switch {
+	case lang == "perl" || strings.HasPrefix(lang, "perl5") || lang == "php":
+		return strings.Contains(lit, "$")
+	case lang == "ruby":
+		return strings.Contains(lit, "#{")
+	}
+	return false
 }
 
 // delimited returns the text between an opening delimiter at s[0] and its closing one.
@@ -80,17 +112,31 @@ func delimited(s string) (string, bool) {
 		closer = s[0]
 	}
 	depth := 0
+	var quote byte // inside brackets, a quoted ) does not close them: system("a)b")
 	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case s[0]:
-			if closer != s[0] {
-				depth++
+		if closer != s[0] {
+			switch {
+			case quote != 0 && s[i] == '\\':
+				i++
+				continue
+			case quote != 0:
+				if s[i] == quote {
+					quote = 0
+				}
+				continue
+			case s[i] == '"' || s[i] == '\'':
+				quote = s[i]
+				continue
 			}
+		}
+		switch s[i] {
 		case closer:
 			if depth == 0 {
 				return s[1:i], true
 			}
 			depth--
+		case s[0]:
+			depth++
 		}
 	}
 	return "", false
@@ -135,6 +181,14 @@ func (a *assessor) codeArgs(s string) []codeValue {
 		if e = strings.TrimSpace(e); e == "" || strings.Contains(e, "=") && !strings.ContainsAny(e[:strings.Index(e, "=")], `"'`) {
 			continue // a keyword argument (shell=True, check=True)
 		}
+		if strings.HasPrefix(e, "[") && strings.HasSuffix(e, "]") { // spawnSync("rm", ["-rf", …])
+			for _, f := range splitTop(e[1 : len(e)-1]) {
+				if f = strings.TrimSpace(f); f != "" {
+					out = append(out, a.codeValueOf(f))
+				}
+			}
+			continue
+		}
 		out = append(out, a.codeValueOf(e))
 	}
 	return out
@@ -171,6 +225,7 @@ func splitTop(s string) []string {
 // codeValueOf reads one expression: string literals, the home directory, joined by +, . or
 // juxtaposition; anything else is unreadable.
 func (a *assessor) codeValueOf(e string) codeValue {
+	e = homePrefix.ReplaceAllString(e, "(${1}"+strings.ReplaceAll(a.home, "$", "$$"))
 	e = homeIdiom.ReplaceAllStringFunc(e, func(string) string { return "'" + a.home + "'" })
 	var v codeValue
 	for i := 0; i < len(e); i++ {
@@ -186,7 +241,7 @@ func (a *assessor) codeValueOf(e string) codeValue {
 				b.WriteByte(e[j])
 			}
 			lit := b.String()
-			if c == '"' && strings.ContainsAny(lit, "${") {
+			if c == '"' && interpolates(a.lang, lit) {
 				lit = unreadText // interpolation the gate does not follow
 			}
 			v.parts = append(v.parts, lit)
@@ -258,6 +313,11 @@ func (a *assessor) exCommands(name, line string, depth int) {
 		for _, p := range []string{"silent!", "silent", "sil!", "sil", "execute", "exe"} {
 			if strings.HasPrefix(cmd, p) {
 				cmd = strings.TrimLeft(cmd[len(p):], " \t")
+				if strings.HasPrefix(p, "exe") && len(cmd) > 1 && (cmd[0] == '"' || cmd[0] == '\'') {
+					if body, ok := delimited(cmd); ok { // exe "!rm -rf ~": the string is an Ex command
+						cmd = body
+					}
+				}
 				break
 			}
 		}

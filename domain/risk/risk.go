@@ -114,6 +114,7 @@ type assessor struct {
 	defaultIFS bool                          // split at blanks whatever the text assigned to IFS
 	procOut    map[string][]string           // what each <(…) prints, by name
 	onCall     func(name string, argv []arg) // Calls: told of every program invocation
+	lang       string                        // the language of the code being read (interpreters.go)
 	worst      Verdict
 }
 
