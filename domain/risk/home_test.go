@@ -256,3 +256,28 @@ func TestInterpreterQuotedParenthesis(t *testing.T) {
 		t.Errorf("a ) inside the string: %+v", v)
 	}
 }
+
+// Routes around the rows above that the table of attacks grew by while they were written.
+func TestMoreRoutesAroundTheHome(t *testing.T) {
+	for _, c := range []string{
+		`rsync -a --remove-source-files ~/ /backup/`,
+		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm -rf ~' git x`,
+		`(cd .. && rm -rf *)`,
+		`rm -rf "$(cd ..; echo "$PWD")"`,
+		`pushd .. && rm -rf -- *`,
+		`find ~/ -mindepth 1 -delete`,
+		`truncate -s 0 "$(cat victim.txt)"`,
+	} {
+		if v := risk.Assess(c, workspaceEnv); v.Level != risk.Catastrophic {
+			t.Errorf("%q: %+v, want catastrophic", c, v)
+		}
+	}
+	for _, c := range []string{
+		`(cd /; ls); rm -rf build`, // a subshell's cd does not move what follows
+		`rsync -a --remove-source-files out/ /backup/`,
+	} {
+		if v := risk.Assess(c, workspaceEnv); v.Level != risk.Destructive {
+			t.Errorf("%q: %+v, want destructive", c, v)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package risk
 import (
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -250,6 +251,7 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 			a.gitConfig(name, argv[k+1], arg{}, depth)
 		}
 	}
+	a.gitConfigEnv(name, depth)
 	if !ok {
 		return
 	}
@@ -335,6 +337,21 @@ func (a *assessor) gitConfig(name string, key, value arg, depth int) {
 	a.text(strings.TrimPrefix(v, "!"), depth+1)
 }
 
+// gitConfigEnv reads configuration given through GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n
+// assigned in the text (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!…'
+// git x`).
+func (a *assessor) gitConfigEnv(name string, depth int) {
+	for n := 0; n < 8; n++ {
+		keys := a.vars["GIT_CONFIG_KEY_"+strconv.Itoa(n)]
+		values := a.vars["GIT_CONFIG_VALUE_"+strconv.Itoa(n)]
+		for _, k := range keys {
+			for _, v := range values {
+				a.gitConfig(name, arg{k}, arg{v}, depth)
+			}
+		}
+	}
+}
+
 func hasOperand(operands []arg, s string) bool {
 	for _, g := range operands {
 		if t, ok := g.exact(); ok && t == s {
@@ -401,12 +418,19 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 		"--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file")
 	del := false
 	for f := range flags {
-		del = del || strings.HasPrefix(f, "--del") || f == "--remove-source-files"
+		del = del || strings.HasPrefix(f, "--del")
 	}
-	if !del || len(operands) < 2 {
+	if len(operands) < 2 {
 		return
 	}
-	a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
+	if flags["--remove-source-files"] { // the sources' files go once they are copied
+		for _, g := range operands[:len(operands)-1] {
+			a.destroy("rsync --remove-source-files", g, "deletes the files of")
+		}
+	}
+	if del {
+		a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
+	}
 }
 
 // cd: the directory becomes the base of later relative paths (`cd / && rm -rf *`). An
