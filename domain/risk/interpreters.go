@@ -50,6 +50,10 @@ func (a *assessor) code(prog, text string, depth int) {
 	lang := a.lang
 	a.lang = prog
 	defer func() { a.lang = lang }()
+	// The home directory as the language spells it becomes a literal first, so that its
+	// braces and brackets ($ENV{HOME}) do not end an argument.
+	text = homePrefix.ReplaceAllString(text, "(${1}"+strings.ReplaceAll(a.home, "$", "$$"))
+	text = homeIdiom.ReplaceAllStringFunc(text, func(string) string { return "'" + a.home + "'" })
 	runners := runnerCall.FindAllStringIndex(text, 32)
 	if !strings.HasPrefix(prog, "python") && !strings.HasPrefix(prog, "pypy") && !strings.HasPrefix(prog, "node") && prog != "bun" {
 		runners = append(runners, execCall.FindAllStringIndex(text, 32)...)
@@ -225,8 +229,6 @@ func splitTop(s string) []string {
 // codeValueOf reads one expression: string literals, the home directory, joined by +, . or
 // juxtaposition; anything else is unreadable.
 func (a *assessor) codeValueOf(e string) codeValue {
-	e = homePrefix.ReplaceAllString(e, "(${1}"+strings.ReplaceAll(a.home, "$", "$$"))
-	e = homeIdiom.ReplaceAllStringFunc(e, func(string) string { return "'" + a.home + "'" })
 	var v codeValue
 	for i := 0; i < len(e); i++ {
 		c := e[i]
