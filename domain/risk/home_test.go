@@ -281,3 +281,12 @@ func TestMoreRoutesAroundTheHome(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintedGlobsAndForcedWrites(t *testing.T) {
+	if v := risk.Assess(`rm -rf "$(ls -d ~/*)"`, workspaceEnv); v.Level != risk.Catastrophic {
+		t.Errorf("the names ls -d prints from ~/*: %+v", v)
+	}
+	if v := risk.Assess(`vim -c 'w! /tmp/copy' -c q main.go`, workspaceEnv); v.Level != risk.Safe {
+		t.Errorf(":w! is a forced write, not a shell: %+v", v)
+	}
+}

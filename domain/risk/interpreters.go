@@ -324,7 +324,8 @@ func (a *assessor) exCommands(name, line string, depth int) {
 			}
 		}
 		for _, p := range []string{"read", "r", "write", "w", "terminal", "term"} {
-			if rest, ok := strings.CutPrefix(cmd, p); ok && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "!")) {
+			// `:r!cmd` reads from cmd, but `:w!file` is a forced write: w needs the blank.
+			if rest, ok := strings.CutPrefix(cmd, p); ok && (strings.HasPrefix(rest, " ") || (p[0] == 'r' && strings.HasPrefix(rest, "!"))) {
 				if strings.HasPrefix(p, "t") {
 					a.text(strings.TrimSpace(rest), depth+1)
 					return

@@ -293,10 +293,22 @@ func lsOutput(words []string) []string {
 	var out []string
 	for _, o := range ops {
 		if dirs {
-			out = append(out, o)
+			out = append(out, globAsAll(o)) // ls -d ~/* prints every name the glob matches
 		} else {
 			out = append(out, allMark, o)
 		}
 	}
 	return out
+}
+
+// globAsAll rewrites a path from its first segment with a pattern as "every name" (allMark),
+// so what ls -d prints from a glob stays the directory's contents once it is printed.
+func globAsAll(p string) string {
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if hasGlobMeta(seg) {
+			return strings.Join(append(segs[:i:i], allMark), "/")
+		}
+	}
+	return p
 }
