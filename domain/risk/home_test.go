@@ -290,3 +290,52 @@ func TestPrintedGlobsAndForcedWrites(t *testing.T) {
 		t.Errorf(":w! is a forced write, not a shell: %+v", v)
 	}
 }
+
+// Variations of each route: spellings of cd, find feeding rm, tar's long options, ssh's --,
+// the editors' and interpreters' option clusters, perl's q(), Zuno's data by glob or move.
+func TestVariationsOfEachRoute(t *testing.T) {
+	for _, c := range []string{
+		`rm -rf ${PWD%/*}`,
+		`rm -rf "${PWD%/proj}"`,
+		`p=$PWD; rm -rf "${p%/*}"`,
+		`rm -rf "$(cd ../; pwd)/"`,
+		`cd ../ ; rm -rf ./*`,
+		`cd -P .. && rm -rf *`,
+		`cd "$HOME/proj/.." && rm -rf *`,
+		`rm -rf "$(cd -- ..; pwd)"`,
+		`rm -rf "$(cd .. >/dev/null 2>&1 && pwd)"`,
+		`rm -rf "$(builtin cd ..; pwd)"`,
+		`rm -rf "$(command cd ..; pwd)"`,
+		`find ~ -name '*' -print0 | xargs -0 rm -rf`,
+		`find ~ -maxdepth 1 | xargs rm -rf`,
+		`rm -rf $(find ~ -maxdepth 1)`,
+		`tar -c --remove-files -f /dev/null -C .. proj ../.ssh`,
+		`tar --create --file=/dev/null --remove-files ~`,
+		`7z a -sdel -- x.7z ~`,
+		`zip -r -m x.zip ~/.ssh`,
+		`ssh host -- rm -rf /`,
+		`ssh -t host 'sudo rm -rf /'`,
+		`vim -c ':!rm -rf ~'`,
+		`view -c '!rm -rf ~'`,
+		`awk 'BEGIN{system("rm -rf ~")}' /dev/null`,
+		`awk -v x=1 'BEGIN { system("rm -rf ~") }'`,
+		`python3 -c "import os;os.system('rm -rf ~')"`,
+		`python3 -Sc 'import os; os.system("rm -rf ~")'`,
+		`perl -le 'system("rm -rf ~")'`,
+		`perl -MFile::Path=remove_tree -e 'remove_tree($ENV{"HOME"})'`,
+		`git -c 'alias.x=!sh -c "rm -rf ~"' x`,
+		`git -c core.fsmonitor='rm -rf ~' status`,
+		`env --chdir ~ rm -rf -- *`,
+		`env -i -C ~ sh -c 'rm -rf *'`,
+		`env -C ~ find . -delete`,
+		`sudo --chdir="$HOME" rm -rf *`, `perl -l0e "system(q(rm -rf ~))"`,
+		`rm -rf ~/.local/share/zuno/`,
+		`rm -rf ~/.local/share/zun*`,
+		`mv ~/.local/share/zuno /tmp/x`,
+		`shred -u ~/.local/share/zuno/auth.json`,
+	} {
+		if v := risk.Assess(c, workspaceEnv); v.Level != risk.Catastrophic {
+			t.Errorf("%q: %+v, want catastrophic", c, v)
+		}
+	}
+}

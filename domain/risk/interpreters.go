@@ -248,6 +248,20 @@ func (a *assessor) codeValueOf(e string) codeValue {
 			}
 			v.parts = append(v.parts, lit)
 			i = j
+		case (strings.HasPrefix(e[i:], "q") || strings.HasPrefix(e[i:], "qq")) && quoteLike(e[i:]) >= 0:
+			// perl's q(…) and qq(…): a literal, qq interpolating like "…"
+			k := quoteLike(e[i:])
+			lit, ok := delimited(e[i+k:])
+			if !ok {
+				v.parts = append(v.parts, unreadText)
+				i = len(e)
+				continue
+			}
+			if k == 2 && interpolates(a.lang, lit) {
+				lit = unreadText
+			}
+			v.parts = append(v.parts, lit)
+			i += k + len(lit) + 1
 		case c == ' ' || c == '\t' || c == '+' || c == '.' || c == '(' || c == ')':
 		case strings.HasPrefix(e[i:], "os.path.join") || strings.HasPrefix(e[i:], "Path"):
 			// a path constructor around the literals: read its arguments in place
@@ -429,7 +443,11 @@ func (a *assessor) perl(name string, argv []arg, _ []string, depth int) {
 			case 'i':
 				inPlace, backup = true, j+1 < len(t)
 				break letters
-			case 'M', 'm', 'I', 'x', 'F', 'C', 'd', 'D', 'V', 'l', '0':
+			case 'l', '0': // -l[octal], -0[digits]: the digits belong to it, letters follow
+				for j+1 < len(t) && t[j+1] >= '0' && t[j+1] <= '9' {
+					j++
+				}
+			case 'M', 'm', 'I', 'x', 'F', 'C', 'd', 'D', 'V':
 				break letters
 			}
 		}
@@ -467,4 +485,15 @@ func (a *assessor) interpreter(name string, argv []arg, _ []string, depth int) {
 			return
 		}
 	}
+}
+
+// quoteLike returns the length of perl's q or qq before its delimiter when s starts with one
+// (q(…), qq{…}, q/…/), else -1.
+func quoteLike(s string) int {
+	for _, k := range []int{2, 1} {
+		if len(s) > k && strings.Repeat("q", k) == s[:k] && strings.IndexByte("({[</|!'\"", s[k]) >= 0 {
+			return k
+		}
+	}
+	return -1
 }
