@@ -84,6 +84,9 @@ func (a *assessor) code(prog, text string, depth int) {
 		}
 		elems := a.codeArgs(text[start:])
 		for _, e := range elems {
+			if e.option {
+				continue // fs.rmSync(p, {recursive: true}), shutil.rmtree(p, True)
+			}
 			r := e.reading()
 			if strings.HasPrefix(r.text, "~") && r.exact {
 				r.text = a.home + strings.TrimPrefix(r.text, "~")
@@ -148,8 +151,12 @@ func delimited(s string) (string, bool) {
 
 // codeValue is one argument of a call: its known text in pieces, unknown pieces marked.
 type codeValue struct {
-	parts []string // literal text; unreadText for a part the gate cannot read
+	parts  []string // literal text; unreadText for a part the gate cannot read
+	option bool     // an options object, a boolean, a number or null: not a path
 }
+
+// optionValue matches an argument that is an option rather than a path or a word.
+var optionValue = regexp.MustCompile(`^(?:\{.*\}|true|false|True|False|None|nil|null|undefined|[0-9]+)$`)
 
 func (v codeValue) reading() reading {
 	r := reading{exact: true}
@@ -193,7 +200,9 @@ func (a *assessor) codeArgs(s string) []codeValue {
 			}
 			continue
 		}
-		out = append(out, a.codeValueOf(e))
+		v := a.codeValueOf(e)
+		v.option = optionValue.MatchString(e)
+		out = append(out, v)
 	}
 	return out
 }

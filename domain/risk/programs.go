@@ -95,6 +95,9 @@ func (a *assessor) unknownWrapper(name string, argv []arg, stdin []string, depth
 		seen++
 		c := *a
 		c.worst = Verdict{Level: Safe}
+		// An unreadable operand is not promoted here: `docker rm $(docker ps -aq)` names
+		// containers, not paths, and only what the net reads as a path it knows counts.
+		c.netted = true
 		c.command(argv[i:], stdin, depth)
 		a.texts, a.calls = c.texts, c.calls
 		if c.worst.Level == Catastrophic {
@@ -242,6 +245,9 @@ func (a *assessor) destroy(prog string, g arg, verb string) {
 // it is relative to a directory entered that way. Under allow_all a destructive verdict runs
 // unasked, so such a deletion is catastrophic (docs/risk.md, "Unreadable input").
 func (a *assessor) unreadable(r reading) bool {
+	if a.netted {
+		return false
+	}
 	if !strings.HasPrefix(r.text, "/") && a.cwd != nil && a.cwd.unread {
 		return true
 	}

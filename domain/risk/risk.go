@@ -115,6 +115,7 @@ type assessor struct {
 	procOut    map[string][]string           // what each <(…) prints, by name
 	onCall     func(name string, argv []arg) // Calls: told of every program invocation
 	lang       string                        // the language of the code being read (interpreters.go)
+	netted     bool                          // reading an unknown program's arguments as a command (unknownWrapper)
 	worst      Verdict
 }
 

@@ -319,6 +319,12 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 	if !ok {
 		return nil
 	}
+	if progName(name) == "basename" && len(argv) > 1 {
+		if _, known := argv[1].exact(); !known {
+			// One name without a slash; rm refuses . and .., so it cannot climb.
+			return []string{fragment}
+		}
+	}
 	var words []string
 	for _, g := range argv[1:] {
 		t, ok := g.exact()
