@@ -35,3 +35,13 @@ func BenchmarkAssessAttacks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAssessHomeAttacks measures the gate with a working directory and Zuno's data
+// directory on issue 25's table (home_test.go).
+func BenchmarkAssessHomeAttacks(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		for _, r := range homeAttacks {
+			risk.Assess(r.command, workspaceEnv)
+		}
+	}
+}
