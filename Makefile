@@ -95,6 +95,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRestore -fuzztime 30s ./adapters/tools/toolset/
 	$(GO) test -run '^$$' -fuzz FuzzProjectRuleKey -fuzztime 30s -fuzzminimizetime 2s ./adapters/config/
 	$(GO) test -run '^$$' -fuzz FuzzMatchesKey -fuzztime 30s -fuzzminimizetime 2s ./domain/permission/
+	$(GO) test -run '^$$' -fuzz '^FuzzAssess$$' -fuzztime 30s -fuzzminimizetime 2s ./domain/risk/
+	$(GO) test -run '^$$' -fuzz FuzzAssessInWorkspace -fuzztime 30s -fuzzminimizetime 2s ./domain/risk/
 
 clean:
 	rm -rf bin $(DEMO_DIR)

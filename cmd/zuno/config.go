@@ -102,7 +102,18 @@ type toolOutputConfig struct {
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
 		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
-		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access"}
+		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access", Zuno: zunoData(c)}
+}
+
+// zunoData is what the risk gate protects as Zuno's own: the data directory (auth file,
+// artifacts, background output) and the event database with its WAL and shared memory, which
+// ZUNO_DB may put elsewhere (docs/risk.md).
+func zunoData(c config) []string {
+	out := []string{dataDir(c)}
+	if db, err := filepath.Abs(c.DB); err == nil && c.DB != "" {
+		out = append(out, db, db+"-wal", db+"-shm")
+	}
+	return out
 }
 
 // homeDir is the user's home: $HOME, else the platform's answer (the passwd entry), so the

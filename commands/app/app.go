@@ -41,6 +41,9 @@ type Settings struct {
 	// FullAccess: sandbox.mode is danger-full-access, which makes the effective permission
 	// mode allow_all (what debug permissions reports without assembling a sandbox).
 	FullAccess bool
+	// Zuno lists Zuno's own data the risk gate protects: the data directory and the event
+	// database with its WAL, wherever the configuration puts them.
+	Zuno []string
 }
 
 // Ports are the adapters the application works through, wired by the host.

@@ -36,9 +36,9 @@ func (c *Commands) standingFor(sessionID string) *permission.Standing {
 }
 
 // gateFor builds the gate of one run.
-func (c *Commands) gateFor(policy permission.Policy, home, sessionID, dir string, offered []tools.Tool, conf turn.Confinement, interactive bool) *gate.Gate {
+func (c *Commands) gateFor(policy permission.Policy, set Settings, sessionID, dir string, offered []tools.Tool, conf turn.Confinement, interactive bool) *gate.Gate {
 	return gate.New(gate.Config{Policy: policy, Standing: c.standingFor(sessionID), Tools: offered, Workspace: dir,
-		Home: home, Interactive: interactive, Sandbox: conf.Resolution})
+		Home: set.Home, Zuno: set.Zuno, Interactive: interactive, Sandbox: conf.Resolution})
 }
 
 // inbox is where the run's asks are answered: the session's inbox stream in the log.

@@ -79,7 +79,7 @@ func (c *Commands) replayResolve(t replay.Turn, sc SessionConfig, ag agent.Agent
 	// A fresh standing set: "always" answers live in one process's memory (docs/permissions.md),
 	// and a CLI run is one turn.
 	g := gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: offered.Tools, Workspace: t.Directory,
-		Home: set.Home, Interactive: t.Interactive, Sandbox: conf.Resolution})
+		Home: set.Home, Zuno: set.Zuno, Interactive: t.Interactive, Sandbox: conf.Resolution})
 	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil

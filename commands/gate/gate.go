@@ -6,7 +6,9 @@
 package gate
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -37,6 +39,7 @@ type Gate struct {
 	tools     map[string]tools.Tool
 	workspace string
 	home      string
+	zuno      []string
 	// interactive says whether an ask can be answered: without a terminal (or a client) an
 	// ask is a denial that names the rule to add.
 	interactive bool
@@ -50,10 +53,13 @@ type Gate struct {
 type Config struct {
 	Policy permission.Policy
 	// Standing is the session's standing approvals; they live as long as the process.
-	Standing    *permission.Standing
-	Tools       []tools.Tool
-	Workspace   string
-	Home        string
+	Standing  *permission.Standing
+	Tools     []tools.Tool
+	Workspace string
+	Home      string
+	// Zuno lists Zuno's own data (its data directory, the event database and its WAL): the
+	// risk gate refuses to delete or overwrite them in every mode (docs/risk.md).
+	Zuno        []string
 	Interactive bool
 	// Sandbox is how the run's shell commands are confined, recorded on each shell call.
 	Sandbox *events.SandboxResolution
@@ -61,7 +67,7 @@ type Config struct {
 
 // New returns the gate of one run.
 func New(c Config) *Gate {
-	g := &Gate{policy: c.Policy, standing: c.Standing, workspace: c.Workspace, home: c.Home,
+	g := &Gate{policy: c.Policy, standing: c.Standing, workspace: c.Workspace, home: c.Home, zuno: c.Zuno,
 		interactive: c.Interactive, sandbox: c.Sandbox, tools: map[string]tools.Tool{}, pending: map[string]permission.Decision{}}
 	if g.standing == nil {
 		g.standing = &permission.Standing{}
@@ -84,7 +90,7 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	if g.runsCommand(c) {
 		v.Sandbox = g.sandbox
 	}
-	rv := g.assess(subjects)
+	rv := g.assess(c, subjects)
 	if rv.Level == risk.Catastrophic {
 		return g.catastrophic(c, v, rv)
 	}
@@ -212,19 +218,46 @@ type assessed struct {
 	command string
 }
 
-// assess reads the call's commands with the risk gate (domain/risk) and keeps the worst.
-func (g *Gate) assess(subjects []tools.Subject) assessed {
+// assess reads the call's commands with the risk gate (domain/risk) and keeps the worst. The
+// gate knows where the command starts, so `rm -rf ../*` from ~/proj is read as `rm -rf ~/*`.
+func (g *Gate) assess(c tools.Call, subjects []tools.Subject) assessed {
 	var worst assessed
+	env := risk.Env{Home: g.home, Cwd: g.workdir(c), Zuno: g.zuno}
 	for _, s := range subjects {
 		if s.Command == "" {
 			continue
 		}
-		v := risk.Assess(s.Command, risk.Env{Home: g.home})
+		v := risk.Assess(s.Command, env)
 		if worst.Level == "" || v.Level.Exceeds(worst.Level) {
 			worst = assessed{Verdict: v, command: s.Command}
 		}
 	}
 	return worst
+}
+
+// workdir is the directory a shell call starts in: its workdir argument (relative to the
+// workspace, as the shell tool reads it) or the workspace root, with symbolic links resolved
+// as the tool resolves them, so `..` climbs from where the command really is. A workdir the
+// tool will refuse (missing, outside the workspace) is read as written.
+func (g *Gate) workdir(c tools.Call) string {
+	if c.Decl.Name != tools.NameShell || g.workspace == "" {
+		return g.workspace
+	}
+	var a struct {
+		Workdir string `json:"workdir"`
+	}
+	_ = json.Unmarshal([]byte(c.Call.Arguments), &a) // validated already; a failure leaves the root
+	if a.Workdir == "" {
+		return g.workspace
+	}
+	dir := a.Workdir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(g.workspace, dir)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return filepath.Clean(dir)
 }
 
 func externalRoot(subjects []tools.Subject) string {

@@ -33,3 +33,31 @@ func FuzzAssess(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAssessInWorkspace: the same properties with a working directory and Zuno's data
+// directory, and the parser paths they open (substitutions read for their output, find's name
+// tests, archivers, remote shells, editors and interpreters): no panic, deterministic, and a
+// catastrophic verdict denied in every mode.
+func FuzzAssessInWorkspace(f *testing.F) {
+	for _, r := range homeAttacks {
+		f.Add(r.command, home, project, zunoData)
+	}
+	f.Add(`find ~ -name '[' -delete; find / -regex '(' -delete; find . -name '[]' -delete`, home, "/", "/")
+	f.Add(`perl -e 'qx{rm -rf ~'; vim -c '!'; awk 'BEGIN{system(}'; python -c 'os.system(("x"'`, "", "relative", "")
+	f.Add(`tar; tar -; tar cCf; zip -; 7z; ssh; ssh -o; git -c; git -c =; env -C`, home, project, "")
+	f.Fuzz(func(t *testing.T, command, homeDir, cwd, data string) {
+		env := risk.Env{Home: homeDir, Cwd: cwd, Zuno: []string{data}}
+		v := risk.Assess(command, env)
+		if again := risk.Assess(command, env); again != v {
+			t.Fatalf("%q: %+v then %+v", command, v, again)
+		}
+		switch v.Level {
+		case risk.Safe, risk.Destructive, risk.Catastrophic:
+		default:
+			t.Fatalf("%q: level %q", command, v.Level)
+		}
+		if v.Level == risk.Catastrophic && risk.Decide(v, risk.ModeAllowAll) != risk.Deny {
+			t.Fatalf("%q: catastrophic but not denied under allow_all", command)
+		}
+	})
+}

@@ -17,6 +17,7 @@ const (
 	userConfig       // ~/.config or ~/.local as a whole
 	system           // a system location (docs/risk.md, "Protected locations")
 	device           // a disk: writing to it destroys its file systems
+	zunoData         // Zuno's own directories (Env.Zuno), anything in them or a directory above
 )
 
 // credentialPaths are home-relative credential stores: deleting or overwriting anything in
@@ -77,17 +78,17 @@ func (a *assessor) target(r reading) (p string, contents, ok bool) {
 	}
 	t = a.throughLinks(t)
 	if !strings.HasPrefix(t, "/") {
-		if a.cwd == nil {
+		if a.cwd == nil || !strings.HasPrefix(a.cwd.text, "/") {
 			return "", false, false
 		}
 		t = a.cwd.text + "/" + t
 	}
-	if r.glob {
+	if r.glob || strings.Contains(t, allMark) {
 		// Everything from the first segment with a pattern in it may match anything
 		// in the directory before it.
 		segs := strings.Split(t, "/")
 		for i, s := range segs {
-			if hasGlobMeta(s) {
+			if (r.glob && hasGlobMeta(s)) || strings.Contains(s, allMark) {
 				return cleanPath("/" + strings.Join(segs[:i], "/")), true, true
 			}
 		}
@@ -100,6 +101,11 @@ func (a *assessor) target(r reading) (p string, contents, ok bool) {
 func (a *assessor) classify(p string) class {
 	if p == "/" {
 		return root
+	}
+	for _, z := range a.zuno {
+		if under(p, z) {
+			return zunoData // the audit log, the auth file, other sessions' artifacts
+		}
 	}
 	if c := a.homeClass(p); c != none {
 		return c
@@ -125,6 +131,11 @@ func (a *assessor) classify(p string) class {
 	for _, d := range osDirs {
 		if under(p, d) {
 			return system
+		}
+	}
+	for _, z := range a.zuno {
+		if under(z, p) {
+			return zunoData // a directory that holds Zuno's data
 		}
 	}
 	return none
@@ -173,6 +184,34 @@ func (c class) String() string {
 		return "a system location"
 	case device:
 		return "a disk device"
+	case zunoData:
+		return "Zuno's own data"
 	}
 	return "an ordinary path"
+}
+
+// protectedUnder lists the protected locations the gate knows by name at or under p: the
+// home directory with its credential stores and configuration, Zuno's own directories, the
+// system locations. find's name tests are matched against them (`find ~ -name '.*' -delete`
+// reaches ~/.ssh).
+func (a *assessor) protectedUnder(p string) []string {
+	var named []string
+	if a.home != homeSentinel {
+		named = append(named, a.home)
+		for _, c := range credentialPaths {
+			named = append(named, a.home+"/"+c)
+		}
+		for _, c := range userConfigPaths {
+			named = append(named, a.home+"/"+c)
+		}
+	}
+	named = append(named, a.zuno...)
+	named = append(named, systemDirs...)
+	var out []string
+	for _, n := range named {
+		if under(n, p) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -42,7 +42,7 @@ func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
 	}
 	if w, ok := wrappers[name]; ok {
 		if i, ok := w.skip(argv); ok {
-			a.command(argv[i:], stdin, depth)
+			a.inDir(w.dir(argv[:i]), func() { a.command(argv[i:], stdin, depth) })
 		}
 		return
 	}
@@ -53,6 +53,8 @@ func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
 	switch {
 	case strings.HasPrefix(name, "mkfs."), strings.HasPrefix(name, "mke2fs"):
 		a.format(name, argv, stdin, depth)
+	case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "perl5"):
+		a.interpreter(name, argv, stdin, depth)
 	case !dataPrograms[name]:
 		a.unknownWrapper(name, argv, stdin, depth)
 	}
@@ -93,6 +95,9 @@ func (a *assessor) unknownWrapper(name string, argv []arg, stdin []string, depth
 		seen++
 		c := *a
 		c.worst = Verdict{Level: Safe}
+		// An unreadable operand is not promoted here: `docker rm $(docker ps -aq)` names
+		// containers, not paths, and only what the net reads as a path it knows counts.
+		c.netted = true
 		c.command(argv[i:], stdin, depth)
 		a.texts, a.calls = c.texts, c.calls
 		if c.worst.Level == Catastrophic {
@@ -146,6 +151,15 @@ func init() {
 		{(*assessor).sg, []string{"sg"}},
 		{(*assessor).script, []string{"script"}},
 		{(*assessor).parallel, []string{"parallel", "sem"}},
+		{(*assessor).tar, []string{"tar", "gtar", "bsdtar"}},
+		{(*assessor).zip, []string{"zip"}},
+		{(*assessor).sevenZip, []string{"7z", "7za", "7zr", "7zz"}},
+		{(*assessor).ssh, []string{"ssh", "slogin", "autossh"}},
+		{(*assessor).mosh, []string{"mosh"}},
+		{(*assessor).editor, []string{"vim", "vi", "nvim", "gvim", "ex", "view", "vimdiff", "evim"}},
+		{(*assessor).awk, []string{"awk", "gawk", "mawk", "nawk"}},
+		{(*assessor).perl, []string{"perl"}},
+		{(*assessor).interpreter, []string{"ruby", "node", "nodejs", "bun", "php", "lua", "pypy", "pypy3"}},
 	} {
 		for _, n := range e.names {
 			table[n] = e.rule
@@ -210,6 +224,10 @@ func (a *assessor) destroy(prog string, g arg, verb string) {
 		if contents {
 			shown = strings.TrimSuffix(shown, "/") + "/*"
 		}
+		if c == none && a.unreadable(r) {
+			a.note(Catastrophic, prog, "…", prog+" "+verb+" a path the gate cannot read (what a command prints, or a directory entered from it); refused in every permission mode — name the path literally")
+			continue
+		}
 		if c == none {
 			a.note(Destructive, prog, a.display(r.text), prog+" "+verb+" "+a.display(orUnknown(r.text)))
 			continue
@@ -220,6 +238,20 @@ func (a *assessor) destroy(prog string, g arg, verb string) {
 		}
 		a.note(Catastrophic, prog, shown, why+"; refused in every permission mode")
 	}
+}
+
+// unreadable says a deletion's target is not known to the gate in a way that matters: a part
+// of it is what a command prints that the gate cannot read (`rm -rf "$(… | base64 -d)"`), or
+// it is relative to a directory entered that way. Under allow_all a destructive verdict runs
+// unasked, so such a deletion is catastrophic (docs/risk.md, "Unreadable input").
+func (a *assessor) unreadable(r reading) bool {
+	if a.netted {
+		return false
+	}
+	if !strings.HasPrefix(r.text, "/") && a.cwd != nil && a.cwd.unread {
+		return true
+	}
+	return !r.exact && r.unread
 }
 
 func orUnknown(s string) string {

@@ -47,6 +47,15 @@ type Env struct {
 	// answer (os.UserHomeDir, then the passwd entry), resolved by the adapter. Empty means no
 	// home could be found; ~ and $HOME are still recognised as "the home directory".
 	Home string
+	// Cwd is the directory the command starts in: the shell call's working directory (the
+	// workspace root, or the call's workdir inside it), absolute. Relative paths, `..`, $PWD
+	// and pwd resolve against it (`rm -rf ../*` from ~/proj is `rm -rf ~/*`). Empty means
+	// unknown: relative paths are then ordinary until the text's own cd.
+	Cwd string
+	// Zuno lists Zuno's own directories (its data directory: the auth file, the event log,
+	// artifacts), resolved by the caller. Each, everything in it and every directory above it
+	// is protected like a credential store (docs/risk.md, "Protected locations").
+	Zuno []string
 }
 
 // Verdict is the gate's reading of one command text.
@@ -89,6 +98,7 @@ const maxTexts = 64
 
 type assessor struct {
 	home       string               // env.Home, or homeSentinel when it is unknown
+	zuno       []string             // env.Zuno, clean and absolute
 	vars       map[string][]reading // values a variable was statically assigned, in text order
 	cwd        *reading             // the directory of the last static cd, nil when unknown
 	feeds      map[*syntax.Stmt][]string
@@ -104,6 +114,8 @@ type assessor struct {
 	defaultIFS bool                          // split at blanks whatever the text assigned to IFS
 	procOut    map[string][]string           // what each <(…) prints, by name
 	onCall     func(name string, argv []arg) // Calls: told of every program invocation
+	lang       string                        // the language of the code being read (interpreters.go)
+	netted     bool                          // reading an unknown program's arguments as a command (unknownWrapper)
 	worst      Verdict
 }
 
@@ -115,8 +127,28 @@ func newAssessor(env Env) *assessor {
 	a := &assessor{home: cleanHome(env.Home), vars: map[string][]reading{},
 		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{},
 		procs: map[*syntax.ProcSubst]string{}, procOut: map[string][]string{}, arrays: map[string][]arg{}}
+	if d, ok := absolute(env.Cwd); ok {
+		a.cwd = &reading{text: d, exact: true}
+	}
+	for _, z := range env.Zuno {
+		if d, ok := absolute(z); ok && d != "/" {
+			a.zuno = append(a.zuno, d)
+		}
+	}
 	a.worst = Verdict{Level: Safe, Reason: "no command in the destructive command table"}
 	return a
+}
+
+// absolute cleans a directory the caller passed (a POSIX or a Windows path); ok is false for
+// an empty or relative one, which the gate cannot place.
+func absolute(d string) (string, bool) {
+	if w, ok := windowsPath(d); ok {
+		return cleanPath(w), true
+	}
+	if !strings.HasPrefix(d, "/") || strings.ContainsAny(d, "\x00\x01") {
+		return "", false
+	}
+	return cleanPath(d), true
 }
 
 func cleanHome(h string) string {
@@ -146,6 +178,7 @@ func (a *assessor) display(p string) string {
 	p = strings.ReplaceAll(p, winPrefix, "")
 	p = strings.ReplaceAll(p, homeSentinel, "~")
 	p = strings.ReplaceAll(p, "\x02", "")
+	p = strings.ReplaceAll(p, allMark, "*")
 	return strings.ReplaceAll(p, unknownMark, "…")
 }
 

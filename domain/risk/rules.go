@@ -1,6 +1,11 @@
 package risk
 
-import "strings"
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
 
 // findFilters are find tests that narrow what its actions touch.
 var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
@@ -10,11 +15,11 @@ var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "
 
 // find START… EXPRESSION: -delete deletes what it finds, -exec/-execdir/-ok/-okdir run a
 // command on it. Without a narrowing test that is every path under START, so START is the
-// target; with one it is some path under START, which is still catastrophic inside a
-// credential store or the operating system.
+// target; with one it is some path under START, and also each protected location under
+// START that its name tests match (`find ~ -name "*" -delete` deletes ~, `-name '.*'` ~/.ssh).
 func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
 	starts, expr := findStarts(argv[1:])
-	narrowed, loose, deletes := false, false, false
+	deletes := false
 	var execs [][]arg
 	for i := 0; i < len(expr); i++ {
 		t, _ := expr[i].exact()
@@ -30,13 +35,9 @@ func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
 			}
 			execs = append(execs, expr[i+1:j])
 			i = j
-		case contains(findFilters, t):
-			narrowed = true
-		case t == "-o" || t == "-or" || t == "," || t == "!" || t == "-not":
-			loose = true // an action may run on what a test did not match
 		}
 	}
-	found := a.found(starts, narrowed && !loose)
+	found := a.found(starts, expr)
 	if deletes {
 		for _, g := range found {
 			a.destroy("find -delete", g, "deletes")
@@ -72,21 +73,150 @@ func findStarts(args []arg) (starts, expr []arg) {
 	return starts, args[min(i, len(args)):] // "-D" may have been last
 }
 
-// found is what find hands to its actions: each start itself, or some unknown path under it
-// when a test narrows the search.
-func (a *assessor) found(starts []arg, filtered bool) []arg {
-	if !filtered {
+// nameTest is one of find's tests on a path's name: -name, -path, -regex and their
+// case-insensitive forms.
+type nameTest struct {
+	whole bool // the whole path as find prints it, not its last name
+	re    *regexp.Regexp
+}
+
+// findTests reads find's expression: whether a test narrows what the actions get (an -o, !
+// or , lets an action run on what a test did not match, so nothing narrows), and the tests on
+// names, which decide whether a protected location under START is among what is found.
+func findTests(expr []arg, compile bool) (narrowed bool, tests []nameTest) {
+	loose := false
+	for i := 0; i < len(expr); i++ {
+		t, _ := expr[i].exact()
+		switch {
+		case contains(findFilters, t):
+			narrowed = true
+			if compile && i+1 < len(expr) {
+				if nt, ok := findNameTest(t, expr[i+1]); ok {
+					tests = append(tests, nt)
+				}
+			}
+		case t == "-o" || t == "-or" || t == "," || t == "!" || t == "-not":
+			loose = true
+		}
+	}
+	return narrowed && !loose, tests
+}
+
+// findNameTest compiles a name test; a pattern that is not known, or a regular expression
+// Go cannot read, matches everything, which can only over-report.
+func findNameTest(test string, pattern arg) (nameTest, bool) {
+	fold := strings.HasPrefix(test, "-i")
+	kind := strings.TrimPrefix(strings.TrimPrefix(test, "-"), "i")
+	if kind != "name" && kind != "path" && kind != "wholename" && kind != "regex" {
+		return nameTest{}, false
+	}
+	nt := nameTest{whole: kind != "name"}
+	p, ok := pattern.exact()
+	expr := ".*"
+	if ok {
+		if kind == "regex" {
+			expr = p
+		} else {
+			expr = fnmatchRegexp(p)
+		}
+	}
+	if fold {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile("^(?:" + expr + ")$")
+	if err != nil {
+		re = regexp.MustCompile(".*")
+	}
+	nt.re = re
+	return nt, true
+}
+
+// fnmatchRegexp translates a find pattern (fnmatch without FNM_PATHNAME: * and ? match a
+// slash too) to a regular expression.
+func fnmatchRegexp(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '*':
+			b.WriteString("(?s:.*)")
+		case '?':
+			b.WriteString("(?s:.)")
+		case '\\':
+			if i+1 < len(p) {
+				i++
+				b.WriteString(regexp.QuoteMeta(p[i : i+1]))
+			}
+		case '[':
+			j := strings.IndexByte(p[i+1:], ']')
+			if j < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := p[i+1 : i+1+j]
+			if j == 0 { // []…] : the ] is in the class
+				k := strings.IndexByte(p[i+2:], ']')
+				if k < 0 {
+					b.WriteString(`\[`)
+					continue
+				}
+				class, j = p[i+1:i+2+k], k+1
+			}
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i += j + 1
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	return b.String()
+}
+
+// found is what find hands to its actions: each start itself, or, when a test narrows the
+// search, some unknown path under it and each protected location under it that the name
+// tests match.
+func (a *assessor) found(starts, expr []arg) []arg {
+	if narrowed, _ := findTests(expr, false); !narrowed {
 		return starts
 	}
+	var tests []nameTest
+	compiled := false
 	var out []arg
 	for _, g := range starts {
 		var rs arg
 		for _, r := range g {
-			rs = append(rs, reading{text: strings.TrimSuffix(r.text, "/") + "/" + unknownMark, exact: r.exact})
+			rs = append(rs, reading{text: strings.TrimSuffix(r.text, "/") + "/" + unknownMark, exact: r.exact, unread: r.unread})
+			p, _, ok := a.target(r)
+			if !ok {
+				continue
+			}
+			for _, c := range a.protectedUnder(p) {
+				if !compiled { // only a start above a protected location needs the name tests
+					_, tests = findTests(expr, true)
+					compiled = true
+				}
+				if len(tests) > 0 && matchAll(tests, r.text+strings.TrimPrefix(c, p)) {
+					rs = append(rs, reading{text: c, exact: r.exact})
+				}
+			}
 		}
 		out = append(out, rs)
 	}
 	return out
+}
+
+func matchAll(tests []nameTest, printed string) bool {
+	for _, t := range tests {
+		s := printed
+		if !t.whole {
+			s = path.Base(printed)
+		}
+		if !t.re.MatchString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // findExec assesses an -exec command once per found path, with {} replaced by it.
@@ -113,14 +243,23 @@ func (a *assessor) findExec(cmd []arg, found []arg, depth int) {
 
 // git: the subcommands that throw away work that exists nowhere else (uncommitted changes,
 // untracked files, remote history) are destructive.
-func (a *assessor) git(name string, argv []arg, _ []string, _ int) {
+func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 	w := wrapper{shortVal: "Cc", longVal: []string{"--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}}
 	i, ok := w.skip(argv)
+	for k := 1; k+1 < len(argv) && (k < i || !ok); k++ {
+		if t, _ := argv[k].exact(); t == "-c" {
+			a.gitConfig(name, argv[k+1], arg{}, depth)
+		}
+	}
+	a.gitConfigEnv(name, depth)
 	if !ok {
 		return
 	}
 	sub, _ := argv[i].exact()
-	flags, operands := opts(argv[i+1:], "")
+	flags, operands := opts(argv[i+1:], "", "--file", "--blob", "--type", "--default", "--comment")
+	if sub == "config" && len(operands) >= 2 { // git config [--global] KEY VALUE
+		a.gitConfig(name, operands[0], operands[1], depth)
+	}
 	why := ""
 	switch sub {
 	case "clean":
@@ -154,6 +293,62 @@ func (a *assessor) git(name string, argv []arg, _ []string, _ int) {
 	}
 	if why != "" {
 		a.note(Destructive, "git "+sub, "", "git "+sub+" "+why)
+	}
+}
+
+// gitShellKeys are configuration keys whose value git runs as a shell command (lower case;
+// * is one subsection name): `git -c core.pager='rm -rf ~' log` runs it.
+var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor",
+	"core.askpass", "core.gitproxy", "sequence.editor", "diff.external", "credential.helper",
+	"gpg.program", "gpg.ssh.program", "gpg.x509.program", "gpg.openpgp.program",
+	"uploadpack.packobjectshook", "interactive.difffilter", "sendemail.sendmailcmd",
+	"pager.*", "alias.*", "filter.*.clean", "filter.*.smudge", "filter.*.process",
+	"diff.*.textconv", "diff.*.command", "merge.*.driver", "mergetool.*.cmd", "difftool.*.cmd",
+	"remote.*.receivepack", "remote.*.uploadpack", "browser.*.cmd", "credential.*.helper"}
+
+// gitConfig reads a configuration entry given as -c KEY=VALUE (value nil) or as git config
+// KEY VALUE: an alias starting with ! and a command-valued key run their value in a shell
+// (`git -c alias.x='!rm -rf ~' x`).
+func (a *assessor) gitConfig(name string, key, value arg, depth int) {
+	k, ok := key.exact()
+	if !ok {
+		return
+	}
+	v, vok := value.exact()
+	if value == nil || len(value) == 0 {
+		k, v, vok = strings.Cut(k, "=")
+	}
+	k = strings.ToLower(k)
+	runs := false
+	for _, pattern := range gitShellKeys {
+		if m, _ := path.Match(pattern, k); m {
+			runs = true
+		}
+	}
+	if !runs || !vok {
+		return
+	}
+	if strings.HasPrefix(k, "alias.") {
+		if !strings.HasPrefix(v, "!") {
+			return // an alias of git subcommands
+		}
+		v = v[1:]
+	}
+	a.text(strings.TrimPrefix(v, "!"), depth+1)
+}
+
+// gitConfigEnv reads configuration given through GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n
+// assigned in the text (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!…'
+// git x`).
+func (a *assessor) gitConfigEnv(name string, depth int) {
+	for n := 0; n < 8; n++ {
+		keys := a.vars["GIT_CONFIG_KEY_"+strconv.Itoa(n)]
+		values := a.vars["GIT_CONFIG_VALUE_"+strconv.Itoa(n)]
+		for _, k := range keys {
+			for _, v := range values {
+				a.gitConfig(name, arg{k}, arg{v}, depth)
+			}
+		}
 	}
 }
 
@@ -223,12 +418,19 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 		"--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file")
 	del := false
 	for f := range flags {
-		del = del || strings.HasPrefix(f, "--del") || f == "--remove-source-files"
+		del = del || strings.HasPrefix(f, "--del")
 	}
-	if !del || len(operands) < 2 {
+	if len(operands) < 2 {
 		return
 	}
-	a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
+	if flags["--remove-source-files"] { // the sources' files go once they are copied
+		for _, g := range operands[:len(operands)-1] {
+			a.destroy("rsync --remove-source-files", g, "deletes the files of")
+		}
+	}
+	if del {
+		a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
+	}
 }
 
 // cd: the directory becomes the base of later relative paths (`cd / && rm -rf *`). An
@@ -253,11 +455,16 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 		a.cwd = nil
 		return
 	}
+	if g[0].unread && !g[0].exact {
+		a.cwd = &reading{text: unknownMark, unread: true} // `cd "$(cd ..; curl …)"`
+		return
+	}
 	if g[0].text == "" {
 		return
 	}
+	p, _, ok := a.target(reading{text: g[0].text}) // `cd ..` resolves against the directory it leaves
 	a.cwd = nil
-	if p, _, ok := a.target(reading{text: g[0].text}); ok {
+	if ok {
 		a.cwd = &reading{text: p, exact: g[0].exact}
 	}
 }

@@ -15,6 +15,12 @@ import (
 func (a *assessor) walk(node syntax.Node, depth int) {
 	syntax.Walk(node, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			a.inSubshell(n.Stmts, depth)
+			return false
+		case *syntax.Subshell:
+			a.inSubshell(n.Stmts, depth)
+			return false
 		case *syntax.BinaryCmd:
 			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
 				a.pipe(n)
@@ -40,6 +46,16 @@ func (a *assessor) walk(node syntax.Node, depth int) {
 		}
 		return true
 	})
+}
+
+// inSubshell walks statements that run in a subshell (`$(…)`, `(…)`): a cd there does not
+// move the commands after it.
+func (a *assessor) inSubshell(stmts []*syntax.Stmt, depth int) {
+	cwd, old := a.cwd, a.oldCwd
+	for _, s := range stmts {
+		a.walk(s, depth)
+	}
+	a.cwd, a.oldCwd = cwd, old
 }
 
 // collectFuncs remembers the functions a text defines, so a call can be followed with its
@@ -192,6 +208,9 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 			a.note(Catastrophic, ">", p, "the redirection writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
 		case truncates(r.Op) && c == credential:
 			a.note(Catastrophic, ">", p, "the redirection empties "+a.display(p)+" (a credential store); refused in every permission mode")
+		case c == zunoData:
+			// The event log and the auth file are Zuno's to write: even an append corrupts them.
+			a.note(Catastrophic, ">", p, "the redirection writes into "+a.display(p)+" (Zuno's own data: the event log, the auth file); refused in every permission mode")
 		case truncates(r.Op) && c != none:
 			a.note(Destructive, ">", p, "the redirection overwrites "+a.display(p)+" ("+c.String()+")")
 		}
@@ -255,7 +274,13 @@ func (a *assessor) pipe(b *syntax.BinaryCmd) {
 	if out == nil {
 		out = []string{unknownMark}
 	}
-	a.feeds[to] = append(a.feeds[to], out...)
+	// A pipeline inside a command substitution is fed once when its output is read and again
+	// by the walker: keep each text once.
+	for _, t := range out {
+		if !slices.Contains(a.feeds[to], t) {
+			a.feeds[to] = append(a.feeds[to], t)
+		}
+	}
 }
 
 func lastStage(s *syntax.Stmt) *syntax.Stmt {
@@ -294,6 +319,12 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 	if !ok {
 		return nil
 	}
+	if progName(name) == "basename" && len(argv) > 1 {
+		if _, known := argv[1].exact(); !known {
+			// One name without a slash; rm refuses . and .., so it cannot climb.
+			return []string{fragment}
+		}
+	}
 	var words []string
 	for _, g := range argv[1:] {
 		t, ok := g.exact()
@@ -326,7 +357,7 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		}
 		return out
 	}
-	return nil
+	return a.produces(progName(name), words, s)
 }
 
 // forkBomb recognises a function that calls itself in a pipeline or in the background,

@@ -28,6 +28,10 @@ type reading struct {
 	// fields: the text holds the elements of an array expansion separated by elemSep, each
 	// one argument ("${x[@]}").
 	fields bool
+	// unread: a part is what a command prints that the gate cannot read (`$(cd ..; pwd)` is
+	// read, `$(curl …)` or `$(… | base64 -d)` of unknown text is not). A deletion of such a
+	// target is catastrophic: the gate does not vouch for what it cannot read (docs/risk.md).
+	unread bool
 }
 
 // unknownMark stands for a part that is unknown but not empty; it matches no real path.
@@ -88,14 +92,14 @@ func (a *assessor) fieldSplit(rs []reading) []arg {
 	if len(rs) == 1 {
 		var out []arg
 		for _, t := range fields[0] {
-			out = append(out, arg{{text: t, exact: rs[0].exact, glob: rs[0].glob}})
+			out = append(out, arg{{text: t, exact: rs[0].exact, glob: rs[0].glob, unread: rs[0].unread}})
 		}
 		return out
 	}
 	var alt arg
 	for i, r := range rs {
 		for _, t := range fields[i] {
-			alt = append(alt, reading{text: t, exact: r.exact, glob: r.glob})
+			alt = append(alt, reading{text: t, exact: r.exact, glob: r.glob, unread: r.unread})
 		}
 	}
 	return []arg{a.capReadings(alt)}
@@ -193,7 +197,8 @@ func join(prefix, next []reading) []reading {
 	for _, p := range prefix {
 		for _, n := range next {
 			out = append(out, reading{text: p.text + n.text, exact: p.exact && n.exact,
-				glob: p.glob || n.glob, split: p.split || n.split, fields: p.fields || n.fields})
+				glob: p.glob || n.glob, split: p.split || n.split, fields: p.fields || n.fields,
+				unread: p.unread || n.unread})
 		}
 	}
 	return out
@@ -242,26 +247,40 @@ func unquoted(rs []reading, quoted bool) []reading {
 	return rs
 }
 
-// output is what a command substitution prints when it is static ($(echo /)), without the
-// trailing newlines bash removes; otherwise one unknown, possibly empty, reading. The
-// walker reads the commands inside it either way.
+// output is what a command substitution prints when the gate can tell ($(echo /),
+// $(cd ..; pwd), $(mktemp -d), static base64: outputs.go), without the trailing newlines bash
+// removes; otherwise one unreadable reading, empty as a failing substitution is. A cd inside
+// it moves only the substitution's subshell. The walker reads the commands inside it either
+// way.
 func (a *assessor) output(cs *syntax.CmdSubst) []reading {
-	if len(cs.Stmts) == 1 && a.substs < maxSubsts {
-		a.substs++
-		defer func() { a.substs-- }()
-		var rs []reading
-		for _, t := range a.prints(cs.Stmts[0]) {
-			exact := t != unknownMark
-			if !exact {
-				t = ""
-			}
-			rs = append(rs, reading{text: strings.TrimRight(t, "\n"), exact: exact})
-		}
-		if len(rs) > 0 {
-			return a.capReadings(rs)
-		}
+	if a.substs >= maxSubsts {
+		return []reading{{unread: true}}
 	}
-	return []reading{{text: ""}}
+	a.substs++
+	cwd, old := a.cwd, a.oldCwd
+	defer func() { a.substs--; a.cwd, a.oldCwd = cwd, old }()
+	outs := a.sequenceOutput(cs.Stmts)
+	if outs == nil {
+		return []reading{{unread: true}}
+	}
+	rs := make([]reading, 0, len(outs))
+	for _, t := range outs {
+		rs = append(rs, printed(strings.TrimRight(t, "\n")))
+	}
+	return a.capReadings(rs)
+}
+
+// printed is one static output as a reading: unknownMark alone is output the gate cannot
+// read; other unknown parts (a fresh name, a name under a known directory) are inexact but
+// readable. allMark stands for every name in a directory.
+func printed(t string) reading {
+	switch {
+	case t == unknownMark:
+		return reading{unread: true}
+	case strings.ContainsAny(t, unknownMark+allMark):
+		return reading{text: t, glob: hasGlobMeta(t)}
+	}
+	return reading{text: t, exact: true}
 }
 
 // lit reads a literal part: tilde expansion at the start of an unquoted word (from HOME as
@@ -556,7 +575,7 @@ func (a *assessor) scriptTexts(g arg, stdin []string) (texts []string, ok bool) 
 // runTexts reads texts a shell runs; an unknown one is destructive.
 func (a *assessor) runTexts(name string, texts []string, depth int) {
 	for _, s := range texts {
-		if s == unknownMark {
+		if strings.Contains(s, unknownMark) {
 			a.note(Destructive, name, "", name+" runs text from a command the gate cannot read")
 			continue
 		}

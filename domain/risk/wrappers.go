@@ -12,12 +12,39 @@ type wrapper struct {
 	longVal    []string // long options that take a value unless written --name=value
 	positional int      // operands before the command (timeout's DURATION, chroot's NEWROOT)
 	plain      bool     // options stop at the first argument that is not one (busybox rm)
+	// chdir names the option whose value is the directory the command runs in (sudo -D,
+	// unshare --wd): a short letter, 0 for none, and a long name.
+	chdirShort byte
+	chdirLong  string
+}
+
+// dir returns the directory a wrapper's own arguments (argv up to the command) move the
+// command to; nil when they do not.
+func (w wrapper) dir(argv []arg) arg {
+	if w.chdirShort == 0 && w.chdirLong == "" {
+		return nil
+	}
+	g, _ := optArg(argv[1:], w.chdirShort, w.chdirLong, w.shortVal, w.longVal)
+	return g
+}
+
+// inDir runs read with the working directory moved to dir, as `env -C DIR` or `sudo -D DIR`
+// starts the command there; nil leaves it where it is.
+func (a *assessor) inDir(dir arg, read func()) {
+	if dir == nil {
+		read()
+		return
+	}
+	cwd, old := a.cwd, a.oldCwd
+	a.cd("cd", []arg{{{text: "cd", exact: true}}, dir}, nil, 0)
+	read()
+	a.cwd, a.oldCwd = cwd, old
 }
 
 var wrappers = map[string]wrapper{
 	"sudo": {shortVal: "ugpCDrtTUhR", longVal: []string{"--user", "--group", "--prompt",
 		"--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user",
-		"--host", "--chroot"}},
+		"--host", "--chroot"}, chdirShort: 'D', chdirLong: "--chdir"},
 	"doas":     {shortVal: "uC"},
 	"nice":     {shortVal: "n", longVal: []string{"--adjustment"}},
 	"nohup":    {},
@@ -44,7 +71,7 @@ var wrappers = map[string]wrapper{
 		"--physcpubind", "--preferred", "--preferred-many", "--weighted-interleave", "--cpubind"}},
 	"unshare": {shortVal: "SGRw", longVal: []string{"--setuid", "--setgid", "--root", "--wd",
 		"--propagation", "--setgroups", "--map-user", "--map-group", "--map-users", "--map-groups",
-		"--monotonic", "--boottime"}},
+		"--monotonic", "--boottime"}, chdirShort: 'w', chdirLong: "--wd"},
 	"strace": {shortVal: "abeEIoOpPsSuUX", longVal: []string{"--output", "--attach", "--string-limit",
 		"--user", "--env", "--trace-path", "--summary-sort-by", "--columns", "--const-print-style",
 		"--trace", "--signal", "--status", "--quiet", "--decode-fds", "--absolute-timestamps", "--seccomp-bpf"}},
@@ -52,18 +79,19 @@ var wrappers = map[string]wrapper{
 	"systemd-run": {shortVal: "upHMEs", longVal: []string{"--unit", "--property", "--host", "--machine",
 		"--description", "--slice", "--setenv", "--uid", "--gid", "--nice", "--working-directory",
 		"--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive",
-		"--on-calendar", "--path-property", "--socket-property", "--timer-property", "--service-type"}},
+		"--on-calendar", "--path-property", "--socket-property", "--timer-property", "--service-type"}, chdirLong: "--working-directory"},
 	"catchsegv":  {},
 	"faketime":   {positional: 1},
 	"fakeroot":   {shortVal: "ls", longVal: []string{"--lib", "--faked", "-i", "-s"}},
-	"proot":      {shortVal: "rbmwvq", longVal: []string{"--rootfs", "--bind", "--mount", "--cwd", "--verbose", "--qemu"}},
+	"proot":      {shortVal: "rbmwvq", longVal: []string{"--rootfs", "--bind", "--mount", "--cwd", "--verbose", "--qemu"}, chdirShort: 'w', chdirLong: "--cwd"},
 	"cgexec":     {shortVal: "g"},
 	"firejail":   {},
-	"nsenter":    {shortVal: "tSGwr", longVal: []string{"--target", "--setuid", "--setgid", "--wd", "--root"}},
+	"nsenter":    {shortVal: "tSGwr", longVal: []string{"--target", "--setuid", "--setgid", "--wd", "--root"}, chdirShort: 'w', chdirLong: "--wd"},
 	"setpriv":    {longVal: []string{"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
 	"caffeinate": {shortVal: "tw"},
 	"pkexec":     {longVal: []string{"--user"}},
 	"ssh-agent":  {shortVal: "aEPt"},
+	"sshpass":    {shortVal: "pfdP"},
 }
 
 // skip returns the index of the wrapped command in argv, false when there is none.
@@ -102,10 +130,11 @@ func (w wrapper) skip(argv []arg) (int, bool) {
 // env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… COMMAND. -S splits its string into
 // arguments, so `env -S 'rm -rf /'` runs rm.
 func (a *assessor) envCmd(_ string, argv []arg, stdin []string, depth int) {
+	var dir arg // -C DIR: the command starts in DIR (`env -C ~ rm -rf -- *`)
 	for i := 1; i < len(argv); i++ {
 		t, ok := argv[i].exact()
 		if !ok {
-			a.command(argv[i:], stdin, depth)
+			a.inDir(dir, func() { a.command(argv[i:], stdin, depth) })
 			return
 		}
 		if s, found := cutSplitString(t); found {
@@ -113,17 +142,24 @@ func (a *assessor) envCmd(_ string, argv []arg, stdin []string, depth int) {
 				i++
 				s, _ = argv[i].exact()
 			}
-			a.command(append(a.split(s, depth), argv[i+1:]...), stdin, depth)
+			a.inDir(dir, func() { a.command(append(a.split(s, depth), argv[i+1:]...), stdin, depth) })
 			return
 		}
 		switch {
-		case t == "-u" || t == "-C" || t == "--unset" || t == "--chdir":
+		case (t == "-C" || t == "--chdir") && i+1 < len(argv):
+			i++
+			dir = argv[i]
+		case strings.HasPrefix(t, "--chdir="):
+			dir = arg{{text: strings.TrimPrefix(t, "--chdir="), exact: true}}
+		case strings.HasPrefix(t, "-C") && len(t) > 2:
+			dir = arg{{text: t[2:], exact: true}}
+		case t == "-u" || t == "--unset":
 			i++
 		case t == "--":
 		case strings.HasPrefix(t, "-"):
 		case strings.Contains(t, "=") && !strings.HasPrefix(t, "="):
 		default:
-			a.command(argv[i:], stdin, depth)
+			a.inDir(dir, func() { a.command(argv[i:], stdin, depth) })
 			return
 		}
 	}
@@ -164,18 +200,21 @@ func (a *assessor) xargs(_ string, argv []arg, stdin []string, depth int) {
 	if i, ok := w.skip(argv); ok {
 		inner = append([]arg(nil), argv[i:]...)
 	}
-	extra := false
+	extra, unread := false, len(stdin) > 0
 	for _, s := range stdin {
 		if s == unknownMark {
 			continue
 		}
+		unread = false
 		for _, f := range strings.Fields(s) {
-			inner = append(inner, arg{{text: f, exact: true}})
+			inner = append(inner, arg{{text: f, exact: !strings.ContainsAny(f, unknownMark+allMark)}})
 			extra = true
 		}
 	}
 	if !extra {
-		inner = append(inner, arg{{text: ""}})
+		// What an unreadable command pipes in (`curl … | xargs rm -rf`) is unreadable; with
+		// nothing piped, xargs reads the terminal.
+		inner = append(inner, arg{{text: "", unread: unread}})
 	}
 	a.command(inner, nil, depth)
 }

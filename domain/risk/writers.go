@@ -38,8 +38,8 @@ func (a *assessor) writeOne(prog, p, verb string) {
 	case none:
 	case device:
 		a.note(Catastrophic, prog, p, prog+" writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
-	case credential:
-		a.note(Catastrophic, prog, p, prog+" "+verb+" "+a.display(p)+" (a credential store); refused in every permission mode")
+	case credential, zunoData:
+		a.note(Catastrophic, prog, p, prog+" "+verb+" "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
 	default:
 		a.note(Destructive, prog, p, prog+" "+verb+" "+a.display(p)+" ("+c.String()+")")
 	}
