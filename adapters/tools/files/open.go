@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +20,9 @@ import (
 // name from the file system's root.
 func (w *Workspace) OpenBeneath(base *os.File, rel string) (*os.File, error) {
 	defer runtime.KeepAlive(base)
+	if err := checkBelow(rel); err != nil {
+		return nil, err
+	}
 	from := w.base(base)
 	parent, name := parentAndName(rel)
 	if name == "" {
@@ -40,6 +44,9 @@ func (w *Workspace) OpenBeneath(base *os.File, rel string) (*os.File, error) {
 // link at its end; a link on the way is an error. It needs no read permission on rel itself.
 func (w *Workspace) LstatBeneath(base *os.File, rel string) (fs.FileMode, error) {
 	defer runtime.KeepAlive(base)
+	if err := checkBelow(rel); err != nil {
+		return 0, err
+	}
 	parent, name := parentAndName(rel)
 	if name == "" {
 		return fs.ModeDir, nil
@@ -54,6 +61,20 @@ func (w *Workspace) LstatBeneath(base *os.File, rel string) (fs.FileMode, error)
 		return 0, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: err}
 	}
 	return modeOf(st), nil
+}
+
+// checkBelow refuses a rel that is not a plain path below its base: the walk's fallback
+// (openat per segment) would take "..", which openat2's RESOLVE_BENEATH refuses, at its word.
+func checkBelow(rel string) error {
+	if rel == "." {
+		return nil
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return &fs.PathError{Op: "open", Path: rel, Err: fs.ErrInvalid}
+		}
+	}
+	return nil
 }
 
 // base is the handle a walk starts from: f's, or the root's.

@@ -121,6 +121,9 @@ type Searcher struct {
 
 	// started, when set (tests), sees the pid of every rg started for a search.
 	started func(pid int)
+	// opened, when set (tests), runs after the searched path was opened and before rg starts:
+	// the window a name-based search would lose to a swap.
+	opened func(rel string)
 }
 
 // New returns a Searcher for the workspace at root. It does not look for rg: discovery is
@@ -368,6 +371,9 @@ func (s *Searcher) resolve(p string) (target, error) {
 		rel = ""
 	}
 	t := target{f: f, rel: rel}
+	if s.opened != nil {
+		s.opened(rel)
+	}
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
