@@ -103,8 +103,9 @@ func notes(b *strings.Builder, excluded, skipped, outside int) {
 			plural(skipped, "result was", "results were"), MaxRecordBytes)
 	}
 	if outside > 0 {
-		fmt.Fprintf(b, "\n(Results are truncated: %s left out because, checked again after the search, %s not beneath the workspace root as found: "+
-			"a directory on the way was moved or replaced by a symbolic link while rg walked it, or the file changed. Search again.)\n",
+		fmt.Fprintf(b, "\n(Results are truncated: %s left out because, checked again after the search, %s not found as rg reported "+
+			"beneath the searched directory: a directory on the way was moved or replaced by a symbolic link while rg walked it, "+
+			"or the file changed. Search again.)\n",
 			plural(outside, "file was", "files were"), plural1(outside, "it was", "they were"))
 	}
 }

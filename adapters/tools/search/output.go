@@ -33,9 +33,9 @@ type Result struct {
 	// SkippedRecords counts rg records longer than MaxRecordBytes, which are skipped.
 	SkippedRecords int
 	// Outside counts files left out because the check after the search did not find them
-	// beneath the root as rg reported them (a name that is not a regular file there, or a
-	// grep line that is not that file's line): what a directory swapped for a link while rg
-	// walked it would have shown. Found does not count them.
+	// beneath the searched directory as rg reported them (a name that is not a regular file
+	// there, or a grep line that is not that file's line): what a directory swapped for a
+	// link while rg walked it would have shown. Found does not count them.
 	Outside int
 }
 

@@ -18,10 +18,11 @@
 //     a held handle with no link followed, and rg is started on that open directory
 //     (/proc/self/fd/N as its working directory) or file, never on a path string it would
 //     resolve again. rg follows no symbolic link while it walks (its default; -L is never
-//     passed), and every returned result is checked, again by handle, to lie beneath the
-//     root before it is shown: a name must be a regular file there, and a grep line must be
-//     that file's line. What fails the check (a directory on the way was swapped for a link
-//     while rg walked it) is left out and counted (Result.Outside).
+//     passed), and every returned result is checked, again from the handle rg was given, to
+//     lie beneath it before it is shown: a name must be a regular file there, and a grep
+//     line must be that file's line. What fails the check (a directory on the way was
+//     swapped for a link while rg walked it) is left out and counted (Result.Outside).
+//     Found counts what rg reported past the returned results unchecked.
 //
 // Results are root-relative, slash-separated paths that name regular files. Files whose
 // names are not valid UTF-8 are excluded and counted, never reported with replacement
