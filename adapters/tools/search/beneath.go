@@ -112,9 +112,6 @@ func sameLines(r *bufio.Reader, lines []hit) bool {
 			}
 			num++
 		}
-		if num != h.num {
-			return false // two hits for one line
-		}
 		if rendered := clipLine(validLine(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")))); rendered != h.text {
 			return false
 		}

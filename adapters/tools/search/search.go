@@ -135,15 +135,10 @@ func New(root string) (*Searcher, error) {
 		return nil, err
 	}
 	s := &Searcher{Root: abs}
-	if _, err := s.root(); err != nil {
+	if _, _, err := s.workspace(); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-func (s *Searcher) root() (string, error) {
-	_, root, err := s.workspace()
-	return root, err
 }
 
 // workspace opens the handle on the root once and returns it with the root's resolved path
@@ -161,11 +156,7 @@ func (s *Searcher) workspace() (*files.Workspace, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("search: %w", err)
 	}
-	a, err := ws.Authorize(".")
-	if err != nil {
-		ws.Close()
-		return nil, "", fmt.Errorf("search: workspace root: %w", err)
-	}
+	a, _ := ws.Authorize(".") // the root itself: nothing to walk, nothing to refuse
 	s.ws, s.realRoot = ws, a.Target
 	return ws, a.Target, nil
 }
@@ -351,10 +342,7 @@ func (s *Searcher) resolve(p string) (target, error) {
 		}
 		return target{}, invalid("path", "path %q is outside the workspace root %s", shown, s.Root)
 	}
-	rel, err := filepath.Rel(root, a.Target)
-	if err != nil || !within(root, a.Target) {
-		return target{}, invalid("path", "path %q is outside the workspace root %s", shown, s.Root)
-	}
+	rel, _ := filepath.Rel(root, a.Target) // Inside: a.Target is root or below it
 	rel = filepath.ToSlash(rel)
 	if !utf8.ValidString(rel) {
 		return target{}, invalid("path", "path %q is not valid UTF-8", shown)
@@ -410,14 +398,6 @@ func linkRefused(shown string, err error) error {
 	return &Error{Code: InvalidArguments, Field: "path", Err: err, Message: fmt.Sprintf(
 		"path %q goes through a symbolic link, or leads to a link that is not followed again: glob and grep follow a link "+
 			"only as the last segment of a path, once. Use the path the link points to", shown)}
-}
-
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
 // name turns one path rg printed into a root-relative identifier. ok is false when the name
