@@ -89,6 +89,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./adapters/provider/scripted/
 	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./adapters/tools/search/
+	$(GO) test -run '^$$' -fuzz FuzzCheckLines -fuzztime 30s ./adapters/tools/search/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/toolset/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/bg/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/worktools/

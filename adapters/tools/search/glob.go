@@ -33,12 +33,13 @@ func (s *Searcher) Glob(ctx context.Context, req GlobRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer t.close()
 	if !t.isDir {
 		return Result{}, invalid("path", "glob searches a directory, and %q is a file", req.Path)
 	}
 	var names []string
 	excluded := 0
-	st, err := s.run(ctx, t.dir, append(globArgs(req.Pattern), "--", t.arg), 0, func(rec []byte) {
+	st, err := s.run(ctx, t, globArgs(req.Pattern), 0, func(rec []byte) {
 		if n, ok := t.name(rec); ok {
 			names = append(names, n)
 		} else {
@@ -54,10 +55,11 @@ func (s *Searcher) Glob(ctx context.Context, req GlobRequest) (Result, error) {
 	slices.Sort(names)
 	names = slices.Compact(names)
 
-	r := Result{Found: len(names), ExcludedNames: excluded, SkippedRecords: st.skipped}
-	r.Paths = names[:min(limit, len(names))]
+	r := Result{ExcludedNames: excluded, SkippedRecords: st.skipped}
+	r.Paths, r.Outside = s.keepBeneath(t, names, limit)
+	r.Found = len(names) - r.Outside
 	r.Returned = len(r.Paths)
-	r.Truncated = r.Returned < r.Found || excluded > 0 || st.skipped > 0
+	r.Truncated = r.Returned < r.Found || excluded > 0 || st.skipped > 0 || r.Outside > 0
 
 	var b strings.Builder
 	if r.Returned == 0 {
@@ -70,7 +72,7 @@ func (s *Searcher) Glob(ctx context.Context, req GlobRequest) (Result, error) {
 	if r.Returned < r.Found {
 		fmt.Fprintf(&b, "\n(Results are truncated: showing the first %d of %d files in path order. Narrow the pattern or path to see the rest.)\n", r.Returned, r.Found)
 	}
-	notes(&b, excluded, st.skipped)
+	notes(&b, excluded, st.skipped, r.Outside)
 	r.Output = b.String()
 	s.withhold(&r)
 	return r, nil
@@ -91,7 +93,7 @@ func resultLimit(n int) (int, error) {
 	return n, nil
 }
 
-func notes(b *strings.Builder, excluded, skipped int) {
+func notes(b *strings.Builder, excluded, skipped, outside int) {
 	if excluded > 0 {
 		fmt.Fprintf(b, "\n(Results are truncated: %s left out because their names are not valid UTF-8 and no path can name them.)\n",
 			plural(excluded, "file was", "files were"))
@@ -99,5 +101,11 @@ func notes(b *strings.Builder, excluded, skipped int) {
 	if skipped > 0 {
 		fmt.Fprintf(b, "\n(Results are truncated: %s skipped because one rg record was longer than %d bytes.)\n",
 			plural(skipped, "result was", "results were"), MaxRecordBytes)
+	}
+	if outside > 0 {
+		fmt.Fprintf(b, "\n(Results are truncated: %s left out because, checked again after the search, %s not found as rg reported "+
+			"beneath the searched directory: a directory on the way was moved or replaced by a symbolic link while rg walked it, "+
+			"or the file changed. Search again.)\n",
+			plural(outside, "file was", "files were"), plural1(outside, "it was", "they were"))
 	}
 }

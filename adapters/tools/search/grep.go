@@ -48,6 +48,7 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer t.close()
 
 	files := map[string]*fileHits{}
 	invalidNames := map[string]bool{}
@@ -55,7 +56,7 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 	var lastRaw []byte
 	var decodeErr error
 	var dec decoder
-	st, err := s.run(ctx, t.dir, append(grepArgs(req), "--", t.arg), '\n', func(rec []byte) {
+	st, err := s.run(ctx, t, grepArgs(req), '\n', func(rec []byte) {
 		r, ok, err := dec.decode(rec)
 		if err != nil && decodeErr == nil {
 			decodeErr = err
@@ -104,23 +105,23 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 	}
 	slices.SortFunc(order, func(a, b *fileHits) int { return strings.Compare(a.name, b.name) })
 
-	r := Result{Found: found, ExcludedNames: len(invalidNames), SkippedRecords: skipped}
+	r := Result{ExcludedNames: len(invalidNames), SkippedRecords: skipped}
 	var body strings.Builder
 	for _, f := range order {
 		if r.Returned == limit {
 			break
 		}
 		slices.SortFunc(f.lines, func(a, b hit) int { return a.num - b.num })
-		// Keep matches up to the limit and the context around the last one kept: any
-		// context line before it is within reach of a kept match.
-		keepUpTo := -1
-		for _, h := range f.lines {
-			if !h.context {
-				if r.Returned == limit {
-					break
-				}
+		lines, kept := f.shown(limit-r.Returned, req.Context)
+		if !s.linesBeneath(t, f.name, lines) {
+			r.Outside++
+			found -= f.matches
+			continue
+		}
+		for _, h := range lines {
+			if !h.context && kept > 0 {
+				kept--
 				r.Returned++
-				keepUpTo = h.num + req.Context
 				r.Matches = append(r.Matches, Match{Path: f.name, Line: h.num, Text: h.text})
 			}
 		}
@@ -131,10 +132,7 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 		body.WriteString(showPath(f.name))
 		body.WriteString(":\n")
 		prev := -1
-		for _, h := range f.lines {
-			if h.num > keepUpTo {
-				break
-			}
+		for _, h := range lines {
 			if prev >= 0 && h.num > prev+1 {
 				body.WriteString("  --\n")
 			}
@@ -150,7 +148,9 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 			body.WriteByte('\n')
 		}
 	}
-	r.Truncated = r.Returned < r.Found || r.ExcludedNames > 0 || skipped > 0
+	r.Found = found
+	nFiles := len(files) - r.Outside
+	r.Truncated = r.Returned < r.Found || r.ExcludedNames > 0 || skipped > 0 || r.Outside > 0
 
 	var b strings.Builder
 	switch {
@@ -158,16 +158,16 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 		b.WriteString("No files found\n")
 	case r.Returned < r.Found:
 		fmt.Fprintf(&b, "Found %s in %s; showing the first %d in path order\n\n",
-			plural(r.Found, "match", "matches"), plural(len(files), "file", "files"), r.Returned)
+			plural(r.Found, "match", "matches"), plural(nFiles, "file", "files"), r.Returned)
 	default:
-		fmt.Fprintf(&b, "Found %s in %s\n\n", plural(r.Found, "match", "matches"), plural(len(files), "file", "files"))
+		fmt.Fprintf(&b, "Found %s in %s\n\n", plural(r.Found, "match", "matches"), plural(nFiles, "file", "files"))
 	}
 	b.WriteString(body.String())
 	if r.Returned < r.Found {
 		fmt.Fprintf(&b, "\n(Results are truncated: %s not shown. Narrow the pattern, path or include to see the rest.)\n",
 			plural(r.Found-r.Returned, "more match is", "more matches are"))
 	}
-	notes(&b, r.ExcludedNames, skipped)
+	notes(&b, r.ExcludedNames, skipped, r.Outside)
 	r.Output = b.String()
 	s.withhold(&r)
 	return r, nil
@@ -197,6 +197,30 @@ type fileHits struct {
 	name    string
 	lines   []hit
 	matches int
+}
+
+// shown returns the lines of f (sorted) grep shows when room more matches may be returned:
+// the matches up to room, and every line up to the context after the last of them (a line in
+// reach of a kept match; a match among them is shown as a line but not counted). kept is how
+// many matches count.
+func (f *fileHits) shown(room, context int) (lines []hit, kept int) {
+	keepUpTo := -1
+	for _, h := range f.lines {
+		if h.context {
+			continue
+		}
+		if kept == room {
+			break
+		}
+		kept++
+		keepUpTo = h.num + context
+	}
+	for i, h := range f.lines {
+		if h.num > keepUpTo {
+			return f.lines[:i], kept
+		}
+	}
+	return f.lines, kept
 }
 
 func (f *fileHits) add(r record) {

@@ -32,6 +32,11 @@ type Result struct {
 	ExcludedNames int
 	// SkippedRecords counts rg records longer than MaxRecordBytes, which are skipped.
 	SkippedRecords int
+	// Outside counts files left out because the check after the search did not find them
+	// beneath the searched directory as rg reported them (a name that is not a regular file
+	// there, or a grep line that is not that file's line): what a directory swapped for a
+	// link while rg walked it would have shown. Found does not count them.
+	Outside int
 }
 
 // Match is one matching line.
@@ -109,6 +114,14 @@ func clipLine(s string) string {
 		units += n
 	}
 	return s
+}
+
+// plural1 chooses one or many by n without the number.
+func plural1(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func plural(n int, one, many string) string {

@@ -12,10 +12,19 @@
 //   - Hidden files and directories are skipped and ignore files (.gitignore inside a Git
 //     work tree, .ignore, .rgignore) are honoured, as rg does by default. Zuno adds one
 //     rule: the .git directory itself is never searched or listed.
-//   - Symbolic links are not followed during traversal (rg's default); an explicit path
-//     that resolves outside the workspace root is refused.
+//   - The searched path is reached by handle (docs/tools.md, "Path authority"): named as the
+//     permission gate names it (a final symbolic link followed once, a link on the way
+//     refused, a target outside the workspace refused), then opened beneath the root through
+//     a held handle with no link followed, and rg is started on that open directory
+//     (/proc/self/fd/N as its working directory) or file, never on a path string it would
+//     resolve again. rg follows no symbolic link while it walks (its default; -L is never
+//     passed), and every returned result is checked, again from the handle rg was given, to
+//     lie beneath it before it is shown: a name must be a regular file there, and a grep
+//     line must be that file's line. What fails the check (a directory on the way was
+//     swapped for a link while rg walked it) is left out and counted (Result.Outside).
+//     Found counts what rg reported past the returned results unchecked.
 //
-// Results are root-relative, slash-separated paths that name real files. Files whose
+// Results are root-relative, slash-separated paths that name regular files. Files whose
 // names are not valid UTF-8 are excluded and counted, never reported with replacement
 // characters. Results are sorted by path (and line), then cut at the request's limit; any
 // dropped result marks the output as truncated.
@@ -35,10 +44,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zuno-run/zuno/adapters/tools/files"
 )
 
 // Defaults and bounds. The output caps are the tool_output defaults (see "Output caps and
@@ -102,10 +115,16 @@ type Searcher struct {
 
 	mu       sync.Mutex
 	realRoot string
-	feat     *Features
+	// ws holds the handle on realRoot every searched path is opened from (package files,
+	// the same walk as the file tools).
+	ws   *files.Workspace
+	feat *Features
 
 	// started, when set (tests), sees the pid of every rg started for a search.
 	started func(pid int)
+	// opened, when set (tests), runs after the searched path was opened and before rg starts:
+	// the window a name-based search would lose to a swap.
+	opened func(rel string)
 }
 
 // New returns a Searcher for the workspace at root. It does not look for rg: discovery is
@@ -116,36 +135,30 @@ func New(root string) (*Searcher, error) {
 		return nil, err
 	}
 	s := &Searcher{Root: abs}
-	if _, err := s.root(); err != nil {
+	if _, _, err := s.workspace(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Searcher) root() (string, error) {
+// workspace opens the handle on the root once and returns it with the root's resolved path
+// (the spelling every target the gate names is relative to).
+func (s *Searcher) workspace() (*files.Workspace, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.realRoot != "" {
-		return s.realRoot, nil
+	if s.ws != nil {
+		return s.ws, s.realRoot, nil
 	}
 	if s.Root == "" {
-		return "", errors.New("search: no workspace root")
+		return nil, "", errors.New("search: no workspace root")
 	}
-	abs, err := filepath.Abs(s.Root)
+	ws, err := files.New(s.Root)
 	if err != nil {
-		return "", err
+		return nil, "", fmt.Errorf("search: %w", err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("search: workspace root: %w", err)
-	}
-	if fi, err := os.Stat(real); err != nil {
-		return "", fmt.Errorf("search: workspace root: %w", err)
-	} else if !fi.IsDir() {
-		return "", fmt.Errorf("search: workspace root %s is not a directory", s.Root)
-	}
-	s.realRoot = real
-	return real, nil
+	a, _ := ws.Authorize(".") // the root itself: nothing to walk, nothing to refuse
+	s.ws, s.realRoot = ws, a.Target
+	return ws, a.Target, nil
 }
 
 func (s *Searcher) maxBytes() int {
@@ -280,19 +293,35 @@ func firstBytes(b []byte, n int) []byte {
 	return b
 }
 
-// target is a validated search path.
+// target is a validated search path, opened.
 type target struct {
-	dir   string // working directory for rg: the searched directory, or the root for a file
-	arg   string // the path argument rg gets ("." or "./<file>")
-	rel   string // root-relative, slash-separated prefix for rg's output ("" for the root)
+	f     *os.File // the searched directory or regular file, opened beneath the root
+	rel   string   // its root-relative, slash-separated path ("" for the root)
 	isDir bool
 }
 
-// resolve validates a tool's path argument: inside the root after resolving symbolic
-// links, existing and readable, a directory or a regular file. "Does not exist" and
-// "cannot be read" are deliberately the same answer.
+func (t target) close() { t.f.Close() }
+
+// fileArg is how rg is given a file target: the open file passed as its descriptor 3.
+const fileArg = "/proc/self/fd/3"
+
+// rgArg is the path argument rg gets: "." in the opened directory, or the passed file.
+func (t target) rgArg() string {
+	if t.isDir {
+		return "."
+	}
+	return fileArg
+}
+
+// resolve validates a tool's path argument and opens it. The path is named as the permission
+// gate names it (files.Workspace.Authorize: a final symbolic link followed once, a link on
+// the way refused) and must be inside the root; it is then opened beneath the root through
+// the held handle with no link followed (files.Workspace.OpenBeneath), so a directory swapped
+// for a link after the check is refused, not searched. It must exist and be readable, a
+// directory or a regular file: "does not exist" and "cannot be read" are deliberately the
+// same answer. The caller closes the target.
 func (s *Searcher) resolve(p string) (target, error) {
-	root, err := s.root()
+	ws, root, err := s.workspace()
 	if err != nil {
 		return target{}, err
 	}
@@ -303,101 +332,115 @@ func (s *Searcher) resolve(p string) (target, error) {
 	if strings.ContainsRune(p, 0) {
 		return target{}, invalid("path", "path contains a NUL byte")
 	}
-	cand := filepath.Join(root, p)
-	if filepath.IsAbs(p) {
-		cand = filepath.Clean(p)
+	a, err := ws.Authorize(p)
+	if err != nil {
+		return target{}, pathRefused(shown, err)
 	}
-	// Lexically outside the root (either spelling of it): refuse before touching the file system.
-	given, _ := filepath.Abs(s.Root)
-	if !within(root, cand) && !within(given, cand) {
+	if !a.Inside {
+		if a.Symlink {
+			return target{}, invalid("path", "path %q resolves outside the workspace root %s", shown, s.Root)
+		}
 		return target{}, invalid("path", "path %q is outside the workspace root %s", shown, s.Root)
 	}
-	notFound := invalid("path", "path %q does not exist or cannot be read", shown)
-	real, err := filepath.EvalSymlinks(cand)
-	if err != nil {
-		notFound.Err = err
-		return target{}, notFound
-	}
-	if !within(root, real) {
-		return target{}, invalid("path", "path %q resolves outside the workspace root %s", shown, s.Root)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		notFound.Err = err
-		return target{}, notFound
-	}
-	rel, err := filepath.Rel(root, real)
-	if err != nil {
-		return target{}, err
-	}
+	rel, _ := filepath.Rel(root, a.Target) // Inside: a.Target is root or below it
 	rel = filepath.ToSlash(rel)
 	if !utf8.ValidString(rel) {
 		return target{}, invalid("path", "path %q is not valid UTF-8", shown)
 	}
+	notFound := invalid("path", "path %q does not exist or cannot be read", shown)
+	f, err := ws.OpenBeneath(nil, rel)
+	if errors.Is(err, syscall.ELOOP) {
+		return target{}, linkRefused(shown, err)
+	}
+	if err != nil {
+		notFound.Err = err
+		return target{}, notFound
+	}
+	if rel == "." {
+		rel = ""
+	}
+	t := target{f: f, rel: rel}
+	if s.opened != nil {
+		s.opened(rel)
+	}
+	fi, err := f.Stat()
 	switch {
+	case err != nil:
+		notFound.Err = err
 	case fi.IsDir():
-		f, err := os.Open(real)
-		if err == nil {
-			_, err = f.Readdirnames(1)
-			f.Close()
+		// Readable: a directory rg could not list would only come back empty.
+		if _, err = f.Readdirnames(1); err == nil || errors.Is(err, io.EOF) {
+			t.isDir = true
+			return t, nil
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			notFound.Err = err
-			return target{}, notFound
-		}
-		if rel == "." {
-			rel = ""
-		}
-		return target{dir: real, arg: ".", rel: rel, isDir: true}, nil
+		notFound.Err = err
 	case fi.Mode().IsRegular():
-		f, err := os.Open(real)
-		if err != nil {
-			notFound.Err = err
-			return target{}, notFound
-		}
-		f.Close()
-		return target{dir: root, arg: "./" + filepath.FromSlash(rel)}, nil
+		return t, nil
 	default:
+		f.Close()
 		return target{}, invalid("path", "path %q is not a regular file or a directory", shown)
 	}
+	f.Close()
+	return target{}, notFound
 }
 
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
+// pathRefused turns the refusal of a path by files.Workspace.Authorize (the gate's naming of
+// it) into the search's.
+func pathRefused(shown string, err error) error {
+	var fe *files.Error
+	if errors.As(err, &fe) && fe.Kind == files.SymlinkRefused {
+		return linkRefused(shown, err)
 	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+	return &Error{Code: InvalidArguments, Field: "path", Err: err, Message: fmt.Sprintf("path %q cannot be searched: %v", shown, err)}
 }
 
-// name turns one path rg printed (relative to the target's directory) into a root-relative
-// identifier. ok is false when the name is not valid UTF-8.
+func linkRefused(shown string, err error) error {
+	return &Error{Code: InvalidArguments, Field: "path", Err: err, Message: fmt.Sprintf(
+		"path %q goes through a symbolic link, or leads to a link that is not followed again: glob and grep follow a link "+
+			"only as the last segment of a path, once. Use the path the link points to", shown)}
+}
+
+// name turns one path rg printed into a root-relative identifier. ok is false when the name
+// is not valid UTF-8.
 func (t target) name(raw []byte) (string, bool) {
-	raw = bytes.TrimPrefix(raw, []byte("./"))
-	if filepath.Separator == '\\' {
-		raw = bytes.TrimPrefix(raw, []byte(`.\`))
+	if !t.isDir {
+		return t.rel, true // rg was given one file; it prints only that one
 	}
+	raw = bytes.TrimPrefix(raw, []byte("./"))
 	if !utf8.Valid(raw) {
 		return "", false
 	}
-	n := filepath.ToSlash(string(raw))
-	if !t.isDir || t.rel == "" {
+	n := string(raw)
+	if t.rel == "" {
 		return n, true
 	}
 	return t.rel + "/" + n, true
 }
 
-// run starts rg with args in dir and feeds its stdout, split at delim into records of at most
-// MaxRecordBytes, to each. Longer records are skipped, and counted when counts (given the
-// record's first bytes) says they held a result. It returns rg's exit code and standard
-// error; cancelling ctx kills rg.
-func (s *Searcher) run(ctx context.Context, dir string, args []string, delim byte, each func([]byte), counts func(head []byte) bool) (runStats, error) {
+// run starts rg with args, then "--" and the target's argument, and feeds its stdout, split
+// at delim into records of at most MaxRecordBytes, to each. Longer records are skipped, and
+// counted when counts (given the record's first bytes) says they held a result. It returns
+// rg's exit code and standard error; cancelling ctx kills rg.
+//
+// rg gets the open target, not its name: a directory becomes rg's working directory through
+// /proc/self/fd/N (the child enters it before exec, while it still holds the descriptor), and
+// a file is passed as descriptor 3 and named /proc/self/fd/3. Either way the kernel hands rg
+// the object opened beneath the root, whatever its name leads to by now.
+func (s *Searcher) run(ctx context.Context, t target, args []string, delim byte, each func([]byte), counts func(head []byte) bool) (runStats, error) {
 	f, err := s.Probe(ctx)
 	if err != nil {
 		return runStats{}, err
 	}
-	cmd := exec.CommandContext(ctx, f.Path, args...)
-	cmd.Dir = dir
+	if err := procFDs(); err != nil {
+		return runStats{}, err
+	}
+	cmd := exec.CommandContext(ctx, f.Path, append(args, "--", t.rgArg())...)
+	if t.isDir {
+		cmd.Dir = "/proc/self/fd/" + strconv.Itoa(int(t.f.Fd()))
+	} else {
+		cmd.Dir = "/"
+		cmd.ExtraFiles = []*os.File{t.f}
+	}
 	cmd.WaitDelay = 2 * time.Second
 	stderr := &capped{max: 64 << 10}
 	cmd.Stderr = stderr
@@ -445,6 +488,23 @@ func (s *Searcher) run(ctx context.Context, dir string, args []string, delim byt
 	}
 	return st, nil
 }
+
+// procFDs checks once that /proc/self/fd names this process's descriptors, which is how rg
+// is handed the opened target; without /proc mounted glob and grep are unavailable.
+var procFDs = sync.OnceValue(func() error {
+	fd, err := os.Open("/")
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	a, errA := os.Stat("/proc/self/fd/" + strconv.Itoa(int(fd.Fd())))
+	b, errB := fd.Stat()
+	if errA != nil || errB != nil || !os.SameFile(a, b) {
+		return &Error{Code: Unavailable, Err: errA, Message: "glob and grep hand rg the searched directory as " +
+			"/proc/self/fd/N, and /proc/self/fd does not name this process's open files here: mount /proc"}
+	}
+	return nil
+})
 
 type runStats struct {
 	exit    int

@@ -132,13 +132,16 @@ type searchFacts struct {
 	Truncated      bool `json:"truncated"`
 	ExcludedNames  int  `json:"excludedNames,omitempty"`
 	SkippedRecords int  `json:"skippedRecords,omitempty"`
+	// Outside counts files left out because the check after the search did not find them
+	// beneath the searched directory (docs/tools.md, "Path authority").
+	Outside int `json:"outside,omitempty"`
 }
 
 // searchResult renders a glob or grep result. The adapter measured its own rendered output
 // against the same caps; the artifact holds that output byte for byte.
 func (s *Set) searchResult(callID, tool string, r search.Result) tools.Result {
 	facts := details(searchFacts{Returned: r.Returned, Found: r.Found, Truncated: r.Truncated,
-		ExcludedNames: r.ExcludedNames, SkippedRecords: r.SkippedRecords})
+		ExcludedNames: r.ExcludedNames, SkippedRecords: r.SkippedRecords, Outside: r.Outside})
 	if r.Withheld == nil {
 		return completed(r.Output, tools.Metadata{Details: facts})
 	}
