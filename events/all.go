@@ -29,5 +29,9 @@ func AllPayloads() []Payload {
 
 		PermissionAsked{},
 		PermissionAnswered{},
+
+		TurnLeased{},
+		TurnLeaseReleased{},
+		TurnInterruptRequested{},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,8 +109,11 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		a.Close()
 		return nil, err
 	}
-	a.turns = a.driver()
 	a.startFeed()
+	if a.turns, err = a.driver(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	said := append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)
 	a.Application = zapp.New(cfg.settings(), said, zapp.Ports{
 		Send:         a.bus.Send,
@@ -157,11 +161,19 @@ func (a *app) queries() *queries.Queries {
 	return queries.New(a.store, a.registry, readModels{a.rm}, a.catchUp)
 }
 
-// driver is the turn driver of this process: it records itself as the owner of the turns it
-// runs, and treats a turn whose owner process is gone as left behind.
-func (a *app) driver() *turn.Driver {
-	return &turn.Driver{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}, Owner: thisProcess(),
-		Alive: processAlive, Metrics: turn.NewMetrics(a.metrics)}
+// driver is the turn driver of this process: it holds a lease on each turn it runs (and
+// records itself as the owner, for logs an older build reads), watches the live feed for an
+// interrupt, and treats a turn whose lease expired, or whose holder on this host has exited,
+// as left behind.
+func (a *app) driver() (*turn.Driver, error) {
+	ttl, err := leaseTTL()
+	if err != nil {
+		return nil, err
+	}
+	clock := commands.SystemClock{}
+	leases := &commands.Leases{Store: a.store, Registry: a.registry, Clock: clock, Holder: thisHolder(), TTL: ttl, Dead: holderGone}
+	return &turn.Driver{Store: a.store, Registry: a.registry, Clock: clock, Owner: thisProcess(),
+		Alive: processAlive, Leases: leases, Feed: a.feed, Metrics: turn.NewMetrics(a.metrics)}, nil
 }
 
 // readModels adapts the read-model database to the queries' port.
@@ -271,6 +283,45 @@ func (b backgroundStarter) StartBackground(ctx context.Context, req toolset.Back
 func thisProcess() *events.TurnOwner {
 	host, _ := os.Hostname()
 	return &events.TurnOwner{Host: host, PID: os.Getpid()}
+}
+
+// defaultLeaseTTL is how long a turn's lease lasts unless renewed (a third of it apart): how
+// long a turn whose process vanished with its host blocks its session.
+const defaultLeaseTTL = 30 * time.Second
+
+// leaseTTL is ZUNO_TURN_LEASE (a Go duration, 1s to 1h), else the default.
+func leaseTTL() (time.Duration, error) {
+	v := os.Getenv("ZUNO_TURN_LEASE")
+	if v == "" {
+		return defaultLeaseTTL, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > time.Hour {
+		return 0, &configError{fmt.Sprintf("ZUNO_TURN_LEASE %q: want a duration from 1s to 1h, such as 30s, or unset it for %v", v, defaultLeaseTTL)}
+	}
+	return d, nil
+}
+
+// thisHolder names this process as a lease holder: host, pid and a random part, so a reused
+// pid is another holder.
+func thisHolder() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), zapp.NewID("")[:8])
+}
+
+// holderGone reports whether a holder is a process of this host that has exited: its lease
+// binds no one even before it expires. Another host's holder is never known gone.
+func holderGone(holder string) bool {
+	parts := strings.Split(holder, "/")
+	if len(parts) != 3 {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return false
+	}
+	host, _ := os.Hostname()
+	return parts[0] == host && pid != os.Getpid() && !processAlive(events.TurnOwner{Host: host, PID: pid})
 }
 
 // processAlive reports whether a turn's owner may still be running: a process on another

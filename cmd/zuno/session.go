@@ -35,7 +35,8 @@ func printResult(cmd *cobra.Command, format string, res commands.Result, human f
 
 func newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "Create, list, show and add to sessions"}
-	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd(), newSessionForkCmd())
+	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd(), newSessionForkCmd(),
+		newSessionInterruptCmd())
 	return cmd
 }
 
@@ -100,6 +101,41 @@ func newSessionMessageCmd() *cobra.Command {
 	addCommandIDFlag(message)
 	addFormatFlag(message, "table")
 	return message
+}
+
+func newSessionInterruptCmd() *cobra.Command {
+	interrupt := &cobra.Command{
+		Use:   "interrupt SESSION [--turn TURN]",
+		Short: "Stop a session's running turn, in whichever process runs it",
+		Long: `Asks the process that holds the lease of the session's running turn to stop it. That
+process records the interruption on the turn (session.turn.finished.1, reason interrupted)
+and settles a call that was running as cancelled. A session with no running turn is
+turn_not_running.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("zuno session interrupt takes the id of the session whose turn to stop")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := getFormat(cmd)
+			if err != nil {
+				return err
+			}
+			turnID, _ := cmd.Flags().GetString("turn")
+			return withApp(cmd, func(ctx context.Context, a *app) error {
+				res, err := a.Commands.InterruptTurn(ctx, commandMeta(cmd, args[0]), args[0], turnID)
+				if err != nil {
+					return err
+				}
+				return printResult(cmd, format, res, func() string { return "interrupt requested" })
+			})
+		},
+	}
+	interrupt.Flags().String("turn", "", "the turn to stop (default: the session's running turn)")
+	addCommandIDFlag(interrupt)
+	addFormatFlag(interrupt, "table")
+	return interrupt
 }
 
 func newSessionListCmd() *cobra.Command {

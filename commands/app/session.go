@@ -79,6 +79,12 @@ func (c *Commands) AnswerPermission(ctx context.Context, meta commands.Meta, ses
 		Answer: inbox.Answer{SessionID: sessionID, AskID: askID, CallID: callID, Reply: reply, Source: "user"}})
 }
 
+// InterruptTurn asks the process that drives the session's running turn to stop it; that
+// process, wherever it runs, records the interruption on the turn (docs/turns.md, "Leases").
+func (c *Commands) InterruptTurn(ctx context.Context, meta commands.Meta, sessionID, turnID string) (commands.Result, error) {
+	return c.send(ctx, &commands.InterruptTurn{Meta: meta, SessionID: sessionID, TurnID: turnID})
+}
+
 // ForkSession opens sessionID with the history of the session whose stream holds the event
 // from names (a global position, or an event id), up to and including that event
 // (docs/storage.md, "Forks"). The source is not touched.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
@@ -37,6 +38,13 @@ type Driver struct {
 	// whose open turn is alive is refused (session_busy) instead of recovering it; nil treats
 	// every open turn as left behind by a dead process.
 	Alive func(events.TurnOwner) bool
+	// Leases, when set, holds a lease on every turn this driver runs (docs/turns.md,
+	// "Leases"): an open turn whose lease is live is not taken over, one whose lease expired
+	// is; nil decides by Alive alone (the replay, tests).
+	Leases *commands.Leases
+	// Feed is the process's live feed, where the driver watches for an interrupt of its turn;
+	// nil watches nothing.
+	Feed *live.Feed
 	// Metrics, when set, count what the turns record.
 	Metrics *Metrics
 	// Sleep waits d or until ctx is done, whichever is first, returning ctx's error then; a
@@ -166,7 +174,12 @@ func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 	if err := r.recover(ctx); err != nil {
 		return Outcome{}, err
 	}
-	return r.drive(ctx)
+	held, release, err := r.hold(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer release()
+	return r.drive(held)
 }
 
 // run is one turn in progress.
@@ -370,12 +383,8 @@ func (r *run) recover(ctx context.Context) error {
 	if open == nil {
 		return nil
 	}
-	if o := open.Owner; o != nil && !r.req.ForceRecover && r.d.Alive != nil && r.d.Alive(*o) {
-		e := domain.NewError(CodeSessionBusy,
-			fmt.Sprintf("turn %s of session %s is still running (process %d on %s)", open.TurnID, r.req.SessionID, o.PID, o.Host),
-			"wait for it to finish or stop it; if that process is gone, continue with --recover")
-		e.ID = r.req.SessionID
-		return e
+	if err := r.openTurnBinds(ctx, open.TurnID, open.Owner); err != nil {
+		return err
 	}
 	if err := r.stage(r.tr.Recover(true)...); err != nil {
 		return err

@@ -1,0 +1,100 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zuno-run/zuno/domain/lease"
+	"github.com/zuno-run/zuno/events"
+)
+
+// LeaseStream holds the lease of a session's running turn and the requests to interrupt it
+// (domain/lease).
+func LeaseStream(sessionID string) string { return "lease-" + sessionID }
+
+// InterruptTurn asks the process that drives a session's running turn to stop it: a command
+// like any other, handled wherever the bus delivers it; the holder sees it on its live feed.
+type InterruptTurn struct {
+	Meta
+	SessionID string `json:"sessionId"`
+	// TurnID names the turn; empty is the session's running turn.
+	TurnID string `json:"turnId,omitempty"`
+}
+
+// InterruptTurn records the request; a session with no running turn is turn_not_running.
+func (h *Handlers) InterruptTurn(ctx context.Context, c *InterruptTurn) (Result, error) {
+	by := c.Actor
+	if by == "" {
+		by = "user"
+	}
+	x := leaseExecution(c.Meta, c.SessionID, func(s *lease.State) ([]events.Payload, error) {
+		return lease.Interrupt(*s, c.SessionID, c.TurnID, by, h.clock.Now())
+	})
+	view := func(s *lease.State) any { return map[string]string{"sessionId": c.SessionID, "turnId": s.TurnID} }
+	return handle(ctx, h, "InterruptTurn", x, struct{ SessionID, TurnID string }{c.SessionID, c.TurnID}, view), nil
+}
+
+func leaseExecution(meta Meta, sessionID string, decide func(*lease.State) ([]events.Payload, error)) execution[*lease.State] {
+	return execution[*lease.State]{meta: meta, stream: LeaseStream(sessionID),
+		newState: func() *lease.State { return &lease.State{} }, decide: decide}
+}
+
+// Leases takes, renews and gives back the lease of the turns one process drives, and answers
+// whether a turn has been asked to stop (docs/turns.md, "Leases").
+type Leases struct {
+	Store    EventStore
+	Registry *events.Registry
+	Clock    Clock
+	// Holder names this process; TTL is how long a lease lasts unless renewed.
+	Holder string
+	TTL    time.Duration
+	// Dead, when set, says whether a holder is known to be gone before its lease expires (a
+	// process of this host that has exited).
+	Dead func(holder string) bool
+}
+
+// Current is the session's lease as the log has it now.
+func (l *Leases) Current(ctx context.Context, sessionID string) (lease.State, error) {
+	var s lease.State
+	_, err := Load(ctx, l.Store, l.Registry, LeaseStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
+		return s.Evolve(p)
+	})
+	return s, err
+}
+
+// Take takes the lease of turnID, taking it over when its holder's lease has expired or the
+// holder is known dead; force takes it whatever (--recover). It fails with lease_held while
+// another holder's lease is live.
+func (l *Leases) Take(ctx context.Context, sessionID, turnID string, force bool) error {
+	return l.run(ctx, sessionID, "take/"+turnID, func(s *lease.State) ([]events.Payload, error) {
+		dead := force || (l.Dead != nil && s.Holder != "" && s.Holder != l.Holder && l.Dead(s.Holder))
+		return lease.Decide(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL, Dead: dead})
+	})
+}
+
+// Renew extends the lease; n numbers the renewal (each is a command of its own). It fails with
+// lease_lost when the lease was taken over.
+func (l *Leases) Renew(ctx context.Context, sessionID, turnID string, n int) error {
+	return l.run(ctx, sessionID, fmt.Sprintf("renew/%s/%d", turnID, n), func(s *lease.State) ([]events.Payload, error) {
+		return lease.Renew(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL})
+	})
+}
+
+// Release gives the lease of turnID back.
+func (l *Leases) Release(ctx context.Context, sessionID, turnID string) error {
+	return l.run(ctx, sessionID, "release/"+turnID, func(s *lease.State) ([]events.Payload, error) {
+		return lease.Release(*s, sessionID, turnID, l.Holder), nil
+	})
+}
+
+func (l *Leases) run(ctx context.Context, sessionID, what string, decide func(*lease.State) ([]events.Payload, error)) error {
+	x := leaseExecution(Meta{CommandID: "lease/" + l.Holder + "/" + what, Actor: "host", CorrelationID: sessionID}, sessionID, decide)
+	x.store, x.registry, x.clock = l.Store, l.Registry, l.Clock
+	var err error
+	if x.digest, err = Digest("Lease", what); err != nil {
+		return err
+	}
+	_, _, err = x.run(ctx)
+	return err
+}

@@ -1,0 +1,132 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/lease"
+	"github.com/zuno-run/zuno/events"
+)
+
+// ErrInterrupted is the cause of a turn stopped by InterruptTurn; errLeaseLost of one whose
+// lease was taken over.
+var (
+	ErrInterrupted = errors.New("turn: interrupted by request")
+	errLeaseLost   = errors.New("turn: the lease was taken over")
+)
+
+// openTurnBinds says how an open turn binds others: by its lease when it recorded one (held,
+// expired, or its holder known dead), else, for a turn an older build started, by its owner
+// process (Driver.Alive). It returns the error that refuses a run of the session, or nil when
+// the open turn may be settled and taken over.
+func (r *run) openTurnBinds(ctx context.Context, turnID string, owner *events.TurnOwner) error {
+	if l := r.d.Leases; l != nil {
+		cur, err := l.Current(ctx, r.req.SessionID)
+		if err != nil {
+			return err
+		}
+		if cur.TurnID == turnID && cur.Holder != "" {
+			dead := r.req.ForceRecover || (l.Dead != nil && l.Dead(cur.Holder))
+			if cur.Live(r.d.Clock.Now()) && !dead {
+				return r.busy(fmt.Sprintf("turn %s of session %s is running in %s (its lease runs until %s unless renewed)",
+					turnID, r.req.SessionID, cur.Holder, cur.ExpiresAt.Format(time.RFC3339)))
+			}
+			return nil
+		}
+	}
+	if o := owner; o != nil && !r.req.ForceRecover && r.d.Alive != nil && r.d.Alive(*o) {
+		return r.busy(fmt.Sprintf("turn %s of session %s is still running (process %d on %s)", turnID, r.req.SessionID, o.PID, o.Host))
+	}
+	return nil
+}
+
+func (r *run) busy(what string) error {
+	e := domain.NewError(CodeSessionBusy, what,
+		"wait for it to finish or stop it (zuno session interrupt); if that process is gone, its lease expires, or continue with --recover")
+	e.ID = r.req.SessionID
+	return e
+}
+
+// hold takes the lease of this turn and keeps it while ctx lives: renewed at a third of its
+// length, and watched for an interrupt. The returned context ends, with its cause, when the
+// turn is interrupted or its lease is lost; release gives the lease back.
+func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
+	l := r.d.Leases
+	if l == nil {
+		return ctx, func() {}, nil
+	}
+	if err := l.Take(ctx, r.req.SessionID, r.turnID, r.req.ForceRecover); err != nil {
+		var de *domain.Error
+		if errors.As(err, &de) && de.Code() == lease.CodeLeaseHeld {
+			return ctx, nil, r.busy(de.Message)
+		}
+		return ctx, nil, err
+	}
+	held, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{}, 2)
+	go func() { defer func() { done <- struct{}{} }(); r.renew(held, cancel) }()
+	go func() { defer func() { done <- struct{}{} }(); r.watchInterrupt(held, cancel) }()
+	release := func() {
+		cancel(nil)
+		<-done
+		<-done
+		// The record lands even when the run was cancelled.
+		_ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, r.turnID)
+	}
+	return held, release, nil
+}
+
+// renew extends the lease until ctx ends; a lease taken over ends the turn.
+func (r *run) renew(ctx context.Context, cancel context.CancelCauseFunc) {
+	l := r.d.Leases
+	every := l.TTL / 3
+	for n := 1; ; n++ {
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		err := l.Renew(ctx, r.req.SessionID, r.turnID, n)
+		var de *domain.Error
+		if errors.As(err, &de) && de.Code() == lease.CodeLeaseLost {
+			cancel(errLeaseLost)
+			return
+		}
+		// Another failure (the store briefly unavailable) is tried again at the next tick;
+		// the lease lasts three ticks.
+	}
+}
+
+// watchInterrupt ends the turn when an InterruptTurn for it lands in the lease stream.
+func (r *run) watchInterrupt(ctx context.Context, cancel context.CancelCauseFunc) {
+	feed := r.d.Feed
+	if feed == nil {
+		return
+	}
+	stream := commands.LeaseStream(r.req.SessionID)
+	head, err := feed.Head(ctx)
+	if err != nil {
+		return
+	}
+	if cur, err := r.d.Leases.Current(ctx, r.req.SessionID); err == nil && cur.Interrupts[r.turnID] {
+		cancel(ErrInterrupted)
+		return
+	}
+	_, err = feed.Wait(ctx, head, func(rec events.Recorded) bool {
+		if rec.Stream != stream || rec.Type != events.TypeTurnInterruptRequested {
+			return false
+		}
+		p, err := r.d.Registry.Decode(rec)
+		e, ok := p.(events.TurnInterruptRequested)
+		return err == nil && ok && e.TurnID == r.turnID
+	})
+	if err == nil {
+		cancel(ErrInterrupted)
+	}
+}
