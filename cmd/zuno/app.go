@@ -32,6 +32,7 @@ import (
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -167,8 +168,8 @@ func dataDir(cfg config) string {
 // assembled, neither is offered and the surface says why.
 func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 	return func(workspace, sessionID string, readOnly bool) (turn.Surface, error) {
-		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: readOnly},
-			adsandbox.Probe{})
+		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: readOnly,
+			Own: ownLocations(cfg)}, adsandbox.Probe{})
 		launcher := sb.Launcher
 		if refused != nil {
 			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
@@ -181,8 +182,8 @@ func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 		}
 		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr},
-			EnvExclude: cfg.EnvExclude,
-			Sandbox:    &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
+			EnvExclude: cfg.EnvExclude, Protected: sb.Protected, ReadOnly: cfg.SandboxConfig.Mode == sandbox.ModeReadOnly,
+			Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 		if err != nil {
 			mgr.Close()
 			return nil, err
@@ -206,7 +207,11 @@ func confinement(sb adsandbox.Session, refused error) turn.Confinement {
 		return turn.Confinement{Refusal: refused}
 	}
 	r := sb.Resolution
-	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: r.Warning,
+	warning := r.Warning
+	if sb.Unenforced != "" {
+		warning = strings.TrimSpace(warning + "\n" + sb.Unenforced)
+	}
+	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: warning,
 		Resolution: &events.SandboxResolution{RequestedMode: r.RequestedMode, Network: r.Network,
 			EffectiveAuthority: r.EffectiveAuthority, ResolutionKind: string(r.ResolutionKind), Backend: r.Backend,
 			Reason: string(r.Reason.Code)}}

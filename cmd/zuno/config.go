@@ -103,7 +103,7 @@ type toolOutputConfig struct {
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
 		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
-		Home: homeDir()}
+		Home: homeDir(), Own: ownLocations(c)}
 }
 
 // homeDir is the user's home: $HOME, else the platform's answer (the passwd entry), so the
@@ -356,4 +356,51 @@ func (c config) Raw(key string) []settings.Raw {
 
 func isPostgres(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// ownLocations are Zuno's own files for this configuration, resolved as the tools resolve
+// paths (absolute, symbolic links followed as far as the path exists): the shell's sandbox
+// hides or protects them and the file tools refuse them (docs/sandbox.md, "Protected by
+// default"), and a turn refuses a workspace that holds them.
+func ownLocations(cfg config) sandbox.Locations {
+	own := sandbox.Locations{DataDir: filepath.ToSlash(resolvedPath(dataDir(cfg)))}
+	if usesSQLiteFile(cfg) {
+		own.DB = filepath.ToSlash(resolvedPath(cfg.DB))
+	}
+	explicit := configFlag
+	if explicit == "" {
+		explicit = os.Getenv("ZUNO_CONFIG")
+	}
+	for _, c := range []string{adconfig.GlobalDir(os.Getenv), explicit, adconfig.DefaultManagedDir} {
+		if c != "" {
+			own.Config = append(own.Config, filepath.ToSlash(resolvedPath(c)))
+		}
+	}
+	return own
+}
+
+// usesSQLiteFile reports whether the event store or the read models live in cfg.DB.
+func usesSQLiteFile(cfg config) bool {
+	return cfg.DB != "" && (cfg.EventStoreURL == "" || cfg.ReadModelURL == "")
+}
+
+// resolvedPath is p absolute with the symbolic links of its longest existing part resolved,
+// the rest kept as spelled: where the file is, or will be.
+func resolvedPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for cur := abs; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		up := filepath.Dir(cur)
+		if up == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = up
+	}
 }

@@ -110,6 +110,11 @@ type sandboxReport struct {
 	Probe          adsandbox.Status     `json:"probe"`
 	ExecutionReady *bool                `json:"executionReady"`
 	Execution      *adsandbox.Execution `json:"execution,omitempty"`
+	// Protected is the one list both doors enforce, each path with why (docs/sandbox.md,
+	// "Protected by default"); Unenforced says what the OS does not enforce when the shell
+	// runs natively.
+	Protected  []adsandbox.Protection `json:"protected"`
+	Unenforced string                 `json:"unenforced,omitempty"`
 }
 
 func newDebugSandboxCmd() *cobra.Command {
@@ -189,12 +194,31 @@ func printSandbox(w io.Writer, r sandboxReport) {
 	if r.ExecutionReady != nil {
 		fmt.Fprintf(w, "executionReady: %v\n", *r.ExecutionReady)
 	}
+	printProtected(w, r)
 	if r.Refusal != "" {
 		fmt.Fprintf(w, "\nthe shell is not assembled:\n%s\n", r.Refusal)
 		return
 	}
 	b, _ := json.MarshalIndent(r.Resolution, "", "  ")
 	fmt.Fprintf(w, "resolution: %s\n", b)
+}
+
+// printProtected lists the protected paths, hidden ones first marked as such, each with why.
+func printProtected(w io.Writer, r sandboxReport) {
+	fmt.Fprintln(w, "protected paths (the shell's sandbox and the file tools enforce them):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PATH\tAS\tSOURCE\tWHY")
+	for _, p := range r.Protected {
+		as := "read-only"
+		if p.Hidden {
+			as = "hidden"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Path, as, p.Source, p.Why)
+	}
+	tw.Flush()
+	if r.Unenforced != "" {
+		fmt.Fprintf(w, "not enforced by the OS: %s\n", r.Unenforced)
+	}
 }
 
 // checkError is a diagnostic check that failed: exit status 1, with a stable code.
@@ -212,7 +236,9 @@ func debugSandbox(ctx context.Context, cfg config, name, dir string, execCheck b
 	rep := sandboxReport{Agent: name, ReadOnlyAgent: readOnly, Workspace: dir, Config: cfg.SandboxConfig}
 	rep.Probe = adsandbox.Probe{}.Check(ctx)
 	rep.Ready = rep.Probe.Ready
-	sess, err := adsandbox.Assemble(ctx, cfg.SandboxConfig, adsandbox.Request{Workspace: dir, ReadOnlyAgent: readOnly}, adsandbox.Probe{})
+	sess, err := adsandbox.Assemble(ctx, cfg.SandboxConfig, adsandbox.Request{Workspace: dir, ReadOnlyAgent: readOnly,
+		Own: ownLocations(cfg)}, adsandbox.Probe{})
+	rep.Protected, rep.Unenforced = sess.Protected, sess.Unenforced
 	if err != nil {
 		rep.Refusal = err.Error()
 	} else {

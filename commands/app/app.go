@@ -17,6 +17,7 @@ import (
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 )
 
@@ -37,6 +38,9 @@ type Settings struct {
 	// Home is the user's home directory, resolved with the platform fallback when HOME is
 	// unset: path rules expand ~ and $HOME with it and the risk gate protects it.
 	Home string
+	// Own are Zuno's own files (database, data directory): a turn refuses a workspace that
+	// holds them (docs/sandbox.md, "The log outside the agent's reach").
+	Own sandbox.Locations
 }
 
 // Ports are the adapters the application works through, wired by the host.
