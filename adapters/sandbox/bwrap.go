@@ -187,7 +187,26 @@ func protectedMounts(protected []sandbox.Protection, ws string) ([]protectedMoun
 		index[real] = len(out)
 		out = append(out, protectedMount{real: real, hidden: p.Hidden, dir: fi.IsDir()})
 	}
-	return out, nil
+	return withoutHiddenBelow(out), nil
+}
+
+// withoutHiddenBelow drops the mounts inside a hidden directory: the directory's empty
+// read-only tmpfs already covers them, and bwrap could not create their mount points in it
+// (the database inside the data directory).
+func withoutHiddenBelow(ms []protectedMount) []protectedMount {
+	var out []protectedMount
+	for _, m := range ms {
+		covered := false
+		for _, h := range ms {
+			if h.hidden && h.dir && h.real != m.real && within(h.real, m.real) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // SeccompError is a network-deny filter that cannot be built (an architecture without one).
