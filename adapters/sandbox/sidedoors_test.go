@@ -26,9 +26,9 @@ import (
 // zunoFiles is one layout of a workspace and Zuno's own files around it.
 type zunoFiles struct {
 	base, ws, data string
-	own          sandbox.Locations
-	hidden       map[string]string // path -> the secret it holds
-	readOnly     []string          // files that must not change (they may be read)
+	own            sandbox.Locations
+	hidden         map[string]string // path -> the secret it holds
+	readOnly       []string          // files that must not change (they may be read)
 }
 
 // layoutFiles writes a workspace and Zuno's files. custom moves them where the environment
@@ -50,7 +50,9 @@ func layoutFiles(t *testing.T, custom bool) zunoFiles {
 		z.readOnly = append(z.readOnly, explicit)
 		z.own = sandbox.Locations{DataDir: z.data, DB: db, Config: []string{cfgDir, explicit}}
 	}
-	secret := func(rel string) string { return "SECRET-" + strings.NewReplacer("/", "_", ".", "_").Replace(rel) + "-" + strconv.Itoa(os.Getpid()) }
+	secret := func(rel string) string {
+		return "SECRET-" + strings.NewReplacer("/", "_", ".", "_").Replace(rel) + "-" + strconv.Itoa(os.Getpid())
+	}
 	for _, p := range []string{
 		filepath.Join(z.data, "auth.json"),
 		db, db + "-wal", db + "-shm",
