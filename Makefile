@@ -93,6 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/bg/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/worktools/
 	$(GO) test -run '^$$' -fuzz FuzzRestore -fuzztime 30s ./adapters/tools/toolset/
+	$(GO) test -run '^$$' -fuzz FuzzGuard -fuzztime 30s ./domain/sandbox/
 
 clean:
 	rm -rf bin $(DEMO_DIR)

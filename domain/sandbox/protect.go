@@ -125,17 +125,6 @@ func Guard(list []Protection, ws, abs string, write bool) (Protection, bool) {
 	return Protection{}, false
 }
 
-// HiddenBelow finds a hidden protection that lies strictly below dir: a search of dir would
-// reach into it.
-func HiddenBelow(list []Protection, ws, dir string) (Protection, bool) {
-	for _, p := range list {
-		if p.Hidden && within(dir, p.Abs(ws)) {
-			return p, true
-		}
-	}
-	return Protection{}, false
-}
-
 // Refusal is the typed error of a call refused by p; shown is the path as the call gave it.
 func (p Protection) Refusal(shown string, write bool) *domain.Error {
 	what, fix := "changed", "leave it alone; the user changes it on the host"
