@@ -122,7 +122,9 @@ func newDebugSandboxCmd() *cobra.Command {
 		Use:   "sandbox [--agent A] [--check | --check-execution] [--format json]",
 		Short: "Show how the sandbox resolves for an agent, and check the backend",
 		Long: `Prints the configured sandbox (mode, network, backend, onUnavailable, writable roots,
-protected paths), how it resolves for the agent here (resolutionKind, effective authority,
+protected paths), every protected path both the sandbox and the file tools enforce (the
+defaults .git, .zuno, zuno.json[c], Zuno's data, database and configuration, and
+sandbox.protectedPaths) with why and whether it is hidden, how it resolves for the agent here (resolutionKind, effective authority,
 the typed reason), and ready: whether the OS confinement backend (system bubblewrap >= 0.8.0
 with user namespaces) is verified. --check exits non-zero unless it is ready. --check-execution
 runs a command through the selected backend and reports executionReady, exiting non-zero
