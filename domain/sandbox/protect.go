@@ -51,6 +51,9 @@ type Locations struct {
 	// Config are the trusted configuration's places: the global directory, a --config or
 	// ZUNO_CONFIG file, the managed policy directory.
 	Config []string `json:"config,omitempty"`
+	// Anchor is the anchor file zuno verify compares and records (--anchor): only
+	// OutsideWorkspace reads it, since Zuno learns it per verify.
+	Anchor string `json:"anchor,omitempty"`
 }
 
 // Why each default is protected (docs/sandbox.md, "Protected by default").
@@ -153,6 +156,10 @@ func (own Locations) OutsideWorkspace(ws string) error {
 	if own.DB != "" && (within(ws, own.DB) || within(own.DB, ws)) {
 		return refuse("the event database", own.DB, fmt.Sprintf("put the database outside %s: leave ZUNO_DB unset (the default is "+
 			"zuno.db in Zuno's data directory) or set ZUNO_DB or db in a trusted layer to a path outside it, or work in another directory", ws))
+	}
+	if own.Anchor != "" && within(ws, own.Anchor) {
+		return refuse("the anchor", own.Anchor, fmt.Sprintf("keep anchors outside every workspace: in Zuno's data directory, "+
+			"or where only the user writes; %s is where a session's agent works", ws))
 	}
 	if own.DataDir != "" && (within(ws, own.DataDir) || within(own.DataDir, ws)) {
 		return refuse("Zuno's data directory", own.DataDir, fmt.Sprintf("set XDG_DATA_HOME to a directory outside %s, "+

@@ -147,6 +147,9 @@ func TestOutsideWorkspace(t *testing.T) {
 		{"/w/proj", sandbox.Locations{DB: "/w/proj2/zuno.db", DataDir: "/w/proj-data"}, ""},
 		{"/w/proj", sandbox.Locations{DB: "/w/zuno.db", DataDir: "/w/data"}, ""},
 		{"/w/proj", sandbox.Locations{}, ""},
+		{"/w/proj", sandbox.Locations{Anchor: "/w/proj/.zuno/anchor.json"}, "anchor"},
+		{"/w/proj", sandbox.Locations{Anchor: "/w/anchor.json"}, ""},
+		{"/w/proj", sandbox.Locations{Anchor: "/w/proj2/anchor.json"}, ""},
 	}
 	for _, r := range rows {
 		err := r.own.OutsideWorkspace(r.ws)
