@@ -169,7 +169,7 @@ func dataDir(cfg config) string {
 func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 	return func(workspace, sessionID string, readOnly bool) (turn.Surface, error) {
 		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: readOnly,
-			Own: ownLocations(cfg)}, adsandbox.Probe{})
+			Own: ownLocationsFor(cfg, workspace)}, adsandbox.Probe{})
 		launcher := sb.Launcher
 		if refused != nil {
 			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident

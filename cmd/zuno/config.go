@@ -379,6 +379,16 @@ func ownLocations(cfg config) sandbox.Locations {
 	return own
 }
 
+// ownLocationsFor is ownLocations for a session working in workspace: with the repository
+// the workspace lies in, when its root is above the workspace (git there reads that .git).
+func ownLocationsFor(cfg config, workspace string) sandbox.Locations {
+	own := ownLocations(cfg)
+	if root := adconfig.ProjectRoot(workspace); root != "" && resolvedPath(root) != resolvedPath(workspace) {
+		own.Repository = filepath.ToSlash(resolvedPath(root))
+	}
+	return own
+}
+
 // usesSQLiteFile reports whether the event store or the read models live in cfg.DB.
 func usesSQLiteFile(cfg config) bool {
 	return cfg.DB != "" && (cfg.EventStoreURL == "" || cfg.ReadModelURL == "")

@@ -239,7 +239,7 @@ func debugSandbox(ctx context.Context, cfg config, name, dir string, execCheck b
 	rep.Probe = adsandbox.Probe{}.Check(ctx)
 	rep.Ready = rep.Probe.Ready
 	sess, err := adsandbox.Assemble(ctx, cfg.SandboxConfig, adsandbox.Request{Workspace: dir, ReadOnlyAgent: readOnly,
-		Own: ownLocations(cfg)}, adsandbox.Probe{})
+		Own: ownLocationsFor(cfg, dir)}, adsandbox.Probe{})
 	rep.Protected, rep.Unenforced = sess.Protected, sess.Unenforced
 	if err != nil {
 		rep.Refusal = err.Error()

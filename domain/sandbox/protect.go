@@ -51,6 +51,10 @@ type Locations struct {
 	// Config are the trusted configuration's places: the global directory, a --config or
 	// ZUNO_CONFIG file, the managed policy directory.
 	Config []string `json:"config,omitempty"`
+	// Repository is the root of the git repository the workspace lies in, when that is above
+	// the workspace: git there reads the enclosing .git, and the project configuration
+	// lives beside it.
+	Repository string `json:"repository,omitempty"`
 	// Anchor is the anchor file zuno verify compares and records (--anchor): only
 	// OutsideWorkspace reads it, since Zuno learns it per verify.
 	Anchor string `json:"anchor,omitempty"`
@@ -82,6 +86,11 @@ func Protections(cfg Config, own Locations) []Protection {
 		{Path: ".zuno", Source: SourceDefault, Why: whyZuno},
 		{Path: "zuno.json", Source: SourceDefault, Why: whyProject},
 		{Path: "zuno.jsonc", Source: SourceDefault, Why: whyProject},
+	}
+	if own.Repository != "" {
+		for _, d := range out[:4] {
+			out = append(out, Protection{Path: path.Join(own.Repository, d.Path), Source: SourceDefault, Why: d.Why + " (the repository the workspace lies in)"})
+		}
 	}
 	if own.DataDir != "" {
 		out = append(out, Protection{Path: path.Clean(own.DataDir), Hidden: true, Source: SourceData, Why: whyData})

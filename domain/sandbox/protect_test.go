@@ -211,3 +211,15 @@ func FuzzGuard(f *testing.F) {
 		}
 	})
 }
+
+// A workspace below the root of its repository: git there reads the enclosing .git, and the
+// project configuration lives beside it, so they are protected as the workspace's own are.
+func TestProtectionsOfTheEnclosingRepository(t *testing.T) {
+	list := sandbox.Protections(sandbox.Config{}, sandbox.Locations{Repository: "/proj"})
+	for p, want := range map[string]bool{"/proj/.git/hooks/pre-commit": true, "/proj/.git/config": true, "/proj/zuno.json": true,
+		"/proj/.zuno/zuno.json": true, "/proj/sub/.git": true, "/proj/src/main.go": false, "/proj/sub/main.go": false} {
+		if _, got := sandbox.Guard(list, "/proj/sub", p, true); got != want {
+			t.Errorf("%s: protected %v, want %v", p, got, want)
+		}
+	}
+}

@@ -288,3 +288,27 @@ func prefixed(s, prefix string) string {
 	}
 	return b.String()
 }
+
+// A workspace below its repository's root: the enclosing .git and the project configuration
+// are refused as the workspace's own are, even with the directory granted.
+func TestSideDoorsFileToolsEnclosingRepository(t *testing.T) {
+	z := newSideDoors(t, "", false)
+	sub := filepath.Join(z.ws, "sub")
+	put(t, sub, "main.go", "package main\n")
+	s, err := New(Config{Root: sub, ArtifactDir: filepath.Join(z.base, "a"), SessionID: testSession,
+		Protected: sandbox.Protections(sandbox.Config{}, sandbox.Locations{Repository: z.ws})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, z.base)
+	for _, p := range []string{filepath.Join(z.ws, ".git", "hooks", "pre-commit"), filepath.Join(z.ws, "zuno.json"), filepath.Join(z.ws, ".zuno", "x.json")} {
+		res := callIn(t, s, tools.NameWrite, filepath.Dir(p)+"/*", args("path", p, "content", hook(z.marker)))
+		if res.ErrorCode != sandbox.CodeProtectedPath {
+			t.Errorf("%s: %s/%q: %s", p, res.Outcome, res.ErrorCode, res.Output)
+		}
+	}
+	if after := snapshot(t, z.base); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Error("a refused call changed files")
+	}
+	want(t, callIn(t, s, tools.NameWrite, "", args("path", "new.go", "content", "package main\n")), tools.OutcomeCompleted, "")
+}
