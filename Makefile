@@ -98,6 +98,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzMatchesKey -fuzztime 30s -fuzzminimizetime 2s ./domain/permission/
 	$(GO) test -run '^$$' -fuzz '^FuzzAssess$$' -fuzztime 30s -fuzzminimizetime 2s ./domain/risk/
 	$(GO) test -run '^$$' -fuzz FuzzAssessInWorkspace -fuzztime 30s -fuzzminimizetime 2s ./domain/risk/
+	$(GO) test -run '^$$' -fuzz FuzzGuard -fuzztime 30s ./domain/sandbox/
 
 clean:
 	rm -rf bin $(DEMO_DIR)

@@ -16,6 +16,11 @@ func SessionsQuery(limit int) string {
 		FROM session ORDER BY time_created DESC, id DESC LIMIT %d`, limit)
 }
 
+// WorkspacesQuery lists every directory a session works in.
+func WorkspacesQuery() string {
+	return `SELECT DISTINCT directory FROM session WHERE directory IS NOT NULL AND directory <> '' ORDER BY directory`
+}
+
 // LatestSessionQuery finds the most recently active session, of those working in dir when dir
 // is not "" (zuno run --continue, --session last).
 func LatestSessionQuery(dir string) string {

@@ -25,7 +25,14 @@ type Request struct {
 	// the shell is offered as it was, but no launcher is built over the missing directory:
 	// every command is refused.
 	WorkspaceGone bool
+	// Own are Zuno's own files as the host resolved them: protected (most hidden) in every
+	// mode, with the defaults and sandbox.protectedPaths (sandbox.Protections).
+	Own sandbox.Locations
 }
+
+// Protection is one protected path (sandbox.Protections), named here for the hosts that
+// print it.
+type Protection = sandbox.Protection
 
 // Session is an assembled shell's sandbox: the recorded resolution and the launcher every
 // shell and background command of the session goes through.
@@ -35,6 +42,13 @@ type Session struct {
 	// Probe is the backend probe's answer when one was needed (nil when the resolution
 	// skipped probing).
 	Probe *Status `json:"probe,omitempty"`
+	// Protected is the one list of protected paths: the launcher mounts it and the file
+	// tools are given it, so both doors enforce the same paths. It is set even when the
+	// shell is refused (the file tools still need it).
+	Protected []sandbox.Protection `json:"protected"`
+	// Unenforced, when the resolution is not confined, says which protections the OS does
+	// not enforce for the shell: the host says it once at the start of a turn.
+	Unenforced string `json:"unenforced,omitempty"`
 }
 
 // Assemble resolves the session's sandbox: it probes the backend only when the resolver
@@ -47,7 +61,7 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 		platform = runtime.GOOS
 	}
 	dreq := sandbox.Request{ReadOnlyAgent: req.ReadOnlyAgent, Platform: platform}
-	var sess Session
+	sess := Session{Protected: sandbox.Protections(cfg, req.Own)}
 	if sandbox.NeedsProbe(cfg, dreq) {
 		st := probe.Check(ctx)
 		sess.Probe = &st
@@ -60,13 +74,14 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 	sess.Resolution = res
 	if res.ResolutionKind != sandbox.KindConfined {
 		sess.Launcher = Native{}
+		sess.Unenforced = sandbox.UnenforcedNotice(res, sess.Protected)
 		return sess, nil
 	}
 	if req.WorkspaceGone {
 		sess.Launcher = goneLauncher{workspace: req.Workspace}
 		return sess, nil
 	}
-	b, err := NewBubblewrap(sess.Probe.Launcher, res, req.Workspace)
+	b, err := NewBubblewrap(sess.Probe.Launcher, res, req.Workspace, sess.Protected)
 	var serr *SeccompError
 	if errors.As(err, &serr) {
 		return sess, &sandbox.Refusal{Reason: sandbox.Reason{Code: sandbox.ReasonSeccomp, Text: err.Error()},

@@ -71,10 +71,11 @@ type FileLauncher interface {
 // network deny the host's runtime socket directories are hidden behind empty tmpfs mounts
 // and a system-call filter refuses network sockets and connect(2) (seccomp.go); the
 // workspace (and, for workspace-write, each writable root) is bound after them, writable
-// only in workspace-write; each existing protected path is re-bound read-only after all of
-// them, its ancestors inside a writable root pinned as mount points first (pinArgs). Paths
-// are resolved through symbolic links, because bwrap binds the target.
-func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*Bubblewrap, error) {
+// only in workspace-write; then each existing path of protected (sandbox.Protections: the
+// defaults, Zuno's own files and sandbox.protectedPaths) is re-bound read-only, or hidden,
+// after all of them, its ancestors inside a writable root pinned as mount points first
+// (pinArgs). Paths are resolved through symbolic links, because bwrap binds the target.
+func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string, protected []sandbox.Protection) (*Bubblewrap, error) {
 	if res.ResolutionKind != sandbox.KindConfined {
 		return nil, fmt.Errorf("sandbox: resolution %s is not confined; use Native", res.ResolutionKind)
 	}
@@ -115,27 +116,97 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string) (*
 	default:
 		return nil, fmt.Errorf("sandbox: cannot confine authority %q", res.EffectiveAuthority)
 	}
-	var protected []string
-	for _, p := range res.ProtectedPaths {
-		abs := p
+	mounts, err := protectedMounts(protected, ws)
+	if err != nil {
+		return nil, err
+	}
+	var reals []string
+	for _, m := range mounts {
+		reals = append(reals, m.real)
+	}
+	args = append(args, pinArgs(reals, writable)...)
+	// Read-only binds first, hiding mounts last: a hidden path below a protected one (the
+	// data directory inside a protected configuration directory) stays hidden.
+	for _, m := range mounts {
+		if !m.hidden {
+			args = append(args, "--ro-bind", m.real, m.real)
+		}
+	}
+	for _, m := range mounts {
+		if m.hidden {
+			args = append(args, m.hide()...)
+		}
+	}
+	return &Bubblewrap{path: launcher, workspace: ws, prefix: args, filter: filter}, nil
+}
+
+// protectedMount is one existing protected path, resolved.
+type protectedMount struct {
+	real   string
+	hidden bool
+	dir    bool
+}
+
+// hide covers a hidden path inside the sandbox: a directory by an empty tmpfs remounted
+// read-only, a file by /dev/null (reads are empty, writes vanish, and neither its content nor
+// its metadata is seen). A mount point cannot be removed or renamed (EBUSY), and a hard link
+// to it crosses mounts (EXDEV).
+func (m protectedMount) hide() []string {
+	if m.dir {
+		return []string{"--tmpfs", m.real, "--remount-ro", m.real}
+	}
+	return []string{"--ro-bind", "/dev/null", m.real}
+}
+
+// protectedMounts resolves each protection that exists; a missing one is skipped, because
+// binding would create it on the host (docs/sandbox.md, "Deviations and limits"). The same
+// real path listed twice is mounted once, hidden when any listing hides it.
+func protectedMounts(protected []sandbox.Protection, ws string) ([]protectedMount, error) {
+	var out []protectedMount
+	index := map[string]int{}
+	for _, p := range protected {
+		abs := filepath.FromSlash(p.Path)
 		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(ws, p)
+			abs = filepath.Join(ws, abs)
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if errors.Is(err, os.ErrNotExist) {
-			// Nothing to protect yet: binding would create it on the host (docs/sandbox.md).
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: protected path %s: %w", p, err)
+			return nil, fmt.Errorf("sandbox: protected path %s: %w", p.Path, err)
 		}
-		protected = append(protected, real)
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: protected path %s: %w", p.Path, err)
+		}
+		if i, ok := index[real]; ok {
+			out[i].hidden = out[i].hidden || p.Hidden
+			continue
+		}
+		index[real] = len(out)
+		out = append(out, protectedMount{real: real, hidden: p.Hidden, dir: fi.IsDir()})
 	}
-	args = append(args, pinArgs(protected, writable)...)
-	for _, real := range protected {
-		args = append(args, "--ro-bind", real, real)
+	return withoutHiddenBelow(out), nil
+}
+
+// withoutHiddenBelow drops the mounts inside a hidden directory: the directory's empty
+// read-only tmpfs already covers them, and bwrap could not create their mount points in it
+// (the database inside the data directory).
+func withoutHiddenBelow(ms []protectedMount) []protectedMount {
+	var out []protectedMount
+	for _, m := range ms {
+		covered := false
+		for _, h := range ms {
+			if h.hidden && h.dir && h.real != m.real && within(h.real, m.real) {
+				covered = true
+			}
+		}
+		if !covered {
+			out = append(out, m)
+		}
 	}
-	return &Bubblewrap{path: launcher, workspace: ws, prefix: args, filter: filter}, nil
+	return out
 }
 
 // SeccompError is a network-deny filter that cannot be built (an architecture without one).

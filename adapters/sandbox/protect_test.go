@@ -8,28 +8,29 @@ import (
 )
 
 // A protected path's ancestors inside the workspace are pinned (mount points: they cannot be
-// renamed or removed) but stay writable: .git/hooks protects the hooks, and the rest of
-// .git still takes writes.
+// renamed or removed) but stay writable: build/keep protects keep, and the rest of build
+// still takes writes. (.git is protected whole by default, so a directory of the user's is
+// the example here.)
 func TestProtectedPathAncestorsPinnedNotReadOnly(t *testing.T) {
 	ws := hostDir(t)
-	if err := os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(ws, "build", "keep"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sess := confined(t, ws, `{"protectedPaths": [".git/hooks"]}`, false)
-	res := runIn(t, sess, ws, `echo ref > .git/HEAD; mkdir -p .git/objects/ab && echo o > .git/objects/ab/cd; `+
-		`mv .git/objects .git/objects2 && mv .git/objects2 .git/objects; `+
-		`mv .git .git.old 2>/dev/null && echo MOVED; rm -rf .git 2>/dev/null; `+
-		`mv .git/hooks .git/h2 2>/dev/null && echo MOVED; ln -sfn /tmp .git 2>/dev/null; true`)
+	sess := confined(t, ws, `{"protectedPaths": ["build/keep"]}`, false)
+	res := runIn(t, sess, ws, `echo ref > build/HEAD; mkdir -p build/objects/ab && echo o > build/objects/ab/cd; `+
+		`mv build/objects build/objects2 && mv build/objects2 build/objects; `+
+		`mv build build.old 2>/dev/null && echo MOVED; rm -rf build 2>/dev/null; `+
+		`mv build/keep build/h2 2>/dev/null && echo MOVED; ln -sfn /tmp build 2>/dev/null; true`)
 	if strings.Contains(string(res.Output), "MOVED") {
 		t.Errorf("a pinned ancestor or the protected path was renamed: %q", res.Output)
 	}
-	if fi, err := os.Lstat(filepath.Join(ws, ".git", "hooks")); err != nil || !fi.IsDir() {
-		t.Errorf(".git/hooks is gone or replaced on the host: %v (%q)", err, res.Output)
+	if fi, err := os.Lstat(filepath.Join(ws, "build", "keep")); err != nil || !fi.IsDir() {
+		t.Errorf("build/keep is gone or replaced on the host: %v (%q)", err, res.Output)
 	}
-	// rm -rf .git emptied the writable part of .git; the writes before it landed.
-	res = runIn(t, sess, ws, `echo ref > .git/HEAD && cat .git/HEAD`)
-	if _, err := os.Stat(filepath.Join(ws, ".git", "HEAD")); err != nil {
-		t.Errorf(".git is not writable around the protected hooks: %q", res.Output)
+	// rm -rf build emptied the writable part of build; the writes before it landed.
+	res = runIn(t, sess, ws, `echo ref > build/HEAD && cat build/HEAD`)
+	if _, err := os.Stat(filepath.Join(ws, "build", "HEAD")); err != nil {
+		t.Errorf("build is not writable around the protected keep: %q", res.Output)
 	}
 }
 

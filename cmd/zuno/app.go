@@ -36,6 +36,7 @@ import (
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -214,8 +215,7 @@ func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 	return func(req turn.ToolsRequest) (turn.Surface, error) {
 		workspace, sessionID := req.Dir, req.SessionID
 		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: req.ReadOnly,
-			WorkspaceGone: req.Gone != nil},
-			adsandbox.Probe{})
+			WorkspaceGone: req.Gone != nil, Own: ownLocationsFor(cfg, workspace)}, adsandbox.Probe{})
 		launcher := sb.Launcher
 		if refused != nil {
 			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
@@ -228,7 +228,7 @@ func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 		}
 		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr},
-			EnvExclude: cfg.EnvExclude, Gone: req.Gone,
+			EnvExclude: cfg.EnvExclude, Gone: req.Gone, Protected: sb.Protected, ReadOnly: cfg.SandboxConfig.Mode == sandbox.ModeReadOnly,
 			Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 		if err != nil {
 			mgr.Close()
@@ -253,7 +253,11 @@ func confinement(sb adsandbox.Session, refused error) turn.Confinement {
 		return turn.Confinement{Refusal: refused}
 	}
 	r := sb.Resolution
-	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: r.Warning,
+	warning := r.Warning
+	if sb.Unenforced != "" {
+		warning = strings.TrimSpace(warning + "\n" + sb.Unenforced)
+	}
+	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: warning,
 		Resolution: &events.SandboxResolution{RequestedMode: r.RequestedMode, Network: r.Network,
 			EffectiveAuthority: r.EffectiveAuthority, ResolutionKind: string(r.ResolutionKind), Backend: r.Backend,
 			Reason: string(r.Reason.Code)}}

@@ -102,7 +102,7 @@ type toolOutputConfig struct {
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
 		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
-		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access", Zuno: zunoData(c)}
+		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access", Zuno: zunoData(c), Own: ownLocations(c)}
 }
 
 // zunoData is what the risk gate protects as Zuno's own: the data directory (auth file,
@@ -379,4 +379,61 @@ func (c config) Raw(key string) []settings.Raw {
 
 func isPostgres(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// ownLocations are Zuno's own files for this configuration, resolved as the tools resolve
+// paths (absolute, symbolic links followed as far as the path exists): the shell's sandbox
+// hides or protects them and the file tools refuse them (docs/sandbox.md, "Protected by
+// default"), and a turn refuses a workspace that holds them.
+func ownLocations(cfg config) sandbox.Locations {
+	own := sandbox.Locations{DataDir: filepath.ToSlash(resolvedPath(dataDir(cfg)))}
+	if usesSQLiteFile(cfg) {
+		own.DB = filepath.ToSlash(resolvedPath(cfg.DB))
+	}
+	explicit := configFlag
+	if explicit == "" {
+		explicit = os.Getenv("ZUNO_CONFIG")
+	}
+	for _, c := range []string{adconfig.GlobalDir(os.Getenv), explicit, adconfig.DefaultManagedDir} {
+		if c != "" {
+			own.Config = append(own.Config, filepath.ToSlash(resolvedPath(c)))
+		}
+	}
+	return own
+}
+
+// ownLocationsFor is ownLocations for a session working in workspace: with the repository
+// the workspace lies in, when its root is above the workspace (git there reads that .git).
+func ownLocationsFor(cfg config, workspace string) sandbox.Locations {
+	own := ownLocations(cfg)
+	if root := adconfig.ProjectRoot(workspace); root != "" && resolvedPath(root) != resolvedPath(workspace) {
+		own.Repository = filepath.ToSlash(resolvedPath(root))
+	}
+	return own
+}
+
+// usesSQLiteFile reports whether the event store or the read models live in cfg.DB.
+func usesSQLiteFile(cfg config) bool {
+	return cfg.DB != "" && (cfg.EventStoreURL == "" || cfg.ReadModelURL == "")
+}
+
+// resolvedPath is p absolute with the symbolic links of its longest existing part resolved,
+// the rest kept as spelled: where the file is, or will be.
+func resolvedPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for cur := abs; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		up := filepath.Dir(cur)
+		if up == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = up
+	}
 }

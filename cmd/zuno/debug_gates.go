@@ -109,6 +109,11 @@ type sandboxReport struct {
 	Probe          adsandbox.Status     `json:"probe"`
 	ExecutionReady *bool                `json:"executionReady"`
 	Execution      *adsandbox.Execution `json:"execution,omitempty"`
+	// Protected is the one list both doors enforce, each path with why (docs/sandbox.md,
+	// "Protected by default"); Unenforced says what the OS does not enforce when the shell
+	// runs natively.
+	Protected  []adsandbox.Protection `json:"protected"`
+	Unenforced string                 `json:"unenforced,omitempty"`
 }
 
 func newDebugSandboxCmd() *cobra.Command {
@@ -116,7 +121,9 @@ func newDebugSandboxCmd() *cobra.Command {
 		Use:   "sandbox [--agent A] [--check | --check-execution] [--format json]",
 		Short: "Show how the sandbox resolves for an agent, and check the backend",
 		Long: `Prints the configured sandbox (mode, network, backend, onUnavailable, writable roots,
-protected paths), how it resolves for the agent here (resolutionKind, effective authority,
+protected paths), every protected path both the sandbox and the file tools enforce (the
+defaults .git, .zuno, zuno.json[c], Zuno's data, database and configuration, and
+sandbox.protectedPaths) with why and whether it is hidden, how it resolves for the agent here (resolutionKind, effective authority,
 the typed reason), and ready: whether the OS confinement backend (system bubblewrap >= 0.8.0
 with user namespaces) is verified. --check exits non-zero unless it is ready. --check-execution
 runs a command through the selected backend and reports executionReady, exiting non-zero
@@ -188,12 +195,31 @@ func printSandbox(w io.Writer, r sandboxReport) {
 	if r.ExecutionReady != nil {
 		fmt.Fprintf(w, "executionReady: %v\n", *r.ExecutionReady)
 	}
+	printProtected(w, r)
 	if r.Refusal != "" {
 		fmt.Fprintf(w, "\nthe shell is not assembled:\n%s\n", r.Refusal)
 		return
 	}
 	b, _ := json.MarshalIndent(r.Resolution, "", "  ")
 	fmt.Fprintf(w, "resolution: %s\n", b)
+}
+
+// printProtected lists the protected paths, hidden ones first marked as such, each with why.
+func printProtected(w io.Writer, r sandboxReport) {
+	fmt.Fprintln(w, "protected paths (the shell's sandbox and the file tools enforce them):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PATH\tAS\tSOURCE\tWHY")
+	for _, p := range r.Protected {
+		as := "read-only"
+		if p.Hidden {
+			as = "hidden"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Path, as, p.Source, p.Why)
+	}
+	tw.Flush()
+	if r.Unenforced != "" {
+		fmt.Fprintf(w, "not enforced by the OS: %s\n", r.Unenforced)
+	}
 }
 
 // checkError is a diagnostic check that failed: exit status 1, with a stable code.
@@ -211,7 +237,9 @@ func debugSandbox(ctx context.Context, cfg config, name, dir string, execCheck b
 	rep := sandboxReport{Agent: name, ReadOnlyAgent: readOnly, Workspace: dir, Config: cfg.SandboxConfig}
 	rep.Probe = adsandbox.Probe{}.Check(ctx)
 	rep.Ready = rep.Probe.Ready
-	sess, err := adsandbox.Assemble(ctx, cfg.SandboxConfig, adsandbox.Request{Workspace: dir, ReadOnlyAgent: readOnly}, adsandbox.Probe{})
+	sess, err := adsandbox.Assemble(ctx, cfg.SandboxConfig, adsandbox.Request{Workspace: dir, ReadOnlyAgent: readOnly,
+		Own: ownLocationsFor(cfg, dir)}, adsandbox.Probe{})
+	rep.Protected, rep.Unenforced = sess.Protected, sess.Unenforced
 	if err != nil {
 		rep.Refusal = err.Error()
 	} else {

@@ -21,15 +21,30 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "zuno.db"))
+			data := outsideWork(env)
+			env.Setenv("ZUNO_DB", filepath.Join(data, "zuno.db"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(data, "data"))
 			replayAtEnd(env, env.WorkDir)
 			return nil
 		},
 		Condition: onPostgres(false),
 		Cmds:      scriptCmds,
 	})
+}
+
+// outsideWork is the script's $ZDATA: a directory beside $WORK (so inside the test's own
+// temporary directory, removed with it) that holds the database and the data directory.
+// Scripts run turns in $WORK, and a turn refuses a workspace that holds Zuno's log
+// (docs/sandbox.md, "The log outside the agent's reach").
+func outsideWork(env *testscript.Env) string {
+	data := env.WorkDir + ".zdata"
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		env.T().Fatal(err)
+	}
+	env.Setenv("ZDATA", data)
+	env.Defer(func() { os.RemoveAll(data) })
+	return data
 }
 
 // onPostgres answers the scripts' [postgres] condition.
@@ -51,9 +66,10 @@ func TestScriptsPostgres(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			url := pgtest.NewDatabase(env.T().(testing.TB))
 			env.Setenv("ZUNO_EVENTSTORE_URL", url)
-			env.Setenv("ZUNO_DB", filepath.Join(env.WorkDir, "unused.db"))
+			data := outsideWork(env)
+			env.Setenv("ZUNO_DB", filepath.Join(data, "unused.db"))
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "data"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(data, "data"))
 			replayAtEnd(env, env.WorkDir)
 			return nil
 		},

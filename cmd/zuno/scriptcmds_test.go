@@ -35,6 +35,18 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		}
 		ts.Setenv(args[0], m[1])
 	},
+	// hostdir NAME makes a directory outside /tmp (under /var/tmp), removed when the script
+	// ends, and sets $NAME to it: the sandbox's private /tmp would hide anything under /tmp
+	// from a confined command by accident, so what a script proves hidden must live here.
+	"hostdir": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 || neg {
+			ts.Fatalf("usage: hostdir NAME")
+		}
+		d, err := os.MkdirTemp("/var/tmp", "zuno-script-")
+		ts.Check(err)
+		ts.Defer(func() { os.RemoveAll(d) })
+		ts.Setenv(args[0], d)
+	},
 	// waitfile PATH [SECONDS] waits until PATH exists (default 30 s), e.g. until a background
 	// zuno run has reached a tool call.
 	"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {

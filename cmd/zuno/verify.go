@@ -46,7 +46,9 @@ Deleting the tail of a stream leaves no trace inside the database. --anchor FILE
 the stream heads with those FILE recorded (kept somewhere the database's writers cannot
 reach) and, when everything verifies, records the current heads in it; a missing FILE is
 written. With ZUNO_ANCHOR_KEY (base64 ed25519 seed) the anchor is signed, and checked with
-it or with ZUNO_ANCHOR_PUBLIC_KEY. Exit status 0 only when everything verifies.`,
+it or with ZUNO_ANCHOR_PUBLIC_KEY. An anchor inside a recorded session's workspace is refused
+(log_in_workspace): the agent working there could rewrite it. Exit status 0 only when
+everything verifies.`,
 		Args: cobra.NoArgs,
 		RunE: runVerify,
 	}
@@ -89,6 +91,11 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		}
 	}
 	return withApp(cmd, func(ctx context.Context, a *app) error {
+		if anchorPath != "" {
+			if err := a.Commands.CheckAnchor(ctx, resolvedPath(anchorPath)); err != nil {
+				return err
+			}
+		}
 		rep, err := verify.Chain(ctx, a.store, opts)
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 )
 
@@ -44,6 +45,9 @@ type Settings struct {
 	// Zuno lists Zuno's own data the risk gate protects: the data directory and the event
 	// database with its WAL, wherever the configuration puts them.
 	Zuno []string
+	// Own are Zuno's own files (database, data directory): a turn refuses a workspace that
+	// holds them (docs/sandbox.md, "The log outside the agent's reach").
+	Own sandbox.Locations
 }
 
 // Ports are the adapters the application works through, wired by the host.

@@ -70,6 +70,9 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if plan.dir, err = workspace(plan.dir, plan.recorded); err != nil {
 		return TurnResult{}, err
 	}
+	if err := c.settings.Own.OutsideWorkspace(filepath.ToSlash(plan.dir)); err != nil {
+		return TurnResult{}, err
+	}
 	if plan.create != nil {
 		plan.create.Directory = plan.dir
 	}

@@ -75,6 +75,19 @@ func (q *Queries) Sessions(ctx context.Context, limit int) (Table, error) {
 	return q.SQL(ctx, projections.SessionsQuery(limit), 0)
 }
 
+// Workspaces lists every directory a recorded session works in.
+func (q *Queries) Workspaces(ctx context.Context) ([]string, error) {
+	t, err := q.SQL(ctx, projections.WorkspacesQuery(), 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(t.Rows))
+	for _, r := range t.Rows {
+		out = append(out, fmt.Sprint(r[0]))
+	}
+	return out, nil
+}
+
 // LatestSession is the most recently active session working in dir, or of all sessions when
 // dir is "".
 func (q *Queries) LatestSession(ctx context.Context, dir string) (string, error) {

@@ -99,6 +99,9 @@ func (w *Workspace) snapshot(p *patch.Patch, externalRoot string, targets map[st
 		if pl.rel == "." {
 			return nil, invalid("patch", "path %q is a directory the tools are rooted at; name a file", q)
 		}
+		if err := w.guard(q, pl, true); err != nil {
+			return nil, err
+		}
 		h, err := w.hold(q, pl)
 		if err != nil {
 			return nil, err

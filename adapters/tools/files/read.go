@@ -86,6 +86,9 @@ func (w *Workspace) Read(ctx context.Context, req ReadRequest) (ReadResult, erro
 	if err != nil {
 		return ReadResult{}, err
 	}
+	if err := w.guard(req.Path, pl, false); err != nil {
+		return ReadResult{}, err
+	}
 	f, err := w.openForRead(req.Path, pl)
 	if err != nil {
 		return ReadResult{}, err

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zuno-run/zuno/domain/sandbox"
 )
 
 // Workspace runs the file tools inside Root. Create it with New; it is safe for concurrent
@@ -20,6 +22,9 @@ type Workspace struct {
 	Root string
 	// Credentials is the model's read state; New sets a fresh store.
 	Credentials *Credentials
+	// Protected are the paths no call may change, and the hidden ones no call may read
+	// (sandbox.Protections; the host sets it before the first call).
+	Protected []sandbox.Protection
 
 	mu       sync.Mutex // the mutation lock
 	realRoot string

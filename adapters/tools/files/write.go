@@ -49,6 +49,9 @@ func (w *Workspace) WriteIn(ctx context.Context, externalRoot, p string, content
 	if pl.rel == "." {
 		return WriteResult{}, invalid("path", "path %q is a directory the tools are rooted at; name a file", p)
 	}
+	if err := w.guard(p, pl, true); err != nil {
+		return WriteResult{}, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	h, err := w.hold(p, pl)

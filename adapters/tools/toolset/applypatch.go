@@ -89,6 +89,9 @@ func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tool
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
+	if r, refused := t.s.readOnlyRefusal(tools.NameApplyPatch); refused {
+		return r
+	}
 	res, err := t.s.ws.ApplyPatchIn(ctx, inv.ExternalRoot, a.Patch)
 	if err != nil {
 		return failure(tools.NameApplyPatch, err, true)

@@ -117,6 +117,9 @@ func (t *reportTool) Execute(ctx context.Context, inv tools.Invocation) tools.Re
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
+	if r, refused := t.s.readOnlyRefusal(tools.NameReportWrite); refused {
+		return r
+	}
 	session := inv.SessionID
 	if session == "" {
 		session = t.s.cfg.SessionID

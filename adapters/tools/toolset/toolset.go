@@ -30,6 +30,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/files"
 	"github.com/zuno-run/zuno/adapters/tools/search"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
 )
@@ -119,6 +120,13 @@ type Config struct {
 	// state work, paths inside Root are authorised by their spelling and reported to Gone, and
 	// no tool can run (files.Detached).
 	Gone func(path string)
+	// Protected are the protected paths (sandbox.Protections, the list the shell's sandbox
+	// mounts): read, write and apply_patch refuse to change any, or to read a hidden one.
+	Protected []sandbox.Protection
+	// ReadOnly: the user asked for sandbox.mode read-only. write, apply_patch and
+	// report_write then refuse (sandbox_read_only). An agent's read-only contract is not
+	// this: it hides write and apply_patch and keeps report_write (docs/sandbox.md).
+	ReadOnly bool
 }
 
 // ShellSandbox is the session's sandbox as the shell tool uses it.
@@ -193,6 +201,7 @@ func New(cfg Config) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	ws.Protected = cfg.Protected
 	srch.RG, srch.MaxBytes, srch.MaxLines = cfg.RG, cfg.MaxBytes, cfg.MaxLines
 	s := &Set{
 		cfg:      cfg,
@@ -264,3 +273,15 @@ var (
 	readOnlyPolicy = tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}
 	mutatingPolicy = tools.Policy{} // SideEffecting, Never, Exclusive
 )
+
+// readOnlyRefusal is the answer of a tool that writes under the user's read-only sandbox
+// mode: the shell cannot write there (the OS refuses), so neither can the file tools.
+func (s *Set) readOnlyRefusal(tool string) (tools.Result, bool) {
+	if !s.cfg.ReadOnly {
+		return tools.Result{}, false
+	}
+	err := domain.NewError(sandbox.CodeReadOnlyMode,
+		fmt.Sprintf("%s is refused: the sandbox mode is %s, which the user chose, so no tool may write", tool, sandbox.ModeReadOnly),
+		"report what you would change instead; the user can run again with --sandbox workspace-write to allow writes")
+	return failure(tool, err, true), true
+}

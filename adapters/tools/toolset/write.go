@@ -50,6 +50,9 @@ func (t *writeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
+	if r, refused := t.s.readOnlyRefusal(tools.NameWrite); refused {
+		return r
+	}
 	res, err := t.s.ws.WriteIn(ctx, inv.ExternalRoot, a.Path, []byte(a.Content))
 	if err != nil {
 		return failure(tools.NameWrite, err, true)
