@@ -54,10 +54,13 @@ func TestDetached(t *testing.T) {
 
 	ctx := context.Background()
 	for name, call := range map[string]func() error{
-		"read":        func() error { _, err := w.Read(ctx, ReadRequest{Path: "a.txt"}); return err },
-		"write":       func() error { _, err := w.Write(ctx, "a.txt", []byte("x")); return err },
-		"apply_patch": func() error { _, err := w.ApplyPatch(ctx, "*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch"); return err },
-		"create":      func() error { return w.CreateNew("r.md", []byte("x")) },
+		"read":  func() error { _, err := w.Read(ctx, ReadRequest{Path: "a.txt"}); return err },
+		"write": func() error { _, err := w.Write(ctx, "a.txt", []byte("x")); return err },
+		"apply_patch": func() error {
+			_, err := w.ApplyPatch(ctx, "*** Begin Patch\n*** Add File: n.txt\n+x\n*** End Patch")
+			return err
+		},
+		"create": func() error { return w.CreateNew("r.md", []byte("x")) },
 	} {
 		var fe *Error
 		if err := call(); !errors.As(err, &fe) || fe.Kind != WorkspaceGone {
