@@ -39,7 +39,6 @@ import (
 // (it is given the number of the request about to start) and reports whether it did; the
 // step after it starts when it is done.
 type stepClock struct {
-	turn.NopObserver
 	// starts[s-1] is taken when step s starts; ends[s] when it ends (the same sample unless
 	// something ran between the two steps). ends[0] is not used.
 	starts, ends []usage
@@ -60,11 +59,36 @@ type usage struct {
 	bytes, objects uint64
 }
 
-func (c *stepClock) Recorded(_ events.Recorded, p events.Payload) {
-	r, ok := p.(events.ProviderRequest)
-	if !ok || r.Status != events.RequestStarted {
-		return
+// clocked is a provider whose every request first samples the clock: the turn calls the
+// provider right after it has recorded the request's start, on the turn's own goroutine, so
+// the sample is taken where a step ends and the next begins (an observer is told later, on a
+// goroutine of its own: docs/turns.md, "Observers").
+type clocked struct {
+	model.Provider
+	clock *stepClock
+}
+
+func (p clocked) Stream(ctx context.Context, req model.Request) model.Stream {
+	p.clock.sample()
+	return p.Provider.Stream(ctx, req)
+}
+
+// describedClocked keeps the wrapped provider's description (an HTTP adapter's wire).
+type describedClocked struct {
+	clocked
+	d model.Described
+}
+
+func (p describedClocked) Describe() model.Description { return p.d.Describe() }
+
+func (c *stepClock) provider(p model.Provider) model.Provider {
+	if d, ok := p.(model.Described); ok {
+		return describedClocked{clocked{p, c}, d}
 	}
+	return clocked{p, c}
+}
+
+func (c *stepClock) sample() {
 	request := len(c.ends) + 1
 	end := usage{wall: time.Now(), cpu: processCPU()}
 	if c.edges[request] {
@@ -357,8 +381,8 @@ func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.P
 		clock.edges = late.edges(at100.edges(map[int]bool{}))
 	}
 	d := &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}
-	out, err := d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: p,
-		ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Observer: clock, Gate: g})
+	out, err := d.Run(ctx, turn.Request{Meta: turnMeta(), SessionID: "ses_bench", Text: "loop", Agent: buildAgent("look"), Provider: clock.provider(p),
+		ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{look}, Gate: g})
 	if err != nil || out.Steps != steps+1 {
 		b.Fatalf("outcome %+v %v", out, err)
 	}
