@@ -266,6 +266,10 @@ func keepLeading(ctx context.Context, tx *sql.Tx) {
 	}
 }
 
+// Head is the log's last position now: what a query that must see every write made before it
+// waits for.
+func (r *Runner) Head(ctx context.Context) (uint64, error) { return r.feed.LastPosition(ctx) }
+
 // WaitFor blocks until every projector has applied the event at position: a command returns
 // its last position, and a query that must see the command waits for it. It starts the
 // background loop when nothing runs it yet. It fails with a BehindError when the read models
