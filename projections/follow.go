@@ -24,8 +24,9 @@ import (
 // own for as long as it leads. The other processes do not project; they read the
 // checkpoints the leader writes, and when no process holds the lock (the leader ended or
 // died, and the server dropped its connection and so its lock), the first to see it takes
-// over. On SQLite every process projects for itself: the database's write lock already
-// serialises the writers, and each transaction re-reads the checkpoints it starts from.
+// over. On SQLite every process projects for itself (Follow): the database's write lock
+// already serialises the writers, and each transaction re-reads the checkpoints it starts
+// from.
 
 // CodeProjectionsBehind is the stable code of BehindError.
 const CodeProjectionsBehind = "projections_behind"
@@ -117,33 +118,27 @@ func (r *Runner) Leading() bool {
 	return r.follow.leading
 }
 
-// Follow keeps the read models up with the log until ctx ends: it projects while it holds the
-// leadership, and otherwise follows the leader's checkpoints, taking over when no process
-// leads. Failures are kept for WaitFor to report and retried with backoff.
+// Follow keeps the read models up with the log until ctx ends. On Postgres it projects live
+// while it holds the leadership, and otherwise follows the leader's checkpoints, taking over
+// when no process leads. On SQLite it catches up when a wait begins and then every poll
+// interval, rather than live: there a projection transaction takes the one write lock the
+// process's own appends need, and one per commit would double a step's syncs. Failures are
+// kept for WaitFor to report and retried with backoff.
 func (r *Runner) Follow(ctx context.Context) error {
 	poll := firstPoll
 	for ctx.Err() == nil {
-		lead, err := r.lead(ctx)
-		if err == nil && lead != nil {
-			r.setLeading(true)
-			err = r.Run(lead.ctx)
-			lead.release()
-			r.setLeading(false)
-			if ctx.Err() != nil {
-				break
-			}
-			if errors.Is(err, context.Canceled) {
-				err = nil // the lock's connection ended: follow whoever leads now
-			}
-		}
-		if err == nil {
-			var moved bool
-			if moved, err = r.readProgress(ctx); moved {
-				poll = firstPoll
-			}
+		before := r.reached.at()
+		var err error
+		if r.db.DriverName() == "postgres" {
+			err = r.leadOrFollow(ctx)
+		} else {
+			_, err = r.CatchUp(ctx)
 		}
 		if err != nil && ctx.Err() == nil {
 			r.setFailure(err)
+		}
+		if r.reached.at() > before {
+			poll = firstPoll
 		}
 		if !r.sleep(ctx, poll) {
 			poll = firstPoll
@@ -152,6 +147,26 @@ func (r *Runner) Follow(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// leadOrFollow projects live for as long as this process holds the leadership, or, when
+// another process does, reads the checkpoints it wrote.
+func (r *Runner) leadOrFollow(ctx context.Context) error {
+	lead, err := r.lead(ctx)
+	if err != nil {
+		return err
+	}
+	if lead == nil {
+		return r.readProgress(ctx)
+	}
+	r.setLeading(true)
+	err = r.Run(lead.ctx)
+	lead.release()
+	r.setLeading(false)
+	if errors.Is(err, context.Canceled) {
+		return nil // ctx ended, or the lock's connection did: follow whoever leads now
+	}
+	return err
 }
 
 // sleep waits d, or less when a waiter arrives; it reports whether it waited the whole d.
@@ -187,14 +202,14 @@ func (r *Runner) failure() error {
 	return r.follow.failure
 }
 
-// readProgress reads the checkpoints another process's leader writes and reports whether
-// they moved past what this runner knew.
-func (r *Runner) readProgress(ctx context.Context) (bool, error) {
+// readProgress reads the checkpoints another process's leader writes.
+func (r *Runner) readProgress(ctx context.Context) error {
 	cps, err := r.checkpoints(ctx, r.db)
 	if err != nil {
-		return false, err
+		return err
 	}
-	return r.reached.set(lowest(cps, r.projectors)), nil
+	r.advance(lowest(cps, r.projectors))
+	return nil
 }
 
 // leadership is the projection leadership while this runner holds it: ctx ends when it is

@@ -87,7 +87,7 @@ func TestWaitForSeesTheWrite(t *testing.T) {
 			if n := sessionRows(t, e, "ses_w4"); n != 1 {
 				t.Fatalf("after WaitFor(%d) the session read model has %d rows of the last session", pos, n)
 			}
-			// Later writes are followed live.
+			// Later writes: followed live (Postgres), caught up at the wait (SQLite).
 			pos = appendSession(t, e.store, "ses_w5")
 			waitFor(t, e.runner, pos)
 			if n := sessionRows(t, e, "ses_w5"); n != 1 {
@@ -293,4 +293,56 @@ func TestKilledLeaderIsReplaced(t *testing.T) {
 		t.Fatalf("after the leader was killed this process leads %v", e.runner.Leading())
 	}
 	t.Logf("the killed leader was replaced and the write projected in %s", time.Since(started))
+}
+
+// TestQueriesTakeParameters: the application's queries bind ids and directories as
+// parameters, so a directory or id that is SQL in text form is only a value (issue 24 item 6:
+// "no SQL built by string from ids"). Each row is a spelling that would break, or widen, a
+// query spliced together from text.
+func TestQueriesTakeParameters(t *testing.T) {
+	dirs := []string{
+		`/w/plain`,
+		`/w/it's`,                        // a quote ends a spliced literal
+		`/w/x' OR '1'='1`,                // widens a spliced WHERE to every row
+		`/w/x'; DELETE FROM session; --`, // a second statement
+		`/w/back\slash`,                  // a backslash escape on a non-standard dialect
+		`/w/$1`,                          // a Postgres placeholder in the text
+		`/w/?`,                           // a placeholder in the text
+	}
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			e := d.env(t)
+			ctx := context.Background()
+			var pos uint64
+			for i, dir := range dirs {
+				id := fmt.Sprintf("ses_p%d", i)
+				ev, err := events.Encode(events.DeriveID(id, 0), events.SessionCreated{SessionID: id, Title: "t", Agent: "build", Directory: dir},
+					events.Metadata{CommandID: id, Actor: "user", Time: time.Now().UTC().Add(time.Duration(i) * time.Second)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.store.Append(ctx, "session-"+id, events.NoStream, ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pos = res.LastPosition
+			}
+			waitFor(t, e.runner, pos)
+			for i, dir := range dirs {
+				query, args := projections.LatestSessionQuery(dir)
+				rows, err := e.rm.Query(ctx, query, 0, args...)
+				if err != nil {
+					t.Fatalf("latest session in %q: %v", dir, err)
+				}
+				if want := fmt.Sprintf("ses_p%d", i); len(rows.Rows) != 1 || rows.Rows[0][0] != want {
+					t.Fatalf("latest session in %q: %v, want only %s", dir, rows.Rows, want)
+				}
+			}
+			query, args := projections.SessionsQuery(3)
+			rows, err := e.rm.Query(ctx, query, 0, args...)
+			if err != nil || len(rows.Rows) != 3 {
+				t.Fatalf("sessions limited to 3: %v, %v", rows, err)
+			}
+		})
+	}
 }
