@@ -30,6 +30,8 @@ import (
 //     decode a single event, would fail if it ever projected; both see their writes).
 //   - "a process whose leader died takes over": TestLeaderClosedIsReplaced (the leader gives
 //     up), TestKilledLeaderIsReplaced (the leader's process is SIGKILLed).
+//   - the server ends the leader's lock connection while its process lives:
+//     TestLeaderConnectionTerminated.
 //   - SQLite, several processes: TestTwoRunnersOnOneSQLiteFile.
 //   - "a timeout and a typed error naming what to do": TestWaitForStalls,
 //     TestWaitForReportsAFailure.
@@ -229,6 +231,37 @@ func TestLeaderClosedIsReplaced(t *testing.T) {
 		t.Fatalf("after the leader closed, b leads %v", b.runner.Leading())
 	}
 	assertOnce(t, b)
+}
+
+// TestLeaderConnectionTerminated: the server ends the leader's lock connection (an operator's
+// pg_terminate_backend, a network cut) while the leader's process lives on. The lock is gone
+// with the connection; another process takes over, the old leader notices and stops, and
+// every write is still applied exactly once.
+func TestLeaderConnectionTerminated(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, b := postgresEnvAt(t, url), postgresEnvAt(t, url)
+	waitFor(t, a.runner, appendSession(t, a.store, "ses_1"))
+	waitFor(t, b.runner, appendSession(t, b.store, "ses_2"))
+	if !a.runner.Leading() || b.runner.Leading() {
+		t.Fatalf("want a alone leading: a %v, b %v", a.runner.Leading(), b.runner.Leading())
+	}
+	var terminated int
+	if err := b.rm.Writer.Get(&terminated, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE relation = 'projection_leader'::regclass AND granted`); err != nil || terminated != 1 {
+		t.Fatalf("terminated %d lock holders: %v", terminated, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; a.runner.Leading() || !b.runner.Leading(); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the leader's connection ended: a leads %v, b leads %v", a.runner.Leading(), b.runner.Leading())
+		}
+		waitFor(t, b.runner, appendSession(t, b.store, fmt.Sprintf("ses_t%d", i)))
+		time.Sleep(50 * time.Millisecond)
+	}
+	pos := appendSession(t, a.store, "ses_last")
+	waitFor(t, a.runner, pos)
+	waitFor(t, b.runner, pos)
+	assertOnce(t, a)
 }
 
 // The killed-leader test runs this test binary again as a process that takes the leadership,
