@@ -78,7 +78,7 @@ type follower struct {
 	failure error // the last error of projecting, cleared by progress
 
 	poke    chan struct{} // a waiter arrived: read the checkpoints now
-	leading bool          // this process holds the leadership (read by tests)
+	leading bool          // this process holds the leadership now (export_test.go reads it)
 }
 
 // Start follows the log in the background, once per runner, until Close: as the leader, or
@@ -109,13 +109,6 @@ func (r *Runner) Close() error {
 		<-done
 	}
 	return nil
-}
-
-// Leading reports whether this runner holds the projection leadership now.
-func (r *Runner) Leading() bool {
-	r.follow.mu.Lock()
-	defer r.follow.mu.Unlock()
-	return r.follow.leading
 }
 
 // Follow keeps the read models up with the log until ctx ends. On Postgres it projects live
