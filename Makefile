@@ -67,10 +67,11 @@ vet:
 
 # bench: the benchmarks with their baselines in the same run: append vs raw INSERT and rebuild
 # (SQLite and Postgres), per-step turn overhead at steps 10/100/1000, 8 parallel read-only
-# calls vs serial, the grep tool vs plain rg over GOROOT/src.
+# calls vs serial, the grep tool vs plain rg over GOROOT/src, 16 concurrent sessions on Postgres.
 bench: postgres
 	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench . -benchtime 2s ./adapters/eventstore/sqlstore/ ./projections/
 	$(GO) test -run '^$$' -bench StepOverhead -benchtime 1x -count 3 ./commands/turn/
+	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench ConcurrentSessionsPostgres -benchtime 3x ./cmd/zuno/
 	$(GO) test -run '^$$' -bench ParallelReadOnly -benchtime 10x ./commands/turn/
 	$(GO) test -run '^$$' -bench 'GrepToolVsRG' -benchtime 20x -count 3 ./adapters/tools/toolset/
 

@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		crashChild(spec)
 		return
 	}
+	if url := os.Getenv(leaderChildEnv); url != "" {
+		leaderChild(url)
+		return
+	}
 	os.Exit(m.Run())
 }
 

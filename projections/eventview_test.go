@@ -177,7 +177,7 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 				t.Errorf("%s row %s: %v", d.Table, d.Kind, d.Row)
 			}
 			var session string
-			if err := e.rm.Writer.Get(&session, fmt.Sprintf(projections.ReceiptSessionQuery, "rcp_3")); err != nil || session != "ses_w" {
+			if err := e.rm.Writer.Get(&session, e.rm.Writer.Rebind(projections.ReceiptSessionQuery), "rcp_3"); err != nil || session != "ses_w" {
 				t.Fatalf("receipt rcp_3 found in session %q (%v)", session, err)
 			}
 		})

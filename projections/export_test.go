@@ -28,3 +28,10 @@ func ApplyOne(ctx context.Context, db *sqlx.DB, p Projector, ev events.Recorded,
 	}
 	return tx.commit(ctx)
 }
+
+// Leading reports whether this runner holds the projection leadership now.
+func (r *Runner) Leading() bool {
+	r.follow.mu.Lock()
+	defer r.follow.mu.Unlock()
+	return r.follow.leading
+}

@@ -46,8 +46,9 @@ func sqliteEnvAt(t testing.TB, path string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rm.Close(); store.Close() })
-	return &env{store: store, rm: rm, runner: projections.NewRunner(rm.Writer, store, registry, projections.All())}
+	runner := projections.NewRunner(rm.Writer, store, registry, projections.All())
+	t.Cleanup(func() { runner.Close(); rm.Close(); store.Close() })
+	return &env{store: store, rm: rm, runner: runner}
 }
 
 func postgresEnv(t testing.TB) *env { return postgresEnvAt(t, pgtest.NewDatabase(t)) }
@@ -63,8 +64,9 @@ func postgresEnvAt(t testing.TB, url string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rm.Close(); store.Close() })
-	return &env{store: store, rm: rm, runner: projections.NewRunner(rm.Writer, store, registry, projections.All())}
+	runner := projections.NewRunner(rm.Writer, store, registry, projections.All())
+	t.Cleanup(func() { runner.Close(); rm.Close(); store.Close() })
+	return &env{store: store, rm: rm, runner: runner}
 }
 
 var tables = map[string]string{

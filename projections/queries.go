@@ -2,18 +2,19 @@ package projections
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/zuno-run/zuno/events"
 )
 
 // The application's own queries of the read models live here, beside the tables they read,
-// so a schema change and the queries it breaks are one change.
+// so a schema change and the queries it breaks are one change. Each takes its values as
+// parameters ('?' placeholders, rebound per dialect by the read-model adapter): no id or
+// directory is ever spliced into SQL text.
 
 // SessionsQuery lists sessions newest first (zuno session list).
-func SessionsQuery(limit int) string {
-	return fmt.Sprintf(`SELECT id, title, agent, status, parent_session_id, message_count, time_created, time_updated
-		FROM session ORDER BY time_created DESC, id DESC LIMIT %d`, limit)
+func SessionsQuery(limit int) (string, []any) {
+	return `SELECT id, title, agent, status, parent_session_id, message_count, time_created, time_updated
+		FROM session ORDER BY time_created DESC, id DESC LIMIT ?`, []any{limit}
 }
 
 // WorkspacesQuery lists every directory a session works in.
@@ -23,17 +24,12 @@ func WorkspacesQuery() string {
 
 // LatestSessionQuery finds the most recently active session, of those working in dir when dir
 // is not "" (zuno run --continue, --session last).
-func LatestSessionQuery(dir string) string {
-	where := ""
-	if dir != "" {
-		where = "WHERE directory = " + quote(dir)
+func LatestSessionQuery(dir string) (string, []any) {
+	if dir == "" {
+		return `SELECT id FROM session ORDER BY time_updated DESC, id DESC LIMIT 1`, nil
 	}
-	return fmt.Sprintf(`SELECT id FROM session %s ORDER BY time_updated DESC, id DESC LIMIT 1`, where)
+	return `SELECT id FROM session WHERE directory = ? ORDER BY time_updated DESC, id DESC LIMIT 1`, []any{dir}
 }
-
-// quote is a SQL string literal, the same on SQLite and Postgres (standard strings): the
-// read-model queries run as text, without parameters.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // LatestReceiptSessionQuery finds the session of the newest prompt receipt.
 var LatestReceiptSessionQuery = fmt.Sprintf(

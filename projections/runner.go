@@ -46,6 +46,8 @@ type Runner struct {
 
 	mu      sync.Mutex // one writer of the read model per runner
 	reached reachedPosition
+	stall   time.Duration // how long WaitFor waits without progress (follow.go)
+	follow  follower
 	// views are the read models that are views in db, read by the first transaction: a
 	// database becomes shared when it is opened (adapters/readmodel), before runners start.
 	views map[string]bool
@@ -63,8 +65,9 @@ func WithMetrics(m *Metrics) Option { return func(r *Runner) { r.metrics = m } }
 // NewRunner returns a runner. db must be writable, and on SQLite open in sqldb.Writer mode
 // (transactions take the write lock at BEGIN, so they never fail to upgrade a read lock).
 func NewRunner(db *sqlx.DB, feed Feed, registry *events.Registry, projectors []Projector, opts ...Option) *Runner {
-	r := &Runner{db: db, feed: feed, registry: registry, projectors: projectors, batch: 1000}
+	r := &Runner{db: db, feed: feed, registry: registry, projectors: projectors, batch: 1000, stall: DefaultStall}
 	r.reached.init()
+	r.follow.poke = make(chan struct{}, 1)
 	for _, o := range opts {
 		o(r)
 	}
@@ -139,7 +142,7 @@ func (r *Runner) CatchUp(ctx context.Context) (uint64, error) {
 			return pos, err
 		}
 		if len(batch) == 0 {
-			r.reached.set(pos)
+			r.advance(pos)
 			return pos, nil
 		}
 		if err := r.applyBatch(ctx, batch); err != nil {
@@ -245,7 +248,7 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) (err e
 	if err := tx.commit(ctx); err != nil {
 		return err
 	}
-	r.reached.set(last)
+	r.advance(last)
 	for _, p := range ps {
 		r.metrics.checkpoint.WithLabelValues(p.Name()).Set(float64(last))
 	}
@@ -254,11 +257,14 @@ func (r *Runner) applyBatch(ctx context.Context, batch []events.Recorded) (err e
 	return nil
 }
 
-// WaitFor blocks until every projector has applied the event at position (read-your-writes:
-// a command's caller passes the result's LastPosition). It needs Run to be going, or calls
-// CatchUp itself when nothing runs.
-func (r *Runner) WaitFor(ctx context.Context, position uint64) error {
-	return r.reached.wait(ctx, position)
+// advance records that every projector has applied the log up to pos, which ends a failure
+// WaitFor would report.
+func (r *Runner) advance(pos uint64) {
+	if r.reached.set(pos) {
+		r.follow.mu.Lock()
+		r.follow.failure = nil
+		r.follow.mu.Unlock()
+	}
 }
 
 // Status is one projector's progress.
@@ -507,17 +513,39 @@ type reachedPosition struct {
 
 func (p *reachedPosition) init() { p.wake = make(chan struct{}) }
 
-func (p *reachedPosition) set(pos uint64) {
+// set raises the position to pos and wakes the waiters; it reports whether pos was higher.
+func (p *reachedPosition) set(pos uint64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if pos > p.pos {
-		p.pos = pos
-		close(p.wake)
-		p.wake = make(chan struct{})
+	if pos <= p.pos {
+		return false
 	}
+	p.pos = pos
+	close(p.wake)
+	p.wake = make(chan struct{})
+	return true
 }
 
-func (p *reachedPosition) wait(ctx context.Context, pos uint64) error {
+// nudge wakes the waiters without progress, to look at a failure.
+func (p *reachedPosition) nudge() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+func (p *reachedPosition) at() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pos
+}
+
+// wait returns when pos is reached, ctx ends, failed reports a failure, or stall passes
+// without the position moving.
+func (p *reachedPosition) wait(ctx context.Context, pos uint64, stall time.Duration, failed func() error) error {
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+	last := p.at()
 	for {
 		p.mu.Lock()
 		reached, wake := p.pos, p.wake
@@ -525,8 +553,17 @@ func (p *reachedPosition) wait(ctx context.Context, pos uint64) error {
 		if reached >= pos {
 			return nil
 		}
+		if err := failed(); err != nil {
+			return &BehindError{Position: pos, Reached: reached, Cause: err}
+		}
+		if reached > last {
+			last = reached
+			timer.Reset(stall)
+		}
 		select {
 		case <-wake:
+		case <-timer.C:
+			return &BehindError{Position: pos, Reached: reached, Stalled: stall}
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), fmt.Errorf("read models at position %d, waiting for %d", reached, pos))
 		}

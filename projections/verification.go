@@ -43,5 +43,5 @@ func (VerificationReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorde
 		e.Coverage, e.Authority, string(cj), int64(ev.Position), eventTime(ev))
 }
 
-// ReceiptSessionQuery finds the session of a verification receipt by id.
-const ReceiptSessionQuery = `SELECT session_id FROM verification_receipt WHERE id = '%s'`
+// ReceiptSessionQuery finds the session of a verification receipt by id, its one parameter.
+const ReceiptSessionQuery = `SELECT session_id FROM verification_receipt WHERE id = ?`

@@ -56,6 +56,10 @@ func postgresHostile(out string) []hostile {
 		r("SELECT query_to_xml('DELETE FROM event RETURNING 1', true, true, '')"),
 		r("SELECT query_to_xml('DELETE FROM event_log RETURNING 1', true, true, '')"),
 		r("LOCK TABLE event_log_append_lock IN EXCLUSIVE MODE"), r("SELECT * FROM event_log_append_lock"),
+		// The projection leadership (migrations/postgres/readmodel/0012): a reader that held it
+		// would make every process a follower of no one.
+		r("LOCK TABLE projection_leader IN EXCLUSIVE MODE NOWAIT"), r("LOCK TABLE projection_leader IN ACCESS EXCLUSIVE MODE"),
+		r("SELECT * FROM projection_leader"), r("LOCK TABLE read_model_write_lock IN EXCLUSIVE MODE"),
 		r("SELECT * FROM event FOR UPDATE"), r("SELECT * FROM zuno_reader_credential"), r("SELECT * FROM event_log"),
 		{sql: "SELECT txid_current()"}, r("SELECT pg_reload_conf()"), r("SELECT pg_switch_wal()"),
 		r("SELECT 1 /* ; */ ; DROP TABLE event"), r("SELECT $$;$$; DROP TABLE event"), r(`SELECT E'\';'; DROP TABLE event`),

@@ -132,15 +132,16 @@ func (e *QueryError) Code() string { return "query_failed" }
 func (e *QueryError) Unwrap() error { return e.Cause }
 
 // Query runs SQL that Zuno itself wrote (the lists and lookups of commands/queries) in a
-// read-only transaction and returns at most limit rows (0: no limit). SQL a user typed goes
-// through UserQuery, which cannot write by construction.
-func (d *DB) Query(ctx context.Context, query string, limit int) (*Rows, error) {
+// read-only transaction and returns at most limit rows (0: no limit). Its values come as args,
+// bound to '?' placeholders (rebound to $n on Postgres), never spliced into the text. SQL a
+// user typed goes through UserQuery, which cannot write by construction.
+func (d *DB) Query(ctx context.Context, query string, limit int, args ...any) (*Rows, error) {
 	tx, err := d.reader.BeginTxx(ctx, &sql.TxOptions{ReadOnly: d.Dialect == sqldb.Postgres})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, query)
+	rows, err := tx.QueryContext(ctx, tx.Rebind(query), args...)
 	if err != nil {
 		return nil, d.classify(err)
 	}

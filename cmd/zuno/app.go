@@ -118,7 +118,6 @@ func open(ctx context.Context, worker bool) (*app, error) {
 	said := append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)
 	a.Application = zapp.New(cfg.settings(), said, zapp.Ports{
 		Send:         a.bus.Send,
-		CatchUp:      a.catchUp,
 		Log:          a.store,
 		Driver:       a.turns,
 		OpenProvider: openProvider(cfg, os.Stderr),
@@ -153,13 +152,12 @@ func configFiles(set *adconfig.Set) []events.ConfigFile {
 	return out
 }
 
-func (a *app) catchUp(ctx context.Context) error {
-	_, err := a.runner.CatchUp(ctx)
-	return err
-}
-
+// queries reads the read models once the process's one runner has brought them to the
+// position a query must see (docs/storage.md, "Read-your-writes by position"): the runner
+// starts following the log at the first wait, as this process's projector or, on Postgres,
+// as a follower of the deployment's leader.
 func (a *app) queries() *queries.Queries {
-	return queries.New(a.store, a.registry, readModels{a.rm}, a.catchUp)
+	return queries.New(a.store, a.registry, readModels{a.rm}, a.runner)
 }
 
 // driver is the turn driver of this process: it holds a lease on each turn it runs (and
@@ -180,8 +178,8 @@ func (a *app) driver() (*turn.Driver, error) {
 // readModels adapts the read-model database to the queries' port.
 type readModels struct{ db *readmodel.DB }
 
-func (r readModels) Query(ctx context.Context, sql string, limit int) (queries.Table, error) {
-	rows, err := r.db.Query(ctx, sql, limit)
+func (r readModels) Query(ctx context.Context, sql string, limit int, args ...any) (queries.Table, error) {
+	rows, err := r.db.Query(ctx, sql, limit, args...)
 	if err != nil {
 		return queries.Table{}, err
 	}
@@ -399,7 +397,7 @@ func (a *app) Close() error {
 	if a.busDB != nil {
 		errs = append(errs, a.busDB.Close())
 	}
-	errs = append(errs, a.rm.Close(), a.store.Close())
+	errs = append(errs, a.runner.Close(), a.rm.Close(), a.store.Close())
 	return errors.Join(errs...)
 }
 

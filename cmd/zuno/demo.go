@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -102,16 +103,16 @@ func showDemoState(ctx context.Context, a *app, out io.Writer, sid string) error
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	say("\nRead models (zuno db):")
 	for _, q := range []string{
-		fmt.Sprintf(`SELECT id, title, agent, message_count FROM session WHERE id = '%s'`, sid),
-		fmt.Sprintf(`SELECT session_id, revision, title, status, steps FROM work_plan WHERE session_id = '%s'`, sid),
-		fmt.Sprintf(`SELECT id, status, owner, dependencies FROM work_item WHERE session_id = '%s' ORDER BY time_created, id`, sid),
-		fmt.Sprintf(`SELECT type, COUNT(*) AS n FROM event WHERE aggregate_id = '%s' GROUP BY type ORDER BY type`, sid),
+		`SELECT id, title, agent, message_count FROM session WHERE id = ?`,
+		`SELECT session_id, revision, title, status, steps FROM work_plan WHERE session_id = ?`,
+		`SELECT id, status, owner, dependencies FROM work_item WHERE session_id = ? ORDER BY time_created, id`,
+		`SELECT type, COUNT(*) AS n FROM event WHERE aggregate_id = ? GROUP BY type ORDER BY type`,
 	} {
-		rows, err := a.Queries.SQL(ctx, q, 0)
+		rows, err := a.Queries.SQL(ctx, q, 0, sid)
 		if err != nil {
 			return err
 		}
-		say("\n$ zuno db %q", q)
+		say("\n$ zuno db %q", strings.Replace(q, "?", "'"+sid+"'", 1))
 		if err := writeTable(out, rows.Columns, rows.Rows); err != nil {
 			return err
 		}

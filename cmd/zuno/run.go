@@ -193,6 +193,14 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		SessionID: o.Session, Prompt: o.Prompt, Model: o.Model, Agent: o.Agent, Title: o.Title, Dir: dir, Cwd: cwd,
 		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil,
 		Notice: func(s string) { fmt.Fprintln(o.Stderr, "zuno: note: "+s) }})
+	// Before this process ends, the read models hold the turn, whatever its outcome: this
+	// process projects it, or waits for the deployment's leader to (docs/storage.md,
+	// "Read-your-writes by position").
+	if res.LastPosition > 0 && ctx.Err() == nil {
+		if werr := a.Queries.WaitFor(ctx, res.LastPosition); werr != nil && err == nil {
+			err = werr
+		}
+	}
 	if err != nil {
 		return res.SessionID, err
 	}

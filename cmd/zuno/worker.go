@@ -24,7 +24,8 @@ Run several on one store: each command is handled by exactly one of them.`,
 			}
 			defer a.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "zuno worker: handling commands from %s\n", redact(a.cfg.BusURL))
-			err = a.runner.Run(ctx)
+			err = a.runner.Follow(ctx) // the deployment's projector, or a follower of it
+
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}

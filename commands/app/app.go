@@ -1,13 +1,14 @@
 // Package app is the application as its faces (the CLI today, an HTTP server later) use it:
 // one Application with the commands that change state and the queries that read it. It holds
 // the application's decisions that are not a single aggregate's: which agent and workspace a
-// turn runs with, creating a session before its first turn, bringing the read models up to a
-// command's events. Adapters reach it only through the ports it is given.
+// turn runs with, creating a session before its first turn. A command never brings the read
+// models up to its events: it returns the position of its last event, and a query that must
+// see them waits for it (Queries.WaitFor, docs/storage.md). Adapters reach it only through the
+// ports it is given.
 package app
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/zuno-run/zuno/commands"
@@ -54,10 +55,12 @@ type Settings struct {
 type Ports struct {
 	// Send delivers a command on the bus and returns its result.
 	Send func(ctx context.Context, cmd any) (commands.Result, error)
-	// CatchUp brings the read models up to the log's head (read-your-writes).
-	CatchUp func(ctx context.Context) error
-	Log     queries.Log
-	Driver  *turn.Driver
+	// Log is the event store; its head after a turn is the turn's result position.
+	Log interface {
+		queries.Log
+		LastPosition(ctx context.Context) (uint64, error)
+	}
+	Driver *turn.Driver
 	// OpenProvider opens a provider spec ("openai", "anthropic", "scripted:<file>").
 	OpenProvider func(spec string) (model.Provider, error)
 	// Configure resolves a session's configuration from its workspace, for every turn.
@@ -95,15 +98,13 @@ type Commands struct {
 	standing map[string]*permission.Standing
 }
 
-// send delivers a command, then brings the read models up to its events, so that the next
-// query sees them (read-your-writes).
+// send delivers a command. Its result's LastPosition is what a query that must see the
+// command's events waits for (Queries.WaitFor); the command itself does not wait, nor touch
+// the read models (read-your-writes by position, docs/storage.md).
 func (c *Commands) send(ctx context.Context, cmd any) (commands.Result, error) {
 	res, err := c.ports.Send(ctx, cmd)
 	if err != nil {
 		return res, err
-	}
-	if err := c.ports.CatchUp(ctx); err != nil {
-		return res, fmt.Errorf("command done, but the read models did not catch up: %w", err)
 	}
 	return res, res.Err()
 }

@@ -50,6 +50,9 @@ type TurnResult struct {
 	turn.Outcome
 	// Directory is the workspace the turn ran in.
 	Directory string
+	// LastPosition is at or after the turn's last event (the log's head when it ended): a
+	// query that must see the turn waits for it (Queries.WaitFor).
+	LastPosition uint64
 }
 
 // RunTurn runs one turn. Everything that can be refused (the model, the agent, the tools
@@ -124,16 +127,17 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
 		Gate: c.gateFor(policy, set, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
-	// Bring the read models up to the turn's events whatever happened, so zuno db and
-	// zuno debug prompt see it (read-your-writes).
-	if cerr := c.ports.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {
-		err = fmt.Errorf("turn recorded, but the read models did not catch up: %w", cerr)
+	// The turn's position, whatever happened: a caller that reads the read models next waits
+	// for it (read-your-writes by position).
+	head, herr := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
+	if herr != nil && err == nil {
+		err = fmt.Errorf("turn recorded, but reading the log's head failed: %w", herr)
 	}
 	out.SessionID = plan.sessionID
 	if err == nil && out.Duplicate && in.Observer != nil {
 		err = c.replay(ctx, in, plan.sessionID)
 	}
-	return TurnResult{Outcome: out, Directory: plan.dir}, err
+	return TurnResult{Outcome: out, Directory: plan.dir, LastPosition: head}, err
 }
 
 // noticeConfinement tells the caller, when it listens, that the shell is not offered or runs

@@ -1,7 +1,8 @@
 // Package queries is the application's read side: what the CLI (and later an HTTP face) asks
 // of the event log and the read models. Answers that decisions depend on (a session's agent
 // and workspace, a receipt, the plan) are folded from the log, which is authoritative; lists
-// and ad-hoc SQL read the projections, after bringing them up to date.
+// and ad-hoc SQL read the projections, once they have reached the log's head as it was when
+// the query began (read-your-writes by position, docs/storage.md).
 package queries
 
 import (
@@ -32,11 +33,20 @@ type Table struct {
 }
 
 // ReadModels runs read-only SQL over the read models; limit 0 returns every row. Query runs
-// Zuno's own SQL; UserQuery runs SQL a user typed, which may be hostile, on a connection that
-// cannot write, within timeout (0: the adapter's default).
+// Zuno's own SQL, with its values as '?' parameters, never spliced into the text; UserQuery
+// runs SQL a user typed, which may be hostile, on a connection that cannot write, within
+// timeout (0: the adapter's default).
 type ReadModels interface {
-	Query(ctx context.Context, sql string, limit int) (Table, error)
+	Query(ctx context.Context, sql string, limit int, args ...any) (Table, error)
 	UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (Table, error)
+}
+
+// Projections is the process's projection runner, as the queries wait on it: Head is the
+// log's last position now, and WaitFor returns once the read models have applied a position
+// (projections.Runner).
+type Projections interface {
+	Head(ctx context.Context) (uint64, error)
+	WaitFor(ctx context.Context, position uint64) error
 }
 
 // Queries answers the application's questions.
@@ -44,27 +54,44 @@ type Queries struct {
 	log      Log
 	registry *events.Registry
 	rm       ReadModels
-	// catchUp brings the read models up to the log's head before a read-model query.
-	catchUp func(context.Context) error
+	proj     Projections
 }
 
-// New returns the queries over a log and its read models.
-func New(log Log, registry *events.Registry, rm ReadModels, catchUp func(context.Context) error) *Queries {
-	return &Queries{log: log, registry: registry, rm: rm, catchUp: catchUp}
+// New returns the queries over a log, its read models and the runner that projects them.
+func New(log Log, registry *events.Registry, rm ReadModels, proj Projections) *Queries {
+	return &Queries{log: log, registry: registry, rm: rm, proj: proj}
 }
 
-// SQL runs read-only SQL over the read models, brought up to date first.
-func (q *Queries) SQL(ctx context.Context, sql string, limit int) (Table, error) {
-	if err := q.catchUp(ctx); err != nil {
+// WaitFor returns once the read models have applied the event at position: a command returns
+// its last position (commands.Result.LastPosition, app.TurnResult.LastPosition), and a caller
+// that must then read its effect from the read models waits for it.
+func (q *Queries) WaitFor(ctx context.Context, position uint64) error {
+	return q.proj.WaitFor(ctx, position)
+}
+
+// current waits until the read models hold every event the log held when the query began:
+// whatever wrote them (this process, another, one that has ended), a query sees it.
+func (q *Queries) current(ctx context.Context) error {
+	head, err := q.proj.Head(ctx)
+	if err != nil {
+		return err
+	}
+	return q.proj.WaitFor(ctx, head)
+}
+
+// SQL runs Zuno's read-only SQL over the read models, once they are current; args are its
+// '?' parameters.
+func (q *Queries) SQL(ctx context.Context, sql string, limit int, args ...any) (Table, error) {
+	if err := q.current(ctx); err != nil {
 		return Table{}, err
 	}
-	return q.rm.Query(ctx, sql, limit)
+	return q.rm.Query(ctx, sql, limit, args...)
 }
 
-// UserSQL runs SQL a user typed (`zuno db`) over the read models, brought up to date first:
-// one query, read-only by construction, ended after timeout (docs/readmodels.md).
+// UserSQL runs SQL a user typed (`zuno db`) over the read models, once they are current: one
+// query, read-only by construction, ended after timeout (docs/readmodels.md).
 func (q *Queries) UserSQL(ctx context.Context, sql string, limit int, timeout time.Duration) (Table, error) {
-	if err := q.catchUp(ctx); err != nil {
+	if err := q.current(ctx); err != nil {
 		return Table{}, err
 	}
 	return q.rm.UserQuery(ctx, sql, limit, timeout)
@@ -72,7 +99,8 @@ func (q *Queries) UserSQL(ctx context.Context, sql string, limit int, timeout ti
 
 // Sessions lists sessions newest first.
 func (q *Queries) Sessions(ctx context.Context, limit int) (Table, error) {
-	return q.SQL(ctx, projections.SessionsQuery(limit), 0)
+	query, args := projections.SessionsQuery(limit)
+	return q.SQL(ctx, query, 0, args...)
 }
 
 // Workspaces lists every directory a recorded session works in.
@@ -91,7 +119,8 @@ func (q *Queries) Workspaces(ctx context.Context) ([]string, error) {
 // LatestSession is the most recently active session working in dir, or of all sessions when
 // dir is "".
 func (q *Queries) LatestSession(ctx context.Context, dir string) (string, error) {
-	t, err := q.SQL(ctx, projections.LatestSessionQuery(dir), 1)
+	query, args := projections.LatestSessionQuery(dir)
+	t, err := q.SQL(ctx, query, 1, args...)
 	if err != nil {
 		return "", err
 	}

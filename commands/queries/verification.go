@@ -26,8 +26,7 @@ func (q *Queries) VerificationReceipt(ctx context.Context, id string) (ReceiptVi
 		return ReceiptView{}, domain.Invalid("receipt", fmt.Sprintf("%q is not a verification receipt id", id),
 			"pass the id a shell result names as [verification rcp_…]: rcp_ and 32 lower-case hex digits")
 	}
-	// The id is rcp_ and hex digits (checked above), so it is safe inside the SQL text.
-	t, err := q.SQL(ctx, fmt.Sprintf(projections.ReceiptSessionQuery, id), 1)
+	t, err := q.SQL(ctx, projections.ReceiptSessionQuery, 1, id)
 	if err != nil {
 		return ReceiptView{}, err
 	}
