@@ -152,6 +152,7 @@ func commandRouter(h *Handlers, t Transport, replies *requestreply.PubSubBackend
 		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
 		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
 		requestreply.NewCommandHandlerWithResult("ForkSession", replies, h.ForkSession),
+		requestreply.NewCommandHandlerWithResult("RevokeGrants", replies, h.RevokeGrants),
 	)
 }
 

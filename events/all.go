@@ -29,5 +29,7 @@ func AllPayloads() []Payload {
 
 		PermissionAsked{},
 		PermissionAnswered{},
+		PermissionGranted{},
+		PermissionRevoked{},
 	}
 }

@@ -71,6 +71,9 @@ func samplePayloads() []events.Payload {
 		events.PermissionAsked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1", Tool: "write",
 			Key: "edit", Resource: "a.go", Rule: "edit: *", Layer: "global", Mode: "standard", Always: "a.go"},
 		events.PermissionAnswered{SessionID: "ses_1", AskID: "ask_1", CallID: "c3", Reply: "always", Source: "user"},
+		events.PermissionGranted{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1",
+			Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
+		events.PermissionRevoked{SessionID: "ses_1", Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
 	}
 }
 

@@ -35,7 +35,8 @@ func printResult(cmd *cobra.Command, format string, res commands.Result, human f
 
 func newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "Create, list, show and add to sessions"}
-	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd(), newSessionForkCmd())
+	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd(), newSessionForkCmd(),
+		newSessionRevokeGrantsCmd())
 	return cmd
 }
 

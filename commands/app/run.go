@@ -120,7 +120,7 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
-		Gate: c.gateFor(policy, set.Home, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
+		Gate: c.gateFor(policy, set.Home, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
 	// Bring the read models up to the turn's events whatever happened, so zuno db and
 	// zuno debug prompt see it (read-your-writes).
 	if cerr := c.ports.CatchUp(context.WithoutCancel(ctx)); cerr != nil && err == nil {
