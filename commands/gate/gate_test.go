@@ -120,10 +120,14 @@ func (r *rig) run(ctx context.Context, p permission.Policy, interactive bool, cm
 	return out
 }
 
-// answerAsks answers each ask of the session as it appears, with the replies in order.
+// answerAsks answers each ask of the session that appears from now on, with the replies in
+// order.
 func (r *rig) answerAsks(ctx context.Context, replies ...string) {
+	seen := map[string]bool{}
+	for _, a := range r.asks() {
+		seen[a.AskID] = true
+	}
 	go func() {
-		seen := map[string]bool{}
 		for len(replies) > 0 && ctx.Err() == nil {
 			for _, a := range r.asks() {
 				if seen[a.AskID] {
