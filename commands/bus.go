@@ -153,6 +153,7 @@ func commandRouter(h *Handlers, t Transport, replies *requestreply.PubSubBackend
 		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
 		requestreply.NewCommandHandlerWithResult("ForkSession", replies, h.ForkSession),
 		requestreply.NewCommandHandlerWithResult("InterruptTurn", replies, h.InterruptTurn),
+		requestreply.NewCommandHandlerWithResult("RevokeGrants", replies, h.RevokeGrants),
 	)
 }
 

@@ -29,6 +29,8 @@ func AllPayloads() []Payload {
 
 		PermissionAsked{},
 		PermissionAnswered{},
+		PermissionGranted{},
+		PermissionRevoked{},
 
 		TurnLeased{},
 		TurnLeaseReleased{},

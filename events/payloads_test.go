@@ -74,6 +74,9 @@ func samplePayloads() []events.Payload {
 		events.TurnLeased{SessionID: "ses_1", TurnID: "turn_1", Holder: "vm/4242/9f3a", ExpiresAt: "2026-12-01T10:00:30Z", TookOver: "vm/4100/1c2d"},
 		events.TurnLeaseReleased{SessionID: "ses_1", TurnID: "turn_1", Holder: "vm/4242/9f3a"},
 		events.TurnInterruptRequested{SessionID: "ses_1", TurnID: "turn_1", By: "user"},
+		events.PermissionGranted{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1",
+			Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
+		events.PermissionRevoked{SessionID: "ses_1", Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
 	}
 }
 

@@ -11,6 +11,8 @@ package events
 const (
 	TypePermissionAsked    = "session.permission.asked.1"
 	TypePermissionAnswered = "session.permission.answered.1"
+	TypePermissionGranted  = "session.permission.granted.1"
+	TypePermissionRevoked  = "session.permission.revoked.1"
 )
 
 // PermissionDecision is the permission gate's verdict on one call.
@@ -84,3 +86,36 @@ type PermissionAnswered struct {
 }
 
 func (PermissionAnswered) EventType() string { return TypePermissionAnswered }
+
+// StandingGrant is one standing approval: calls under Permission whose resource matches
+// Pattern, as an allow rule matches it.
+type StandingGrant struct {
+	Permission string `json:"permission"`
+	Pattern    string `json:"pattern"`
+}
+
+// PermissionGranted is what an "always" answer installed for the rest of the session: for
+// each check of the asked call that asked with a savable pattern, that pattern (the ask shows
+// the governing one). The turn records it when the call receives the answer, before the call
+// starts; a session's standing approvals are the fold of these since its last
+// PermissionRevoked (docs/permissions.md, "Standing approvals").
+type PermissionGranted struct {
+	SessionID string          `json:"sessionId"`
+	TurnID    string          `json:"turnId"`
+	RequestID string          `json:"requestId"`
+	CallID    string          `json:"callId"`
+	AskID     string          `json:"askId"`
+	Grants    []StandingGrant `json:"grants"`
+}
+
+func (PermissionGranted) EventType() string { return TypePermissionGranted }
+
+// PermissionRevoked ends every standing approval the session was granted before it (the
+// RevokeGrants command: zuno session revoke-grants, and a session prune).
+type PermissionRevoked struct {
+	SessionID string `json:"sessionId"`
+	// Grants are the approvals it ended, for the record; the fold ends all of them anyway.
+	Grants []StandingGrant `json:"grants"`
+}
+
+func (PermissionRevoked) EventType() string { return TypePermissionRevoked }

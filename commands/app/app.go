@@ -9,7 +9,6 @@ package app
 
 import (
 	"context"
-	"sync"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/live"
@@ -17,7 +16,6 @@ import (
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
-	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
@@ -80,8 +78,7 @@ type Application struct {
 // New wires an application. s are the process's settings (its default model); said are the
 // configuration notes the process has told the user already.
 func New(s Settings, said []string, p Ports, q *queries.Queries) *Application {
-	return &Application{Commands: &Commands{settings: s, said: said, ports: p, queries: q,
-		standing: map[string]*permission.Standing{}}, Queries: q}
+	return &Application{Commands: &Commands{settings: s, said: said, ports: p, queries: q}, Queries: q}
 }
 
 // Commands change state. Each takes the caller's command id in Meta: sending it again
@@ -91,11 +88,6 @@ type Commands struct {
 	said     []string
 	ports    Ports
 	queries  *queries.Queries
-
-	mu sync.Mutex
-	// standing is each session's "always" answers: in this process's memory only, never
-	// written anywhere (docs/permissions.md, "A saved always belongs to one session").
-	standing map[string]*permission.Standing
 }
 
 // send delivers a command. Its result's LastPosition is what a query that must see the

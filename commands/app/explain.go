@@ -26,8 +26,8 @@ type PermissionReport struct {
 	Agent     string `json:"agent"`
 	Workspace string `json:"workspace"`
 	permission.Report
-	// Standing approvals are not shown: they live in the process that received them
-	// (docs/permissions.md).
+	// Standing approvals are not shown, as the seeds say of runtime approvals; the session's
+	// log holds them (session.permission.granted.1, docs/permissions.md).
 	Note string `json:"note"`
 }
 

@@ -23,22 +23,11 @@ func (s Settings) Policy(ag agent.Agent, conf turn.Confinement) (permission.Poli
 	return p, nil
 }
 
-// standingFor is the session's standing approvals in this process.
-func (c *Commands) standingFor(sessionID string) *permission.Standing {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.standing[sessionID]
-	if !ok {
-		s = &permission.Standing{}
-		c.standing[sessionID] = s
-	}
-	return s
-}
-
-// gateFor builds the gate of one run.
-func (c *Commands) gateFor(policy permission.Policy, set Settings, sessionID, dir string, offered []tools.Tool, conf turn.Confinement, interactive bool) *gate.Gate {
-	return gate.New(gate.Config{Policy: policy, Standing: c.standingFor(sessionID), Tools: offered, Workspace: dir,
-		Home: set.Home, Zuno: set.Zuno, Interactive: interactive, Sandbox: conf.Resolution})
+// gateFor builds the gate of one run. The session's standing approvals are not the
+// process's: the driver folds them into the gate from the session's stream.
+func (c *Commands) gateFor(policy permission.Policy, set Settings, dir string, offered []tools.Tool, conf turn.Confinement, interactive bool) *gate.Gate {
+	return gate.New(gate.Config{Policy: policy, Tools: offered, Workspace: dir, Home: set.Home, Zuno: set.Zuno,
+		Interactive: interactive, Sandbox: conf.Resolution})
 }
 
 // inbox is where the run's asks are answered: the session's inbox stream in the log.

@@ -7,12 +7,10 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/zuno-run/zuno/commands/gate"
 	"github.com/zuno-run/zuno/commands/replay"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
-	"github.com/zuno-run/zuno/domain/permission"
 )
 
 // Replay re-drives a session's turns through today's driver with today's configuration (the
@@ -76,10 +74,9 @@ func (c *Commands) replayResolve(t replay.Turn, sc SessionConfig, ag agent.Agent
 	if err != nil {
 		return turn.Request{}, fmt.Errorf("read AGENTS.md: %w", err)
 	}
-	// A fresh standing set: "always" answers live in one process's memory (docs/permissions.md),
-	// and a CLI run is one turn.
-	g := gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: offered.Tools, Workspace: t.Directory,
-		Home: set.Home, Zuno: set.Zuno, Interactive: t.Interactive, Sandbox: conf.Resolution})
+	// The gate's standing approvals are folded by the replayed driver from the recorded history
+	// before the turn, as a run's are from the log (docs/replay.md).
+	g := c.gateFor(policy, set, t.Directory, offered.Tools, conf, t.Interactive)
 	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil

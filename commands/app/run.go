@@ -126,7 +126,7 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
-		Gate: c.gateFor(policy, set, plan.sessionID, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
+		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
 	// The turn's position, whatever happened: a caller that reads the read models next waits
 	// for it (read-your-writes by position).
 	head, herr := c.ports.Log.LastPosition(context.WithoutCancel(ctx))

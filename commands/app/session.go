@@ -11,6 +11,7 @@ import (
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
@@ -83,6 +84,12 @@ func (c *Commands) AnswerPermission(ctx context.Context, meta commands.Meta, ses
 // process, wherever it runs, records the interruption on the turn (docs/turns.md, "Leases").
 func (c *Commands) InterruptTurn(ctx context.Context, meta commands.Meta, sessionID, turnID string) (commands.Result, error) {
 	return c.send(ctx, &commands.InterruptTurn{Meta: meta, SessionID: sessionID, TurnID: turnID})
+}
+
+// RevokeGrants ends every standing approval ("always" answer) of the session: its later turns,
+// in any process, ask again. It is refused while a turn of the session is open.
+func (c *Commands) RevokeGrants(ctx context.Context, meta commands.Meta, sessionID string) (commands.Result, error) {
+	return c.send(ctx, &commands.RevokeGrants{Meta: meta, Revoke: permission.Revoke{SessionID: sessionID}})
 }
 
 // ForkSession opens sessionID with the history of the session whose stream holds the event

@@ -2,7 +2,9 @@
 // configured policy and the agent's contract (domain/permission), the shell risk gate
 // (domain/risk) and the session's standing approvals, and says whether the call may start,
 // must wait for an answer, or is refused — before anything touches the machine
-// (docs/permissions.md). It implements the turn's Gate port.
+// (docs/permissions.md). It implements the turn's Gate port. What it keeps beyond one call
+// is the session's standing approvals, folded from the session's stream as the turn loads and
+// records it: nothing of it is the process's.
 package gate
 
 import (
@@ -11,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/inbox"
@@ -34,8 +35,9 @@ const (
 
 // Gate decides the calls of one run. Create it with New.
 type Gate struct {
-	policy    permission.Policy
-	standing  *permission.Standing
+	policy permission.Policy
+	// standing is the session's "always" answers, folded from its stream (Fold).
+	standing  permission.Standing
 	tools     map[string]tools.Tool
 	workspace string
 	home      string
@@ -44,16 +46,11 @@ type Gate struct {
 	// ask is a denial that names the rule to add.
 	interactive bool
 	sandbox     *events.SandboxResolution
-
-	mu      sync.Mutex
-	pending map[string]permission.Decision // asked calls by call id, for their answer
 }
 
 // Config is what a Gate is built from.
 type Config struct {
-	Policy permission.Policy
-	// Standing is the session's standing approvals; they live as long as the process.
-	Standing  *permission.Standing
+	Policy    permission.Policy
 	Tools     []tools.Tool
 	Workspace string
 	Home      string
@@ -67,11 +64,8 @@ type Config struct {
 
 // New returns the gate of one run.
 func New(c Config) *Gate {
-	g := &Gate{policy: c.Policy, standing: c.Standing, workspace: c.Workspace, home: c.Home, zuno: c.Zuno,
-		interactive: c.Interactive, sandbox: c.Sandbox, tools: map[string]tools.Tool{}, pending: map[string]permission.Decision{}}
-	if g.standing == nil {
-		g.standing = &permission.Standing{}
-	}
+	g := &Gate{policy: c.Policy, workspace: c.Workspace, home: c.Home, zuno: c.Zuno, interactive: c.Interactive,
+		sandbox: c.Sandbox, tools: map[string]tools.Tool{}}
 	for _, t := range c.Tools {
 		g.tools[t.Declaration().Name] = t
 	}
@@ -79,6 +73,10 @@ func New(c Config) *Gate {
 }
 
 var _ turn.Gate = (*Gate)(nil)
+
+// Fold takes one event of the session's stream: the standing approvals follow what the log
+// records (granted, revoked, forked), whichever process recorded it.
+func (g *Gate) Fold(p events.Payload) { g.standing.Evolve(p) }
 
 // Check decides one call.
 func (g *Gate) Check(c tools.Call) turn.Verdict {
@@ -109,11 +107,13 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 		if !g.interactive {
 			return noTerminal(v, d)
 		}
-		g.mu.Lock()
-		g.pending[c.Call.ID] = d
-		g.mu.Unlock()
 		v.Ask = &events.PermissionAsked{Tool: c.Decl.Name, Key: d.Key, Resource: d.Resource, Rule: v.Decision.Rule,
 			Layer: v.Decision.Layer, Mode: string(d.Mode), Always: d.Always}
+		// What an always would approve travels with the ask, so the answer needs nothing
+		// this gate remembered.
+		if saved := permission.Savable(d); len(saved) > 0 {
+			v.Grants = permission.Recorded(saved)
+		}
 	}
 	v.ExternalRoot = externalRoot(subjects)
 	return v
@@ -143,19 +143,16 @@ func destructive(v *turn.Verdict, d permission.Decision, rv assessed) permission
 	return d
 }
 
-// Answer applies a reply to an asked call.
-func (g *Gate) Answer(c tools.Call, v turn.Verdict, reply string) turn.Verdict {
-	g.mu.Lock()
-	d, ok := g.pending[c.Call.ID]
-	delete(g.pending, c.Call.ID)
-	g.mu.Unlock()
+// Answer applies a reply to an asked call: v is the verdict Check gave it. Only "always"
+// keeps v.Grants, which the driver records before the call starts (and folds back here).
+func (g *Gate) Answer(_ tools.Call, v turn.Verdict, reply string) turn.Verdict {
+	if v.Ask == nil || reply != inbox.ReplyAlways {
+		v.Grants = nil
+	}
 	v.Ask = nil
 	v.Decision.Source, v.Decision.Reply = SourceUser, reply
 	switch reply {
 	case inbox.ReplyOnce, inbox.ReplyAlways:
-		if reply == inbox.ReplyAlways && ok {
-			g.standing.Grant(d)
-		}
 		v.Decision.Action = string(permission.Allow)
 	default:
 		v.Decision.Action = string(permission.Deny)

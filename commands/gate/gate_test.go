@@ -68,7 +68,6 @@ type rig struct {
 	handlers *commands.Handlers
 	driver   *turn.Driver
 	tool     *countTool
-	standing *permission.Standing
 	session  string
 	feed     *live.Feed
 }
@@ -79,7 +78,7 @@ func newRig(t *testing.T) *rig {
 	reg := events.NewRegistry(events.AllPayloads()...)
 	r := &rig{t: t, store: store, reg: reg, handlers: commands.NewHandlers(store, reg, commands.SystemClock{}, nil),
 		driver: &turn.Driver{Store: store, Registry: reg, Clock: commands.SystemClock{}}, tool: &countTool{name: "shell"},
-		standing: &permission.Standing{}, session: "ses_gate", feed: live.New(store)}
+		session: "ses_gate", feed: live.New(store)}
 	feedCtx, stop := context.WithCancel(context.Background())
 	go r.feed.Run(feedCtx)
 	t.Cleanup(stop)
@@ -114,7 +113,7 @@ func (r *rig) run(ctx context.Context, p permission.Policy, interactive bool, cm
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	g := gate.New(gate.Config{Policy: p, Standing: r.standing, Tools: []tools.Tool{r.tool}, Workspace: "/ws", Home: "/home/u",
+	g := gate.New(gate.Config{Policy: p, Tools: []tools.Tool{r.tool}, Workspace: "/ws", Home: "/home/u",
 		Interactive: interactive})
 	out, err := r.driver.Run(ctx, turn.Request{Meta: commands.Meta{CommandID: "cmd_" + uuid.NewString()}, SessionID: r.session,
 		Text: "go", Agent: agent.Agent{Name: "build", Tools: []string{"shell"}}, Provider: prov, ProviderName: "scripted",
@@ -126,10 +125,14 @@ func (r *rig) run(ctx context.Context, p permission.Policy, interactive bool, cm
 	return out
 }
 
-// answerAsks answers each ask of the session as it appears, with the replies in order.
+// answerAsks answers each ask of the session that appears from now on, with the replies in
+// order.
 func (r *rig) answerAsks(ctx context.Context, replies ...string) {
+	seen := map[string]bool{}
+	for _, a := range r.asks() {
+		seen[a.AskID] = true
+	}
 	go func() {
-		seen := map[string]bool{}
 		for len(replies) > 0 && ctx.Err() == nil {
 			for _, a := range r.asks() {
 				if seen[a.AskID] {
@@ -157,6 +160,17 @@ func (r *rig) payloads() []events.Payload {
 			r.t.Fatal(err)
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// granted are the session's recorded standing approvals, in log order.
+func (r *rig) granted() []events.PermissionGranted {
+	var out []events.PermissionGranted
+	for _, p := range r.payloads() {
+		if g, ok := p.(events.PermissionGranted); ok {
+			out = append(out, g)
+		}
 	}
 	return out
 }
@@ -314,8 +328,8 @@ func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 	}
 	// Nothing was installed by the late answer: the next turn still asks (a denial here).
 	out = r.run(context.Background(), p, false, "make test")
-	if out.Reason != events.FinishCompleted || r.tool.runs.Load() != 0 || r.standing.Grants() != nil {
-		t.Fatalf("next turn %+v runs %d grants %v", out, r.tool.runs.Load(), r.standing.Grants())
+	if out.Reason != events.FinishCompleted || r.tool.runs.Load() != 0 || r.granted() != nil {
+		t.Fatalf("next turn %+v runs %d grants %v", out, r.tool.runs.Load(), r.granted())
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
 )
 
 type fixture struct {
@@ -31,7 +32,7 @@ type fixture struct {
 
 // newFixture builds the gate of one interactive run over a fresh workspace, with the global
 // layer's permission JSON (or none) and an optional mode override.
-func newFixture(t *testing.T, global string, mode permission.Mode, standing *permission.Standing) *fixture {
+func newFixture(t *testing.T, global string, mode permission.Mode) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	set, err := toolset.New(toolset.Config{Root: root, ArtifactDir: filepath.Join(t.TempDir(), "art"), SessionID: "ses_review"})
@@ -53,7 +54,7 @@ func newFixture(t *testing.T, global string, mode permission.Mode, standing *per
 	for _, tl := range set.Tools() {
 		f.tools[tl.Declaration().Name] = tl
 	}
-	f.g = gate.New(gate.Config{Policy: p, Standing: standing, Tools: set.Tools(), Workspace: root,
+	f.g = gate.New(gate.Config{Policy: p, Tools: set.Tools(), Workspace: root,
 		Home: "/home/review", Interactive: true})
 	return f
 }
@@ -80,6 +81,16 @@ func (f *fixture) check(t *testing.T, name, args string) (tools.Call, turn.Verdi
 	return c, f.g.Check(c)
 }
 
+// answer applies a reply as the driver does: the grants an always installs are recorded and
+// folded back into the gate.
+func (f *fixture) answer(c tools.Call, v turn.Verdict, reply string) turn.Verdict {
+	v = f.g.Answer(c, v, reply)
+	if len(v.Grants) > 0 {
+		f.g.Fold(events.PermissionGranted{CallID: c.Call.ID, Grants: v.Grants})
+	}
+	return v
+}
+
 func shellArgs(cmd string) string {
 	b, _ := json.Marshal(map[string]string{"command": cmd})
 	return string(b)
@@ -102,12 +113,12 @@ func TestReviewStandingAlwaysDoesNotCoverDestructive(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.attack, func(t *testing.T) {
-			f := newFixture(t, `{"rules":{"shell":"ask"}}`, "", nil)
+			f := newFixture(t, `{"rules":{"shell":"ask"}}`, "")
 			c, v := f.check(t, "shell", shellArgs(tc.approved))
 			if v.Ask == nil {
 				t.Fatalf("the approved command did not ask: %+v", v.Decision)
 			}
-			f.g.Answer(c, v, inbox.ReplyAlways)
+			f.answer(c, v, inbox.ReplyAlways)
 			_, v = f.check(t, "shell", shellArgs(tc.attack))
 			if v.Ask == nil {
 				t.Errorf("BROKEN: %q ran without asking after always for %q (source %s, action %s)",
@@ -120,7 +131,7 @@ func TestReviewStandingAlwaysDoesNotCoverDestructive(t *testing.T) {
 // Attack: answering "always" to a destructive command saves a pattern that later approves
 // other destructive commands of the same kind.
 func TestReviewAlwaysOnDestructiveSavesNothing(t *testing.T) {
-	f := newFixture(t, `{"rules":{"shell":"ask"}}`, "", nil)
+	f := newFixture(t, `{"rules":{"shell":"ask"}}`, "")
 	c, v := f.check(t, "shell", shellArgs("git push --force origin main"))
 	if v.Ask == nil {
 		t.Fatalf("did not ask: %+v", v.Decision)
@@ -128,7 +139,7 @@ func TestReviewAlwaysOnDestructiveSavesNothing(t *testing.T) {
 	if v.Ask.Always != "" {
 		t.Errorf("BROKEN: a destructive command offers a savable always pattern %q", v.Ask.Always)
 	}
-	f.g.Answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, inbox.ReplyAlways)
 	_, v = f.check(t, "shell", shellArgs("git push --force origin other"))
 	if v.Ask == nil {
 		t.Errorf("BROKEN: a second destructive push ran on the standing always (source %s)", v.Decision.Source)
@@ -138,12 +149,12 @@ func TestReviewAlwaysOnDestructiveSavesNothing(t *testing.T) {
 // Held: with the builtin "*": allow, a destructive command asks (risk gate) and always saves
 // nothing that covers a later destructive one.
 func TestReviewRiskAskWithAllowRule(t *testing.T) {
-	f := newFixture(t, "", "", nil)
+	f := newFixture(t, "", "")
 	c, v := f.check(t, "shell", shellArgs("rm -rf ./build"))
 	if v.Ask == nil || v.Decision.Source != gate.SourceRisk {
 		t.Fatalf("rm -rf ./build: %+v", v.Decision)
 	}
-	f.g.Answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, inbox.ReplyAlways)
 	_, v = f.check(t, "shell", shellArgs("rm -rf ./src"))
 	if v.Ask == nil {
 		t.Errorf("BROKEN: rm -rf ./src ran on an always given to rm -rf ./build")
@@ -152,7 +163,7 @@ func TestReviewRiskAskWithAllowRule(t *testing.T) {
 
 // Held: the catastrophic denial holds in allow_all and no always can cover it.
 func TestReviewCatastrophicInAllowAll(t *testing.T) {
-	f := newFixture(t, "", permission.AllowAll, nil)
+	f := newFixture(t, "", permission.AllowAll)
 	for _, cmd := range []string{"rm -rf /", "rm -rf ~", "cd / && rm -rf *", "sudo rm -rf --no-preserve-root /"} {
 		_, v := f.check(t, "shell", shellArgs(cmd))
 		if v.Block == nil {
@@ -163,17 +174,16 @@ func TestReviewCatastrophicInAllowAll(t *testing.T) {
 
 // Held: allow_all plus an explicit deny stays a deny; strict never honours an always.
 func TestReviewAllowAllDenyAndStrictStanding(t *testing.T) {
-	f := newFixture(t, `{"rules":{"shell":{"*":"allow","git push*":"deny"}}}`, permission.AllowAll, nil)
+	f := newFixture(t, `{"rules":{"shell":{"*":"allow","git push*":"deny"}}}`, permission.AllowAll)
 	if _, v := f.check(t, "shell", shellArgs("git push origin main")); v.Block == nil {
 		t.Errorf("BROKEN: explicit deny lifted by allow_all: %+v", v.Decision)
 	}
-	st := &permission.Standing{}
-	f = newFixture(t, `{"mode":"strict"}`, "", st)
+	f = newFixture(t, `{"mode":"strict"}`, "")
 	c, v := f.check(t, "shell", shellArgs("go test ./..."))
 	if v.Ask == nil {
 		t.Fatalf("strict did not ask: %+v", v.Decision)
 	}
-	f.g.Answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, inbox.ReplyAlways)
 	if _, v = f.check(t, "shell", shellArgs("go test ./...")); v.Ask == nil {
 		t.Errorf("BROKEN: strict honoured a standing always")
 	}
@@ -183,12 +193,13 @@ func TestReviewAllowAllDenyAndStrictStanding(t *testing.T) {
 // turn into an allow with a standing grant. Answer's verdict is the caller's; what matters is
 // that no grant is installed for a call this gate did not ask about.
 func TestReviewAnswerForUnaskedCallInstallsNothing(t *testing.T) {
-	st := &permission.Standing{}
-	f := newFixture(t, `{"rules":{"edit":"ask"}}`, "", st)
+	f := newFixture(t, `{"rules":{"edit":"ask"}}`, "")
 	c := f.call(t, "write", `{"path":"a.txt","content":"x"}`)
-	f.g.Answer(c, turn.Verdict{}, inbox.ReplyAlways)
-	if g := st.Grants(); len(g) != 0 {
-		t.Errorf("BROKEN: an answer to an unasked call installed %v", g)
+	if v := f.answer(c, turn.Verdict{}, inbox.ReplyAlways); len(v.Grants) != 0 {
+		t.Errorf("BROKEN: an answer to an unasked call installed %v", v.Grants)
+	}
+	if _, v := f.check(t, "write", `{"path":"a.txt","content":"x"}`); v.Ask == nil {
+		t.Errorf("BROKEN: the call ran unasked after an answer to an unasked call: %+v", v.Decision)
 	}
 }
 
@@ -196,8 +207,7 @@ func TestReviewAnswerForUnaskedCallInstallsNothing(t *testing.T) {
 // outside the workspace. Only the first external directory is asked about; a standing grant
 // for the first must not let the second through unasked.
 func TestReviewApplyPatchTwoExternalDirs(t *testing.T) {
-	st := &permission.Standing{}
-	f := newFixture(t, "", "", st)
+	f := newFixture(t, "", "")
 	outA, outB := t.TempDir(), t.TempDir()
 	for _, d := range []string{outA, outB} {
 		if err := os.WriteFile(filepath.Join(d, "t.txt"), []byte("old\n"), 0o644); err != nil {
@@ -215,7 +225,7 @@ func TestReviewApplyPatchTwoExternalDirs(t *testing.T) {
 	if v.Ask == nil {
 		t.Fatalf("write through a link outside did not ask: %+v", v.Decision)
 	}
-	f.g.Answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, inbox.ReplyAlways)
 	patch := "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Add File: b.txt\n+y\n*** End Patch\n"
 	args, _ := json.Marshal(map[string]string{"patch": patch})
 	tl := f.tools["apply_patch"]
@@ -240,7 +250,7 @@ func TestReviewApplyPatchTwoExternalDirs(t *testing.T) {
 
 // Held: grep/glob with a path outside the workspace need external_directory.
 func TestReviewSearchOutsideAsks(t *testing.T) {
-	f := newFixture(t, "", "", nil)
+	f := newFixture(t, "", "")
 	out := t.TempDir()
 	if err := os.WriteFile(filepath.Join(out, "x.txt"), []byte("x SECRET\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -268,7 +278,7 @@ func TestReviewSearchOutsideAsks(t *testing.T) {
 // Attack: report_write's name is a path segment the gate names as .zuno/reports/NAME; a name
 // with separators or dots must not let it reach elsewhere.
 func TestReviewReportNameStaysInReports(t *testing.T) {
-	f := newFixture(t, "", "", nil)
+	f := newFixture(t, "", "")
 	for _, name := range []string{"../../x.md", "/etc/x.md", "a/../../x.md", "..", "x\\..\\..\\y.md"} {
 		args, _ := json.Marshal(map[string]string{"name": name, "content": "x"})
 		if _, err := f.tools["report_write"].Validate(args); err == nil {

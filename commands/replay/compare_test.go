@@ -3,6 +3,8 @@ package replay
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/zuno-run/zuno/events"
 )
 
 func TestDiff(t *testing.T) {
@@ -51,4 +53,60 @@ func FuzzDiff(f *testing.F) {
 			t.Fatalf("%q differs from itself", a)
 		}
 	})
+}
+
+// TestGrantsAnOldLogLacks: a grant the replay records where the log has none (a build before
+// grants were recorded) is kept without a difference and the recorded events around it are
+// still compared; a grant the log holds and the replay does not make is a difference, as is
+// one that differs.
+func TestGrantsAnOldLogLacks(t *testing.T) {
+	reg := events.NewRegistry(events.AllPayloads()...)
+	ask := events.PermissionAsked{SessionID: "s", CallID: "c1", AskID: "ask_c1", Tool: "shell", Key: "shell", Mode: "standard", Always: "make *"}
+	granted := events.PermissionGranted{SessionID: "s", CallID: "c1", AskID: "ask_c1", Grants: []events.StandingGrant{{Permission: "shell", Pattern: "make *"}}}
+	started := events.ToolStarted{SessionID: "s", CallID: "c1", Tool: "shell"}
+	event := func(p events.Payload) events.Event {
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return events.Event{Type: p.EventType(), Data: data}
+	}
+	recordedGroup := func(ps ...events.Payload) *group {
+		var recs []events.Recorded
+		for i, p := range ps {
+			recs = append(recs, events.Recorded{Event: event(p), Stream: "session-s", Position: uint64(i + 1), StreamRevision: uint64(i)})
+		}
+		g, err := newGroup(reg, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.started = &events.TurnStarted{TurnID: "t"}
+		return g
+	}
+	other := granted
+	other.Grants = []events.StandingGrant{{Permission: "shell", Pattern: "go *"}}
+	for _, tc := range []struct {
+		name     string
+		recorded *group
+		replayed []events.Payload
+		diffs    int
+	}{
+		{"an old log without the grant", recordedGroup(ask, started), []events.Payload{ask, granted, started}, 0},
+		{"a log with the grant", recordedGroup(ask, granted, started), []events.Payload{ask, granted, started}, 0},
+		{"a recorded grant the replay does not make", recordedGroup(ask, granted, started), []events.Payload{ask, started}, 1},
+		{"a grant of other patterns", recordedGroup(ask, granted, started), []events.Payload{ask, other, started}, 1},
+		{"an old log's start still compared", recordedGroup(ask, started), []events.Payload{ask, granted, events.ToolStarted{SessionID: "s", CallID: "c1", Tool: "write"}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &comparer{g: tc.recorded}
+			for _, p := range tc.replayed {
+				if _, err := c.check(event(p)); err != nil {
+					break
+				}
+			}
+			if len(c.diffs) != tc.diffs {
+				t.Fatalf("differences %+v, want %d", c.diffs, tc.diffs)
+			}
+		})
+	}
 }

@@ -260,7 +260,7 @@ func benchGate(b *testing.B, tool turn.Tool) turn.Gate {
 		b.Fatal(err)
 	}
 	policy = policy.WithContract(permission.NewContract("build", []string{"look"}))
-	return gate.New(gate.Config{Policy: policy, Standing: &permission.Standing{}, Tools: []tools.Tool{tool}, Workspace: "/ws", Home: "/home/u"})
+	return gate.New(gate.Config{Policy: policy, Tools: []tools.Tool{tool}, Workspace: "/ws", Home: "/home/u"})
 }
 
 // stepWindow is steps first..last (1-based) of a session, measured as one figure, in

@@ -143,6 +143,9 @@ func (r *run) askGroup(ctx context.Context, cr *callRun, calls []int) ([]int, er
 		v = r.req.Gate.Answer(e.Call, v, answer.Reply)
 		v.Decision.AskID = ask.AskID
 		cr.verdicts[ci] = v
+		if err := r.stageGrants(ask, v.Grants); err != nil {
+			return nil, err
+		}
 		if v.Block != nil {
 			cr.plan.Entries[ci].Blocked = v.Block
 			continue
@@ -150,6 +153,17 @@ func (r *run) askGroup(ctx context.Context, cr *callRun, calls []int) ([]int, er
 		admitted = append(admitted, ci)
 	}
 	return admitted, nil
+}
+
+// stageGrants records what an "always" answer installed, before the call starts: staging
+// folds it into the gate for the rest of the turn, and the log carries it to every later turn
+// of the session, in whichever process it runs (docs/permissions.md, "Standing approvals").
+func (r *run) stageGrants(ask events.PermissionAsked, grants []events.StandingGrant) error {
+	if len(grants) == 0 {
+		return nil
+	}
+	return r.stage(events.PermissionGranted{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: ask.RequestID,
+		CallID: ask.CallID, AskID: ask.AskID, Grants: grants})
 }
 
 // startGroup records the start of each call of a group (with who allowed it and how it is

@@ -299,8 +299,8 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 	return r, nil
 }
 
-// fold applies one stored event: the session, the transcript, and what this command did
-// before if it was handled already.
+// fold applies one stored event: the session, the transcript, the gate's standing approvals,
+// and what this command did before if it was handled already.
 func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	if rec.Metadata.CommandID == r.req.Meta.CommandID {
 		if rec.Metadata.CommandDigest != "" && rec.Metadata.CommandDigest != r.w.Digest { // only the first event has it
@@ -326,6 +326,9 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	}
 	if err := r.sess.Evolve(p); err != nil {
 		return err
+	}
+	if r.req.Gate != nil {
+		r.req.Gate.Fold(p)
 	}
 	return r.tr.Evolve(p)
 }
@@ -402,6 +405,9 @@ func (r *run) stage(ps ...events.Payload) error {
 		}
 		if err := r.tr.Evolve(p); err != nil {
 			return err
+		}
+		if r.req.Gate != nil {
+			r.req.Gate.Fold(p)
 		}
 		if f, ok := p.(events.TurnFinished); ok && f.TurnID == r.turnID {
 			r.prior.finished = &f

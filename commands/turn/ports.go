@@ -76,11 +76,16 @@ type OpenTools func(ToolsRequest) (Surface, error)
 // Gate is the run's permission gate and sandbox resolver (docs/permissions.md): it decides
 // each call before it starts. A nil Gate allows every call.
 type Gate interface {
+	// Fold takes every event of the session's stream, as the driver loads it and as the turn
+	// records its own: the session's standing approvals are a fold of the log
+	// (session.permission.granted.1 and .revoked.1), not of a process's memory.
+	Fold(p events.Payload)
 	// Check decides one validated call: allowed (with the decision that allowed it),
 	// blocked, or an ask that must be answered first.
 	Check(c tools.Call) Verdict
-	// Answer applies the reply to an asked call: "always" installs a standing approval for
-	// the session, "reject" blocks the call. It returns the final verdict.
+	// Answer applies the reply to an asked call, given the verdict Check returned for it:
+	// "always" keeps the verdict's Grants, "reject" blocks the call. It returns the final
+	// verdict.
 	Answer(c tools.Call, v Verdict, reply string) Verdict
 }
 
@@ -95,6 +100,11 @@ type Verdict struct {
 	ExternalRoot string
 	// Sandbox is how a command the call starts is confined (shell, bg).
 	Sandbox *events.SandboxResolution
+	// Grants are, with an Ask, what an "always" answer to it approves for the rest of the
+	// session (each asking check's savable pattern; the ask shows the governing one). After
+	// Answer they are what the answer installs: the driver records them
+	// (session.permission.granted.1) before the call starts.
+	Grants []events.StandingGrant
 }
 
 // Inbox is where the answers to a session's asks arrive (commands.Inbox reads the log).

@@ -3,12 +3,16 @@ package permission
 import (
 	"slices"
 	"sync"
+
+	"github.com/zuno-run/zuno/events"
 )
 
-// Standing holds one session's "always" answers, in memory only: they end with the session and
-// are never written anywhere (docs/permissions.md, "A saved always belongs to one session").
-// The zero value is empty and ready; it is safe for the turn's parallel calls. Do not copy it
-// after first use.
+// Standing is one session's "always" answers, folded from its stream: each
+// session.permission.granted.1 adds its grants, session.permission.revoked.1 ends every grant
+// before it, and a fork starts with none (docs/permissions.md, "Standing approvals"). Being a
+// fold of the log, it is the same in every process that reads the session, and nothing of it
+// outlives the value a turn folds. The zero value is empty and ready; it is safe for the
+// turn's parallel calls. Do not copy it after first use.
 type Standing struct {
 	mu     sync.RWMutex
 	grants []Grant
@@ -20,26 +24,43 @@ type Grant struct {
 	Pattern string `json:"pattern"`
 }
 
-// Grant saves an "always" answer to the decision: for each check that asked and has a savable
-// pattern, that pattern. A check without one (a one-off confirmation) installs nothing, and
-// nothing is saved under strict mode, which never honours a standing approval, or for a
-// decision that denies. It returns the grants installed.
-func (s *Standing) Grant(d Decision) []Grant {
+// Savable is what an "always" answer to the decision approves: for each check that asked and
+// has a savable pattern, that pattern. A check without one (a one-off confirmation) saves
+// nothing, and nothing is saved under strict mode, which never honours a standing approval,
+// or for a decision that denies.
+func Savable(d Decision) []Grant {
 	if d.Mode == Strict || d.Action == Deny {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var added []Grant
+	var out []Grant
 	for _, c := range d.Checks {
 		g := Grant{c.Key, c.Always}
-		if c.Action != Ask || c.Always == "" || slices.Contains(s.grants, g) {
+		if c.Action != Ask || c.Always == "" || slices.Contains(out, g) {
 			continue
 		}
-		s.grants = append(s.grants, g)
-		added = append(added, g)
+		out = append(out, g)
 	}
-	return added
+	return out
+}
+
+// Evolve folds one event of the session's stream: grants recorded, revoked, or left behind by
+// a fork (the source's grants belong to the source: a fork is another session, and "another
+// session asks again"). Every other event leaves the standing approvals as they are.
+func (s *Standing) Evolve(p events.Payload) {
+	switch e := p.(type) {
+	case events.PermissionGranted:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, g := range e.Grants {
+			if g := (Grant{g.Permission, g.Pattern}); g.Key != "" && g.Pattern != "" && !slices.Contains(s.grants, g) {
+				s.grants = append(s.grants, g)
+			}
+		}
+	case events.PermissionRevoked, events.SessionForked:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.grants = nil
+	}
 }
 
 // Covers reports whether earlier "always" answers approve the decision's every ask. A check
@@ -77,25 +98,18 @@ func (s *Standing) covers(c Check) bool {
 	return false
 }
 
-// Apply returns the decision with a covered ask answered allow, its reason saying so.
-func (s *Standing) Apply(d Decision) Decision {
-	if !s.Covers(d) {
-		return d
-	}
-	d.Action = Allow
-	d.Reason += "; a standing always of this session approves it"
-	d.Checks = slices.Clone(d.Checks)
-	for i := range d.Checks {
-		if d.Checks[i].Action == Ask {
-			d.Checks[i].Action = Allow
-		}
-	}
-	return d
-}
-
 // Grants returns the saved grants, in the order answered.
 func (s *Standing) Grants() []Grant {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return slices.Clone(s.grants)
+}
+
+// Recorded is grants as the events carry them.
+func Recorded(gs []Grant) []events.StandingGrant {
+	out := make([]events.StandingGrant, len(gs))
+	for i, g := range gs {
+		out[i] = events.StandingGrant{Permission: g.Key, Pattern: g.Pattern}
+	}
+	return out
 }

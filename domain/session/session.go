@@ -56,7 +56,8 @@ func (s *State) Evolve(p events.Payload) error {
 	case events.DirectoryChanged:
 		s.Directory = e.Directory
 	case events.PromptAssembled, events.TurnStarted, events.ProviderRequest, events.ToolBlocked,
-		events.ToolStarted, events.ToolSettled, events.TurnFinished, events.PermissionAsked, events.VerificationReceipt:
+		events.ToolStarted, events.ToolSettled, events.TurnFinished, events.PermissionAsked, events.VerificationReceipt,
+		events.PermissionGranted, events.PermissionRevoked:
 	default:
 		return domain.UnexpectedEvent("session", p)
 	}

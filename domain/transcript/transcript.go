@@ -121,6 +121,15 @@ func (s *State) Check(p events.Payload) error {
 		if c == nil || c.Started || c.Settled || c.AskID != "" {
 			return order("call %s asked for permission but it is not an open, unasked requested call", e.CallID)
 		}
+	case events.PermissionGranted:
+		c := s.call(e.CallID)
+		if c == nil || c.Started || c.Settled || c.AskID == "" || c.AskID != e.AskID {
+			return order("call %s was granted standing approvals but it is not an open call waiting on ask %s", e.CallID, e.AskID)
+		}
+	case events.PermissionRevoked:
+		if t != nil {
+			return order("standing approvals revoked while turn %s is open", t.TurnID)
+		}
 	case events.ToolSettled:
 		c := s.call(e.CallID)
 		if c == nil || c.Settled {
@@ -213,7 +222,8 @@ func (s *State) Evolve(p events.Payload) error {
 		s.result(e.CallID, e.Output, e.Outcome != string(tools.OutcomeCompleted))
 	case events.TurnFinished:
 		s.Open = nil
-	case events.SessionTitled, events.DirectoryChanged, events.VerificationReceipt:
+	case events.SessionTitled, events.DirectoryChanged, events.VerificationReceipt, events.PermissionGranted,
+		events.PermissionRevoked:
 	default:
 		return domain.UnexpectedEvent("transcript", p)
 	}
