@@ -169,6 +169,9 @@ func protectedMounts(protected []sandbox.Protection, ws string) ([]protectedMoun
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(ws, abs)
 		}
+		if abs == sandbox.ProcRoot || strings.HasPrefix(abs, sandbox.ProcRoot+"/") {
+			continue // the sandbox's own procfs (--proc) shows only its pid namespace
+		}
 		real, err := filepath.EvalSymlinks(abs)
 		if errors.Is(err, os.ErrNotExist) {
 			continue

@@ -71,8 +71,17 @@ const (
 	whyData    = "Zuno's data directory: the auth file (provider keys), the default event database, and every " +
 		"session's artifacts and background output"
 	whyDB     = "Zuno's event database (the audit log and read models): reading it shows other sessions, changing it rewrites the log"
-	whyConfig = "Zuno's trusted configuration: a change here loosens every gate of every later session"
+	whyConfig = "Zuno's trusted configuration: it may hold provider keys and endpoint passwords (options.apiKey, a " +
+		"store URL's password), and a change here loosens every gate of every later session"
+	whyProc = "the processes' own view of themselves: /proc/self/environ and /proc/<pid>/environ of the runtime hold its " +
+		"keys (ZUNO_*), /proc/<pid>/fd its open database; the shell sees only its own sandbox's processes there"
 )
+
+// ProcRoot is where the kernel shows every process of the host, the runtime's included: the
+// file tools may not read under it (the runtime's environment holds its keys). The shell's
+// sandbox needs no mount for it: bubblewrap gives it a procfs of its own pid namespace, in
+// which the runtime does not appear (docs/sandbox.md, "Protected by default").
+const ProcRoot = "/proc"
 
 // dbSuffixes are the files SQLite keeps beside a database.
 var dbSuffixes = []string{"", "-wal", "-shm", "-journal"}
@@ -102,9 +111,10 @@ func Protections(cfg Config, own Locations) []Protection {
 	}
 	for _, c := range own.Config {
 		if c != "" {
-			out = append(out, Protection{Path: path.Clean(c), Source: SourceData, Why: whyConfig})
+			out = append(out, Protection{Path: path.Clean(c), Hidden: true, Source: SourceData, Why: whyConfig})
 		}
 	}
+	out = append(out, Protection{Path: ProcRoot, Hidden: true, Source: SourceDefault, Why: whyProc})
 	layer := "a trusted layer"
 	if l, ok := cfg.SetBy(KeyProtectedPaths); ok {
 		layer = "the " + string(l) + " layer"

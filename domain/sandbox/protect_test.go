@@ -40,7 +40,10 @@ func TestProtectionsByDefault(t *testing.T) {
 		"zuno.json": {false, sandbox.SourceDefault}, "zuno.jsonc": {false, sandbox.SourceDefault},
 		own.DataDir: {true, sandbox.SourceData}, own.DB: {true, sandbox.SourceData}, own.DB + "-wal": {true, sandbox.SourceData},
 		own.DB + "-shm": {true, sandbox.SourceData}, own.DB + "-journal": {true, sandbox.SourceData},
-		"/home/u/.config/zuno": {false, sandbox.SourceData}, "/etc/zuno": {false, sandbox.SourceData},
+		// The trusted configuration may hold keys (options.apiKey): hidden, not just read-only.
+		"/home/u/.config/zuno": {true, sandbox.SourceData}, "/etc/zuno": {true, sandbox.SourceData},
+		// The runtime's /proc (its environ holds its keys): hidden from the file tools.
+		"/proc":   {true, sandbox.SourceDefault},
 		"secrets": {false, sandbox.SourceConfig},
 	}
 	if len(list) != len(want) {
@@ -55,8 +58,8 @@ func TestProtectionsByDefault(t *testing.T) {
 	if got := list[len(list)-1].Why; !strings.Contains(got, "project layer") {
 		t.Errorf("a configured path does not name its layer: %q", got)
 	}
-	if got := sandbox.Protections(sandbox.Config{}, sandbox.Locations{}); len(got) != 4 {
-		t.Errorf("without locations the defaults are the four workspace paths: %+v", got)
+	if got := sandbox.Protections(sandbox.Config{}, sandbox.Locations{}); len(got) != 5 || got[4].Path != sandbox.ProcRoot {
+		t.Errorf("without locations the defaults are the four workspace paths and /proc: %+v", got)
 	}
 }
 
@@ -84,8 +87,13 @@ func TestGuard(t *testing.T) {
 		{own.DB, true, true},
 		{own.DB + "-wal", true, true},
 		{own.DB + "-shm", true, true},
-		{"/home/u/.config/zuno/zuno.json", true, false},
-		{"/etc/zuno/policy.json", true, false},
+		{"/home/u/.config/zuno/zuno.json", true, true},
+		{"/etc/zuno/policy.json", true, true},
+		{"/proc/self/environ", true, true},
+		{"/proc/4242/environ", true, true},
+		{"/proc/4242/fd/7", true, true},
+		{"/proc", true, true},
+		{"/procx/y", false, false},
 		// Not protected: neighbours and prefixes.
 		{ws, false, false},
 		{ws + "/.gitignore", false, false},
