@@ -8,10 +8,17 @@ import (
 )
 
 func TestRuntimeDirs(t *testing.T) {
-	base, err := realDir(t.TempDir()) // under /tmp: the sandbox's own tmpfs already
+	base, err := realDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A directory under /tmp is the sandbox's own tmpfs already, wherever TMPDIR points (CI
+	// points it elsewhere on purpose).
+	underTmp, err := os.MkdirTemp("/tmp", "zuno-xdg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(underTmp)
 	ws := filepath.Join(base, "ws")
 	os.Mkdir(ws, 0o755)
 	run := runtimeDirs(ws, "")
@@ -32,7 +39,7 @@ func TestRuntimeDirs(t *testing.T) {
 		{"/", run},
 		{ws, run},                       // the workspace itself
 		{filepath.Join(ws, "sub"), run}, // missing (and inside the workspace)
-		{base, run},                     // under /tmp
+		{underTmp, run},                 // under /tmp
 		{"/run/user/0", run},            // under /run, missing or hidden
 		{other, append(append([]string{}, run...), other)},
 	} {
