@@ -39,7 +39,7 @@ var quotedCommand = regexp.MustCompile("`([^`]*)`|\\bqx\\s*([{(/'|!])|%x([({\\[]
 // File.expand_path, perl's glob.
 var homePrefix = regexp.MustCompile(`(?:os\.path\.)?(?:expanduser|File\.expand_path|glob)\(\s*(['"])~`)
 
-var homeIdiom = regexp.MustCompile(`\$ENV\{\s*['"]?HOME['"]?\s*\}|ENVIRON\[\s*"HOME"\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"][^)]*\)|(?:os\.)?getenv\(\s*['"]HOME['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Dir\.home|os\.homedir\(\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|expanduser\(\s*(['"])~['"]\s*\)`)
+var homeIdiom = regexp.MustCompile(`\$ENV\{\s*['"]?HOME['"]?\s*\}|ENVIRON\[\s*"HOME"\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"][^)]*\)|(?:os\.)?getenv\(\s*['"]HOME['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Dir\.home|require\(\s*['"]os['"]\s*\)\.homedir\(\)|os\.homedir\(\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|expanduser\(\s*(['"])~['"]\s*\)`)
 
 // code reads a program text in another language: the shell commands it runs and the paths
 // it deletes.
