@@ -325,9 +325,7 @@ func (a *assessor) editor(name string, argv []arg, _ []string, depth int) {
 		switch {
 		case (t == "-c" || t == "--cmd") && i+1 < len(argv):
 			i++
-			if c, ok := argv[i].exact(); ok {
-				a.exCommands(name, c, depth)
-			}
+			a.programArg(name, argv[i], func(c string) { a.exCommands(name, c, depth) })
 		case strings.HasPrefix(t, "+") && len(t) > 1:
 			a.exCommands(name, t[1:], depth)
 		}
@@ -409,9 +407,7 @@ func (a *assessor) awk(name string, argv []arg, _ []string, depth int) {
 		programs = append(programs, operands[0])
 	}
 	for _, p := range programs {
-		if t, ok := p.exact(); ok {
-			a.code(name, awkPipes(t), depth)
-		}
+		a.programArg(name, p, func(t string) { a.code(name, awkPipes(t), depth) })
 	}
 }
 
@@ -461,8 +457,7 @@ func (a *assessor) perl(name string, argv []arg, stdin []string, depth int) {
 					code = append(code, t[j+1:])
 				} else if i+1 < len(argv) {
 					i++
-					c, _ := argv[i].exact()
-					code = append(code, c)
+					a.programArg(name, argv[i], func(c string) { code = append(code, c) })
 				}
 				break letters
 			case 'i':
@@ -514,9 +509,7 @@ func (a *assessor) interpreter(name string, argv []arg, stdin []string, depth in
 		}
 		if t == "--eval" || t == "--print" || (!strings.HasPrefix(t, "--") && strings.ContainsAny(t[len(t)-1:], flag)) {
 			if i+1 < len(argv) {
-				if c, ok := argv[i+1].exact(); ok {
-					a.code(name, c, depth)
-				}
+				a.programArg(name, argv[i+1], func(c string) { a.code(name, c, depth) })
 			}
 			return
 		}

@@ -24,6 +24,20 @@ func (a *assessor) stdinProgram(name string, stdin []string, depth int) {
 	}
 }
 
+// programArg reads code given on the command line: each reading of the argument, with the
+// parts the gate does not know read as empty (`sed "s/$OLD/$NEW/g"` is the script `s///g`).
+// Code that is nothing but unknown parts (`python3 -c "$CODE"`, `awk "$P"`, `vim -c "$X"`)
+// is refused like `bash -c "$X"`.
+func (a *assessor) programArg(name string, g arg, read func(code string)) {
+	for _, r := range g {
+		if !r.exact && strings.TrimSpace(strings.ReplaceAll(r.text, unknownMark, "")) == "" {
+			a.note(Catastrophic, name, "", name+" runs code the gate cannot read statically; refused in every permission mode — spell the code literally")
+			continue
+		}
+		read(r.text)
+	}
+}
+
 // readsProgramFromStdin says an interpreter's remaining arguments leave standard input as
 // its program: no operand, or the operand "-" or /dev/stdin.
 func readsProgramFromStdin(operands []arg) bool {
@@ -114,9 +128,7 @@ func (a *assessor) tclsh(name string, argv []arg, stdin []string, depth int) {
 	for i := 1; i < len(argv); i++ {
 		t, ok := argv[i].exact()
 		if ok && t == "-c" && i+1 < len(argv) {
-			if c, ok := argv[i+1].exact(); ok {
-				a.tcl(name, c, depth)
-			}
+			a.programArg(name, argv[i+1], func(c string) { a.tcl(name, c, depth) })
 			return
 		}
 		if !ok || !strings.HasPrefix(t, "-") || t == "-" {

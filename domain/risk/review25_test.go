@@ -35,6 +35,10 @@ var reviewHomeAttacks = []row{
 	{name: "bash -c of an unknown variable", command: `bash -c "$X"`, want: denied, program: "bash -c"},
 	{name: "eval of an unknown variable", command: `eval "$X"`, want: denied, program: "eval"},
 	{name: "sh -s of an unreadable pipe", command: `cat cmds.txt | sh -s`, want: denied},
+	{name: "read with IFS= and -r from a here-string", command: `IFS= read -r d <<< ~; rm -rf "$d"`, want: denied, target: home},
+	{name: "read -d '' from find -print0", command: `while IFS= read -r -d '' f; do rm -rf "$f"; done < <(find ~ -print0)`, want: denied, target: home},
+	{name: "find ~ -empty", command: `find ~ -empty -delete`, want: denied},
+	{name: "find ~ -size with -exec rm", command: `find ~ -size -100G -exec rm -rf {} +`, want: denied},
 
 	// Finding 6: interpreters and editors given a program.
 	{name: "python3 - with a here-string", command: `python3 - <<< 'import shutil,os;shutil.rmtree(os.path.expanduser("~"))'`, want: denied, target: home},
@@ -60,6 +64,14 @@ var reviewHomeAttacks = []row{
 	{name: "awk printing into sh", command: `awk 'BEGIN{print "rm -rf ~" | "sh"}'`, want: denied, program: "rm", target: home},
 	{name: "awk printing into /bin/bash", command: `awk 'BEGIN { printf "rm -rf %s\n", ENVIRON["HOME"] | "/bin/bash" }'`, want: denied},
 	{name: "awk printing its input into sh", command: `awk '{print | "sh"}' cmds.txt`, want: denied},
+	{name: "python3 -c of an unknown variable", command: `python3 -c "$CODE"`, want: denied},
+	{name: "perl -e of an unknown variable", command: `perl -e "$CODE"`, want: denied},
+	{name: "node -e of an unknown variable", command: `node -e "$CODE"`, want: denied},
+	{name: "ruby -e of an unknown variable", command: `ruby -e "$X"`, want: denied},
+	{name: "awk of an unknown program", command: `awk "$P" f`, want: denied},
+	{name: "vim -c of an unknown command", command: `vim -c "$X"`, want: denied},
+	{name: "sed of an unknown script", command: `sed "$X" f`, want: denied},
+	{name: "python running what it reads", command: `python3 -c 'import os; os.system(input())'`, want: denied},
 
 	// Finding 7: links the same command line makes are followed.
 	{name: "ln -s ~ then rm -rf through it", command: `ln -s ~ h; rm -rf h/`, want: denied, program: "rm", target: home},
@@ -120,6 +132,10 @@ var reviewHomeAttacks = []row{
 	{name: "sqlite3 on the project's database", command: `sqlite3 ./app.db 'select 1'`, want: harmless},
 	{name: "ln -s then delete the link itself", command: `ln -s ~ h; rm h`, want: asked},
 	{name: "a listed file piped into xargs grep", command: `xargs -a files.txt grep TODO`, want: harmless},
+	{name: "sed with variables in its substitution", command: `sed "s/$OLD/$NEW/g" file`, want: harmless},
+	{name: "sed -i bumping a version", command: `sed -i "s/version = .*/version = $V/" Cargo.toml`, want: harmless},
+	{name: "awk with a variable column", command: `awk "{print \$$N}" f`, want: harmless},
+	{name: "python3 -c with a variable in a string", command: `python3 -c "import sys; print('$V')"`, want: harmless},
 }
 
 func TestReviewHomeAttacks(t *testing.T) {
@@ -136,6 +152,8 @@ func TestZunoDatabaseElsewhere(t *testing.T) {
 		{name: "a hex editor on the shm file", command: `hexedit /srv/db/zuno.db-shm`, want: denied},
 		{name: "python on the custom database", command: `python3 -c 'import sqlite3; sqlite3.connect("/srv/db/zuno.db").execute("delete from event_log")'`, want: denied},
 		{name: "reading it with sha256sum", command: `sha256sum /srv/db/zuno.db`, want: harmless},
+		{name: "sqlite3 on $ZUNO_DB", command: `sqlite3 "$ZUNO_DB" 'delete from event_log'`, want: denied},
+		{name: "rm of $ZUNO_DB-wal", command: `rm -f "$ZUNO_DB-wal"`, want: denied},
 		{name: "another database beside it", command: `sqlite3 /srv/db/other.db .tables`, want: harmless},
 	}, env)
 }

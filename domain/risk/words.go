@@ -434,6 +434,14 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	if vs, ok := a.vars[name]; ok {
 		return append([]reading(nil), vs...), true
 	}
+	if name == "ZUNO_DB" && len(a.zuno) > 0 {
+		// Zuno's own database, wherever the environment puts it (`sqlite3 "$ZUNO_DB"`).
+		out := make([]reading, len(a.zuno))
+		for i, z := range a.zuno {
+			out[i] = reading{text: z, exact: true}
+		}
+		return out, true
+	}
 	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
 	}

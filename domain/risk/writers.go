@@ -115,9 +115,7 @@ func (a *assessor) sedScripts(name string, argv, operands []arg, depth int) {
 		scripts = append(scripts, operands[0])
 	}
 	for _, s := range scripts {
-		if t, ok := s.exact(); ok {
-			a.sedCommands(name, t, depth)
-		}
+		a.programArg(name, s, func(t string) { a.sedCommands(name, t, depth) })
 	}
 }
 
