@@ -420,6 +420,9 @@ var awkIntoShell = regexp.MustCompile(`\bprintf?\s*\(?((?:"(?:[^"\\]|\\.)*"|[^|;
 // awkPipes rewrites awk's pipes to commands as calls of system, which the code reader knows:
 // the command runs in a shell either way.
 func awkPipes(program string) string {
+	if !strings.Contains(program, "|") {
+		return program
+	}
 	program = awkIntoShell.ReplaceAllStringFunc(program, func(m string) string {
 		printed := strings.TrimSpace(awkIntoShell.FindStringSubmatch(m)[1])
 		if printed == "" {

@@ -63,7 +63,11 @@ var codeLiteral = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
 // literal, or that binds a deleting function to another name, is catastrophic — the gate
 // cannot tell which call gets which path.
 func (a *assessor) broadCode(prog, text string) {
-	for _, lit := range codeLiteral.FindAllString(text, 64) {
+	if a.worst.Level == Catastrophic {
+		return // the verdict cannot change: the first catastrophic finding stands
+	}
+	lits := codeLiteral.FindAllString(text, 64)
+	for _, lit := range lits {
 		if p, ok := a.codePath(lit[1 : len(lit)-1]); ok && a.inZuno(p) {
 			a.note(Catastrophic, prog, p, prog+" code names "+a.display(p)+" (Zuno's own data: the event log, the auth file), which only Zuno may change; refused in every permission mode")
 			return
@@ -76,7 +80,7 @@ func (a *assessor) broadCode(prog, text string) {
 		a.note(Catastrophic, prog, "…", prog+" binds a deleting function to another name ("+strings.TrimSpace(m)+"), so the gate cannot read what it deletes; refused in every permission mode — call it by its name with a literal path")
 		return
 	}
-	for _, lit := range codeLiteral.FindAllString(text, 64) {
+	for _, lit := range lits {
 		p, ok := a.codePath(lit[1 : len(lit)-1])
 		if !ok {
 			continue
