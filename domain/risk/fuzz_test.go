@@ -42,6 +42,10 @@ func FuzzAssessInWorkspace(f *testing.F) {
 	for _, r := range homeAttacks {
 		f.Add(r.command, home, project, zunoData)
 	}
+	for _, r := range reviewHomeAttacks {
+		f.Add(r.command, home, project, zunoData)
+	}
+	f.Add(`alias a='a'; a; alias b='c' c='b'; b; set --; "$@"; mapfile -C; sed 's/'; sed e; tclsh <<< 'exec'`, home, project, zunoData)
 	f.Add(`find ~ -name '[' -delete; find / -regex '(' -delete; find . -name '[]' -delete`, home, "/", "/")
 	f.Add(`perl -e 'qx{rm -rf ~'; vim -c '!'; awk 'BEGIN{system(}'; python -c 'os.system(("x"'`, "", "relative", "")
 	f.Add(`tar; tar -; tar cCf; zip -; 7z; ssh; ssh -o; git -c; git -c =; env -C`, home, project, "")

@@ -21,7 +21,7 @@ const unreadText = "$(\x01)"
 // runnerCall matches a call that runs its argument as a shell command (or an argument list):
 // system, exec, popen, os.system, subprocess.run/call/Popen/check_output, child_process's
 // execSync, PHP's shell_exec and passthru, perl's readpipe.
-var runnerCall = regexp.MustCompile(`(?:\bsystem|\bexecSync|\bexecFileSync|\bspawnSync|\bpopen|\bshell_exec|\bpassthru|\breadpipe|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|\bpty\.spawn)\s*(?:\(|\s(?:["'\[]))`)
+var runnerCall = regexp.MustCompile(`(?:\bsystem|\bos\.execute|\bexecSync|\bexecFileSync|\bspawnSync|\bpopen|\bshell_exec|\bpassthru|\breadpipe|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|\bpty\.spawn)\s*(?:\(|\s(?:["'\[]))`)
 
 // execCall matches exec, which runs a shell command in perl, ruby and PHP (in Python and
 // JavaScript exec runs code or matches a pattern, and is not read).
@@ -39,7 +39,7 @@ var quotedCommand = regexp.MustCompile("`([^`]*)`|\\bqx\\s*([{(/'|!])|%x([({\\[]
 // File.expand_path, perl's glob.
 var homePrefix = regexp.MustCompile(`(?:os\.path\.)?(?:expanduser|File\.expand_path|glob)\(\s*(['"])~`)
 
-var homeIdiom = regexp.MustCompile(`\$ENV\{\s*['"]?HOME['"]?\s*\}|ENVIRON\[\s*"HOME"\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"][^)]*\)|(?:os\.)?getenv\(\s*['"]HOME['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Dir\.home|os\.homedir\(\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|expanduser\(\s*(['"])~['"]\s*\)`)
+var homeIdiom = regexp.MustCompile(`\$ENV\{\s*['"]?HOME['"]?\s*\}|ENVIRON\[\s*"HOME"\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"][^)]*\)|(?:os\.)?getenv\(\s*['"]HOME['"]\s*\)|(?:pathlib\.)?Path\.home\(\)|Dir\.home|require\(\s*['"]os['"]\s*\)\.homedir\(\)|os\.homedir\(\)|process\.env\.HOME|ENV\[\s*['"]HOME['"]\s*\]|expanduser\(\s*(['"])~['"]\s*\)`)
 
 // code reads a program text in another language: the shell commands it runs and the paths
 // it deletes.
@@ -94,6 +94,7 @@ func (a *assessor) code(prog, text string, depth int) {
 			a.destroy(prog, arg{r}, "deletes")
 		}
 	}
+	a.broadCode(prog, text)
 }
 
 // interpolates says a double-quoted literal of the language holds a value the gate does not
@@ -293,6 +294,11 @@ func (a *assessor) codeValueOf(e string) codeValue {
 // codeCommand reads what a runner call runs: one string is shell text (system, os.system,
 // shell=True); several are an argument vector, quoted into shell text.
 func (a *assessor) codeCommand(prog string, elems []codeValue, depth int) {
+	if len(elems) > 0 && len(elems[0].parts) > 0 && elems[0].parts[0] == unreadText {
+		// The command itself is unreadable (`system($0)`, `print $0 | "sh"`).
+		a.note(Catastrophic, prog, "", prog+" runs a command the gate cannot read; refused in every permission mode — spell the command literally")
+		return
+	}
 	if len(elems) == 1 {
 		a.text(strings.Join(elems[0].parts, ""), depth+1)
 		return
@@ -319,9 +325,7 @@ func (a *assessor) editor(name string, argv []arg, _ []string, depth int) {
 		switch {
 		case (t == "-c" || t == "--cmd") && i+1 < len(argv):
 			i++
-			if c, ok := argv[i].exact(); ok {
-				a.exCommands(name, c, depth)
-			}
+			a.programArg(name, argv[i], func(c string) { a.exCommands(name, c, depth) })
 		case strings.HasPrefix(t, "+") && len(t) > 1:
 			a.exCommands(name, t[1:], depth)
 		}
@@ -403,18 +407,29 @@ func (a *assessor) awk(name string, argv []arg, _ []string, depth int) {
 		programs = append(programs, operands[0])
 	}
 	for _, p := range programs {
-		if t, ok := p.exact(); ok {
-			a.code(name, awkPipes(t), depth)
-		}
+		a.programArg(name, p, func(t string) { a.code(name, awkPipes(t), depth) })
 	}
 }
 
 // awkPipe matches awk's commands run through a pipe: print … | "CMD" and "CMD" | getline.
 var awkPipe = regexp.MustCompile(`\|&?\s*("(?:[^"\\]|\\.)*")|("(?:[^"\\]|\\.)*")\s*\|&?\s*getline`)
 
+// awkIntoShell matches print EXPR | "sh": what is printed is the shell's script.
+var awkIntoShell = regexp.MustCompile(`\bprintf?\s*\(?((?:"(?:[^"\\]|\\.)*"|[^|;}\n"])*?)\)?\s*\|&?\s*"\s*(?:/[\w/]*/)?(?:ba|da|z|k|mk|a)?sh(?:\s+-s)?\s*"`)
+
 // awkPipes rewrites awk's pipes to commands as calls of system, which the code reader knows:
 // the command runs in a shell either way.
 func awkPipes(program string) string {
+	if !strings.Contains(program, "|") {
+		return program
+	}
+	program = awkIntoShell.ReplaceAllStringFunc(program, func(m string) string {
+		printed := strings.TrimSpace(awkIntoShell.FindStringSubmatch(m)[1])
+		if printed == "" {
+			printed = "$0" // print alone prints the input line
+		}
+		return ";system(" + printed + ");"
+	})
 	return awkPipe.ReplaceAllStringFunc(program, func(m string) string {
 		sub := awkPipe.FindStringSubmatch(m)
 		return ";system(" + sub[1] + sub[2] + ");"
@@ -423,7 +438,7 @@ func awkPipes(program string) string {
 
 // perl [options] [-e CODE]… [FILE…]: -e and -E give code; -i rewrites each FILE in place, and
 // keeps no copy unless a suffix is attached (-i.bak), like sed -i.
-func (a *assessor) perl(name string, argv []arg, _ []string, depth int) {
+func (a *assessor) perl(name string, argv []arg, stdin []string, depth int) {
 	inPlace, backup := false, false
 	var code []string
 	var operands []arg
@@ -445,8 +460,7 @@ func (a *assessor) perl(name string, argv []arg, _ []string, depth int) {
 					code = append(code, t[j+1:])
 				} else if i+1 < len(argv) {
 					i++
-					c, _ := argv[i].exact()
-					code = append(code, c)
+					a.programArg(name, argv[i], func(c string) { code = append(code, c) })
 				}
 				break letters
 			case 'i':
@@ -460,6 +474,9 @@ func (a *assessor) perl(name string, argv []arg, _ []string, depth int) {
 				break letters
 			}
 		}
+	}
+	if len(code) == 0 && readsProgramFromStdin(operands) {
+		a.stdinProgram(name, stdin, depth)
 	}
 	if len(code) == 0 && len(operands) > 0 {
 		operands = operands[1:] // the script file, not read
@@ -475,25 +492,32 @@ func (a *assessor) perl(name string, argv []arg, _ []string, depth int) {
 }
 
 // interpreter: python -c CODE, ruby -e CODE, node -e/--eval/-p CODE, php -r CODE, lua -e CODE.
-func (a *assessor) interpreter(name string, argv []arg, _ []string, depth int) {
+// Without code on the command line and without a script (no operand, or "-"), the program
+// is standard input (`python3 - <<< '…'`).
+func (a *assessor) interpreter(name string, argv []arg, stdin []string, depth int) {
 	flag := map[string]string{"ruby": "e", "node": "ep", "nodejs": "ep", "bun": "ep", "php": "r", "lua": "e"}[name]
 	if flag == "" {
 		flag = "c" // python, python3, python3.12 …
 	}
 	for i := 1; i < len(argv); i++ {
 		t, ok := argv[i].exact()
-		if !ok || !strings.HasPrefix(t, "-") {
+		if !ok || !strings.HasPrefix(t, "-") || t == "-" {
+			if readsProgramFromStdin(argv[i:]) {
+				a.stdinProgram(name, stdin, depth)
+			}
 			return // the script and its arguments
+		}
+		if t == "-m" || t == "--" {
+			return // a module, or the end of the options: not standard input as code
 		}
 		if t == "--eval" || t == "--print" || (!strings.HasPrefix(t, "--") && strings.ContainsAny(t[len(t)-1:], flag)) {
 			if i+1 < len(argv) {
-				if c, ok := argv[i+1].exact(); ok {
-					a.code(name, c, depth)
-				}
+				a.programArg(name, argv[i+1], func(c string) { a.code(name, c, depth) })
 			}
 			return
 		}
 	}
+	a.stdinProgram(name, stdin, depth)
 }
 
 // quoteLike returns the length of perl's q or qq before its delimiter when s starts with one

@@ -202,7 +202,9 @@ func (a *assessor) resolvePaths(name string, words []string) []string {
 	}
 	var lines []string
 	for _, o := range ops {
-		p, _, ok := a.target(reading{text: o, exact: true})
+		// A trailing slash makes target follow a link the text made at o itself, as
+		// realpath does (`ln -s ~ h; rm -rf "$(realpath h)"`).
+		p, _, ok := a.target(reading{text: strings.TrimSuffix(o, "/") + "/", exact: true})
 		if !ok {
 			return nil
 		}

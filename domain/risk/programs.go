@@ -40,11 +40,17 @@ func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
 	if body, ok := a.funcs[name]; ok {
 		a.call(body, argv[1:], depth) // a function shadows the program of the same name
 	}
+	if text, ok := a.aliases[name]; ok {
+		a.aliasCall(name, text, argv[1:], depth)
+	}
 	if w, ok := wrappers[name]; ok {
 		if i, ok := w.skip(argv); ok {
 			a.inDir(w.dir(argv[:i]), func() { a.command(argv[i:], stdin, depth) })
 		}
 		return
+	}
+	if !plainReader(name) {
+		a.zunoOperands(name, argv)
 	}
 	if rule, ok := table[name]; ok {
 		rule(a, name, argv, stdin, depth)
@@ -69,6 +75,63 @@ var dataPrograms = map[string]bool{
 	":": true, "true": true, "false": true, "test": true, "[": true, "[[": true, "let": true,
 	"unset": true, "complete": true, "compgen": true, "history": true, "export": true,
 	"declare": true, "local": true, "readonly": true, "typeset": true, "shift": true,
+}
+
+// readers only read the files they are given (or, cd, enter a directory): naming Zuno's own
+// data to them is not a write (docs/risk.md, "Zuno's own data").
+var readers = map[string]bool{
+	"cat": true, "less": true, "more": true, "head": true, "tail": true, "wc": true, "ls": true,
+	"stat": true, "file": true, "du": true, "df": true, "md5sum": true, "sha1sum": true,
+	"sha256sum": true, "sha512sum": true, "b2sum": true, "cksum": true, "diff": true, "cmp": true,
+	"od": true, "hexdump": true, "xxd": true, "strings": true, "realpath": true, "readlink": true,
+	"dirname": true, "basename": true, "printf": true, "tree": true, "bat": true, "nl": true,
+	"cd": true, "pushd": true,
+}
+
+func plainReader(name string) bool { return readers[name] || dataPrograms[name] }
+
+// zunoOperands: a program that is not a plain reader and names Zuno's own data (the data
+// directory, the event database with its -wal and -shm files) as an argument, or as the
+// value of an --option=, is catastrophic: `sqlite3 zuno.db 'delete …'`, `chmod 777
+// auth.json` change what the agent must not touch, and the gate cannot know each program's
+// writes.
+func (a *assessor) zunoOperands(name string, argv []arg) {
+	if len(a.zuno) == 0 {
+		return
+	}
+	for _, g := range argv[1:] {
+		for _, r := range g {
+			for _, t := range []string{r.text, optionValueOf(r.text)} {
+				if t == "" {
+					continue
+				}
+				p, _, ok := a.target(reading{text: t, glob: r.glob})
+				if ok && a.inZuno(p) {
+					a.note(Catastrophic, name, p, name+" names "+a.display(p)+" (Zuno's own data: the event log, the auth file), which only Zuno may change; refused in every permission mode")
+					return
+				}
+			}
+		}
+	}
+}
+
+// optionValueOf returns VALUE of --name=VALUE, else "".
+func optionValueOf(t string) string {
+	if !strings.HasPrefix(t, "-") {
+		return ""
+	}
+	_, v, _ := strings.Cut(t, "=")
+	return v
+}
+
+// inZuno says p is one of Zuno's own directories or files, or inside one.
+func (a *assessor) inZuno(p string) bool {
+	for _, z := range a.zuno {
+		if under(p, z) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxNet bounds the arguments the safety net reads as commands in one call.
@@ -125,7 +188,7 @@ func init() {
 		{(*assessor).format, []string{"mkfs", "mkswap", "wipefs", "blkdiscard", "sfdisk", "sgdisk"}},
 		{(*assessor).partition, []string{"fdisk", "parted", "gdisk", "cfdisk"}},
 		{(*assessor).perm, []string{"chmod", "chown", "chgrp"}},
-		{(*assessor).copyTo, []string{"cp", "install", "tee", "mv"}},
+		{(*assessor).copyTo, []string{"cp", "install", "tee", "mv", "sponge"}},
 		{(*assessor).rsync, []string{"rsync"}},
 		{(*assessor).git, []string{"git"}},
 		{(*assessor).kill, []string{"kill"}},
@@ -145,6 +208,7 @@ func init() {
 		{(*assessor).set, []string{"set"}},
 		{(*assessor).printf, []string{"printf"}},
 		{(*assessor).read, []string{"read"}},
+		{(*assessor).mapfile, []string{"mapfile", "readarray"}},
 		{(*assessor).ln, []string{"ln"}},
 		{(*assessor).sed, []string{"sed"}},
 		{(*assessor).source, []string{"source", "."}},
@@ -159,6 +223,7 @@ func init() {
 		{(*assessor).editor, []string{"vim", "vi", "nvim", "gvim", "ex", "view", "vimdiff", "evim"}},
 		{(*assessor).awk, []string{"awk", "gawk", "mawk", "nawk"}},
 		{(*assessor).perl, []string{"perl"}},
+		{(*assessor).tclsh, []string{"tclsh", "wish", "expect"}},
 		{(*assessor).interpreter, []string{"ruby", "node", "nodejs", "bun", "php", "lua", "pypy", "pypy3"}},
 	} {
 		for _, n := range e.names {

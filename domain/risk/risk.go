@@ -108,6 +108,7 @@ type assessor struct {
 	calls      int                           // function calls followed so far
 	inCall     int                           // function calls being followed, one inside another
 	procs      map[*syntax.ProcSubst]string  // the name of each <(…) read so far
+	aliases    map[string]string             // the aliases the text defines, by name
 	arrays     map[string][]arg              // the elements of the arrays the text assigns, by name
 	links      []link                        // the symbolic links the text creates
 	oldCwd     *reading                      // the directory before the last static cd ($OLDPWD, ~-)
@@ -126,7 +127,7 @@ const homeSentinel = "/\x00home"
 func newAssessor(env Env) *assessor {
 	a := &assessor{home: cleanHome(env.Home), vars: map[string][]reading{},
 		feeds: map[*syntax.Stmt][]string{}, funcs: map[string]*syntax.Stmt{},
-		procs: map[*syntax.ProcSubst]string{}, procOut: map[string][]string{}, arrays: map[string][]arg{}}
+		procs: map[*syntax.ProcSubst]string{}, aliases: map[string]string{}, procOut: map[string][]string{}, arrays: map[string][]arg{}}
 	if d, ok := absolute(env.Cwd); ok {
 		a.cwd = &reading{text: d, exact: true}
 	}

@@ -196,7 +196,10 @@ func (a *assessor) found(starts, expr []arg) []arg {
 					_, tests = findTests(expr, true)
 					compiled = true
 				}
-				if len(tests) > 0 && matchAll(tests, r.text+strings.TrimPrefix(c, p)) {
+				// Tests on anything but the name (-size, -mtime, -user, …) cannot tell a
+				// protected location below START from any other path: `find ~ -size -100G
+				// -delete` reaches ~/.ssh (START itself, /var/log, is pruned, not destroyed).
+				if (len(tests) == 0 && c != p) || (len(tests) > 0 && matchAll(tests, r.text+strings.TrimPrefix(c, p))) {
 					rs = append(rs, reading{text: c, exact: r.exact})
 				}
 			}
@@ -431,6 +434,10 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	if del {
 		a.destroy("rsync --delete", operands[len(operands)-1], "deletes what is not in the source from")
 	}
+	if !flags["--append"] && !flags["--ignore-existing"] && !flags["--append-verify"] {
+		// rsync replaces its destination like cp: `rsync /dev/null ~/.ssh/authorized_keys`.
+		a.writeOnto(name, operands[len(operands)-1], operands[:len(operands)-1], "overwrites")
+	}
 }
 
 // cd: the directory becomes the base of later relative paths (`cd / && rm -rf *`). An
@@ -438,6 +445,7 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 // and cd goes home (`cd $BUILD && rm -rf *` empties home when BUILD is unset); quoted, `cd ""`
 // stays where it is; "$X/out" is /out.
 func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
+	back := a.oldCwd
 	a.oldCwd = a.cwd
 	_, operands := opts(argv[1:], "")
 	if len(operands) > 0 && len(operands[0]) == 1 && operands[0][0].text == "" && operands[0][0].split {
@@ -451,7 +459,16 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 		return
 	}
 	g := operands[0]
-	if len(g) != 1 || g[0].text == "-" {
+	if len(g) == 1 && g[0].text == "-" {
+		// cd - returns to OLDPWD: the directory before the last static cd, or, before the
+		// text's own cd, one the environment brought, which the gate cannot read.
+		a.cwd = back
+		if back == nil {
+			a.cwd = &reading{text: unknownMark, unread: true}
+		}
+		return
+	}
+	if len(g) != 1 {
 		a.cwd = nil
 		return
 	}

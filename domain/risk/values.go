@@ -72,14 +72,7 @@ func (a *assessor) arrayParam(p *syntax.ParamExp) []reading {
 			}
 			return []reading{{text: ""}}
 		}
-		acc := []reading{{exact: true, fields: true}}
-		for k, g := range elems {
-			if k > 0 {
-				acc = join(acc, []reading{{text: elemSep, exact: true}})
-			}
-			acc = a.capReadings(join(acc, g))
-		}
-		return acc
+		return a.elements(elems)
 	}
 	if n, err := strconv.Atoi(idx); err == nil {
 		if elems, ok := a.arrays[p.Param.Value]; ok {
@@ -93,6 +86,19 @@ func (a *assessor) arrayParam(p *syntax.ParamExp) []reading {
 		return vs
 	}
 	return []reading{{text: ""}}
+}
+
+// elements reads an array's elements as one reading per alternative whose fields are the
+// elements, each one argument.
+func (a *assessor) elements(elems []arg) []reading {
+	acc := []reading{{exact: true, fields: true}}
+	for k, g := range elems {
+		if k > 0 {
+			acc = join(acc, []reading{{text: elemSep, exact: true}})
+		}
+		acc = a.capReadings(join(acc, g))
+	}
+	return acc
 }
 
 // printf -v NAME FORMAT [ARGS] assigns the formatted text to NAME.
@@ -203,9 +209,22 @@ func (a *assessor) read(_ string, argv []arg, stdin []string, _ int) {
 	}
 	_ = flags
 	ifs := a.ifs()
+	if len(stdin) == 0 {
+		stdin = []string{unknownMark} // a file, the terminal: nothing the text decides
+	}
 	for _, s := range stdin {
 		if s == unknownMark {
-			continue // unknown input: the names stay unknown, which reads as empty
+			// Unknown input: what the names get is unreadable, so a deletion of it is
+			// refused (`while read d; do rm -rf "$d"; done < list`, docs/risk.md).
+			for _, n := range append(names, arrName) {
+				if n != "" {
+					a.assign(n, []reading{{text: unknownMark, unread: true}})
+				}
+			}
+			if arrName != "" {
+				a.arrays[arrName] = []arg{{{text: unknownMark, unread: true}}}
+			}
+			continue
 		}
 		line := s
 		if delim != "" {
@@ -238,6 +257,49 @@ func (a *assessor) read(_ string, argv []arg, stdin []string, _ int) {
 			a.assign(n, []reading{{text: v, exact: true}})
 		}
 	}
+}
+
+// mapfile/readarray [options] [ARRAY] assigns the lines of standard input to ARRAY (MAPFILE
+// by default): one element per line of what the text statically feeds it, an unreadable
+// element otherwise (`mapfile -t a <<< ~; rm -rf "${a[0]}"`). -C runs shell text.
+func (a *assessor) mapfile(name string, argv []arg, stdin []string, depth int) {
+	shortVal := "dnOsuCc"
+	_, operands := opts(argv[1:], shortVal)
+	if cb, ok := optArg(argv[1:], 'C', "", shortVal, nil); ok {
+		a.nested(cb, depth, name+" -C")
+	}
+	delim := "\n"
+	if d, ok := optArg(argv[1:], 'd', "", shortVal, nil); ok {
+		delim, _ = d.exact()
+	}
+	delim = strings.ReplaceAll(delim, "\\n", "\n")
+	if delim == "" || delim == "\\n" {
+		delim = "\n"
+	}
+	arr := "MAPFILE"
+	if len(operands) > 0 {
+		if t, ok := operands[0].exact(); ok {
+			arr = t
+		}
+	}
+	if len(stdin) == 0 {
+		stdin = []string{unknownMark}
+	}
+	var elems []arg
+	var all []reading
+	for _, s := range stdin {
+		if s == unknownMark {
+			elems = append(elems, arg{{text: unknownMark, unread: true}})
+			all = append(all, reading{text: unknownMark, unread: true})
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(s, delim[:1]), delim[:1]) {
+			elems = append(elems, arg{{text: line, exact: true}})
+			all = append(all, reading{text: line, exact: true})
+		}
+	}
+	a.assign(arr, a.capReadings(all))
+	a.arrays[arr] = elems
 }
 
 // link is a symbolic link the text creates: name (absolute, or relative to an unknown

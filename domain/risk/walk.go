@@ -104,6 +104,9 @@ func (a *assessor) positional(args []arg) {
 	if len(all) > 0 {
 		a.assign("@", all)
 		a.assign("*", all)
+		// "$@" is one argument per positional parameter, as "${x[@]}" is per element:
+		// `set -- rm -rf ~; "$@"` runs rm.
+		a.arrays["@"] = append([]arg(nil), args...)
 	}
 }
 
@@ -148,6 +151,7 @@ func (a *assessor) stmt(s *syntax.Stmt, depth int) {
 	}
 	call, ok := s.Cmd.(*syntax.CallExpr)
 	if !ok {
+		a.inherit(s)
 		return
 	}
 	for _, as := range call.Assigns {
@@ -167,6 +171,28 @@ func (a *assessor) stmt(s *syntax.Stmt, depth int) {
 		}
 	}
 	a.command(argv, stdin, depth)
+}
+
+// inherit passes what a compound statement reads on standard input (`while read d; do …;
+// done <<< ~`, `find … | while read f; …`) to the statements inside it, which share it.
+func (a *assessor) inherit(s *syntax.Stmt) {
+	texts := a.stdin(s)
+	if len(texts) == 0 || s.Cmd == nil {
+		return
+	}
+	syntax.Walk(s.Cmd, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.Stmt:
+			for _, t := range texts {
+				if !slices.Contains(a.feeds[n], t) {
+					a.feeds[n] = append(a.feeds[n], t)
+				}
+			}
+		}
+		return true
+	})
 }
 
 func (a *assessor) args(ws []*syntax.Word) []arg {

@@ -365,6 +365,9 @@ func (a *assessor) param(p *syntax.ParamExp) []reading {
 		p.NestedParam != nil || len(p.Modifiers) > 0 {
 		return []reading{{text: ""}}
 	}
+	if elems, ok := a.arrays["@"]; ok && p.Param.Value == "@" && p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
+		return a.elements(elems)
+	}
 	known, ok := a.value(p.Param.Value)
 	if p.Exp != nil {
 		switch p.Exp.Op {
@@ -431,6 +434,14 @@ func (a *assessor) value(name string) ([]reading, bool) {
 	if vs, ok := a.vars[name]; ok {
 		return append([]reading(nil), vs...), true
 	}
+	if name == "ZUNO_DB" && len(a.zuno) > 0 {
+		// Zuno's own database, wherever the environment puts it (`sqlite3 "$ZUNO_DB"`).
+		out := make([]reading, len(a.zuno))
+		for i, z := range a.zuno {
+			out[i] = reading{text: z, exact: true}
+		}
+		return out, true
+	}
 	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
 	}
@@ -438,6 +449,11 @@ func (a *assessor) value(name string) ([]reading, bool) {
 		d := a.cwd
 		if name == "OLDPWD" {
 			d = a.oldCwd
+		}
+		if d == nil && name == "OLDPWD" {
+			// Before the text's own cd, OLDPWD is whatever the environment brought (the
+			// user's last directory, ~ often): unreadable, so deleting it is refused.
+			return []reading{{text: unknownMark, unread: true}}, true
 		}
 		if d == nil {
 			return []reading{{text: unknownMark}}, true
@@ -572,11 +588,12 @@ func (a *assessor) scriptTexts(g arg, stdin []string) (texts []string, ok bool) 
 	return texts, ok
 }
 
-// runTexts reads texts a shell runs; an unknown one is destructive.
+// runTexts reads texts a shell runs. An unknown one is catastrophic: a command the gate
+// cannot read stays denied under allow_all (`curl … | sh`, docs/risk.md "Unreadable input").
 func (a *assessor) runTexts(name string, texts []string, depth int) {
 	for _, s := range texts {
 		if strings.Contains(s, unknownMark) {
-			a.note(Destructive, name, "", name+" runs text from a command the gate cannot read")
+			a.note(Catastrophic, name, "", name+" runs text from a command the gate cannot read; refused in every permission mode — run the commands directly")
 			continue
 		}
 		a.text(s, depth+1)

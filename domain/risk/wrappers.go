@@ -197,8 +197,18 @@ func (a *assessor) xargs(_ string, argv []arg, stdin []string, depth int) {
 	w := wrapper{shortVal: "adEIeLnPs", longVal: []string{"--arg-file", "--delimiter", "--eof",
 		"--replace", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}}
 	inner := []arg{{{text: "echo", exact: true}}}
-	if i, ok := w.skip(argv); ok {
+	i, ok := w.skip(argv)
+	if ok {
 		inner = append([]arg(nil), argv[i:]...)
+	} else {
+		i = len(argv)
+	}
+	if file, ok := optArg(argv[1:i], 'a', "--arg-file", w.shortVal, w.longVal); ok {
+		// -a FILE replaces standard input: read when it is <(…), unreadable otherwise.
+		stdin = []string{unknownMark}
+		if texts, ok := a.scriptTexts(file, nil); ok && len(texts) > 0 {
+			stdin = texts
+		}
 	}
 	extra, unread := false, len(stdin) > 0
 	for _, s := range stdin {
@@ -246,11 +256,12 @@ func (a *assessor) commandBuiltin(_ string, argv []arg, stdin []string, depth in
 	}
 }
 
-// nested reads an argument as shell text one level deeper.
+// nested reads an argument as shell text one level deeper. Text the gate cannot read
+// (`bash -c "$X"`) is catastrophic: under allow_all it would run unasked (docs/risk.md).
 func (a *assessor) nested(g arg, depth int, via string) {
 	t, ok := g.exact()
 	if !ok {
-		a.note(Destructive, via, "", via+" runs shell text the gate cannot read statically")
+		a.note(Catastrophic, via, "", via+" runs shell text the gate cannot read statically; refused in every permission mode — run the command directly")
 		return
 	}
 	a.text(t, depth+1)
@@ -282,6 +293,9 @@ func (a *assessor) shell(name string, argv []arg, stdin []string, depth int) {
 	}
 	switch {
 	case cmd && i < len(argv):
+		if i+1 < len(argv) {
+			a.assign("0", argv[i+1]) // `sh -c 'rm -rf $0' ~`
+		}
 		a.positional(argv[min(i+2, len(argv)):]) // after the text come $0, $1, …
 		a.nested(argv[i], depth, name+" -c")
 	case cmd:
@@ -321,7 +335,7 @@ func (a *assessor) eval(name string, argv []arg, _ []string, depth int) {
 	for _, g := range argv[1:] {
 		t, ok := g.exact()
 		if !ok {
-			a.note(Destructive, name, "", "eval runs text the gate cannot read statically")
+			a.note(Catastrophic, name, "", "eval runs text the gate cannot read statically; refused in every permission mode — run the command directly")
 			return
 		}
 		parts = append(parts, t)
@@ -338,15 +352,27 @@ func (a *assessor) trap(name string, argv []arg, _ []string, depth int) {
 	}
 }
 
-// alias NAME=TEXT: the text may run later (aliases are off in bash -c, but cost nothing).
+// alias NAME=TEXT: the text may run later. Aliases are off in bash -c until `shopt -s
+// expand_aliases`, which a text can say, so a later call of NAME is read as TEXT followed by
+// its arguments (`alias r='rm -rf'; r ~`).
 func (a *assessor) alias(name string, argv []arg, _ []string, depth int) {
 	for _, g := range argv[1:] {
 		if t, ok := g.exact(); ok {
-			if _, v, found := strings.Cut(t, "="); found {
+			if n, v, found := strings.Cut(t, "="); found {
 				a.text(v, depth+1)
+				a.aliases[n] = v
 			}
 		}
 	}
+}
+
+// aliasCall reads a call of an alias the text defined: its text, then the call's arguments.
+// As in bash, an alias is not expanded again inside its own text (`alias ls='ls -la'`).
+func (a *assessor) aliasCall(name, text string, args []arg, depth int) {
+	delete(a.aliases, name)
+	defer func() { a.aliases[name] = text }()
+	a.positional(args)
+	a.text(text+` "$@"`, depth+1)
 }
 
 // watch runs its arguments through sh -c unless -x is given.

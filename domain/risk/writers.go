@@ -60,7 +60,7 @@ func (a *assessor) copyTo(name string, argv []arg, stdin []string, depth int) {
 		a.mv(name, argv, stdin, depth)
 	}
 	switch {
-	case name == "tee":
+	case name == "tee" || name == "sponge":
 		if flags["-a"] || flags["--append"] {
 			return
 		}
@@ -95,10 +95,35 @@ func (a *assessor) copyTo(name string, argv []arg, stdin []string, depth int) {
 	a.writeOnto(name, operands[len(operands)-1], operands[:len(operands)-1], verb)
 }
 
+// sedScripts reads each script sed is given (-e, --expression, or the first operand) for the
+// commands that run a shell.
+func (a *assessor) sedScripts(name string, argv, operands []arg, depth int) {
+	var scripts []arg
+	for i := 1; i < len(argv); i++ {
+		t, _ := argv[i].exact()
+		switch {
+		case (t == "-e" || t == "--expression") && i+1 < len(argv):
+			i++
+			scripts = append(scripts, argv[i])
+		case strings.HasPrefix(t, "--expression="):
+			scripts = append(scripts, arg{{text: strings.TrimPrefix(t, "--expression="), exact: true}})
+		case strings.HasPrefix(t, "-e") && len(t) > 2 && !strings.HasPrefix(t, "--"):
+			scripts = append(scripts, arg{{text: t[2:], exact: true}})
+		}
+	}
+	if _, hasF := optArg(argv[1:], 'f', "--file", "efl", []string{"--expression", "--file", "--line-length"}); len(scripts) == 0 && !hasF && len(operands) > 0 {
+		scripts = append(scripts, operands[0])
+	}
+	for _, s := range scripts {
+		a.programArg(name, s, func(t string) { a.sedCommands(name, t, depth) })
+	}
+}
+
 // sed -i rewrites its files in place; with a backup suffix (-i.bak) the original is kept.
-func (a *assessor) sed(name string, argv []arg, _ []string, _ int) {
+func (a *assessor) sed(name string, argv []arg, _ []string, depth int) {
 	shortVal, longVal := "efl", []string{"--expression", "--file", "--line-length"}
 	flags, operands := opts(argv[1:], shortVal, longVal...)
+	a.sedScripts(name, argv, operands, depth)
 	inPlace := flags["--in-place"]
 	for _, g := range argv[1:] {
 		if t, ok := g.exact(); ok && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
