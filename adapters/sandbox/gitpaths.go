@@ -94,7 +94,7 @@ func (g *gitScan) repo(root, dotgitWhy string) {
 		common = relativeTo(gitdir, strings.TrimSpace(string(b)))
 		g.add(common, "", "the common git directory of "+gitdir+" (commondir): its hooks and configuration are the repository's")
 	}
-	g.config(root, []string{"-C", root, "config", "--list"})
+	g.config(root, []string{"-C", root, "config", "--list"}, 0)
 	for _, f := range []string{filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree")} {
 		g.configFile(root, f, 0)
 	}
@@ -116,26 +116,36 @@ func (g *gitScan) configFile(root, file string, depth int) {
 // config lists the configuration git reads with args (--show-origin --includes -z added)
 // and protects what it names. The environment keeps the user's global and system files, so
 // what they include is listed too.
-func (g *gitScan) config(root string, args []string, depth ...int) {
-	d := 0
-	if len(depth) > 0 {
-		d = depth[0]
+func (g *gitScan) config(root string, args []string, depth int) {
+	for _, e := range parseConfigList(g.git(append(args, "--show-origin", "--includes", "-z")...), root) {
+		g.add(e.origin, "", "git reads it as configuration (core.fsmonitor, aliases, filters and hooks run commands)")
+		g.entry(root, e.origin, e.key, e.value, depth)
 	}
-	out := g.git(append(args, "--show-origin", "--includes", "-z")...)
-	// Each entry is "file:<origin>\0<key>\n<value>\0" (a key without value has no newline).
+}
+
+// configEntry is one entry of git config --list --show-origin -z: the file it came from
+// (absolute), its key (lower case) and value.
+type configEntry struct{ origin, key, value string }
+
+// parseConfigList reads git config --list --show-origin -z output, whose entries are
+// "file:<origin>\0<key>\n<value>\0" (a key without a value has no newline); origins other
+// than files (the command line, standard input, blobs) are skipped, relative ones joined to
+// root. The input is a repository's configuration: the agent may have shaped it.
+func parseConfigList(out []byte, root string) []configEntry {
+	var entries []configEntry
 	parts := bytes.Split(out, []byte{0})
 	for i := 0; i+1 < len(parts); i += 2 {
 		origin, ok := strings.CutPrefix(string(parts[i]), "file:")
-		if !ok {
+		if !ok || origin == "" {
 			continue
 		}
 		if !filepath.IsAbs(origin) {
 			origin = filepath.Join(root, origin)
 		}
-		g.add(origin, "", "git reads it as configuration (core.fsmonitor, aliases, filters and hooks run commands)")
 		key, value, _ := strings.Cut(string(parts[i+1]), "\n")
-		g.entry(root, origin, strings.ToLower(key), value, d)
+		entries = append(entries, configEntry{origin: filepath.Clean(origin), key: strings.ToLower(key), value: value})
 	}
+	return entries
 }
 
 // entry protects what one configuration entry points git at.
@@ -154,11 +164,25 @@ func (g *gitScan) entry(root, origin, key, value string, depth int) {
 	case key == "core.attributesfile":
 		g.add(relativeTo(root, expandHome(value)), sandbox.CoverFile, "git reads it to choose filters and diff drivers, which run commands"+in)
 	case runsCommand(key):
-		cmd := strings.TrimPrefix(strings.Fields(value + " ")[0], "!")
-		if strings.Contains(cmd, "/") {
+		if cmd := commandPath(value); cmd != "" {
 			g.add(relativeTo(root, expandHome(cmd)), sandbox.CoverFile, "git runs it"+in)
 		}
 	}
+}
+
+// commandPath is the program a command-valued entry names by a path (its first word, an
+// alias's leading ! dropped, holding a slash); "" for a bare name git finds on PATH (the
+// user's programs, not the agent's) or for none.
+func commandPath(value string) string {
+	words := strings.Fields(value)
+	if len(words) == 0 {
+		return ""
+	}
+	cmd := strings.Trim(strings.TrimPrefix(words[0], "!"), `"'`)
+	if !strings.Contains(cmd, "/") {
+		return ""
+	}
+	return cmd
 }
 
 // runsCommand reports whether git runs a configuration key's value as a command.
@@ -237,12 +261,19 @@ func gitFileTarget(dotgit string) string {
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok || strings.TrimSpace(dir) == "" {
+	return parseGitFile(b, filepath.Dir(dotgit))
+}
+
+// parseGitFile is the directory a .git file's content names, relative to dir (absolute):
+// its first line "gitdir: <path>"; "" when it names none. The content is the agent's to
+// shape where the file is not yet protected.
+func parseGitFile(content []byte, dir string) string {
+	line, _, _ := strings.Cut(string(content), "\n")
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok || strings.TrimSpace(target) == "" || strings.ContainsRune(target, 0) {
 		return ""
 	}
-	return relativeTo(filepath.Dir(dotgit), strings.TrimSpace(dir))
+	return relativeTo(dir, strings.TrimSpace(target))
 }
 
 func relativeTo(dir, p string) string {

@@ -89,7 +89,8 @@ type GitPath struct {
 const (
 	whyGit = "git runs hooks and reads its configuration (core.hooksPath, core.fsmonitor, filters, aliases) from .git " +
 		"when the user next runs git on the host, outside any sandbox; a .git file (a worktree or submodule pointer) " +
-		"would point git at a directory of the agent's choosing"
+		"would point git at a directory of the agent's choosing; where the workspace has none, an empty read-only .git stands " +
+		"in its place, so a command cannot make one"
 	whyZuno = "Zuno's project configuration: a change here loosens the gates of the next session; reports are " +
 		"published under .zuno/reports only by report_write"
 	whyProject = "the project configuration layer: the next session reads it"
