@@ -417,6 +417,24 @@ var gitPointed = []struct {
 		`cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && ` +
 			`git config -f evil/config core.fsmonitor "touch %[1]s; false" && echo "gitdir: ../evil" > sub/.git`,
 		[]string{"ws/sub/.git"}},
+	{"a command the configuration names by a path (finding 1)", func(t *testing.T, z *zunoFiles) {
+		write(t, filepath.Join(z.ws, "tools", "fsmon.sh"), "#!/bin/sh\nexit 1\n")
+		os.Chmod(filepath.Join(z.ws, "tools", "fsmon.sh"), 0o755)
+		gitIn(t, z.ws, "config", "core.fsmonitor", "tools/fsmon.sh")
+	}, `printf '#!/bin/sh\ntouch %[1]s\nexit 1\n' > tools/fsmon.sh`, []string{"ws/tools/fsmon.sh"}},
+	{"submodule not checked out, .git made (finding 3)", func(t *testing.T, z *zunoFiles) {
+		submodule(t, z)
+		os.Remove(filepath.Join(z.ws, "sub", ".git"))
+		os.Remove(filepath.Join(z.ws, "sub", "f"))
+	}, `cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && ` +
+		`git config -f evil/config core.fsmonitor "touch %[1]s; false" && echo "gitdir: ../evil" > sub/.git`,
+		[]string{"ws/sub/.git"}},
+	{"nested repository the user works in (finding 3)", func(t *testing.T, z *zunoFiles) {
+		gitIn(t, z.ws, "init", "-q", "vendor/lib")
+		gitIn(t, filepath.Join(z.ws, "vendor", "lib"), "commit", "-q", "--allow-empty", "-m", "lib")
+	}, `git -C vendor/lib config core.fsmonitor "touch %[1]s; false"; ` +
+		`printf '#!/bin/sh\ntouch %[1]s\n' > vendor/lib/.git/hooks/pre-commit; chmod +x vendor/lib/.git/hooks/pre-commit`,
+		[]string{"ws/vendor/lib/.git"}},
 	{"workspace below a repository, git init (finding 9)", func(t *testing.T, z *zunoFiles) {
 		os.RemoveAll(filepath.Join(z.ws, ".git"))
 		gitIn(t, z.base, "init", "-q", ".")
@@ -468,6 +486,9 @@ func TestSideDoorsGitPointedElsewhereRunsNothing(t *testing.T) {
 				}
 				res := runIn(t, sess, z.ws, fmt.Sprintf(row.command, marker), gitEnv(z.base)...)
 				userRunsGit(t, z.ws)
+				if lib := filepath.Join(z.ws, "vendor", "lib"); strings.Contains(row.command, "vendor/lib") {
+					userRunsGit(t, lib)
+				}
 				_, err := os.Stat(marker)
 				switch {
 				case protected && err == nil:
@@ -520,6 +541,42 @@ func TestSideDoorsMissingGitLeavesAnEmptyDirectoryGitIgnores(t *testing.T) {
 			t.Errorf("git in the workspace no longer finds the enclosing repository: %q %v", top, err)
 		case !enclosed && err == nil:
 			t.Errorf("git takes the empty .git for a repository: %q", top)
+		}
+	}
+}
+
+// GitPaths on the places the end-to-end rows do not reach: a linked worktree (its .git file
+// names <main>/.git/worktrees/<name>, whose commondir is the main .git), core.attributesFile,
+// an include's own include, and a git directory outside the workspace. Each listed with why.
+func TestGitPathsListsWhatGitReads(t *testing.T) {
+	base := hostDir(t)
+	main, ws := filepath.Join(base, "main"), filepath.Join(base, "wt")
+	gitIn(t, base, "init", "-q", "main")
+	gitIn(t, main, "commit", "-q", "--allow-empty", "-m", "first")
+	gitIn(t, main, "worktree", "add", "-q", ws)
+	gitIn(t, main, "config", "core.attributesFile", "attrs/global")
+	write(t, filepath.Join(main, ".git", "one.cfg"), "[include]\n\tpath = two.cfg\n")
+	write(t, filepath.Join(main, ".git", "two.cfg"), "[user]\n\tname = u\n")
+	gitIn(t, main, "config", "include.path", "one.cfg")
+	list := adsandbox.GitPaths(ws, "")
+	got := map[string]string{}
+	for _, g := range list {
+		if g.Why == "" || !filepath.IsAbs(g.Path) {
+			t.Errorf("%+v: no why, or not absolute", g)
+		}
+		got[g.Path] = g.Why
+	}
+	realMain, _ := filepath.EvalSymlinks(main)
+	realWs, _ := filepath.EvalSymlinks(ws)
+	for _, want := range []string{
+		filepath.Join(realMain, ".git", "worktrees", "wt"), // gitdir:
+		filepath.Join(realMain, ".git"),                    // commondir
+		filepath.Join(realWs, "attrs", "global"),           // core.attributesFile, relative to the work tree
+		filepath.Join(realMain, ".git", "one.cfg"),         // include.path
+		filepath.Join(realMain, ".git", "two.cfg"),         // its include
+	} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("GitPaths does not list %s: %v", want, got)
 		}
 	}
 }
