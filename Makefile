@@ -88,6 +88,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./domain/patch/
 	$(GO) test -run '^$$' -fuzz FuzzPlan -fuzztime 30s ./domain/patch/
 	$(GO) test -run '^$$' -fuzz FuzzExpand -fuzztime 30s -fuzzminimizetime 2s ./domain/prompt/
+	$(GO) test -run '^$$' -fuzz FuzzGitPathsParsers -fuzztime 30s ./adapters/sandbox/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./adapters/provider/scripted/
 	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./adapters/tools/search/
 	$(GO) test -run '^$$' -fuzz FuzzCheckLines -fuzztime 30s ./adapters/tools/search/

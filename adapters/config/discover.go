@@ -55,10 +55,18 @@ func GlobalDir(getenv func(string) string) string {
 }
 
 // ProjectRoot is the nearest ancestor of dir (dir included) holding .git, a directory or a
-// worktree's file; "" when there is none.
+// worktree's file; "" when there is none. An empty .git directory below another repository
+// is passed over, as git passes over it: it is what the shell's sandbox leaves where a
+// workspace inside a repository had no .git (docs/sandbox.md, "Covered when missing"), and
+// the enclosing repository stays the project root.
 func ProjectRoot(dir string) string {
 	for d := filepath.Clean(dir); ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if up := filepath.Dir(d); !emptyDir(filepath.Join(d, ".git")) || up == d {
+				return d
+			} else if root := ProjectRoot(up); root != "" {
+				return root
+			}
 			return d
 		}
 		up := filepath.Dir(d)
@@ -67,6 +75,12 @@ func ProjectRoot(dir string) string {
 		}
 		d = up
 	}
+}
+
+// emptyDir reports whether p is a directory with nothing in it.
+func emptyDir(p string) bool {
+	entries, err := os.ReadDir(p)
+	return err == nil && len(entries) == 0
 }
 
 // discover finds every layer file the options name, in layer order, and what exists.

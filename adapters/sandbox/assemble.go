@@ -26,7 +26,8 @@ type Request struct {
 	// every command is refused.
 	WorkspaceGone bool
 	// Own are Zuno's own files as the host resolved them: protected (most hidden) in every
-	// mode, with the defaults and sandbox.protectedPaths (sandbox.Protections).
+	// mode, with the defaults and sandbox.protectedPaths (sandbox.Protections). Assemble adds
+	// git's places (GitPaths) for the workspace and Own.Repository.
 	Own sandbox.Locations
 }
 
@@ -61,6 +62,10 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 		platform = runtime.GOOS
 	}
 	dreq := sandbox.Request{ReadOnlyAgent: req.ReadOnlyAgent, Platform: platform}
+	if !req.WorkspaceGone {
+		// Gathered per assembly, so a repository the user changed since is seen as it is now.
+		req.Own.Git = append(req.Own.Git, GitPaths(req.Workspace, req.Own.Repository)...)
+	}
 	sess := Session{Protected: sandbox.Protections(cfg, req.Own)}
 	if sandbox.NeedsProbe(cfg, dreq) {
 		st := probe.Check(ctx)

@@ -27,8 +27,10 @@ func (Native) Wrap(argv []string, dir string) ([]string, error) { return argv, n
 type Bubblewrap struct {
 	path      string
 	workspace string
-	prefix    []string // every option before --chdir
+	prefix    []string // every option before the protected paths' mounts
 	filter    []byte   // the network-deny system-call filter; nil under network allow
+	protected []sandbox.Protection
+	writable  []string // the writable mounts, resolved
 }
 
 // namespaceArgs are the namespace options of every sandboxed command and of the capability
@@ -71,10 +73,11 @@ type FileLauncher interface {
 // network deny the host's runtime socket directories are hidden behind empty tmpfs mounts
 // and a system-call filter refuses network sockets and connect(2) (seccomp.go); the
 // workspace (and, for workspace-write, each writable root) is bound after them, writable
-// only in workspace-write; then each existing path of protected (sandbox.Protections: the
-// defaults, Zuno's own files and sandbox.protectedPaths) is re-bound read-only, or hidden,
-// after all of them, its ancestors inside a writable root pinned as mount points first
-// (pinArgs). Paths are resolved through symbolic links, because bwrap binds the target.
+// only in workspace-write; then, per command (protectedArgs), each existing path of protected
+// (sandbox.Protections: the defaults, git's places, Zuno's own files and
+// sandbox.protectedPaths) is re-bound read-only, or hidden, and a missing one covered when it
+// asks to be, after all of them, its ancestors inside a writable root pinned as mount points
+// first (pinArgs). Paths are resolved through symbolic links, because bwrap binds the target.
 func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string, protected []sandbox.Protection) (*Bubblewrap, error) {
 	if res.ResolutionKind != sandbox.KindConfined {
 		return nil, fmt.Errorf("sandbox: resolution %s is not confined; use Native", res.ResolutionKind)
@@ -116,20 +119,34 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string, pr
 	default:
 		return nil, fmt.Errorf("sandbox: cannot confine authority %q", res.EffectiveAuthority)
 	}
-	mounts, err := protectedMounts(protected, ws)
+	b := &Bubblewrap{path: launcher, workspace: ws, prefix: args, filter: filter, protected: protected, writable: writable}
+	if _, err := b.protectedArgs(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// protectedArgs mount the protected paths as they are when a command starts (not when the
+// session was assembled): an existing one re-bound read-only or hidden, a missing one
+// covered or skipped, its ancestors inside a writable root pinned as mount points first
+// (pinArgs). A path the user makes on the host during the session (git init) is then bound,
+// not covered.
+func (b *Bubblewrap) protectedArgs() ([]string, error) {
+	mounts, err := protectedMounts(b.protected, b.workspace, b.writable)
 	if err != nil {
 		return nil, err
 	}
+	var args []string
 	var reals []string
 	for _, m := range mounts {
 		reals = append(reals, m.real)
 	}
-	args = append(args, pinArgs(reals, writable)...)
+	args = append(args, pinArgs(reals, b.writable)...)
 	// Read-only binds first, hiding mounts last: a hidden path below a protected one (the
 	// data directory inside a protected configuration directory) stays hidden.
 	for _, m := range mounts {
 		if !m.hidden {
-			args = append(args, "--ro-bind", m.real, m.real)
+			args = append(args, m.readOnly()...)
 		}
 	}
 	for _, m := range mounts {
@@ -137,14 +154,32 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string, pr
 			args = append(args, m.hide()...)
 		}
 	}
-	return &Bubblewrap{path: launcher, workspace: ws, prefix: args, filter: filter}, nil
+	return args, nil
 }
 
-// protectedMount is one existing protected path, resolved.
+// protectedMount is one existing protected path, resolved, or a missing one covered.
 type protectedMount struct {
 	real   string
 	hidden bool
 	dir    bool
+	// cover: the path is missing and the sandbox creates it, empty and read-only
+	// (sandbox.CoverDir, sandbox.CoverFile).
+	cover string
+}
+
+// readOnly keeps a protected path from being changed: an existing one re-bound read-only, a
+// missing one covered by an empty read-only directory (tmpfs) or file (/dev/null), so a
+// command cannot create it. bwrap makes the cover's mount point on the host, where it stays
+// empty: git takes an empty .git directory for no repository (it looks further up), an
+// empty hooks directory for no hooks, an empty file for no configuration.
+func (m protectedMount) readOnly() []string {
+	switch m.cover {
+	case sandbox.CoverDir:
+		return []string{"--tmpfs", m.real, "--remount-ro", m.real}
+	case sandbox.CoverFile:
+		return []string{"--ro-bind", "/dev/null", m.real}
+	}
+	return []string{"--ro-bind", m.real, m.real}
 }
 
 // hide covers a hidden path inside the sandbox: a directory by an empty tmpfs remounted
@@ -158,10 +193,11 @@ func (m protectedMount) hide() []string {
 	return []string{"--ro-bind", "/dev/null", m.real}
 }
 
-// protectedMounts resolves each protection that exists; a missing one is skipped, because
-// binding would create it on the host (docs/sandbox.md, "Deviations and limits"). The same
-// real path listed twice is mounted once, hidden when any listing hides it.
-func protectedMounts(protected []sandbox.Protection, ws string) ([]protectedMount, error) {
+// protectedMounts resolves each protection that exists. A missing one is covered when it
+// asks to be (Protection.Cover) and a writable mount holds it (coverMount); otherwise it is
+// skipped, because binding would create it on the host (docs/sandbox.md, "Deviations and
+// limits"). The same real path listed twice is mounted once, hidden when any listing hides it.
+func protectedMounts(protected []sandbox.Protection, ws string, writable []string) ([]protectedMount, error) {
 	var out []protectedMount
 	index := map[string]int{}
 	for _, p := range protected {
@@ -174,6 +210,12 @@ func protectedMounts(protected []sandbox.Protection, ws string) ([]protectedMoun
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if errors.Is(err, os.ErrNotExist) {
+			if m, ok := coverMount(abs, p.Cover, writable); ok && !p.Hidden {
+				if _, dup := index[m.real]; !dup {
+					index[m.real] = len(out)
+					out = append(out, m)
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -191,6 +233,41 @@ func protectedMounts(protected []sandbox.Protection, ws string) ([]protectedMoun
 		out = append(out, protectedMount{real: real, hidden: p.Hidden, dir: fi.IsDir()})
 	}
 	return withoutHiddenBelow(out), nil
+}
+
+// coverMount is the cover of the missing path abs: its first missing component (the path
+// itself, or the directory that would hold it) below its deepest existing ancestor, resolved,
+// when that ancestor lies in a writable mount. A command can then create neither the path
+// nor a directory holding it.
+func coverMount(abs, cover string, writable []string) (protectedMount, bool) {
+	if cover == "" {
+		return protectedMount{}, false
+	}
+	first := abs
+	for {
+		up := filepath.Dir(first)
+		if up == first {
+			return protectedMount{}, false
+		}
+		if _, err := os.Lstat(up); err == nil {
+			break
+		}
+		first, cover = up, sandbox.CoverDir
+	}
+	if _, err := os.Lstat(first); err == nil {
+		return protectedMount{}, false // a dangling link: bwrap would create its target
+	}
+	parent, err := realDir(filepath.Dir(first))
+	if err != nil {
+		return protectedMount{}, false
+	}
+	real := filepath.Join(parent, filepath.Base(first))
+	for _, w := range writable {
+		if within(w, parent) {
+			return protectedMount{real: real, cover: cover, dir: cover == sandbox.CoverDir}, true
+		}
+	}
+	return protectedMount{}, false
 }
 
 // withoutHiddenBelow drops the mounts inside a hidden directory: the directory's empty
@@ -336,9 +413,14 @@ func (b *Bubblewrap) wrap(argv []string, dir string, extra []string) ([]string, 
 	if dir == "" {
 		dir = b.workspace
 	}
-	out := make([]string, 0, len(b.prefix)+len(extra)+len(argv)+5)
+	protected, err := b.protectedArgs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(b.prefix)+len(protected)+len(extra)+len(argv)+5)
 	out = append(out, b.path)
 	out = append(out, b.prefix...)
+	out = append(out, protected...)
 	out = append(out, extra...)
 	out = append(out, "--chdir", dir, "--")
 	return append(out, argv...), nil

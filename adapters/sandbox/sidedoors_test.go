@@ -376,3 +376,207 @@ func write(t *testing.T, p, content string) {
 		t.Fatal(err)
 	}
 }
+
+// gitPointed are repositories whose configuration or layout points git somewhere besides the
+// work tree's .git (REVIEW25 findings 1, 2, 3 and 9): setup shapes the host's repository
+// (as the user would), command is the agent's plant (%[1]s the marker), want the paths
+// (relative to the base) the protections must list.
+var gitPointed = []struct {
+	name    string
+	setup   func(t *testing.T, z *zunoFiles)
+	command string
+	want    []string
+}{
+	{"core.hooksPath into the work tree (finding 1)", func(t *testing.T, z *zunoFiles) {
+		write(t, filepath.Join(z.ws, ".husky", "pre-commit"), "#!/bin/sh\nexit 0\n")
+		os.Chmod(filepath.Join(z.ws, ".husky", "pre-commit"), 0o755)
+		gitIn(t, z.ws, "config", "core.hooksPath", ".husky")
+	}, `printf '#!/bin/sh\ntouch %[1]s\n' > .husky/pre-commit`, []string{"ws/.husky"}},
+	{"core.hooksPath not made yet (finding 1)", func(t *testing.T, z *zunoFiles) {
+		gitIn(t, z.ws, "config", "core.hooksPath", "tools/hooks")
+	}, `mkdir -p tools/hooks && printf '#!/bin/sh\ntouch %[1]s\n' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit`,
+		[]string{"ws/tools/hooks"}},
+	{"include.path into the work tree (finding 1)", func(t *testing.T, z *zunoFiles) {
+		write(t, filepath.Join(z.ws, ".gitconfig.shared"), "[user]\n\tname = u\n")
+		gitIn(t, z.ws, "config", "include.path", "../.gitconfig.shared")
+	}, `printf '[core]\n\tfsmonitor = "touch %[1]s; false"\n' >> .gitconfig.shared`, []string{"ws/.gitconfig.shared"}},
+	{"includeIf.*.path not made yet (finding 1)", func(t *testing.T, z *zunoFiles) {
+		gitIn(t, z.ws, "config", "includeIf.onbranch:master.path", "../.gitconfig.branch")
+		gitIn(t, z.ws, "config", "includeIf.onbranch:main.path", "../.gitconfig.branch")
+	}, `printf '[core]\n\tfsmonitor = "touch %[1]s; false"\n' > .gitconfig.branch`, []string{"ws/.gitconfig.branch"}},
+	{"separate git dir in the workspace, config (finding 2)", separateGitDir,
+		`git config core.fsmonitor "touch %[1]s; false"`, []string{"ws/.bare"}},
+	{"separate git dir in the workspace, hook (finding 2)", separateGitDir,
+		`printf '#!/bin/sh\ntouch %[1]s\n' > .bare/hooks/pre-commit; chmod +x .bare/hooks/pre-commit`, []string{"ws/.bare"}},
+	{"relative gitdir: in a .git file (finding 2)", func(t *testing.T, z *zunoFiles) {
+		os.Rename(filepath.Join(z.ws, ".git"), filepath.Join(z.ws, "meta"))
+		write(t, filepath.Join(z.ws, ".git"), "gitdir: meta\n")
+	}, `git config core.fsmonitor "touch %[1]s; false"; printf '#!/bin/sh\ntouch %[1]s\n' > meta/hooks/pre-commit; chmod +x meta/hooks/pre-commit`,
+		[]string{"ws/meta"}},
+	{"submodule .git repointed (finding 3)", submodule,
+		`cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && ` +
+			`git config -f evil/config core.fsmonitor "touch %[1]s; false" && echo "gitdir: ../evil" > sub/.git`,
+		[]string{"ws/sub/.git"}},
+	{"a command the configuration names by a path (finding 1)", func(t *testing.T, z *zunoFiles) {
+		write(t, filepath.Join(z.ws, "tools", "fsmon.sh"), "#!/bin/sh\nexit 1\n")
+		os.Chmod(filepath.Join(z.ws, "tools", "fsmon.sh"), 0o755)
+		gitIn(t, z.ws, "config", "core.fsmonitor", "tools/fsmon.sh")
+	}, `printf '#!/bin/sh\ntouch %[1]s\nexit 1\n' > tools/fsmon.sh`, []string{"ws/tools/fsmon.sh"}},
+	{"submodule not checked out, .git made (finding 3)", func(t *testing.T, z *zunoFiles) {
+		submodule(t, z)
+		os.Remove(filepath.Join(z.ws, "sub", ".git"))
+		os.Remove(filepath.Join(z.ws, "sub", "f"))
+	}, `cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && ` +
+		`git config -f evil/config core.fsmonitor "touch %[1]s; false" && echo "gitdir: ../evil" > sub/.git`,
+		[]string{"ws/sub/.git"}},
+	{"nested repository the user works in (finding 3)", func(t *testing.T, z *zunoFiles) {
+		gitIn(t, z.ws, "init", "-q", "vendor/lib")
+		gitIn(t, filepath.Join(z.ws, "vendor", "lib"), "commit", "-q", "--allow-empty", "-m", "lib")
+	}, `git -C vendor/lib config core.fsmonitor "touch %[1]s; false"; ` +
+		`printf '#!/bin/sh\ntouch %[1]s\n' > vendor/lib/.git/hooks/pre-commit; chmod +x vendor/lib/.git/hooks/pre-commit`,
+		[]string{"ws/vendor/lib/.git"}},
+	{"workspace below a repository, git init (finding 9)", func(t *testing.T, z *zunoFiles) {
+		os.RemoveAll(filepath.Join(z.ws, ".git"))
+		gitIn(t, z.base, "init", "-q", ".")
+		gitIn(t, z.base, "commit", "-q", "--allow-empty", "-m", "outer")
+		z.own.Repository = z.base
+	}, `git init -q . && git config core.fsmonitor "touch %[1]s; false"`, []string{".git"}},
+	{"workspace not a repository, git init (finding 9)", func(t *testing.T, z *zunoFiles) {
+		os.RemoveAll(filepath.Join(z.ws, ".git"))
+	}, `git init -q . && git config core.fsmonitor "touch %[1]s; false"`, nil},
+}
+
+// separateGitDir is git init --separate-git-dir=.bare: .git is a file naming <ws>/.bare.
+func separateGitDir(t *testing.T, z *zunoFiles) {
+	os.RemoveAll(filepath.Join(z.ws, ".git"))
+	gitIn(t, z.ws, "init", "-q", "--separate-git-dir="+filepath.Join(z.ws, ".bare"), ".")
+}
+
+// submodule adds a submodule sub (sub/.git: gitdir: ../.git/modules/sub).
+func submodule(t *testing.T, z *zunoFiles) {
+	src := filepath.Join(z.base, "subsrc")
+	write(t, filepath.Join(src, "f"), "f\n")
+	gitIn(t, src, "init", "-q", ".")
+	gitIn(t, src, "add", "-A")
+	gitIn(t, src, "commit", "-qm", "sub")
+	gitIn(t, z.ws, "-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "sub")
+	gitIn(t, z.ws, "commit", "-qm", "with sub")
+}
+
+// Findings 1, 2, 3 and 9 through the shell: each plant first shown to run the agent's code
+// unprotected (the control), then, confined, the user's git status, add and commit on the
+// host run nothing, and the protections list the place with why.
+func TestSideDoorsGitPointedElsewhereRunsNothing(t *testing.T) {
+	requireBwrap(t)
+	for _, row := range gitPointed {
+		t.Run(row.name, func(t *testing.T) {
+			for _, protected := range []bool{false, true} {
+				z := layoutFiles(t, false)
+				gitIn(t, z.ws, "commit", "-q", "--allow-empty", "-m", "first")
+				row.setup(t, &z)
+				marker := filepath.Join(z.base, "MARKER")
+				sess := adsandbox.Session{Launcher: adsandbox.Native{}}
+				if protected {
+					sess = protectedSession(t, z, "")
+					for _, w := range row.want {
+						if !lists(sess.Protected, filepath.Join(z.base, w), z.ws) {
+							t.Errorf("the protections do not list %s: %+v", w, sess.Protected)
+						}
+					}
+				}
+				res := runIn(t, sess, z.ws, fmt.Sprintf(row.command, marker), gitEnv(z.base)...)
+				userRunsGit(t, z.ws)
+				if lib := filepath.Join(z.ws, "vendor", "lib"); strings.Contains(row.command, "vendor/lib") {
+					userRunsGit(t, lib)
+				}
+				_, err := os.Stat(marker)
+				switch {
+				case protected && err == nil:
+					t.Errorf("the user's git ran code the agent planted (%q)", res.Output)
+				case !protected && err != nil:
+					t.Errorf("control: the plant does not work even unprotected, so the row proves nothing (%q)", res.Output)
+				}
+			}
+		})
+	}
+}
+
+// lists reports whether list protects p (a path listed, or one above it).
+func lists(list []adsandbox.Protection, p, ws string) bool {
+	real := p
+	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		real = filepath.Join(r, filepath.Base(p))
+	}
+	_, ok := sandbox.Guard(list, ws, filepath.ToSlash(real), true)
+	return ok
+}
+
+// Finding 9's cover: where the workspace has no .git the sandbox leaves an empty .git
+// directory on the host (its mount point), which git passes over: in a workspace below a
+// repository the user's git still works on the enclosing one, and one that is no
+// repository is still none.
+func TestSideDoorsMissingGitLeavesAnEmptyDirectoryGitIgnores(t *testing.T) {
+	requireBwrap(t)
+	for _, enclosed := range []bool{true, false} {
+		z := layoutFiles(t, false)
+		os.RemoveAll(filepath.Join(z.ws, ".git"))
+		if enclosed {
+			gitIn(t, z.base, "init", "-q", ".")
+			z.own.Repository = z.base
+		}
+		sess := protectedSession(t, z, "")
+		out := attack(t, sess, z.ws, "git init -q . ; mkdir .git/hooks; touch .git/config; rmdir .git; mv .git g; ls -A .git | wc -l")
+		if !strings.HasSuffix(out, "\n0\n") {
+			t.Errorf("enclosed=%v: the agent changed the covered .git: %q", enclosed, out)
+		}
+		entries, err := os.ReadDir(filepath.Join(z.ws, ".git"))
+		if err != nil || len(entries) != 0 {
+			t.Errorf("enclosed=%v: the host's .git is not an empty directory: %v %v", enclosed, entries, err)
+		}
+		cmd := exec.Command("git", "-C", z.ws, "rev-parse", "--show-toplevel")
+		cmd.Env = gitEnv(z.base)
+		top, err := cmd.Output()
+		switch {
+		case enclosed && (err != nil || strings.TrimSpace(string(top)) != z.base):
+			t.Errorf("git in the workspace no longer finds the enclosing repository: %q %v", top, err)
+		case !enclosed && err == nil:
+			t.Errorf("git takes the empty .git for a repository: %q", top)
+		}
+	}
+}
+
+// GitPaths on the places the end-to-end rows do not reach: a linked worktree (its .git file
+// names <main>/.git/worktrees/<name>, whose commondir is the main .git), core.attributesFile,
+// an include's own include, and a git directory outside the workspace. Each listed with why.
+func TestGitPathsListsWhatGitReads(t *testing.T) {
+	base := hostDir(t)
+	main, ws := filepath.Join(base, "main"), filepath.Join(base, "wt")
+	gitIn(t, base, "init", "-q", "main")
+	gitIn(t, main, "commit", "-q", "--allow-empty", "-m", "first")
+	gitIn(t, main, "worktree", "add", "-q", ws)
+	gitIn(t, main, "config", "core.attributesFile", "attrs/global")
+	write(t, filepath.Join(main, ".git", "one.cfg"), "[include]\n\tpath = two.cfg\n")
+	write(t, filepath.Join(main, ".git", "two.cfg"), "[user]\n\tname = u\n")
+	gitIn(t, main, "config", "include.path", "one.cfg")
+	list := adsandbox.GitPaths(ws, "")
+	got := map[string]string{}
+	for _, g := range list {
+		if g.Why == "" || !filepath.IsAbs(g.Path) {
+			t.Errorf("%+v: no why, or not absolute", g)
+		}
+		got[g.Path] = g.Why
+	}
+	realMain, _ := filepath.EvalSymlinks(main)
+	realWs, _ := filepath.EvalSymlinks(ws)
+	for _, want := range []string{
+		filepath.Join(realMain, ".git", "worktrees", "wt"), // gitdir:
+		filepath.Join(realMain, ".git"),                    // commondir
+		filepath.Join(realWs, "attrs", "global"),           // core.attributesFile, relative to the work tree
+		filepath.Join(realMain, ".git", "one.cfg"),         // include.path
+		filepath.Join(realMain, ".git", "two.cfg"),         // its include
+	} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("GitPaths does not list %s: %v", want, got)
+		}
+	}
+}

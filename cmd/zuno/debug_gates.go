@@ -211,8 +211,12 @@ func printProtected(w io.Writer, r sandboxReport) {
 	fmt.Fprintln(tw, "  PATH\tAS\tSOURCE\tWHY")
 	for _, p := range r.Protected {
 		as := "read-only"
-		if p.Hidden {
+		switch {
+		case p.Hidden:
 			as = "hidden"
+		case p.Cover != "":
+			// Covered in workspace-write when missing (docs/sandbox.md, "Covered when missing").
+			as = "read-only, covered if missing"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Path, as, p.Source, p.Why)
 	}

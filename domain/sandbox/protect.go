@@ -25,6 +25,16 @@ const (
 	SourceDefault = "default" // built in: git's and Zuno's files in every workspace
 	SourceData    = "data"    // Zuno's own files outside the workspace, as the host resolved them
 	SourceConfig  = "config"  // sandbox.protectedPaths
+	SourceGit     = "git"     // where the repository's .git and configuration point git, as the host found it
+)
+
+// What the shell's sandbox puts at a protected path that is missing inside a writable mount
+// (Protection.Cover), so a command cannot create it there (docs/sandbox.md, "Protected by
+// default"). The mount point stays on the host, empty: git takes an empty .git directory for
+// no repository, an empty hooks directory for no hooks, an empty file for no configuration.
+const (
+	CoverDir  = "dir"
+	CoverFile = "file"
 )
 
 // Protection is one path the agent may not change through any door (the shell's sandbox and
@@ -35,6 +45,9 @@ type Protection struct {
 	// Hidden: Zuno's secrets and log, invisible to the agent, not just read-only.
 	Hidden bool   `json:"hidden"`
 	Source string `json:"source"`
+	// Cover, when the path is missing, is what the shell's sandbox mounts there (CoverDir,
+	// CoverFile; "" for nothing): a path git would read once it exists.
+	Cover string `json:"cover,omitempty"`
 	// Why says what an agent's change (or read) would do, for the refusal and debug sandbox.
 	Why string `json:"why"`
 }
@@ -58,13 +71,26 @@ type Locations struct {
 	// Anchor is the anchor file zuno verify compares and records (--anchor): only
 	// OutsideWorkspace reads it, since Zuno learns it per verify.
 	Anchor string `json:"anchor,omitempty"`
+	// Git are the places besides the work tree's .git that git on the host runs or reads
+	// configuration from, as the host found them (adapters/sandbox.GitPaths): the git
+	// directory a .git file points to, the files and directories the configuration names
+	// (core.hooksPath, include.path, core.attributesFile, commands), submodules' .git.
+	Git []GitPath `json:"git,omitempty"`
+}
+
+// GitPath is one place git reads or runs, absolute, clean and resolved.
+type GitPath struct {
+	Path  string `json:"path"`
+	Cover string `json:"cover,omitempty"`
+	Why   string `json:"why"`
 }
 
 // Why each default is protected (docs/sandbox.md, "Protected by default").
 const (
 	whyGit = "git runs hooks and reads its configuration (core.hooksPath, core.fsmonitor, filters, aliases) from .git " +
 		"when the user next runs git on the host, outside any sandbox; a .git file (a worktree or submodule pointer) " +
-		"would point git at a directory of the agent's choosing"
+		"would point git at a directory of the agent's choosing; where the workspace has none, an empty read-only .git stands " +
+		"in its place, so a command cannot make one"
 	whyZuno = "Zuno's project configuration: a change here loosens the gates of the next session; reports are " +
 		"published under .zuno/reports only by report_write"
 	whyProject = "the project configuration layer: the next session reads it"
@@ -91,7 +117,7 @@ var dbSuffixes = []string{"", "-wal", "-shm", "-journal"}
 // configured sandbox.protectedPaths.
 func Protections(cfg Config, own Locations) []Protection {
 	out := []Protection{
-		{Path: ".git", Source: SourceDefault, Why: whyGit},
+		{Path: ".git", Source: SourceDefault, Cover: CoverDir, Why: whyGit},
 		{Path: ".zuno", Source: SourceDefault, Why: whyZuno},
 		{Path: "zuno.json", Source: SourceDefault, Why: whyProject},
 		{Path: "zuno.jsonc", Source: SourceDefault, Why: whyProject},
@@ -99,6 +125,11 @@ func Protections(cfg Config, own Locations) []Protection {
 	if own.Repository != "" {
 		for _, d := range out[:4] {
 			out = append(out, Protection{Path: path.Join(own.Repository, d.Path), Source: SourceDefault, Why: d.Why + " (the repository the workspace lies in)"})
+		}
+	}
+	for _, g := range own.Git {
+		if g.Path != "" {
+			out = append(out, Protection{Path: path.Clean(g.Path), Source: SourceGit, Cover: g.Cover, Why: g.Why})
 		}
 	}
 	if own.DataDir != "" {

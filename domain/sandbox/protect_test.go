@@ -231,3 +231,38 @@ func TestProtectionsOfTheEnclosingRepository(t *testing.T) {
 		}
 	}
 }
+
+// Git's places the host found (Locations.Git) join the one list with source git, their
+// cover and why, and the guard refuses a write below each; the workspace's .git asks to be
+// covered when missing (docs/sandbox.md, "Covered when missing").
+func TestProtectionsOfGitsPlaces(t *testing.T) {
+	list := sandbox.Protections(sandbox.Config{}, sandbox.Locations{Git: []sandbox.GitPath{
+		{Path: "/ws/.husky", Cover: sandbox.CoverDir, Why: "git runs the hooks there"},
+		{Path: "/ws/.bare", Why: "the git directory /ws/.git points to"},
+		{Path: "", Why: "ignored"},
+	}})
+	found := 0
+	for _, p := range list {
+		switch {
+		case p.Path == ".git" && p.Cover != sandbox.CoverDir:
+			t.Errorf(".git is not covered when missing: %+v", p)
+		case p.Source == sandbox.SourceGit:
+			found++
+			if p.Why == "" || p.Hidden {
+				t.Errorf("%+v: no why, or hidden", p)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d git places listed, want 2: %+v", found, list)
+	}
+	for p, want := range map[string]bool{"/ws/.husky/pre-commit": true, "/ws/.bare/config": true, "/ws/.bare": true,
+		"/ws/.huskyx": false, "/ws/src/main.go": false} {
+		if _, got := sandbox.Guard(list, "/ws", p, true); got != want {
+			t.Errorf("%s: protected %v, want %v", p, got, want)
+		}
+		if _, got := sandbox.Guard(list, "/ws", p, false); got {
+			t.Errorf("%s: hidden from reads", p)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -311,4 +312,106 @@ func TestSideDoorsFileToolsEnclosingRepository(t *testing.T) {
 		t.Error("a refused call changed files")
 	}
 	want(t, callIn(t, s, tools.NameWrite, "", args("path", "new.go", "content", "package main\n")), tools.OutcomeCompleted, "")
+}
+
+// REVIEW25 findings 1, 2, 3 and 9 through the file tools: the places a repository's layout
+// and configuration point git at (adsandbox.GitPaths, in the one list) are refused by write
+// as .git is. Each row first shown to run the agent's code without the protections (the
+// control); then refused, and the user's git status, add and commit run nothing.
+func TestSideDoorsFileToolsGitPointedElsewhere(t *testing.T) {
+	type file struct{ path, content string }
+	fsm := func(z sideDoors) string { return "[core]\n\tfsmonitor = \"touch " + z.marker + "; false\"\n" }
+	rows := []struct {
+		name  string
+		setup func(t *testing.T, z sideDoors) (repository string)
+		plant func(z sideDoors) []file
+	}{
+		{"core.hooksPath into the work tree (finding 1)", func(t *testing.T, z sideDoors) string {
+			put(t, z.ws, ".husky/pre-commit", "#!/bin/sh\nexit 0\n")
+			os.Chmod(filepath.Join(z.ws, ".husky", "pre-commit"), 0o755)
+			hostGit(t, z.ws, "config", "core.hooksPath", ".husky")
+			return ""
+		}, func(z sideDoors) []file { return []file{{".husky/pre-commit", hook(z.marker)}} }},
+		{"include.path into the work tree (finding 1)", func(t *testing.T, z sideDoors) string {
+			put(t, z.ws, ".gitconfig.shared", "[user]\n\tname = u\n")
+			hostGit(t, z.ws, "config", "include.path", "../.gitconfig.shared")
+			return ""
+		}, func(z sideDoors) []file { return []file{{".gitconfig.shared", fsm(z)}} }},
+		{"includeIf.*.path not made yet (finding 1)", func(t *testing.T, z sideDoors) string {
+			hostGit(t, z.ws, "config", "includeIf.onbranch:master.path", "../.gitconfig.branch")
+			hostGit(t, z.ws, "config", "includeIf.onbranch:main.path", "../.gitconfig.branch")
+			return ""
+		}, func(z sideDoors) []file { return []file{{".gitconfig.branch", fsm(z)}} }},
+		{"separate git dir in the workspace (finding 2)", func(t *testing.T, z sideDoors) string {
+			os.RemoveAll(filepath.Join(z.ws, ".git"))
+			hostGit(t, z.ws, "init", "-q", "--separate-git-dir="+filepath.Join(z.ws, ".bare"), ".")
+			return ""
+		}, func(z sideDoors) []file {
+			return []file{{".bare/config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n" + fsm(z)}}
+		}},
+		{"submodule .git repointed (finding 3)", func(t *testing.T, z sideDoors) string {
+			src := filepath.Join(z.base, "subsrc")
+			put(t, src, "f", "f\n")
+			hostGit(t, src, "init", "-q", ".")
+			hostGit(t, src, "add", "-A")
+			hostGit(t, src, "commit", "-qm", "sub")
+			hostGit(t, z.ws, "-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "sub")
+			hostGit(t, z.ws, "commit", "-qm", "with sub")
+			// What a sandboxed shell may leave outside the protected paths: a copy of the
+			// submodule's git directory running the agent's fsmonitor.
+			if out, err := exec.Command("cp", "-r", filepath.Join(z.ws, ".git", "modules", "sub"), filepath.Join(z.ws, "evil")).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v %s", err, out)
+			}
+			hostGit(t, z.ws, "config", "-f", "evil/config", "core.worktree", "../sub")
+			hostGit(t, z.ws, "config", "-f", "evil/config", "core.fsmonitor", "touch "+z.marker+"; false")
+			return ""
+		}, func(z sideDoors) []file { return []file{{"sub/.git", "gitdir: ../evil\n"}} }},
+		{"workspace below a repository, a .git made by write (finding 9)", func(t *testing.T, z sideDoors) string {
+			os.RemoveAll(filepath.Join(z.ws, ".git"))
+			hostGit(t, z.base, "init", "-q", ".")
+			return z.base
+		}, func(z sideDoors) []file {
+			return []file{{".git/HEAD", "ref: refs/heads/main\n"}, {".git/objects/info/x", ""}, {".git/refs/heads/x", ""},
+				{".git/config", "[core]\n\trepositoryformatversion = 0\n" + fsm(z)}}
+		}},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			for _, protected := range []bool{false, true} {
+				z := newSideDoors(t, "", false)
+				repository := r.setup(t, z)
+				var list []sandbox.Protection
+				if protected {
+					list = sandbox.Protections(sandbox.Config{}, sandbox.Locations{Repository: repository,
+						Git: adsandbox.GitPaths(z.ws, repository)})
+				}
+				s, err := New(Config{Root: z.ws, ArtifactDir: filepath.Join(z.base, "a"), SessionID: testSession, Protected: list})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var refused []string
+				for _, f := range r.plant(z) {
+					if _, err := os.Lstat(filepath.Join(z.ws, f.path)); err == nil {
+						callIn(t, s, tools.NameRead, "", args("path", f.path))
+					}
+					res := callIn(t, s, tools.NameWrite, "", args("path", f.path, "content", f.content))
+					if res.ErrorCode == sandbox.CodeProtectedPath {
+						refused = append(refused, f.path)
+					} else if protected && res.Outcome != tools.OutcomeCompleted {
+						t.Logf("write %s: %s/%q", f.path, res.Outcome, res.ErrorCode)
+					}
+				}
+				for _, g := range [][]string{{"status"}, {"add", "-A"}, {"commit", "-qm", "next"}, {"status", "--porcelain"}} {
+					userGit(z.ws, g...).Run()
+				}
+				_, err = os.Stat(z.marker)
+				switch {
+				case protected && (err == nil || len(refused) == 0):
+					t.Errorf("protected: refused %v, marker made: %v", refused, err == nil)
+				case !protected && err != nil:
+					t.Errorf("control: the plant did not run, so the row proves nothing (refused %v)", refused)
+				}
+			}
+		})
+	}
 }

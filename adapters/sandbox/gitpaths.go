@@ -1,0 +1,315 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zuno-run/zuno/domain/sandbox"
+)
+
+// Bounds of the host's look at git (GitPaths): a repository too large for them keeps the
+// protections found within them (docs/sandbox.md, "Protected by default").
+const (
+	gitTimeout      = 10 * time.Second
+	gitWalkEntries  = 20000 // directory entries visited looking for nested .git
+	gitNestedRepos  = 64    // submodules and nested repositories scanned
+	gitIncludeDepth = 8     // include.path followed this deep
+)
+
+// GitPaths finds on the host every place besides a work tree's own .git that git, run by
+// the user in ws or in the repository enclosing it (repository, "" for none), executes or
+// reads configuration from (docs/sandbox.md, "Protected by default"):
+//   - the git directory a .git file points to (gitdir:, relative to the file's directory) and
+//     its commondir;
+//   - every configuration file git reads (each origin git config --show-origin names), each
+//     include.path and includeIf.*.path (relative to the including file's directory, followed
+//     even when the condition does not hold now), core.hooksPath (relative to the work tree),
+//     core.attributesFile, and each command the configuration names by a path;
+//   - each submodule's and nested repository's .git (gitlinks of the index, and .git entries
+//     found by a bounded walk), scanned the same way: git status at the top runs git in them.
+//
+// The configuration is read by the real git (git config --list --show-origin --includes),
+// not a parser of ours: git alone knows its quoting, its includes and its conditions, and
+// reading configuration runs nothing (no hook, no fsmonitor). Nothing here fails: what cannot
+// be read is not listed, and the .git defaults still stand.
+func GitPaths(ws, repository string) []sandbox.GitPath {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	g := &gitScan{ctx: ctx, seen: map[string]bool{}, scanned: map[string]bool{}}
+	for _, root := range []string{repository, ws} {
+		if root != "" {
+			g.repo(root, "")
+		}
+	}
+	g.nested(ws)
+	return g.out
+}
+
+type gitScan struct {
+	ctx     context.Context
+	out     []sandbox.GitPath
+	seen    map[string]bool // paths listed
+	scanned map[string]bool // configuration files and work trees read
+	repos   int
+}
+
+func (g *gitScan) add(p, cover, why string) {
+	p = resolved(p)
+	if p == "" || g.seen[p] {
+		return
+	}
+	g.seen[p] = true
+	g.out = append(g.out, sandbox.GitPath{Path: filepath.ToSlash(p), Cover: cover, Why: why})
+}
+
+// repo scans the work tree root: its .git (listed unless it is the workspace's own, which
+// the defaults protect), the git directory it points to, the configuration, and gitlinks.
+func (g *gitScan) repo(root, dotgitWhy string) {
+	root = resolved(root)
+	if root == "" || g.scanned[root] || g.repos >= gitNestedRepos {
+		return
+	}
+	g.scanned[root], g.repos = true, g.repos+1
+	dotgit := filepath.Join(root, ".git")
+	if dotgitWhy != "" {
+		g.add(dotgit, sandbox.CoverDir, dotgitWhy)
+	}
+	gitdir := dotgit
+	if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() {
+		gitdir = gitFileTarget(dotgit)
+		if gitdir == "" {
+			return
+		}
+		g.add(gitdir, "", "the git directory "+dotgit+" points to (gitdir:): git runs its hooks and reads its configuration "+
+			"when the user runs git in "+root)
+	}
+	common := gitdir
+	if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		common = relativeTo(gitdir, strings.TrimSpace(string(b)))
+		g.add(common, "", "the common git directory of "+gitdir+" (commondir): its hooks and configuration are the repository's")
+	}
+	g.config(root, []string{"-C", root, "config", "--list"}, 0)
+	for _, f := range []string{filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree")} {
+		g.configFile(root, f, 0)
+	}
+	g.gitlinks(root, gitdir)
+}
+
+// configFile reads one configuration file with its includes (followed or not).
+func (g *gitScan) configFile(root, file string, depth int) {
+	if depth > gitIncludeDepth || g.scanned[file] {
+		return
+	}
+	g.scanned[file] = true
+	if _, err := os.Stat(file); err != nil {
+		return
+	}
+	g.config(root, []string{"config", "--file", file, "--list"}, depth)
+}
+
+// config lists the configuration git reads with args (--show-origin --includes -z added)
+// and protects what it names. The environment keeps the user's global and system files, so
+// what they include is listed too.
+func (g *gitScan) config(root string, args []string, depth int) {
+	for _, e := range parseConfigList(g.git(append(args, "--show-origin", "--includes", "-z")...), root) {
+		g.add(e.origin, "", "git reads it as configuration (core.fsmonitor, aliases, filters and hooks run commands)")
+		g.entry(root, e.origin, e.key, e.value, depth)
+	}
+}
+
+// configEntry is one entry of git config --list --show-origin -z: the file it came from
+// (absolute), its key (lower case) and value.
+type configEntry struct{ origin, key, value string }
+
+// parseConfigList reads git config --list --show-origin -z output, whose entries are
+// "file:<origin>\0<key>\n<value>\0" (a key without a value has no newline); origins other
+// than files (the command line, standard input, blobs) are skipped, relative ones joined to
+// root. The input is a repository's configuration: the agent may have shaped it.
+func parseConfigList(out []byte, root string) []configEntry {
+	var entries []configEntry
+	parts := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(parts); i += 2 {
+		origin, ok := strings.CutPrefix(string(parts[i]), "file:")
+		if !ok || origin == "" {
+			continue
+		}
+		if !filepath.IsAbs(origin) {
+			origin = filepath.Join(root, origin)
+		}
+		key, value, _ := strings.Cut(string(parts[i+1]), "\n")
+		entries = append(entries, configEntry{origin: filepath.Clean(origin), key: strings.ToLower(key), value: value})
+	}
+	return entries
+}
+
+// entry protects what one configuration entry points git at.
+func (g *gitScan) entry(root, origin, key, value string, depth int) {
+	if value == "" {
+		return
+	}
+	in := " (" + key + " in " + origin + ")"
+	switch {
+	case key == "include.path" || (strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path")):
+		p := relativeTo(filepath.Dir(origin), expandHome(value))
+		g.add(p, sandbox.CoverFile, "git reads it as configuration"+in)
+		g.configFile(root, p, depth+1)
+	case key == "core.hookspath":
+		g.add(relativeTo(root, expandHome(value)), sandbox.CoverDir, "git runs the hooks there"+in)
+	case key == "core.attributesfile":
+		g.add(relativeTo(root, expandHome(value)), sandbox.CoverFile, "git reads it to choose filters and diff drivers, which run commands"+in)
+	case runsCommand(key):
+		if cmd := commandPath(value); cmd != "" {
+			g.add(relativeTo(root, expandHome(cmd)), sandbox.CoverFile, "git runs it"+in)
+		}
+	}
+}
+
+// commandPath is the program a command-valued entry names by a path (its first word, an
+// alias's leading ! dropped, holding a slash); "" for a bare name git finds on PATH (the
+// user's programs, not the agent's) or for none.
+func commandPath(value string) string {
+	words := strings.Fields(value)
+	if len(words) == 0 {
+		return ""
+	}
+	cmd := strings.Trim(strings.TrimPrefix(words[0], "!"), `"'`)
+	if !strings.Contains(cmd, "/") {
+		return ""
+	}
+	return cmd
+}
+
+// runsCommand reports whether git runs a configuration key's value as a command.
+func runsCommand(key string) bool {
+	switch key {
+	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "core.askpass", "sequence.editor",
+		"gpg.program", "credential.helper", "diff.external":
+		return true
+	}
+	for _, suffix := range []string{".clean", ".smudge", ".process", ".textconv", ".command", ".driver", ".program", ".helper"} {
+		if strings.HasSuffix(key, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(key, "alias.")
+}
+
+// gitlinks protects each submodule's .git named by the index (mode 160000), populated or
+// not, and scans the populated ones.
+func (g *gitScan) gitlinks(root, gitdir string) {
+	out := g.git("--git-dir="+gitdir, "--work-tree="+root, "ls-files", "-s", "-z")
+	for _, e := range bytes.Split(out, []byte{0}) {
+		meta, p, ok := strings.Cut(string(e), "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		sub := filepath.Join(root, filepath.FromSlash(p))
+		why := "the .git of the submodule " + sub + ": git status in " + root + " runs git there, with its hooks and configuration"
+		if _, err := os.Lstat(filepath.Join(sub, ".git")); err != nil {
+			g.add(filepath.Join(sub, ".git"), sandbox.CoverDir, why)
+			continue
+		}
+		g.repo(sub, why)
+	}
+}
+
+// nested finds .git entries below ws by a bounded walk (not into a .git): nested
+// repositories and submodules the index does not name.
+func (g *gitScan) nested(ws string) {
+	root := resolved(ws)
+	n := 0
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if n++; n > gitWalkEntries || g.ctx.Err() != nil {
+			return filepath.SkipAll
+		}
+		if err != nil || d.Name() != ".git" {
+			return nil
+		}
+		if dir := filepath.Dir(p); dir != root {
+			g.repo(dir, "the .git of the repository "+dir+" inside the workspace: git run there (git status at the top "+
+				"for a submodule) runs its hooks and reads its configuration")
+		}
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+}
+
+// git runs git on the host with no pager, no prompt and fsmonitor off (none of these reads
+// run a command anyway); its output, nil on failure.
+func (g *gitScan) git(args ...string) []byte {
+	cmd := exec.CommandContext(g.ctx, "git", append([]string{"-c", "core.fsmonitor=false"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// gitFileTarget is the directory a .git file names (gitdir:, relative to the file's
+// directory), "" when the file says none.
+func gitFileTarget(dotgit string) string {
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return ""
+	}
+	return parseGitFile(b, filepath.Dir(dotgit))
+}
+
+// parseGitFile is the directory a .git file's content names, relative to dir (absolute):
+// its first line "gitdir: <path>"; "" when it names none. The content is the agent's to
+// shape where the file is not yet protected.
+func parseGitFile(content []byte, dir string) string {
+	line, _, _ := strings.Cut(string(content), "\n")
+	target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok || strings.TrimSpace(target) == "" || strings.ContainsRune(target, 0) {
+		return ""
+	}
+	return relativeTo(dir, strings.TrimSpace(target))
+}
+
+func relativeTo(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// expandHome expands a leading ~/ as git does for pathnames.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
+}
+
+// resolved is p absolute with the links of its longest existing part followed: where the
+// file is, or will be, as the file tools and bwrap see it.
+func resolved(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	rest := ""
+	for cur := abs; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		up := filepath.Dir(cur)
+		if up == cur {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = up
+	}
+}

@@ -1,0 +1,35 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The parsers of what a repository (the agent's to shape) says: never a panic, and every
+// path they return absolute and clean, so a protection is never relative to somewhere else.
+func FuzzGitPathsParsers(f *testing.F) {
+	for _, s := range []string{
+		"gitdir: ../.git/modules/sub\n", "gitdir: /abs/dir", "gitdir:", "gitdir:   \n", "nothing",
+		"file:.git/config\x00core.hookspath\n.husky\x00file:/x/y\x00include.path\n../a\x00",
+		"command line:\x00core.fsmonitor\ntrue\x00", "file:\x00k\x00", "\x00\x00\x00", " ", "!/bin/sh -c x", "\"./x y\" a",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		const root = "/ws"
+		if p := parseGitFile(b, root); p != "" && (!filepath.IsAbs(p) || filepath.Clean(p) != p) {
+			t.Fatalf("parseGitFile(%q) = %q: not absolute and clean", b, p)
+		}
+		for _, e := range parseConfigList(b, root) {
+			if !filepath.IsAbs(e.origin) || filepath.Clean(e.origin) != e.origin || e.key != strings.ToLower(e.key) {
+				t.Fatalf("parseConfigList(%q): %+v", b, e)
+			}
+		}
+		if c := commandPath(string(b)); c != "" {
+			if p := relativeTo(root, c); !filepath.IsAbs(p) {
+				t.Fatalf("commandPath(%q) = %q resolves to %q", b, c, p)
+			}
+		}
+	})
+}
