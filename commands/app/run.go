@@ -66,18 +66,9 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	plan, err := c.planTurn(ctx, in)
+	plan, err := c.placeTurn(ctx, in)
 	if err != nil {
 		return TurnResult{}, err
-	}
-	if plan.dir, err = workspace(plan.dir, plan.recorded); err != nil {
-		return TurnResult{}, err
-	}
-	if err := c.settings.Own.OutsideWorkspace(filepath.ToSlash(plan.dir)); err != nil {
-		return TurnResult{}, err
-	}
-	if plan.create != nil {
-		plan.create.Directory = plan.dir
 	}
 	// The session's workspace decides its configuration, whoever runs the turn from where.
 	sc, err := c.ports.Configure(plan.dir)
@@ -138,6 +129,25 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		err = c.replay(ctx, in, plan.sessionID)
 	}
 	return TurnResult{Outcome: out, Directory: plan.dir, LastPosition: head}, err
+}
+
+// placeTurn is where and as whom the turn runs, its workspace resolved and checked: never
+// where Zuno's log or data lie (docs/sandbox.md, "The log outside the agent's reach").
+func (c *Commands) placeTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
+	plan, err := c.planTurn(ctx, in)
+	if err != nil {
+		return plan, err
+	}
+	if plan.dir, err = workspace(plan.dir, plan.recorded); err != nil {
+		return plan, err
+	}
+	if err := c.settings.Own.OutsideWorkspace(filepath.ToSlash(plan.dir)); err != nil {
+		return plan, err
+	}
+	if plan.create != nil {
+		plan.create.Directory = plan.dir
+	}
+	return plan, nil
 }
 
 // noticeConfinement tells the caller, when it listens, that the shell is not offered or runs
