@@ -205,8 +205,8 @@ func protectedMounts(protected []sandbox.Protection, ws string, writable []strin
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(ws, abs)
 		}
-		if abs == sandbox.ProcRoot || strings.HasPrefix(abs, sandbox.ProcRoot+"/") {
-			continue // the sandbox's own procfs (--proc) shows only its pid namespace
+		if sandbox.ProcOnly(abs) {
+			continue // the sandbox's own procfs (--proc) and /dev show only its pid namespace
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if errors.Is(err, os.ErrNotExist) {

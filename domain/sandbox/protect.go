@@ -109,6 +109,21 @@ const (
 // which the runtime does not appear (docs/sandbox.md, "Protected by default").
 const ProcRoot = "/proc"
 
+// fdLinks name the runtime's own open files through /dev (links into /proc/self/fd): the file
+// tools check the path as spelled as well as where it leads, so these are hidden by name.
+var fdLinks = []string{"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"}
+
+// ProcOnly reports whether p is /proc or one of the /dev links into it: the file tools' door
+// only, since the shell's sandbox has a procfs and a /dev of its own.
+func ProcOnly(p string) bool {
+	for _, root := range append([]string{ProcRoot}, fdLinks...) {
+		if p == root || strings.HasPrefix(p, root+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // dbSuffixes are the files SQLite keeps beside a database.
 var dbSuffixes = []string{"", "-wal", "-shm", "-journal"}
 
@@ -146,6 +161,9 @@ func Protections(cfg Config, own Locations) []Protection {
 		}
 	}
 	out = append(out, Protection{Path: ProcRoot, Hidden: true, Source: SourceDefault, Why: whyProc})
+	for _, l := range fdLinks {
+		out = append(out, Protection{Path: l, Hidden: true, Source: SourceDefault, Why: whyProc})
+	}
 	layer := "a trusted layer"
 	if l, ok := cfg.SetBy(KeyProtectedPaths); ok {
 		layer = "the " + string(l) + " layer"

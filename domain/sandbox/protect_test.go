@@ -44,6 +44,8 @@ func TestProtectionsByDefault(t *testing.T) {
 		"/home/u/.config/zuno": {true, sandbox.SourceData}, "/etc/zuno": {true, sandbox.SourceData},
 		// The runtime's /proc (its environ holds its keys): hidden from the file tools.
 		"/proc":   {true, sandbox.SourceDefault},
+		"/dev/fd": {true, sandbox.SourceDefault}, "/dev/stdin": {true, sandbox.SourceDefault},
+		"/dev/stdout": {true, sandbox.SourceDefault}, "/dev/stderr": {true, sandbox.SourceDefault},
 		"secrets": {false, sandbox.SourceConfig},
 	}
 	if len(list) != len(want) {
@@ -58,8 +60,8 @@ func TestProtectionsByDefault(t *testing.T) {
 	if got := list[len(list)-1].Why; !strings.Contains(got, "project layer") {
 		t.Errorf("a configured path does not name its layer: %q", got)
 	}
-	if got := sandbox.Protections(sandbox.Config{}, sandbox.Locations{}); len(got) != 5 || got[4].Path != sandbox.ProcRoot {
-		t.Errorf("without locations the defaults are the four workspace paths and /proc: %+v", got)
+	if got := sandbox.Protections(sandbox.Config{}, sandbox.Locations{}); len(got) != 9 || got[4].Path != sandbox.ProcRoot {
+		t.Errorf("without locations the defaults are the four workspace paths, /proc and its /dev links: %+v", got)
 	}
 }
 
@@ -94,6 +96,10 @@ func TestGuard(t *testing.T) {
 		{"/proc/4242/fd/7", true, true},
 		{"/proc", true, true},
 		{"/procx/y", false, false},
+		{"/dev/fd/3", true, true},
+		{"/dev/stdin", true, true},
+		{"/dev/null", false, false},
+		{"/dev/fdx", false, false},
 		// Not protected: neighbours and prefixes.
 		{ws, false, false},
 		{ws + "/.gitignore", false, false},
