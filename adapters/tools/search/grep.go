@@ -30,17 +30,7 @@ type GrepRequest struct {
 // Grep searches the files under req.Path for lines matching req.Pattern. Matches are grouped
 // by file, files sorted by path and lines by number; each path appears once.
 func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
-	if err := checkPattern(req.Pattern); err != nil {
-		return Result{}, err
-	}
-	if strings.ContainsRune(req.Include, 0) {
-		return Result{}, invalid("include", "include contains a NUL byte")
-	}
-	if req.Context < 0 {
-		return Result{}, invalid("context", "context must not be negative")
-	}
-	req.Context = min(req.Context, MaxContext)
-	limit, err := resultLimit(req.Limit)
+	req, limit, err := checkGrep(req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -49,70 +39,111 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 		return Result{}, err
 	}
 	defer t.close()
-
-	files := map[string]*fileHits{}
-	invalidNames := map[string]bool{}
-	var last *fileHits
-	var lastRaw []byte
-	var decodeErr error
-	var dec decoder
-	st, err := s.run(ctx, t, grepArgs(req), '\n', func(rec []byte) {
-		r, ok, err := dec.decode(rec)
-		if err != nil && decodeErr == nil {
-			decodeErr = err
-		}
-		if !ok {
-			return
-		}
-		raw := r.Path
-		if lastRaw != nil && bytes.Equal(raw, lastRaw) {
-			if last != nil {
-				last.add(r)
-			}
-			return
-		}
-		lastRaw = append(lastRaw[:0], raw...)
-		name, ok := t.name(raw)
-		if !ok {
-			invalidNames[string(raw)] = true
-			last = nil
-			return
-		}
-		f := files[name]
-		if f == nil {
-			f = &fileHits{name: name}
-			files[name] = f
-		}
-		f.add(r)
-		last = f
-	}, func(head []byte) bool { return bytes.HasPrefix(head, matchPrefix) })
+	hits := &grepHits{t: t, files: map[string]*fileHits{}, invalidNames: map[string]bool{}}
+	st, err := s.run(ctx, t, grepArgs(req), '\n', hits.record,
+		func(head []byte) bool { return bytes.HasPrefix(head, matchPrefix) })
 	if err != nil {
 		return Result{}, err
 	}
 	if st.exit > 1 && st.stderr != "" {
 		return Result{}, rgError(st, "include")
 	}
-	if decodeErr != nil {
-		return Result{}, fmt.Errorf("search: decoding rg --json output: %w", decodeErr)
+	if hits.decodeErr != nil {
+		return Result{}, fmt.Errorf("search: decoding rg --json output: %w", hits.decodeErr)
 	}
-	skipped := st.skipped
+	r := Result{ExcludedNames: len(hits.invalidNames), SkippedRecords: st.skipped}
+	body := s.showHits(t, hits.sorted(), limit, req.Context, &r)
+	r.Truncated = r.Returned < r.Found || r.ExcludedNames > 0 || st.skipped > 0 || r.Outside > 0
+	r.Output = grepOutput(r, len(hits.files)-r.Outside, body)
+	s.withhold(&r)
+	return r, nil
+}
 
-	order := make([]*fileHits, 0, len(files))
-	found := 0
-	for _, f := range files {
+// checkGrep refuses a request rg would misread and returns it with its context clamped, and
+// its result limit.
+func checkGrep(req GrepRequest) (GrepRequest, int, error) {
+	if err := checkPattern(req.Pattern); err != nil {
+		return req, 0, err
+	}
+	if strings.ContainsRune(req.Include, 0) {
+		return req, 0, invalid("include", "include contains a NUL byte")
+	}
+	if req.Context < 0 {
+		return req, 0, invalid("context", "context must not be negative")
+	}
+	req.Context = min(req.Context, MaxContext)
+	limit, err := resultLimit(req.Limit)
+	return req, limit, err
+}
+
+// grepHits gathers rg's records by file, as it writes them: consecutive records of one file
+// share its name's check, and a name that does not lie beneath the search is left out.
+type grepHits struct {
+	t            target
+	files        map[string]*fileHits
+	invalidNames map[string]bool
+	last         *fileHits
+	lastRaw      []byte
+	decodeErr    error
+	dec          decoder
+}
+
+func (g *grepHits) record(rec []byte) {
+	r, ok, err := g.dec.decode(rec)
+	if err != nil && g.decodeErr == nil {
+		g.decodeErr = err
+	}
+	if !ok {
+		return
+	}
+	raw := r.Path
+	if g.lastRaw != nil && bytes.Equal(raw, g.lastRaw) {
+		if g.last != nil {
+			g.last.add(r)
+		}
+		return
+	}
+	g.lastRaw = append(g.lastRaw[:0], raw...)
+	name, ok := g.t.name(raw)
+	if !ok {
+		g.invalidNames[string(raw)] = true
+		g.last = nil
+		return
+	}
+	f := g.files[name]
+	if f == nil {
+		f = &fileHits{name: name}
+		g.files[name] = f
+	}
+	f.add(r)
+	g.last = f
+}
+
+// sorted is the files in path order.
+func (g *grepHits) sorted() []*fileHits {
+	order := make([]*fileHits, 0, len(g.files))
+	for _, f := range g.files {
 		order = append(order, f)
-		found += f.matches
 	}
 	slices.SortFunc(order, func(a, b *fileHits) int { return strings.Compare(a.name, b.name) })
+	return order
+}
 
-	r := Result{ExcludedNames: len(invalidNames), SkippedRecords: skipped}
+// showHits writes the files' lines, up to limit matching lines, each file's lines checked
+// again beneath the searched handle first (docs/tools.md, "glob and grep"); it counts what it
+// returns, finds and leaves out in r.
+func (s *Searcher) showHits(t target, order []*fileHits, limit, context int, r *Result) string {
+	found := 0
+	for _, f := range order {
+		found += f.matches
+	}
 	var body strings.Builder
 	for _, f := range order {
 		if r.Returned == limit {
 			break
 		}
 		slices.SortFunc(f.lines, func(a, b hit) int { return a.num - b.num })
-		lines, kept := f.shown(limit-r.Returned, req.Context)
+		lines, kept := f.shown(limit-r.Returned, context)
 		if !s.linesBeneath(t, f.name, lines) {
 			r.Outside++
 			found -= f.matches
@@ -129,29 +160,38 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 		if body.Len() > 0 {
 			body.WriteByte('\n')
 		}
-		body.WriteString(showPath(f.name))
-		body.WriteString(":\n")
-		prev := -1
-		for _, h := range lines {
-			if prev >= 0 && h.num > prev+1 {
-				body.WriteString("  --\n")
-			}
-			prev = h.num
-			sep := ": "
-			if h.context {
-				sep = "- "
-			}
-			body.WriteString("  Line ")
-			body.WriteString(strconv.Itoa(h.num))
-			body.WriteString(sep)
-			body.WriteString(h.text)
-			body.WriteByte('\n')
-		}
+		writeFileLines(&body, f.name, lines)
 	}
 	r.Found = found
-	nFiles := len(files) - r.Outside
-	r.Truncated = r.Returned < r.Found || r.ExcludedNames > 0 || skipped > 0 || r.Outside > 0
+	return body.String()
+}
 
+// writeFileLines writes one file's lines: its path, then "Line N: text" for a match and
+// "Line N- text" for context, with "--" between runs that are not adjacent.
+func writeFileLines(body *strings.Builder, name string, lines []hit) {
+	body.WriteString(showPath(name))
+	body.WriteString(":\n")
+	prev := -1
+	for _, h := range lines {
+		if prev >= 0 && h.num > prev+1 {
+			body.WriteString("  --\n")
+		}
+		prev = h.num
+		sep := ": "
+		if h.context {
+			sep = "- "
+		}
+		body.WriteString("  Line ")
+		body.WriteString(strconv.Itoa(h.num))
+		body.WriteString(sep)
+		body.WriteString(h.text)
+		body.WriteByte('\n')
+	}
+}
+
+// grepOutput is the text the model reads: a count, the files' lines, and what was cut or left
+// out.
+func grepOutput(r Result, nFiles int, body string) string {
 	var b strings.Builder
 	switch {
 	case r.Returned == 0:
@@ -162,15 +202,13 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 	default:
 		fmt.Fprintf(&b, "Found %s in %s\n\n", plural(r.Found, "match", "matches"), plural(nFiles, "file", "files"))
 	}
-	b.WriteString(body.String())
+	b.WriteString(body)
 	if r.Returned < r.Found {
 		fmt.Fprintf(&b, "\n(Results are truncated: %s not shown. Narrow the pattern, path or include to see the rest.)\n",
 			plural(r.Found-r.Returned, "more match is", "more matches are"))
 	}
-	notes(&b, r.ExcludedNames, skipped, r.Outside)
-	r.Output = b.String()
-	s.withhold(&r)
-	return r, nil
+	notes(&b, r.ExcludedNames, r.SkippedRecords, r.Outside)
+	return b.String()
 }
 
 func grepArgs(req GrepRequest) []string {
