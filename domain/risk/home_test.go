@@ -159,26 +159,7 @@ var homeAttacks = []row{
 }
 
 func TestWorkingDirectoryAndHome(t *testing.T) {
-	modes := [3]string{risk.ModeStandard, risk.ModeStrict, risk.ModeAllowAll}
-	for _, r := range homeAttacks {
-		t.Run(r.name, func(t *testing.T) {
-			v := risk.Assess(r.command, workspaceEnv)
-			for i, m := range modes {
-				if got := risk.Decide(v, m); got != r.want[i] {
-					t.Errorf("%q in %s: %s, want %s (verdict %+v)", r.command, m, got, r.want[i], v)
-				}
-			}
-			if r.program != "" && v.Program != r.program {
-				t.Errorf("%q: program %q, want %q", r.command, v.Program, r.program)
-			}
-			if r.target != "" && v.Target != r.target {
-				t.Errorf("%q: target %q, want %q", r.command, v.Target, r.target)
-			}
-			if v.Level != risk.Safe && v.Reason == "" {
-				t.Errorf("%q: %s verdict without a reason", r.command, v.Level)
-			}
-		})
-	}
+	assessRows(t, homeAttacks, workspaceEnv)
 }
 
 // Zuno's data directory where XDG_DATA_HOME puts it: the directory, what is in it and the

@@ -157,28 +157,3 @@ func TestZunoDatabaseElsewhere(t *testing.T) {
 		{name: "another database beside it", command: `sqlite3 /srv/db/other.db .tables`, want: harmless},
 	}, env)
 }
-
-// assessRows checks each row's decision in the three modes, its program and target.
-func assessRows(t *testing.T, rows []row, env risk.Env) {
-	t.Helper()
-	modes := [3]string{risk.ModeStandard, risk.ModeStrict, risk.ModeAllowAll}
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			v := risk.Assess(r.command, env)
-			for i, m := range modes {
-				if got := risk.Decide(v, m); got != r.want[i] {
-					t.Errorf("%q in %s: %s, want %s (verdict %+v)", r.command, m, got, r.want[i], v)
-				}
-			}
-			if r.program != "" && v.Program != r.program {
-				t.Errorf("%q: program %q, want %q", r.command, v.Program, r.program)
-			}
-			if r.target != "" && v.Target != r.target {
-				t.Errorf("%q: target %q, want %q", r.command, v.Target, r.target)
-			}
-			if v.Level != risk.Safe && v.Reason == "" {
-				t.Errorf("%q: %s verdict without a reason", r.command, v.Level)
-			}
-		})
-	}
-}

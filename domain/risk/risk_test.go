@@ -230,14 +230,21 @@ func TestAssessAndDecide(t *testing.T) {
 	if len(attacks) < 40 {
 		t.Fatalf("the table has %d rows; the brief asks for at least 40", len(attacks))
 	}
+	assessRows(t, attacks, risk.Env{Home: home})
+}
+
+// assessRows checks each row's decision in the three modes, its program and target, and that
+// a verdict that is not safe gives a reason. A row's home, when set, replaces env's.
+func assessRows(t *testing.T, rows []row, env risk.Env) {
+	t.Helper()
 	modes := [3]string{risk.ModeStandard, risk.ModeStrict, risk.ModeAllowAll}
-	for _, r := range attacks {
+	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
-			h := r.home
-			if h == "" {
-				h = home
+			e := env
+			if r.home != "" {
+				e.Home = r.home
 			}
-			v := risk.Assess(r.command, risk.Env{Home: h})
+			v := risk.Assess(r.command, e)
 			for i, m := range modes {
 				if got := risk.Decide(v, m); got != r.want[i] {
 					t.Errorf("%q in %s: %s, want %s (verdict %+v)", r.command, m, got, r.want[i], v)
