@@ -59,6 +59,15 @@ func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
 	if l == nil {
 		return ctx, func() {}, nil
 	}
+	// An interrupt can only name this turn once its lease is taken: one after the head now is
+	// all the watch has to look for, without reading the lease stream again.
+	var head uint64
+	if r.d.Feed != nil {
+		var err error
+		if head, err = r.d.Feed.Head(ctx); err != nil {
+			return ctx, nil, err
+		}
+	}
 	if err := l.Take(ctx, r.req.SessionID, r.turnID, r.req.ForceRecover); err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) && de.Code() == lease.CodeLeaseHeld {
@@ -69,7 +78,7 @@ func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
 	held, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{}, 2)
 	go func() { defer func() { done <- struct{}{} }(); r.renew(held, cancel) }()
-	go func() { defer func() { done <- struct{}{} }(); r.watchInterrupt(held, cancel) }()
+	go func() { defer func() { done <- struct{}{} }(); r.watchInterrupt(held, head, cancel) }()
 	release := func() {
 		cancel(nil)
 		<-done
@@ -103,22 +112,15 @@ func (r *run) renew(ctx context.Context, cancel context.CancelCauseFunc) {
 	}
 }
 
-// watchInterrupt ends the turn when an InterruptTurn for it lands in the lease stream.
-func (r *run) watchInterrupt(ctx context.Context, cancel context.CancelCauseFunc) {
+// watchInterrupt ends the turn when an InterruptTurn for it lands in the lease stream after
+// head (the log's head before the lease was taken).
+func (r *run) watchInterrupt(ctx context.Context, head uint64, cancel context.CancelCauseFunc) {
 	feed := r.d.Feed
 	if feed == nil {
 		return
 	}
 	stream := commands.LeaseStream(r.req.SessionID)
-	head, err := feed.Head(ctx)
-	if err != nil {
-		return
-	}
-	if cur, err := r.d.Leases.Current(ctx, r.req.SessionID); err == nil && cur.Interrupts[r.turnID] {
-		cancel(ErrInterrupted)
-		return
-	}
-	_, err = feed.Wait(ctx, head, func(rec events.Recorded) bool {
+	_, err := feed.Wait(ctx, head, func(rec events.Recorded) bool {
 		if rec.Stream != stream || rec.Type != events.TypeTurnInterruptRequested {
 			return false
 		}
