@@ -17,6 +17,34 @@ type Inbox struct {
 	Feed     *live.Feed
 }
 
+// Answer is a recorded answer to an ask, with the event that recorded it (the trigger a
+// suspended turn's resumption derives its command id from).
+type Answer struct {
+	Record events.Recorded
+	events.PermissionAnswered
+}
+
+// Find returns the answer to askID the inbox holds, found false when it holds none yet.
+func (in Inbox) Find(ctx context.Context, sessionID, askID string) (Answer, bool, error) {
+	var found *Answer
+	_, err := Load(ctx, in.Store, in.Registry, InboxStream(sessionID), 0, func(rec events.Recorded, p events.Payload) error {
+		if a, ok := p.(events.PermissionAnswered); ok && a.AskID == askID && found == nil {
+			found = &Answer{Record: rec, PermissionAnswered: a}
+		}
+		return nil
+	})
+	if err != nil || found == nil {
+		return Answer{}, false, err
+	}
+	return *found, true, nil
+}
+
+// Answered is Find without the record: the turn driver's question (turn.Inbox).
+func (in Inbox) Answered(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, bool, error) {
+	a, ok, err := in.Find(ctx, sessionID, askID)
+	return a.PermissionAnswered, ok, err
+}
+
 // Wait returns the answer to askID: one the inbox holds already, else the first to arrive.
 func (in Inbox) Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error) {
 	// The head first, then the stream: an answer the read misses lies after the head.
@@ -24,17 +52,8 @@ func (in Inbox) Wait(ctx context.Context, sessionID, askID string) (events.Permi
 	if err != nil {
 		return events.PermissionAnswered{}, err
 	}
-	var found *events.PermissionAnswered
-	if _, err := Load(ctx, in.Store, in.Registry, InboxStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
-		if a, ok := p.(events.PermissionAnswered); ok && a.AskID == askID && found == nil {
-			found = &a
-		}
-		return nil
-	}); err != nil || found != nil {
-		if found == nil {
-			return events.PermissionAnswered{}, err
-		}
-		return *found, nil
+	if a, ok, err := in.Answered(ctx, sessionID, askID); err != nil || ok {
+		return a, err
 	}
 	stream := InboxStream(sessionID)
 	var answer events.PermissionAnswered

@@ -63,11 +63,12 @@ func (l *Leases) Current(ctx context.Context, sessionID string) (lease.State, er
 	return s, err
 }
 
-// Take takes the lease of turnID, taking it over when its holder's lease has expired or the
-// holder is known dead; force takes it whatever (--recover). It fails with lease_held while
-// another holder's lease is live.
-func (l *Leases) Take(ctx context.Context, sessionID, turnID string, force bool) error {
-	return l.run(ctx, sessionID, "take/"+turnID, func(s *lease.State) ([]events.Payload, error) {
+// Take takes the lease of turnID for the run of command by (a turn is driven by its starting
+// command, then by each command that resumes it: each takes the lease anew), taking it over
+// when its holder's lease has expired or the holder is known dead; force takes it whatever
+// (--recover). It fails with lease_held while another holder's lease is live.
+func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force bool) error {
+	return l.run(ctx, sessionID, "take/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
 		dead := force || (l.Dead != nil && s.Holder != "" && s.Holder != l.Holder && l.Dead(s.Holder))
 		return lease.Decide(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL, Dead: dead})
 	})
@@ -75,15 +76,15 @@ func (l *Leases) Take(ctx context.Context, sessionID, turnID string, force bool)
 
 // Renew extends the lease; n numbers the renewal (each is a command of its own). It fails with
 // lease_lost when the lease was taken over.
-func (l *Leases) Renew(ctx context.Context, sessionID, turnID string, n int) error {
-	return l.run(ctx, sessionID, fmt.Sprintf("renew/%s/%d", turnID, n), func(s *lease.State) ([]events.Payload, error) {
+func (l *Leases) Renew(ctx context.Context, sessionID, turnID, by string, n int) error {
+	return l.run(ctx, sessionID, fmt.Sprintf("renew/%s/%s/%d", turnID, by, n), func(s *lease.State) ([]events.Payload, error) {
 		return lease.Renew(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL})
 	})
 }
 
-// Release gives the lease of turnID back.
-func (l *Leases) Release(ctx context.Context, sessionID, turnID string) error {
-	return l.run(ctx, sessionID, "release/"+turnID, func(s *lease.State) ([]events.Payload, error) {
+// Release gives the lease of turnID back at the end of the run of command by.
+func (l *Leases) Release(ctx context.Context, sessionID, turnID, by string) error {
+	return l.run(ctx, sessionID, "release/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
 		return lease.Release(*s, sessionID, turnID, l.Holder), nil
 	})
 }

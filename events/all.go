@@ -35,5 +35,7 @@ func AllPayloads() []Payload {
 		TurnLeased{},
 		TurnLeaseReleased{},
 		TurnInterruptRequested{},
+		TurnSuspended{},
+		TurnResumed{},
 	}
 }

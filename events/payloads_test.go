@@ -74,6 +74,8 @@ func samplePayloads() []events.Payload {
 		events.TurnLeased{SessionID: "ses_1", TurnID: "turn_1", Holder: "vm/4242/9f3a", ExpiresAt: "2026-12-01T10:00:30Z", TookOver: "vm/4100/1c2d"},
 		events.TurnLeaseReleased{SessionID: "ses_1", TurnID: "turn_1", Holder: "vm/4242/9f3a"},
 		events.TurnInterruptRequested{SessionID: "ses_1", TurnID: "turn_1", By: "user"},
+		events.TurnSuspended{SessionID: "ses_1", TurnID: "turn_1", Awaiting: []events.Awaited{{Kind: "permission", AskID: "ask_c1", CallID: "c1"}}},
+		events.TurnResumed{SessionID: "ses_1", TurnID: "turn_1", Input: events.InputAnswer, TriggerEventID: "evt_1"},
 		events.PermissionGranted{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1",
 			Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
 		events.PermissionRevoked{SessionID: "ses_1", Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},

@@ -79,6 +79,10 @@ func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.
 		return tx.Exec(ctx, `UPDATE session SET message_count = message_count + 1, time_updated = ? WHERE id = ?`, at, e.SessionID)
 	case events.TurnStarted:
 		return tx.Exec(ctx, `UPDATE session SET status = 'open', time_updated = ? WHERE id = ?`, at, e.SessionID)
+	case events.TurnSuspended:
+		return tx.Exec(ctx, `UPDATE session SET status = 'suspended', time_updated = ? WHERE id = ?`, at, e.SessionID)
+	case events.TurnResumed:
+		return tx.Exec(ctx, `UPDATE session SET status = 'open', time_updated = ? WHERE id = ?`, at, e.SessionID)
 	case events.TurnFinished:
 		return tx.Exec(ctx, `UPDATE session SET status = ?, time_updated = ? WHERE id = ?`, e.Reason, at, e.SessionID)
 	}

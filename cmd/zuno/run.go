@@ -67,7 +67,11 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			if opts.Recover && opts.Session == "" && !opts.Continue {
 				return usagef("--recover needs --session: it settles that session's unfinished turn")
 			}
-			if interactive() && !(len(args) == 1 && args[0] == "-") {
+			terminal := interactive() && !(len(args) == 1 && args[0] == "-")
+			if opts.Asks, err = asksMode(cmd, terminal); err != nil {
+				return err
+			}
+			if opts.Asks == "ask" {
 				opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
@@ -87,7 +91,29 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	cmd.Flags().Bool("continue", false, "continue the latest session working in this directory (--session last: the latest of all)")
 	cmd.Flags().Bool("quiet", false, "text output: one line per tool call, without the preview of its result")
 	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn even if its process seems alive (another host, a reused pid)")
+	cmd.Flags().String("asks", "", "what a permission ask does: ask (at the terminal; the default at one), deny (the default without one), wait (for zuno session answer from another process) or suspend (the turn suspends and this process exits; zuno session resume goes on)")
 	return cmd
+}
+
+// asksMode is --asks, checked: ask needs a terminal (the default at one), deny is the default
+// without one (docs/turns.md, "Suspended turns").
+func asksMode(cmd *cobra.Command, terminal bool) (string, error) {
+	mode, _ := cmd.Flags().GetString("asks")
+	switch mode {
+	case "":
+		if terminal {
+			return "ask", nil
+		}
+		return "deny", nil
+	case "ask":
+		if !terminal {
+			return "", usagef("--asks ask needs a terminal on standard input and standard error: use wait or suspend to answer from another process")
+		}
+		return mode, nil
+	case "deny", "wait", "suspend":
+		return mode, nil
+	}
+	return "", usagef("--asks %q: use ask, deny, wait or suspend", mode)
 }
 
 // promptText is the prompt of zuno run: its argument, standard input for "-", or --file. It
@@ -150,8 +176,10 @@ type runOptions struct {
 	// Quiet hides the previews of tool results in text output.
 	Quiet bool
 	// Ask puts permission asks at the terminal; nil when there is none (an ask is then a
-	// denial that names the rule to add).
+	// denial that names the rule to add, unless Asks says wait or suspend).
 	Ask *terminalAsker
+	// Asks is --asks: ask, deny, wait or suspend.
+	Asks string
 	// Stderr receives notes said before the turn runs (a shell that was not assembled).
 	Stderr io.Writer
 }
@@ -191,21 +219,25 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 	}
 	res, err := a.Commands.RunTurn(ctx, zapp.RunTurn{Meta: commands.Meta{CommandID: o.CommandID, Actor: "user"},
 		SessionID: o.Session, Prompt: o.Prompt, Model: o.Model, Agent: o.Agent, Title: o.Title, Dir: dir, Cwd: cwd,
-		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil,
-		Notice: func(s string) { fmt.Fprintln(o.Stderr, "zuno: note: "+s) }})
-	// Before this process ends, the read models hold the turn, whatever its outcome: this
-	// process projects it, or waits for the deployment's leader to (docs/storage.md,
-	// "Read-your-writes by position").
+		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil || o.Asks == "wait" || o.Asks == "suspend",
+		Suspend: o.Asks == "suspend", Notice: func(s string) { fmt.Fprintln(o.Stderr, "zuno: note: "+s) }})
+	return res.SessionID, finishTurn(ctx, a, obs, res, err)
+}
+
+// finishTurn waits until the read models hold the turn, whatever its outcome (this process
+// projects it, or waits for the deployment's leader to: docs/storage.md, "Read-your-writes by
+// position"), then prints its summary.
+func finishTurn(ctx context.Context, a *app, obs *runObserver, res zapp.TurnResult, err error) error {
 	if res.LastPosition > 0 && ctx.Err() == nil {
 		if werr := a.Queries.WaitFor(ctx, res.LastPosition); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	if err != nil {
-		return res.SessionID, err
+		return err
 	}
 	obs.summary(res)
-	return res.SessionID, res.Err()
+	return res.Err()
 }
 
 // runObserver prints a turn as it happens.
@@ -243,6 +275,11 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 			o.line("")
 		}
 		o.asker.ask(e)
+		return
+	}
+	if e, ok := p.(events.PermissionAsked); ok && !o.json {
+		o.line(fmt.Sprintf("? %s %s asks permission %q for %s: zuno session answer %s %s once|always|reject",
+			e.Tool, e.CallID, e.Key, e.Resource, e.SessionID, e.AskID))
 		return
 	}
 	if o.json {
@@ -350,6 +387,10 @@ func (o *runObserver) summary(out zapp.TurnResult) {
 	}
 	o.line(fmt.Sprintf("\n[session %s · %s · %d provider request%s · tokens in %d out %d]", out.SessionID, out.Reason, out.Steps,
 		plural(out.Steps), out.Usage.InputTokens, out.Usage.OutputTokens))
+	for _, w := range out.Awaiting {
+		o.line(fmt.Sprintf("waiting for an answer to %s (call %s): zuno session answer %s %s once|always|reject; then zuno session resume %s",
+			w.AskID, w.CallID, out.SessionID, w.AskID, out.SessionID))
+	}
 }
 
 func plural(n int) string {

@@ -36,7 +36,7 @@ func printResult(cmd *cobra.Command, format string, res commands.Result, human f
 func newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "session", Short: "Create, list, show and add to sessions"}
 	cmd.AddCommand(newSessionCreateCmd(), newSessionMessageCmd(), newSessionListCmd(), newSessionShowCmd(), newSessionForkCmd(),
-		newSessionInterruptCmd(), newSessionRevokeGrantsCmd())
+		newSessionInterruptCmd(), newSessionRevokeGrantsCmd(), newSessionAnswerCmd(), newSessionResumeCmd())
 	return cmd
 }
 

@@ -43,6 +43,9 @@ type RunTurn struct {
 	// Notice receives what the user should know before the turn runs (a shell that was not
 	// assembled, commands running unconfined).
 	Notice func(string)
+	// Suspend: at an ask nobody has answered yet, the turn suspends (recorded) and RunTurn
+	// returns, instead of waiting in this process (docs/turns.md, "Suspended turns").
+	Suspend bool
 }
 
 // TurnResult is a turn's outcome and where it ran.
@@ -70,6 +73,12 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
+	return c.drive(ctx, in, plan, choice, nil)
+}
+
+// drive runs a placed turn, new or resumed: the session's configuration resolved for its
+// workspace, its agent, provider, tools and gate opened, and the driver run.
+func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice ModelChoice, resume *turn.Resume) (TurnResult, error) {
 	// The session's workspace decides its configuration, whoever runs the turn from where.
 	sc, err := c.ports.Configure(plan.dir)
 	if err != nil {
@@ -117,7 +126,8 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
-		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox()})
+		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox(),
+		Suspend: in.Suspend, Resume: resume})
 	// The turn's position, whatever happened: a caller that reads the read models next waits
 	// for it (read-your-writes by position).
 	head, herr := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
@@ -125,7 +135,7 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 		err = fmt.Errorf("turn recorded, but reading the log's head failed: %w", herr)
 	}
 	out.SessionID = plan.sessionID
-	if err == nil && out.Duplicate && in.Observer != nil {
+	if err == nil && out.Duplicate && in.Observer != nil && resume == nil {
 		err = c.replay(ctx, in, plan.sessionID)
 	}
 	return TurnResult{Outcome: out, Directory: plan.dir, LastPosition: head}, err

@@ -169,20 +169,30 @@ type inbox struct {
 }
 
 func (in inbox) Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error) {
+	a, ok, err := in.Answered(ctx, sessionID, askID)
+	if err == nil && !ok {
+		in.cancel()
+		err = context.Canceled
+	}
+	return a, err
+}
+
+// Answered returns the recorded answer to askID. A replayed turn never suspends (it runs as
+// one, its answers already in the log), so this is Wait's lookup alone.
+func (in inbox) Answered(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, bool, error) {
 	for rec, err := range commands.Events(ctx, in.log, commands.InboxStream(sessionID), 0) {
 		if err != nil {
-			return events.PermissionAnswered{}, err
+			return events.PermissionAnswered{}, false, err
 		}
 		p, err := in.registry.Decode(rec)
 		if err != nil {
-			return events.PermissionAnswered{}, err
+			return events.PermissionAnswered{}, false, err
 		}
 		if a, ok := p.(events.PermissionAnswered); ok && a.AskID == askID {
-			return a, nil
+			return a, true, nil
 		}
 	}
-	in.cancel()
-	return events.PermissionAnswered{}, context.Canceled
+	return events.PermissionAnswered{}, false, nil
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

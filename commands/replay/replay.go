@@ -105,18 +105,14 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 		e.ID = sessionID
 		return rep, e
 	}
-	for start := 0; start < len(all); {
-		end := start + 1
-		for end < len(all) && all[end].Metadata.CommandID == all[start].Metadata.CommandID {
-			end++
-		}
-		g, err := newGroup(registry, all[start:end])
+	for _, c := range commandsOf(all) {
+		g, err := newGroup(registry, c.recs)
 		if err != nil {
 			return rep, err
 		}
 		if g.started != nil {
 			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked}
-			diffs, skipped, changed, err := replayTurn(ctx, log, registry, all[:start], g, t, build)
+			diffs, skipped, changed, err := replayTurn(ctx, log, registry, all[:c.start], g, t, build)
 			if err != nil {
 				return rep, err
 			}
@@ -125,8 +121,7 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 			rep.Unchecked = append(rep.Unchecked, skipped...)
 			rep.ConfigChanged = append(rep.ConfigChanged, changed...)
 		}
-		rep.Events += end - start
-		start = end
+		rep.Events += c.events
 	}
 	return rep, nil
 }
@@ -182,4 +177,52 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 		cmp.missing()
 	}
 	return cmp.diffs, cmp.skipped, cmp.changed, nil
+}
+
+// command is the events one command appended to the session's stream, from index start of
+// the stream; a turn that suspended is one command with the commands that resumed it.
+type command struct {
+	start, events int
+	recs          []events.Recorded
+}
+
+// commandsOf cuts a session's events into commands. The commands that resume a suspended
+// turn (their first event session.turn.resumed.1), and those that only record a suspension,
+// join the turn's command: a replay runs a turn as one, its answers already in the log, so
+// the suspension and resumption records, which are not decisions, are left out of what it is
+// compared with (docs/replay.md, "Suspended turns").
+func commandsOf(all []events.Recorded) []command {
+	var out []command
+	for start := 0; start < len(all); {
+		end := start + 1
+		for end < len(all) && all[end].Metadata.CommandID == all[start].Metadata.CommandID {
+			end++
+		}
+		span := all[start:end]
+		if n := len(out); n > 0 && lifecycleOnly(span[:1]) {
+			out[n-1].recs = append(out[n-1].recs, decisions(span)...)
+			out[n-1].events += len(span)
+		} else {
+			out = append(out, command{start: start, events: len(span), recs: decisions(span)})
+		}
+		start = end
+	}
+	return out
+}
+
+// lifecycleOnly reports whether recs open with a turn's suspension or resumption.
+func lifecycleOnly(recs []events.Recorded) bool {
+	t := recs[0].Type
+	return t == events.TypeTurnResumed || t == events.TypeTurnSuspended
+}
+
+// decisions is recs without the suspension and resumption records.
+func decisions(recs []events.Recorded) []events.Recorded {
+	out := make([]events.Recorded, 0, len(recs))
+	for _, r := range recs {
+		if r.Type != events.TypeTurnResumed && r.Type != events.TypeTurnSuspended {
+			out = append(out, r)
+		}
+	}
+	return out
 }

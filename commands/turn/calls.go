@@ -36,6 +36,13 @@ func (r *run) stageReceipt(rc *events.VerificationReceipt) error {
 // before its group starts. Starts are durable before execution; results are recorded in model
 // order.
 func (r *run) runCalls(ctx context.Context, requestID string, calls []model.ToolCall) error {
+	return r.runCallsExcept(ctx, requestID, calls, nil)
+}
+
+// runCallsExcept is runCalls over a response some of whose calls have a result already
+// (settled: a resumed turn's earlier groups, its blocked calls): the schedule is the
+// response's, as when it arrived, and the settled calls are left out of it.
+func (r *run) runCallsExcept(ctx context.Context, requestID string, calls []model.ToolCall, settled map[string]bool) error {
 	cr := &callRun{requestID: requestID, verdicts: make([]Verdict, len(calls))}
 	validate := func(call model.ToolCall, decl tools.Declaration) (tools.Parsed, error) {
 		return r.tools[decl.Name].Validate(json.RawMessage(call.Arguments))
@@ -53,9 +60,15 @@ func (r *run) runCalls(ctx context.Context, requestID string, calls []model.Tool
 		return err // call ids were checked when the response arrived, so this is a bug
 	}
 	cr.plan, cr.recorded = plan, make([]bool, len(plan.Entries))
+	for i, e := range plan.Entries {
+		cr.recorded[i] = settled[e.Call.Call.ID] // its result is in the log: never recorded again
+	}
 	for gi, g := range plan.Groups {
 		if ctx.Err() != nil {
 			break
+		}
+		if g.Calls = cr.unsettled(g.Calls, settled); len(g.Calls) == 0 {
+			continue
 		}
 		if err := r.block(cr, g.Calls[0]); err != nil {
 			return err
@@ -127,13 +140,15 @@ func (r *run) askGroup(ctx context.Context, cr *callRun, calls []int) ([]int, er
 		ask := *v.Ask
 		ask.SessionID, ask.TurnID, ask.RequestID, ask.CallID = r.req.SessionID, r.turnID, cr.requestID, e.Call.Call.ID
 		ask.AskID = "ask_" + e.Call.Call.ID
-		if err := r.stage(ask); err != nil {
-			return nil, err
+		if !r.asked(ask.CallID) { // a resumed turn asked before it suspended
+			if err := r.stage(ask); err != nil {
+				return nil, err
+			}
+			if err := r.commit(ctx); err != nil {
+				return nil, err
+			}
 		}
-		if err := r.commit(ctx); err != nil {
-			return nil, err
-		}
-		answer, err := r.req.Inbox.Wait(ctx, r.req.SessionID, ask.AskID)
+		answer, err := r.answer(ctx, ask)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil

@@ -92,6 +92,13 @@ type Request struct {
 	// answer in Inbox.
 	Gate  Gate
 	Inbox Inbox
+	// Suspend makes the turn suspend at an ask the inbox holds no answer to yet, instead of
+	// waiting for it in this process: it records what it awaits (session.turn.suspended.1),
+	// gives its lease back and returns with Outcome.Reason ReasonSuspended.
+	Suspend bool
+	// Resume, when set, continues the session's open turn that waits on asks, instead of
+	// starting a turn from Text (docs/turns.md, "Suspended turns").
+	Resume *Resume
 }
 
 // Outcome is how a turn ended.
@@ -106,6 +113,8 @@ type Outcome struct {
 	// Duplicate is set when the turn's command had been handled before: nothing new ran, and
 	// this is the first outcome.
 	Duplicate bool
+	// Awaiting is, for a suspended turn (Reason ReasonSuspended), what it waits for.
+	Awaiting []events.Awaited
 }
 
 // Err returns the turn's failure as an error, nil when it completed.
@@ -171,7 +180,11 @@ func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 	if r.prior.seen {
 		return r.repeat(ctx)
 	}
-	if err := r.recover(ctx); err != nil {
+	if req.Resume != nil {
+		if err := r.resumable(); err != nil {
+			return Outcome{}, err
+		}
+	} else if err := r.recover(ctx); err != nil {
 		return Outcome{}, err
 	}
 	held, release, err := r.hold(ctx)
@@ -213,6 +226,8 @@ type run struct {
 	history prompt.History
 	prev    *prompt.Receipt
 	prevID  string
+	// resumed folds the receipts a resumed turn restores its prompt base from; nil otherwise.
+	resumed *receiptFold
 }
 
 // priorTurn is what the log holds of this request's command, if it was handled before.
@@ -264,6 +279,9 @@ func derivedHex(kind, commandID string) string {
 
 // digest identifies what a turn's command asks for; the recovery flag is how, not what.
 func digest(req Request) (string, error) {
+	if rs := req.Resume; rs != nil { // whoever resumes it, with whichever model: one resumption
+		return commands.Digest("ResumeTurn", struct{ SessionID, TurnID, TriggerEventID string }{req.SessionID, rs.TurnID, rs.TriggerEventID})
+	}
 	return commands.Digest("RunTurn", struct {
 		SessionID, Text, Agent, Provider, Model, Directory string
 	}{req.SessionID, req.Text, req.Agent.Name, req.ProviderName, req.Model.ID, req.Directory})
@@ -280,7 +298,11 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 	if meta.CorrelationID == "" {
 		meta.CorrelationID = req.SessionID
 	}
-	r := &run{d: d, req: req, tr: transcript.New(), turnID: TurnID(req.Meta.CommandID),
+	turnID := TurnID(req.Meta.CommandID)
+	if req.Resume != nil {
+		turnID = req.Resume.TurnID
+	}
+	r := &run{d: d, req: req, tr: transcript.New(), turnID: turnID, resumed: newReceiptFold(req.Resume),
 		w: commands.Writer{Store: d.Store, Stream: stream, Meta: meta, Digest: dg, Clock: d.Clock, ActorOf: actorOf(req)}}
 	r.w.Revision, err = commands.Load(ctx, d.Store, d.Registry, stream, 0, r.fold)
 	if err != nil {
@@ -308,6 +330,9 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 		}
 		r.prior.seen = true
 		r.w.Next++ // a re-run continues the command's event ids after those it wrote
+	}
+	if r.resumed != nil {
+		r.resumed.fold(r.turnID, p)
 	}
 	switch e := p.(type) {
 	case events.ToolSettled:
@@ -361,6 +386,11 @@ func (r *run) repeat(ctx context.Context) (Outcome, error) {
 		out.Reason, out.Steps, out.Usage, out.Error, out.Text = f.Reason, f.Steps, f.Usage, f.Error, r.prior.text
 		return out, nil
 	}
+	if open := r.tr.Open; open != nil && open.TurnID == r.turnID && open.Suspended {
+		// The command suspended the turn again; a re-delivery leaves it suspended.
+		out.Reason, out.Awaiting, out.Steps, out.Usage = ReasonSuspended, open.Awaiting(), open.Steps, open.Usage
+		return out, nil
+	}
 	if open := r.tr.Open; open == nil || open.TurnID != r.turnID {
 		return out, fmt.Errorf("session %s: command %s recorded events but no turn %s; inspect the log with zuno events read",
 			r.req.SessionID, r.req.Meta.CommandID, r.turnID)
@@ -388,6 +418,9 @@ func (r *run) recover(ctx context.Context) error {
 	}
 	if err := r.openTurnBinds(ctx, open.TurnID, open.Owner); err != nil {
 		return err
+	}
+	if open.Suspended && !r.req.ForceRecover {
+		return r.suspendedError(open)
 	}
 	if err := r.stage(r.tr.Recover(true)...); err != nil {
 		return err

@@ -68,7 +68,7 @@ func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
 			return ctx, nil, err
 		}
 	}
-	if err := l.Take(ctx, r.req.SessionID, r.turnID, r.req.ForceRecover); err != nil {
+	if err := l.Take(ctx, r.req.SessionID, r.turnID, r.req.Meta.CommandID, r.req.ForceRecover); err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) && de.Code() == lease.CodeLeaseHeld {
 			return ctx, nil, r.busy(de.Message)
@@ -84,7 +84,7 @@ func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
 		<-done
 		<-done
 		// The record lands even when the run was cancelled.
-		_ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, r.turnID)
+		_ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, r.turnID, r.req.Meta.CommandID)
 	}
 	return held, release, nil
 }
@@ -101,7 +101,7 @@ func (r *run) renew(ctx context.Context, cancel context.CancelCauseFunc) {
 			return
 		case <-t.C:
 		}
-		err := l.Renew(ctx, r.req.SessionID, r.turnID, n)
+		err := l.Renew(ctx, r.req.SessionID, r.turnID, r.req.Meta.CommandID, n)
 		var de *domain.Error
 		if errors.As(err, &de) && de.Code() == lease.CodeLeaseLost {
 			cancel(errLeaseLost)

@@ -109,5 +109,9 @@ type Verdict struct {
 
 // Inbox is where the answers to a session's asks arrive (commands.Inbox reads the log).
 type Inbox interface {
+	// Wait returns the answer to askID, waiting for it to arrive.
 	Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error)
+	// Answered returns the answer the log holds already; found is false when there is none.
+	// A turn that suspends at its asks (Request.Suspend) looks here instead of waiting.
+	Answered(ctx context.Context, sessionID, askID string) (a events.PermissionAnswered, found bool, err error)
 }

@@ -20,18 +20,24 @@ import (
 // drive opens the turn and runs provider steps until the model answers without tool calls,
 // the step limit's finalisation is answered, a typed failure ends it, or ctx is cancelled.
 func (r *run) drive(ctx context.Context) (Outcome, error) {
-	opening, err := r.open()
-	if err != nil {
-		return Outcome{}, err
-	}
-	if err := r.stage(opening...); err != nil {
-		return Outcome{}, err
-	}
 	out := Outcome{SessionID: r.req.SessionID, TurnID: r.turnID}
+	if r.req.Resume != nil {
+		if err := r.resume(ctx); err != nil {
+			return r.suspended(&out, err)
+		}
+	} else {
+		opening, err := r.open()
+		if err != nil {
+			return Outcome{}, err
+		}
+		if err := r.stage(opening...); err != nil {
+			return Outcome{}, err
+		}
+	}
 	for {
 		done, err := r.step(ctx, &out)
 		if err != nil {
-			return out, err
+			return r.suspended(&out, err)
 		}
 		if done {
 			return out, nil

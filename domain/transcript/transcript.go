@@ -63,6 +63,28 @@ type Turn struct {
 	Request *events.ProviderRequest
 	// Calls are the calls of the turn's latest completed response, in model order.
 	Calls []*Call
+	// Suspended is set while the turn waits, suspended, for what it recorded it awaits.
+	Suspended bool
+}
+
+// Awaiting returns the asks the turn waits on when it is at a point where it can be suspended
+// and resumed without anything uncertain: no provider request in flight, no call running, and
+// some asked call neither started nor settled. It returns nil when the turn is not at such a
+// point (docs/turns.md, "Suspended turns").
+func (t *Turn) Awaiting() []events.Awaited {
+	if t == nil || t.Request != nil {
+		return nil
+	}
+	var out []events.Awaited
+	for _, c := range t.Calls {
+		switch {
+		case c.Started && !c.Settled:
+			return nil // a running call: only recovery (uncertain) can settle it
+		case c.AskID != "" && !c.Started && !c.Settled:
+			out = append(out, events.Awaited{Kind: "permission", AskID: c.AskID, CallID: c.ID})
+		}
+	}
+	return out
 }
 
 // Call is a requested tool call and what the log says happened to it.
@@ -143,6 +165,14 @@ func (s *State) Check(p events.Payload) error {
 		if c == nil || !c.Started || c.Settled {
 			return order("receipt %s of call %s recorded but the call is not running", e.ReceiptID, e.CallID)
 		}
+	case events.TurnSuspended:
+		if t == nil || t.TurnID != e.TurnID || t.Suspended || len(t.Awaiting()) == 0 {
+			return order("turn %s suspended but it is not an open turn waiting on an ask", e.TurnID)
+		}
+	case events.TurnResumed:
+		if t == nil || t.TurnID != e.TurnID || len(t.Awaiting()) == 0 {
+			return order("turn %s resumed but it is not an open turn waiting on an ask", e.TurnID)
+		}
 	case events.TurnFinished:
 		if t == nil || t.TurnID != e.TurnID {
 			return order("turn %s finished but it is not open", e.TurnID)
@@ -220,6 +250,14 @@ func (s *State) Evolve(p events.Payload) error {
 			c.Settled = true
 		}
 		s.result(e.CallID, e.Output, e.Outcome != string(tools.OutcomeCompleted))
+	case events.TurnSuspended:
+		if t := s.Open; t != nil {
+			t.Suspended = true
+		}
+	case events.TurnResumed:
+		if t := s.Open; t != nil {
+			t.Suspended = false
+		}
 	case events.TurnFinished:
 		s.Open = nil
 	case events.SessionTitled, events.DirectoryChanged, events.VerificationReceipt, events.PermissionGranted,

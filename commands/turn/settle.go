@@ -1,0 +1,118 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/transcript"
+	"github.com/zuno-run/zuno/events"
+)
+
+// OpenTurn is a session's open turn as its log has it: how it was started, and what it waits
+// for when it waits on asks.
+type OpenTurn struct {
+	Started events.TurnStarted
+	// Awaiting is what the turn waits for; nil when it is not at a point where it waits.
+	Awaiting []events.Awaited
+	// Suspended: the turn recorded its suspension (else it waits in a process, or its process
+	// died while it waited).
+	Suspended bool
+	// Directory is the session's workspace.
+	Directory string
+}
+
+// CodeNoOpenTurn: the session has no open turn to resume or settle.
+const CodeNoOpenTurn = "no_open_turn"
+
+// Open returns the session's open turn.
+func (d *Driver) Open(ctx context.Context, sessionID string) (OpenTurn, error) {
+	tr := transcript.New()
+	var started events.TurnStarted
+	var dir string
+	_, err := commands.Load(ctx, d.Store, d.Registry, commands.SessionStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
+		switch e := p.(type) {
+		case events.TurnStarted:
+			started = e
+		case events.SessionCreated:
+			dir = e.Directory
+		case events.SessionForked:
+			dir = e.Directory
+		case events.DirectoryChanged:
+			dir = e.Directory
+		}
+		return tr.Evolve(p)
+	})
+	if err != nil {
+		return OpenTurn{}, err
+	}
+	if tr.Open == nil || started.TurnID != tr.Open.TurnID {
+		e := domain.NewError(CodeNoOpenTurn, fmt.Sprintf("session %s has no open turn", sessionID),
+			"nothing waits: continue the session with zuno run --session")
+		e.ID = sessionID
+		return OpenTurn{}, e
+	}
+	return OpenTurn{Started: started, Awaiting: tr.Open.Awaiting(), Suspended: tr.Open.Suspended, Directory: dir}, nil
+}
+
+// Settle settles the open turn TurnID of a session whose lease expired (the reaction to an
+// expired lease, docs/turns.md "Reactions"): a turn waiting on asks is recorded suspended, to be
+// resumed when they are answered; any other is recovered as the next run would: its running
+// call settled uncertain, never run again, the calls that never started cancelled, the turn
+// finished interrupted. A turn whose lease is live is session_busy; one already settled,
+// suspended or finished is left as it is.
+func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turnID string) (Outcome, error) {
+	req := Request{Meta: meta, SessionID: sessionID, Observer: NopObserver{}}
+	r, err := d.load(ctx, req)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{SessionID: sessionID, TurnID: turnID, Duplicate: r.prior.seen}
+	open := r.tr.Open
+	if open == nil || open.TurnID != turnID || open.Suspended {
+		if open != nil && open.TurnID == turnID {
+			out.Reason, out.Awaiting = ReasonSuspended, open.Awaiting()
+		}
+		return out, nil
+	}
+	if err := r.openTurnBinds(ctx, turnID, open.Owner); err != nil {
+		return out, err
+	}
+	if awaiting := open.Awaiting(); len(awaiting) > 0 {
+		out.Reason, out.Awaiting = ReasonSuspended, awaiting
+		return out, r.settleWith(ctx, events.TurnSuspended{SessionID: sessionID, TurnID: turnID, Awaiting: awaiting})
+	}
+	out.Reason = events.FinishInterrupted
+	return out, r.settleWith(ctx, r.tr.Recover(true)...)
+}
+
+func (r *run) settleWith(ctx context.Context, ps ...events.Payload) error {
+	if err := r.stage(ps...); err != nil {
+		return err
+	}
+	return r.commit(ctx)
+}
+
+// Resumed returns the outcome of the resumption commandID of a session's turn, found false
+// when no such command resumed one: a resumption sent again answers with its first outcome.
+func (d *Driver) Resumed(ctx context.Context, sessionID, commandID string) (Outcome, bool, error) {
+	var first *events.TurnResumed
+	_, err := commands.Load(ctx, d.Store, d.Registry, commands.SessionStream(sessionID), 0, func(rec events.Recorded, p events.Payload) error {
+		if e, ok := p.(events.TurnResumed); ok && first == nil && rec.Metadata.CommandID == commandID {
+			first = &e
+		}
+		return nil
+	})
+	if err != nil || first == nil {
+		return Outcome{}, false, err
+	}
+	req := Request{Meta: commands.Meta{CommandID: commandID}, SessionID: sessionID, Observer: NopObserver{},
+		Resume: &Resume{TurnID: first.TurnID, TriggerEventID: first.TriggerEventID}}
+	r, err := d.load(ctx, req)
+	if err != nil {
+		return Outcome{}, true, err
+	}
+	out, err := r.repeat(ctx)
+	return out, true, err
+}
