@@ -31,6 +31,10 @@ func LatestSessionQuery(dir string) (string, []any) {
 	return `SELECT id FROM session WHERE directory = ? ORDER BY time_updated DESC, id DESC LIMIT 1`, []any{dir}
 }
 
+// OpenSessionsQuery lists the sessions whose latest turn is open (running, or left by a
+// process that stopped): the reaction runner's sweep for expired leases reads it.
+const OpenSessionsQuery = `SELECT id FROM session WHERE status = 'open' ORDER BY id`
+
 // LatestReceiptSessionQuery finds the session of the newest prompt receipt.
 var LatestReceiptSessionQuery = fmt.Sprintf(
 	`SELECT aggregate_id FROM event WHERE type = '%s' ORDER BY position DESC LIMIT 1`, events.TypePromptAssembled)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/react"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/events"
@@ -30,13 +31,11 @@ type ResumeTurn struct {
 	Notice  func(string)
 }
 
-// ResumeReaction names the reaction that resumes a turn when its answer arrives; a resume's
-// command id is derived from it and the answer's event id.
-const ResumeReaction = "resume-on-answer"
-
 // ResumeCommandID is the id of the command that resumes a turn on the answer whose event id is
-// triggerEventID.
-func ResumeCommandID(triggerEventID string) string { return ResumeReaction + "/" + triggerEventID }
+// triggerEventID: the id the reaction to that answer gives it (react.AnswerResumes).
+func ResumeCommandID(triggerEventID string) string {
+	return react.CommandID(react.ResumeOnAnswer, triggerEventID)
+}
 
 // CodeTurnAwaitsAnswer: a resumption of a turn some of whose asks have no answer yet.
 const CodeTurnAwaitsAnswer = "turn_awaits_answer"

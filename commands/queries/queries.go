@@ -134,6 +134,19 @@ func (q *Queries) LatestSession(ctx context.Context, dir string) (string, error)
 	return fmt.Sprint(t.Rows[0][0]), nil
 }
 
+// OpenSessions are the sessions whose latest turn is open, as the read models have them.
+func (q *Queries) OpenSessions(ctx context.Context) ([]string, error) {
+	t, err := q.SQL(ctx, projections.OpenSessionsQuery, 0)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(t.Rows))
+	for _, row := range t.Rows {
+		ids = append(ids, fmt.Sprint(row[0]))
+	}
+	return ids, nil
+}
+
 // SessionInfo is what a session was created as, where it works now, and its turns.
 type SessionInfo struct {
 	SessionID string       `json:"sessionId"`
