@@ -478,7 +478,8 @@ func (r *run) commit(ctx context.Context) error {
 }
 
 // actorOf says who each of a turn's events is recorded as acting: the sender of the turn's
-// command (the user) for the message and a move of the workspace, the agent for the rest.
+// command (the user, or a reaction) for the message, a move of the workspace and a
+// resumption, the agent for the rest.
 func actorOf(req Request) func(events.Payload) string {
 	agentActor := "host"
 	if req.Agent.Name != "" {
@@ -490,7 +491,7 @@ func actorOf(req Request) func(events.Payload) string {
 	}
 	return func(p events.Payload) string {
 		switch p.(type) {
-		case events.UserMessageAppended, events.DirectoryChanged:
+		case events.UserMessageAppended, events.DirectoryChanged, events.TurnResumed:
 			return sender
 		}
 		return agentActor
