@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zuno-run/zuno/domain"
-	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
@@ -53,7 +53,7 @@ type UpdateTodos struct {
 // AnswerPermission answers a permission ask of a turn.
 type AnswerPermission struct {
 	Meta
-	inbox.Answer
+	answers.Answer
 }
 
 // RevokeGrants ends the standing approvals of a session (docs/permissions.md, "Standing
@@ -178,10 +178,10 @@ func (h *Handlers) AnswerPermission(ctx context.Context, c *AnswerPermission) (R
 	if err := h.requireAsk(ctx, c.SessionID, c.AskID); err != nil {
 		return Result{CommandID: c.CommandID, Stream: InboxStream(c.SessionID), Revision: -1, Error: NewErrorReply(err)}, nil
 	}
-	x := execution[*inbox.State]{meta: c.Meta, stream: InboxStream(c.SessionID),
-		newState: func() *inbox.State { return &inbox.State{} },
-		decide:   func(s *inbox.State) ([]events.Payload, error) { return inbox.Decide(s, c.Answer) }}
-	view := func(s *inbox.State) any {
+	x := execution[*answers.State]{meta: c.Meta, stream: InboxStream(c.SessionID),
+		newState: func() *answers.State { return &answers.State{} },
+		decide:   func(s *answers.State) ([]events.Payload, error) { return answers.Decide(s, c.Answer) }}
+	view := func(s *answers.State) any {
 		r, _ := s.Reply(c.AskID)
 		return map[string]string{"askId": c.AskID, "reply": r}
 	}
