@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/zuno-run/zuno/events"
 )
@@ -18,10 +17,13 @@ type Handlers struct {
 	store    EventStore
 	registry *events.Registry
 	clock    Clock
-	metrics  *Metrics
+	// metrics decorate the handlers where they are assembled (routes, WorkCommands).
+	metrics *Metrics
 }
 
-// NewHandlers returns handlers over store. metrics may be nil.
+// NewHandlers returns handlers over store. metrics, which may be nil, are the decorator the
+// bus's routes and WorkCommands apply (Measured); the handler methods themselves record none,
+// the way wild-workouts' constructors wrap each handler in its decorators.
 func NewHandlers(store EventStore, registry *events.Registry, clock Clock, metrics *Metrics) *Handlers {
 	if metrics == nil {
 		metrics = NewMetrics(nil)
@@ -32,7 +34,6 @@ func NewHandlers(store EventStore, registry *events.Registry, clock Clock, metri
 // handle runs x and fills the result's view and error; every handler ends here. body is what
 // the command asks for, hashed into its digest.
 func handle[S aggregate](ctx context.Context, h *Handlers, name string, x execution[S], body any, view func(S) any) Result {
-	started := time.Now()
 	x.store, x.registry, x.clock = h.store, h.registry, h.clock
 	var (
 		state S
@@ -49,6 +50,5 @@ func handle[S aggregate](ctx context.Context, h *Handlers, name string, x execut
 	} else {
 		res.View = v
 	}
-	h.metrics.observe(name, started, res)
 	return res
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,9 +32,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-func (m *Metrics) observe(command string, started time.Time, res Result) {
+// HandlerFunc is one command's handler, as the bus and the work tools call it.
+type HandlerFunc[C any] func(ctx context.Context, cmd *C) (Result, error)
+
+// Measured is the metrics decorator: next, counted by outcome and timed under command's name.
+// It is applied where the handlers are assembled (the bus's routes, WorkCommands), never inside
+// a handler, so a handler is only the decision and its write (docs/architecture.md).
+func Measured[C any](m *Metrics, command string, next HandlerFunc[C]) HandlerFunc[C] {
+	return func(ctx context.Context, cmd *C) (Result, error) {
+		started := time.Now()
+		res, err := next(ctx, cmd)
+		m.observe(command, started, res, err)
+		return res, err
+	}
+}
+
+func (m *Metrics) observe(command string, started time.Time, res Result, err error) {
 	outcome := "ok"
 	switch {
+	case err != nil:
+		outcome = NewErrorReply(err).Code
 	case res.Error != nil:
 		outcome = res.Error.Code
 	case res.Duplicate:

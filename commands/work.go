@@ -27,3 +27,26 @@ func (h *Handlers) Work(ctx context.Context, sessionID string) (*work.State, err
 	l, err := x.load(ctx)
 	return l.state, err
 }
+
+// WorkCommands are the work commands as a turn's work tools call them: straight to their
+// handlers (a tool call does not travel the bus), through the same metrics decorator as the
+// bus's routes.
+type WorkCommands struct{ h *Handlers }
+
+// WorkCommands returns the decorated work commands.
+func (h *Handlers) WorkCommands() WorkCommands { return WorkCommands{h} }
+
+// UpdatePlan handles UpdatePlan, measured.
+func (w WorkCommands) UpdatePlan(ctx context.Context, c *UpdatePlan) (Result, error) {
+	return Measured(w.h.metrics, "UpdatePlan", w.h.UpdatePlan)(ctx, c)
+}
+
+// UpdateTodos handles UpdateTodos, measured.
+func (w WorkCommands) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, error) {
+	return Measured(w.h.metrics, "UpdateTodos", w.h.UpdateTodos)(ctx, c)
+}
+
+// Work reads the work state (a read, not a command: not measured here).
+func (w WorkCommands) Work(ctx context.Context, sessionID string) (*work.State, error) {
+	return w.h.Work(ctx, sessionID)
+}

@@ -137,7 +137,7 @@ func (a *app) configure(dir string) (zapp.SessionConfig, error) {
 	if err != nil {
 		return zapp.SessionConfig{}, err
 	}
-	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers),
+	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands()),
 		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
 }
 
