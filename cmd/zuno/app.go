@@ -124,6 +124,9 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		Configure:    a.configure,
 		Feed:         a.feed,
 		Instructions: instructions.Read,
+		Projections:  a.runner,
+		Drift:        a.readModelDrift,
+		Anchors:      anchorFiles{},
 	}, a.queries())
 	return a, nil
 }
