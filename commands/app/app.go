@@ -2,10 +2,10 @@
 // one Application with the commands that change state and the queries that read it. It holds
 // the application's decisions that are not a single aggregate's: which agent and workspace a
 // turn runs with, creating a session before its first turn, what `zuno verify` checks (chains,
-// anchors, read-model drift) and the read models' administration (catch-up, rebuild). A command never brings the read
-// models up to its events: it returns the position of its last event, and a query that must
-// see them waits for it (Queries.WaitFor, docs/storage.md). Adapters reach it only through the
-// ports it is given.
+// anchors, read-model drift) and the read models' administration (catch-up, rebuild). A
+// command never brings the read models up to its events: it returns the position of its last
+// event, and a query that must see them waits for it (Queries.WaitFor, docs/storage.md).
+// Adapters reach it only through the ports it is given.
 package app
 
 import (
