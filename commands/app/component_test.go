@@ -81,7 +81,7 @@ func newComponent(t *testing.T) *component {
 		Feed:         feed,
 		Instructions: instructions.Read,
 		Projections:  runner,
-		Drift:        drift(c.store, registry, runner, rm),
+		Drift:        drift(t.TempDir(), c.store, registry, runner, rm),
 		Anchors:      anchorFiles{},
 	}, q)
 	return c
@@ -124,14 +124,15 @@ func (r readModels) UserQuery(ctx context.Context, sql string, limit int, timeou
 	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
 }
 
-// drift replays the log into a scratch SQLite read model and compares, as the CLI's wiring does.
-func drift(store *memstore.Store, registry *events.Registry, runner *projections.Runner, rm *readmodel.DB) func(context.Context) ([]projections.Drift, error) {
+// drift replays the log into a scratch SQLite read model under scratchDirs and compares, as the
+// CLI's wiring does.
+func drift(scratchDirs string, store *memstore.Store, registry *events.Registry, runner *projections.Runner, rm *readmodel.DB) func(context.Context) ([]projections.Drift, error) {
 	return func(ctx context.Context) ([]projections.Drift, error) {
 		upTo, err := runner.CatchUp(ctx)
 		if err != nil {
 			return nil, err
 		}
-		dir, err := os.MkdirTemp("", "zuno-component-drift-*")
+		dir, err := os.MkdirTemp(scratchDirs, "drift-*")
 		if err != nil {
 			return nil, err
 		}
