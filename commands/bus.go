@@ -144,17 +144,28 @@ func commandRouter(h *Handlers, t Transport, replies *requestreply.PubSubBackend
 	if err != nil {
 		return nil, err
 	}
-	return router, processor.AddHandlers(
-		requestreply.NewCommandHandlerWithResult("CreateSession", replies, h.CreateSession),
-		requestreply.NewCommandHandlerWithResult("SetSessionTitle", replies, h.SetSessionTitle),
-		requestreply.NewCommandHandlerWithResult("AppendUserMessage", replies, h.AppendUserMessage),
-		requestreply.NewCommandHandlerWithResult("UpdatePlan", replies, h.UpdatePlan),
-		requestreply.NewCommandHandlerWithResult("UpdateTodos", replies, h.UpdateTodos),
-		requestreply.NewCommandHandlerWithResult("AnswerPermission", replies, h.AnswerPermission),
-		requestreply.NewCommandHandlerWithResult("ForkSession", replies, h.ForkSession),
-		requestreply.NewCommandHandlerWithResult("InterruptTurn", replies, h.InterruptTurn),
-		requestreply.NewCommandHandlerWithResult("RevokeGrants", replies, h.RevokeGrants),
-	)
+	return router, processor.AddHandlers(h.routes(replies)...)
+}
+
+// routes are the commands the bus handles, each handler wrapped in the metrics decorator here,
+// where the bus is assembled.
+func (h *Handlers) routes(replies *requestreply.PubSubBackend[Result]) []cqrs.CommandHandler {
+	return []cqrs.CommandHandler{
+		route(h, replies, "CreateSession", h.CreateSession),
+		route(h, replies, "SetSessionTitle", h.SetSessionTitle),
+		route(h, replies, "AppendUserMessage", h.AppendUserMessage),
+		route(h, replies, "UpdatePlan", h.UpdatePlan),
+		route(h, replies, "UpdateTodos", h.UpdateTodos),
+		route(h, replies, "AnswerPermission", h.AnswerPermission),
+		route(h, replies, "ForkSession", h.ForkSession),
+		route(h, replies, "InterruptTurn", h.InterruptTurn),
+		route(h, replies, "RevokeGrants", h.RevokeGrants),
+	}
+}
+
+// route is one command's handler on the bus, decorated, replying with its Result.
+func route[C any](h *Handlers, replies *requestreply.PubSubBackend[Result], name string, handler HandlerFunc[C]) cqrs.CommandHandler {
+	return requestreply.NewCommandHandlerWithResult(name, replies, Measured(h.metrics, name, handler))
 }
 
 // run starts the router in the background, detached from ctx's cancellation (Close stops

@@ -124,6 +124,9 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		Configure:    a.configure,
 		Feed:         a.feed,
 		Instructions: instructions.Read,
+		Projections:  a.runner,
+		Drift:        a.readModelDrift,
+		Anchors:      anchorFiles{},
 	}, a.queries())
 	return a, nil
 }
@@ -137,7 +140,7 @@ func (a *app) configure(dir string) (zapp.SessionConfig, error) {
 	if err != nil {
 		return zapp.SessionConfig{}, err
 	}
-	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers),
+	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands()),
 		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
-	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 )
@@ -128,13 +127,10 @@ func homeDir() string {
 	return ""
 }
 
-// gates checks the permission and sandbox layers at load, so a bad rule is refused before
-// any command runs rather than at a turn's first tool call.
+// gates applies the application's rules to the layers (commands/app, layers.go): the
+// permission and sandbox layers checked, the sandbox merged, shell.env.exclude united.
 func (c *config) gates() error {
-	if _, err := permission.Resolve(c.Raw("permission"), c.Raw("tools")); err != nil {
-		return err
-	}
-	sb, err := sandbox.Merge(c.Raw("sandbox"))
+	sb, err := zapp.CheckGates(c)
 	if err != nil {
 		return err
 	}
@@ -142,7 +138,8 @@ func (c *config) gates() error {
 	if err := c.providers(); err != nil {
 		return err
 	}
-	return c.envExclude()
+	c.EnvExclude, err = zapp.MergeEnvExclude(c, shell.ValidateExclude)
+	return err
 }
 
 // providers resolves every configured provider at load, so a bad entry is refused before any
@@ -151,38 +148,6 @@ func (c *config) providers() error {
 	for id := range c.Provider {
 		if _, err := provider.Resolve(id, c.Provider, os.Getenv); err != nil {
 			return &configError{err.Error()}
-		}
-	}
-	return nil
-}
-
-// envExclude reads shell.env.exclude layer by layer and unites the lists: each layer can only
-// add names to withhold, never take back one a lower layer withholds, so a later layer
-// cannot narrow what the global file keeps from tools (docs/config.md). Only trusted layers
-// may set it; adapters/config refuses it in the project layer at load, and it is skipped
-// here too in case a layer is added without that check.
-func (c *config) envExclude() error {
-	c.EnvExclude = nil
-	for _, r := range c.Raw("shell") {
-		// "shell" may also be a string, the host shell program (accepted, not run here).
-		if r.Unset() || !r.Layer.Trusted() || !strings.HasPrefix(strings.TrimSpace(string(r.JSON)), "{") {
-			continue
-		}
-		var v struct {
-			Env struct {
-				Exclude []string `json:"exclude"`
-			} `json:"env"`
-		}
-		if err := json.Unmarshal(r.JSON, &v); err != nil {
-			return &configError{fmt.Sprintf("shell in %s: %v: write {\"env\": {\"exclude\": [\"NAME\", \"PATTERN_*\"]}}", r.Source, err)}
-		}
-		if err := shell.ValidateExclude(v.Env.Exclude); err != nil {
-			return &configError{fmt.Sprintf("%s: %v", r.Source, err)}
-		}
-		for _, p := range v.Env.Exclude {
-			if !slices.Contains(c.EnvExclude, p) {
-				c.EnvExclude = append(c.EnvExclude, p)
-			}
 		}
 	}
 	return nil
@@ -241,11 +206,12 @@ func xdgDataHome() string {
 	return filepath.Join(home, ".local", "share")
 }
 
-// configError is a bad value found after the layers are merged: it says what to do.
+// configError is a bad value of a host setting (where the log lives, the bus): it says what
+// to do. The application's own settings are refused with app.ConfigError, the same code.
 type configError struct{ msg string }
 
 func (e *configError) Error() string { return "config: " + e.msg }
-func (e *configError) Code() string  { return "bad_config" }
+func (e *configError) Code() string  { return zapp.CodeBadConfig }
 
 // loadConfig loads the process's configuration (the project layer of the working directory)
 // and says the loader's warnings (the legacy config.json) and notes on stderr. A command loads
@@ -294,17 +260,11 @@ func loadConfigFrom(o adconfig.Options) (config, error) {
 }
 
 func (c config) validate() error {
-	for _, n := range []struct {
-		key string
-		v   int
-	}{{"tool_calls", c.Concurrency.ToolCalls}, {"delegations", c.Concurrency.Delegations},
-		{"mcp_connections", c.Concurrency.MCPConnections}, {"lsp_requests", c.Concurrency.LSPRequests}} {
-		if n.v != 0 && (n.v < 1 || n.v > 64) {
-			return &configError{fmt.Sprintf("concurrency.%s is %d: use 1..64 (1 runs them one at a time)", n.key, n.v)}
-		}
-	}
-	if c.ToolOutput.MaxBytes < 0 || c.ToolOutput.MaxLines < 0 {
-		return &configError{"tool_output.max_bytes and max_lines must be positive (defaults 51200 and 2000)"}
+	if err := zapp.CheckLimits(zapp.Limits{Concurrency: []zapp.Setting{{Key: "tool_calls", Value: c.Concurrency.ToolCalls},
+		{Key: "delegations", Value: c.Concurrency.Delegations}, {Key: "mcp_connections", Value: c.Concurrency.MCPConnections},
+		{Key: "lsp_requests", Value: c.Concurrency.LSPRequests}},
+		ToolOutputBytes: c.ToolOutput.MaxBytes, ToolOutputLines: c.ToolOutput.MaxLines}); err != nil {
+		return err
 	}
 	if u := c.EventStoreURL; u != "" && !isPostgres(u) && !strings.HasPrefix(u, "esdb://") && !strings.HasPrefix(u, "esdb+discover://") {
 		return &configError{fmt.Sprintf("ZUNO_EVENTSTORE_URL %q: want postgres://… or esdb://…, or unset it for the embedded SQLite store", u)}
@@ -321,30 +281,12 @@ func (c config) validate() error {
 	return nil
 }
 
-// unbuiltTools are tools the specification names that this build does not have. A tools
-// entry for one is accepted and reported, not refused as unknown_tool, so a configuration
-// written for a fuller build still loads; TestUnbuiltToolsAreNotBuilt keeps the list honest.
-var unbuiltTools = []string{"task", "session_message", "job", "webfetch", "web_search", "skill", "question",
-	"question_async", "plan_exit", "goal_get", "goal_update", "memory_read", "memory_update", "council_run",
-	"tool_search", "task_context", "workflow", "job_reconcile", "lsp"}
-
-// notes takes the entries this build cannot act on out of the way and says so.
+// notes takes the entries this build cannot act on out of the way and says so (commands/app,
+// layers.go), with the host's own: a ZUNO_CONFIG naming no file.
 func (c *config) notes() {
-	for _, name := range unbuiltTools {
-		if v, ok := c.Tools[name]; ok {
-			delete(c.Tools, name)
-			c.Notes = append(c.Notes, fmt.Sprintf("tools.%s: %v is ignored: this build has no %s tool", name, v, name))
-		}
-	}
-	if shellUnused(c.Shell) {
-		c.Notes = append(c.Notes, "shell is accepted but not used beyond env.exclude: this build does not run it yet")
-	}
-	for key, raw := range map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
-		"formatter": c.Formatter, "productAgent": c.ProductAgent} {
-		if raw != nil && string(raw) != "null" {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s is accepted but not used: this build does not run it yet", key))
-		}
-	}
+	c.Notes = append(c.Notes, zapp.DropUnbuiltTools(c.Tools)...)
+	c.Notes = append(c.Notes, zapp.UnusedNotes(c.Shell, map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
+		"formatter": c.Formatter, "productAgent": c.ProductAgent})...)
 	if configFlag == "" && os.Getenv("ZUNO_CONFIG") != "" {
 		if _, err := os.Stat(os.Getenv("ZUNO_CONFIG")); errors.Is(err, fs.ErrNotExist) {
 			// Optional, so a shell profile may point at a file not written yet, but never silent.
@@ -352,21 +294,6 @@ func (c *config) notes() {
 		}
 	}
 	slices.Sort(c.Notes)
-}
-
-// shellUnused reports whether the merged shell value says more than env (which this build
-// acts on).
-func shellUnused(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return raw != nil && string(raw) != "null"
-	}
-	for k := range m {
-		if !strings.EqualFold(k, "env") {
-			return true
-		}
-	}
-	return false
 }
 
 // Raw is each layer's value of a top-level key (permission, tools, sandbox), in layer order.

@@ -60,7 +60,7 @@ func TestUnbuiltToolIsANote(t *testing.T) {
 	}
 }
 
-// unbuiltTools must never name a tool this build has: its entry would be dropped, and a
+// app.UnbuiltTools must never name a tool this build has: its entry would be dropped, and a
 // "webfetch": false the user wrote would silently stop disabling it.
 func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
 	dir := t.TempDir()
@@ -70,8 +70,8 @@ func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
 	}
 	defer surface.Close()
 	for _, tool := range surface.Tools() {
-		if name := tool.Declaration().Name; slices.Contains(unbuiltTools, name) {
-			t.Errorf("%s is built: remove it from unbuiltTools", name)
+		if name := tool.Declaration().Name; slices.Contains(zapp.UnbuiltTools, name) {
+			t.Errorf("%s is built: remove it from app.UnbuiltTools", name)
 		}
 	}
 }

@@ -117,7 +117,7 @@ func showDemoState(ctx context.Context, a *app, out io.Writer, sid string) error
 			return err
 		}
 	}
-	st, err := a.runner.Status(ctx)
+	st, err := a.Queries.ProjectionStatus(ctx)
 	if err != nil {
 		return err
 	}

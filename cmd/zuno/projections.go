@@ -20,7 +20,7 @@ func newProjectionsCmd() *cobra.Command {
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				st, err := a.runner.Status(ctx)
+				st, err := a.Queries.ProjectionStatus(ctx)
 				if err != nil {
 					return err
 				}
@@ -42,7 +42,7 @@ func newProjectionsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				pos, err := a.runner.CatchUp(ctx)
+				pos, err := a.Commands.CatchUpProjections(ctx)
 				if err != nil {
 					return err
 				}
@@ -59,15 +59,13 @@ checkpoints and replay the whole event log into them, in one transaction: reader
 old read model until the rebuilt one is committed.`,
 		RunE: func(cmd *cobra.Command, names []string) error {
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				started := time.Now()
-				n, err := a.runner.Rebuild(ctx, names...)
+				r, err := a.Commands.RebuildProjections(ctx, names...)
 				if err != nil {
 					return err
 				}
-				elapsed := time.Since(started)
-				rate := float64(n) / max(elapsed.Seconds(), 1e-9)
+				rate := float64(r.Events) / max(r.Elapsed.Seconds(), 1e-9)
 				fmt.Fprintf(cmd.OutOrStdout(), "rebuilt %s from %d events in %s (%.0f events/s)\n",
-					describe(names), n, elapsed.Round(time.Millisecond), rate)
+					describe(r.Projectors), r.Events, r.Elapsed.Round(time.Millisecond), rate)
 				return nil
 			})
 		},

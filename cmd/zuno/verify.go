@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,27 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	zanchor "github.com/zuno-run/zuno/adapters/anchor"
-	"github.com/zuno-run/zuno/commands"
+	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/verify"
 	"github.com/zuno-run/zuno/events"
-	"github.com/zuno-run/zuno/projections"
 )
-
-// verifyOut is what `zuno verify --format json` prints.
-type verifyOut struct {
-	OK bool `json:"ok"`
-	verify.Report
-	Drift  []projections.Drift `json:"drift"`
-	Anchor *anchorOut          `json:"anchor,omitempty"`
-}
-
-type anchorOut struct {
-	Path     string `json:"path"`
-	Compared bool   `json:"compared"` // false: no anchor existed, this run wrote the first
-	Written  bool   `json:"written"`
-	Signed   bool   `json:"signed"`
-	Streams  int    `json:"streams"`
-}
 
 func newVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -66,91 +50,63 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	session, _ := cmd.Flags().GetString("session")
-	stream, _ := cmd.Flags().GetString("stream")
-	anchorPath, _ := cmd.Flags().GetString("anchor")
-	keys, err := zanchor.ParseKeys(os.Getenv("ZUNO_ANCHOR_KEY"), os.Getenv("ZUNO_ANCHOR_PUBLIC_KEY"))
-	if err != nil {
+	// Bad keys are refused before anything is opened, with or without --anchor.
+	if _, err := anchorKeys(); err != nil {
 		return err
 	}
-	opts := verify.Options{Progress: progressPrinter(cmd.ErrOrStderr())}
-	switch {
-	case session != "":
-		opts.Streams = []string{commands.SessionStream(session), commands.WorkStream(session), commands.InboxStream(session)}
-	case stream != "":
-		opts.Streams = []string{stream}
-	}
-	var previous *anchorFile
-	if anchorPath != "" {
-		f, ok, err := zanchor.Read(anchorPath, keys)
-		if err != nil {
-			return err
-		}
-		if ok {
-			previous, opts.Anchored = &anchorFile{f}, f.Heads
-		}
+	r := zapp.VerifyRequest{Progress: progressPrinter(cmd.ErrOrStderr())}
+	r.Session, _ = cmd.Flags().GetString("session")
+	r.Stream, _ = cmd.Flags().GetString("stream")
+	r.Anchor, _ = cmd.Flags().GetString("anchor")
+	if r.Anchor != "" {
+		r.AnchorResolved = resolvedPath(r.Anchor)
 	}
 	return withApp(cmd, func(ctx context.Context, a *app) error {
-		if anchorPath != "" {
-			if err := a.Commands.CheckAnchor(ctx, resolvedPath(anchorPath)); err != nil {
-				return err
-			}
-		}
-		rep, err := verify.Chain(ctx, a.store, opts)
-		if err != nil {
+		out, err := a.Commands.Verify(ctx, r)
+		var failed *verify.FailedError
+		if err != nil && !errors.As(err, &failed) {
 			return err
 		}
-		if stream != "" && rep.Events == 0 && len(rep.Faults) == 0 {
-			return usagef("stream %q has no events; list streams with `zuno events read`", stream)
-		}
-		if session != "" && rep.Events == 0 && len(rep.Faults) == 0 {
-			return usagef("session %q has no events; list sessions with `zuno session list`", session)
-		}
-		out := verifyOut{Report: rep, Drift: []projections.Drift{}}
-		if len(opts.Streams) == 0 {
-			if out.Drift, err = a.readModelDrift(ctx); err != nil {
-				return err
-			}
-		}
-		if out.Faults == nil {
-			out.Faults = []events.ChainFault{}
-		}
-		if out.Drift == nil {
-			out.Drift = []projections.Drift{}
-		}
-		out.OK = len(rep.Faults) == 0 && len(out.Drift) == 0
-		if anchorPath != "" {
-			out.Anchor = &anchorOut{Path: anchorPath, Compared: previous != nil, Signed: keys.Private != nil, Streams: len(rep.Heads)}
-			if out.OK {
-				heads := verify.MergeHeads(previous.heads(), rep.Heads, opts.Streams)
-				if err := zanchor.Write(anchorPath, heads, time.Now(), keys); err != nil {
-					return fmt.Errorf("write the anchor %s: %w", anchorPath, err)
-				}
-				out.Anchor.Written, out.Anchor.Streams = true, len(heads)
-			}
-		}
 		if format == "json" {
-			if err := writeJSON(cmd.OutOrStdout(), out); err != nil {
-				return err
+			if perr := writeJSON(cmd.OutOrStdout(), out); perr != nil {
+				return perr
 			}
 		} else {
 			printVerify(cmd.OutOrStdout(), out)
 		}
-		if !out.OK {
-			return &verify.FailedError{Faults: len(rep.Faults), Drift: len(out.Drift)}
-		}
-		return nil
+		return err
 	})
 }
 
-// anchorFile is an anchor read, or none (nil).
-type anchorFile struct{ zanchor.File }
+// anchorKeys are ZUNO_ANCHOR_KEY and ZUNO_ANCHOR_PUBLIC_KEY, parsed.
+func anchorKeys() (zanchor.Keys, error) {
+	return zanchor.ParseKeys(os.Getenv("ZUNO_ANCHOR_KEY"), os.Getenv("ZUNO_ANCHOR_PUBLIC_KEY"))
+}
 
-func (f *anchorFile) heads() []events.StreamHead {
-	if f == nil {
-		return nil
+// anchorFiles are the application's anchor files (app.Anchors), signed and checked with the
+// keys of the environment.
+type anchorFiles struct{}
+
+func (anchorFiles) Read(path string) ([]events.StreamHead, bool, error) {
+	keys, err := anchorKeys()
+	if err != nil {
+		return nil, false, err
 	}
-	return f.Heads
+	f, ok, err := zanchor.Read(path, keys)
+	return f.Heads, ok, err
+}
+
+func (anchorFiles) Write(path string, heads []events.StreamHead, now time.Time) error {
+	keys, err := anchorKeys()
+	if err != nil {
+		return err
+	}
+	return zanchor.Write(path, heads, now, keys)
+}
+
+func (anchorFiles) Signed() bool {
+	keys, err := anchorKeys()
+	return err == nil && keys.Private != nil
 }
 
 // progressPrinter reports a long walk on stderr, at most once a second.
@@ -169,7 +125,7 @@ func progressPrinter(w io.Writer) func(done, total uint64) {
 	}
 }
 
-func printVerify(w io.Writer, out verifyOut) {
+func printVerify(w io.Writer, out zapp.VerifyReport) {
 	fmt.Fprintf(w, "events: %d in %d streams (chain began after position %d)\n", out.Events, out.Streams, out.Genesis)
 	if len(out.Faults) == 0 {
 		fmt.Fprintln(w, "chain: verified")

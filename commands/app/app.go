@@ -1,10 +1,11 @@
 // Package app is the application as its faces (the CLI today, an HTTP server later) use it:
 // one Application with the commands that change state and the queries that read it. It holds
 // the application's decisions that are not a single aggregate's: which agent and workspace a
-// turn runs with, creating a session before its first turn. A command never brings the read
-// models up to its events: it returns the position of its last event, and a query that must
-// see them waits for it (Queries.WaitFor, docs/storage.md). Adapters reach it only through the
-// ports it is given.
+// turn runs with, creating a session before its first turn, what `zuno verify` checks (chains,
+// anchors, read-model drift) and the read models' administration (catch-up, rebuild). A
+// command never brings the read models up to its events: it returns the position of its last
+// event, and a query that must see them waits for it (Queries.WaitFor, docs/storage.md).
+// Adapters reach it only through the ports it is given.
 package app
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
+	"github.com/zuno-run/zuno/projections"
 )
 
 // Settings are the configuration the application acts on.
@@ -57,6 +59,8 @@ type Ports struct {
 	Log interface {
 		queries.Log
 		LastPosition(ctx context.Context) (uint64, error)
+		// ChainGenesis is where the hash chain began (verify.Log).
+		ChainGenesis(ctx context.Context) (uint64, error)
 	}
 	Driver *turn.Driver
 	// OpenProvider opens a provider spec ("openai", "anthropic", "scripted:<file>").
@@ -67,6 +71,13 @@ type Ports struct {
 	Feed *live.Feed
 	// Instructions reads the AGENTS.md files a turn in dir is assembled with.
 	Instructions func(dir string) (*prompt.InstructionFile, []prompt.InstructionFile, error)
+	// Projections is the process's projection runner, administered by `zuno projections`.
+	Projections ProjectionAdmin
+	// Drift replays the log, up to where the read models are, into a scratch read model and
+	// compares the two (docs/storage.md, "`zuno verify`").
+	Drift func(ctx context.Context) ([]projections.Drift, error)
+	// Anchors reads and writes `zuno verify --anchor` files.
+	Anchors Anchors
 }
 
 // Application is the commands and the queries.

@@ -10,7 +10,7 @@ import (
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/domain"
-	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
@@ -77,7 +77,7 @@ func decodeStrict(raw string, into any) error {
 // that asked is gone.
 func (c *Commands) AnswerPermission(ctx context.Context, meta commands.Meta, sessionID, askID, callID, reply string) (commands.Result, error) {
 	return c.send(ctx, &commands.AnswerPermission{Meta: meta,
-		Answer: inbox.Answer{SessionID: sessionID, AskID: askID, CallID: callID, Reply: reply, Source: "user"}})
+		Answer: answers.Answer{SessionID: sessionID, AskID: askID, CallID: callID, Reply: reply, Source: "user"}})
 }
 
 // InterruptTurn asks the process that drives the session's running turn to stop it; that

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/zuno-run/zuno/commands/turn"
-	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/risk"
 	"github.com/zuno-run/zuno/domain/settings"
@@ -98,7 +98,7 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 		d = destructive(&v, d, rv)
 	}
 	if d.Action == permission.Ask && v.Decision.Source != SourceRisk && g.standing.Covers(d) {
-		v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, inbox.ReplyOnce
+		v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, answers.ReplyOnce
 	}
 	switch permission.Action(v.Decision.Action) {
 	case permission.Deny:
@@ -146,13 +146,13 @@ func destructive(v *turn.Verdict, d permission.Decision, rv assessed) permission
 // Answer applies a reply to an asked call: v is the verdict Check gave it. Only "always"
 // keeps v.Grants, which the driver records before the call starts (and folds back here).
 func (g *Gate) Answer(_ tools.Call, v turn.Verdict, reply string) turn.Verdict {
-	if v.Ask == nil || reply != inbox.ReplyAlways {
+	if v.Ask == nil || reply != answers.ReplyAlways {
 		v.Grants = nil
 	}
 	v.Ask = nil
 	v.Decision.Source, v.Decision.Reply = SourceUser, reply
 	switch reply {
-	case inbox.ReplyOnce, inbox.ReplyAlways:
+	case answers.ReplyOnce, answers.ReplyAlways:
 		v.Decision.Action = string(permission.Allow)
 	default:
 		v.Decision.Action = string(permission.Deny)

@@ -17,7 +17,7 @@ import (
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
-	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
@@ -140,7 +140,7 @@ func (r *rig) answerAsks(ctx context.Context, replies ...string) {
 				}
 				seen[a.AskID] = true
 				r.handlers.AnswerPermission(ctx, &commands.AnswerPermission{Meta: commands.Meta{CommandID: "ans_" + a.AskID},
-					Answer: inbox.Answer{SessionID: r.session, AskID: a.AskID, CallID: a.CallID, Reply: replies[0]}})
+					Answer: answers.Answer{SessionID: r.session, AskID: a.AskID, CallID: a.CallID, Reply: replies[0]}})
 				replies = replies[1:]
 			}
 			time.Sleep(time.Millisecond)
@@ -318,7 +318,7 @@ func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 		t.Fatalf("the asked call settled as %+v", settled)
 	}
 	res, err := r.handlers.AnswerPermission(context.Background(), &commands.AnswerPermission{Meta: commands.Meta{CommandID: "late"},
-		Answer: inbox.Answer{SessionID: r.session, AskID: ask.AskID, CallID: ask.CallID, Reply: "always"}})
+		Answer: answers.Answer{SessionID: r.session, AskID: ask.AskID, CallID: ask.CallID, Reply: "always"}})
 	if err != nil || res.Err() != nil {
 		t.Fatalf("late answer: %v %v", err, res.Err())
 	}
@@ -338,7 +338,7 @@ func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 func TestAnAnswerCannotComeBeforeItsAsk(t *testing.T) {
 	r := newRig(t)
 	res, err := r.handlers.AnswerPermission(context.Background(), &commands.AnswerPermission{Meta: commands.Meta{CommandID: "early"},
-		Answer: inbox.Answer{SessionID: r.session, AskID: "ask_c1", CallID: "c1", Reply: "always"}})
+		Answer: answers.Answer{SessionID: r.session, AskID: "ask_c1", CallID: "c1", Reply: "always"}})
 	if err != nil || res.Error == nil || res.Error.Code != commands.CodeAskNotFound {
 		t.Fatalf("early answer: %+v %v", res, err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/commands/gate"
 	"github.com/zuno-run/zuno/commands/turn"
-	"github.com/zuno-run/zuno/domain/inbox"
+	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/settings"
@@ -118,7 +118,7 @@ func TestReviewStandingAlwaysDoesNotCoverDestructive(t *testing.T) {
 			if v.Ask == nil {
 				t.Fatalf("the approved command did not ask: %+v", v.Decision)
 			}
-			f.answer(c, v, inbox.ReplyAlways)
+			f.answer(c, v, answers.ReplyAlways)
 			_, v = f.check(t, "shell", shellArgs(tc.attack))
 			if v.Ask == nil {
 				t.Errorf("BROKEN: %q ran without asking after always for %q (source %s, action %s)",
@@ -139,7 +139,7 @@ func TestReviewAlwaysOnDestructiveSavesNothing(t *testing.T) {
 	if v.Ask.Always != "" {
 		t.Errorf("BROKEN: a destructive command offers a savable always pattern %q", v.Ask.Always)
 	}
-	f.answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, answers.ReplyAlways)
 	_, v = f.check(t, "shell", shellArgs("git push --force origin other"))
 	if v.Ask == nil {
 		t.Errorf("BROKEN: a second destructive push ran on the standing always (source %s)", v.Decision.Source)
@@ -154,7 +154,7 @@ func TestReviewRiskAskWithAllowRule(t *testing.T) {
 	if v.Ask == nil || v.Decision.Source != gate.SourceRisk {
 		t.Fatalf("rm -rf ./build: %+v", v.Decision)
 	}
-	f.answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, answers.ReplyAlways)
 	_, v = f.check(t, "shell", shellArgs("rm -rf ./src"))
 	if v.Ask == nil {
 		t.Errorf("BROKEN: rm -rf ./src ran on an always given to rm -rf ./build")
@@ -183,7 +183,7 @@ func TestReviewAllowAllDenyAndStrictStanding(t *testing.T) {
 	if v.Ask == nil {
 		t.Fatalf("strict did not ask: %+v", v.Decision)
 	}
-	f.answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, answers.ReplyAlways)
 	if _, v = f.check(t, "shell", shellArgs("go test ./...")); v.Ask == nil {
 		t.Errorf("BROKEN: strict honoured a standing always")
 	}
@@ -195,7 +195,7 @@ func TestReviewAllowAllDenyAndStrictStanding(t *testing.T) {
 func TestReviewAnswerForUnaskedCallInstallsNothing(t *testing.T) {
 	f := newFixture(t, `{"rules":{"edit":"ask"}}`, "")
 	c := f.call(t, "write", `{"path":"a.txt","content":"x"}`)
-	if v := f.answer(c, turn.Verdict{}, inbox.ReplyAlways); len(v.Grants) != 0 {
+	if v := f.answer(c, turn.Verdict{}, answers.ReplyAlways); len(v.Grants) != 0 {
 		t.Errorf("BROKEN: an answer to an unasked call installed %v", v.Grants)
 	}
 	if _, v := f.check(t, "write", `{"path":"a.txt","content":"x"}`); v.Ask == nil {
@@ -225,7 +225,7 @@ func TestReviewApplyPatchTwoExternalDirs(t *testing.T) {
 	if v.Ask == nil {
 		t.Fatalf("write through a link outside did not ask: %+v", v.Decision)
 	}
-	f.answer(c, v, inbox.ReplyAlways)
+	f.answer(c, v, answers.ReplyAlways)
 	patch := "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Add File: b.txt\n+y\n*** End Patch\n"
 	args, _ := json.Marshal(map[string]string{"patch": patch})
 	tl := f.tools["apply_patch"]

@@ -47,6 +47,8 @@ type ReadModels interface {
 type Projections interface {
 	Head(ctx context.Context) (uint64, error)
 	WaitFor(ctx context.Context, position uint64) error
+	// Status is each projector's checkpoint and lag (`zuno projections status`).
+	Status(ctx context.Context) ([]projections.Status, error)
 }
 
 // Queries answers the application's questions.
@@ -67,6 +69,12 @@ func New(log Log, registry *events.Registry, rm ReadModels, proj Projections) *Q
 // that must then read its effect from the read models waits for it.
 func (q *Queries) WaitFor(ctx context.Context, position uint64) error {
 	return q.proj.WaitFor(ctx, position)
+}
+
+// ProjectionStatus is each projector's checkpoint, the log's head and the lag between them,
+// as they are now (it does not wait: a lag is what it reports).
+func (q *Queries) ProjectionStatus(ctx context.Context) ([]projections.Status, error) {
+	return q.proj.Status(ctx)
 }
 
 // current waits until the read models hold every event the log held when the query began:

@@ -1,8 +1,10 @@
-// Package inbox is a session's inbox (stream "inbox-<sessionId>"): answers to the permission
-// asks of its turns. The answers live outside the session stream because the turn that asked
-// is that stream's single writer while it waits; an answer is recorded here even when the
-// asking turn is gone (docs/permissions.md, "Asking").
-package inbox
+// Package answers holds the answers to the permission asks of a session's turns, recorded on
+// the session's answer stream (still named "inbox-<sessionId>", so logs written before the
+// rename read the same). The answers live outside the session stream because the turn that
+// asked is that stream's single writer while it waits; an answer is recorded here even when
+// the asking turn is gone (docs/permissions.md, "Asking"). It is not the job-report inbox of
+// the seeds, which is part of a root session's durable work.
+package answers
 
 import (
 	"fmt"
@@ -37,11 +39,11 @@ type Answer struct {
 	Source string `json:"source"`
 }
 
-// Evolve applies one event of the inbox stream.
+// Evolve applies one event of the answer stream.
 func (s *State) Evolve(p events.Payload) error {
 	e, ok := p.(events.PermissionAnswered)
 	if !ok {
-		return domain.UnexpectedEvent("inbox", p)
+		return domain.UnexpectedEvent("answers", p)
 	}
 	if s.answers == nil {
 		s.answers = map[string]string{}
