@@ -175,7 +175,10 @@ func TestRunnerSkippedCommandIsDone(t *testing.T) {
 	w := openWorld(t, filepath.Join(t.TempDir(), "zuno.db"))
 	w.trigger(t, "ses_a")
 	calls := 0
-	skip := func(context.Context, react.Command) error { calls++; return fmt.Errorf("%w: the turn is not waiting", react.Skipped) }
+	skip := func(context.Context, react.Command) error {
+		calls++
+		return fmt.Errorf("%w: the turn is not waiting", react.Skipped)
+	}
 	for range 2 {
 		if err := w.runner(skip).CatchUp(ctx); err != nil {
 			t.Fatal(err)
