@@ -134,5 +134,5 @@ func (c *Commands) resumeModel(given string, started events.TurnStarted) (ModelC
 // lease (docs/turns.md, "Reactions"). A turn waiting on asks is recorded suspended; one with a
 // running call is recovered (the call settled uncertain, never run again).
 func (c *Commands) SettleTurn(ctx context.Context, meta commands.Meta, sessionID, turnID string) (turn.Outcome, error) {
-	return c.ports.Driver.Settle(ctx, meta, sessionID, turnID)
+	return c.ports.Driver.Settle(ctx, meta, sessionID, turnID, c.inbox())
 }

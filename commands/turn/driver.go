@@ -228,6 +228,8 @@ type run struct {
 	prevID  string
 	// resumed folds the receipts a resumed turn restores its prompt base from; nil otherwise.
 	resumed *receiptFold
+	// awaiting is the ask the turn suspended at.
+	awaiting []events.Awaited
 }
 
 // priorTurn is what the log holds of this request's command, if it was handled before.

@@ -57,12 +57,13 @@ func (d *Driver) Open(ctx context.Context, sessionID string) (OpenTurn, error) {
 }
 
 // Settle settles the open turn TurnID of a session whose lease expired (the reaction to an
-// expired lease, docs/turns.md "Reactions"): a turn waiting on asks is recorded suspended, to be
-// resumed when they are answered; any other is recovered as the next run would: its running
-// call settled uncertain, never run again, the calls that never started cancelled, the turn
-// finished interrupted. A turn whose lease is live is session_busy; one already settled,
-// suspended or finished is left as it is.
-func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turnID string) (Outcome, error) {
+// expired lease, docs/turns.md "Reactions"): a turn waiting on asks is recorded suspended on
+// those inbox holds no answer to yet (Outcome.Reason ReasonSuspended, Awaiting them; nothing
+// recorded and Awaiting empty when every one is answered: it can be resumed now); any other is
+// recovered as the next run would: its running call settled uncertain, never run again, the
+// calls that never started cancelled, the turn finished interrupted. A turn whose lease is
+// live is session_busy; one already suspended or finished is left as it is.
+func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turnID string, inbox Inbox) (Outcome, error) {
 	req := Request{Meta: meta, SessionID: sessionID, Observer: NopObserver{}}
 	r, err := d.load(ctx, req)
 	if err != nil {
@@ -79,9 +80,19 @@ func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turn
 	if err := r.openTurnBinds(ctx, turnID, open.Owner); err != nil {
 		return out, err
 	}
-	if awaiting := open.Awaiting(); len(awaiting) > 0 {
-		out.Reason, out.Awaiting = ReasonSuspended, awaiting
-		return out, r.settleWith(ctx, events.TurnSuspended{SessionID: sessionID, TurnID: turnID, Awaiting: awaiting})
+	if asked := open.Awaiting(); len(asked) > 0 {
+		out.Reason = ReasonSuspended
+		for _, a := range asked {
+			if _, answered, err := inbox.Answered(ctx, sessionID, a.AskID); err != nil {
+				return out, err
+			} else if !answered {
+				out.Awaiting = append(out.Awaiting, a)
+			}
+		}
+		if len(out.Awaiting) == 0 {
+			return out, nil
+		}
+		return out, r.settleWith(ctx, events.TurnSuspended{SessionID: sessionID, TurnID: turnID, Awaiting: out.Awaiting})
 	}
 	out.Reason = events.FinishInterrupted
 	return out, r.settleWith(ctx, r.tr.Recover(true)...)

@@ -56,7 +56,8 @@ func (r *run) answer(ctx context.Context, ask events.PermissionAsked) (events.Pe
 	if err != nil || found {
 		return a, err
 	}
-	if err := r.stage(events.TurnSuspended{SessionID: r.req.SessionID, TurnID: r.turnID, Awaiting: r.tr.Open.Awaiting()}); err != nil {
+	r.awaiting = []events.Awaited{{Kind: "permission", AskID: ask.AskID, CallID: ask.CallID}}
+	if err := r.stage(events.TurnSuspended{SessionID: r.req.SessionID, TurnID: r.turnID, Awaiting: r.awaiting}); err != nil {
 		return a, err
 	}
 	if err := r.commit(ctx); err != nil {
@@ -72,7 +73,7 @@ func (r *run) suspended(out *Outcome, err error) (Outcome, error) {
 		return *out, err
 	}
 	open := r.tr.Open
-	out.Reason, out.Awaiting, out.Steps, out.Usage = ReasonSuspended, open.Awaiting(), open.Steps, open.Usage
+	out.Reason, out.Awaiting, out.Steps, out.Usage = ReasonSuspended, r.awaiting, open.Steps, open.Usage
 	return *out, nil
 }
 

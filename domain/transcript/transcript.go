@@ -67,10 +67,11 @@ type Turn struct {
 	Suspended bool
 }
 
-// Awaiting returns the asks the turn waits on when it is at a point where it can be suspended
-// and resumed without anything uncertain: no provider request in flight, no call running, and
-// some asked call neither started nor settled. It returns nil when the turn is not at such a
-// point (docs/turns.md, "Suspended turns").
+// Awaiting returns the asks of the turn's calls that have neither started nor settled, when
+// the turn is at a point where it can be suspended and resumed without anything uncertain: no
+// provider request in flight, no call running. Some of them may be answered already (a group's
+// calls start together once all its asks are); the answers are in the session's inbox. It
+// returns nil when the turn is not at such a point (docs/turns.md, "Suspended turns").
 func (t *Turn) Awaiting() []events.Awaited {
 	if t == nil || t.Request != nil {
 		return nil

@@ -76,6 +76,18 @@ func toolBlocked(reqID, callID, output string) events.ToolBlocked {
 		Category: "unavailable", Message: "no such tool", Output: output}
 }
 
+func asked(callID string) events.PermissionAsked {
+	return events.PermissionAsked{SessionID: sid, TurnID: tid, RequestID: "r1", CallID: callID, AskID: "ask_" + callID, Tool: "tool_" + callID}
+}
+
+func suspended(turnID string) events.TurnSuspended {
+	return events.TurnSuspended{SessionID: sid, TurnID: turnID, Awaiting: []events.Awaited{{Kind: "permission", AskID: "ask_c1", CallID: "c1"}}}
+}
+
+func resumed(turnID string) events.TurnResumed {
+	return events.TurnResumed{SessionID: sid, TurnID: turnID, Input: events.InputAnswer, TriggerEventID: "evt_1"}
+}
+
 // fold returns the state of the events, checking each one first: a fixture that breaks the
 // transcript's order is a broken test.
 func fold(t *testing.T, ps ...events.Payload) *transcript.State {
@@ -198,6 +210,23 @@ func TestCheck(t *testing.T) {
 		{name: "blocked twice", state: with(open("c1"), toolBlocked("r1", "c1", "no")), event: toolBlocked("r1", "c1", "no"),
 			code: order, says: []string{"c1"}},
 		{name: "unknown call blocked", state: open("c1"), event: toolBlocked("r1", "c9", "no"), code: order, says: []string{"c9"}},
+
+		// Suspension and resumption (docs/turns.md, "Suspended turns").
+		{name: "a turn waiting on an ask suspends", state: with(open("c1"), asked("c1")), event: suspended(tid)},
+		{name: "a suspended turn resumes", state: with(open("c1"), asked("c1"), suspended(tid)), event: resumed(tid)},
+		{name: "a turn left waiting by a dead process resumes", state: with(open("c1"), asked("c1")), event: resumed(tid)},
+		{name: "a resumed turn suspends again at its next ask", state: with(open("c1", "c2"), asked("c1"), suspended(tid), resumed(tid), asked("c2")),
+			event: suspended(tid)},
+		{name: "suspended with nothing asked", state: open("c1"), event: suspended(tid), code: order, says: []string{tid, "waiting on an ask"}},
+		{name: "suspended twice", state: with(open("c1"), asked("c1"), suspended(tid)), event: suspended(tid), code: order, says: []string{tid}},
+		{name: "suspended while a call runs", state: with(open("c1", "c2"), asked("c1"), toolStarted("r1", "c2")), event: suspended(tid),
+			code: order, says: []string{tid}},
+		{name: "suspended while a request is open", state: []events.Payload{created(), turnStarted(tid), started("r1", 1)}, event: suspended(tid),
+			code: order, says: []string{tid}},
+		{name: "another turn suspended", state: with(open("c1"), asked("c1")), event: suspended("turn_2"), code: order, says: []string{"turn_2"}},
+		{name: "resumed with no turn open", state: []events.Payload{created()}, event: resumed(tid), code: order, says: []string{tid}},
+		{name: "resumed when nothing is asked", state: with(open("c1"), toolStarted("r1", "c1"), toolSettled("r1", "c1", tools.OutcomeCompleted, "ok")),
+			event: resumed(tid), code: order, says: []string{tid}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -584,5 +613,33 @@ func foldRecovery(t *testing.T, s *transcript.State, recovery []events.Payload) 
 	// The session goes on: a new turn may start.
 	if err := s.Check(turnStarted("turn_next")); err != nil {
 		t.Errorf("new turn refused after recovery: %v", err)
+	}
+}
+
+// Awaiting is what a turn may be suspended on: the asked calls that have not started, when
+// nothing is in flight.
+func TestAwaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state []events.Payload
+		want  []string
+	}{
+		{"an asked call", with(open("c1"), asked("c1")), []string{"ask_c1"}},
+		{"two asked calls of a group, one answered and waiting for the other", with(open("c1", "c2"), asked("c1"), asked("c2")), []string{"ask_c1", "ask_c2"}},
+		{"an asked call beside a settled one", with(open("c1", "c2"), toolBlocked("r1", "c1", "no"), asked("c2")), []string{"ask_c2"}},
+		{"nothing asked", open("c1"), nil},
+		{"a call running: only recovery settles it", with(open("c1", "c2"), asked("c1"), toolStarted("r1", "c2")), nil},
+		{"a request in flight", []events.Payload{created(), turnStarted(tid), started("r1", 1)}, nil},
+		{"an asked call that started", with(open("c1"), asked("c1"), toolStarted("r1", "c1")), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, a := range fold(t, tc.state...).Open.Awaiting() {
+				got = append(got, a.AskID)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Awaiting = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
