@@ -9,17 +9,19 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// LeaseStream holds the lease of a session's running turn and the requests to interrupt it
-// (domain/lease).
-func LeaseStream(sessionID string) string { return "lease-" + sessionID }
+// LeaseStream holds the lease of one turn and the requests to interrupt it (domain/lease): a
+// stream per turn, so what a process reads to take, renew or check a lease is that turn's
+// renewals, never the session's whole history of them (docs/turns.md, "Leases").
+func LeaseStream(turnID string) string { return "lease-" + turnID }
 
 // InterruptTurn asks the process that drives a session's running turn to stop it: a command
 // like any other, handled wherever the bus delivers it; the holder sees it on its live feed.
 type InterruptTurn struct {
 	Meta
 	SessionID string `json:"sessionId"`
-	// TurnID names the turn; empty is the session's running turn.
-	TurnID string `json:"turnId,omitempty"`
+	// TurnID names the turn (the application resolves the session's open turn when the
+	// caller names none).
+	TurnID string `json:"turnId"`
 }
 
 // InterruptTurn records the request; a session with no running turn is turn_not_running.
@@ -28,15 +30,15 @@ func (h *Handlers) InterruptTurn(ctx context.Context, c *InterruptTurn) (Result,
 	if by == "" {
 		by = "user"
 	}
-	x := leaseExecution(c.Meta, c.SessionID, func(s *lease.State) ([]events.Payload, error) {
+	x := leaseExecution(c.Meta, c.TurnID, func(s *lease.State) ([]events.Payload, error) {
 		return lease.Interrupt(*s, c.SessionID, c.TurnID, by, h.clock.Now())
 	})
 	view := func(s *lease.State) any { return map[string]string{"sessionId": c.SessionID, "turnId": s.TurnID} }
 	return handle(ctx, h, "InterruptTurn", x, struct{ SessionID, TurnID string }{c.SessionID, c.TurnID}, view), nil
 }
 
-func leaseExecution(meta Meta, sessionID string, decide func(*lease.State) ([]events.Payload, error)) execution[*lease.State] {
-	return execution[*lease.State]{meta: meta, stream: LeaseStream(sessionID),
+func leaseExecution(meta Meta, turnID string, decide func(*lease.State) ([]events.Payload, error)) execution[*lease.State] {
+	return execution[*lease.State]{meta: meta, stream: LeaseStream(turnID),
 		newState: func() *lease.State { return &lease.State{} }, decide: decide}
 }
 
@@ -54,10 +56,10 @@ type Leases struct {
 	Dead func(holder string) bool
 }
 
-// Current is the session's lease as the log has it now.
-func (l *Leases) Current(ctx context.Context, sessionID string) (lease.State, error) {
+// Current is the lease of a turn as the log has it now.
+func (l *Leases) Current(ctx context.Context, turnID string) (lease.State, error) {
 	var s lease.State
-	_, err := Load(ctx, l.Store, l.Registry, LeaseStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
+	_, err := Load(ctx, l.Store, l.Registry, LeaseStream(turnID), 0, func(_ events.Recorded, p events.Payload) error {
 		return s.Evolve(p)
 	})
 	return s, err
@@ -68,7 +70,7 @@ func (l *Leases) Current(ctx context.Context, sessionID string) (lease.State, er
 // when its holder's lease has expired or the holder is known dead; force takes it whatever
 // (--recover). It fails with lease_held while another holder's lease is live.
 func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force bool) error {
-	return l.run(ctx, sessionID, "take/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
+	return l.run(ctx, sessionID, turnID, "take/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
 		dead := force || (l.Dead != nil && s.Holder != "" && s.Holder != l.Holder && l.Dead(s.Holder))
 		return lease.Decide(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL, Dead: dead})
 	})
@@ -77,20 +79,20 @@ func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force b
 // Renew extends the lease; n numbers the renewal (each is a command of its own). It fails with
 // lease_lost when the lease was taken over.
 func (l *Leases) Renew(ctx context.Context, sessionID, turnID, by string, n int) error {
-	return l.run(ctx, sessionID, fmt.Sprintf("renew/%s/%s/%d", turnID, by, n), func(s *lease.State) ([]events.Payload, error) {
+	return l.run(ctx, sessionID, turnID, fmt.Sprintf("renew/%s/%s/%d", turnID, by, n), func(s *lease.State) ([]events.Payload, error) {
 		return lease.Renew(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL})
 	})
 }
 
 // Release gives the lease of turnID back at the end of the run of command by.
 func (l *Leases) Release(ctx context.Context, sessionID, turnID, by string) error {
-	return l.run(ctx, sessionID, "release/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
+	return l.run(ctx, sessionID, turnID, "release/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
 		return lease.Release(*s, sessionID, turnID, l.Holder), nil
 	})
 }
 
-func (l *Leases) run(ctx context.Context, sessionID, what string, decide func(*lease.State) ([]events.Payload, error)) error {
-	x := leaseExecution(Meta{CommandID: "lease/" + l.Holder + "/" + what, Actor: "host", CorrelationID: sessionID}, sessionID, decide)
+func (l *Leases) run(ctx context.Context, sessionID, turnID, what string, decide func(*lease.State) ([]events.Payload, error)) error {
+	x := leaseExecution(Meta{CommandID: "lease/" + l.Holder + "/" + what, Actor: "host", CorrelationID: sessionID}, turnID, decide)
 	x.store, x.registry, x.clock = l.Store, l.Registry, l.Clock
 	var err error
 	if x.digest, err = Digest("Lease", what); err != nil {

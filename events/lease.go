@@ -1,6 +1,6 @@
 package events
 
-// The lease of a session's running turn (stream lease-<sessionId>): which process drives the
+// The lease of a running turn (stream lease-<turnId>): which process drives the
 // turn and until when, renewed while it runs, so that any process may take over a turn whose
 // holder stopped renewing; and the requests to interrupt it (docs/turns.md, "Leases"). The
 // stream is its own aggregate so that renewals and interrupts never race the turn's appends to

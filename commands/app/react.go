@@ -65,7 +65,14 @@ func (c *Commands) ExpiredLeases(ctx context.Context) ([]react.Command, error) {
 	}
 	var out []react.Command
 	for _, id := range ids {
-		l, err := leases.Current(ctx, id)
+		open, err := c.ports.Driver.Open(ctx, id)
+		if domain.CodeOf(err) == turn.CodeNoOpenTurn {
+			continue // finished since the read models said open
+		}
+		if err != nil {
+			return out, err
+		}
+		l, err := leases.Current(ctx, open.Started.TurnID)
 		if err != nil {
 			return out, err
 		}

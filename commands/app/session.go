@@ -9,8 +9,10 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/answers"
+	"github.com/zuno-run/zuno/domain/lease"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
@@ -83,6 +85,19 @@ func (c *Commands) AnswerPermission(ctx context.Context, meta commands.Meta, ses
 // InterruptTurn asks the process that drives the session's running turn to stop it; that
 // process, wherever it runs, records the interruption on the turn (docs/turns.md, "Leases").
 func (c *Commands) InterruptTurn(ctx context.Context, meta commands.Meta, sessionID, turnID string) (commands.Result, error) {
+	if turnID == "" { // the session's open turn: its lease stream is where its holder looks
+		open, err := c.ports.Driver.Open(ctx, sessionID)
+		if domain.CodeOf(err) == turn.CodeNoOpenTurn {
+			e := domain.NewError(lease.CodeTurnNotRunning, fmt.Sprintf("session %s has no running turn", sessionID),
+				"check the session with zuno session show")
+			e.ID = sessionID
+			return commands.Result{}, e
+		}
+		if err != nil {
+			return commands.Result{}, err
+		}
+		turnID = open.Started.TurnID
+	}
 	return c.send(ctx, &commands.InterruptTurn{Meta: meta, SessionID: sessionID, TurnID: turnID})
 }
 

@@ -418,12 +418,18 @@ func (r *run) recover(ctx context.Context) error {
 	if open == nil {
 		return nil
 	}
-	if err := r.openTurnBinds(ctx, open.TurnID, open.Owner); err != nil {
+	leased, err := r.openTurnBinds(ctx, open.TurnID, open.Owner)
+	if err != nil {
 		return err
 	}
 	if open.Suspended && !r.req.ForceRecover {
 		return r.suspendedError(open)
 	}
+	release, err := r.takeOver(ctx, open.TurnID, leased)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := r.stage(r.tr.Recover(true)...); err != nil {
 		return err
 	}

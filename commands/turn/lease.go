@@ -22,26 +22,41 @@ var (
 // openTurnBinds says how an open turn binds others: by its lease when it recorded one (held,
 // expired, or its holder known dead), else, for a turn an older build started, by its owner
 // process (Driver.Alive). It returns the error that refuses a run of the session, or nil when
-// the open turn may be settled and taken over.
-func (r *run) openTurnBinds(ctx context.Context, turnID string, owner *events.TurnOwner) error {
+// the open turn may be settled and taken over; leased says that it holds a lease to take over.
+func (r *run) openTurnBinds(ctx context.Context, turnID string, owner *events.TurnOwner) (leased bool, err error) {
 	if l := r.d.Leases; l != nil {
-		cur, err := l.Current(ctx, r.req.SessionID)
+		cur, err := l.Current(ctx, turnID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if cur.TurnID == turnID && cur.Holder != "" {
 			dead := r.req.ForceRecover || (l.Dead != nil && l.Dead(cur.Holder))
 			if cur.Live(r.d.Clock.Now()) && !dead {
-				return r.busy(fmt.Sprintf("turn %s of session %s is running in %s (its lease runs until %s unless renewed)",
+				return true, r.busy(fmt.Sprintf("turn %s of session %s is running in %s (its lease runs until %s unless renewed)",
 					turnID, r.req.SessionID, cur.Holder, cur.ExpiresAt.Format(time.RFC3339)))
 			}
-			return nil
+			return !cur.Released, nil
 		}
 	}
 	if o := owner; o != nil && !r.req.ForceRecover && r.d.Alive != nil && r.d.Alive(*o) {
-		return r.busy(fmt.Sprintf("turn %s of session %s is still running (process %d on %s)", turnID, r.req.SessionID, o.PID, o.Host))
+		return false, r.busy(fmt.Sprintf("turn %s of session %s is still running (process %d on %s)", turnID, r.req.SessionID, o.PID, o.Host))
 	}
-	return nil
+	return false, nil
+}
+
+// takeOver takes the expired lease of an open turn this run settles, so the log says who took
+// it from whom (tookOver) and a holder that was only slow finds its lease lost and stops; the
+// returned release gives it back once the turn is settled. A lease taken by another process in
+// between is session_busy.
+func (r *run) takeOver(ctx context.Context, turnID string, leased bool) (func(), error) {
+	l := r.d.Leases
+	if l == nil || !leased {
+		return func() {}, nil
+	}
+	if err := l.Take(ctx, r.req.SessionID, turnID, r.req.Meta.CommandID, true); err != nil {
+		return nil, err
+	}
+	return func() { _ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, turnID, r.req.Meta.CommandID) }, nil
 }
 
 func (r *run) busy(what string) error {
@@ -119,7 +134,7 @@ func (r *run) watchInterrupt(ctx context.Context, head uint64, cancel context.Ca
 	if feed == nil {
 		return
 	}
-	stream := commands.LeaseStream(r.req.SessionID)
+	stream := commands.LeaseStream(r.turnID)
 	_, err := feed.Wait(ctx, head, func(rec events.Recorded) bool {
 		if rec.Stream != stream || rec.Type != events.TypeTurnInterruptRequested {
 			return false

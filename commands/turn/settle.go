@@ -77,9 +77,15 @@ func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turn
 		}
 		return out, nil
 	}
-	if err := r.openTurnBinds(ctx, turnID, open.Owner); err != nil {
+	leased, err := r.openTurnBinds(ctx, turnID, open.Owner)
+	if err != nil {
 		return out, err
 	}
+	release, err := r.takeOver(ctx, turnID, leased)
+	if err != nil {
+		return out, err
+	}
+	defer release()
 	if asked := open.Awaiting(); len(asked) > 0 {
 		out.Reason = ReasonSuspended
 		for _, a := range asked {

@@ -1,4 +1,4 @@
-// Package lease is the lease of a session's running turn (stream lease-<sessionId>,
+// Package lease is the lease of a running turn (stream lease-<turnId>,
 // docs/turns.md "Leases"): which process drives the turn and until when. A holder renews its
 // lease while the turn runs; when it stops renewing (its process died, its host is gone) the
 // lease expires and any process may take the turn over. Interrupts are asked of the holder
