@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/react"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -55,10 +54,8 @@ and the read models only.`,
 // reactions is the worker's reaction runner: the application's reactions, its sweep for
 // expired leases every half lease, checkpoints in the read-model database.
 func (a *app) reactions(log io.Writer) *react.Runner {
-	return &react.Runner{Log: a.store, Registry: a.registry, Checkpoints: projections.ReactionCheckpoints{DB: a.rm.Writer},
-		Feed: a.feed, Reactions: zapp.Reactions(), Sweep: a.Commands.ExpiredLeases, Dispatch: a.Commands.React,
-		Every: a.turns.Leases.TTL / 2,
-		Report: func(c react.Command, err error) {
+	return a.Commands.ReactionRunner(projections.ReactionCheckpoints{DB: a.rm.Writer}, a.turns.Leases.TTL/2,
+		func(c react.Command, err error) {
 			switch {
 			case c.ID == "":
 				fmt.Fprintf(log, "zuno worker: reactions: %v\n", err)
@@ -69,5 +66,5 @@ func (a *app) reactions(log io.Writer) *react.Runner {
 			default:
 				fmt.Fprintf(log, "zuno worker: %s %s: will try again: %v\n", c.Kind, c.ID, err)
 			}
-		}}
+		})
 }

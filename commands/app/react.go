@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/react"
@@ -81,4 +82,12 @@ func (c *Commands) ExpiredLeases(ctx context.Context) ([]react.Command, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReactionRunner is the reaction runner of this application (zuno worker runs it): its
+// reactions, its sweep for expired leases every every, checkpoints kept in cps, each command
+// told to report.
+func (c *Commands) ReactionRunner(cps react.Checkpoints, every time.Duration, report func(react.Command, error)) *react.Runner {
+	return &react.Runner{Log: c.ports.Log, Registry: c.ports.Driver.Registry, Checkpoints: cps, Feed: c.ports.Feed,
+		Reactions: Reactions(), Sweep: c.ExpiredLeases, Dispatch: c.React, Every: every, Report: report}
 }

@@ -177,7 +177,7 @@ func (d *Driver) Run(ctx context.Context, req Request) (Outcome, error) {
 	if err := r.offerTools(); err != nil {
 		return Outcome{}, err
 	}
-	if r.prior.seen {
+	if r.prior.seen && !r.resumesAgain() {
 		return r.repeat(ctx)
 	}
 	if req.Resume != nil {

@@ -94,6 +94,14 @@ func (r *run) resumable() error {
 	return e
 }
 
+// resumesAgain reports whether a resumption that was handled before goes on again: its process
+// stopped while the turn waited on a later ask, neither suspended nor settled. Nothing of it
+// is uncertain, so it is resumed, not recovered.
+func (r *run) resumesAgain() bool {
+	open := r.tr.Open
+	return r.req.Resume != nil && open != nil && open.TurnID == r.turnID && !open.Suspended && len(open.Awaiting()) > 0
+}
+
 // resume records the resumption and runs the open response's calls that have no result yet:
 // the asked ones with their answers, the rest as the gate decides now.
 func (r *run) resume(ctx context.Context) error {
