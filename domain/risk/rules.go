@@ -17,7 +17,7 @@ var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "
 // command on it. Without a narrowing test that is every path under START, so START is the
 // target; with one it is some path under START, and also each protected location under
 // START that its name tests match (`find ~ -name "*" -delete` deletes ~, `-name '.*'` ~/.ssh).
-func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
+func (a *assessor) find(_ string, argv []arg, stdin []string, depth int) {
 	starts, expr := findStarts(argv[1:])
 	deletes := false
 	var execs [][]arg
@@ -37,6 +37,10 @@ func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
 			i = j
 		}
 	}
+	if from, ok := findFilesFrom(expr); ok {
+		// -files0-from FILE: starting points the gate cannot read, or what is piped in
+		starts = append(starts, a.namesFrom(from, stdin))
+	}
 	found := a.found(starts, expr)
 	if deletes {
 		for _, g := range found {
@@ -46,6 +50,17 @@ func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
 	for _, cmd := range execs {
 		a.findExec(cmd, found, depth)
 	}
+}
+
+// findFilesFrom returns the value of GNU find's -files0-from, which names a file (or - for
+// standard input) of starting points.
+func findFilesFrom(expr []arg) (arg, bool) {
+	for i := 0; i+1 < len(expr); i++ {
+		if t, _ := expr[i].exact(); t == "-files0-from" {
+			return expr[i+1], true
+		}
+	}
+	return nil, false
 }
 
 // findStarts splits find's arguments into its starting points ("." when none) and its
@@ -235,7 +250,7 @@ func (a *assessor) findExec(cmd []arg, found []arg, depth int) {
 				}
 				for _, fr := range f {
 					rs = append(rs, reading{text: strings.ReplaceAll(r.text, "{}", fr.text),
-						exact: r.exact && fr.exact, glob: r.glob || fr.glob})
+						exact: r.exact && fr.exact, glob: r.glob || fr.glob, unread: r.unread || fr.unread})
 				}
 			}
 			argv = append(argv, rs)
@@ -259,16 +274,25 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 		return
 	}
 	sub, _ := argv[i].exact()
+	if expansion, ok := gitAlias(argv[1:i], sub); ok {
+		// `git -c alias.c='clean -fdx' c`: the alias names git's own subcommand and options.
+		if a.texts++; a.texts <= maxTexts {
+			a.git(name, append(append(append([]arg(nil), argv[:i]...), expansion...), argv[i+1:]...), nil, depth)
+		}
+		return
+	}
 	flags, operands := opts(argv[i+1:], "", "--file", "--blob", "--type", "--default", "--comment")
 	if sub == "config" && len(operands) >= 2 { // git config [--global] KEY VALUE
 		a.gitConfig(name, operands[0], operands[1], depth)
+		k, _ := operands[0].exact()
+		v, _ := operands[1].exact()
+		a.requireForceOff = a.requireForceOff || falseSetting(k+"="+v)
 	}
 	why := ""
 	switch sub {
 	case "clean":
-		if (flags["-f"] || flags["--force"]) && !flags["-n"] && !flags["--dry-run"] {
-			why = "deletes untracked files"
-		}
+		a.gitClean(argv[1:i], argv[i+1:])
+		return
 	case "reset":
 		if flags["--hard"] {
 			why = "discards uncommitted changes"
@@ -297,6 +321,111 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 	if why != "" {
 		a.note(Destructive, "git "+sub, "", "git "+sub+" "+why)
 	}
+}
+
+// gitClean: git clean deletes the untracked files (with -d directories, with -x the ignored
+// ones too) in the directory it runs in, or in its pathspecs, once forced (-f, -i, or
+// clean.requireForce off). The directory is where the command runs after git's own -C DIR
+// and --work-tree DIR: in the home directory or above it (`cd ~ && git init && git clean
+// -ffdx`, `git -C .. clean -ffdx` from ~/proj) it empties the home directory.
+func (a *assessor) gitClean(global, args []arg) {
+	flags, pathspecs := opts(args, "e", "--exclude")
+	forced := flags["-f"] || flags["--force"] || flags["-i"] || flags["--interactive"] || a.gitRequireForceOff(global)
+	if !forced || flags["-n"] || flags["--dry-run"] {
+		return
+	}
+	if len(pathspecs) == 0 {
+		pathspecs = []arg{{{text: ".", exact: true}}}
+	}
+	a.inDirs(gitDirs(global), func() {
+		for _, g := range pathspecs {
+			a.destroy("git clean", g, "deletes the untracked files in")
+		}
+	})
+}
+
+// gitAlias returns the words of a git alias for a subcommand (-c alias.NAME=VALUE, VALUE not
+// starting with !, which is shell text read by gitConfig), to be read in its place.
+func gitAlias(global []arg, sub string) ([]arg, bool) {
+	for k := 0; k+1 < len(global); k++ {
+		if t, _ := global[k].exact(); t != "-c" {
+			continue
+		}
+		kv, _ := global[k+1].exact()
+		key, value, _ := strings.Cut(kv, "=")
+		if sub != "" && strings.EqualFold(key, "alias."+sub) && !strings.HasPrefix(value, "!") {
+			fields := strings.Fields(value)
+			if len(fields) == 0 || strings.EqualFold(fields[0], sub) {
+				return nil, false // an alias of itself is not expanded again
+			}
+			var out []arg
+			for _, f := range fields {
+				out = append(out, arg{{text: f, exact: true}})
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// gitDirs lists, in order, the directories git's own options move it to: -C DIR (each
+// relative to the one before) and --work-tree DIR.
+func gitDirs(global []arg) []arg {
+	var dirs []arg
+	for k := 0; k < len(global); k++ {
+		t, _ := global[k].exact()
+		switch {
+		case (t == "-C" || t == "--work-tree") && k+1 < len(global):
+			k++
+			dirs = append(dirs, global[k])
+		case strings.HasPrefix(t, "--work-tree="):
+			dirs = append(dirs, arg{{text: strings.TrimPrefix(t, "--work-tree="), exact: true}})
+		case t == "-c" || t == "--git-dir" || t == "--namespace" || t == "--exec-path" || t == "--config-env":
+			k++
+		}
+	}
+	return dirs
+}
+
+// inDirs runs read with the working directory moved through each of dirs in turn.
+func (a *assessor) inDirs(dirs []arg, read func()) {
+	if len(dirs) == 0 {
+		read()
+		return
+	}
+	a.inDir(dirs[0], func() { a.inDirs(dirs[1:], read) })
+}
+
+// gitRequireForceOff says clean.requireForce is turned off on the command line (-c) or by
+// `git config` or GIT_CONFIG_KEY_n in the text, so git clean deletes without -f.
+func (a *assessor) gitRequireForceOff(global []arg) bool {
+	for k := 0; k+1 < len(global); k++ {
+		if t, _ := global[k].exact(); t == "-c" {
+			if v, _ := global[k+1].exact(); falseSetting(v) {
+				return true
+			}
+		}
+	}
+	for n := 0; n < 8; n++ {
+		for _, k := range a.vars["GIT_CONFIG_KEY_"+strconv.Itoa(n)] {
+			for _, v := range a.vars["GIT_CONFIG_VALUE_"+strconv.Itoa(n)] {
+				if falseSetting(k.text + "=" + v.text) {
+					return true
+				}
+			}
+		}
+	}
+	return a.requireForceOff
+}
+
+// falseSetting says a KEY=VALUE turns clean.requireForce off.
+func falseSetting(kv string) bool {
+	k, v, _ := strings.Cut(kv, "=")
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0":
+		return strings.EqualFold(k, "clean.requireForce")
+	}
+	return false
 }
 
 // gitShellKeys are configuration keys whose value git runs as a shell command (lower case;
@@ -418,7 +547,8 @@ func (a *assessor) power(name string, argv []arg, _ []string, _ int) {
 // `rsync -a --delete empty/ /` empties /.
 func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	flags, operands := opts(argv[1:], "eBfT", "--rsh", "--filter", "--exclude", "--include",
-		"--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file")
+		"--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file",
+		"--files-from", "--exclude-from", "--include-from")
 	del := false
 	for f := range flags {
 		del = del || strings.HasPrefix(f, "--del")
@@ -429,6 +559,9 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	if flags["--remove-source-files"] { // the sources' files go once they are copied
 		for _, g := range operands[:len(operands)-1] {
 			a.destroy("rsync --remove-source-files", g, "deletes the files of")
+		}
+		if flags["--files-from"] { // which files, a list the gate does not read
+			a.destroy("rsync --remove-source-files", arg{{unread: true}}, "deletes the files of")
 		}
 	}
 	if del {
