@@ -141,6 +141,57 @@ var evalCall = map[string]*regexp.Regexp{
 	"lua":    regexp.MustCompile(`\bload(?:string)?\s*\(`),
 }
 
+// Python modules that run commands or delete files, imported under another name or by
+// function: `import subprocess as s`, `from subprocess import run`, `from os import *`.
+var (
+	pyImportAs    = regexp.MustCompile(`\bimport\s+(subprocess|shutil|os|pty)\s+as\s+(\w+)`)
+	pyFromImport  = regexp.MustCompile(`\bfrom\s+(subprocess|shutil|os|pty)\s+import\s+\(?([\w\s,*]+)\)?`)
+	pyModuleCalls = map[string][]string{
+		"subprocess": {"run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput"},
+		"os":         {"system", "popen", "remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace"},
+		"shutil":     {"rmtree", "move", "copy", "copyfile", "copy2", "copytree"},
+		"pty":        {"spawn"},
+	}
+)
+
+// pythonImports spells the calls of a module imported under another name, or by function,
+// with the module's name (`s.run(…)`, `run(…)` are subprocess.run(…)), which the call scanner
+// reads.
+func pythonImports(text string) string {
+	for _, m := range pyImportAs.FindAllStringSubmatch(text, 8) {
+		re := regexp.MustCompile(`(^|[^.\w])` + regexp.QuoteMeta(m[2]) + `\.`)
+		text = re.ReplaceAllString(text, "${1}"+m[1]+".")
+	}
+	for _, m := range pyFromImport.FindAllStringSubmatch(text, 8) {
+		items := strings.Split(m[2], ",")
+		for _, item := range items[:min(len(items), 16)] {
+			f := strings.Fields(item)
+			var name, local string
+			switch {
+			case len(f) == 1 && f[0] == "*":
+				for _, n := range pyModuleCalls[m[1]] {
+					text = bareCall(text, n, m[1]+"."+n)
+				}
+				continue
+			case len(f) == 1:
+				name, local = f[0], f[0]
+			case len(f) == 3 && f[1] == "as":
+				name, local = f[0], f[2]
+			default:
+				continue
+			}
+			text = bareCall(text, local, m[1]+"."+name)
+		}
+	}
+	return text
+}
+
+// bareCall rewrites calls of local (not a method: no dot before it) as calls of full.
+func bareCall(text, local, full string) string {
+	re := regexp.MustCompile(`(^|[^.\w])` + regexp.QuoteMeta(local) + `(\s*\()`)
+	return re.ReplaceAllString(text, "${1}"+full+"${2}")
+}
+
 // codeFamily is the language family of an interpreter's name.
 func codeFamily(prog string) string {
 	switch {

@@ -55,6 +55,9 @@ func (a *assessor) code(prog, text string, depth int) {
 	// one, calls by a literal name plain calls, and a call chosen at run time is refused
 	// (codenames.go).
 	text = plainCalls(foldLiterals(a.codeIdioms(text)))
+	if codeFamily(prog) == "python" {
+		text = pythonImports(text)
+	}
 	if a.dynamic(prog, text, depth) {
 		return
 	}

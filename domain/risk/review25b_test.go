@@ -43,6 +43,9 @@ var reviewBAttacks = []row{
 	{name: "a link to /dev/fd/3, then through it", command: `ln -s /dev/fd/3 h; rm -rf h/ 3<~`, want: denied},
 	{name: "a file's contents as $(< FILE)", command: `rm -rf $(< L)`, want: denied},
 	{name: "tar --remove-files -T - from a file", command: `tar --remove-files -cf x.tar -T - < L`, want: denied},
+	{name: "find -H through /dev/fd/3 as a start", command: `find -H /dev/fd/3 -delete 3<~`, want: denied},
+	{name: "find -L through /dev/stdin as a start", command: `find -L /dev/stdin -delete < ~`, want: denied},
+	{name: "a block reading a file", command: `{ xargs rm -rf; } < L`, want: denied},
 	{name: "through /proc/self/fd", command: `rm -rf /proc/self/fd/3/ 3<~`, want: denied},
 
 	// git as a deleter: git clean in a directory that is the home directory or above it.
@@ -59,6 +62,9 @@ var reviewBAttacks = []row{
 	{name: "git clean -i (interactive) in ~", command: `cd ~ && git clean -id <<< c`, want: denied},
 	{name: "git clean with a pathspec in ~", command: `cd ~ && git clean -fdx -- .ssh`, want: denied, target: home + "/.ssh"},
 	{name: "a git alias of clean", command: `git -c alias.c='clean -fdx' -C .. c`, want: denied, program: "git clean", target: home},
+	{name: "git clean in $GIT_WORK_TREE", command: `GIT_WORK_TREE=.. git clean -fdx`, want: denied, target: home},
+	{name: "git rm of everything tracked in ~", command: `cd ~ && git init -q && git add -A && git commit -qm x && git rm -rq .`, want: denied, program: "git rm", target: home},
+	{name: "git rm with pathspecs from a file", command: `git rm -r --pathspec-from-file=L`, want: denied},
 	{name: "git clean in an unreadable directory", command: `git -C "$(cat d)" clean -fdx`, want: denied},
 
 	// Glob output fed to a deleter: what echo prints of a glob is every name it matches.
@@ -90,6 +96,9 @@ var reviewBAttacks = []row{
 	{name: "python exec of a concatenated program", command: `python3 -c 'exec("import shutil; shutil.rmt"+"ree(\"..\")")'`, want: denied, target: home},
 	{name: "python exec of code it reads", command: `python3 -c 'exec(input())'`, want: denied},
 	{name: "python __import__ of a computed module", command: `python3 -c 'm = "sh" + "util"; __import__(m).rmtree(".")'`, want: denied},
+	{name: "python subprocess under another name", command: `python3 -c 'import subprocess as s; s.run(["rm","-rf",".."])'`, want: denied, target: home},
+	{name: "python run imported from subprocess", command: `python3 -c 'from subprocess import run; run(["rm","-rf",".."])'`, want: denied, target: home},
+	{name: "python call from subprocess import *", command: `python3 -c 'from subprocess import *; call("rm -rf ..", shell=True)'`, want: denied, target: home},
 	{name: "python open(…, \"w\") on authorized_keys", command: `python3 -c 'open("../.ssh/authorized_keys","w")'`, want: denied, program: "python3", target: home + "/.ssh/authorized_keys"},
 	{name: "python open(…, \"w\").write", command: `python3 -c 'open("../.ssh/authorized_keys","w").write("ssh-ed25519 AAAA k")'`, want: denied, target: home + "/.ssh/authorized_keys"},
 	{name: "python open with mode=", command: `python3 -c 'open(mode="w", file="../.ssh/config")'`, want: denied},
@@ -157,6 +166,10 @@ var reviewBAttacks = []row{
 	{name: "git clean in the workspace", command: `git clean -fdx`, want: asked},
 	{name: "git clean of a build directory", command: `git clean -fdx build/`, want: asked},
 	{name: "git clean -n from .. is a dry run", command: `git -C .. clean -ndx`, want: harmless},
+	{name: "git rm --cached from ..", command: `git -C .. rm -r --cached .`, want: harmless},
+	{name: "git rm of a workspace file", command: `git rm old.go`, want: asked},
+	{name: "python subprocess under another name, listing", command: `python3 -c 'import subprocess as s; s.run(["ls", "-la"])'`, want: harmless},
+	{name: "find -L of a directory", command: `find -L . -name '*.o' -delete`, want: asked},
 	{name: "git -C .. status", command: `git -C .. status`, want: harmless},
 	{name: "echo *.o into xargs rm", command: `echo *.o | xargs rm -f`, want: asked},
 	{name: "echo build/* into xargs rm", command: `echo build/* | xargs rm -rf`, want: asked},

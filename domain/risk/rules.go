@@ -19,6 +19,9 @@ var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "
 // START that its name tests match (`find ~ -name "*" -delete` deletes ~, `-name '.*'` ~/.ssh).
 func (a *assessor) find(_ string, argv []arg, stdin []string, depth int) {
 	starts, expr := findStarts(argv[1:])
+	if findFollows(argv[1:]) {
+		starts = followedStarts(starts)
+	}
 	deletes := false
 	var execs [][]arg
 	for i := 0; i < len(expr); i++ {
@@ -50,6 +53,35 @@ func (a *assessor) find(_ string, argv []arg, stdin []string, depth int) {
 	for _, cmd := range execs {
 		a.findExec(cmd, found, depth)
 	}
+}
+
+// findFollows says find follows symbolic links given as starting points (-H, -L before them).
+func findFollows(args []arg) bool {
+	for _, g := range args {
+		t, _ := g.exact()
+		switch {
+		case t == "-H" || t == "-L":
+			return true
+		case !strings.HasPrefix(t, "-") || t == "-" || t == "--":
+			return false
+		}
+	}
+	return false
+}
+
+// followedStarts marks starting points find enters through a link: a descriptor's link
+// (`find -H /dev/fd/3 -delete`) is then what the descriptor is open on.
+func followedStarts(starts []arg) []arg {
+	out := make([]arg, len(starts))
+	for i, g := range starts {
+		out[i] = append(arg(nil), g...)
+		for k, r := range out[i] {
+			if descriptorLink.MatchString(cleanPath(r.text)) {
+				out[i][k].text = cleanPath(r.text) + "/"
+			}
+		}
+	}
+	return out
 }
 
 // findFilesFrom returns the value of GNU find's -files0-from, which names a file (or - for
@@ -299,7 +331,12 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 		}
 	case "rm":
 		if !flags["--cached"] {
-			why = "deletes tracked files from the working tree"
+			_, pathspecs := opts(argv[i+1:], "", "--pathspec-from-file")
+			if _, ok := optArg(argv[i+1:], 0, "--pathspec-from-file", "", nil); ok {
+				pathspecs = append(pathspecs, arg{{unread: true}})
+			}
+			a.gitDeletes("git rm", argv[1:i], pathspecs, "deletes the tracked files of")
+			return
 		}
 	case "checkout", "restore":
 		if (sub == "restore" && !flags["--staged"]) || flags["-f"] || flags["--force"] || hasOperand(operands, ".") || hasDoubleDash(argv[i+1:]) {
@@ -337,11 +374,23 @@ func (a *assessor) gitClean(global, args []arg) {
 	if len(pathspecs) == 0 {
 		pathspecs = []arg{{{text: ".", exact: true}}}
 	}
-	a.inDirs(gitDirs(global), func() {
+	a.gitDeletes("git clean", global, pathspecs, "deletes the untracked files in")
+}
+
+// gitDeletes grades what git clean or git rm deletes: each pathspec in the directory git
+// runs in (git's -C and --work-tree), and in $GIT_WORK_TREE when the text assigns it. In the
+// home directory or above it that is the home directory (`cd ~ && git init && git add -A &&
+// git commit -m x && git rm -r .`).
+func (a *assessor) gitDeletes(prog string, global, pathspecs []arg, verb string) {
+	each := func() {
 		for _, g := range pathspecs {
-			a.destroy("git clean", g, "deletes the untracked files in")
+			a.destroy(prog, g, verb)
 		}
-	})
+	}
+	a.inDirs(gitDirs(global), each)
+	if tree, ok := a.vars["GIT_WORK_TREE"]; ok {
+		a.inDir(arg(tree), each)
+	}
 }
 
 // gitAlias returns the words of a git alias for a subcommand (-c alias.NAME=VALUE, VALUE not
