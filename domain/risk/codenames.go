@@ -23,6 +23,9 @@ func (a *assessor) codeIdioms(text string) string {
 	text = homePrefix.ReplaceAllString(text, "(${1}"+strings.ReplaceAll(a.home, "$", "$$"))
 	text = replaceInCode(text, homeIdiom, func(string) string { return a.home })
 	text = pardir.Replace(text)
+	if a.cwd != nil && a.cwd.exact {
+		text = replaceInCode(text, cwdIdiom, func(string) string { return a.cwd.text })
+	}
 	return replaceInCode(text, envIdiom, func(m string) string {
 		for _, name := range envIdiom.FindStringSubmatch(m)[1:] {
 			if rs, ok := a.xdgValue(name); ok && name != "" {
@@ -32,6 +35,9 @@ func (a *assessor) codeIdioms(text string) string {
 		return unreadText
 	})
 }
+
+// cwdIdiom matches the working directory as the languages spell it.
+var cwdIdiom = regexp.MustCompile(`process\.cwd\(\)|os\.getcwd\(\)|(?:pathlib\.)?Path\.cwd\(\)|Dir\.pwd\b|Dir\.getwd\b|\bgetcwd\(\)`)
 
 // pardir spells Python's names for the parent and the current directory.
 var pardir = strings.NewReplacer("os.pardir", `".."`, "os.curdir", `"."`)
@@ -272,6 +278,7 @@ var writerWord = regexp.MustCompile(`\bopen\w*\s*\([^;\n]*["'](?:[rbt]*[wxa+][rw
 // given a protected location, or that can write files given a credential store, is refused
 // like code naming it in a literal (broadCode).
 func (a *assessor) codeOperands(prog, code string, operands []arg) {
+	a.provenHarmless(prog, code, operands)
 	deletes, writes := deleterWord.MatchString(code), writerWord.MatchString(code)
 	if !deletes && !writes {
 		return

@@ -126,6 +126,16 @@ var reviewBAttacks = []row{
 	{name: "perl chdir with no argument goes home", command: `perl -e 'chdir; unlink glob("*")'`, want: denied},
 	{name: "node rimraf by require", command: `node -e 'require("rimraf").sync("..")'`, want: denied, target: home},
 
+	// Code that names a protected location or a .. path must be proven harmless: every call
+	// one the gate knows to read or print.
+	{name: "node: a function found by a reflective search, called on ..", command: `node -e 'Object.values(require("fs")).find(f => f.name.startsWith("rmS"))("..", {recursive: true})'`, want: denied, program: "node", target: home},
+	{name: "node: filter(…)[0] called on process.cwd()/..", command: `node -e 'Object.values(require("fs")).filter(f => f.name.startsWith("rmS"))[0](process.cwd() + "/..", {recursive: true})'`, want: denied, target: home},
+	{name: "node: a .. path joined to __dirname, a computed call", command: `node -e 'const t = require("path").join(__dirname, ".."); Object.values(require("fs")).filter(f => f.name.startsWith("rmS"))[0](t, {recursive: true})'`, want: denied},
+	{name: "python: a comprehension's function called on ~", command: `python3 -c 'import shutil; [f for n, f in vars(shutil).items() if n.endswith("tree")][0](__import__("os").path.expanduser("~"))'`, want: denied},
+	{name: "ruby remove_entry without parentheses", command: `ruby -e 'require "fileutils"; FileUtils.remove_entry Dir.home'`, want: denied, target: home},
+	{name: "perl through a code reference", command: `perl -e 'my $f = \&CORE::unlink; $f->("$ENV{HOME}/.ssh/id")'`, want: denied},
+	{name: "an unknown library given the home directory", command: `python3 -c 'import sys, somelib; somelib.clean(sys.argv[1])' ~`, want: denied, target: home},
+
 	// Zuno's own data directory spelled through the environment.
 	{name: "rm -rf $XDG_DATA_HOME/zuno", command: `rm -rf "$XDG_DATA_HOME/zuno"`, want: denied, program: "rm", target: zunoData},
 	{name: "rm -rf ${XDG_DATA_HOME:-…}/zuno", command: `rm -rf "${XDG_DATA_HOME:-$HOME/.local/share}/zuno"`, want: denied, target: zunoData},
@@ -149,6 +159,17 @@ var reviewBAttacks = []row{
 	{name: "python printing expanduser", command: `python3 -c 'import os; print(os.path.expanduser("~"), os.getcwd())'`, want: harmless},
 	{name: "python getattr of a literal attribute", command: `python3 -c 'import sys; print(getattr(sys, "version"))'`, want: harmless},
 	{name: "python reading ../notes.txt", command: `python3 -c 'print(open("../notes.txt").read())'`, want: harmless},
+	{name: "python counting the home's entries", command: `python3 -c 'import os; print(len(os.listdir(os.path.expanduser("~"))))'`, want: harmless},
+	{name: "python joining a path under the home", command: `python3 -c 'import os; print(os.path.join(os.path.expanduser("~"), ".cache"))'`, want: harmless},
+	{name: "python abspath of ..", command: `python3 -c 'import os; print(os.path.abspath(".."))'`, want: harmless},
+	{name: "node listing the home", command: `node -e 'console.log(require("fs").readdirSync(require("os").homedir()).length)'`, want: harmless},
+	{name: "node with its own function", command: `node -e 'function f(x) { return x + "/" } console.log(f(require("os").homedir()))'`, want: harmless},
+	{name: "node reading ~/.npmrc", command: `node -e 'console.log(require("fs").readFileSync(require("os").homedir() + "/.npmrc", "utf8").length)'`, want: harmless},
+	{name: "perl listing the home", command: `perl -e 'opendir(my $d, $ENV{HOME}) or die; print join("\n", readdir($d))'`, want: harmless},
+	{name: "ruby listing the home", command: `ruby -e 'Dir.children(Dir.home).each { |c| puts c }'`, want: harmless},
+	{name: "lua printing HOME", command: `lua -e 'print(os.getenv("HOME"))'`, want: harmless},
+	{name: "php printing HOME", command: `php -r 'echo getenv("HOME");'`, want: harmless},
+	{name: "an unknown library on a workspace file", command: `python3 -c 'import yaml; print(yaml.safe_load(open("config.yml")))'`, want: harmless},
 	{name: "python listing the parent after a chdir", command: `python3 -c 'import os; os.chdir(".."); print(os.listdir("."))'`, want: harmless},
 	{name: "python re.compile of a variable", command: `python3 -c 'import re,sys; print(re.compile(sys.argv[1]).pattern)' x`, want: harmless},
 	{name: "python eval of a literal", command: `python3 -c 'print(eval("1+2"))'`, want: harmless},
