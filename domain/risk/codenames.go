@@ -128,12 +128,77 @@ func plainCalls(text string) string {
 // a computed subscript called (fs[k](…)), perl's &$f and &{…}, ruby's send, PHP's $f(…),
 // lua's _G[…].
 var dynamicCall = map[string]*regexp.Regexp{
-	"python": regexp.MustCompile(`\bgetattr\s*\(|\b__import__\s*\(\s*[^"'\s]|\bimport_module\s*\(\s*[^"'\s]|\b(?:globals|locals)\(\)\s*\[|\bvars\([^)]*\)\s*\[|__builtins__|__dict__\s*\[|\b(?:methodcaller|attrgetter)\s*\(|\[\s*[^\]"'\d\s:][^\]]*\]\s*\(`),
-	"node":   regexp.MustCompile(`\[\s*[^\]"'\d\s][^\]]*\]\s*\(|\brequire\s*\(\s*[^"'\s)]|\bimport\s*\(\s*[^"'\s)]|\bReflect\.(?:apply|get)\b|\bglobalThis\s*\[|\bprocess\.binding\b`),
+	"python": regexp.MustCompile(`\bgetattr\s*\(|\b__import__\s*\(\s*[^"'\s]|\bimport_module\s*\(\s*[^"'\s]|\b(?:globals|locals)\(\)\s*\[|\bvars\([^)]*\)\s*\[|__builtins__|__dict__\s*\[|\b(?:methodcaller|attrgetter)\s*\(`),
+	"node":   regexp.MustCompile(`\brequire\s*\(\s*[^"'\s)]|\bimport\s*\(\s*[^"'\s)]|\bReflect\.(?:apply|get)\b|\bglobalThis\s*\[|\bprocess\.binding\b`),
 	"perl":   regexp.MustCompile(`(?:^|[^&\w])&\s*[\$\{]|->\s*\$\w+\s*\(`),
 	"ruby":   regexp.MustCompile(`\b(?:public_send|__send__|send)\s*\(|\bmethod\s*\(\s*[^:"'\s]|\b(?:instance_eval|class_eval|module_eval|const_get)\b|\[\s*[^\]"'\d\s:][^\]]*\]\s*\.call\b`),
 	"php":    regexp.MustCompile(`(?:^|[^\w>:])\$\w+\s*\(|->\s*\$\w+\s*\(|\b(?:call_user_func\w*|create_function)\s*\(`),
 	"lua":    regexp.MustCompile(`\b_G\s*\[|\b(?:os|io)\s*\[`),
+}
+
+// computedCall returns the first call in code (its literals blanked) whose function is a
+// value rather than a name: an element called (`fs[k](…)`, `[…][0](…)`), the result of a
+// call called (`….find(…)(…)`, `vars(m).get(…)(…)`), a parenthesized expression called
+// (`(0, fs.rmSync)(…)`). A function literal called at once (`(async () => { … })()`) is
+// not one: its body is read. "" when there is none, or for a language without such calls.
+func computedCall(family, code string) string {
+	switch family {
+	case "python", "node", "ruby", "php", "lua":
+	default:
+		return ""
+	}
+	for i := 0; i < len(code); i++ {
+		if code[i] != ']' && code[i] != ')' {
+			continue
+		}
+		j := i + 1
+		for j < len(code) && (code[j] == ' ' || code[j] == '\t') {
+			j++
+		}
+		if j == len(code) || code[j] != '(' {
+			continue
+		}
+		if code[i] == ']' {
+			return firstLine(code[max(0, i-30) : j+1])
+		}
+		open := matchingOpen(code, i)
+		if open < 0 {
+			continue
+		}
+		before := strings.TrimRight(code[:open], " \t")
+		inner := strings.TrimSpace(code[open+1 : i])
+		if before != "" && (isWordByte(before[len(before)-1]) || strings.ContainsRune(")]", rune(before[len(before)-1]))) {
+			return firstLine(code[max(0, open-30) : j+1]) // a call's result called
+		}
+		if !functionLiteral.MatchString(inner) {
+			return firstLine(code[open : j+1])
+		}
+	}
+	return ""
+}
+
+// functionLiteral matches the start of a function written in place: function, async, an
+// arrow function, a lambda.
+var functionLiteral = regexp.MustCompile(`^(?:function\b|async\b|lambda\b|\([^()]*\)\s*=>|\w+\s*=>)`)
+
+// matchingOpen returns the index of the ( that the ) at close closes, -1 when there is none.
+func matchingOpen(code string, close int) int {
+	depth := 0
+	for k := close; k >= 0; k-- {
+		switch code[k] {
+		case ')':
+			depth++
+		case '(':
+			if depth--; depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // evalCall matches, per language, a call that runs code given as a string: read when the
@@ -215,8 +280,13 @@ func codeFamily(prog string) string {
 // string gives to eval. It reports whether the verdict is now catastrophic.
 func (a *assessor) dynamic(prog, text string, depth int) bool {
 	family := codeFamily(prog)
+	bare := codeLiteral.ReplaceAllString(text, `""`)
+	if m := computedCall(family, bare); m != "" {
+		a.note(Catastrophic, prog, "…", prog+" code calls a function it computes ("+m+"), so the gate cannot read what it does; refused in every permission mode — call it by its name")
+		return true
+	}
 	if re, ok := dynamicCall[family]; ok {
-		if m := re.FindString(text); m != "" {
+		if m := re.FindString(bare); m != "" {
 			a.note(Catastrophic, prog, "…", prog+" code chooses the function it calls at run time ("+strings.TrimSpace(firstLine(m))+"), so the gate cannot read what it does; refused in every permission mode — call it by its name")
 			return true
 		}

@@ -69,3 +69,16 @@ func fileURIs(g arg) arg {
 	}
 	return out
 }
+
+// onlyCatastrophic runs read on a copy of the assessor and keeps its finding only when it is
+// catastrophic: for what is recoverable in ordinary places (git stash -u keeps the files) but
+// not when it empties the home directory.
+func (a *assessor) onlyCatastrophic(read func(c *assessor)) {
+	c := *a
+	c.worst = Verdict{Level: Safe}
+	read(&c)
+	a.texts, a.calls = c.texts, c.calls
+	if c.worst.Level == Catastrophic {
+		a.note(Catastrophic, c.worst.Program, c.worst.Target, c.worst.Reason)
+	}
+}

@@ -63,11 +63,11 @@ var dangerBarewords = regexp.MustCompile(`(?:^|[^\w$@%&:>.])(unlink|rmdir|rename
 // callName matches a call: a name (after a dot for a method) and its opening parenthesis;
 // ruby's methods called without parentheses are matched after their dot.
 var (
-	callName     = regexp.MustCompile(`(?:^|[^\w$@%&])([A-Za-z_]\w*[?!]?)\s*\(`)
-	rubyMethod   = regexp.MustCompile(`\.([a-z_]\w*[?!]?)`)
-	definedFn    = regexp.MustCompile(`\b(?:def|function|sub)\s+([A-Za-z_]\w*)|\b(?:const|let|var)?\s*([A-Za-z_]\w*)\s*=\s*(?:lambda\b|(?:async\s*)?\([^()]*\)\s*=>|\w+\s*=>|function\b)`)
-	computedCall = regexp.MustCompile(`[)\]]\s*\(|->\s*\(`)
-	keywords     = words(`if elif else for while switch catch return not and or in is lambda function with assert del yield await typeof new super this self print`)
+	callName   = regexp.MustCompile(`(?:^|[^\w$@%&])([A-Za-z_]\w*[?!]?)\s*\(`)
+	rubyMethod = regexp.MustCompile(`\.([a-z_]\w*[?!]?)`)
+	definedFn  = regexp.MustCompile(`\b(?:def|function|sub)\s+([A-Za-z_]\w*)|\b(?:const|let|var)?\s*([A-Za-z_]\w*)\s*=\s*(?:lambda\b|(?:async\s*)?\([^()]*\)\s*=>|\w+\s*=>|function\b)`)
+	valueCall  = regexp.MustCompile(`->\s*\(`) // perl's $f->(…); the others' computed calls: codenames.go
+	keywords   = words(`if elif else for while switch catch return not and or in is lambda function with assert del yield async await typeof new super this self print then finally`)
 )
 
 // unknownCall returns the first call in code (outside its string literals) that the gate does
@@ -83,9 +83,9 @@ func unknownCall(family, code string) (string, bool) {
 		defined[m[1]+m[2]] = true
 	}
 	harmless := func(n string) bool { return known[n] || keywords[n] || defined[n] }
-	if computedCall.MatchString(bare) {
-		// `….filter(…)[0](…)`, `(…)(…)`, perl's `$f->(…)`: the function called is a value
-		// the gate does not follow.
+	if valueCall.MatchString(bare) {
+		// perl's `$f->(…)`: the function called is a value the gate does not follow (the
+		// other languages' computed calls are refused outright, codenames.go).
 		return "a function it computes", true
 	}
 	for _, m := range callName.FindAllStringSubmatch(bare, 256) {

@@ -37,6 +37,13 @@ func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
 	if a.onCall != nil {
 		a.onCall(name, argv)
 	}
+	if len(stdin) > 0 {
+		// Shell text the program runs (sh -c, eval, a function, code's system()) inherits its
+		// standard input: `sh -c 'xargs rm -rf' < list`, `f < list`.
+		outer := a.shellStdin
+		a.shellStdin = stdin
+		defer func() { a.shellStdin = outer }()
+	}
 	if body, ok := a.funcs[name]; ok {
 		a.call(body, argv[1:], depth) // a function shadows the program of the same name
 	}

@@ -46,6 +46,12 @@ var reviewBAttacks = []row{
 	{name: "find -H through /dev/fd/3 as a start", command: `find -H /dev/fd/3 -delete 3<~`, want: denied},
 	{name: "find -L through /dev/stdin as a start", command: `find -L /dev/stdin -delete < ~`, want: denied},
 	{name: "a block reading a file", command: `{ xargs rm -rf; } < L`, want: denied},
+	{name: "realpath of /dev/fd/3", command: `exec 3<~; rm -rf "$(realpath /dev/fd/3)"`, want: denied},
+	{name: "pwd -P after cd /dev/fd/3", command: `exec 3<~; rm -rf "$(cd /dev/fd/3 && pwd -P)"`, want: denied},
+	{name: "sh -c reading a file on its standard input", command: `sh -c 'xargs rm -rf' < L`, want: denied},
+	{name: "a function reading a file on its standard input", command: `f() { xargs rm -rf; }; f < L`, want: denied},
+	{name: "eval reading a file on its standard input", command: `eval 'xargs rm -rf' < L`, want: denied},
+	{name: "python's system() reading a file on its standard input", command: `python3 -c 'import os; os.system("xargs rm -rf")' < L`, want: denied},
 	{name: "through /proc/self/fd", command: `rm -rf /proc/self/fd/3/ 3<~`, want: denied},
 
 	// git as a deleter: git clean in a directory that is the home directory or above it.
@@ -65,6 +71,8 @@ var reviewBAttacks = []row{
 	{name: "git clean in $GIT_WORK_TREE", command: `GIT_WORK_TREE=.. git clean -fdx`, want: denied, target: home},
 	{name: "git rm of everything tracked in ~", command: `cd ~ && git init -q && git add -A && git commit -qm x && git rm -rq .`, want: denied, program: "git rm", target: home},
 	{name: "git rm with pathspecs from a file", command: `git rm -r --pathspec-from-file=L`, want: denied},
+	{name: "git stash -u in ~ moves its files away", command: `cd ~ && git init -q && git commit -q --allow-empty -m x && git stash -u`, want: denied, program: "git stash -u", target: home},
+	{name: "git -C .. stash --all", command: `git -C .. stash --all`, want: denied},
 	{name: "git clean in an unreadable directory", command: `git -C "$(cat d)" clean -fdx`, want: denied},
 
 	// Glob output fed to a deleter: what echo prints of a glob is every name it matches.
@@ -128,8 +136,11 @@ var reviewBAttacks = []row{
 
 	// Code that names a protected location or a .. path must be proven harmless: every call
 	// one the gate knows to read or print.
-	{name: "node: a function found by a reflective search, called on ..", command: `node -e 'Object.values(require("fs")).find(f => f.name.startsWith("rmS"))("..", {recursive: true})'`, want: denied, program: "node", target: home},
-	{name: "node: filter(…)[0] called on process.cwd()/..", command: `node -e 'Object.values(require("fs")).filter(f => f.name.startsWith("rmS"))[0](process.cwd() + "/..", {recursive: true})'`, want: denied, target: home},
+	{name: "node: a function found by a reflective search, called on ..", command: `node -e 'Object.values(require("fs")).find(f => f.name.startsWith("rmS"))("..", {recursive: true})'`, want: denied, program: "node"},
+	{name: "node: filter(…)[0] called on process.cwd()/..", command: `node -e 'Object.values(require("fs")).filter(f => f.name.startsWith("rmS"))[0](process.cwd() + "/..", {recursive: true})'`, want: denied},
+	{name: "node: a computed call on dirname(process.cwd()), naming nothing", command: `node -e 'const p = require("path"); Object.values(require("fs")).filter(f => f.name.startsWith("rmS"))[0](p.dirname(process.cwd()), {recursive: true})'`, want: denied},
+	{name: "node: the comma trick (0, fs.rmSync)(…)", command: `node -e 'const fs = require("fs"); (0, fs.rmSync)(require("path").dirname(process.cwd()), {recursive: true})'`, want: denied},
+	{name: "python: a function got by a literal name from vars(), called", command: `python3 -c 'import shutil, os; vars(shutil).get("rm" + "tree")(os.path.dirname(os.getcwd()))'`, want: denied},
 	{name: "node: a .. path joined to __dirname, a computed call", command: `node -e 'const t = require("path").join(__dirname, ".."); Object.values(require("fs")).filter(f => f.name.startsWith("rmS"))[0](t, {recursive: true})'`, want: denied},
 	{name: "python: a comprehension's function called on ~", command: `python3 -c 'import shutil; [f for n, f in vars(shutil).items() if n.endswith("tree")][0](__import__("os").path.expanduser("~"))'`, want: denied},
 	{name: "ruby remove_entry without parentheses", command: `ruby -e 'require "fileutils"; FileUtils.remove_entry Dir.home'`, want: denied, target: home},
@@ -163,6 +174,7 @@ var reviewBAttacks = []row{
 	{name: "python joining a path under the home", command: `python3 -c 'import os; print(os.path.join(os.path.expanduser("~"), ".cache"))'`, want: harmless},
 	{name: "python abspath of ..", command: `python3 -c 'import os; print(os.path.abspath(".."))'`, want: harmless},
 	{name: "node listing the home", command: `node -e 'console.log(require("fs").readdirSync(require("os").homedir()).length)'`, want: harmless},
+	{name: "node: an async function called at once", command: `node -e '(async () => { console.log(require("os").homedir()) })()'`, want: harmless},
 	{name: "node with its own function", command: `node -e 'function f(x) { return x + "/" } console.log(f(require("os").homedir()))'`, want: harmless},
 	{name: "node reading ~/.npmrc", command: `node -e 'console.log(require("fs").readFileSync(require("os").homedir() + "/.npmrc", "utf8").length)'`, want: harmless},
 	{name: "perl listing the home", command: `perl -e 'opendir(my $d, $ENV{HOME}) or die; print join("\n", readdir($d))'`, want: harmless},
@@ -191,6 +203,8 @@ var reviewBAttacks = []row{
 	{name: "git rm of a workspace file", command: `git rm old.go`, want: asked},
 	{name: "python subprocess under another name, listing", command: `python3 -c 'import subprocess as s; s.run(["ls", "-la"])'`, want: harmless},
 	{name: "find -L of a directory", command: `find -L . -name '*.o' -delete`, want: asked},
+	{name: "git stash -u in the workspace", command: `git stash -u`, want: harmless},
+	{name: "sh -c reading /dev/null", command: `sh -c 'xargs rm -f' < /dev/null`, want: asked},
 	{name: "git -C .. status", command: `git -C .. status`, want: harmless},
 	{name: "echo *.o into xargs rm", command: `echo *.o | xargs rm -f`, want: asked},
 	{name: "echo build/* into xargs rm", command: `echo build/* | xargs rm -rf`, want: asked},

@@ -354,6 +354,15 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 		if hasOperand(operands, "drop") || hasOperand(operands, "clear") {
 			why = "drops stashed changes"
 		}
+		if flags["-u"] || flags["--include-untracked"] || flags["-a"] || flags["--all"] {
+			// The untracked files leave the work tree for the stash, a drop away from gone:
+			// in the home directory that is its contents.
+			// The stash keeps them, so elsewhere it is not a loss: only a catastrophic reading
+			// counts.
+			a.onlyCatastrophic(func(c *assessor) {
+				c.gitDeletes("git stash -u", argv[1:i], []arg{{{text: ".", exact: true}}}, "moves the untracked files of")
+			})
+		}
 	}
 	if why != "" {
 		a.note(Destructive, "git "+sub, "", "git "+sub+" "+why)
@@ -659,6 +668,12 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 		return
 	}
 	if g[0].text == "" {
+		return
+	}
+	if a.viaDescriptor(reading{text: strings.TrimSuffix(g[0].text, "/") + "/"}) {
+		// `cd /dev/fd/3`: the directory the descriptor is open on, which the gate cannot read
+		// (`pwd -P` prints it).
+		a.cwd = &reading{text: unknownMark, unread: true}
 		return
 	}
 	p, _, ok := a.target(reading{text: g[0].text}) // `cd ..` resolves against the directory it leaves
