@@ -291,13 +291,19 @@ func (a *assessor) dynamic(prog, text string, depth int) bool {
 			return true
 		}
 	}
+	return a.evalStrings(prog, family, text, depth)
+}
+
+// evalStrings reads the code each eval-like call runs when it is a string literal, and
+// refuses one that is not (`exec(input())`). It reports whether the verdict is catastrophic.
+func (a *assessor) evalStrings(prog, family, text string, depth int) bool {
 	re, ok := evalCall[family]
 	if !ok {
 		return false
 	}
 	for _, m := range re.FindAllStringIndex(text, 8) {
 		rest := strings.TrimLeft(text[m[1]:], " \t")
-		if family == "perl" && (strings.HasPrefix(rest, "{") || !strings.HasSuffix(text[:m[1]], " ") && strings.HasPrefix(text[m[1]:], "{")) {
+		if family == "perl" && strings.HasPrefix(rest, "{") {
 			continue // eval { … } is perl's try, not code from a string
 		}
 		if !strings.HasSuffix(text[m[0]:m[1]], "(") {
@@ -305,7 +311,8 @@ func (a *assessor) dynamic(prog, text string, depth int) bool {
 		}
 		lit := literalAtStart.FindString(rest)
 		after := strings.TrimLeft(rest[len(lit):], " \t")
-		if lit == "" || !(after == "" || strings.ContainsAny(after[:1], ");,\n")) || interpolates(family, lit[1:len(lit)-1]) && lit[0] == '"' {
+		alone := after == "" || strings.ContainsAny(after[:1], ");,\n") // nothing joined to it
+		if lit == "" || !alone || (lit[0] == '"' && interpolates(family, lit[1:len(lit)-1])) {
 			a.note(Catastrophic, prog, "…", prog+" runs code it builds at run time ("+strings.TrimSpace(firstLine(text[m[0]:min(len(text), m[1]+40)]))+"); refused in every permission mode — spell the code literally")
 			return true
 		}
