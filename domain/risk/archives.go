@@ -121,6 +121,9 @@ func (a *assessor) namesFrom(file arg, stdin []string) arg {
 	if t, _ := file.exact(); t == "-" {
 		var out arg
 		for _, s := range stdin {
+			if unreadInput(s) {
+				return arg{{unread: true}} // `zip -m -@ x.zip < list`
+			}
 			for _, f := range strings.Fields(s) {
 				out = append(out, printed(f))
 			}
@@ -154,7 +157,7 @@ func inDir(dir, g arg) arg {
 // zip [options] ARCHIVE FILE…: -m (--move) deletes each FILE once it is in the archive;
 // -TT (--unzip-command) runs a command to test the archive.
 func (a *assessor) zip(name string, argv []arg, stdin []string, depth int) {
-	moves := false
+	moves, fromStdin := false, false
 	var operands []arg
 	for i := 1; i < len(argv); i++ {
 		t, ok := argv[i].exact()
@@ -184,9 +187,8 @@ func (a *assessor) zip(name string, argv []arg, stdin []string, depth int) {
 			}
 		default:
 			for j := 1; j < len(t); j++ {
-				if t[j] == 'm' {
-					moves = true
-				}
+				moves = moves || t[j] == 'm'
+				fromStdin = fromStdin || t[j] == '@' // -@: the names come from standard input
 				if strings.IndexByte("bnPZstO", t[j]) >= 0 {
 					if j == len(t)-1 {
 						i++
@@ -195,6 +197,9 @@ func (a *assessor) zip(name string, argv []arg, stdin []string, depth int) {
 				}
 			}
 		}
+	}
+	if moves && fromStdin {
+		a.destroy(name+" -m", a.namesFrom(arg{{text: "-", exact: true}}, stdin), "deletes")
 	}
 	if !moves || len(operands) < 2 {
 		return

@@ -45,6 +45,14 @@ func FuzzAssessInWorkspace(f *testing.F) {
 	for _, r := range reviewHomeAttacks {
 		f.Add(r.command, home, project, zunoData)
 	}
+	for _, r := range reviewBAttacks {
+		f.Add(r.command, home, project, zunoData)
+	}
+	// The second review's parsers: concatenated literals, calls by name, eval of a literal,
+	// chdir in code, descriptors, git aliases, gio URIs.
+	f.Add(`python3 -c 'exec("'; python3 -c 'getattr(x,"a"+' ; node -e 'f[""](' ; perl -e 'eval "a".'; perl -e 'chdir'`, home, project, zunoData)
+	f.Add(`ruby -e 'x.send(:a)'; php -r 'eval(');'; lua -e 'load("x")'; node -e 'eval("eval(\"x\")")'`, "", "relative", "")
+	f.Add(`rm -rf /dev/fd/ /dev/fd/x/.. //dev//stdin// /proc/1/fd/0/; exec <&-; exec 0<; git -c alias.=x ; gio; gio move file://`, home, "/dev/fd/3", zunoData)
 	f.Add(`alias a='a'; a; alias b='c' c='b'; b; set --; "$@"; mapfile -C; sed 's/'; sed e; tclsh <<< 'exec'`, home, project, zunoData)
 	f.Add(`find ~ -name '[' -delete; find / -regex '(' -delete; find . -name '[]' -delete`, home, "/", "/")
 	f.Add(`perl -e 'qx{rm -rf ~'; vim -c '!'; awk 'BEGIN{system(}'; python -c 'os.system(("x"'`, "", "relative", "")

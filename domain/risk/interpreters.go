@@ -51,9 +51,19 @@ func (a *assessor) code(prog, text string, depth int) {
 	a.lang = prog
 	defer func() { a.lang = lang }()
 	// The home directory as the language spells it becomes a literal first, so that its
-	// braces and brackets ($ENV{HOME}) do not end an argument.
-	text = homePrefix.ReplaceAllString(text, "(${1}"+strings.ReplaceAll(a.home, "$", "$$"))
-	text = homeIdiom.ReplaceAllStringFunc(text, func(string) string { return "'" + a.home + "'" })
+	// braces and brackets ($ENV{HOME}) do not end an argument; literals joined by + or . are
+	// one, calls by a literal name plain calls, and a call chosen at run time is refused
+	// (codenames.go).
+	text = plainCalls(foldLiterals(a.codeIdioms(text)))
+	if codeFamily(prog) == "python" {
+		text = pythonImports(text)
+	}
+	if a.dynamic(prog, text, depth) {
+		return
+	}
+	cwd, old := a.cwd, a.oldCwd
+	defer func() { a.cwd, a.oldCwd = cwd, old }()
+	a.codeChdir(text)
 	runners := runnerCall.FindAllStringIndex(text, 32)
 	if !strings.HasPrefix(prog, "python") && !strings.HasPrefix(prog, "pypy") && !strings.HasPrefix(prog, "node") && prog != "bun" {
 		runners = append(runners, execCall.FindAllStringIndex(text, 32)...)
@@ -95,6 +105,7 @@ func (a *assessor) code(prog, text string, depth int) {
 		}
 	}
 	a.broadCode(prog, text)
+	a.provenHarmless(prog, text, nil)
 }
 
 // interpolates says a double-quoted literal of the language holds a value the gate does not
@@ -483,6 +494,7 @@ func (a *assessor) perl(name string, argv []arg, stdin []string, depth int) {
 	}
 	for _, c := range code {
 		a.code(name, c, depth)
+		a.codeOperands(name, c, operands)
 	}
 	if inPlace && !backup {
 		for _, g := range operands {
@@ -512,7 +524,10 @@ func (a *assessor) interpreter(name string, argv []arg, stdin []string, depth in
 		}
 		if t == "--eval" || t == "--print" || (!strings.HasPrefix(t, "--") && strings.ContainsAny(t[len(t)-1:], flag)) {
 			if i+1 < len(argv) {
-				a.programArg(name, argv[i+1], func(c string) { a.code(name, c, depth) })
+				a.programArg(name, argv[i+1], func(c string) {
+					a.code(name, c, depth)
+					a.codeOperands(name, c, argv[i+2:])
+				})
 			}
 			return
 		}

@@ -202,6 +202,9 @@ func (a *assessor) resolvePaths(name string, words []string) []string {
 	}
 	var lines []string
 	for _, o := range ops {
+		if a.viaDescriptor(reading{text: strings.TrimSuffix(o, "/") + "/"}) {
+			return nil // `realpath /dev/fd/3`: what the descriptor is open on
+		}
 		// A trailing slash makes target follow a link the text made at o itself, as
 		// realpath does (`ln -s ~ h; rm -rf "$(realpath h)"`).
 		p, _, ok := a.target(reading{text: strings.TrimSuffix(o, "/") + "/", exact: true})

@@ -37,6 +37,13 @@ func (a *assessor) program(name string, argv []arg, stdin []string, depth int) {
 	if a.onCall != nil {
 		a.onCall(name, argv)
 	}
+	if len(stdin) > 0 {
+		// Shell text the program runs (sh -c, eval, a function, code's system()) inherits its
+		// standard input: `sh -c 'xargs rm -rf' < list`, `f < list`.
+		outer := a.shellStdin
+		a.shellStdin = stdin
+		defer func() { a.shellStdin = outer }()
+	}
 	if body, ok := a.funcs[name]; ok {
 		a.call(body, argv[1:], depth) // a function shadows the program of the same name
 	}
@@ -180,7 +187,8 @@ func init() {
 		rule  rule
 		names []string
 	}{
-		{(*assessor).rm, []string{"rm", "unlink", "shred"}},
+		{(*assessor).rm, []string{"rm", "unlink", "shred", "srm", "rimraf", "trash", "trash-put", "gvfs-trash", "gvfs-rm"}},
+		{(*assessor).gio, []string{"gio"}},
 		{(*assessor).truncate, []string{"truncate"}},
 		{(*assessor).find, []string{"find"}},
 		{(*assessor).xargs, []string{"xargs"}},
@@ -288,6 +296,10 @@ func (a *assessor) destroy(prog string, g arg, verb string) {
 		shown := a.display(p)
 		if contents {
 			shown = strings.TrimSuffix(shown, "/") + "/*"
+		}
+		if !a.netted && a.viaDescriptor(r) {
+			a.note(Catastrophic, prog, "…", prog+" "+verb+" a path through an open descriptor ("+a.display(r.text)+"), which is whatever the descriptor is open on and the gate cannot read; refused in every permission mode — name the path literally")
+			continue
 		}
 		if c == none && a.unreadable(r) {
 			a.note(Catastrophic, prog, "…", prog+" "+verb+" a path the gate cannot read (what a command prints, or a directory entered from it); refused in every permission mode — name the path literally")
@@ -423,11 +435,5 @@ func (a *assessor) mv(name string, argv []arg, _ []string, _ int) {
 	if !flags["-t"] && !flags["--target-directory"] && len(operands) > 0 {
 		operands = operands[:len(operands)-1]
 	}
-	for _, g := range operands {
-		for _, r := range g {
-			if p, _, ok := a.target(r); ok && a.classify(p) != none {
-				a.destroy(name, arg{r}, "moves away")
-			}
-		}
-	}
+	a.movesAway(name, operands)
 }

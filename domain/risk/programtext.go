@@ -16,6 +16,9 @@ import (
 // from a command the gate cannot read refused.
 func (a *assessor) stdinProgram(name string, stdin []string, depth int) {
 	for _, s := range stdin {
+		if s == fileInput {
+			continue // a script file on standard input, not read (docs/risk.md, "Limits")
+		}
 		if strings.Contains(s, unknownMark) {
 			a.note(Catastrophic, name, "", name+" runs a program from a command the gate cannot read; refused in every permission mode — run the program from a file or with -c")
 			continue
@@ -49,7 +52,7 @@ func readsProgramFromStdin(operands []arg) bool {
 }
 
 // deleterWord names a function that deletes a path or runs a command, wherever it appears.
-var deleterWord = regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rmSync|rmdirSync|rmdir|unlink|unlinkSync|remove|removedirs|system|execute|popen|exec|execSync|spawnSync|shell_exec|passthru|check_call|check_output|Popen)\b`)
+var deleterWord = regexp.MustCompile(`\b(?:rmtree|remove_tree|rm_rf|rm_r|rmSync|rmdirSync|rmdir|unlink|unlinkSync|remove|removedirs|system|execute|popen|exec|execSync|spawnSync|shell_exec|passthru|check_call|check_output|Popen|rename|renames|renameSync|move|mv|rimraf|rimrafSync|deleteSync)\b`)
 
 // renamedDeleter matches a deleting or running function bound to another name: `from shutil
 // import rmtree as r`, `const {rmSync: r} = require("fs")`, `r = shutil.rmtree`.
@@ -73,10 +76,11 @@ func (a *assessor) broadCode(prog, text string) {
 			return
 		}
 	}
-	if !deleterWord.MatchString(text) {
+	deletes, writes := deleterWord.MatchString(text), writerWord.MatchString(text)
+	if !deletes && !writes {
 		return
 	}
-	if m := renamedDeleter.FindString(text); m != "" {
+	if m := renamedDeleter.FindString(text); deletes && m != "" {
 		a.note(Catastrophic, prog, "…", prog+" binds a deleting function to another name ("+strings.TrimSpace(m)+"), so the gate cannot read what it deletes; refused in every permission mode — call it by its name with a literal path")
 		return
 	}
@@ -87,8 +91,14 @@ func (a *assessor) broadCode(prog, text string) {
 		}
 		// System locations are left to the call scanner: code names /etc or /usr/bin to read
 		// them far more often than to delete them.
-		if c := a.classify(p); c != none && c != system && c != device {
-			a.note(Catastrophic, prog, p, prog+" code that deletes or runs commands names "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
+		c := a.classify(p)
+		if deletes && c != none && c != system && c != device {
+			a.note(Catastrophic, prog, p, prog+" code that deletes, moves or runs commands names "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
+			return
+		}
+		// Writing: what a > redirection may not do, code may not either (a credential store).
+		if writes && c == credential {
+			a.note(Catastrophic, prog, p, prog+" code that writes files names "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
 			return
 		}
 	}
@@ -97,6 +107,7 @@ func (a *assessor) broadCode(prog, text string) {
 // codePath reads a string literal of code as a path: ~ is the home directory, a relative
 // path resolves against the working directory; ok is false when it cannot be placed.
 func (a *assessor) codePath(lit string) (string, bool) {
+	lit = strings.TrimLeft(lit, "+<> \t") // perl's open(F, ">path")
 	if strings.HasPrefix(lit, "~") && (len(lit) == 1 || lit[1] == '/') {
 		lit = a.home + lit[1:]
 	}
@@ -144,6 +155,9 @@ func (a *assessor) tclsh(name string, argv []arg, stdin []string, depth int) {
 		return // a script file, not read
 	}
 	for _, s := range stdin {
+		if s == fileInput {
+			continue // a script file on standard input, not read (docs/risk.md, "Limits")
+		}
 		if strings.Contains(s, unknownMark) {
 			a.note(Catastrophic, name, "", name+" runs a program from a command the gate cannot read; refused in every permission mode")
 			continue
@@ -210,9 +224,10 @@ func sedSubstFlags(cmd string) (flags, rest string) {
 			parts++
 		}
 	}
+	i = min(i, len(cmd)) // a trailing backslash steps past the end
 	j := i
 	for j < len(cmd) && cmd[j] != ';' && cmd[j] != '}' {
 		j++
 	}
-	return cmd[min(i, len(cmd)):j], cmd[j:]
+	return cmd[i:j], cmd[j:]
 }

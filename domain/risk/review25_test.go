@@ -50,7 +50,7 @@ var reviewHomeAttacks = []row{
 	{name: "shutil.rmtree under another name", command: `python3 -c 'from shutil import rmtree as r;import os;r(os.path.expanduser("~"))'`, want: denied, program: "python3"},
 	{name: "node rmSync by destructuring", command: `node -e 'const {rmSync:r}=require("fs");r(require("os").homedir(),{recursive:true})'`, want: denied, program: "node"},
 	{name: "rmtree assigned to a variable", command: `python3 -c 'import shutil, sys; f = shutil.rmtree; f(sys.argv[1])' ~`, want: denied},
-	{name: "code that can delete and names the home", command: `python3 -c 'import os, shutil; h = os.path.expanduser("~"); getattr(shutil, "rmtree")(h)'`, want: denied, target: home},
+	{name: "code that can delete and names the home", command: `python3 -c 'import os, shutil; h = os.path.expanduser("~"); getattr(shutil, "rmtree")(h)'`, want: denied, target: "…"}, // getattr by a literal name is shutil.rmtree(h), h unreadable
 	{name: "tclsh exec from a here-string", command: `tclsh <<< 'exec rm -rf $env(HOME)'`, want: denied, program: "rm", target: home},
 	{name: "expect -c exec", command: `expect -c 'exec rm -rf $::env(HOME)'`, want: denied, target: home},
 	{name: "tcl exec of a computed command", command: `tclsh <<< 'exec rm -rf [lindex $argv 0]'`, want: denied},

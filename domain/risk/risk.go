@@ -97,27 +97,29 @@ const maxDepth = 4
 const maxTexts = 64
 
 type assessor struct {
-	home       string               // env.Home, or homeSentinel when it is unknown
-	zuno       []string             // env.Zuno, clean and absolute
-	vars       map[string][]reading // values a variable was statically assigned, in text order
-	cwd        *reading             // the directory of the last static cd, nil when unknown
-	feeds      map[*syntax.Stmt][]string
-	texts      int
-	substs     int                           // command substitutions being evaluated, one inside another
-	funcs      map[string]*syntax.Stmt       // the functions the text defines, by name
-	calls      int                           // function calls followed so far
-	inCall     int                           // function calls being followed, one inside another
-	procs      map[*syntax.ProcSubst]string  // the name of each <(…) read so far
-	aliases    map[string]string             // the aliases the text defines, by name
-	arrays     map[string][]arg              // the elements of the arrays the text assigns, by name
-	links      []link                        // the symbolic links the text creates
-	oldCwd     *reading                      // the directory before the last static cd ($OLDPWD, ~-)
-	defaultIFS bool                          // split at blanks whatever the text assigned to IFS
-	procOut    map[string][]string           // what each <(…) prints, by name
-	onCall     func(name string, argv []arg) // Calls: told of every program invocation
-	lang       string                        // the language of the code being read (interpreters.go)
-	netted     bool                          // reading an unknown program's arguments as a command (unknownWrapper)
-	worst      Verdict
+	home            string               // env.Home, or homeSentinel when it is unknown
+	zuno            []string             // env.Zuno, clean and absolute
+	vars            map[string][]reading // values a variable was statically assigned, in text order
+	cwd             *reading             // the directory of the last static cd, nil when unknown
+	feeds           map[*syntax.Stmt][]string
+	texts           int
+	substs          int                           // command substitutions being evaluated, one inside another
+	funcs           map[string]*syntax.Stmt       // the functions the text defines, by name
+	calls           int                           // function calls followed so far
+	inCall          int                           // function calls being followed, one inside another
+	procs           map[*syntax.ProcSubst]string  // the name of each <(…) read so far
+	aliases         map[string]string             // the aliases the text defines, by name
+	arrays          map[string][]arg              // the elements of the arrays the text assigns, by name
+	links           []link                        // the symbolic links the text creates
+	oldCwd          *reading                      // the directory before the last static cd ($OLDPWD, ~-)
+	defaultIFS      bool                          // split at blanks whatever the text assigned to IFS
+	procOut         map[string][]string           // what each <(…) prints, by name
+	onCall          func(name string, argv []arg) // Calls: told of every program invocation
+	lang            string                        // the language of the code being read (interpreters.go)
+	netted          bool                          // reading an unknown program's arguments as a command (unknownWrapper)
+	shellStdin      []string                      // standard input `exec < FILE` gave the commands after it (inputs.go)
+	requireForceOff bool                          // `git config clean.requireForce false` in the text
+	worst           Verdict
 }
 
 // homeSentinel stands for the home directory when Env.Home is empty: it is absolute, matches

@@ -17,8 +17,11 @@ var findFilters = []string{"-name", "-iname", "-path", "-ipath", "-wholename", "
 // command on it. Without a narrowing test that is every path under START, so START is the
 // target; with one it is some path under START, and also each protected location under
 // START that its name tests match (`find ~ -name "*" -delete` deletes ~, `-name '.*'` ~/.ssh).
-func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
+func (a *assessor) find(_ string, argv []arg, stdin []string, depth int) {
 	starts, expr := findStarts(argv[1:])
+	if findFollows(argv[1:]) {
+		starts = followedStarts(starts)
+	}
 	deletes := false
 	var execs [][]arg
 	for i := 0; i < len(expr); i++ {
@@ -37,6 +40,10 @@ func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
 			i = j
 		}
 	}
+	if from, ok := findFilesFrom(expr); ok {
+		// -files0-from FILE: starting points the gate cannot read, or what is piped in
+		starts = append(starts, a.namesFrom(from, stdin))
+	}
 	found := a.found(starts, expr)
 	if deletes {
 		for _, g := range found {
@@ -46,6 +53,46 @@ func (a *assessor) find(_ string, argv []arg, _ []string, depth int) {
 	for _, cmd := range execs {
 		a.findExec(cmd, found, depth)
 	}
+}
+
+// findFollows says find follows symbolic links given as starting points (-H, -L before them).
+func findFollows(args []arg) bool {
+	for _, g := range args {
+		t, _ := g.exact()
+		switch {
+		case t == "-H" || t == "-L":
+			return true
+		case !strings.HasPrefix(t, "-") || t == "-" || t == "--":
+			return false
+		}
+	}
+	return false
+}
+
+// followedStarts marks starting points find enters through a link: a descriptor's link
+// (`find -H /dev/fd/3 -delete`) is then what the descriptor is open on.
+func followedStarts(starts []arg) []arg {
+	out := make([]arg, len(starts))
+	for i, g := range starts {
+		out[i] = append(arg(nil), g...)
+		for k, r := range out[i] {
+			if descriptorLink.MatchString(cleanPath(r.text)) {
+				out[i][k].text = cleanPath(r.text) + "/"
+			}
+		}
+	}
+	return out
+}
+
+// findFilesFrom returns the value of GNU find's -files0-from, which names a file (or - for
+// standard input) of starting points.
+func findFilesFrom(expr []arg) (arg, bool) {
+	for i := 0; i+1 < len(expr); i++ {
+		if t, _ := expr[i].exact(); t == "-files0-from" {
+			return expr[i+1], true
+		}
+	}
+	return nil, false
 }
 
 // findStarts splits find's arguments into its starting points ("." when none) and its
@@ -235,7 +282,7 @@ func (a *assessor) findExec(cmd []arg, found []arg, depth int) {
 				}
 				for _, fr := range f {
 					rs = append(rs, reading{text: strings.ReplaceAll(r.text, "{}", fr.text),
-						exact: r.exact && fr.exact, glob: r.glob || fr.glob})
+						exact: r.exact && fr.exact, glob: r.glob || fr.glob, unread: r.unread || fr.unread})
 				}
 			}
 			argv = append(argv, rs)
@@ -259,23 +306,37 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 		return
 	}
 	sub, _ := argv[i].exact()
+	if expansion, ok := gitAlias(argv[1:i], sub); ok {
+		// `git -c alias.c='clean -fdx' c`: the alias names git's own subcommand and options.
+		if a.texts++; a.texts <= maxTexts {
+			a.git(name, append(append(append([]arg(nil), argv[:i]...), expansion...), argv[i+1:]...), nil, depth)
+		}
+		return
+	}
 	flags, operands := opts(argv[i+1:], "", "--file", "--blob", "--type", "--default", "--comment")
 	if sub == "config" && len(operands) >= 2 { // git config [--global] KEY VALUE
 		a.gitConfig(name, operands[0], operands[1], depth)
+		k, _ := operands[0].exact()
+		v, _ := operands[1].exact()
+		a.requireForceOff = a.requireForceOff || falseSetting(k+"="+v)
 	}
 	why := ""
 	switch sub {
 	case "clean":
-		if (flags["-f"] || flags["--force"]) && !flags["-n"] && !flags["--dry-run"] {
-			why = "deletes untracked files"
-		}
+		a.gitClean(argv[1:i], argv[i+1:])
+		return
 	case "reset":
 		if flags["--hard"] {
 			why = "discards uncommitted changes"
 		}
 	case "rm":
 		if !flags["--cached"] {
-			why = "deletes tracked files from the working tree"
+			_, pathspecs := opts(argv[i+1:], "", "--pathspec-from-file")
+			if _, ok := optArg(argv[i+1:], 0, "--pathspec-from-file", "", nil); ok {
+				pathspecs = append(pathspecs, arg{{unread: true}})
+			}
+			a.gitDeletes("git rm", argv[1:i], pathspecs, "deletes the tracked files of")
+			return
 		}
 	case "checkout", "restore":
 		if (sub == "restore" && !flags["--staged"]) || flags["-f"] || flags["--force"] || hasOperand(operands, ".") || hasDoubleDash(argv[i+1:]) {
@@ -293,10 +354,136 @@ func (a *assessor) git(name string, argv []arg, _ []string, depth int) {
 		if hasOperand(operands, "drop") || hasOperand(operands, "clear") {
 			why = "drops stashed changes"
 		}
+		if flags["-u"] || flags["--include-untracked"] || flags["-a"] || flags["--all"] {
+			// The untracked files leave the work tree for the stash, a drop away from gone:
+			// in the home directory that is its contents.
+			// The stash keeps them, so elsewhere it is not a loss: only a catastrophic reading
+			// counts.
+			a.onlyCatastrophic(func(c *assessor) {
+				c.gitDeletes("git stash -u", argv[1:i], []arg{{{text: ".", exact: true}}}, "moves the untracked files of")
+			})
+		}
 	}
 	if why != "" {
 		a.note(Destructive, "git "+sub, "", "git "+sub+" "+why)
 	}
+}
+
+// gitClean: git clean deletes the untracked files (with -d directories, with -x the ignored
+// ones too) in the directory it runs in, or in its pathspecs, once forced (-f, -i, or
+// clean.requireForce off). The directory is where the command runs after git's own -C DIR
+// and --work-tree DIR: in the home directory or above it (`cd ~ && git init && git clean
+// -ffdx`, `git -C .. clean -ffdx` from ~/proj) it empties the home directory.
+func (a *assessor) gitClean(global, args []arg) {
+	flags, pathspecs := opts(args, "e", "--exclude")
+	forced := flags["-f"] || flags["--force"] || flags["-i"] || flags["--interactive"] || a.gitRequireForceOff(global)
+	if !forced || flags["-n"] || flags["--dry-run"] {
+		return
+	}
+	if len(pathspecs) == 0 {
+		pathspecs = []arg{{{text: ".", exact: true}}}
+	}
+	a.gitDeletes("git clean", global, pathspecs, "deletes the untracked files in")
+}
+
+// gitDeletes grades what git clean or git rm deletes: each pathspec in the directory git
+// runs in (git's -C and --work-tree), and in $GIT_WORK_TREE when the text assigns it. In the
+// home directory or above it that is the home directory (`cd ~ && git init && git add -A &&
+// git commit -m x && git rm -r .`).
+func (a *assessor) gitDeletes(prog string, global, pathspecs []arg, verb string) {
+	each := func() {
+		for _, g := range pathspecs {
+			a.destroy(prog, g, verb)
+		}
+	}
+	a.inDirs(gitDirs(global), each)
+	if tree, ok := a.vars["GIT_WORK_TREE"]; ok {
+		a.inDir(arg(tree), each)
+	}
+}
+
+// gitAlias returns the words of a git alias for a subcommand (-c alias.NAME=VALUE, VALUE not
+// starting with !, which is shell text read by gitConfig), to be read in its place.
+func gitAlias(global []arg, sub string) ([]arg, bool) {
+	for k := 0; k+1 < len(global); k++ {
+		if t, _ := global[k].exact(); t != "-c" {
+			continue
+		}
+		kv, _ := global[k+1].exact()
+		key, value, _ := strings.Cut(kv, "=")
+		if sub != "" && strings.EqualFold(key, "alias."+sub) && !strings.HasPrefix(value, "!") {
+			fields := strings.Fields(value)
+			if len(fields) == 0 || strings.EqualFold(fields[0], sub) {
+				return nil, false // an alias of itself is not expanded again
+			}
+			var out []arg
+			for _, f := range fields {
+				out = append(out, arg{{text: f, exact: true}})
+			}
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// gitDirs lists, in order, the directories git's own options move it to: -C DIR (each
+// relative to the one before) and --work-tree DIR.
+func gitDirs(global []arg) []arg {
+	var dirs []arg
+	for k := 0; k < len(global); k++ {
+		t, _ := global[k].exact()
+		switch {
+		case (t == "-C" || t == "--work-tree") && k+1 < len(global):
+			k++
+			dirs = append(dirs, global[k])
+		case strings.HasPrefix(t, "--work-tree="):
+			dirs = append(dirs, arg{{text: strings.TrimPrefix(t, "--work-tree="), exact: true}})
+		case t == "-c" || t == "--git-dir" || t == "--namespace" || t == "--exec-path" || t == "--config-env":
+			k++
+		}
+	}
+	return dirs
+}
+
+// inDirs runs read with the working directory moved through each of dirs in turn.
+func (a *assessor) inDirs(dirs []arg, read func()) {
+	if len(dirs) == 0 {
+		read()
+		return
+	}
+	a.inDir(dirs[0], func() { a.inDirs(dirs[1:], read) })
+}
+
+// gitRequireForceOff says clean.requireForce is turned off on the command line (-c) or by
+// `git config` or GIT_CONFIG_KEY_n in the text, so git clean deletes without -f.
+func (a *assessor) gitRequireForceOff(global []arg) bool {
+	for k := 0; k+1 < len(global); k++ {
+		if t, _ := global[k].exact(); t == "-c" {
+			if v, _ := global[k+1].exact(); falseSetting(v) {
+				return true
+			}
+		}
+	}
+	for n := 0; n < 8; n++ {
+		for _, k := range a.vars["GIT_CONFIG_KEY_"+strconv.Itoa(n)] {
+			for _, v := range a.vars["GIT_CONFIG_VALUE_"+strconv.Itoa(n)] {
+				if falseSetting(k.text + "=" + v.text) {
+					return true
+				}
+			}
+		}
+	}
+	return a.requireForceOff
+}
+
+// falseSetting says a KEY=VALUE turns clean.requireForce off.
+func falseSetting(kv string) bool {
+	k, v, _ := strings.Cut(kv, "=")
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "false", "no", "off", "0":
+		return strings.EqualFold(k, "clean.requireForce")
+	}
+	return false
 }
 
 // gitShellKeys are configuration keys whose value git runs as a shell command (lower case;
@@ -418,7 +605,8 @@ func (a *assessor) power(name string, argv []arg, _ []string, _ int) {
 // `rsync -a --delete empty/ /` empties /.
 func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	flags, operands := opts(argv[1:], "eBfT", "--rsh", "--filter", "--exclude", "--include",
-		"--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file")
+		"--temp-dir", "--partial-dir", "--backup-dir", "--suffix", "--chmod", "--chown", "--log-file",
+		"--files-from", "--exclude-from", "--include-from")
 	del := false
 	for f := range flags {
 		del = del || strings.HasPrefix(f, "--del")
@@ -429,6 +617,9 @@ func (a *assessor) rsync(name string, argv []arg, _ []string, _ int) {
 	if flags["--remove-source-files"] { // the sources' files go once they are copied
 		for _, g := range operands[:len(operands)-1] {
 			a.destroy("rsync --remove-source-files", g, "deletes the files of")
+		}
+		if flags["--files-from"] { // which files, a list the gate does not read
+			a.destroy("rsync --remove-source-files", arg{{unread: true}}, "deletes the files of")
 		}
 	}
 	if del {
@@ -477,6 +668,12 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 		return
 	}
 	if g[0].text == "" {
+		return
+	}
+	if a.viaDescriptor(reading{text: strings.TrimSuffix(g[0].text, "/") + "/"}) {
+		// `cd /dev/fd/3`: the directory the descriptor is open on, which the gate cannot read
+		// (`pwd -P` prints it).
+		a.cwd = &reading{text: unknownMark, unread: true}
 		return
 	}
 	p, _, ok := a.target(reading{text: g[0].text}) // `cd ..` resolves against the directory it leaves

@@ -213,7 +213,7 @@ func (a *assessor) read(_ string, argv []arg, stdin []string, _ int) {
 		stdin = []string{unknownMark} // a file, the terminal: nothing the text decides
 	}
 	for _, s := range stdin {
-		if s == unknownMark {
+		if unreadInput(s) {
 			// Unknown input: what the names get is unreadable, so a deletion of it is
 			// refused (`while read d; do rm -rf "$d"; done < list`, docs/risk.md).
 			for _, n := range append(names, arrName) {
@@ -288,7 +288,7 @@ func (a *assessor) mapfile(name string, argv []arg, stdin []string, depth int) {
 	var elems []arg
 	var all []reading
 	for _, s := range stdin {
-		if s == unknownMark {
+		if unreadInput(s) {
 			elems = append(elems, arg{{text: unknownMark, unread: true}})
 			all = append(all, reading{text: unknownMark, unread: true})
 			continue

@@ -161,6 +161,7 @@ func (a *assessor) stmt(s *syntax.Stmt, depth int) {
 		return
 	}
 	argv, stdin := a.args(call.Args), a.stdin(s)
+	a.execRedirects(argv, s)
 	if _, set := a.vars["IFS"]; set {
 		// The IFS assignment may be in a branch not taken: read the words with the blanks too.
 		a.defaultIFS = true
@@ -256,12 +257,8 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 			rs = a.unsplit(r.Word)
 		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
 			rs = a.hereDoc(r)
-		case r.Op == syntax.RdrIn && r.Word != nil: // < <(echo …)
-			for _, rd := range a.unsplit(r.Word) {
-				if strings.HasPrefix(rd.text, procMark) {
-					texts = append(texts, a.procOut[rd.text]...)
-				}
-			}
+		case (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut || r.Op == syntax.DplIn) && r.Word != nil:
+			texts = append(texts, a.inputFrom(r)...) // < <(echo …), < FILE, <&3
 		}
 		for _, rd := range rs {
 			if rd.exact {
@@ -271,7 +268,11 @@ func (a *assessor) stdin(s *syntax.Stmt) []string {
 			}
 		}
 	}
-	return append(texts, a.feeds[s]...)
+	texts = append(texts, a.feeds[s]...)
+	if len(texts) == 0 {
+		return a.shellStdin // `exec < FILE` moved every later command's input
+	}
+	return texts
 }
 
 // hereDoc reads a here-document's body: verbatim when its delimiter is quoted (<<'EOF'),
@@ -296,7 +297,7 @@ func (a *assessor) pipe(b *syntax.BinaryCmd) {
 	if from == nil || to == nil {
 		return
 	}
-	out := a.prints(from)
+	out := asData(a.prints(from))
 	if out == nil {
 		out = []string{unknownMark}
 	}
@@ -352,10 +353,15 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		}
 	}
 	var words []string
-	for _, g := range argv[1:] {
+	for k, g := range argv[1:] {
 		t, ok := g.exact()
 		if !ok {
 			return nil
+		}
+		if g[0].glob && (progName(name) == "echo" || (progName(name) == "printf" && k > 0)) {
+			// bash expands the pattern before echo prints it: every name it matches
+			// (`echo ~/* | xargs rm -rf`).
+			t = globAsAll(t)
 		}
 		words = append(words, t)
 	}
@@ -372,7 +378,7 @@ func (a *assessor) prints(s *syntax.Stmt) []string {
 		return []string{strings.Join(words, " ")}
 	case "cat":
 		if len(words) == 0 {
-			return a.stdin(s)
+			return asData(a.stdin(s))
 		}
 		var out []string
 		for _, w := range words { // cat <(echo …)

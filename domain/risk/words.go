@@ -442,6 +442,9 @@ func (a *assessor) value(name string) ([]reading, bool) {
 		}
 		return out, true
 	}
+	if rs, ok := a.xdgValue(name); ok {
+		return rs, true
+	}
 	if name == "HOME" || name == "USERPROFILE" { // USERPROFILE: the Windows home, as the seed asks
 		return []reading{{text: a.home, exact: true}}, true
 	}
@@ -592,6 +595,9 @@ func (a *assessor) scriptTexts(g arg, stdin []string) (texts []string, ok bool) 
 // cannot read stays denied under allow_all (`curl … | sh`, docs/risk.md "Unreadable input").
 func (a *assessor) runTexts(name string, texts []string, depth int) {
 	for _, s := range texts {
+		if s == fileInput {
+			continue // a script file on standard input, not read (docs/risk.md, "Limits")
+		}
 		if strings.Contains(s, unknownMark) {
 			a.note(Catastrophic, name, "", name+" runs text from a command the gate cannot read; refused in every permission mode — run the commands directly")
 			continue

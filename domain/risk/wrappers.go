@@ -212,7 +212,7 @@ func (a *assessor) xargs(_ string, argv []arg, stdin []string, depth int) {
 	}
 	extra, unread := false, len(stdin) > 0
 	for _, s := range stdin {
-		if s == unknownMark {
+		if unreadInput(s) {
 			continue
 		}
 		unread = false
@@ -510,10 +510,20 @@ func (a *assessor) parallel(name string, argv []arg, stdin []string, depth int) 
 	}
 	var inputs arg
 	sep := false
+	if _, ok := optArg(argv[1:len(argv)-len(cmd)], 'a', "--arg-file", w.shortVal, w.longVal); ok {
+		inputs, sep = arg{{unread: true}}, true // arguments from a file the gate does not read
+	}
 	for k, g := range cmd {
 		if t, ok := g.exact(); ok && strings.HasPrefix(t, ":::") {
+			files := strings.HasPrefix(t, "::::") // :::: FILE… reads the arguments from files
 			for _, h := range cmd[k+1:] {
-				if t, ok := h.exact(); !ok || !strings.HasPrefix(t, "::") {
+				t, ok := h.exact()
+				switch {
+				case ok && strings.HasPrefix(t, "::"):
+					files = strings.HasPrefix(t, "::::")
+				case files:
+					inputs = append(inputs, reading{unread: true})
+				default:
 					inputs = append(inputs, h...)
 				}
 			}
@@ -522,15 +532,18 @@ func (a *assessor) parallel(name string, argv []arg, stdin []string, depth int) 
 		}
 	}
 	if !sep {
+		unread := false
 		for _, s := range stdin {
-			if s != unknownMark {
-				for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-					inputs = append(inputs, reading{text: l, exact: true})
-				}
+			if unreadInput(s) {
+				unread = true
+				continue
+			}
+			for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+				inputs = append(inputs, reading{text: l, exact: true})
 			}
 		}
 		if len(inputs) == 0 {
-			inputs = arg{{text: ""}}
+			inputs = arg{{text: "", unread: unread}}
 		}
 	}
 	inputs = a.capReadings(inputs)
