@@ -1,0 +1,165 @@
+package bg
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/zuno-run/zuno/domain/bgtask"
+	"github.com/zuno-run/zuno/events"
+)
+
+// A task this process does not hold is known from the session's log only: it was started by
+// an earlier process (a turn that ran there), or by another one still running. Its facts are
+// its record (docs/tools.md, "Background commands"): its completion receipt when one is
+// recorded; else lost when the process that held it is gone (the task died with it, and this
+// process records that, so every reader agrees); else unknown, never running, since nothing
+// here can see it run. Its output is read from its log file.
+
+// loggedTask is a task known from the log, with what this process can tell of it.
+type loggedTask struct {
+	info TaskInfo
+	// total is how much of the log file is the task's output: its recorded size once
+	// completed, else what the file holds now.
+	total int64
+}
+
+// loggedPoll is how often a wait on a task held elsewhere reads the log again.
+const loggedPoll = 250 * time.Millisecond
+
+// loggedTasks are the session's tasks as the log has them, lost ones recorded as lost.
+func (m *Manager) loggedTasks(ctx context.Context) ([]loggedTask, error) {
+	j := m.journal()
+	if j == nil {
+		return nil, nil
+	}
+	st, err := j.Tasks(ctx, m.session)
+	if err != nil {
+		return nil, &Error{Code: CodeUnavailable, Message: "the session's record of background tasks could not be read; tasks of earlier turns are not listed", Err: err}
+	}
+	if m.settleLost(ctx, st) {
+		if st, err = j.Tasks(ctx, m.session); err != nil {
+			return nil, &Error{Code: CodeUnavailable, Message: "the session's record of background tasks could not be read", Err: err}
+		}
+	}
+	out := make([]loggedTask, 0, len(st.Tasks()))
+	for _, t := range st.Tasks() {
+		out = append(out, m.fromLog(t))
+	}
+	return out, nil
+}
+
+// logged is one task known from the log; not_found when the log has no such task either.
+func (m *Manager) logged(ctx context.Context, id string) (loggedTask, error) {
+	ts, err := m.loggedTasks(ctx)
+	if err != nil {
+		return loggedTask{}, err
+	}
+	for _, t := range ts {
+		if t.info.ID == id {
+			return t, nil
+		}
+	}
+	return loggedTask{}, notFound("taskID", "no background task has id %q; list tasks with action list to see the valid ids", id)
+}
+
+// settleLost records as lost each task with no completion whose holder is known gone, and
+// reports whether it recorded any. A record that fails leaves the task unknown for now.
+func (m *Manager) settleLost(ctx context.Context, st bgtask.State) bool {
+	gone := m.sup.cfg.HolderGone
+	recorded := false
+	for _, t := range st.Tasks() {
+		h := t.Started.Holder
+		if t.Completion != nil || gone == nil || h == "" || h == m.sup.cfg.Holder || !gone(h) {
+			continue
+		}
+		err := m.journal().Completed(ctx, events.BackgroundCompleted{SessionID: t.Started.SessionID, TaskID: t.Started.TaskID,
+			CallID: t.Started.CallID, Status: events.BackgroundLost, TotalWritten: fileSize(t.Started.LogPath),
+			LogPath: t.Started.LogPath, Holder: m.sup.cfg.Holder, EndedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+		recorded = recorded || err == nil
+	}
+	return recorded
+}
+
+// fromLog is what this process can tell of a recorded task.
+func (m *Manager) fromLog(t bgtask.Task) loggedTask {
+	s := t.Started
+	info := TaskInfo{ID: s.TaskID, SessionID: s.SessionID, CallID: s.CallID, Command: s.Command, Dir: s.Dir,
+		LogPath: s.LogPath, Status: StatusUnknown, HeldBy: s.Holder}
+	info.Started, _ = time.Parse(time.RFC3339Nano, s.StartedAt)
+	lt := loggedTask{info: info, total: fileSize(s.LogPath)}
+	if c := t.Completion; c != nil {
+		lt.info.Status, lt.info.ExitCode, lt.info.Signal = Status(c.Status), c.ExitCode, c.Signal
+		lt.info.GuardFailed, lt.info.NeverStarted, lt.info.OutputDetached = c.GuardFailed, c.NeverStarted, c.OutputDetached
+		lt.info.Completion = c
+		if ended, err := time.Parse(time.RFC3339Nano, c.EndedAt); err == nil {
+			lt.info.Ended = &ended
+		}
+		if c.Status != events.BackgroundLost {
+			lt.total = min(lt.total, c.TotalWritten)
+		}
+	}
+	lt.info.TotalWritten = lt.total
+	return lt
+}
+
+// fileSize is the size of the file at path, 0 when it cannot be read (a log on another
+// host, or removed).
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// window reads one window of a logged task's output from its log file.
+func (lt loggedTask) window(cursor *int64, limit int) (Window, error) {
+	s, err := plan(cursor, limit, lt.total, true)
+	if err != nil {
+		return Window{}, err
+	}
+	data, err := readFileRange(lt.info.LogPath, s.from, s.end)
+	if err != nil {
+		return Window{}, &Error{Code: CodeUnavailable, Field: "taskID",
+			Message: fmt.Sprintf("the log file of task %s could not be read; its recorded facts stand (action list)", lt.info.ID), Err: err}
+	}
+	w := settle(s, data, false)
+	w.TaskID, w.FromDisk = lt.info.ID, true
+	w.Status, w.ExitCode, w.Signal, w.Completion = lt.info.Status, lt.info.ExitCode, lt.info.Signal, lt.info.Completion
+	return w, nil
+}
+
+// waitLogged waits for a task another process holds until its completion is recorded (or it
+// is found lost), timeout passes or ctx is done, reading the log again every loggedPoll.
+func (m *Manager) waitLogged(ctx context.Context, id string, timeout time.Duration, cursor *int64, limit int) (Window, error) {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	tick := time.NewTicker(loggedPoll)
+	defer tick.Stop()
+	for {
+		lt, err := m.logged(ctx, id)
+		if err != nil {
+			return Window{}, err
+		}
+		if lt.info.Status != StatusUnknown {
+			return lt.window(cursor, limit)
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return lt.window(cursor, limit)
+		case <-ctx.Done():
+			w, werr := lt.window(cursor, limit)
+			if werr != nil {
+				return Window{}, werr
+			}
+			return w, ctx.Err()
+		}
+	}
+}
