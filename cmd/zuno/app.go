@@ -296,6 +296,7 @@ type surface struct {
 
 func (s *surface) Tools() []turn.Tool            { return s.tools }
 func (s *surface) Confinement() turn.Confinement { return s.confinement }
+
 // Close drops the view; the session's background tasks run on under the supervisor.
 func (s *surface) Close() error { return s.bg.Close() }
 

@@ -41,7 +41,9 @@ func TestDecisions(t *testing.T) {
 		{"a task is recorded when it starts", nil, func(s bgtask.State) ([]events.Payload, error) { return bgtask.Start(s, started) }, 1, ""},
 		{"the same start again records nothing", []events.Payload{started}, func(s bgtask.State) ([]events.Payload, error) { return bgtask.Start(s, started) }, 0, ""},
 		{"a used task id with other facts is refused", []events.Payload{started}, func(s bgtask.State) ([]events.Payload, error) { return bgtask.Start(s, other) }, 0, domain.CodeInvalidArgument},
-		{"a start needs its ids", nil, func(s bgtask.State) ([]events.Payload, error) { return bgtask.Start(s, events.BackgroundStarted{TaskID: "bg_2"}) }, 0, domain.CodeInvalidArgument},
+		{"a start needs its ids", nil, func(s bgtask.State) ([]events.Payload, error) {
+			return bgtask.Start(s, events.BackgroundStarted{TaskID: "bg_2"})
+		}, 0, domain.CodeInvalidArgument},
 		{"a started task's completion is recorded", []events.Payload{started}, func(s bgtask.State) ([]events.Payload, error) {
 			return bgtask.Complete(s, completed(events.BackgroundExited))
 		}, 1, ""},
