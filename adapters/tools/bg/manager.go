@@ -7,8 +7,12 @@
 //
 // A task keeps its most recent 2 MiB in memory and its complete output, raw,
 // in a log file, so the start of a long run stays readable. Tasks run in their
-// own process group, outlive the tool call that started them, and are stopped
-// as a group by Cancel or Close.
+// own process group under the process's Supervisor, per session: they outlive
+// the tool call and the turn that started them, are stopped as a group by Cancel
+// or when the Supervisor closes, and die with the process (the guard's lifeline).
+// With a Journal each task's start and completion are recorded in the session's
+// log, and a later process reports a task it does not hold from that record
+// (docs/tools.md, "Background commands").
 package bg
 
 import (
