@@ -79,6 +79,11 @@ func (s *Supervisor) Manager(sessionID string, opts ...Option) (*Manager, error)
 	if err := checkSessionID(sessionID); err != nil {
 		return nil, err
 	}
+	// The session's log directory exists from its first surface on (docs/tools.md: the data
+	// directory holds background output per session), whether or not a task starts.
+	if err := os.MkdirAll(filepath.Join(s.cfg.Dir, sessionID), 0o700); err != nil {
+		return nil, fmt.Errorf("bg: log dir: %w", err)
+	}
 	m := &Manager{sup: s, session: sessionID, grace: defaultGrace, ringSize: RingSize}
 	for _, o := range opts {
 		o(m)
