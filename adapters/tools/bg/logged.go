@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/zuno-run/zuno/domain/bgtask"
@@ -23,6 +25,8 @@ type loggedTask struct {
 	// total is how much of the log file is the task's output: its recorded size once
 	// completed, else what the file holds now.
 	total int64
+	// readable: the recorded log is this supervisor's file for the task (ownLog).
+	readable bool
 }
 
 // loggedPoll is how often a wait on a task held elsewhere reads the log again.
@@ -75,7 +79,7 @@ func (m *Manager) settleLost(ctx context.Context, st bgtask.State) bool {
 			continue
 		}
 		err := m.journal().Completed(ctx, events.BackgroundCompleted{SessionID: t.Started.SessionID, TaskID: t.Started.TaskID,
-			CallID: t.Started.CallID, Status: events.BackgroundLost, TotalWritten: fileSize(t.Started.LogPath),
+			CallID: t.Started.CallID, Status: events.BackgroundLost, TotalWritten: m.ownLogSize(t.Started),
 			LogPath: t.Started.LogPath, Holder: m.sup.cfg.Holder, EndedAt: time.Now().UTC().Format(time.RFC3339Nano)})
 		recorded = recorded || err == nil
 	}
@@ -86,9 +90,15 @@ func (m *Manager) settleLost(ctx context.Context, st bgtask.State) bool {
 func (m *Manager) fromLog(t bgtask.Task) loggedTask {
 	s := t.Started
 	info := TaskInfo{ID: s.TaskID, SessionID: s.SessionID, CallID: s.CallID, Command: s.Command, Dir: s.Dir,
-		LogPath: s.LogPath, Status: StatusUnknown, HeldBy: s.Holder}
+		LogPath: s.LogPath, Status: StatusUnknown}
+	if s.Holder != m.sup.cfg.Holder {
+		info.HeldBy = s.Holder // a task of this process that ended is no one else's
+	}
 	info.Started, _ = time.Parse(time.RFC3339Nano, s.StartedAt)
-	lt := loggedTask{info: info, total: fileSize(s.LogPath)}
+	lt := loggedTask{info: info}
+	if path, ok := m.ownLog(s.TaskID, s.LogPath); ok {
+		lt.readable, lt.total = true, fileSize(path)
+	}
 	if c := t.Completion; c != nil {
 		lt.info.Status, lt.info.ExitCode, lt.info.Signal = Status(c.Status), c.ExitCode, c.Signal
 		lt.info.GuardFailed, lt.info.NeverStarted, lt.info.OutputDetached = c.GuardFailed, c.NeverStarted, c.OutputDetached
@@ -101,7 +111,18 @@ func (m *Manager) fromLog(t bgtask.Task) loggedTask {
 		}
 	}
 	lt.info.TotalWritten = lt.total
+	if c := t.Completion; c != nil && c.Status != events.BackgroundLost {
+		lt.info.TotalWritten = c.TotalWritten // what was written, whether or not this process can read it
+	}
 	return lt
+}
+
+// ownLogSize is the size of a recorded task's log file if it is this supervisor's, else 0.
+func (m *Manager) ownLogSize(s events.BackgroundStarted) int64 {
+	if path, ok := m.ownLog(s.TaskID, s.LogPath); ok {
+		return fileSize(path)
+	}
+	return 0
 }
 
 // fileSize is the size of the file at path, 0 when it cannot be read (a log on another
@@ -114,11 +135,29 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
+// ownLog is where this supervisor keeps the log of the session's task id: a recorded log path
+// is read only if it is that file. The record alone never names a file to read (a log
+// written with another data directory, or altered, cannot point bg at any other file).
+func (m *Manager) ownLog(taskID, recorded string) (string, bool) {
+	if !taskIDPattern.MatchString(taskID) {
+		return "", false
+	}
+	want := filepath.Join(m.sup.cfg.Dir, m.session, taskID+".log")
+	return want, recorded == want
+}
+
+// taskIDPattern is a task id as newID draws it.
+var taskIDPattern = regexp.MustCompile(`^bg_[0-9a-f]{12}$`)
+
 // window reads one window of a logged task's output from its log file.
 func (lt loggedTask) window(cursor *int64, limit int) (Window, error) {
 	s, err := plan(cursor, limit, lt.total, true)
 	if err != nil {
 		return Window{}, err
+	}
+	if !lt.readable {
+		return Window{}, &Error{Code: CodeUnavailable, Field: "taskID",
+			Message: fmt.Sprintf("the output of task %s was kept under another data directory (%s), which this process does not read; its recorded facts stand (action list)", lt.info.ID, lt.info.LogPath)}
 	}
 	data, err := readFileRange(lt.info.LogPath, s.from, s.end)
 	if err != nil {

@@ -379,6 +379,10 @@ func (m *Manager) launch(r reservation, l launch) (*task, *os.File, error) {
 		exited: make(chan struct{}), done: make(chan struct{}),
 		ring: newRing(m.ringSize),
 	}
+	if t.journal != nil {
+		session := m.session
+		t.forget = func() { m.sup.forget(session, t.id) }
+	}
 	st.tasks[t.id] = t
 	return t, pr, nil
 }
@@ -453,11 +457,15 @@ func (m *Manager) List(ctx context.Context) ([]TaskInfo, error) {
 	held := m.sup.heldTasks(m.session)
 	logged, err := m.loggedTasks(ctx)
 	out := make([]TaskInfo, 0, len(held)+len(logged))
+	// A task held when the list began is reported as held, even if it ended and was
+	// forgotten since: once, not twice.
+	seen := map[string]bool{}
 	for _, t := range held {
 		out = append(out, t.info())
+		seen[t.id] = true
 	}
 	for _, lt := range logged {
-		if _, ok := m.sup.held(m.session, lt.info.ID); !ok {
+		if !seen[lt.info.ID] {
 			out = append(out, lt.info)
 		}
 	}

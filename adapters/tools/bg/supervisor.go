@@ -146,6 +146,18 @@ func (s *Supervisor) heldTasks(sessionID string) []*task {
 	return ts
 }
 
+// forget drops a task whose completion is recorded; a session left with none is dropped too.
+func (s *Supervisor) forget(sessionID, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.sessions[sessionID]; ok {
+		delete(st.tasks, id)
+		if len(st.tasks) == 0 {
+			delete(s.sessions, sessionID)
+		}
+	}
+}
+
 // Close stops every running task of every session (status killed), waits until each one's
 // completion is recorded, and refuses new tasks. The logs stay on disk.
 func (s *Supervisor) Close() error {

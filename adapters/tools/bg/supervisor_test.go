@@ -144,8 +144,15 @@ func TestTaskOutlivesTheSurfaceThatStartedIt(t *testing.T) {
 		recs[0].Metadata.CommandID != "bg/started/"+info.ID || recs[1].Metadata.CommandID != "bg/completed/"+info.ID {
 		t.Fatalf("stream %+v", recs)
 	}
-	if got := mustList(t, turn2); got[0].Completion == nil || *got[0].Completion.ExitCode != 0 {
+	// Recorded, it is forgotten from memory (nothing grows with the process's lifetime) and
+	// answered from the log and its log file, as this process's own.
+	eventually(t, "the ended task to be forgotten", func() bool { return len(sup.heldTasks("ses_a")) == 0 })
+	got := mustList(t, turn2)
+	if len(got) != 1 || got[0].Completion == nil || *got[0].Completion.ExitCode != 0 || got[0].HeldBy != "" || got[0].Status != StatusExited {
 		t.Fatalf("list after the end: %+v", got)
+	}
+	if again, err := turn2.Output(context.Background(), info.ID, nil, 0); err != nil || again.Text != "out\n" || again.Completion == nil {
+		t.Fatalf("output after the end: %+v %v", again, err)
 	}
 }
 
@@ -315,5 +322,69 @@ func TestTaskHeldElsewhereIsUnknownUntilItsCompletionIsRecorded(t *testing.T) {
 	w, err := here.Wait(context.Background(), info.ID, 10*time.Second, nil, 0)
 	if err != nil || w.Status != StatusExited || w.Completion == nil || w.Text != "finished\n" {
 		t.Fatalf("wait %+v %v", w, err)
+	}
+}
+
+// The attacks on reading a task known from the log: the record names the file, and a record
+// is data (a log written elsewhere, or altered). Only this supervisor's own file for the
+// session's task id is ever read; every other spelling is refused with unavailable while the
+// recorded facts are still listed.
+func TestLoggedTaskReadsOnlyItsOwnLogFile(t *testing.T) {
+	l := newLogged(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("do not read"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(l.dir, "ses_b", "bg_00000000000b.log")
+	if err := os.MkdirAll(filepath.Dir(other), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("ses_b's output"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(l.dir, "ses_a", "bg_00000000000a.log")
+	rows := []struct {
+		attack, taskID, logPath string
+	}{
+		{"a path outside the data directory", "bg_000000000001", secret},
+		{"another session's log", "bg_00000000000b", other},
+		{"the right directory, another task's file", "bg_000000000002", own},
+		{"a relative path", "bg_000000000003", "bg_000000000003.log"},
+		{"a dot-dot spelling of the own file", "bg_000000000004", filepath.Join(l.dir, "ses_a", "..", "ses_a", "bg_000000000004.log")},
+		{"a task id that climbs out", "../../secret", filepath.Join(l.dir, "ses_a", "../../secret.log")},
+	}
+	zero := 0
+	for _, r := range rows {
+		if err := l.journal.Started(context.Background(), events.BackgroundStarted{SessionID: "ses_a", TaskID: r.taskID, Command: "x",
+			Dir: "/w", LogPath: r.logPath, Holder: "host/1/a", StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.journal.Completed(context.Background(), events.BackgroundCompleted{SessionID: "ses_a", TaskID: r.taskID,
+			Status: events.BackgroundExited, ExitCode: &zero, TotalWritten: 11, LogPath: r.logPath, Holder: "host/1/a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := view(t, l.supervisor(t, "host/2/b"), "ses_a")
+	list := mustList(t, m)
+	if len(list) != len(rows) {
+		t.Fatalf("listed %d tasks, want %d", len(list), len(rows))
+	}
+	for _, r := range rows {
+		t.Run(r.attack, func(t *testing.T) {
+			w, err := m.Output(context.Background(), r.taskID, nil, 0)
+			if w.Text != "" {
+				t.Fatalf("read %q", w.Text)
+			}
+			wantCode(t, err, CodeUnavailable, "taskID")
+			w, err = m.Wait(context.Background(), r.taskID, time.Second, ptr(0), 0)
+			if err == nil || w.Text != "" {
+				t.Fatalf("wait read %q (%v)", w.Text, err)
+			}
+		})
+	}
+	for _, info := range list {
+		if info.Status != StatusExited || info.TotalWritten != 11 {
+			t.Fatalf("recorded facts not listed: %+v", info)
+		}
 	}
 }

@@ -38,6 +38,10 @@ type task struct {
 	// journal records the completion (nil: none); holder names this process in it.
 	journal Journal
 	holder  string
+	// forget drops the task from its supervisor once its completion is recorded: from then
+	// on the log and the log file answer for it, and its memory (the ring) is freed, so
+	// nothing grows with the process's lifetime. nil keeps it (no journal).
+	forget func()
 	// digest hashes every byte of output in order; only pump writes it, and monitor reads
 	// it after pump has returned.
 	digest hash.Hash
@@ -150,6 +154,9 @@ func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
 		t.completion = &c
 	}
 	close(t.done)
+	if t.completion != nil && t.forget != nil {
+		go t.forget() // not under t.mu: the supervisor's lock is taken before a task's
+	}
 }
 
 // ending is how the task ended, as its completion records it.
