@@ -43,6 +43,8 @@ func (m *Manager) loggedTasks(ctx context.Context) ([]loggedTask, error) {
 		return nil, &Error{Code: CodeUnavailable, Message: "the session's record of background tasks could not be read; tasks of earlier turns are not listed", Err: err}
 	}
 	if m.settleLost(ctx, st) {
+		// Read again whether or not this process's record landed: when another reader
+		// recorded the loss first, its receipt is the one that stands.
 		if st, err = j.Tasks(ctx, m.session); err != nil {
 			return nil, &Error{Code: CodeUnavailable, Message: "the session's record of background tasks could not be read", Err: err}
 		}
@@ -69,21 +71,37 @@ func (m *Manager) logged(ctx context.Context, id string) (loggedTask, error) {
 }
 
 // settleLost records as lost each task with no completion whose holder is known gone, and
-// reports whether it recorded any. A record that fails leaves the task unknown for now.
+// reports whether it tried to. One reader at a time in this process (bg list, output and wait
+// may run in parallel): the others then find the loss recorded. A record that fails (another
+// process recorded it first) leaves the log to say what stands.
 func (m *Manager) settleLost(ctx context.Context, st bgtask.State) bool {
+	if len(m.lost(st)) == 0 {
+		return false
+	}
+	m.sup.lostMu.Lock()
+	defer m.sup.lostMu.Unlock()
+	if fresh, err := m.journal().Tasks(ctx, m.session); err == nil {
+		st = fresh // what an earlier reader of this process recorded meanwhile
+	}
+	for _, s := range m.lost(st) {
+		_ = m.journal().Completed(ctx, events.BackgroundCompleted{SessionID: s.SessionID, TaskID: s.TaskID,
+			CallID: s.CallID, Status: events.BackgroundLost, TotalWritten: m.ownLogSize(s),
+			LogPath: s.LogPath, Holder: m.sup.cfg.Holder, EndedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+	}
+	return true
+}
+
+// lost are the recorded tasks without a completion whose holder, another process, is gone.
+func (m *Manager) lost(st bgtask.State) []events.BackgroundStarted {
 	gone := m.sup.cfg.HolderGone
-	recorded := false
+	var out []events.BackgroundStarted
 	for _, t := range st.Tasks() {
 		h := t.Started.Holder
-		if t.Completion != nil || gone == nil || h == "" || h == m.sup.cfg.Holder || !gone(h) {
-			continue
+		if t.Completion == nil && gone != nil && h != "" && h != m.sup.cfg.Holder && gone(h) {
+			out = append(out, t.Started)
 		}
-		err := m.journal().Completed(ctx, events.BackgroundCompleted{SessionID: t.Started.SessionID, TaskID: t.Started.TaskID,
-			CallID: t.Started.CallID, Status: events.BackgroundLost, TotalWritten: m.ownLogSize(t.Started),
-			LogPath: t.Started.LogPath, Holder: m.sup.cfg.Holder, EndedAt: time.Now().UTC().Format(time.RFC3339Nano)})
-		recorded = recorded || err == nil
 	}
-	return recorded
+	return out
 }
 
 // fromLog is what this process can tell of a recorded task.
@@ -159,7 +177,10 @@ func (lt loggedTask) window(cursor *int64, limit int) (Window, error) {
 		return Window{}, &Error{Code: CodeUnavailable, Field: "taskID",
 			Message: fmt.Sprintf("the output of task %s was kept under another data directory (%s), which this process does not read; its recorded facts stand (action list)", lt.info.ID, lt.info.LogPath)}
 	}
-	data, err := readFileRange(lt.info.LogPath, s.from, s.end)
+	var data []byte
+	if s.end > s.from {
+		data, err = readFileRange(lt.info.LogPath, s.from, s.end)
+	}
 	if err != nil {
 		return Window{}, &Error{Code: CodeUnavailable, Field: "taskID",
 			Message: fmt.Sprintf("the log file of task %s could not be read; its recorded facts stand (action list)", lt.info.ID), Err: err}

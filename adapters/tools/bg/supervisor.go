@@ -48,6 +48,9 @@ const recordTimeout = 15 * time.Second
 type Supervisor struct {
 	cfg SupervisorConfig
 
+	// lostMu serializes recording tasks lost (settleLost).
+	lostMu sync.Mutex
+
 	mu       sync.Mutex
 	sessions map[string]*sessionTasks
 	seq      uint64

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -350,8 +352,8 @@ func TestLoggedTaskReadsOnlyItsOwnLogFile(t *testing.T) {
 		{"another session's log", "bg_00000000000b", other},
 		{"the right directory, another task's file", "bg_000000000002", own},
 		{"a relative path", "bg_000000000003", "bg_000000000003.log"},
-		{"a dot-dot spelling of the own file", "bg_000000000004", filepath.Join(l.dir, "ses_a", "..", "ses_a", "bg_000000000004.log")},
-		{"a task id that climbs out", "../../secret", filepath.Join(l.dir, "ses_a", "../../secret.log")},
+		{"a dot-dot spelling of the own file", "bg_000000000004", l.dir + "/ses_a/../ses_a/bg_000000000004.log"},
+		{"a task id that climbs out", "../../secret", l.dir + "/ses_a/../../secret.log"},
 	}
 	zero := 0
 	for _, r := range rows {
@@ -386,5 +388,70 @@ func TestLoggedTaskReadsOnlyItsOwnLogFile(t *testing.T) {
 		if info.Status != StatusExited || info.TotalWritten != 11 {
 			t.Fatalf("recorded facts not listed: %+v", info)
 		}
+	}
+}
+
+// Readers racing to record a loss (bg list, output and wait run in parallel; two processes
+// read at once) all report lost with the one receipt that stands; it is recorded once.
+func TestConcurrentReadersRecordALossOnce(t *testing.T) {
+	l := newLogged(t)
+	const id = "bg_0123456789ab"
+	if err := os.MkdirAll(filepath.Join(l.dir, "ses_a"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(l.dir, "ses_a", id+".log"), []byte("part"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.journal.Started(context.Background(), events.BackgroundStarted{SessionID: "ses_a", TaskID: id, Command: "sleep 300",
+		Dir: "/w", LogPath: filepath.Join(l.dir, "ses_a", id+".log"), Holder: "host/9/dead", StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+		t.Fatal(err)
+	}
+	readers := []*Manager{view(t, l.supervisor(t, "host/2/b", "host/9/dead"), "ses_a"), view(t, l.supervisor(t, "host/3/c", "host/9/dead"), "ses_a")}
+	results := make(chan string, 12)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		m := readers[i%2]
+		wg.Go(func() {
+			var status Status
+			var holder string
+			switch i % 3 {
+			case 0:
+				list, err := m.List(context.Background())
+				if err != nil || len(list) != 1 || list[0].Completion == nil {
+					results <- fmt.Sprintf("list %+v %v", list, err)
+					return
+				}
+				status, holder = list[0].Status, list[0].Completion.Holder
+			case 1:
+				w, err := m.Output(context.Background(), id, nil, 0)
+				if err != nil || w.Completion == nil {
+					results <- fmt.Sprintf("output %+v %v", w, err)
+					return
+				}
+				status, holder = w.Status, w.Completion.Holder
+			default:
+				w, err := m.Wait(context.Background(), id, time.Second, nil, 0)
+				if err != nil || w.Completion == nil {
+					results <- fmt.Sprintf("wait %+v %v", w, err)
+					return
+				}
+				status, holder = w.Status, w.Completion.Holder
+			}
+			results <- string(status) + " " + holder
+		})
+	}
+	wg.Wait()
+	close(results)
+	cs := l.completions(t, "ses_a")
+	if len(cs) != 1 || cs[0].Status != events.BackgroundLost {
+		t.Fatalf("completions %+v", cs)
+	}
+	for r := range results {
+		if r != "lost "+cs[0].Holder {
+			t.Errorf("a reader reported %q, want lost with the recorded receipt of %s", r, cs[0].Holder)
+		}
+	}
+	if n := len(l.stream(t, "ses_a")); n != 2 {
+		t.Fatalf("stream has %d events", n)
 	}
 }
