@@ -76,8 +76,8 @@ func TestBackgroundTaskOutlivesItsTurn(t *testing.T) {
 	}
 
 	turn2 := writeScript(t, dir, "t2.json", fmt.Sprintf(`{"turns": [
-  {"toolCalls": [{"id": "w2", "name": "bg", "arguments": {"action": "wait", "taskID": %q, "timeoutMs": 10000}},
-                 {"id": "l2", "name": "bg", "arguments": {"action": "list"}}]},
+  {"toolCalls": [{"id": "w2", "name": "bg", "arguments": {"action": "wait", "taskID": %q, "timeoutMs": 10000}}]},
+  {"toolCalls": [{"id": "l2", "name": "bg", "arguments": {"action": "list"}}]},
   {"text": "read it"}]}`, started.TaskID))
 	if _, err := a.Commands.RunTurn(ctx, zapp.RunTurn{Meta: commands.Meta{CommandID: zapp.NewID("cmd_"), Actor: "user"},
 		SessionID: sid, Prompt: "what happened", Model: "scripted:" + turn2}); err != nil {

@@ -164,8 +164,9 @@ func TestSupervisorCloseStopsAndRecordsEveryTask(t *testing.T) {
 	l := newLogged(t)
 	sup := l.supervisor(t, "host/1/a")
 	a := startIn(t, view(t, sup, "ses_a"), t.TempDir(), "echo $$ > pid; exec sleep 60")
-	b := startIn(t, view(t, sup, "ses_b"), t.TempDir(), "sleep 60")
+	b := startIn(t, view(t, sup, "ses_b"), t.TempDir(), "echo $$ > pid; exec sleep 60")
 	pid := readPid(t, filepath.Join(a.Dir, "pid"))
+	readPid(t, filepath.Join(b.Dir, "pid")) // both run: the stop reaches the commands themselves
 	if err := sup.Close(); err != nil {
 		t.Fatal(err)
 	}
