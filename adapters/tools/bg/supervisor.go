@@ -63,13 +63,11 @@ type sessionTasks struct {
 	tasks map[string]*task
 }
 
-// NewSupervisor returns a supervisor that keeps task logs under cfg.Dir (created if missing).
+// NewSupervisor returns a supervisor that keeps task logs under cfg.Dir, created with a
+// session's first surface (a process that opens none, such as zuno events, creates nothing).
 func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	abs, err := filepath.Abs(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("bg: log dir: %w", err)
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("bg: log dir: %w", err)
 	}
 	cfg.Dir = abs
