@@ -37,5 +37,8 @@ func AllPayloads() []Payload {
 		TurnInterruptRequested{},
 		TurnSuspended{},
 		TurnResumed{},
+
+		BackgroundStarted{},
+		BackgroundCompleted{},
 	}
 }

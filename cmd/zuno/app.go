@@ -66,6 +66,10 @@ type app struct {
 	stopFeed context.CancelFunc
 	metrics  *prometheus.Registry
 
+	// bg supervises this process's background tasks, per session: they outlive the turn
+	// that started them and end with the process (docs/tools.md, "Background commands").
+	bg *bg.Supervisor
+
 	// The durable bus, when ZUNO_BUS_URL is set.
 	busDB     *sql.DB
 	transport *bus.Postgres
@@ -106,6 +110,10 @@ func open(ctx context.Context, worker bool) (*app, error) {
 	a.runner = projections.NewRunner(a.rm.Writer, a.store, a.registry, projections.All(),
 		projections.WithMetrics(projections.NewMetrics(a.metrics)))
 	a.handlers = commands.NewHandlers(a.store, a.registry, commands.SystemClock{}, commands.NewMetrics(a.metrics))
+	if a.bg, err = a.supervisor(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := a.startBus(ctx, worker); err != nil {
 		a.Close()
 		return nil, err
@@ -140,7 +148,7 @@ func (a *app) configure(dir string) (zapp.SessionConfig, error) {
 	if err != nil {
 		return zapp.SessionConfig{}, err
 	}
-	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands()),
+	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.bg),
 		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
 }
 
@@ -178,6 +186,21 @@ func (a *app) driver() (*turn.Driver, error) {
 		Alive: processAlive, Leases: leases, Feed: a.feed, Metrics: turn.NewMetrics(a.metrics)}, nil
 }
 
+// supervisor is the process's background-task supervisor: task logs under the data directory,
+// each task and its completion recorded in its session's bg stream, a task whose process is
+// gone found lost.
+func (a *app) supervisor() (*bg.Supervisor, error) {
+	journal := &commands.BackgroundTasks{Store: a.store, Registry: a.registry, Clock: commands.SystemClock{}}
+	return bg.NewSupervisor(bg.SupervisorConfig{Dir: filepath.Join(dataDir(a.cfg), "bg"), Journal: journal,
+		Holder: thisHolder(), HolderGone: holderGone})
+}
+
+// scratchSupervisor supervises background tasks that are never recorded: for a surface that
+// is opened only to read its declarations (zuno debug agent), under a scratch dir.
+func scratchSupervisor(dir string) (*bg.Supervisor, error) {
+	return bg.NewSupervisor(bg.SupervisorConfig{Dir: filepath.Join(dir, "bg")})
+}
+
 // readModels adapts the read-model database to the queries' port.
 type readModels struct{ db *readmodel.DB }
 
@@ -209,10 +232,10 @@ func dataDir(cfg config) string {
 }
 
 // openTools opens a session's tools: the core tools, bg, and the durable-work tools (plan and
-// todo, sent as commands to work), keeping artifacts and background output under dir. The
-// shell and bg run through the session's sandbox (docs/sandbox.md); when it cannot be
-// assembled, neither is offered and the surface says why.
-func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
+// todo, sent as commands to work), keeping artifacts under dir. Background tasks belong to
+// sup, so they outlive the surface. The shell and bg run through the session's sandbox
+// (docs/sandbox.md); when it cannot be assembled, neither is offered and the surface says why.
+func openTools(cfg config, dir string, work worktools.Commands, sup *bg.Supervisor) turn.OpenTools {
 	return func(req turn.ToolsRequest) (turn.Surface, error) {
 		workspace, sessionID := req.Dir, req.SessionID
 		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: req.ReadOnly,
@@ -222,7 +245,7 @@ func openTools(cfg config, dir string, work worktools.Commands) turn.OpenTools {
 			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
 		}
 		artifacts := filepath.Join(dir, "artifacts", sessionID)
-		mgr, err := bg.NewManager(filepath.Join(dir, "bg", sessionID), bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher),
+		mgr, err := sup.Manager(sessionID, bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher),
 			bg.WithEnvExclude(cfg.EnvExclude))
 		if err != nil {
 			return nil, err
@@ -264,7 +287,7 @@ func confinement(sb adsandbox.Session, refused error) turn.Confinement {
 			Reason: string(r.Reason.Code)}}
 }
 
-// surface is a session's tools and the background manager they share.
+// surface is a session's tools and its view of the session's background tasks.
 type surface struct {
 	tools       []turn.Tool
 	bg          *bg.Manager
@@ -273,7 +296,9 @@ type surface struct {
 
 func (s *surface) Tools() []turn.Tool            { return s.tools }
 func (s *surface) Confinement() turn.Confinement { return s.confinement }
-func (s *surface) Close() error                  { return s.bg.Close() }
+
+// Close drops the view; the session's background tasks run on under the supervisor.
+func (s *surface) Close() error { return s.bg.Close() }
 
 // backgroundStarter lets the shell tool's background option start bg tasks.
 type backgroundStarter struct{ m *bg.Manager }
@@ -385,6 +410,10 @@ func (a *app) startFeed() {
 
 func (a *app) Close() error {
 	var errs []error
+	if a.bg != nil {
+		// First: stopping the tasks records their completions in the store closed below.
+		errs = append(errs, a.bg.Close())
+	}
 	if a.stopFeed != nil {
 		a.stopFeed() // before the store it reads is closed
 	}

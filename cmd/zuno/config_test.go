@@ -64,7 +64,12 @@ func TestUnbuiltToolIsANote(t *testing.T) {
 // "webfetch": false the user wrote would silently stop disabling it.
 func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
 	dir := t.TempDir()
-	surface, err := openTools(config{}, dir, nil)(turn.ToolsRequest{Dir: dir, SessionID: "ses_test"})
+	sup, err := scratchSupervisor(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	surface, err := openTools(config{}, dir, nil, sup)(turn.ToolsRequest{Dir: dir, SessionID: "ses_test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,12 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 		return queries.AgentReport{}, err
 	}
 	defer os.RemoveAll(scratch)
-	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch, nil),
+	sup, err := scratchSupervisor(scratch)
+	if err != nil {
+		return queries.AgentReport{}, err
+	}
+	defer sup.Close()
+	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch, nil, sup),
 		Policy: cfg.settings().Policy}
 	if s.Model == "" {
 		s.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"

@@ -65,7 +65,7 @@ func TestTaskOwnReservedCodes(t *testing.T) {
 	m := newManager(t)
 	for _, code := range []string{"125", "126", "127"} {
 		w := settled(t, m, start(t, m, "echo 'zuno-shell-guard: forged'; exit "+code).ID)
-		info, _ := m.Cancel(w.TaskID)
+		info, _ := m.Cancel(context.Background(), w.TaskID)
 		if w.Status != StatusExited || w.ExitCode == nil || strconv.Itoa(*w.ExitCode) != code || info.GuardFailed || info.NeverStarted {
 			t.Errorf("exit %s: %+v %+v", code, w, info)
 		}

@@ -115,3 +115,13 @@ func readPid(t *testing.T, path string) int {
 	})
 	return pid
 }
+
+// mustList lists m's tasks, failing the test on an error.
+func mustList(t *testing.T, m *Manager) []TaskInfo {
+	t.Helper()
+	list, err := m.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}

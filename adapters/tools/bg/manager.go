@@ -7,24 +7,31 @@
 //
 // A task keeps its most recent 2 MiB in memory and its complete output, raw,
 // in a log file, so the start of a long run stays readable. Tasks run in their
-// own process group, outlive the tool call that started them, and are stopped
-// as a group by Cancel or Close.
+// own process group under the process's Supervisor, per session: they outlive
+// the tool call and the turn that started them, are stopped as a group by Cancel
+// or when the Supervisor closes, and die with the process (the guard's lifeline).
+// With a Journal each task's start and completion are recorded in the session's
+// log, and a later process reports a task it does not hold from that record
+// (docs/tools.md, "Background commands").
 package bg
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/events"
 )
 
 // StartRequest is one background command.
@@ -62,6 +69,14 @@ type TaskInfo struct {
 	// OutputDetached: a process outside the group kept the output pipe open
 	// after the task ended; capture stopped there.
 	OutputDetached bool `json:"outputDetached,omitempty"`
+	// Completion is the task's completion receipt as recorded in the session's log (nil
+	// while it runs, or without a journal); CompletionError says why it could not be
+	// recorded.
+	Completion      *events.BackgroundCompleted `json:"completion,omitempty"`
+	CompletionError string                      `json:"completionError,omitempty"`
+	// HeldBy names the process that ran the task when it is not this one: the task is known
+	// from the log only.
+	HeldBy string `json:"heldBy,omitempty"`
 }
 
 // Option configures a Manager.
@@ -84,47 +99,51 @@ func WithLauncher(l shell.Launcher) Option {
 	return func(m *Manager) { m.runner.Launcher = l }
 }
 
-// Manager owns the background tasks of one process. It is safe for
-// concurrent use.
+// Manager is one tool surface's view of a session's background tasks: it starts them with
+// the surface's sandbox and environment, and reads them back. The tasks themselves belong to
+// the Supervisor, so they outlive the surface (and the turn) that started them. It is safe
+// for concurrent use.
 type Manager struct {
 	// ArtifactRoots are the directories whose files ReadArtifact serves. Set
 	// them (or use WithArtifactRoots) before the manager is shared.
 	ArtifactRoots []string
 
-	dir   string
+	sup     *Supervisor
+	session string
+	// owned: the manager was made by NewManager and its supervisor is its own; Close stops
+	// the tasks. A view from Supervisor.Manager closes without touching them.
+	owned bool
+
 	grace time.Duration // SIGTERM to SIGKILL
 	// runner places commands: its Bash, Root and BaseEnv are used, not its caps (read-back
 	// is already bounded). The zero Runner: the shell tool hands over an absolute Dir
 	// already resolved inside the workspace.
 	runner   shell.Runner
 	ringSize int
-
-	mu     sync.Mutex
-	tasks  map[string]*task
-	seq    uint64
-	closed bool
 }
 
-// NewManager returns a manager that writes full task logs to dir (created if
-// missing).
+// NewManager returns a manager of its own, with no session and no journal, that writes full
+// task logs to dir (created if missing); Close stops its tasks.
 func NewManager(dir string, opts ...Option) (*Manager, error) {
-	abs, err := filepath.Abs(dir)
+	sup, err := NewSupervisor(SupervisorConfig{Dir: dir})
 	if err != nil {
-		return nil, fmt.Errorf("bg: log dir: %w", err)
+		return nil, err
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return nil, fmt.Errorf("bg: log dir: %w", err)
+	m, err := sup.Manager("", opts...)
+	if err != nil {
+		return nil, err
 	}
-	m := &Manager{dir: abs, grace: shell.DefaultKillGrace, ringSize: RingSize, tasks: map[string]*task{}}
-	for _, o := range opts {
-		o(m)
-	}
+	m.owned = true
 	return m, nil
 }
 
+// defaultGrace is the wait from SIGTERM to SIGKILL when stopping a task.
+const defaultGrace = shell.DefaultKillGrace
+
 // Start launches a background command. The process is not bound to ctx: it
-// outlives the call that started it and ends on its own, by Cancel, or by
-// Close. ctx only stops a start that was already abandoned.
+// outlives the call (and the turn) that started it and ends on its own, by Cancel, or when
+// the supervisor closes. ctx only stops a start that was already abandoned. With a journal,
+// the task is recorded before its command runs: a task the log does not know never runs.
 func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error) {
 	l, err := m.prepare(ctx, req)
 	if err != nil {
@@ -132,16 +151,19 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 	}
 	// The child holds its own copies once started; every other path ends here too.
 	defer shell.CloseFiles(l.files)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the background manager is shut down; no new tasks start"}
-	}
-	t, pr, err := m.startLocked(req, l)
+	r, err := m.reserve(req, l)
 	if err != nil {
 		return TaskInfo{}, err
 	}
-	m.tasks[t.id] = t
+	if err := m.recordStart(ctx, r); err != nil {
+		_ = os.Remove(r.logPath)
+		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the task could not be recorded in the session's log, so it was not started; try again", Err: err}
+	}
+	t, pr, err := m.launch(r, l)
+	if err != nil {
+		m.recordNeverStarted(r)
+		return TaskInfo{}, err
+	}
 	readDone := make(chan struct{})
 	go t.pump(pr, readDone)
 	go t.monitor(pr, readDone)
@@ -215,30 +237,124 @@ func checkStart(req StartRequest) ([]string, error) {
 	return args, nil
 }
 
-// startLocked draws the task's id, opens its log and starts the command; m.mu is held.
-func (m *Manager) startLocked(req StartRequest, l launch) (*task, *os.File, error) {
-	id, err := m.newIDLocked()
-	if err != nil {
-		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not draw a task id", Err: err}
+// reservation is a task id drawn and its log file created, before the task is recorded.
+type reservation struct {
+	id, sessionID, callID, logPath string
+	command, dir                   string
+	started                        time.Time
+	logf                           *os.File
+}
+
+// reserve draws the task's id and creates its log file (O_EXCL: the file is the id's
+// reservation among this session's tasks, in this process and any other).
+func (m *Manager) reserve(req StartRequest, l launch) (reservation, error) {
+	m.sup.mu.Lock()
+	defer m.sup.mu.Unlock()
+	if m.sup.closed {
+		return reservation{}, &Error{Code: CodeUnavailable, Message: "the background supervisor is shut down; no new tasks start"}
 	}
-	logPath := filepath.Join(m.dir, id+".log")
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	st, err := m.sup.sessionLocked(m.session)
 	if err != nil {
-		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not create the task's log file", Err: err}
+		return reservation{}, err
+	}
+	sessionID := m.session
+	if sessionID == "" {
+		sessionID = req.SessionID
+	}
+	for {
+		id, err := newID()
+		if err != nil {
+			return reservation{}, &Error{Code: CodeExecFailed, Message: "could not draw a task id", Err: err}
+		}
+		if _, dup := st.tasks[id]; dup {
+			continue
+		}
+		logPath := filepath.Join(st.dir, id+".log")
+		logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return reservation{}, &Error{Code: CodeExecFailed, Message: "could not create the task's log file", Err: err}
+		}
+		return reservation{id: id, sessionID: sessionID, callID: req.CallID, logPath: logPath, command: req.Command,
+			dir: l.dir, started: time.Now(), logf: logf}, nil
+	}
+}
+
+// newID draws "bg_" plus 12 hex digits.
+func newID() (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "bg_" + hex.EncodeToString(b[:]), nil
+}
+
+// journal is where this manager's tasks are recorded: none without a session.
+func (m *Manager) journal() Journal {
+	if m.session == "" {
+		return nil
+	}
+	return m.sup.cfg.Journal
+}
+
+// recordStart records the reserved task in the session's log.
+func (m *Manager) recordStart(ctx context.Context, r reservation) error {
+	j := m.journal()
+	if j == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	err := j.Started(ctx, events.BackgroundStarted{SessionID: r.sessionID, TaskID: r.id, CallID: r.callID, Command: r.command,
+		Dir: r.dir, LogPath: r.logPath, Holder: m.sup.cfg.Holder, StartedAt: r.started.UTC().Format(time.RFC3339Nano)})
+	if err != nil {
+		r.logf.Close()
+	}
+	return err
+}
+
+// recordNeverStarted completes a recorded task whose command could not be started: nothing
+// ran. If this record fails too, the task stays without completion until this process ends
+// and a later one records it lost.
+func (m *Manager) recordNeverStarted(r reservation) {
+	j := m.journal()
+	if j == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	_ = j.Completed(ctx, events.BackgroundCompleted{SessionID: r.sessionID, TaskID: r.id, CallID: r.callID,
+		Status: events.BackgroundExited, NeverStarted: true, LogPath: r.logPath, Holder: m.sup.cfg.Holder,
+		EndedAt: time.Now().UTC().Format(time.RFC3339Nano)})
+}
+
+// launch starts the reserved task's command and adds it to the session's tasks.
+func (m *Manager) launch(r reservation, l launch) (*task, *os.File, error) {
+	m.sup.mu.Lock()
+	defer m.sup.mu.Unlock()
+	fail := func(err *Error) (*task, *os.File, error) {
+		r.logf.Close()
+		return nil, nil, err
+	}
+	if m.sup.closed {
+		return fail(&Error{Code: CodeUnavailable, Message: "the background supervisor is shut down; no new tasks start"})
+	}
+	st, err := m.sup.sessionLocked(m.session)
+	if err != nil {
+		return fail(err.(*Error))
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		logf.Close()
-		return nil, nil, &Error{Code: CodeExecFailed, Message: "output pipe", Err: err}
+		return fail(&Error{Code: CodeExecFailed, Message: "output pipe", Err: err})
 	}
 	cmd, guard, err := shell.GuardedCommand(l.argv, l.files)
 	if err != nil {
 		shell.CloseFiles(l.files)
 		pr.Close()
 		pw.Close()
-		logf.Close()
-		_ = os.Remove(logPath)
-		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not prepare the command's guard", Err: err}
+		return fail(&Error{Code: CodeExecFailed, Message: "could not prepare the command's guard", Err: err})
 	}
 	cmd.Dir, cmd.Env = l.dir, l.env
 	cmd.Stdout = pw // one pipe for both streams keeps their write order
@@ -250,60 +366,51 @@ func (m *Manager) startLocked(req StartRequest, l launch) (*task, *os.File, erro
 		guard.Abandon()
 		pr.Close()
 		pw.Close()
-		logf.Close()
-		_ = os.Remove(logPath)
-		return nil, nil, &Error{Code: CodeExecFailed, Message: "could not start the command's guard", Err: err}
+		return fail(&Error{Code: CodeExecFailed, Message: "could not start the command's guard", Err: err})
 	}
 	guard.Started()
 	pw.Close()
-	m.seq++
+	m.sup.seq++
 	t := &task{
-		id: id, seq: m.seq, sessionID: req.SessionID, callID: req.CallID,
-		command: req.Command, dir: l.dir, logPath: logPath, started: time.Now(),
-		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, guard: guard, log: logf,
+		id: r.id, seq: m.sup.seq, sessionID: r.sessionID, callID: r.callID,
+		command: r.command, dir: r.dir, logPath: r.logPath, started: r.started,
+		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, guard: guard, log: r.logf,
+		journal: m.journal(), holder: m.sup.cfg.Holder, digest: sha256.New(),
 		exited: make(chan struct{}), done: make(chan struct{}),
 		ring: newRing(m.ringSize),
 	}
+	if t.journal != nil {
+		session := m.session
+		t.forget = func() { m.sup.forget(session, t.id) }
+	}
+	st.tasks[t.id] = t
 	return t, pr, nil
 }
 
-// newIDLocked draws "bg_" plus 12 hex digits, unique among this manager's
-// tasks and log files.
-func (m *Manager) newIDLocked() (string, error) {
-	var b [6]byte
-	for {
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
-		}
-		id := "bg_" + hex.EncodeToString(b[:])
-		if _, dup := m.tasks[id]; dup {
-			continue
-		}
-		if _, err := os.Lstat(filepath.Join(m.dir, id+".log")); err == nil {
-			continue
-		}
-		return id, nil
-	}
-}
-
-func (m *Manager) task(id string) (*task, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if t, ok := m.tasks[id]; ok {
-		return t, nil
-	}
+// held is the task of this manager's session that this process runs; found is false for a
+// task it does not hold (see logged). An empty id is refused.
+func (m *Manager) held(id string) (*task, bool, error) {
 	if strings.TrimSpace(id) == "" {
-		return nil, invalid("taskID", "taskID is required; list tasks with action list to see their ids")
+		return nil, false, invalid("taskID", "taskID is required; list tasks with action list to see their ids")
 	}
-	return nil, notFound("taskID", "no background task has id %q; list tasks with action list to see the valid ids", id)
+	t, ok := m.sup.held(m.session, id)
+	return t, ok, nil
 }
 
 // Output returns one window of a task's output. Without a cursor it is the
-// latest window, ending at totalWritten.
-func (m *Manager) Output(taskID string, cursor *int64, limit int) (Window, error) {
-	t, err := m.task(taskID)
+// latest window, ending at totalWritten. A task this process does not hold (started by an
+// earlier process, or another one) is read from its log file and its record.
+func (m *Manager) Output(ctx context.Context, taskID string, cursor *int64, limit int) (Window, error) {
+	t, ok, err := m.held(taskID)
 	if err != nil {
 		return Window{}, err
+	}
+	if !ok {
+		lt, err := m.logged(ctx, taskID)
+		if err != nil {
+			return Window{}, err
+		}
+		return lt.window(cursor, limit)
 	}
 	return t.window(cursor, limit)
 }
@@ -311,9 +418,9 @@ func (m *Manager) Output(taskID string, cursor *int64, limit int) (Window, error
 // Wait waits until the task ends, timeout passes (zero or less: no timeout)
 // or ctx is done, then returns the window Output would; its Status says
 // whether the task is still running. When ctx ends the wait, the window is
-// returned together with ctx's error.
+// returned together with ctx's error. A task that has ended has its completion recorded.
 func (m *Manager) Wait(ctx context.Context, taskID string, timeout time.Duration, cursor *int64, limit int) (Window, error) {
-	t, err := m.task(taskID)
+	t, ok, err := m.held(taskID)
 	if err != nil {
 		return Window{}, err
 	}
@@ -321,6 +428,9 @@ func (m *Manager) Wait(ctx context.Context, taskID string, timeout time.Duration
 		// Refuse now rather than after the wait; a cursor past the current
 		// end may become valid while waiting, so that is checked later.
 		return Window{}, invalid("cursor", "cursor %d is negative; pass a cursor from an earlier window, or omit it", *cursor)
+	}
+	if !ok {
+		return m.waitLogged(ctx, taskID, timeout, cursor, limit)
 	}
 	var timeoutC <-chan time.Time
 	if timeout > 0 {
@@ -341,48 +451,64 @@ func (m *Manager) Wait(ctx context.Context, taskID string, timeout time.Duration
 	return t.window(cursor, limit)
 }
 
-// List returns every task, oldest first.
-func (m *Manager) List() []TaskInfo {
-	m.mu.Lock()
-	ts := make([]*task, 0, len(m.tasks))
-	for _, t := range m.tasks {
-		ts = append(ts, t)
+// List returns every task of the session, oldest first: the ones this process runs, and the
+// ones only the log knows (their completion as recorded, else lost or held elsewhere).
+func (m *Manager) List(ctx context.Context) ([]TaskInfo, error) {
+	held := m.sup.heldTasks(m.session)
+	logged, err := m.loggedTasks(ctx)
+	out := make([]TaskInfo, 0, len(held)+len(logged))
+	// A task held when the list began is reported as held, even if it ended and was
+	// forgotten since: once, not twice.
+	seen := map[string]bool{}
+	for _, t := range held {
+		out = append(out, t.info())
+		seen[t.id] = true
 	}
-	m.mu.Unlock()
-	sort.Slice(ts, func(i, j int) bool { return ts[i].seq < ts[j].seq })
-	out := make([]TaskInfo, len(ts))
-	for i, t := range ts {
-		out[i] = t.info()
+	for _, lt := range logged {
+		if !seen[lt.info.ID] {
+			out = append(out, lt.info)
+		}
 	}
-	return out
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out, err
 }
 
 // Cancel stops a task's whole process group (SIGTERM, SIGKILL after the
-// grace) and returns once it has settled. On a task that already ended it
-// reports the task as it is, without error.
-func (m *Manager) Cancel(taskID string) (TaskInfo, error) {
-	t, err := m.task(taskID)
+// grace) and returns once it has settled and its completion is recorded. On a task that
+// already ended it reports the task as it is, without error; a task another live process
+// holds cannot be stopped from here.
+func (m *Manager) Cancel(ctx context.Context, taskID string) (TaskInfo, error) {
+	t, ok, err := m.held(taskID)
 	if err != nil {
 		return TaskInfo{}, err
+	}
+	if !ok {
+		lt, err := m.logged(ctx, taskID)
+		if err != nil {
+			return TaskInfo{}, err
+		}
+		if lt.info.Status == StatusUnknown {
+			return lt.info, &Error{Code: CodeUnavailable, Field: "taskID",
+				Message: fmt.Sprintf("task %s runs under another Zuno process (%s); it can be cancelled only there, and ends when that process ends", taskID, lt.info.HeldBy)}
+		}
+		return lt.info, nil
 	}
 	t.stop(StatusCancelled)
 	return t.info(), nil
 }
 
-// Close stops every running task (status killed) and refuses new ones. The
-// logs stay on disk and the tasks stay readable.
+// Close closes the manager. A manager of its own (NewManager) stops every running task
+// (status killed) and refuses new ones; a supervisor's view leaves the session's tasks
+// running: they outlive the surface and the turn. The logs stay on disk and the tasks stay
+// readable.
 func (m *Manager) Close() error {
-	m.mu.Lock()
-	m.closed = true
-	ts := make([]*task, 0, len(m.tasks))
-	for _, t := range m.tasks {
-		ts = append(ts, t)
+	if m.owned {
+		return m.sup.Close()
 	}
-	m.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, t := range ts {
-		wg.Go(func() { t.stop(StatusKilled) })
-	}
-	wg.Wait()
 	return nil
+}
+
+// sortTasks orders tasks by start.
+func sortTasks(ts []*task) {
+	sort.Slice(ts, func(i, j int) bool { return ts[i].seq < ts[j].seq })
 }

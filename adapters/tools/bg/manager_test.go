@@ -32,7 +32,7 @@ func TestLargeOutputWindowsFromRingAndDisk(t *testing.T) {
 					return
 				default:
 				}
-				w, err := m.Output(info.ID, nil, MaxLimit)
+				w, err := m.Output(context.Background(), info.ID, nil, MaxLimit)
 				if err != nil {
 					t.Error(err)
 					return
@@ -41,7 +41,7 @@ func TestLargeOutputWindowsFromRingAndDisk(t *testing.T) {
 					t.Errorf("tail window ends at %d of %d (hasMore %t)", w.Cursor, w.TotalWritten, w.HasMore)
 					return
 				}
-				_ = m.List()
+				_, _ = m.List(context.Background())
 			}
 		})
 	}
@@ -66,7 +66,7 @@ func TestLargeOutputWindowsFromRingAndDisk(t *testing.T) {
 	cursor := int64(0)
 	sawDisk, sawRing := false, false
 	for {
-		w, err := m.Output(info.ID, ptr(cursor), MaxLimit)
+		w, err := m.Output(context.Background(), info.ID, ptr(cursor), MaxLimit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestLargeOutputWindowsFromRingAndDisk(t *testing.T) {
 	}
 
 	// Backward from the tail, using windowFrom as the next end.
-	tail, err := m.Output(info.ID, nil, 0)
+	tail, err := m.Output(context.Background(), info.ID, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestLargeOutputWindowsFromRingAndDisk(t *testing.T) {
 	end := tail.WindowFrom
 	for end > 0 {
 		from := max(0, end-MaxLimit)
-		w, err := m.Output(info.ID, ptr(from), int(end-from))
+		w, err := m.Output(context.Background(), info.ID, ptr(from), int(end-from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestLargeOutputWindowsFromRingAndDisk(t *testing.T) {
 
 	// Limits are clamped, never rejected.
 	for _, c := range []struct{ limit, want int }{{1 << 30, MaxLimit}, {0, DefaultLimit}, {-5, DefaultLimit}, {100, 100}} {
-		w, err := m.Output(info.ID, ptr(0), c.limit)
+		w, err := m.Output(context.Background(), info.ID, ptr(0), c.limit)
 		if err != nil || w.Bytes != c.want {
 			t.Errorf("limit %d: %d bytes, %v; want %d", c.limit, w.Bytes, err, c.want)
 		}
@@ -143,7 +143,7 @@ func TestSmallRingUTF8Paging(t *testing.T) {
 	for limit := 4; limit <= 9; limit++ {
 		var got []byte
 		for cursor := int64(0); ; {
-			w, err := m.Output(info.ID, ptr(cursor), limit)
+			w, err := m.Output(context.Background(), info.ID, ptr(cursor), limit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestTailWhileRunning(t *testing.T) {
 	info := start(t, m, `i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.01; done`)
 	var seen []int64
 	eventually(t, "the tail to grow three times", func() bool {
-		w, err := m.Output(info.ID, nil, 0)
+		w, err := m.Output(context.Background(), info.ID, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,13 +187,13 @@ func TestTailWhileRunning(t *testing.T) {
 		return len(seen) >= 3
 	})
 	// A cursor past what is written so far is refused, naming the range.
-	w, _ := m.Output(info.ID, nil, 0)
-	_, err := m.Output(info.ID, ptr(w.TotalWritten+1<<40), 0)
+	w, _ := m.Output(context.Background(), info.ID, nil, 0)
+	_, err := m.Output(context.Background(), info.ID, ptr(w.TotalWritten+1<<40), 0)
 	wantCode(t, err, CodeInvalidArguments, "cursor")
 	if !strings.Contains(err.Error(), "pass a cursor from 0 to") {
 		t.Fatalf("error does not give the valid range: %v", err)
 	}
-	_, err = m.Output(info.ID, ptr(-1), 0)
+	_, err = m.Output(context.Background(), info.ID, ptr(-1), 0)
 	wantCode(t, err, CodeInvalidArguments, "cursor")
 }
 
@@ -201,7 +201,7 @@ func TestWaitTimeoutThenCancel(t *testing.T) {
 	m := newManager(t)
 	info := start(t, m, "echo started; sleep 30")
 	eventually(t, "the command printed", func() bool {
-		w, err := m.Output(info.ID, nil, 0)
+		w, err := m.Output(context.Background(), info.ID, nil, 0)
 		return err == nil && w.Text == "started\n"
 	})
 	w, err := m.Wait(context.Background(), info.ID, 50*time.Millisecond, nil, 0)
@@ -216,14 +216,14 @@ func TestWaitTimeoutThenCancel(t *testing.T) {
 		t.Fatalf("wait with a done ctx: %+v, %v", w, err)
 	}
 
-	got, err := m.Cancel(info.ID)
+	got, err := m.Cancel(context.Background(), info.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != StatusCancelled || got.Signal != "SIGTERM" || got.Ended == nil || got.ExitCode != nil {
 		t.Fatalf("cancelled: %+v", got)
 	}
-	again, err := m.Cancel(info.ID)
+	again, err := m.Cancel(context.Background(), info.ID)
 	if err != nil || again.Status != StatusCancelled || !again.Ended.Equal(*got.Ended) {
 		t.Fatalf("second cancel: %+v, %v", again, err)
 	}
@@ -253,7 +253,7 @@ func TestCancelKillsProcessGroup(t *testing.T) {
 			if !alive(pid) {
 				t.Fatalf("grandchild %d not running before cancel", pid)
 			}
-			got, err := m.Cancel(info.ID)
+			got, err := m.Cancel(context.Background(), info.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestExitReapsLeftoverGroup(t *testing.T) {
 	pid := readPid(t, pidFile)
 	eventually(t, "the leftover job to be gone", func() bool { return !alive(pid) })
 	// Cancel on an ended task reports it as it is.
-	got, err := m.Cancel(info.ID)
+	got, err := m.Cancel(context.Background(), info.ID)
 	if err != nil || got.Status != StatusExited || *got.ExitCode != 4 {
 		t.Fatalf("cancel after exit: %+v, %v", got, err)
 	}
@@ -370,7 +370,7 @@ func TestListCloseAndUnknownTask(t *testing.T) {
 	a := start(t, m, "echo a")
 	b := start(t, m, "sleep 300")
 	settled(t, m, a.ID)
-	list := m.List()
+	list := mustList(t, m)
 	if len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
 		t.Fatalf("list %+v", list)
 	}
@@ -379,24 +379,24 @@ func TestListCloseAndUnknownTask(t *testing.T) {
 		t.Fatalf("list %+v", list)
 	}
 
-	_, err := m.Output("bg_000000000000", nil, 0)
+	_, err := m.Output(context.Background(), "bg_000000000000", nil, 0)
 	wantCode(t, err, CodeNotFound, "taskID")
 	if !strings.Contains(err.Error(), "action list") {
 		t.Fatalf("not_found does not point at list: %v", err)
 	}
 	_, err = m.Wait(context.Background(), "", time.Second, nil, 0)
 	wantCode(t, err, CodeInvalidArguments, "taskID")
-	_, err = m.Cancel("nope")
+	_, err = m.Cancel(context.Background(), "nope")
 	wantCode(t, err, CodeNotFound, "taskID")
 
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	list = m.List()
+	list = mustList(t, m)
 	if list[0].Status != StatusExited || list[1].Status != StatusKilled || list[1].Signal != "SIGTERM" {
 		t.Fatalf("after close: %+v", list)
 	}
-	if w, err := m.Output(b.ID, nil, 0); err != nil || w.Status != StatusKilled {
+	if w, err := m.Output(context.Background(), b.ID, nil, 0); err != nil || w.Status != StatusKilled {
 		t.Fatalf("read after close: %+v, %v", w, err)
 	}
 	_, err = m.Start(context.Background(), StartRequest{Command: "true"})

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zuno-run/zuno/events"
 )
 
 // renderWindow is a one-line header of the window's facts, then its bytes
@@ -27,6 +29,7 @@ func renderWindow(action string, w Window, interrupted bool) string {
 		if w.Signal != "" {
 			fmt.Fprintf(&b, " signal=%s", w.Signal)
 		}
+		b.WriteString(receipt(w.Completion, w.CompletionError))
 	}
 	fmt.Fprintf(&b, " windowFrom=%d cursor=%d bytes=%d hasMore=%t hasEarlier=%t totalWritten=%d fromDisk=%t",
 		w.WindowFrom, w.Cursor, w.Bytes, w.HasMore, w.HasEarlier, w.TotalWritten, w.FromDisk)
@@ -68,7 +71,12 @@ func taskLine(t TaskInfo) string {
 	if t.Signal != "" {
 		fmt.Fprintf(&b, " signal=%s", t.Signal)
 	}
+	b.WriteString(receipt(t.Completion, t.CompletionError))
 	switch {
+	case t.Status == StatusLost:
+		b.WriteString(" (the Zuno process that ran it ended without recording how it ended: the task died with it, at an unobserved moment; inspect what it should have done before rerunning)")
+	case t.Status == StatusUnknown:
+		fmt.Fprintf(&b, " heldBy=%s (another Zuno process runs it; its completion is read here once recorded there)", t.HeldBy)
 	case t.GuardFailed:
 		b.WriteString(" guardFailed=true (exit 125 is the guard's: whether the command ran is unknown; inspect before rerunning)")
 	case t.NeverStarted:
@@ -91,4 +99,16 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// receipt says whether a task's completion is recorded in the session's log: the one
+// receipt bg output, bg wait and a later turn's bg list share (docs/tools.md).
+func receipt(c *events.BackgroundCompleted, recordErr string) string {
+	switch {
+	case c != nil:
+		return " completion=recorded"
+	case recordErr != "":
+		return " completion=unrecorded (" + clip(recordErr, 200) + ")"
+	}
+	return ""
 }

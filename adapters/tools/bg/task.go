@@ -1,7 +1,10 @@
 package bg
 
 import (
+	"context"
+	"encoding/hex"
 	"errors"
+	"hash"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/events"
 )
 
 // task is one background command. Its output flows pipe → log file → ring;
@@ -31,6 +35,17 @@ type task struct {
 	guard *shell.Guard
 	log   *os.File // write side; readers open the path themselves
 
+	// journal records the completion (nil: none); holder names this process in it.
+	journal Journal
+	holder  string
+	// forget drops the task from its supervisor once its completion is recorded: from then
+	// on the log and the log file answer for it, and its memory (the ring) is freed, so
+	// nothing grows with the process's lifetime. nil keeps it (no journal).
+	forget func()
+	// digest hashes every byte of output in order; only pump writes it, and monitor reads
+	// it after pump has returned.
+	digest hash.Hash
+
 	exited chan struct{} // closed when the leader (bash) has been waited for
 	done   chan struct{} // closed when the task is settled: status final, output drained
 
@@ -48,11 +63,15 @@ type task struct {
 	guardFailed  bool
 	neverStarted bool
 	detached     bool
+	// completion is the recorded receipt; completionErr why recording it failed.
+	completion    *events.BackgroundCompleted
+	completionErr error
 }
 
 // write records one chunk of output. The file comes first so that any offset
 // a reader sees below total is already readable from disk.
 func (t *task) write(p []byte) {
+	t.digest.Write(p)
 	t.mu.Lock()
 	failed := t.diskErr != nil
 	t.mu.Unlock()
@@ -95,7 +114,9 @@ func (t *task) pump(pr *os.File, readDone chan<- struct{}) {
 }
 
 // monitor waits for the leader, reaps the rest of the group (no orphans, as
-// for a foreground shell call), drains the output and settles the status.
+// for a foreground shell call), drains the output, records the completion and settles the
+// status. The task reads as ended only once its completion is recorded (or could not be), so
+// whatever reports it ended reports the same receipt.
 func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
 	_ = t.cmd.Wait()
 	t.mu.Lock()
@@ -117,24 +138,69 @@ func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
 	_ = pr.Close()
 	_ = t.log.Close()
 
+	c := t.ending(detached)
+	var recErr error
+	if t.journal != nil {
+		recErr = record(t.journal, c)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.detached = detached
-	t.ended = time.Now()
+	t.detached, t.guardFailed, t.neverStarted, t.signal = c.OutputDetached, c.GuardFailed, c.NeverStarted, c.Signal
+	t.exitCode, t.status = c.ExitCode, Status(c.Status)
+	t.ended, _ = time.Parse(time.RFC3339Nano, c.EndedAt)
+	if recErr != nil {
+		t.completionErr = recErr
+	} else if t.journal != nil {
+		t.completion = &c
+	}
+	close(t.done)
+	if t.completion != nil && t.forget != nil {
+		go t.forget() // not under t.mu: the supervisor's lock is taken before a task's
+	}
+}
+
+// ending is how the task ended, as its completion records it.
+func (t *task) ending(detached bool) events.BackgroundCompleted {
 	gs := t.guard.Settle(t.cmd.ProcessState)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := events.BackgroundCompleted{SessionID: t.sessionID, TaskID: t.id, CallID: t.callID, Status: string(StatusExited),
+		Signal: gs.Signal, GuardFailed: gs.GuardFailed, NeverStarted: gs.NeverStarted, OutputDetached: detached,
+		TotalWritten: t.ring.total, OutputSHA256: hex.EncodeToString(t.digest.Sum(nil)), LogPath: t.logPath,
+		Holder: t.holder, EndedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	if gs.HasExitCode {
 		code := gs.ExitCode
-		t.exitCode = &code
+		c.ExitCode = &code
 	}
-	t.signal, t.guardFailed, t.neverStarted = gs.Signal, gs.GuardFailed, gs.NeverStarted
 	// A signal Zuno did not send (the OOM killer, the command's own kill)
 	// is the command's own fate: exited, with Signal set. So is a stop that
 	// reached a command which had already ended (the guard saw no signal first).
-	t.status = StatusExited
 	if t.stopReason != "" && (gs.StoppedLive(t.stopSent) || gs.GuardFailed) {
-		t.status = t.stopReason
+		c.Status = string(t.stopReason)
 	}
-	close(t.done)
+	return c
+}
+
+// recordAttempts is how often a completion is offered to the journal before it is given up:
+// a store that is briefly busy does not lose the receipt.
+const recordAttempts = 3
+
+// record records a completion, retrying a failed append (the command id derives from the task
+// id, so a retry of an append that did land records nothing twice).
+func record(j Journal, c events.BackgroundCompleted) error {
+	var err error
+	for attempt := range recordAttempts {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		err = j.Completed(ctx, c)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // stop signals a live task's group (TERM, KILL after grace) and waits until
@@ -171,6 +237,7 @@ func (t *task) info() TaskInfo {
 		Status: t.statusLocked(), Started: t.started,
 		TotalWritten: t.ring.total, ExitCode: t.exitCode, Signal: t.signal,
 		GuardFailed: t.guardFailed, NeverStarted: t.neverStarted, OutputDetached: t.detached,
+		Completion: t.completion, CompletionError: errText(t.completionErr),
 	}
 	if !t.ended.IsZero() {
 		e := t.ended
@@ -199,6 +266,7 @@ func (t *task) window(cursor *int64, limit int) (Window, error) {
 	}
 	status := t.statusLocked()
 	exitCode, signal := t.exitCode, t.signal
+	completion, completionErr := t.completion, errText(t.completionErr)
 	var data []byte
 	fromDisk := s.from < t.ring.start()
 	if !fromDisk {
@@ -222,6 +290,7 @@ func (t *task) window(cursor *int64, limit int) (Window, error) {
 	w := settle(s, data, status == StatusRunning)
 	w.TaskID, w.FromDisk = t.id, fromDisk
 	w.Status, w.ExitCode, w.Signal = status, exitCode, signal
+	w.Completion, w.CompletionError = completion, completionErr
 	return w, nil
 }
 
@@ -245,4 +314,12 @@ func readRange(f *os.File, from, end int64) ([]byte, error) {
 		err = io.ErrUnexpectedEOF
 	}
 	return nil, err
+}
+
+// errText is err's message, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

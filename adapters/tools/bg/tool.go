@@ -88,12 +88,17 @@ func (t *Tool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
 	}
 	switch a.Action {
 	case ActionList:
-		list := t.m.List()
-		return completed(renderList(list), struct {
+		list, err := t.m.List(ctx)
+		text := renderList(list)
+		if err != nil {
+			// The tasks this process runs are still worth listing; say what is missing.
+			text += "\n" + err.Error()
+		}
+		return completed(text, struct {
 			Tasks []TaskInfo `json:"tasks"`
 		}{list})
 	case ActionOutput:
-		w, err := t.m.Output(a.TaskID, a.Cursor, a.Limit)
+		w, err := t.m.Output(ctx, a.TaskID, a.Cursor, a.Limit)
 		if err != nil {
 			return failed(err)
 		}
@@ -115,7 +120,7 @@ func (t *Tool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
 		}
 		return windowResult(ActionArtifact, w, false)
 	case ActionCancel:
-		info, err := t.m.Cancel(a.TaskID)
+		info, err := t.m.Cancel(ctx, a.TaskID)
 		if err != nil {
 			return failed(err)
 		}

@@ -205,7 +205,7 @@ func TestExecuteActions(t *testing.T) {
 	done := start(t, m, `printf 'one\ntwo\n'; exit 2`)
 	settled(t, m, done.ID)
 	running := start(t, m, "echo waiting; sleep 300")
-	eventually(t, "output", func() bool { w, _ := m.Output(running.ID, nil, 0); return w.TotalWritten > 0 })
+	eventually(t, "output", func() bool { w, _ := m.Output(context.Background(), running.ID, nil, 0); return w.TotalWritten > 0 })
 
 	r = execute(t, tool, `{"action":"list"}`)
 	list := details[struct{ Tasks []TaskInfo }](t, r)

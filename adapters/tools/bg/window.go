@@ -1,6 +1,10 @@
 package bg
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/zuno-run/zuno/events"
+)
 
 // Window sizes of bg's windowed read-back (see "Output caps and artifacts" in
 // docs/tools.md). The cap is fixed on purpose: it does not follow
@@ -26,6 +30,14 @@ const (
 	StatusKilled Status = "killed"
 	// StatusCancelled: Cancel stopped it (bg action=cancel).
 	StatusCancelled Status = "cancelled"
+	// StatusLost: the process that ran it ended without recording how it ended; the task
+	// died with that process (the guard's lifeline) at a moment no one observed. Known from
+	// the log only.
+	StatusLost Status = "lost"
+	// StatusUnknown: another Zuno process that is still alive (or on another host, which
+	// cannot be checked) runs it; its completion, once recorded there, is read here. Never
+	// reported as running: this process cannot see it run.
+	StatusUnknown Status = "unknown"
 )
 
 // Window is one bounded read of an output stream. Offsets are absolute byte
@@ -53,6 +65,10 @@ type Window struct {
 	Status   Status `json:"status,omitempty"`
 	ExitCode *int   `json:"exitCode,omitempty"`
 	Signal   string `json:"signal,omitempty"`
+	// Completion is the task's recorded completion receipt, the same one bg list and a
+	// later turn report (nil while it runs, or without a journal).
+	Completion      *events.BackgroundCompleted `json:"completion,omitempty"`
+	CompletionError string                      `json:"completionError,omitempty"`
 }
 
 // clampLimit applies the default and the cap: a limit is never rejected.

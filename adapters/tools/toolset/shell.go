@@ -359,7 +359,7 @@ func (t *shellTool) background(ctx context.Context, inv tools.Invocation, a shel
 			Output: "shell: the background command could not be started: " + err.Error()}
 	}
 	q := strconv.Quote(id)
-	out := fmt.Sprintf("Started in the background as task %s (in %s). It keeps running after this call; files it writes are not reported here.\n"+
+	out := fmt.Sprintf("Started in the background as task %s (in %s). It keeps running after this call and this turn, until it ends, is cancelled or this Zuno process exits; its completion is recorded in the session and later turns read it with bg. Files it writes are not reported here.\n"+
 		"Read its latest output with bg {\"action\": \"output\", \"taskID\": %s}, wait for it to finish with bg {\"action\": \"wait\", \"taskID\": %s} "+
 		"(at most 60 s per call), or stop it with bg {\"action\": \"cancel\", \"taskID\": %s}.",
 		q, t.s.relOr(dir), q, q, q)
