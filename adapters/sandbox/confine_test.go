@@ -225,7 +225,7 @@ func TestBackgroundTaskConfinedAndCancelled(t *testing.T) {
 	for len(processesWithArgs(m)) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := mgr.Cancel(info.ID); err != nil {
+	if _, err := mgr.Cancel(context.Background(), info.ID); err != nil {
 		t.Fatal(err)
 	}
 	assertNoneLeft(t, m)
