@@ -30,6 +30,11 @@ var hostPath = regexp.MustCompile(`(?:^|[^\w.$}~/)+*?\\:-])(/[\w.-]+(?:/[\w.-]+)
 // quotedVar is a variable closed by a quote right before a path ("$HOME"/.ssh, '$WORK'/x).
 var quotedVar = regexp.MustCompile(`(\$\{?\w+\}?)\\?["']`)
 
+// appended is a string appended in code to an expression (homedir()+"/.ssh", env.X + \"/zuno\"):
+// the path is relative to what it is appended to (a host path appended to a string is not
+// found: no fixture spells one so).
+var appended = regexp.MustCompile(`\+\s*\\?["']`)
+
 // apiRoot is an HTTP API's version root (/v1/chat/completions): a URL path, not a file.
 var apiRoot = regexp.MustCompile(`^v[0-9]+$`)
 
@@ -48,7 +53,7 @@ func hostPaths(text string) []string {
 		if strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
-		line = quotedVar.ReplaceAllString(line, "$1")
+		line = appended.ReplaceAllString(quotedVar.ReplaceAllString(line, "$1"), "+")
 		for _, m := range hostPath.FindAllStringSubmatch(line, -1) {
 			p := m[1]
 			top := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 2)[0]
@@ -84,6 +89,7 @@ func TestHostPathsScan(t *testing.T) {
 		{"a quoted variable", `rm -rf "$HOME"/.ssh \"$HOME\"/.ssh '$WORK'/x`, nil},
 		{"an HTTP request line", "grep 'POST /v1/chat/completions' requests", nil},
 		{"a quoted host path", `cat "/tmp/x"`, []string{"/tmp/x"}},
+		{"a string appended in code", `node -e 'f(os.homedir()+"/.ssh/k"); g(process.env.X + \"/zuno\")'`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := hostPaths(tc.text); !slices.Equal(got, tc.want) {
