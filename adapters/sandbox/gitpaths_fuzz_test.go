@@ -13,6 +13,8 @@ func FuzzGitPathsParsers(f *testing.F) {
 		"gitdir: ../.git/modules/sub\n", "gitdir: /abs/dir", "gitdir:", "gitdir:   \n", "nothing",
 		"file:.git/config\x00core.hookspath\n.husky\x00file:/x/y\x00include.path\n../a\x00",
 		"command line:\x00core.fsmonitor\ntrue\x00", "file:\x00k\x00", "\x00\x00\x00", " ", "!/bin/sh -c x", "\"./x y\" a",
+		"sh -c 'bash -c \"python3 -m tools.x\"'", "-c core.fsmonitor='sh x.sh' -C sub --exec-path=bin status", "env A=b:c timeout 5 node ./x.js",
+		". \"$(dirname \"$0\")/h\"", "if [ -x a ]; then ./a; fi <in", "$(", "ARGS=(hook-impl --config=.pre-commit-config.yaml)",
 	} {
 		f.Add([]byte(s))
 	}
@@ -26,9 +28,11 @@ func FuzzGitPathsParsers(f *testing.F) {
 				t.Fatalf("parseConfigList(%q): %+v", b, e)
 			}
 		}
-		if c := commandPath(string(b)); c != "" {
-			if p := relativeTo(root, c); !filepath.IsAbs(p) {
-				t.Fatalf("commandPath(%q) = %q resolves to %q", b, c, p)
+		for _, names := range []commandNames{namesOf(string(b)), gitArgsNames(string(b))} {
+			for _, n := range names.paths {
+				if n.path == "" || n.path == "." || n.path == "/" || strings.ContainsRune(n.path, 0) {
+					t.Fatalf("%q names %+v: a path that is none, or the work tree itself", b, n)
+				}
 			}
 		}
 	})
