@@ -99,15 +99,15 @@ func (c *commandNames) line(text string, depth int) {
 }
 
 // unreadable protects conservatively what a text that is no shell line names: every token
-// that is an existing file, and the first one as the program.
+// that is an existing file, and every token spelled as a path even before it exists.
 func (c *commandNames) unreadable(text string, err error) {
 	c.unread = append(c.unread, "not a shell command line ("+err.Error()+")")
 	c.tokens(text)
 }
 
 func (c *commandNames) tokens(text string) {
-	for i, t := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()<>'\"`=:!", r) }) {
-		c.add(namedPath{path: t, must: i == 0 && strings.Contains(t, "/")})
+	for _, t := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()<>'\"`=:!$", r) }) {
+		c.add(namedPath{path: t, must: strings.Contains(t, "/") && looksLikeFile(t)})
 	}
 }
 
@@ -117,6 +117,8 @@ func (c *commandNames) tokens(text string) {
 type word struct {
 	text  string
 	exact bool
+	// parts are the literal pieces between the unknown parts (text is the last).
+	parts []string
 }
 
 func (c *commandNames) words(ws []*syntax.Word) []word {
@@ -130,11 +132,15 @@ func (c *commandNames) words(ws []*syntax.Word) []word {
 func (c *commandNames) word(w *syntax.Word) word {
 	var b strings.Builder
 	exact := literalParts(&b, w.Parts, false)
-	return word{text: b.String(), exact: exact}
+	parts := strings.Split(b.String(), unknownPart)
+	return word{text: parts[len(parts)-1], exact: exact, parts: parts}
 }
 
-// literalParts writes the parts' text; an unknown part resets it, so what is left is the
-// literal tail after it.
+// unknownPart stands for a part of a word an expansion makes unknown.
+const unknownPart = "\x00"
+
+// literalParts writes the parts' text, unknownPart for each part an expansion makes
+// unknown.
 func literalParts(b *strings.Builder, parts []syntax.WordPart, quoted bool) bool {
 	exact := true
 	for _, p := range parts {
@@ -146,7 +152,7 @@ func literalParts(b *strings.Builder, parts []syntax.WordPart, quoted bool) bool
 		case *syntax.DblQuoted:
 			exact = literalParts(b, p.Parts, true) && exact
 		default:
-			b.Reset()
+			b.WriteString(unknownPart)
 			exact = false
 		}
 	}
@@ -184,8 +190,10 @@ func (c *commandNames) assigns(as []*syntax.Assign, depth int) {
 		if a.Value == nil {
 			continue
 		}
-		for _, part := range strings.Split(c.word(a.Value).text, ":") {
-			c.add(namedPath{path: part, dirOK: true})
+		for _, piece := range c.word(a.Value).parts {
+			for _, part := range strings.Split(piece, ":") {
+				c.add(namedPath{path: part, dirOK: true})
+			}
 		}
 	}
 }
@@ -253,7 +261,9 @@ func isNumberish(s string) bool {
 // interpreterOptions are the options of an interpreter that take a word; nil for no
 // interpreter. python3.12, perl5 and the like are their family's.
 func interpreterOptions(name string) []string {
-	name = strings.TrimRight(name, "0123456789.")
+	if family := strings.TrimRight(name, "0123456789."); family != "" {
+		name = family
+	}
 	if o, ok := interpreters[name]; ok {
 		return append(strings.Fields(o), "")
 	}
