@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -91,7 +92,7 @@ func (c *commandNames) line(text string, depth int) {
 			c.call(c.words(n.Args), depth)
 		case *syntax.Redirect:
 			if n.Op == syntax.RdrIn && n.Word != nil {
-				c.any(c.word(n.Word))
+				c.maybe(c.word(n.Word))
 			}
 		}
 		return true
@@ -175,9 +176,8 @@ func unescape(s string, quoted bool) string {
 	return b.String()
 }
 
-// assigns reads VAR=value prefixes: each :-separated part of the value may name a
-// directory of programs (PATH=bin:$PATH) or a file.
-// An array's elements are arguments (pre-commit's hook: ARGS=(hook-impl --config=…)).
+// assigns reads VAR=value prefixes (assignValue); an array's elements are arguments
+// (pre-commit's hook: ARGS=(hook-impl --config=…)).
 func (c *commandNames) assigns(as []*syntax.Assign, depth int) {
 	for _, a := range as {
 		if a.Array != nil {
@@ -187,13 +187,18 @@ func (c *commandNames) assigns(as []*syntax.Assign, depth int) {
 				}
 			}
 		}
-		if a.Value == nil {
-			continue
+		if a.Value != nil {
+			c.assignValue(c.word(a.Value).parts)
 		}
-		for _, piece := range c.word(a.Value).parts {
-			for _, part := range strings.Split(piece, ":") {
-				c.add(namedPath{path: part, dirOK: true})
-			}
+	}
+}
+
+// assignValue reads an assigned value: each :-separated part may name a directory of
+// programs (PATH=bin:$PATH) or a file.
+func (c *commandNames) assignValue(pieces []string) {
+	for _, piece := range pieces {
+		for _, part := range strings.Split(piece, ":") {
+			c.add(namedPath{path: part, dirOK: true})
 		}
 	}
 }
@@ -204,8 +209,8 @@ var wrappers = map[string]bool{"env": true, "exec": true, "command": true, "nohu
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "fish": true}
 
-// interpreters run their first argument that is no option as a script; optionArgs are their
-// options that take the next word.
+// interpreters run their first argument that is no option as a script; the value lists
+// their options that take the next word.
 var interpreters = map[string]string{
 	"python": "-m -W -X", "perl": "-I -M -m", "ruby": "-I -r -C -E", "node": "-r --require --import --loader -C",
 	"nodejs": "-r --require", "deno": "", "bun": "", "php": "-c -d -z", "lua": "-l", "luajit": "-l", "tclsh": "",
@@ -218,7 +223,7 @@ var inline = map[string]bool{"-c": true, "-e": true, "-E": true, "-p": true, "--
 
 // call reads one simple command: its program, what it runs as a script, and its arguments.
 func (c *commandNames) call(args []word, depth int) {
-	args = unwrap(args)
+	args = c.unwrap(args)
 	if len(args) == 0 {
 		return
 	}
@@ -232,7 +237,7 @@ func (c *commandNames) call(args []word, depth int) {
 		return
 	case shells[name]:
 		c.shell(rest, depth)
-	case interpreterOptions(name) != nil:
+	case isInterpreter(name):
 		c.script(name, rest, depth)
 	}
 	for _, a := range rest {
@@ -242,12 +247,15 @@ func (c *commandNames) call(args []word, depth int) {
 
 // unwrap drops wrappers (env, exec, timeout, ...) with their options and, for env, its
 // VAR=value words (read as assignments).
-func unwrap(args []word) []word {
+func (c *commandNames) unwrap(args []word) []word {
 	for len(args) > 0 && wrappers[filepath.Base(args[0].text)] {
 		wrapper := filepath.Base(args[0].text)
 		args = args[1:]
 		for len(args) > 0 && (strings.HasPrefix(args[0].text, "-") || strings.Contains(args[0].text, "=") ||
 			(wrapper == "timeout" || wrapper == "nice") && isNumberish(args[0].text)) {
+			if _, v, ok := strings.Cut(args[0].text, "="); ok && !strings.HasPrefix(args[0].text, "-") {
+				c.assignValue([]string{v})
+			}
 			args = args[1:]
 		}
 	}
@@ -258,16 +266,22 @@ func isNumberish(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789.smhd") == ""
 }
 
-// interpreterOptions are the options of an interpreter that take a word; nil for no
-// interpreter. python3.12, perl5 and the like are their family's.
+// family is an interpreter's name without its version (python3.12, perl5).
+func family(name string) string {
+	if f := strings.TrimRight(name, "0123456789."); f != "" {
+		return f
+	}
+	return name
+}
+
+func isInterpreter(name string) bool {
+	_, ok := interpreters[family(name)]
+	return ok
+}
+
+// interpreterOptions are the options of an interpreter that take a word.
 func interpreterOptions(name string) []string {
-	if family := strings.TrimRight(name, "0123456789."); family != "" {
-		name = family
-	}
-	if o, ok := interpreters[name]; ok {
-		return append(strings.Fields(o), "")
-	}
-	return nil
+	return strings.Fields(interpreters[family(name)])
 }
 
 // program is the command word: spelled with a slash it is a file git runs, protected even
@@ -313,13 +327,13 @@ func (c *commandNames) script(name string, args []word, depth int) {
 			return
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
-			if contains(takes, a) && i+1 < len(args) {
+			if slices.Contains(takes, a) && i+1 < len(args) {
 				i++
 				c.module(args[i].text)
 			}
 			continue
 		}
-		if (name == "deno" || name == "bun") && (a == "run" || a == "x" || a == "test") {
+		if (family(name) == "deno" || family(name) == "bun") && (a == "run" || a == "x" || a == "test") {
 			continue
 		}
 		c.add(namedPath{path: a, must: looksLikeFile(a), tail: !args[i].exact})
@@ -336,15 +350,6 @@ func (c *commandNames) module(m string) {
 		c.add(namedPath{path: p + ".py"})
 		c.add(namedPath{path: p, dirOK: true})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x != "" && x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // gitOptions reads git's global options before its subcommand: -c key=value is a
@@ -404,15 +409,15 @@ func (c *commandNames) configValue(kv string, depth int) {
 // -c core.fsmonitor=…).
 func (c *commandNames) argument(a word, depth int) {
 	if !strings.HasPrefix(a.text, "-") {
-		c.any(a)
+		c.maybe(a)
 	}
 	if _, v, ok := strings.Cut(a.text, "="); ok && v != "" {
 		c.line(v, depth+1)
 	}
 }
 
-// any records an argument as a path it may name (protected when it exists).
-func (c *commandNames) any(a word) {
+// maybe records an argument as a path it may name (protected when it exists).
+func (c *commandNames) maybe(a word) {
 	c.add(namedPath{path: a.text, tail: !a.exact})
 }
 

@@ -28,6 +28,7 @@ func TestNamesOf(t *testing.T) {
 		{value: `python3 -c 'import x' y.py`, may: []string{"y.py"}},
 		{value: `perl -I lib tools/p.pl`, must: []string{"tools/p.pl"}, may: []string{"lib"}},
 		{value: `env A=1 timeout 5 nice -n 3 ruby x.rb`, must: []string{"x.rb"}},
+		{value: `env PATH=tools/bin:/usr/bin fsmon`, may: []string{"tools/bin", "fsmon"}},
 		{value: `PATH=bin:$PATH fsmon`, may: []string{"bin", "fsmon"}},
 		{value: `. ./env.sh && make`, must: []string{"./env.sh"}},
 		{value: `source hooks/common`, must: []string{"hooks/common"}},
