@@ -51,8 +51,14 @@ func (g *gitScan) hooks(root, dir string) {
 	}
 }
 
-// hook protects what one hook script names, and its hook manager's configuration.
+// hook protects what one hook script names, and its hook manager's configuration. A hook
+// that is a link (githooks/pre-commit -> ../scripts/pc.sh) runs what it leads to.
 func (g *gitScan) hook(root, p string) {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(p); err == nil {
+			g.add(target, "", "the hook "+p+" is a link to it: git runs it when the user commits on the host")
+		}
+	}
 	fi, err := os.Stat(p)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > hookBytes {
 		return
@@ -71,6 +77,9 @@ func (g *gitScan) hook(root, p string) {
 	if strings.Contains(text, "hook-impl") || strings.Contains(text, "pre_commit") || strings.Contains(text, "pre-commit run") {
 		g.manager(root, preCommitFiles, "pre-commit, which the hook "+p+" runs, reads it and runs the hooks it lists (repo: local)")
 	}
+	if strings.Contains(text, "overcommit") {
+		g.manager(root, overcommitFiles, "overcommit, which the hook "+p+" runs, reads it and runs the commands it lists")
+	}
 }
 
 // A hook manager's configuration files, relative to the work tree: the ones a missing file
@@ -88,6 +97,8 @@ var lefthookFiles = []managerFile{
 }
 
 var preCommitFiles = []managerFile{{".pre-commit-config.yaml", true}, {".pre-commit-config.yml", false}}
+
+var overcommitFiles = []managerFile{{".overcommit.yml", true}}
 
 // manager protects a hook manager's configuration files and what the commands they list
 // name.

@@ -236,6 +236,12 @@ func (g *gitScan) entry(root, origin, key, value string, depth int) {
 		g.hooks(root, dir)
 	case key == "core.attributesfile":
 		g.add(relativeTo(root, expandHome(value)), sandbox.CoverFile, "git reads it to choose filters and diff drivers, which run commands"+in)
+	case key == "init.templatedir":
+		g.add(relativeTo(root, expandHome(value)), sandbox.CoverDir, "git init and git clone copy its hooks into every new repository"+in)
+	case strings.HasPrefix(value, "ext::"):
+		// A remote of the ext transport is a command line git runs (once protocol.ext.allow
+		// lets it; the user's setting).
+		g.named(namesOf(strings.TrimPrefix(value, "ext::")), []string{root, g.ws}, "git runs it to reach the remote"+in)
 	case strings.HasPrefix(key, "alias.") && !strings.HasPrefix(strings.TrimSpace(value), "!"):
 		g.named(gitArgsNames(value), []string{root, g.ws}, "git runs what the alias names"+in)
 	case runsCommand(key):

@@ -127,6 +127,16 @@ var commandRoutes = []gitRoute{
 		script(t, filepath.Join(ws, "tools", "cred.sh"), "#!/bin/sh\ntrue\n")
 		gitIn(t, ws, "config", "credential.helper", "!sh tools/cred.sh")
 	}, `printf 'touch %[1]s\n' > tools/cred.sh`, [][]string{{"credential", "fill"}}, []string{"tools/cred.sh"}},
+	{"remote.origin.url = ext::sh tools/remote.sh", func(t *testing.T, ws string) {
+		script(t, filepath.Join(ws, "tools", "remote.sh"), "#!/bin/sh\nexit 1\n")
+		gitIn(t, ws, "config", "protocol.ext.allow", "always")
+		gitIn(t, ws, "remote", "add", "origin", "ext::sh tools/remote.sh %S")
+	}, `printf 'touch %[1]s\nexit 1\n' > tools/remote.sh`, [][]string{{"fetch", "-q", "origin"}}, []string{"tools/remote.sh"}},
+	{"init.templateDir (the user's global configuration) in the workspace", func(t *testing.T, ws string) {
+		os.MkdirAll(filepath.Join(ws, "tmpl", "hooks"), 0o755)
+		write(t, filepath.Join(filepath.Dir(ws), "gitconfig"), "[init]\n\ttemplateDir = "+filepath.Join(ws, "tmpl")+"\n")
+	}, `printf '#!/bin/sh\ntouch %[1]s\n' > tmpl/hooks/pre-commit; chmod +x tmpl/hooks/pre-commit`,
+		[][]string{{"-C", "..", "init", "-q", "other"}, {"-C", "../other", "commit", "-q", "--allow-empty", "-m", "x"}}, []string{"tmpl"}},
 	{"gpg.program = tools/gpg.sh (run without a shell)", func(t *testing.T, ws string) {
 		script(t, filepath.Join(ws, "tools", "gpg.sh"), "#!/bin/sh\nexit 1\n")
 		gitIn(t, ws, "config", "gpg.program", "tools/gpg.sh")
@@ -177,6 +187,16 @@ var hookRoutes = []gitRoute{
 		script(t, filepath.Join(ws, ".husky", "_", "pre-commit"), huskyStub)
 		gitIn(t, ws, "config", "core.hooksPath", ".husky/_")
 	}, `printf 'touch %[1]s\n' > .husky/pre-commit`, nil, []string{".husky/pre-commit"}},
+	{"core.hooksPath with a hook that links into the work tree", func(t *testing.T, ws string) {
+		script(t, filepath.Join(ws, "scripts", "pc.sh"), "#!/bin/sh\nexit 0\n")
+		os.MkdirAll(filepath.Join(ws, "githooks"), 0o755)
+		symlink(t, "../scripts/pc.sh", filepath.Join(ws, "githooks", "pre-commit"))
+		gitIn(t, ws, "config", "core.hooksPath", "githooks")
+	}, `printf '#!/bin/sh\ntouch %[1]s\n' > scripts/pc.sh`, nil, []string{"scripts/pc.sh"}},
+	{".git/hooks/pre-commit a link into the work tree", func(t *testing.T, ws string) {
+		script(t, filepath.Join(ws, "scripts", "pc.sh"), "#!/bin/sh\nexit 0\n")
+		symlink(t, "../../scripts/pc.sh", filepath.Join(ws, ".git", "hooks", "pre-commit"))
+	}, `printf '#!/bin/sh\ntouch %[1]s\n' > scripts/pc.sh`, nil, []string{"scripts/pc.sh"}},
 	{"a hook that runs a script of the work tree", func(t *testing.T, ws string) {
 		script(t, filepath.Join(ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexec sh ./scripts/pre-commit.sh \"$@\"\n")
 		script(t, filepath.Join(ws, "scripts", "pre-commit.sh"), "#!/bin/sh\nexit 0\n")
@@ -257,6 +277,10 @@ func TestGitRoutesRunNothingTheAgentWrote(t *testing.T) {
 func runGitRoute(t *testing.T, row gitRoute) {
 	for _, protected := range []bool{false, true} {
 		z := layoutFiles(t, false)
+		// Zuno runs as the user: its look at git reads the user's global configuration.
+		t.Setenv("HOME", z.base)
+		t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(z.base, "gitconfig"))
+		t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 		gitIn(t, z.ws, "commit", "-q", "--allow-empty", "-m", "first")
 		row.setup(t, z.ws)
 		marker := filepath.Join(z.base, "MARKER")
