@@ -169,10 +169,14 @@ func unquote(s string) string {
 	return s
 }
 
+// gitData are the parts of a git directory that hold data git does not run or read
+// configuration from (objects, refs, reflogs), or that are scanned as repositories of their
+// own (modules: each submodule's git directory, reached through its gitlink).
+var gitData = map[string]bool{"objects": true, "lfs": true, "refs": true, "logs": true, "modules": true}
+
 // linksIn protects where the symbolic links inside a git directory lead (.git/hooks ->
 // ../githooks, .git/config -> ../shared.cfg): git follows them, and the directory they
-// lead to may be the agent's to write. The object store is not looked at (objects are data
-// git does not run).
+// lead to may be the agent's to write. gitData is not looked at.
 func (g *gitScan) linksIn(dir string) {
 	dir = resolved(dir)
 	if dir == "" || g.scanned["links:"+dir] {
@@ -189,7 +193,7 @@ func (g *gitScan) linksIn(dir string) {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && p != dir && (d.Name() == "objects" || d.Name() == "lfs") {
+		if d.IsDir() && p != dir && gitData[d.Name()] {
 			return filepath.SkipDir
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
