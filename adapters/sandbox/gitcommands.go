@@ -90,6 +90,8 @@ func (c *commandNames) line(text string, depth int) {
 		case *syntax.CallExpr:
 			c.assigns(n.Assigns, depth)
 			c.call(c.words(n.Args), depth)
+		case *syntax.DeclClause: // export PATH="node_modules/.bin:$PATH" (husky's runner)
+			c.assigns(n.Args, depth)
 		case *syntax.Redirect:
 			if n.Op == syntax.RdrIn && n.Word != nil {
 				c.maybe(c.word(n.Word))

@@ -29,6 +29,7 @@ func TestNamesOf(t *testing.T) {
 		{value: `perl -I lib tools/p.pl`, must: []string{"tools/p.pl"}, may: []string{"lib"}},
 		{value: `env A=1 timeout 5 nice -n 3 ruby x.rb`, must: []string{"x.rb"}},
 		{value: `env PATH=tools/bin:/usr/bin fsmon`, may: []string{"tools/bin", "fsmon"}},
+		{value: `export PATH="node_modules/.bin:$PATH"; lint-staged`, may: []string{"node_modules/.bin", "lint-staged"}},
 		{value: `PATH=bin:$PATH fsmon`, may: []string{"bin", "fsmon"}},
 		{value: `. ./env.sh && make`, must: []string{"./env.sh"}},
 		{value: `source hooks/common`, must: []string{"hooks/common"}},

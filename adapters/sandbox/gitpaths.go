@@ -69,6 +69,7 @@ func ScanGit(ws, repository string) GitScan {
 			g.repo(root, "")
 		}
 	}
+	g.userConfig()
 	g.nested(ws)
 	if ctx.Err() != nil {
 		g.warn(fmt.Sprintf("the look at git's places stopped after %s: places found later are not protected", gitTimeout))
@@ -170,6 +171,34 @@ func (g *gitScan) repo(root, dotgitWhy string) {
 	g.linksIn(common)
 	g.hooks(root, filepath.Join(common, "hooks"))
 	g.gitlinks(root, gitdir)
+}
+
+// userConfig protects the user's configuration files git reads when they exist
+// (~/.gitconfig, $XDG_CONFIG_HOME/git/config, the default core.attributesFile) where they
+// are missing inside the workspace (a workspace that holds the home directory): a command
+// would make one, and every git of the user would read it. The existing ones are listed as
+// git's origins already.
+func (g *gitScan) userConfig() {
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	var files []string
+	if global := os.Getenv("GIT_CONFIG_GLOBAL"); global != "" {
+		files = append(files, global)
+	} else if home != "" {
+		files = append(files, filepath.Join(home, ".gitconfig"))
+	}
+	if xdg != "" {
+		files = append(files, filepath.Join(xdg, "git", "config"), filepath.Join(xdg, "git", "attributes"),
+			filepath.Join(xdg, "husky", "init.sh"))
+	}
+	for _, f := range files {
+		if _, err := os.Lstat(f); err != nil && filepath.IsAbs(f) && within(g.ws, resolved(f)) {
+			g.add(f, sandbox.CoverFile, "git (and husky's hooks, init.sh) read it for every repository of the user once it exists")
+		}
+	}
 }
 
 // configFile reads one configuration file with its includes (followed or not).

@@ -325,3 +325,47 @@ func describe(list []adsandbox.Protection) string {
 	}
 	return b.String()
 }
+
+// A workspace that holds the home directory (the user works in ~): the user's git
+// configuration files that do not exist yet cannot be made, since every git of the user
+// would read them. Each plant first shown to run unprotected.
+func TestGitUserConfigNotMadeYetInTheWorkspace(t *testing.T) {
+	requireBwrap(t)
+	for _, plant := range []string{
+		`mkdir -p .config/git && printf '[core]\n\tfsmonitor = "touch %[1]s; false"\n' > .config/git/config`,
+		`printf '[core]\n\tfsmonitor = "touch %[1]s; false"\n' > .gitconfig`,
+	} {
+		for _, protected := range []bool{false, true} {
+			base := hostDir(t)
+			home := filepath.Join(base, "home")
+			userEnv := []string{"HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@example.com",
+				"GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@example.com", "PATH=" + os.Getenv("PATH")}
+			hostGit := func(args ...string) {
+				cmd := exec.Command("git", args...)
+				cmd.Env = userEnv
+				cmd.Run()
+			}
+			hostGit("init", "-q", filepath.Join(home, "proj"))
+			t.Setenv("HOME", home)
+			t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			for _, v := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"} {
+				t.Setenv(v, "")
+				os.Unsetenv(v)
+			}
+			sess := adsandbox.Session{Launcher: adsandbox.Native{}}
+			if protected {
+				sess = protectedSession(t, zunoFiles{base: base, ws: home}, "")
+			}
+			marker := filepath.Join(base, "MARKER")
+			res := runIn(t, sess, home, fmt.Sprintf(plant, marker), userEnv...)
+			hostGit("-C", filepath.Join(home, "proj"), "status")
+			_, err := os.Stat(marker)
+			switch {
+			case protected && err == nil:
+				t.Errorf("%s: the user's git ran code the agent planted (%q)", plant, res.Output)
+			case !protected && err != nil:
+				t.Errorf("%s: control: the plant does not work even unprotected (%q)", plant, res.Output)
+			}
+		}
+	}
+}
