@@ -197,10 +197,15 @@ func (c *commandNames) assigns(as []*syntax.Assign, depth int) {
 
 // assignValue reads an assigned value: each :-separated part may name a directory of
 // programs (PATH=bin:$PATH) or a file.
+// A package manager's directory (node_modules/.bin) is left alone: the package manager writes
+// it, and the packages its links lead to are the agent's to change anyway (docs/sandbox.md,
+// "Deviations and limits").
 func (c *commandNames) assignValue(pieces []string) {
 	for _, piece := range pieces {
 		for _, part := range strings.Split(piece, ":") {
-			c.add(namedPath{path: part, dirOK: true})
+			if !slices.Contains(strings.Split(filepath.ToSlash(part), "/"), "node_modules") {
+				c.add(namedPath{path: part, dirOK: true})
+			}
 		}
 	}
 }

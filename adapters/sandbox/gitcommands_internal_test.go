@@ -13,6 +13,7 @@ func TestNamesOf(t *testing.T) {
 	for _, row := range []struct {
 		value       string
 		must, may   []string
+		not         []string // never named
 		unread      bool
 		gitArgsOnly bool
 	}{
@@ -29,7 +30,8 @@ func TestNamesOf(t *testing.T) {
 		{value: `perl -I lib tools/p.pl`, must: []string{"tools/p.pl"}, may: []string{"lib"}},
 		{value: `env A=1 timeout 5 nice -n 3 ruby x.rb`, must: []string{"x.rb"}},
 		{value: `env PATH=tools/bin:/usr/bin fsmon`, may: []string{"tools/bin", "fsmon"}},
-		{value: `export PATH="node_modules/.bin:$PATH"; lint-staged`, may: []string{"node_modules/.bin", "lint-staged"}},
+		{value: `export PATH="scripts/bin:node_modules/.bin:$PATH"; lint-staged`, may: []string{"scripts/bin", "lint-staged"},
+			not: []string{"node_modules/.bin"}},
 		{value: `PATH=bin:$PATH fsmon`, may: []string{"bin", "fsmon"}},
 		{value: `. ./env.sh && make`, must: []string{"./env.sh"}},
 		{value: `source hooks/common`, must: []string{"hooks/common"}},
@@ -66,6 +68,11 @@ func TestNamesOf(t *testing.T) {
 		for _, w := range row.may {
 			if !slices.Contains(may, w) && !slices.Contains(must, w) {
 				t.Errorf("%q: %s is not named: must %q, may %q", row.value, w, must, may)
+			}
+		}
+		for _, w := range row.not {
+			if slices.Contains(may, w) || slices.Contains(must, w) {
+				t.Errorf("%q: %s is named: must %q, may %q", row.value, w, must, may)
 			}
 		}
 		if row.must == nil && len(must) > 0 && !row.unread {
