@@ -145,7 +145,7 @@ func (g *gitScan) managerCommands(root, file, why string) {
 		if m == nil {
 			continue
 		}
-		value := unquote(m[3])
+		value := flowList(unquote(m[3]))
 		if strings.HasPrefix(value, "|") || strings.HasPrefix(value, ">") {
 			var block []string
 			for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || indent(lines[i+1]) > len(m[1])) {
@@ -156,6 +156,19 @@ func (g *gitScan) managerCommands(root, file, why string) {
 		}
 		g.named(namesOf(value), []string{root}, why+": "+file+" runs it")
 	}
+}
+
+// flowList turns a YAML or JSON list of words (overcommit's command: ['bin/x', '--fix'])
+// into a command line; other values are returned as they are.
+func flowList(s string) string {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return s
+	}
+	var words []string
+	for _, w := range strings.Split(s[1:len(s)-1], ",") {
+		words = append(words, unquote(strings.TrimSpace(w)))
+	}
+	return strings.Join(words, " ")
 }
 
 func indent(s string) int {

@@ -162,6 +162,10 @@ const (
 	lefthookConfig = "pre-commit:\n  commands:\n    lint:\n      run: sh scripts/lint.sh\n"
 )
 
+// overcommitHook stands for overcommit's hook: the command lists of .overcommit.yml.
+const overcommitHook = "#!/bin/sh\n# overcommit: runs the hooks of .overcommit.yml\n" +
+	"sed -n \"s/^ *command: *\\[ *'\\([^']*\\)'.*/\\1/p\" .overcommit.yml | while read -r c; do sh \"$c\"; done\nexit 0\n"
+
 func preCommitSetup(t *testing.T, ws string) {
 	script(t, filepath.Join(ws, ".git", "hooks", "pre-commit"), preCommitHook)
 	write(t, filepath.Join(ws, ".pre-commit-config.yaml"), preCommitConfig)
@@ -206,6 +210,11 @@ var hookRoutes = []gitRoute{
 		[]string{".pre-commit-config.yaml"}},
 	{"pre-commit: the script a local hook runs", preCommitSetup, `printf 'touch %[1]s\n' > scripts/check.sh`, nil,
 		[]string{"scripts/check.sh"}},
+	{"overcommit: the script a command list runs", func(t *testing.T, ws string) {
+		script(t, filepath.Join(ws, ".git", "hooks", "pre-commit"), overcommitHook)
+		write(t, filepath.Join(ws, ".overcommit.yml"), "PreCommit:\n  Check:\n    enabled: true\n    command: ['scripts/oc.sh', '--fix']\n")
+		script(t, filepath.Join(ws, "scripts", "oc.sh"), "#!/bin/sh\nexit 0\n")
+	}, `printf 'touch %[1]s\n' > scripts/oc.sh`, nil, []string{".overcommit.yml", "scripts/oc.sh"}},
 	{"lefthook: lefthook-local.yml made", lefthookSetup,
 		`printf 'pre-commit:\n  commands:\n    x:\n      run: touch %[1]s\n' > lefthook-local.yml`, nil, []string{"lefthook-local.yml"}},
 	{"lefthook: lefthook.yml changed", lefthookSetup,
