@@ -60,11 +60,21 @@ func (g *gitScan) hook(root, p string) {
 		}
 	}
 	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > hookBytes {
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	unread := "the hook " + p + " is a program or larger than " + strconv.Itoa(hookBytes>>10) + " KiB, not a script read here: " +
+		"what it runs from the work tree is not protected"
+	if fi.Size() > hookBytes {
+		g.note(unread)
 		return
 	}
 	b, err := os.ReadFile(p)
-	if err != nil || bytes.IndexByte(b, 0) >= 0 {
+	if err != nil {
+		return
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		g.note(unread)
 		return
 	}
 	why := "the hook " + p + " runs it when the user commits on the host"

@@ -217,7 +217,14 @@ func (g *gitScan) configFile(root, file string, depth int) {
 // and protects what it names. The environment keeps the user's global and system files, so
 // what they include is listed too.
 func (g *gitScan) config(root string, args []string, depth int) {
-	for _, e := range parseConfigList(g.git(append(args, "--show-origin", "--includes", "-z")...), root) {
+	out, err := g.gitErr(append(args, "--show-origin", "--includes", "-z")...)
+	if err != nil && g.ctx.Err() == nil {
+		// git on the host fails the same way, so it runs nothing from this configuration now;
+		// but what it names is not protected if it is made readable later.
+		g.note(fmt.Sprintf("git could not read the configuration (git %s in %s: %v): what it names is not protected",
+			strings.Join(args, " "), root, err))
+	}
+	for _, e := range parseConfigList(out, root) {
 		g.add(e.origin, "", "git reads it as configuration (core.fsmonitor, aliases, filters and hooks run commands)")
 		g.entry(root, e.origin, e.key, e.value, depth)
 	}
@@ -402,13 +409,24 @@ func (g *gitScan) nested(ws string) {
 // git runs git on the host with no pager, no prompt and fsmonitor off (none of these reads
 // run a command anyway); its output, nil on failure.
 func (g *gitScan) git(args ...string) []byte {
+	out, _ := g.gitErr(args...)
+	return out
+}
+
+// gitErr is git's output and, on failure, an error holding the first line it wrote.
+func (g *gitScan) gitErr(args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(g.ctx, "git", append([]string{"-c", "core.fsmonitor=false"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_PAGER=cat")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil
+		if line := firstLine(stderr.String()); line != "" {
+			err = fmt.Errorf("%w: %s", err, line)
+		}
+		return nil, err
 	}
-	return out
+	return out, nil
 }
 
 // gitFileTarget is the directory a .git file names (gitdir:, relative to the file's

@@ -191,3 +191,22 @@ func TestProtectedLinkFreezesItsDirectory(t *testing.T) {
 		}
 	}
 }
+
+// What the look cannot read it says (debug sandbox): a configuration git cannot parse, a
+// hook that is a program.
+func TestScanGitSaysWhatItCannotRead(t *testing.T) {
+	ws := scanRepo(t)
+	f, err := os.OpenFile(filepath.Join(ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[broken\n")
+	f.Close()
+	write(t, filepath.Join(ws, ".git", "hooks", "pre-commit"), "\x7fELF\x00\x00binary")
+	notes := strings.Join(adsandbox.ScanGit(ws, "").Notes, "\n")
+	for _, want := range []string{"git could not read the configuration", "pre-commit is a program"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not say %q: %q", want, notes)
+		}
+	}
+}
