@@ -19,7 +19,7 @@ import (
 // protections found within them (docs/sandbox.md, "Protected by default").
 const (
 	gitTimeout      = 10 * time.Second
-	gitWalkEntries  = 20000 // directory entries visited looking for nested .git
+	gitWalkDirs     = 20000 // directories read looking for nested .git
 	gitNestedRepos  = 64    // submodules and nested repositories scanned
 	gitIncludeDepth = 8     // include.path followed this deep
 )
@@ -378,32 +378,38 @@ func (g *gitScan) gitlinks(root, gitdir string) {
 }
 
 // nested finds .git entries below ws by a bounded walk (not into a .git): nested
-// repositories and submodules the index does not name.
+// repositories and submodules the index does not name. The walk is breadth-first and looks
+// for a directory's .git when it meets the directory, so the repositories nearest the top
+// are found before a large tree (node_modules) spends the bound; where the bound stops it,
+// the warning says so.
 func (g *gitScan) nested(ws string) {
 	root := resolved(ws)
-	n := 0
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if n++; n > gitWalkEntries {
-			g.warn(fmt.Sprintf("the workspace has more than %d entries: the look for nested repositories (a .git below the "+
-				"workspace) stopped there, so a repository further on is not protected, and git run in it on the host would run "+
-				"what the agent writes there (docs/sandbox.md, \"Where git is pointed\")", gitWalkEntries))
-			return filepath.SkipAll
+	queue := []string{root}
+	for read := 0; len(queue) > 0 && g.ctx.Err() == nil; read++ {
+		if read >= gitWalkDirs {
+			g.warn(fmt.Sprintf("the workspace has more than %d directories: the look for nested repositories (a .git below "+
+				"the workspace) stopped there, so a repository further on is not protected, and git run in it on the host would "+
+				"run what the agent writes there (docs/sandbox.md, \"Where git is pointed\")", gitWalkDirs))
+			return
 		}
-		if g.ctx.Err() != nil {
-			return filepath.SkipAll
+		dir := queue[0]
+		queue = queue[1:]
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
 		}
-		if err != nil || d.Name() != ".git" {
-			return nil
+		for _, e := range entries {
+			if e.Name() == ".git" || !e.IsDir() {
+				continue
+			}
+			sub := filepath.Join(dir, e.Name())
+			if _, err := os.Lstat(filepath.Join(sub, ".git")); err == nil {
+				g.repo(sub, "the .git of the repository "+sub+" inside the workspace: git run there (git status at the top "+
+					"for a submodule) runs its hooks and reads its configuration")
+			}
+			queue = append(queue, sub)
 		}
-		if dir := filepath.Dir(p); dir != root {
-			g.repo(dir, "the .git of the repository "+dir+" inside the workspace: git run there (git status at the top "+
-				"for a submodule) runs its hooks and reads its configuration")
-		}
-		if d.IsDir() {
-			return filepath.SkipDir
-		}
-		return nil
-	})
+	}
 }
 
 // git runs git on the host with no pager, no prompt and fsmonitor off (none of these reads

@@ -92,29 +92,31 @@ func TestScanGitSaysWhatItReadConservatively(t *testing.T) {
 }
 
 // A workspace larger than the walk: the look for nested repositories stops at its bound and
-// says so, at start (GitWarning) and in debug sandbox (GitNotes), never silently.
+// says so, at start (GitWarning) and in debug sandbox (GitNotes), never silently. Breadth
+// first, it has found the repository near the top (zzz/lib) before the large tree spent the
+// bound; the one deep inside that tree it has not.
 func TestScanGitWarnsWhereTheWalkStops(t *testing.T) {
 	ws := scanRepo(t)
-	bulk := filepath.Join(ws, "bulk")
-	if err := os.Mkdir(bulk, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < 20001; i++ {
-		f, err := os.Create(filepath.Join(bulk, fmt.Sprintf("f%05d", i)))
-		if err != nil {
+		if err := os.MkdirAll(filepath.Join(ws, "bulk", fmt.Sprintf("d%05d", i)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		f.Close()
 	}
 	gitIn(t, ws, "init", "-q", "zzz/lib")
+	gitIn(t, ws, "init", "-q", "bulk/d20000/deep/lib")
 	scan := adsandbox.ScanGit(ws, "")
-	if len(scan.Warnings) != 1 || !strings.Contains(scan.Warnings[0], "more than 20000 entries") {
+	if len(scan.Warnings) != 1 || !strings.Contains(scan.Warnings[0], "more than 20000 directories") {
 		t.Fatalf("no warning names the bound: %q", scan.Warnings)
 	}
+	found := map[string]bool{}
 	for _, g := range scan.Paths {
-		if strings.Contains(g.Path, "zzz") {
-			t.Errorf("the repository past the bound was scanned after all (the test's premise is wrong): %s", g.Path)
-		}
+		found[g.Path] = true
+	}
+	if !found[filepath.Join(ws, "zzz", "lib", ".git")] {
+		t.Errorf("the repository near the top was not found before the bound")
+	}
+	if found[filepath.Join(ws, "bulk", "d20000", "deep", "lib", ".git")] {
+		t.Errorf("the repository past the bound was scanned after all (the test's premise is wrong)")
 	}
 	sess, _ := adsandbox.Assemble(context.Background(), mergeGlobal(t, ""), adsandbox.Request{Workspace: ws, Platform: "linux"},
 		adsandbox.Probe{})
