@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
 )
@@ -50,6 +51,13 @@ type Session struct {
 	// Unenforced, when the resolution is not confined, says which protections the OS does
 	// not enforce for the shell: the host says it once at the start of a turn.
 	Unenforced string `json:"unenforced,omitempty"`
+	// GitNotes say what the look at git's places could not read (protected conservatively)
+	// or cut short (a bound reached): debug sandbox shows them (docs/sandbox.md, "Where git
+	// is pointed").
+	GitNotes []string `json:"gitNotes,omitempty"`
+	// GitWarning is the part of GitNotes the host says at the start of a turn: what is not
+	// protected because a bound was reached. Empty when nothing was cut short.
+	GitWarning string `json:"gitWarning,omitempty"`
 }
 
 // Assemble resolves the session's sandbox: it probes the backend only when the resolver
@@ -62,11 +70,13 @@ func Assemble(ctx context.Context, cfg sandbox.Config, req Request, probe Probe)
 		platform = runtime.GOOS
 	}
 	dreq := sandbox.Request{ReadOnlyAgent: req.ReadOnlyAgent, Platform: platform}
+	var scan GitScan
 	if !req.WorkspaceGone {
 		// Gathered per assembly, so a repository the user changed since is seen as it is now.
-		req.Own.Git = append(req.Own.Git, GitPaths(req.Workspace, req.Own.Repository)...)
+		scan = ScanGit(req.Workspace, req.Own.Repository)
+		req.Own.Git = append(req.Own.Git, scan.Paths...)
 	}
-	sess := Session{Protected: sandbox.Protections(cfg, req.Own)}
+	sess := Session{Protected: sandbox.Protections(cfg, req.Own), GitNotes: append(scan.Warnings, scan.Notes...), GitWarning: strings.Join(scan.Warnings, "; ")}
 	if sandbox.NeedsProbe(cfg, dreq) {
 		st := probe.Check(ctx)
 		sess.Probe = &st

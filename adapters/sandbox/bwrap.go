@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
 )
@@ -120,7 +122,7 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string, pr
 		return nil, fmt.Errorf("sandbox: cannot confine authority %q", res.EffectiveAuthority)
 	}
 	b := &Bubblewrap{path: launcher, workspace: ws, prefix: args, filter: filter, protected: protected, writable: writable}
-	if _, err := b.protectedArgs(); err != nil {
+	if _, err := b.protectedArgs(false); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -129,19 +131,24 @@ func NewBubblewrap(launcher string, res sandbox.Resolution, workspace string, pr
 // protectedArgs mount the protected paths as they are when a command starts (not when the
 // session was assembled): an existing one re-bound read-only or hidden, a missing one
 // covered or skipped, its ancestors inside a writable root pinned as mount points first
-// (pinArgs). A path the user makes on the host during the session (git init) is then bound,
-// not covered.
-func (b *Bubblewrap) protectedArgs() ([]string, error) {
-	mounts, err := protectedMounts(b.protected, b.workspace, b.writable)
+// (pinArgs), and the directory of a protected link frozen (freezeArgs). A path the user
+// makes on the host during the session (git init) is then bound, not covered. create makes
+// the covers' mount points on the host (for a command about to start; not for the check at
+// assembly, which leaves nothing behind).
+func (b *Bubblewrap) protectedArgs(create bool) ([]string, error) {
+	mounts, frozen, err := protectedMounts(b.protected, b.workspace, b.writable)
 	if err != nil {
 		return nil, err
+	}
+	if create {
+		makeCoverPoints(mounts)
 	}
 	var args []string
 	var reals []string
 	for _, m := range mounts {
 		reals = append(reals, m.real)
 	}
-	args = append(args, pinArgs(reals, b.writable)...)
+	args = append(args, structureArgs(reals, b.writable, frozen)...)
 	// Read-only binds first, hiding mounts last: a hidden path below a protected one (the
 	// data directory inside a protected configuration directory) stays hidden.
 	for _, m := range mounts {
@@ -197,8 +204,11 @@ func (m protectedMount) hide() []string {
 // asks to be (Protection.Cover) and a writable mount holds it (coverMount); otherwise it is
 // skipped, because binding would create it on the host (docs/sandbox.md, "Deviations and
 // limits"). The same real path listed twice is mounted once, hidden when any listing hides it.
-func protectedMounts(protected []sandbox.Protection, ws string, writable []string) ([]protectedMount, error) {
+// A protection that is itself a symbolic link (a .git that links elsewhere) is bound where
+// it leads, and its directory is frozen (frozenDirs), so the link stays in place.
+func protectedMounts(protected []sandbox.Protection, ws string, writable []string) ([]protectedMount, []string, error) {
 	var out []protectedMount
+	var links []string
 	index := map[string]int{}
 	for _, p := range protected {
 		abs := filepath.FromSlash(p.Path)
@@ -208,10 +218,18 @@ func protectedMounts(protected []sandbox.Protection, ws string, writable []strin
 		if sandbox.ProcOnly(abs) {
 			continue // the sandbox's own procfs (--proc) and /dev show only its pid namespace
 		}
+		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if dir, err := realDir(filepath.Dir(abs)); err == nil {
+				links = append(links, dir)
+			}
+		}
 		real, err := filepath.EvalSymlinks(abs)
 		if errors.Is(err, os.ErrNotExist) {
-			if m, ok := coverMount(abs, p.Cover, writable); ok && !p.Hidden {
-				if _, dup := index[m.real]; !dup {
+			if m, ok := coverMount(abs, p.Cover, writable); ok {
+				if i, dup := index[m.real]; dup {
+					out[i].hidden = out[i].hidden || p.Hidden
+				} else {
+					m.hidden = p.Hidden
 					index[m.real] = len(out)
 					out = append(out, m)
 				}
@@ -219,11 +237,11 @@ func protectedMounts(protected []sandbox.Protection, ws string, writable []strin
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: protected path %s: %w", p.Path, err)
+			return nil, nil, fmt.Errorf("sandbox: protected path %s: %w", p.Path, err)
 		}
 		fi, err := os.Stat(real)
 		if err != nil {
-			return nil, fmt.Errorf("sandbox: protected path %s: %w", p.Path, err)
+			return nil, nil, fmt.Errorf("sandbox: protected path %s: %w", p.Path, err)
 		}
 		if i, ok := index[real]; ok {
 			out[i].hidden = out[i].hidden || p.Hidden
@@ -232,7 +250,78 @@ func protectedMounts(protected []sandbox.Protection, ws string, writable []strin
 		index[real] = len(out)
 		out = append(out, protectedMount{real: real, hidden: p.Hidden, dir: fi.IsDir()})
 	}
-	return withoutHiddenBelow(out), nil
+	out = withoutHiddenBelow(out)
+	return out, frozenDirs(links, out, writable), nil
+}
+
+// frozenDirs are the directories holding a protected link that a command could otherwise
+// replace: inside a writable mount, and not inside a protected directory (whose read-only
+// bind already keeps the link).
+func frozenDirs(links []string, mounts []protectedMount, writable []string) []string {
+	var out []string
+	for _, d := range links {
+		inWritable, kept := false, false
+		for _, w := range writable {
+			inWritable = inWritable || within(w, d)
+		}
+		for _, m := range mounts {
+			kept = kept || m.dir && m.cover == "" && within(m.real, d)
+		}
+		if inWritable && !kept && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// maxFrozenEntries bounds the entries of a frozen directory re-bound writable: past it the
+// rest stay read-only (more protection, never less).
+const maxFrozenEntries = 512
+
+// freezeArgs keep a directory's entries in place: the directory re-bound read-only, so no
+// entry of it can be created, removed, renamed or re-pointed, and each entry that is no
+// link re-bound writable onto itself, so the files and directories in it still take writes
+// (docs/sandbox.md, "A protected link"). A bind mount cannot be put on a link itself; this
+// is how the link is kept.
+func freezeArgs(dir string) []string {
+	args := []string{"--ro-bind", dir, dir}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return args
+	}
+	for i, e := range entries {
+		if i >= maxFrozenEntries {
+			break
+		}
+		if e.Type()&os.ModeSymlink != 0 {
+			continue // kept as it is: a link's bind would follow it
+		}
+		p := filepath.Join(dir, e.Name())
+		args = append(args, "--bind-try", p, p)
+	}
+	return args
+}
+
+// makeCoverPoints makes each missing cover's mount point on the host before the command
+// starts, as bwrap would: inside a frozen directory, bound read-only by then, bwrap could
+// not. Made without following a link; one that appeared meanwhile is left as it is (the
+// cover mount then fails the command, closed).
+func makeCoverPoints(mounts []protectedMount) {
+	for _, m := range mounts {
+		if m.cover == "" {
+			continue
+		}
+		if _, err := os.Lstat(m.real); err == nil {
+			continue
+		}
+		if m.dir {
+			os.Mkdir(m.real, 0o755)
+			continue
+		}
+		if f, err := os.OpenFile(m.real, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o644); err == nil {
+			f.Close()
+		}
+	}
 }
 
 // coverMount is the cover of the missing path abs: its first missing component (the path
@@ -332,8 +421,18 @@ func runtimeDirs(ws, xdgRuntime string) []string {
 // rest of .git still takes commits. A consequence: a rename between a pinned directory and
 // its parent crosses a mount and fails with EXDEV (mv falls back to copying).
 func pinArgs(protected, writable []string) []string {
+	return structureArgs(protected, writable, nil)
+}
+
+// structureArgs are the pins of pinArgs and the freezes of frozen (freezeArgs), shallowest
+// first, so a mount never covers one made after it below: a frozen directory is not pinned
+// (its freeze holds it in place), and the pins and freezes below it come after it.
+func structureArgs(protected, writable, frozen []string) []string {
 	seen := map[string]bool{}
-	var pins []string
+	for _, f := range frozen {
+		seen[f] = true
+	}
+	pins := slices.Clone(frozen)
 	for _, p := range protected {
 		for a := filepath.Dir(p); a != "/" && a != "."; a = filepath.Dir(a) {
 			inside := false
@@ -357,6 +456,10 @@ func pinArgs(protected, writable []string) []string {
 	})
 	var args []string
 	for _, a := range pins {
+		if slices.Contains(frozen, a) {
+			args = append(args, freezeArgs(a)...)
+			continue
+		}
 		args = append(args, "--bind", a, a)
 	}
 	return args
@@ -413,7 +516,7 @@ func (b *Bubblewrap) wrap(argv []string, dir string, extra []string) ([]string, 
 	if dir == "" {
 		dir = b.workspace
 	}
-	protected, err := b.protectedArgs()
+	protected, err := b.protectedArgs(true)
 	if err != nil {
 		return nil, err
 	}

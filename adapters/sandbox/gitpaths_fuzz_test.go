@@ -6,13 +6,18 @@ import (
 	"testing"
 )
 
-// The parsers of what a repository (the agent's to shape) says: never a panic, and every
-// path they return absolute and clean, so a protection is never relative to somewhere else.
+// The parsers of what a repository (the agent's to shape) says: never a panic, every path
+// they return absolute and clean, so a protection is never relative to somewhere else, and
+// no command line (a configuration value, a hook, a hook manager's command) names a path
+// that is none or the work tree itself.
 func FuzzGitPathsParsers(f *testing.F) {
 	for _, s := range []string{
 		"gitdir: ../.git/modules/sub\n", "gitdir: /abs/dir", "gitdir:", "gitdir:   \n", "nothing",
 		"file:.git/config\x00core.hookspath\n.husky\x00file:/x/y\x00include.path\n../a\x00",
 		"command line:\x00core.fsmonitor\ntrue\x00", "file:\x00k\x00", "\x00\x00\x00", " ", "!/bin/sh -c x", "\"./x y\" a",
+		"sh -c 'bash -c \"python3 -m tools.x\"'", "-c core.fsmonitor='sh x.sh' -C sub --exec-path=bin status", "env A=b:c timeout 5 node ./x.js",
+		". \"$(dirname \"$0\")/h\"", "if [ -x a ]; then ./a; fi <in", "$(", "ARGS=(hook-impl --config=.pre-commit-config.yaml)",
+		"    command: ['scripts/oc.sh', '--fix']", "run: |", "- entry: \"scripts/x.sh\"", "[", "[]", "['",
 	} {
 		f.Add([]byte(s))
 	}
@@ -26,9 +31,14 @@ func FuzzGitPathsParsers(f *testing.F) {
 				t.Fatalf("parseConfigList(%q): %+v", b, e)
 			}
 		}
-		if c := commandPath(string(b)); c != "" {
-			if p := relativeTo(root, c); !filepath.IsAbs(p) {
-				t.Fatalf("commandPath(%q) = %q resolves to %q", b, c, p)
+		if m := commandKey.FindStringSubmatch(string(b)); m != nil {
+			namesOf(flowList(unquote(m[3])))
+		}
+		for _, names := range []commandNames{namesOf(string(b)), gitArgsNames(string(b))} {
+			for _, n := range names.paths {
+				if n.path == "" || n.path == "." || n.path == "/" || strings.ContainsRune(n.path, 0) {
+					t.Fatalf("%q names %+v: a path that is none, or the work tree itself", b, n)
+				}
 			}
 		}
 	})

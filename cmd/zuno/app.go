@@ -278,8 +278,10 @@ func confinement(sb adsandbox.Session, refused error) turn.Confinement {
 	}
 	r := sb.Resolution
 	warning := r.Warning
-	if sb.Unenforced != "" {
-		warning = strings.TrimSpace(warning + "\n" + sb.Unenforced)
+	for _, w := range []string{sb.Unenforced, sb.GitWarning} {
+		if w != "" {
+			warning = strings.TrimSpace(warning + "\n" + w)
+		}
 	}
 	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: warning,
 		Resolution: &events.SandboxResolution{RequestedMode: r.RequestedMode, Network: r.Network,

@@ -178,11 +178,20 @@ func configOptionsIn(dir string) adconfig.Options {
 		Explicit: configFlag, ExplicitFrom: "--config"}
 	if o.Explicit == "" {
 		o.Explicit, o.ExplicitFrom, o.ExplicitOptional = os.Getenv("ZUNO_CONFIG"), "ZUNO_CONFIG", true
+		if emptyFile(o.Explicit) {
+			o.Explicit = "" // the sandbox's cover of a missing ZUNO_CONFIG: no layer, as before it (noted in loadConfig)
+		}
 	}
 	for _, s := range cliSettings {
 		o.AddCLI(s.Flag, s.Key, s.JSON)
 	}
 	return o
+}
+
+// emptyFile reports whether p is an empty regular file.
+func emptyFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // defaultDB is zuno.db in the data directory: zuno under $XDG_DATA_HOME, else ~/.local/share.
@@ -291,6 +300,8 @@ func (c *config) notes() {
 		if _, err := os.Stat(os.Getenv("ZUNO_CONFIG")); errors.Is(err, fs.ErrNotExist) {
 			// Optional, so a shell profile may point at a file not written yet, but never silent.
 			c.Notes = append(c.Notes, fmt.Sprintf("ZUNO_CONFIG names %s, which does not exist, so no file is read from it: create the file or unset ZUNO_CONFIG", os.Getenv("ZUNO_CONFIG")))
+		} else if emptyFile(os.Getenv("ZUNO_CONFIG")) {
+			c.Notes = append(c.Notes, fmt.Sprintf("ZUNO_CONFIG names %s, which is empty (the sandbox leaves an empty file where a missing one lies in a workspace), so no file is read from it: write the file or unset ZUNO_CONFIG", os.Getenv("ZUNO_CONFIG")))
 		}
 	}
 	slices.Sort(c.Notes)
@@ -321,10 +332,15 @@ func ownLocations(cfg config) sandbox.Locations {
 	if explicit == "" {
 		explicit = os.Getenv("ZUNO_CONFIG")
 	}
-	for _, c := range []string{adconfig.GlobalDir(os.Getenv), explicit, adconfig.DefaultManagedDir} {
+	for _, c := range []string{adconfig.GlobalDir(os.Getenv), adconfig.DefaultManagedDir} {
 		if c != "" {
 			own.Config = append(own.Config, filepath.ToSlash(resolvedPath(c)))
 		}
+	}
+	if explicit != "" {
+		// A file: where it does not exist yet the sandbox covers it with an empty one
+		// (docs/sandbox.md, "A trusted layer that does not exist yet").
+		own.ConfigFiles = append(own.ConfigFiles, filepath.ToSlash(resolvedPath(explicit)))
 	}
 	return own
 }

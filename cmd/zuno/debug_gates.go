@@ -114,6 +114,8 @@ type sandboxReport struct {
 	// runs natively.
 	Protected  []adsandbox.Protection `json:"protected"`
 	Unenforced string                 `json:"unenforced,omitempty"`
+	// GitNotes say what the look at git's places protected conservatively or cut short.
+	GitNotes []string `json:"gitNotes,omitempty"`
 }
 
 func newDebugSandboxCmd() *cobra.Command {
@@ -224,6 +226,9 @@ func printProtected(w io.Writer, r sandboxReport) {
 	if r.Unenforced != "" {
 		fmt.Fprintf(w, "not enforced by the OS: %s\n", r.Unenforced)
 	}
+	for _, n := range r.GitNotes {
+		fmt.Fprintf(w, "git: %s\n", n)
+	}
 }
 
 // checkError is a diagnostic check that failed: exit status 1, with a stable code.
@@ -243,7 +248,7 @@ func debugSandbox(ctx context.Context, cfg config, name, dir string, execCheck b
 	rep.Ready = rep.Probe.Ready
 	sess, err := adsandbox.Assemble(ctx, cfg.SandboxConfig, adsandbox.Request{Workspace: dir, ReadOnlyAgent: readOnly,
 		Own: ownLocationsFor(cfg, dir)}, adsandbox.Probe{})
-	rep.Protected, rep.Unenforced = sess.Protected, sess.Unenforced
+	rep.Protected, rep.Unenforced, rep.GitNotes = sess.Protected, sess.Unenforced, sess.GitNotes
 	if err != nil {
 		rep.Refusal = err.Error()
 	} else {

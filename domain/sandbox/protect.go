@@ -62,8 +62,13 @@ type Locations struct {
 	// files are protected with it.
 	DB string `json:"db,omitempty"`
 	// Config are the trusted configuration's places: the global directory, a --config or
-	// ZUNO_CONFIG file, the managed policy directory.
+	// ZUNO_CONFIG file, the managed policy directory. A missing one is covered by an empty
+	// directory where a command could create it (docs/sandbox.md, "A trusted layer that does
+	// not exist yet").
 	Config []string `json:"config,omitempty"`
+	// ConfigFiles are the trusted configuration's files (a --config or ZUNO_CONFIG file): as
+	// Config, but a missing one is covered by an empty file.
+	ConfigFiles []string `json:"configFiles,omitempty"`
 	// Repository is the root of the git repository the workspace lies in, when that is above
 	// the workspace: git there reads the enclosing .git, and the project configuration
 	// lives beside it.
@@ -157,7 +162,12 @@ func Protections(cfg Config, own Locations) []Protection {
 	}
 	for _, c := range own.Config {
 		if c != "" {
-			out = append(out, Protection{Path: path.Clean(c), Hidden: true, Source: SourceData, Why: whyConfig})
+			out = append(out, Protection{Path: path.Clean(c), Hidden: true, Source: SourceData, Cover: CoverDir, Why: whyConfig})
+		}
+	}
+	for _, c := range own.ConfigFiles {
+		if c != "" {
+			out = append(out, Protection{Path: path.Clean(c), Hidden: true, Source: SourceData, Cover: CoverFile, Why: whyConfig})
 		}
 	}
 	out = append(out, Protection{Path: ProcRoot, Hidden: true, Source: SourceDefault, Why: whyProc})

@@ -272,3 +272,29 @@ func TestProtectionsOfGitsPlaces(t *testing.T) {
 		}
 	}
 }
+
+// REVIEW25b C1: the trusted layers' places are protected whether they exist or not, and a
+// missing one is covered as what it is (docs/sandbox.md, "A trusted layer that does not
+// exist yet"): the global directory by a directory, a --config/ZUNO_CONFIG file by a file.
+func TestProtectionsOfTrustedLayersNotMadeYet(t *testing.T) {
+	list := sandbox.Protections(sandbox.Config{}, sandbox.Locations{Config: []string{"/ws/.config/zuno"},
+		ConfigFiles: []string{"/ws/trusted.json"}})
+	want := map[string]string{"/ws/.config/zuno": sandbox.CoverDir, "/ws/trusted.json": sandbox.CoverFile}
+	for _, p := range list {
+		if cover, ok := want[p.Path]; ok {
+			if !p.Hidden || p.Source != sandbox.SourceData || p.Cover != cover || !strings.Contains(p.Why, "trusted configuration") {
+				t.Errorf("%+v: want hidden, data, covered by %s, why naming the trusted configuration", p, cover)
+			}
+			delete(want, p.Path)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("not listed: %v", want)
+	}
+	if _, ok := sandbox.Guard(list, "/ws", "/ws/trusted.json", true); !ok {
+		t.Errorf("the file tools' guard lets the missing trusted file be written")
+	}
+	if _, ok := sandbox.Guard(list, "/ws", "/ws/.config/zuno/zuno.json", true); !ok {
+		t.Errorf("the file tools' guard lets a file be made in the missing global directory")
+	}
+}

@@ -1,0 +1,214 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
+	"github.com/zuno-run/zuno/domain/sandbox"
+)
+
+// scanRepo is a repository under /var/tmp with the user's configuration set, resolved.
+func scanRepo(t *testing.T, config ...[2]string) string {
+	t.Helper()
+	base := hostDir(t)
+	ws := filepath.Join(base, "ws")
+	gitIn(t, base, "init", "-q", "ws")
+	for _, kv := range config {
+		gitIn(t, ws, "config", kv[0], kv[1])
+	}
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// The keys whose command no end-to-end row can make git run without a terminal, a merge or
+// a rebase (core.pager, sequence.editor, merge drivers, ...): each names a script of the
+// work tree, and ScanGit lists it with the key and the file that set it.
+func TestScanGitListsWhatEveryCommandKeyNames(t *testing.T) {
+	keys := []string{"core.pager", "sequence.editor", "merge.x.driver", "filter.x.process", "filter.x.smudge", "diff.x.command",
+		"mergetool.x.cmd", "difftool.x.cmd", "pager.log", "gpg.ssh.program", "core.askPass", "interactive.diffFilter",
+		"credential.https://example.com.helper", "submodule.s.update", "uploadpack.packObjectsHook"}
+	var config [][2]string
+	for i, k := range keys {
+		config = append(config, [2]string{k, fmt.Sprintf("sh tools/k%d.sh %%O %%A", i)})
+	}
+	ws := scanRepo(t, config...)
+	for i := range keys {
+		script(t, filepath.Join(ws, "tools", fmt.Sprintf("k%d.sh", i)), "#!/bin/sh\n")
+	}
+	got := map[string]string{}
+	for _, g := range adsandbox.GitPaths(ws, "") {
+		got[g.Path] = g.Why
+	}
+	for i, k := range keys {
+		p := filepath.Join(ws, "tools", fmt.Sprintf("k%d.sh", i))
+		why, ok := got[p]
+		switch {
+		case !ok:
+			t.Errorf("%s names %s, which is not listed", k, p)
+		case !strings.Contains(why, strings.ToLower(k)) || !strings.Contains(why, ".git/config"):
+			t.Errorf("%s: why does not name the key and its file: %q", k, why)
+		}
+	}
+}
+
+// A value no parser of ours reads is protected conservatively, and debug sandbox (the
+// session's GitNotes) says so; the work tree itself is never protected whole, whatever a
+// value names.
+func TestScanGitSaysWhatItReadConservatively(t *testing.T) {
+	ws := scanRepo(t, [2]string{"core.fsmonitor", "sh tools/f.sh || echo $((1+))"}, [2]string{"alias.b", "!cd . && make -C .. all"},
+		[2]string{"core.editor", "vim " + "WS"}, [2]string{"alias.up", "!sh ../../x.sh"})
+	gitIn(t, ws, "config", "core.editor", "vim "+ws)
+	script(t, filepath.Join(ws, "tools", "f.sh"), "#!/bin/sh\n")
+	scan := adsandbox.ScanGit(ws, "")
+	listed := false
+	for _, g := range scan.Paths {
+		if g.Path == filepath.Join(ws, "tools", "f.sh") {
+			listed = true
+		}
+		if strings.HasPrefix(ws+"/", g.Path+"/") {
+			t.Errorf("%s is protected whole: %s (%s)", ws, g.Path, g.Why)
+		}
+	}
+	if !listed {
+		t.Errorf("tools/f.sh is not listed: %+v", scan.Paths)
+	}
+	if len(scan.Notes) != 1 || !strings.Contains(scan.Notes[0], "core.fsmonitor") || !strings.Contains(scan.Notes[0], "conservatively") &&
+		!strings.Contains(scan.Notes[0], "protected instead") {
+		t.Errorf("the notes do not say core.fsmonitor was read conservatively: %q", scan.Notes)
+	}
+	sess, _ := adsandbox.Assemble(context.Background(), mergeGlobal(t, ""), adsandbox.Request{Workspace: ws, Platform: "linux"},
+		adsandbox.Probe{})
+	if strings.Join(sess.GitNotes, "\n") != strings.Join(scan.Notes, "\n") || sess.GitWarning != "" {
+		t.Errorf("the session does not carry the notes (and nothing was cut short): %q %q", sess.GitNotes, sess.GitWarning)
+	}
+}
+
+// A workspace larger than the walk: the look for nested repositories stops at its bound and
+// says so, at start (GitWarning) and in debug sandbox (GitNotes), never silently. Breadth
+// first, it has found the repository near the top (zzz/lib) before the large tree spent the
+// bound; the one deep inside that tree it has not.
+func TestScanGitWarnsWhereTheWalkStops(t *testing.T) {
+	ws := scanRepo(t)
+	for i := 0; i < 20001; i++ {
+		if err := os.MkdirAll(filepath.Join(ws, "bulk", fmt.Sprintf("d%05d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn(t, ws, "init", "-q", "zzz/lib")
+	gitIn(t, ws, "init", "-q", "bulk/d20000/deep/lib")
+	scan := adsandbox.ScanGit(ws, "")
+	if len(scan.Warnings) != 1 || !strings.Contains(scan.Warnings[0], "more than 20000 directories") {
+		t.Fatalf("no warning names the bound: %q", scan.Warnings)
+	}
+	found := map[string]bool{}
+	for _, g := range scan.Paths {
+		found[g.Path] = true
+	}
+	if !found[filepath.Join(ws, "zzz", "lib", ".git")] {
+		t.Errorf("the repository near the top was not found before the bound")
+	}
+	if found[filepath.Join(ws, "bulk", "d20000", "deep", "lib", ".git")] {
+		t.Errorf("the repository past the bound was scanned after all (the test's premise is wrong)")
+	}
+	sess, _ := adsandbox.Assemble(context.Background(), mergeGlobal(t, ""), adsandbox.Request{Workspace: ws, Platform: "linux"},
+		adsandbox.Probe{})
+	if !strings.Contains(sess.GitWarning, "20000") || !strings.Contains(strings.Join(sess.GitNotes, "\n"), "20000") {
+		t.Errorf("the session does not say it: %q %q", sess.GitWarning, sess.GitNotes)
+	}
+}
+
+// C1: a trusted configuration file that does not exist yet (ZUNO_CONFIG naming a file in the
+// workspace), and a global configuration directory inside it: the shell cannot make either
+// (an empty read-only file or directory covers them) and the file tools' list refuses them.
+func TestSideDoorsMissingTrustedConfigInWorkspace(t *testing.T) {
+	z := layoutFiles(t, false)
+	file := filepath.Join(z.ws, "trusted.json")
+	dir := filepath.Join(z.ws, "home", ".config", "zuno")
+	z.own.ConfigFiles = []string{file}
+	z.own.Config = append(z.own.Config, dir)
+	sess := protectedSession(t, z, "")
+	for _, p := range []string{file, dir, filepath.Join(dir, "zuno.json")} {
+		if !lists(sess.Protected, p, z.ws) {
+			t.Errorf("%s is not in the one list", p)
+		}
+	}
+	out := attack(t, sess, z.ws, `echo '{"permission":{"mode":"allow_all"}}' > trusted.json; rm -f trusted.json; mv trusted.json t2; `+
+		`echo '{}' >> trusted.json; mkdir -p home/.config/zuno; echo '{"permission":{"mode":"allow_all"}}' > home/.config/zuno/zuno.json; `+
+		`ls -la home/.config/zuno; cat trusted.json; true`)
+	if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
+		t.Errorf("the agent wrote the trusted configuration file: %q (%q)", b, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "zuno.json")); err == nil {
+		t.Errorf("the agent made a global configuration file (%q)", out)
+	}
+	// Control: unprotected, the same command writes it.
+	z2 := layoutFiles(t, false)
+	runIn(t, adsandbox.Session{Launcher: adsandbox.Native{}}, z2.ws, `echo '{}' > trusted.json`)
+	if _, err := os.Stat(filepath.Join(z2.ws, "trusted.json")); err != nil {
+		t.Fatalf("control: the command does not write even unprotected: %v", err)
+	}
+}
+
+// What the freeze of a protected link's directory costs, and what it keeps: with .git a
+// link, the workspace root's entries stay in place (no new one, none removed, renamed or
+// re-pointed), while every file and directory in it still takes writes.
+func TestProtectedLinkFreezesItsDirectory(t *testing.T) {
+	z := layoutFiles(t, false)
+	write(t, filepath.Join(z.ws, "src", "a.go"), "package a\n")
+	write(t, filepath.Join(z.ws, "README"), "r\n")
+	if err := os.Rename(filepath.Join(z.ws, ".git"), filepath.Join(z.base, "repo.git")); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, filepath.Join(z.base, "repo.git"), filepath.Join(z.ws, ".git"))
+	sess := protectedSession(t, z, "")
+	out := attack(t, sess, z.ws, `echo b >> src/a.go && echo ok1; echo new > src/b.go && echo ok2; echo r2 > README && echo ok3; `+
+		`mkdir -p src/deep/er && echo ok4; rm -f .git; mv .git g; ln -sfn /tmp .git; touch newtop; mv src src2; true`)
+	for _, ok := range []string{"ok1", "ok2", "ok3", "ok4"} {
+		if !strings.Contains(out, ok+"\n") {
+			t.Errorf("a write inside the workspace failed (%s): %q", ok, out)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(z.ws, ".git")); err != nil || target != filepath.Join(z.base, "repo.git") {
+		t.Errorf(".git was removed or re-pointed: %q %v (%q)", target, err, out)
+	}
+	for _, p := range []string{"newtop", "g", "src2"} {
+		if _, err := os.Lstat(filepath.Join(z.ws, p)); err == nil {
+			t.Errorf("%s was made at the top of the frozen workspace (%q)", p, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(z.ws, "src", "b.go")); string(b) != "new\n" {
+		t.Errorf("src/b.go was not written: %q", b)
+	}
+	for _, p := range sess.Protected {
+		if p.Source == sandbox.SourceGit && p.Path == filepath.ToSlash(filepath.Join(z.ws, ".git")) && !strings.Contains(p.Why, "symbolic link") {
+			t.Errorf("the link's why does not say it is one: %q", p.Why)
+		}
+	}
+}
+
+// What the look cannot read it says (debug sandbox): a configuration git cannot parse, a
+// hook that is a program.
+func TestScanGitSaysWhatItCannotRead(t *testing.T) {
+	ws := scanRepo(t)
+	f, err := os.OpenFile(filepath.Join(ws, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[broken\n")
+	f.Close()
+	write(t, filepath.Join(ws, ".git", "hooks", "pre-commit"), "\x7fELF\x00\x00binary")
+	notes := strings.Join(adsandbox.ScanGit(ws, "").Notes, "\n")
+	for _, want := range []string{"git could not read the configuration", "pre-commit is a program"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not say %q: %q", want, notes)
+		}
+	}
+}
