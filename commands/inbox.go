@@ -46,28 +46,24 @@ func (in Inbox) Answered(ctx context.Context, sessionID, askID string) (events.P
 }
 
 // Wait returns the answer to askID: one the inbox holds already, else the first to arrive.
+// The feed says when the inbox gains an answer; the inbox stream says whose.
 func (in Inbox) Wait(ctx context.Context, sessionID, askID string) (events.PermissionAnswered, error) {
 	// The head first, then the stream: an answer the read misses lies after the head.
-	head, err := in.Feed.Head(ctx)
+	after, err := in.Feed.Head(ctx)
 	if err != nil {
 		return events.PermissionAnswered{}, err
 	}
-	if a, ok, err := in.Answered(ctx, sessionID, askID); err != nil || ok {
-		return a, err
-	}
 	stream := InboxStream(sessionID)
-	var answer events.PermissionAnswered
-	_, err = in.Feed.Wait(ctx, head, func(rec events.Recorded) bool {
-		if rec.Stream != stream || rec.Type != events.TypePermissionAnswered {
-			return false
+	for {
+		if a, ok, err := in.Answered(ctx, sessionID, askID); err != nil || ok {
+			return a, err
 		}
-		p, err := in.Registry.Decode(rec)
-		a, ok := p.(events.PermissionAnswered)
-		if err != nil || !ok || a.AskID != askID {
-			return false
+		rec, err := in.Feed.Wait(ctx, after, func(rec events.Recorded) bool {
+			return rec.Stream == stream && rec.Type == events.TypePermissionAnswered
+		})
+		if err != nil {
+			return events.PermissionAnswered{}, err
 		}
-		answer = a
-		return true
-	})
-	return answer, err
+		after = rec.Position // an answer to another ask: wait on after it
+	}
 }

@@ -19,6 +19,14 @@ type Log interface {
 	Subscribe(ctx context.Context, after uint64, handle func(events.Recorded) error) error
 }
 
+// headerLog is a Log that can follow the envelopes of the log alone (position, id, stream,
+// revision, type): the feed follows those when the store offers it, so a waiter's match sees
+// the envelope, and reads the event's content itself if it needs it. With a store that does
+// not, waiters see whole events; a match must not depend on the content either way.
+type headerLog interface {
+	SubscribeHeaders(ctx context.Context, after uint64, handle func(events.Recorded) error) error
+}
+
 // ErrStopped is returned to waiters when the feed has stopped (its context ended, or its
 // subscription failed; Err says why).
 var ErrStopped = errors.New("live: the feed has stopped")
@@ -59,7 +67,11 @@ func (f *Feed) Run(ctx context.Context) error {
 	f.pos = pos
 	f.mu.Unlock()
 	close(f.started)
-	err = f.log.Subscribe(ctx, pos, func(rec events.Recorded) error {
+	subscribe := f.log.Subscribe
+	if h, ok := f.log.(headerLog); ok {
+		subscribe = h.SubscribeHeaders
+	}
+	err = subscribe(ctx, pos, func(rec events.Recorded) error {
 		f.dispatch(rec)
 		return nil
 	})
@@ -91,7 +103,8 @@ func (f *Feed) dispatch(rec events.Recorded) {
 
 // Wait returns the first event after position after that match accepts: one already in the
 // log, or the next to arrive. match runs on the feed's goroutine while it dispatches, so it
-// must be quick and must not call the feed.
+// must be quick and must not call the feed; it decides on the envelope (stream, type,
+// position, id), the event's Data being absent when the store hands the feed envelopes only.
 func (f *Feed) Wait(ctx context.Context, after uint64, match func(events.Recorded) bool) (events.Recorded, error) {
 	select {
 	case <-f.started:

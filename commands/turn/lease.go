@@ -135,13 +135,9 @@ func (r *run) watchInterrupt(ctx context.Context, head uint64, cancel context.Ca
 		return
 	}
 	stream := commands.LeaseStream(r.turnID)
+	// The turn's own lease stream: an interrupt there names this turn.
 	_, err := feed.Wait(ctx, head, func(rec events.Recorded) bool {
-		if rec.Stream != stream || rec.Type != events.TypeTurnInterruptRequested {
-			return false
-		}
-		p, err := r.d.Registry.Decode(rec)
-		e, ok := p.(events.TurnInterruptRequested)
-		return err == nil && ok && e.TurnID == r.turnID
+		return rec.Stream == stream && rec.Type == events.TypeTurnInterruptRequested
 	})
 	if err == nil {
 		cancel(ErrInterrupted)

@@ -41,6 +41,11 @@ func (s *State) Evolve(p events.Payload) error {
 		if err != nil {
 			return fmt.Errorf("lease: %s expiresAt %q: %w", e.TurnID, e.ExpiresAt, err)
 		}
+		if e.Holder != s.Holder || e.TurnID != s.TurnID || s.Released {
+			// A new hold of the turn (a resumption, a takeover): an interrupt asked of an
+			// earlier hold was for it; this one may be asked to stop again.
+			s.Interrupts = nil
+		}
 		s.TurnID, s.Holder, s.ExpiresAt, s.Released = e.TurnID, e.Holder, at, false
 	case events.TurnLeaseReleased:
 		if e.TurnID == s.TurnID && e.Holder == s.Holder {

@@ -114,6 +114,17 @@ func TestInterrupt(t *testing.T) {
 	if again, err := Interrupt(fold(t, leased("t1", "A", t0.Add(time.Minute)), ps[0]), "s", "t1", "user", t0); err != nil || again != nil {
 		t.Fatalf("asking twice records nothing more: %v %v", again, err)
 	}
+	// A turn held anew (resumed after a suspension, taken over) may be asked to stop again;
+	// a renewal of the same hold does not forget the request.
+	asked := []events.Payload{leased("t1", "A", t0.Add(time.Minute)), ps[0]}
+	renewed := fold(t, append(asked, leased("t1", "A", t0.Add(2*time.Minute)))...)
+	if again, _ := Interrupt(renewed, "s", "t1", "user", t0); again != nil {
+		t.Errorf("a renewal forgot the interrupt asked of its hold: %v", again)
+	}
+	resumed := fold(t, append(asked, events.TurnLeaseReleased{TurnID: "t1", Holder: "A"}, leased("t1", "B", t0.Add(time.Minute)))...)
+	if again, err := Interrupt(resumed, "s", "t1", "user", t0); err != nil || len(again) != 1 {
+		t.Errorf("a turn held anew cannot be interrupted: %v %v", again, err)
+	}
 	for name, s := range map[string]State{
 		"no lease":      {},
 		"another turn":  live,

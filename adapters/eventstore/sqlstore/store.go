@@ -479,10 +479,77 @@ const subscribeBatch = 512
 // commit could precede, reading "after the last delivered position" is gap-free;
 // notifications only say when to read.
 func (s *Store) Subscribe(ctx context.Context, after uint64, handle func(events.Recorded) error) error {
+	return s.follow(ctx, after, s.ReadAll, handle)
+}
+
+// SubscribeHeaders is Subscribe delivering each event's envelope alone (position, id, stream,
+// revision, type; no data, no metadata): what a process's live feed hands its waiters, who
+// match on stream and type and read the few events they need (docs/architecture.md, "One live
+// feed"). Following the log then costs every process the envelopes, not every event's content.
+func (s *Store) SubscribeHeaders(ctx context.Context, after uint64, handle func(events.Recorded) error) error {
+	return s.follow(ctx, after, paced(s.readHeaders, headerGap), handle)
+}
+
+// headerGap is the least time between two reads of a header subscription. On Postgres every
+// process is woken by every other's commits (at most one notification each per notifyEvery),
+// so a feed read on each wake would read as often as the whole deployment commits, in every
+// process; its waiters (an answer, an interrupt) are served within headerGap instead, the
+// store's poll interval.
+const headerGap = 250 * time.Millisecond
+
+// paced is read, called at most once per gap: a call that comes sooner first waits.
+func paced(read func(context.Context, uint64, int) ([]events.Recorded, error), gap time.Duration) func(context.Context, uint64, int) ([]events.Recorded, error) {
+	var last time.Time
+	return func(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
+		if wait := gap - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+		}
+		last = time.Now()
+		return read(ctx, after, limit)
+	}
+}
+
+// readHeaders is ReadAll without data and metadata.
+func (s *Store) readHeaders(ctx context.Context, after uint64, limit int) ([]events.Recorded, error) {
+	below, args, err := s.committedBelow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.reader.QueryContext(ctx, s.reader.Rebind(`SELECT position, event_id, stream, stream_revision, type FROM event_log
+		WHERE position > ?`+below+` ORDER BY position LIMIT ?`), append([]any{clampRevision(after)}, append(args, limit)...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []events.Recorded
+	for rows.Next() {
+		var (
+			r        events.Recorded
+			pos, rev int64
+		)
+		if err := rows.Scan(&pos, &r.ID, &r.Stream, &rev, &r.Type); err != nil {
+			return nil, err
+		}
+		r.Position, r.StreamRevision = uint64(pos), uint64(rev)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// follow reads the log after after with read, batch by batch, handing each event to handle,
+// and waits for more: woken by this process's commits, else every pollInterval.
+func (s *Store) follow(ctx context.Context, after uint64, read func(context.Context, uint64, int) ([]events.Recorded, error),
+	handle func(events.Recorded) error) error {
 	pos := after
 	for {
 		wake := s.changed.wait() // taken before reading, so a commit during the read is not missed
-		batch, err := s.ReadAll(ctx, pos, subscribeBatch)
+		batch, err := read(ctx, pos, subscribeBatch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
