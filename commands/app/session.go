@@ -96,6 +96,12 @@ func (c *Commands) InterruptTurn(ctx context.Context, meta commands.Meta, sessio
 		if err != nil {
 			return commands.Result{}, err
 		}
+		if open.Suspended { // no process drives it: nothing to stop
+			e := domain.NewError(turn.CodeTurnSuspended, fmt.Sprintf("turn %s of session %s is suspended, waiting for an answer: no process runs it", open.Started.TurnID, sessionID),
+				fmt.Sprintf("answer its ask (zuno session answer) and resume it, or cancel it: zuno run --session %s --recover PROMPT", sessionID))
+			e.ID = sessionID
+			return commands.Result{}, e
+		}
 		turnID = open.Started.TurnID
 	}
 	return c.send(ctx, &commands.InterruptTurn{Meta: meta, SessionID: sessionID, TurnID: turnID})
