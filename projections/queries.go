@@ -31,9 +31,10 @@ func LatestSessionQuery(dir string) (string, []any) {
 	return `SELECT id FROM session WHERE directory = ? ORDER BY time_updated DESC, id DESC LIMIT 1`, []any{dir}
 }
 
-// OpenSessionsQuery lists the sessions whose latest turn is open (running, or left by a
-// process that stopped): the reaction runner's sweep for expired leases reads it.
-const OpenSessionsQuery = `SELECT id FROM session WHERE status = 'open' ORDER BY id`
+// SessionsWithStatusQuery lists the sessions whose status is its parameter: the reaction
+// runner's sweep reads the open ones (running, or left by a process that stopped) and the
+// suspended ones.
+const SessionsWithStatusQuery = `SELECT id FROM session WHERE status = ? ORDER BY id`
 
 // LatestReceiptSessionQuery finds the session of the newest prompt receipt.
 var LatestReceiptSessionQuery = fmt.Sprintf(

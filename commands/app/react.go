@@ -13,7 +13,7 @@ import (
 )
 
 // Reactions are the application's reactions (docs/turns.md, "Reactions"): a resumption when an
-// answer arrives. The sweep for expired leases is ExpiredLeases.
+// answer arrives. What no event triggers (an expired lease) is found by Sweep.
 func Reactions() []react.Reaction { return []react.Reaction{react.AnswerResumes()} }
 
 // React issues a reaction's command. A command that finds nothing to do (no turn waits, the
@@ -46,21 +46,42 @@ var nothingToDo = map[string]bool{
 	turn.CodeTurnInProgress: true, lease.CodeLeaseHeld: true, CodeUsage: true, domain.CodeSessionNotFound: true,
 }
 
+// skipped says what the runner does with a command's failure: one that found nothing to do,
+// and any other typed refusal (a workspace that is gone, a model that cannot be opened: the
+// same command would be refused again), is done with, so it never holds up the triggers after
+// it; an untyped failure (the store, the network) is tried again later.
 func skipped(err error) error {
-	if err != nil && nothingToDo[domain.CodeOf(err)] {
+	code := domain.CodeOf(err)
+	switch {
+	case err == nil:
+		return nil
+	case nothingToDo[code]:
 		return fmt.Errorf("%w: %w", react.Skipped, err)
+	case code != "":
+		return fmt.Errorf("%w: gave up: %w", react.Skipped, err)
 	}
 	return err
 }
 
-// ExpiredLeases is the reaction runner's sweep: a settle command for each session whose open
-// turn's lease has expired (react.Expired).
-func (c *Commands) ExpiredLeases(ctx context.Context) ([]react.Command, error) {
+// Sweep is the reaction runner's look at the state of the store, for what no event triggers:
+// a settle command for each open turn whose lease has expired (react.Expired), and a resume
+// for each suspended turn whose asks are all answered (an answer that landed while the turn
+// was suspending, when its holder still held it and the answer's own resume found it busy).
+func (c *Commands) Sweep(ctx context.Context) ([]react.Command, error) {
+	expired, err := c.expiredLeases(ctx)
+	if err != nil {
+		return expired, err
+	}
+	answered, err := c.answeredSuspensions(ctx)
+	return append(expired, answered...), err
+}
+
+func (c *Commands) expiredLeases(ctx context.Context) ([]react.Command, error) {
 	leases := c.ports.Driver.Leases
 	if leases == nil {
 		return nil, nil
 	}
-	ids, err := c.queries.OpenSessions(ctx)
+	ids, err := c.queries.SessionsWithStatus(ctx, "open")
 	if err != nil {
 		return nil, err
 	}
@@ -84,10 +105,33 @@ func (c *Commands) ExpiredLeases(ctx context.Context) ([]react.Command, error) {
 	return out, nil
 }
 
+func (c *Commands) answeredSuspensions(ctx context.Context) ([]react.Command, error) {
+	ids, err := c.queries.SessionsWithStatus(ctx, "suspended")
+	if err != nil {
+		return nil, err
+	}
+	var out []react.Command
+	for _, id := range ids {
+		open, err := c.ports.Driver.Open(ctx, id)
+		if domain.CodeOf(err) == turn.CodeNoOpenTurn || (err == nil && !open.Suspended) {
+			continue // resumed or finished since the read models said suspended
+		}
+		if err != nil {
+			return out, err
+		}
+		trigger, err := c.lastAnswer(ctx, id, open)
+		if err != nil {
+			continue // an ask still unanswered: its answer's reaction resumes it
+		}
+		out = append(out, react.Command{Kind: react.KindResume, ID: ResumeCommandID(trigger), SessionID: id, Trigger: trigger})
+	}
+	return out, nil
+}
+
 // ReactionRunner is the reaction runner of this application (zuno worker runs it): its
 // reactions, its sweep for expired leases every every, checkpoints kept in cps, each command
 // told to report.
 func (c *Commands) ReactionRunner(cps react.Checkpoints, every time.Duration, report func(react.Command, error)) *react.Runner {
 	return &react.Runner{Log: c.ports.Log, Registry: c.ports.Driver.Registry, Checkpoints: cps, Feed: c.ports.Feed,
-		Reactions: Reactions(), Sweep: c.ExpiredLeases, Dispatch: c.React, Every: every, Report: report}
+		Reactions: Reactions(), Sweep: c.Sweep, Dispatch: c.React, Every: every, Report: report}
 }

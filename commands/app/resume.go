@@ -42,14 +42,17 @@ const CodeTurnAwaitsAnswer = "turn_awaits_answer"
 
 // ResumeTurn runs the rest of the session's suspended turn.
 func (c *Commands) ResumeTurn(ctx context.Context, in ResumeTurn) (TurnResult, error) {
+	var again *turn.Resume
 	if id := in.Meta.CommandID; id != "" {
-		if out, done, err := c.ports.Driver.Resumed(ctx, in.SessionID, id); done || err != nil {
+		out, done, rerun, err := c.ports.Driver.Resumed(ctx, in.SessionID, id)
+		if done || err != nil {
 			head, herr := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
 			if err == nil {
 				err = herr
 			}
 			return TurnResult{Outcome: out, LastPosition: head}, err
 		}
+		again = rerun
 	}
 	open, err := c.ports.Driver.Open(ctx, in.SessionID)
 	if err != nil {
@@ -58,6 +61,9 @@ func (c *Commands) ResumeTurn(ctx context.Context, in ResumeTurn) (TurnResult, e
 	trigger, err := c.lastAnswer(ctx, in.SessionID, open)
 	if err != nil {
 		return TurnResult{}, err
+	}
+	if again != nil { // the same resumption again: its first trigger, so its digest is the same
+		trigger = again.TriggerEventID
 	}
 	meta := in.Meta
 	if meta.CommandID == "" {

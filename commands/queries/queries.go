@@ -142,9 +142,10 @@ func (q *Queries) LatestSession(ctx context.Context, dir string) (string, error)
 	return fmt.Sprint(t.Rows[0][0]), nil
 }
 
-// OpenSessions are the sessions whose latest turn is open, as the read models have them.
-func (q *Queries) OpenSessions(ctx context.Context) ([]string, error) {
-	t, err := q.SQL(ctx, projections.OpenSessionsQuery, 0)
+// SessionsWithStatus are the sessions whose status (open, suspended, or how their latest
+// turn finished) is status, as the read models have them.
+func (q *Queries) SessionsWithStatus(ctx context.Context, status string) ([]string, error) {
+	t, err := q.SQL(ctx, projections.SessionsWithStatusQuery, 0, status)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	nextSweep := time.Time{}
+	backoff := time.Duration(0)
 	for {
 		if !time.Now().Before(nextSweep) {
 			r.sweep(ctx)
@@ -62,12 +63,29 @@ func (r *Runner) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil {
+		switch {
+		case err != nil:
+			// The trigger stays where it failed, and is tried again after a pause that grows
+			// (to Every): never at once, which would retry as fast as the store answers.
 			r.report(Command{}, err)
-		}
-		if n == 0 || err != nil {
+			backoff = min(max(2*backoff, time.Second), r.every())
+			pause(ctx, backoff)
+		case n == 0:
+			backoff = 0
 			r.idle(ctx, cps, time.Until(nextSweep))
+		default:
+			backoff = 0
 		}
+	}
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -105,7 +106,11 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 		e.ID = sessionID
 		return rep, e
 	}
-	for _, c := range commandsOf(all) {
+	cmds, err := commandsOf(registry, all)
+	if err != nil {
+		return rep, err
+	}
+	for _, c := range cmds {
 		g, err := newGroup(registry, c.recs)
 		if err != nil {
 			return rep, err
@@ -191,7 +196,7 @@ type command struct {
 // join the turn's command: a replay runs a turn as one, its answers already in the log, so
 // the suspension and resumption records, which are not decisions, are left out of what it is
 // compared with (docs/replay.md, "Suspended turns").
-func commandsOf(all []events.Recorded) []command {
+func commandsOf(registry *events.Registry, all []events.Recorded) ([]command, error) {
 	var out []command
 	for start := 0; start < len(all); {
 		end := start + 1
@@ -200,14 +205,56 @@ func commandsOf(all []events.Recorded) []command {
 		}
 		span := all[start:end]
 		if n := len(out); n > 0 && lifecycleOnly(span[:1]) {
-			out[n-1].recs = append(out[n-1].recs, decisions(span)...)
+			// A resumption whose process stopped and which was then recovered under its own id
+			// (sent again): the turn stopped where the recovery begins, as a killed run's does,
+			// and the recovery is the next command's work, not a decision of the turn.
+			kept, err := beforeRecovery(registry, span)
+			if err != nil {
+				return nil, err
+			}
+			out[n-1].recs = append(out[n-1].recs, decisions(kept)...)
 			out[n-1].events += len(span)
 		} else {
 			out = append(out, command{start: start, events: len(span), recs: decisions(span)})
 		}
 		start = end
 	}
-	return out
+	return out, nil
+}
+
+// beforeRecovery is recs up to what a recovery recorded: the events that end with the turn
+// finished recovered and, before it, the open request failed interrupted and the calls settled
+// recovered (transcript.Recover's order).
+func beforeRecovery(registry *events.Registry, recs []events.Recorded) ([]events.Recorded, error) {
+	ps := make([]events.Payload, len(recs))
+	end := -1
+	for i, rec := range recs {
+		p, err := registry.Decode(rec)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+		if f, ok := p.(events.TurnFinished); ok && f.Recovered && end < 0 {
+			end = i
+		}
+	}
+	if end < 0 {
+		return recs, nil
+	}
+	for end > 0 && recoveryRecord(ps[end-1]) {
+		end--
+	}
+	return recs[:end], nil
+}
+
+func recoveryRecord(p events.Payload) bool {
+	switch e := p.(type) {
+	case events.ToolSettled:
+		return e.Recovered
+	case events.ProviderRequest:
+		return e.Status == events.RequestFailed && e.Error != nil && e.Error.Code == transcript.CodeInterrupted
+	}
+	return false
 }
 
 // lifecycleOnly reports whether recs open with a turn's suspension or resumption.

@@ -422,7 +422,7 @@ func (r *run) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if open.Suspended && !r.req.ForceRecover {
+	if len(open.Awaiting()) > 0 && !r.req.ForceRecover { // suspended, or its process stopped while it waited
 		return r.suspendedError(open)
 	}
 	release, err := r.takeOver(ctx, open.TurnID, leased)

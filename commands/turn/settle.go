@@ -113,23 +113,28 @@ func (r *run) settleWith(ctx context.Context, ps ...events.Payload) error {
 
 // Resumed returns the outcome of the resumption commandID of a session's turn, found false
 // when no such command resumed one: a resumption sent again answers with its first outcome.
-func (d *Driver) Resumed(ctx context.Context, sessionID, commandID string) (Outcome, bool, error) {
+// When its process stopped while the turn waited on a later ask (nothing uncertain), found is
+// false and again is the resumption to run again, under the same id and trigger.
+func (d *Driver) Resumed(ctx context.Context, sessionID, commandID string) (out Outcome, found bool, again *Resume, err error) {
 	var first *events.TurnResumed
-	_, err := commands.Load(ctx, d.Store, d.Registry, commands.SessionStream(sessionID), 0, func(rec events.Recorded, p events.Payload) error {
+	_, err = commands.Load(ctx, d.Store, d.Registry, commands.SessionStream(sessionID), 0, func(rec events.Recorded, p events.Payload) error {
 		if e, ok := p.(events.TurnResumed); ok && first == nil && rec.Metadata.CommandID == commandID {
 			first = &e
 		}
 		return nil
 	})
 	if err != nil || first == nil {
-		return Outcome{}, false, err
+		return Outcome{}, false, nil, err
 	}
 	req := Request{Meta: commands.Meta{CommandID: commandID}, SessionID: sessionID, Observer: NopObserver{},
 		Resume: &Resume{TurnID: first.TurnID, TriggerEventID: first.TriggerEventID}}
 	r, err := d.load(ctx, req)
 	if err != nil {
-		return Outcome{}, true, err
+		return Outcome{}, true, nil, err
 	}
-	out, err := r.repeat(ctx)
-	return out, true, err
+	if r.resumesAgain() {
+		return Outcome{}, false, req.Resume, nil
+	}
+	out, err = r.repeat(ctx)
+	return out, true, nil, err
 }

@@ -128,15 +128,20 @@ func (r *run) resume(ctx context.Context) error {
 	return nil
 }
 
-// suspendedError refuses a new input while the session's turn is suspended: the turn waits for
-// an answer, and starting another would cancel its calls without anyone deciding so.
+// suspendedError refuses a new input while the session's turn waits for an answer, suspended
+// or left so by a process that stopped: starting another would cancel its calls without anyone
+// deciding so.
 func (r *run) suspendedError(open *transcript.Turn) error {
 	var asks []string
 	for _, a := range open.Awaiting() {
 		asks = append(asks, a.AskID)
 	}
-	e := domain.NewError(CodeTurnSuspended, fmt.Sprintf("turn %s of session %s is suspended, waiting for an answer to %s",
-		open.TurnID, r.req.SessionID, strings.Join(asks, ", ")),
+	state := "is suspended"
+	if !open.Suspended {
+		state = "stopped with its process"
+	}
+	e := domain.NewError(CodeTurnSuspended, fmt.Sprintf("turn %s of session %s %s, waiting for an answer to %s",
+		open.TurnID, r.req.SessionID, state, strings.Join(asks, ", ")),
 		fmt.Sprintf("answer it (zuno session answer %s ASK once|always|reject) and resume it (zuno session resume %s), or pass --recover to cancel its waiting calls", r.req.SessionID, r.req.SessionID))
 	e.ID = r.req.SessionID
 	return e
