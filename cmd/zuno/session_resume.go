@@ -19,7 +19,7 @@ func newSessionAnswerCmd() *cobra.Command {
 inbox). A turn waiting for it in another process (zuno run --asks wait, or at a terminal) goes
 on at once; a suspended turn (zuno run --asks suspend) goes on when it is resumed: by a running
 zuno worker, or with zuno session resume. An ask is answered once; answering it again is
-refused (ask_answered).`,
+refused (already_answered).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 3 {
 				return usagef("zuno session answer takes a session id, an ask id (ask_…) and once, always or reject")

@@ -257,3 +257,30 @@ func TestRunnerCrashChild(t *testing.T) {
 	}
 	w.runner(hang).CatchUp(context.Background())
 }
+
+// A trigger whose command keeps failing (the store down) is tried again after a pause that
+// grows, never as fast as the store answers; it is kept, and the triggers after it wait.
+func TestRunnerBacksOffAFailingTrigger(t *testing.T) {
+	w := openWorld(t, filepath.Join(t.TempDir(), "zuno.db"))
+	w.trigger(t, "ses_a", "ses_b")
+	var calls []string
+	failing := func(_ context.Context, c react.Command) error {
+		calls = append(calls, c.SessionID)
+		return fmt.Errorf("store unavailable")
+	}
+	r := w.runner(failing)
+	r.Every = time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if err := r.Run(ctx); err == nil {
+		t.Fatal("Run ended without its context")
+	}
+	if len(calls) == 0 || len(calls) > 2 {
+		t.Fatalf("in 1.5 s a failing command was issued %d times (%v): want 1 or 2 (a pause of 1 s, then 2 s)", len(calls), calls)
+	}
+	for _, s := range calls {
+		if s != "ses_a" {
+			t.Fatalf("a trigger after the failing one was issued before it: %v", calls)
+		}
+	}
+}
