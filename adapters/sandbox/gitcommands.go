@@ -39,6 +39,10 @@ type namedPath struct {
 // commandNames is what one command line names, and whether all of it could be read.
 type commandNames struct {
 	paths []namedPath
+	// dirs are the directories a cd or pushd earlier in the line may have moved to: a
+	// relative path named after one is also read relative to each (the line's own directory
+	// stays a candidate: a cd in a subshell or a branch may not have run).
+	dirs []string
 	// unread says what could not be read (a syntax error, an expansion): the paths are then
 	// the ones read conservatively, and debug sandbox says so.
 	unread []string
@@ -92,6 +96,10 @@ func (c *commandNames) line(text string, depth int) {
 			c.call(c.words(n.Args), depth)
 		case *syntax.DeclClause: // export PATH="node_modules/.bin:$PATH" (husky's runner)
 			c.assigns(n.Args, depth)
+		case *syntax.WordIter: // for f in tools/hooks.d/*.sh: what the loop may run
+			for _, w := range n.Items {
+				c.maybe(c.word(w))
+			}
 		case *syntax.Redirect:
 			if n.Op == syntax.RdrIn && n.Word != nil {
 				c.maybe(c.word(n.Word))
@@ -154,6 +162,15 @@ func literalParts(b *strings.Builder, parts []syntax.WordPart, quoted bool) bool
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
 			exact = literalParts(b, p.Parts, true) && exact
+		case *syntax.ParamExp:
+			// ${VAR:-dir} and ${VAR-dir}: the default is what it names when VAR is unset,
+			// as it is for the user's git.
+			if e := p.Exp; e != nil && e.Word != nil && (e.Op == syntax.DefaultUnsetOrNull || e.Op == syntax.DefaultUnset) {
+				exact = literalParts(b, e.Word.Parts, quoted) && exact
+				continue
+			}
+			b.WriteString(unknownPart)
+			exact = false
 		default:
 			b.WriteString(unknownPart)
 			exact = false
@@ -235,9 +252,13 @@ func (c *commandNames) call(args []word, depth int) {
 		return
 	}
 	prog := args[0]
-	c.program(prog)
 	name := strings.ToLower(filepath.Base(prog.text))
 	rest := args[1:]
+	if (name == "cd" || name == "pushd") && len(rest) > 0 {
+		c.moveTo(rest[len(rest)-1])
+		return
+	}
+	c.program(prog)
 	switch {
 	case name == "git":
 		c.gitOptions(rest, depth)
@@ -260,6 +281,10 @@ func (c *commandNames) unwrap(args []word) []word {
 		args = args[1:]
 		for len(args) > 0 && (strings.HasPrefix(args[0].text, "-") || strings.Contains(args[0].text, "=") ||
 			(wrapper == "timeout" || wrapper == "nice") && isNumberish(args[0].text)) {
+			if split, ok := envSplitString(wrapper, args); ok { // env -S "sh tools/x.sh": a command line
+				c.line(split, 1)
+				return nil
+			}
 			if _, v, ok := strings.Cut(args[0].text, "="); ok && !strings.HasPrefix(args[0].text, "-") {
 				c.assignValue([]string{v})
 			}
@@ -267,6 +292,31 @@ func (c *commandNames) unwrap(args []word) []word {
 		}
 	}
 	return args
+}
+
+// envSplitString is the command line of env -S STRING (also -SSTRING, --split-string=STRING).
+func envSplitString(wrapper string, args []word) (string, bool) {
+	if wrapper != "env" {
+		return "", false
+	}
+	a := args[0].text
+	switch {
+	case (a == "-S" || a == "--split-string") && len(args) > 1:
+		return strings.Join(texts(args[1:]), " "), true
+	case strings.HasPrefix(a, "--split-string="):
+		return strings.TrimPrefix(a, "--split-string="), true
+	case strings.HasPrefix(a, "-S") && len(a) > 2:
+		return a[2:], true
+	}
+	return "", false
+}
+
+func texts(ws []word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.text
+	}
+	return out
 }
 
 func isNumberish(s string) bool {
@@ -434,5 +484,45 @@ func (c *commandNames) add(p namedPath) {
 		strings.Contains(p.path, "://") {
 		return
 	}
-	c.paths = append(c.paths, p)
+	if i := strings.IndexAny(p.path, "*?["); i >= 0 {
+		// A glob runs whatever matches it: the directory it matches in is protected whole
+		// (tools/hooks.d/*.sh: tools/hooks.d, covered when missing).
+		dir := filepath.Dir(p.path[:i] + "x")
+		if dir == "." || dir == "/" {
+			c.unread = append(c.unread, "a glob over the command's own directory ("+p.path+")")
+			return
+		}
+		p = namedPath{path: dir, must: true, dir: true, tail: p.tail}
+	}
+	if len(c.dirs) == 0 || filepath.IsAbs(p.path) || strings.HasPrefix(p.path, "~") {
+		c.paths = append(c.paths, p)
+		return
+	}
+	// After a cd the line's own directory is the less likely one: protected when the file
+	// exists there, never covered (no empty file left where nothing was).
+	here := p
+	here.must, here.dir = false, false
+	c.paths = append(c.paths, here)
+	for _, d := range c.dirs {
+		moved := p
+		moved.path = filepath.Join(d, p.path)
+		c.paths = append(c.paths, moved)
+	}
+}
+
+// moveTo reads cd DIR or pushd DIR: later relative paths may be relative to DIR. A directory
+// the text does not decide ($VAR, cd -) is said in what could not be read.
+func (c *commandNames) moveTo(dir word) {
+	if !dir.exact || dir.text == "-" || dir.text == "" {
+		c.unread = append(c.unread, "a cd to a directory the text does not name")
+		return
+	}
+	for _, d := range append([]string{""}, c.dirs...) {
+		if !filepath.IsAbs(dir.text) && !strings.HasPrefix(dir.text, "~") {
+			c.dirs = append(c.dirs, filepath.Join(d, dir.text))
+		} else {
+			c.dirs = append(c.dirs, dir.text)
+			break
+		}
+	}
 }

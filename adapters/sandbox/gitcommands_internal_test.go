@@ -18,6 +18,23 @@ func TestNamesOf(t *testing.T) {
 		gitArgsOnly bool
 	}{
 		{value: "sh scripts/x.sh", must: []string{"scripts/x.sh"}},
+		// A cd or pushd moves what later relative paths name (review 25c): both the line's
+		// own directory and the one moved to are read.
+		{value: "cd tools && sh fsmon.sh", must: []string{"tools/fsmon.sh"}, may: []string{"fsmon.sh"}},
+		{value: "(cd sub; sh pc.sh)", must: []string{"sub/pc.sh"}},
+		{value: "pushd tools >/dev/null; sh e.sh; popd", must: []string{"tools/e.sh"}},
+		{value: "cd a && cd b && sh x.sh", must: []string{"a/b/x.sh", "a/x.sh"}, may: []string{"x.sh"}},
+		{value: `cd "$DIR" && sh x.sh`, must: []string{"x.sh"}, unread: true},
+		// A glob runs whatever matches: the directory it matches in, whole.
+		{value: `for f in tools/hooks.d/*.sh; do sh "$f"; done`, must: []string{"tools/hooks.d"}},
+		{value: `sh scripts/pre-*.sh`, must: []string{"scripts"}},
+		{value: `sh *.sh`, unread: true},
+		// ${VAR:-default} names its default, as it does for the user's git.
+		{value: `sh "${TOOLS:-tools}/e.sh"`, must: []string{"tools/e.sh"}},
+		{value: `sh "${TOOLS-tools}/e.sh"`, must: []string{"tools/e.sh"}},
+		// env -S splits its string into a command line (review 25c).
+		{value: `env -S "sh tools/envs.sh"`, must: []string{"tools/envs.sh"}},
+		{value: `env --split-string="sh tools/envs.sh" x`, must: []string{"tools/envs.sh"}},
 		{value: "!sh tools/x.sh arg", must: []string{"tools/x.sh"}, may: []string{"arg"}},
 		{value: "scripts/fsmon.sh", must: []string{"scripts/fsmon.sh"}},
 		{value: "./run --flag", must: []string{"./run"}},

@@ -274,6 +274,13 @@ func (g *gitScan) entry(root, origin, key, value string, depth int) {
 		g.add(relativeTo(root, expandHome(value)), sandbox.CoverFile, "git reads it to choose filters and diff drivers, which run commands"+in)
 	case key == "init.templatedir":
 		g.add(relativeTo(root, expandHome(value)), sandbox.CoverDir, "git init and git clone copy its hooks into every new repository"+in)
+	case strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")):
+		// url.<base>.insteadOf rewrites a URL to <base>: an ext:: base is a command line
+		// git runs, spelled in the key itself.
+		base := strings.TrimPrefix(key[:strings.LastIndex(key, ".")], "url.")
+		if cmd, ok := strings.CutPrefix(base, "ext::"); ok {
+			g.named(namesOf(cmd), []string{root, g.ws}, "git runs it to reach the remote"+in)
+		}
 	case strings.HasPrefix(value, "ext::"):
 		// A remote of the ext transport is a command line git runs (once protocol.ext.allow
 		// lets it; the user's setting).

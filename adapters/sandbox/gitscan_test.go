@@ -212,3 +212,21 @@ func TestScanGitSaysWhatItCannotRead(t *testing.T) {
 		}
 	}
 }
+
+// url.<base>.insteadOf spells its command in the key: an ext:: base is a command line git
+// runs to reach the remote (review 25c), and what it names is protected like a value's.
+func TestScanGitReadsACommandInAnInsteadOfKey(t *testing.T) {
+	ws := scanRepo(t, [2]string{"url.ext::sh tools/ins.sh .insteadOf", "https://example.invalid/"},
+		[2]string{"url.ext::sh tools/push.sh .pushInsteadOf", "https://example.invalid/p"})
+	script(t, filepath.Join(ws, "tools", "ins.sh"), "#!/bin/sh\n")
+	got := map[string]string{}
+	for _, g := range adsandbox.GitPaths(ws, "") {
+		got[g.Path] = g.Why
+	}
+	for _, name := range []string{"ins.sh", "push.sh"} {
+		p := filepath.Join(ws, "tools", name)
+		if why, ok := got[p]; !ok || !strings.Contains(why, "insteadof") {
+			t.Errorf("%s is not listed as what an insteadOf key runs: %q (%v)", p, why, ok)
+		}
+	}
+}

@@ -334,7 +334,7 @@ func (a *assessor) editor(name string, argv []arg, _ []string, depth int) {
 			continue
 		}
 		switch {
-		case (t == "-c" || t == "--cmd") && i+1 < len(argv):
+		case (t == "-c" || t == "--cmd" || shortCluster(t, 'c')) && i+1 < len(argv):
 			i++
 			a.programArg(name, argv[i], func(c string) { a.exCommands(name, c, depth) })
 		case strings.HasPrefix(t, "+") && len(t) > 1:
@@ -379,8 +379,38 @@ func (a *assessor) exCommands(name, line string, depth int) {
 		if strings.Contains(cmd, "system") || strings.HasPrefix(cmd, `"`) || strings.HasPrefix(cmd, "'") {
 			a.code(name, cmd, depth)
 		}
+		if exUnreadable(cmd) {
+			a.note(Catastrophic, name, "", "an Ex command that deletes, writes or runs code of another language, which the gate does not read")
+		}
 		_, line, _ = strings.Cut(cmd, "|")
 	}
+}
+
+// shortCluster reports whether t is a cluster of short options ending in flag, which then
+// takes the next word (-sc CMD is -s -c CMD).
+func shortCluster(t string, flag byte) bool {
+	return len(t) > 2 && t[0] == '-' && t[1] != '-' && t[len(t)-1] == flag
+}
+
+// exUnreadable reports an Ex command that deletes or writes files through a vimscript
+// function, or runs code of another language (lua, python, perl, ruby, tcl, mzscheme): the
+// gate reads none of it (review 25c: vim -es -c 'call delete(expand("~"),"rf")').
+func exUnreadable(cmd string) bool {
+	for _, f := range []string{"delete(", "rename(", "writefile(", "mkdir(", "setfperm(", "libcall", "job_start", "jobstart", "termopen", "chansend"} {
+		if strings.Contains(cmd, f) {
+			return true
+		}
+	}
+	word := strings.Fields(cmd + " ")
+	if len(word) == 0 {
+		return false
+	}
+	switch strings.TrimRight(word[0], "!") {
+	case "lua", "luado", "luafile", "py", "python", "py3", "python3", "pyx", "pythonx", "pydo", "py3do", "pyfile", "py3file",
+		"perl", "perldo", "ruby", "rubydo", "rubyfile", "tcl", "tcldo", "tclfile", "mz", "mzscheme", "mzfile", "so", "source", "runtime":
+		return true
+	}
+	return false
 }
 
 // awk [options] PROGRAM [FILE…]: the program is the first operand unless -f names a file;

@@ -540,7 +540,17 @@ func (a *assessor) gitConfigEnv(name string, depth int) {
 			}
 		}
 	}
+	for _, env := range gitShellEnv {
+		for _, v := range a.vars[env] {
+			a.gitConfig(name, arg{{text: "core.editor", exact: true}}, arg{v}, depth)
+		}
+	}
 }
+
+// gitShellEnv are the variables whose value git runs as a shell command, as it does the
+// keys they stand for (`GIT_EDITOR='rm -rf ~;:' git commit`, review 25c).
+var gitShellEnv = []string{"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF",
+	"GIT_PAGER", "GIT_ASKPASS", "SSH_ASKPASS", "EDITOR", "VISUAL", "PAGER"}
 
 func hasOperand(operands []arg, s string) bool {
 	for _, g := range operands {
@@ -683,9 +693,10 @@ func (a *assessor) cd(_ string, argv []arg, _ []string, _ int) {
 	}
 }
 
-// unknownProgram: the program's name is not known statically ($RM, $(which rm)). It is
-// destructive; catastrophic when it is given a recursive option and a protected location,
-// which is how rm -rf spells it.
+// unknownProgram: the program's name is not known statically ($RM, $(which rm),
+// rm${IFS}-rf: the shell splits it only when it runs). The gate cannot read what runs, so it
+// is catastrophic (docs/risk.md); with a recursive option and a protected location it also
+// names the deletion it may be.
 func (a *assessor) unknownProgram(argv []arg) {
 	recursive := false
 	for _, g := range argv[1:] {
@@ -702,7 +713,7 @@ func (a *assessor) unknownProgram(argv []arg) {
 			}
 		}
 	}
-	a.note(Destructive, "", "", "the program's name is not known statically, so the gate cannot tell what it does")
+	a.note(Catastrophic, "", "", "the program's name is not known statically, so the gate cannot tell what it does")
 }
 
 // crontab -r deletes the user's crontab without a copy.

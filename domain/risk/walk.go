@@ -30,7 +30,13 @@ func (a *assessor) walk(node syntax.Node, depth int) {
 		case *syntax.FuncDecl:
 			a.forkBomb(n)
 		case *syntax.DeclClause:
+			nameref := declaresNameref(n)
 			for _, as := range n.Args {
+				if nameref && as.Name != nil {
+					// declare -n r=HOME: "$r" is HOME's value, which the gate does not follow.
+					a.assign(as.Name.Value, []reading{{text: unknownMark, unread: true}})
+					continue
+				}
 				a.assignNode(as)
 			}
 		case *syntax.ForClause:
@@ -416,4 +422,18 @@ func (a *assessor) forkBomb(fd *syntax.FuncDecl) {
 	if selfCall && spawns {
 		a.note(Catastrophic, name, "", "function "+name+" calls itself in a pipeline or in the background: a fork bomb exhausts the host's processes; refused in every permission mode")
 	}
+}
+
+// declaresNameref reports a declare, local or typeset given -n: its names refer to other
+// variables.
+func declaresNameref(n *syntax.DeclClause) bool {
+	for _, as := range n.Args {
+		if !as.Naked || as.Value == nil {
+			continue
+		}
+		if lit := as.Value.Lit(); strings.HasPrefix(lit, "-") && strings.Contains(lit, "n") {
+			return true
+		}
+	}
+	return false
 }

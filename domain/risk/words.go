@@ -361,6 +361,11 @@ func (a *assessor) param(p *syntax.ParamExp) []reading {
 		p.NestedParam == nil && len(p.Modifiers) == 0 && p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
 		return a.arrayParam(p)
 	}
+	if p.Excl && p.Names == 0 && p.Index == nil {
+		// ${!x}: the value of the variable x names, which the gate does not follow (review
+		// 25c): unreadable, never the empty string.
+		return []reading{{text: unknownMark, unread: true}}
+	}
 	if p.Param == nil || p.Excl || p.Width || p.IsSet || p.Index != nil || p.Names != 0 ||
 		p.NestedParam != nil || len(p.Modifiers) > 0 {
 		return []reading{{text: ""}}

@@ -1,0 +1,34 @@
+package risk_test
+
+import "testing"
+
+// The third attacker review of issue 25: spellings that emptied a scratch HOME under
+// danger-full-access while the gate graded them below catastrophic. Each row is one spelling
+// in the three modes; the look-alikes after them keep their level.
+func TestReviewCAttacks(t *testing.T) {
+	assessRows(t, []row{
+		// A program name the shell builds only when it runs is a command the gate cannot read.
+		{name: "rm split by ${IFS}", command: `rm${IFS}-rf${IFS}$HOME`, want: denied},
+		{name: "a program in a variable", command: `$RM -rf notes`, want: denied},
+		{name: "a program from a substitution", command: `$(which rm) -rf notes`, want: denied},
+		// A target reached through another variable's name.
+		{name: "indirect expansion ${!x}", command: `x=HOME; rm -rf "${!x}"`, want: denied},
+		{name: "declare -n nameref", command: `declare -n r=HOME; rm -rf "$r"`, want: denied},
+		{name: "local -n nameref", command: `f() { local -n r=HOME; rm -rf "$r"; }; f`, want: denied},
+		// Git runs these variables' values as shell commands, as it does the keys.
+		{name: "GIT_EDITOR runs on commit", command: `GIT_EDITOR='rm -rf ~;:' git commit --allow-empty`, want: denied},
+		{name: "GIT_SSH_COMMAND runs on fetch", command: `GIT_SSH_COMMAND='rm -rf ~' git fetch origin`, want: denied},
+		{name: "EDITOR runs on commit", command: `EDITOR='rm -rf ~;:' git commit`, want: denied},
+		{name: "GIT_PAGER runs on log", command: `GIT_PAGER='rm -rf ~' git log`, want: denied},
+		// Editors given Ex commands in option clusters, or vimscript and other languages.
+		{name: "ex -sc '!rm -rf ~'", command: `ex -sc '!rm -rf ~'`, want: denied},
+		{name: "vim -esc", command: `vim -esc '!rm -rf ~' -c q`, want: denied},
+		{name: "vim call delete()", command: `vim -es -c 'call delete(expand("~"),"rf")' -c q`, want: denied},
+		{name: "nvim lua os.execute", command: `nvim --headless -c 'lua os.execute("rm -rf ~")' -c q`, want: denied},
+		{name: "vim python3", command: `vim -c 'py3 import shutil; shutil.rmtree("/home/u")' -c q`, want: denied},
+
+		// Look-alikes that keep their level.
+		{name: "GIT_EDITOR=true", command: `GIT_EDITOR=true git commit --allow-empty -m x`, want: harmless},
+		{name: "vim -c with a setting", command: `vim -es -c 'set nu' -c wq notes.txt`, want: harmless},
+	}, workspaceEnv)
+}
