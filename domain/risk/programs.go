@@ -238,6 +238,11 @@ func init() {
 			table[n] = e.rule
 		}
 	}
+	for _, e := range runners {
+		for _, n := range e.names {
+			table[n] = e.rule
+		}
+	}
 }
 
 // opts splits arguments GNU style: options may come anywhere until "--"; a short option in

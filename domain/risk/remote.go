@@ -10,7 +10,7 @@ import "strings"
 // sshValues are ssh's options that take a value (autossh adds -M).
 const sshValues = "BbcDEeFIiJLlmOoPpQRSWwM"
 
-func (a *assessor) ssh(name string, argv []arg, _ []string, depth int) {
+func (a *assessor) ssh(name string, argv []arg, stdin []string, depth int) {
 	i := 1
 	for ; i < len(argv); i++ {
 		t, ok := argv[i].exact()
@@ -36,7 +36,14 @@ func (a *assessor) ssh(name string, argv []arg, _ []string, depth int) {
 			break
 		}
 	}
-	if i+1 >= len(argv) { // no destination, or no command: an interactive login
+	if i+1 >= len(argv) { // no destination, or no command: a login, whose shell reads standard input
+		for _, text := range stdin {
+			if text == fileInput || strings.Contains(text, unknownMark) {
+				a.note(Catastrophic, name, "", name+" runs commands from standard input the gate cannot read on the remote host")
+				continue
+			}
+			a.remote(name, []arg{{{text: text, exact: true}}}, depth)
+		}
 		return
 	}
 	a.remote(name, argv[i+1:], depth)

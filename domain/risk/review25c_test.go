@@ -27,7 +27,32 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "nvim lua os.execute", command: `nvim --headless -c 'lua os.execute("rm -rf ~")' -c q`, want: denied},
 		{name: "vim python3", command: `vim -c 'py3 import shutil; shutil.rmtree("/home/u")' -c q`, want: denied},
 
+		// Programs that run shell text, or code the gate does not read.
+		{name: "gdb -ex shell", command: `gdb -batch -ex 'shell rm -rf ~'`, want: denied},
+		{name: "gdb -ex python", command: `gdb -batch -ex 'python import os'`, want: denied},
+		{name: "make -f - from a pipe", command: `printf 'all:
+	rm -rf $$HOME
+' | make -f -`, want: denied},
+		{name: "tmux new -d", command: `tmux new -d 'rm -rf ~'`, want: denied},
+		{name: "tmux send-keys", command: `tmux send-keys -t 0 'rm -rf ~' Enter`, want: denied},
+		{name: "screen -X stuff", command: `screen -X stuff 'rm -rf ~
+'`, want: denied},
+		{name: "screen -dm CMD", command: `screen -dm rm -rf ~`, want: denied},
+		{name: "at now from a pipe", command: `echo 'rm -rf ~' | at now`, want: denied},
+		{name: "xterm -e", command: `xterm -e rm -rf ~`, want: denied},
+		{name: "Rscript -e", command: `Rscript -e 'unlink("~", recursive=TRUE)'`, want: denied},
+		{name: "julia -e", command: `julia -e 'rm(homedir(), recursive=true)'`, want: denied},
+		{name: "emacs --eval", command: `emacs --batch --eval '(delete-directory "~" t)'`, want: denied},
+		{name: "pwsh -c", command: `pwsh -c 'Remove-Item -Recurse ~'`, want: denied},
+		// A remote login's shell runs standard input.
+		{name: "ssh fed on a pipe", command: `echo 'rm -rf /' | ssh host`, want: denied},
+		{name: "ssh -T fed a here-string", command: `ssh -T host <<< 'rm -rf /'`, want: denied},
+
 		// Look-alikes that keep their level.
+		{name: "make", command: `make test`, want: harmless},
+		{name: "tmux ls", command: `tmux ls`, want: harmless},
+		{name: "gdb -ex bt", command: `gdb -batch -ex bt ./a.out`, want: harmless},
+		{name: "ssh with a harmless command on stdin", command: `echo uptime | ssh host`, want: harmless},
 		{name: "GIT_EDITOR=true", command: `GIT_EDITOR=true git commit --allow-empty -m x`, want: harmless},
 		{name: "vim -c with a setting", command: `vim -es -c 'set nu' -c wq notes.txt`, want: harmless},
 	}, workspaceEnv)
