@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
@@ -111,6 +112,23 @@ func (g *gitScan) list(p, cover, why string) {
 	}
 	g.seen[p] = true
 	g.out = append(g.out, sandbox.GitPath{Path: filepath.ToSlash(p), Cover: cover, Why: why})
+	if n := hardLinks(p); n > 1 {
+		// A read-only mount protects a name, not the file: another name of it in the
+		// workspace stays writable (review 25c). Said, since it cannot be mounted over.
+		g.warn(fmt.Sprintf("%s has %d hard links: its other names are writable and change it; remove them (git runs it)", p, n))
+	}
+}
+
+// hardLinks is how many names a regular file has; 0 for anything else.
+func hardLinks(p string) uint64 {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 0
 }
 
 func (g *gitScan) note(s string) {

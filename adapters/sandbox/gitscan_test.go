@@ -230,3 +230,28 @@ func TestScanGitReadsACommandInAnInsteadOfKey(t *testing.T) {
 		}
 	}
 }
+
+// A protected file with another name (a hard link made before the session) is said at start:
+// the read-only mount protects the name, and the other name still writes the file.
+func TestScanGitWarnsOfAHardLinkedScript(t *testing.T) {
+	ws := scanRepo(t, [2]string{"core.fsmonitor", "sh scripts/fsmon.sh"})
+	script(t, filepath.Join(ws, "scripts", "fsmon.sh"), "#!/bin/sh\n")
+	if err := os.Link(filepath.Join(ws, "scripts", "fsmon.sh"), filepath.Join(ws, "notes.sh")); err != nil {
+		t.Fatal(err)
+	}
+	scan := adsandbox.ScanGit(ws, "")
+	found := false
+	for _, w := range scan.Warnings {
+		found = found || (strings.Contains(w, "fsmon.sh") && strings.Contains(w, "2 hard links"))
+	}
+	if !found {
+		t.Fatalf("no warning of the second name: %q", scan.Warnings)
+	}
+	// Without the second name, nothing is said.
+	os.Remove(filepath.Join(ws, "notes.sh"))
+	for _, w := range adsandbox.ScanGit(ws, "").Warnings {
+		if strings.Contains(w, "hard links") {
+			t.Fatalf("a warning with one name: %q", w)
+		}
+	}
+}
