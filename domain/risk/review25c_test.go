@@ -48,6 +48,9 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "ssh fed on a pipe", command: `echo 'rm -rf /' | ssh host`, want: denied},
 		{name: "ssh -T fed a here-string", command: `ssh -T host <<< 'rm -rf /'`, want: denied},
 
+		// Appending to a credential store adds a key, as code that writes there does.
+		{name: "append to authorized_keys", command: `echo 'ssh-ed25519 AAAA k' >> ~/.ssh/authorized_keys`, want: denied},
+
 		// Look-alikes that keep their level.
 		{name: "make", command: `make test`, want: harmless},
 		{name: "tmux ls", command: `tmux ls`, want: harmless},

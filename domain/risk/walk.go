@@ -227,9 +227,9 @@ func truncates(op syntax.RedirOperator) bool {
 	return false
 }
 
-// redirect judges a redirection that writes: to a disk it is catastrophic, truncating a
-// credential file is catastrophic (the key is gone), and truncating another protected file
-// (/etc/hosts) is destructive.
+// redirect judges a redirection that writes: to a disk it is catastrophic, writing into a
+// credential file is catastrophic (emptied, the key is gone; appended to, a key is added), and
+// truncating another protected file (/etc/hosts) is destructive.
 func (a *assessor) redirect(r *syntax.Redirect) {
 	for _, rd := range a.unsplit(r.Word) {
 		p, _, ok := a.target(rd)
@@ -239,8 +239,10 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 		switch c := a.classify(p); {
 		case c == device:
 			a.note(Catastrophic, ">", p, "the redirection writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
-		case truncates(r.Op) && c == credential:
-			a.note(Catastrophic, ">", p, "the redirection empties "+a.display(p)+" (a credential store); refused in every permission mode")
+		case c == credential:
+			// Emptied, the key is gone; appended to, a key is added (authorized_keys), as code
+			// that writes there is refused too (review 25c).
+			a.note(Catastrophic, ">", p, "the redirection writes into "+a.display(p)+" (a credential store); refused in every permission mode")
 		case c == zunoData:
 			// The event log and the auth file are Zuno's to write: even an append corrupts them.
 			a.note(Catastrophic, ">", p, "the redirection writes into "+a.display(p)+" (Zuno's own data: the event log, the auth file); refused in every permission mode")
