@@ -25,6 +25,9 @@ type group struct {
 	// streams (a plan tool's work events) lies before it.
 	settledAt map[string]uint64
 	receipts  map[string]events.VerificationReceipt
+	// interruptedDuring are the calls during which the run was cancelled: the last calls
+	// settled before the turn finished interrupted, with no request started after them.
+	interruptedDuring map[string]bool
 }
 
 func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error) {
@@ -54,6 +57,9 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 			g.receipts[e.CallID] = e
 		case events.TurnFinished:
 			g.finished = g.started != nil && e.TurnID == g.started.TurnID
+			if e.Reason == events.FinishInterrupted && !e.Recovered {
+				g.interruptedDuring = lastCalls(g.payloads)
+			}
 		}
 	}
 	g.steps = g.stepOf()
@@ -123,3 +129,20 @@ func (g *group) refused(err error) Difference {
 
 // Now stamps the replayed events with the first recorded time; metadata is not compared.
 func (g *group) Now() time.Time { return g.recs[0].Metadata.Time }
+
+// lastCalls are the calls settled (not cancelled before they started) after the last
+// request of the events before a turn's end.
+func lastCalls(ps []events.Payload) map[string]bool {
+	out := map[string]bool{}
+	for i := len(ps) - 1; i >= 0; i-- {
+		switch e := ps[i].(type) {
+		case events.ProviderRequest:
+			return out
+		case events.ToolSettled:
+			if e.Outcome != "cancelled" {
+				out[e.CallID] = true
+			}
+		}
+	}
+	return out
+}

@@ -123,12 +123,14 @@ type recorded struct {
 	tools.Tool
 	g     *group
 	store *store
+	// cancel repeats the run's own cancellation after the call it came during.
+	cancel context.CancelFunc
 }
 
-func recordedTools(ts []tools.Tool, g *group, st *store) []tools.Tool {
+func recordedTools(ts []tools.Tool, g *group, st *store, cancel context.CancelFunc) []tools.Tool {
 	out := make([]tools.Tool, len(ts))
 	for i, t := range ts {
-		out[i] = recorded{Tool: t, g: g, store: st}
+		out[i] = recorded{Tool: t, g: g, store: st, cancel: cancel}
 	}
 	return out
 }
@@ -139,6 +141,11 @@ func (t recorded) Execute(_ context.Context, inv tools.Invocation) tools.Result 
 		return tools.Result{Outcome: tools.OutcomeError, ErrorCode: "replay_no_result", Output: "the recorded run has no result for this call"}
 	}
 	t.store.reached(t.g.settledAt[inv.CallID]) // the call has run: what it wrote is visible
+	if t.g.interruptedDuring[inv.CallID] {
+		// The run was cancelled while this call ran (Ctrl-C, an interrupt): the replay repeats
+		// the cancellation rather than going on to a next step the run never took.
+		t.cancel()
+	}
 	res := tools.Result{Outcome: tools.Outcome(s.Outcome), Output: s.Output, ErrorCode: s.ErrorCode, Metadata: s.Metadata}
 	if rc, ok := t.g.receipts[inv.CallID]; ok {
 		res.Receipt = &rc
