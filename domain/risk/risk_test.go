@@ -215,7 +215,8 @@ var attacks = []row{
 	{name: "cp to an ordinary file", command: `cp a.txt /tmp/b.txt`, want: harmless},
 	{name: "mv inside the project", command: `mv build/out.bin dist/`, want: harmless},
 	{name: "kill of one process", command: `kill -9 12345`, want: harmless},
-	{name: "tee -a appends to authorized_keys", command: `cat key.pub | tee -a ~/.ssh/authorized_keys`, want: harmless},
+	// An appended key grants access to the machine: refused since review 25c, like code that writes there.
+	{name: "tee -a appends to authorized_keys", command: `cat key.pub | tee -a ~/.ssh/authorized_keys`, want: denied},
 	{name: "cp -n never overwrites", command: `cp -n id.pub ~/.ssh/id.pub`, want: harmless},
 	{name: "sed -i.bak keeps the original", command: `sed -i.bak 's/a/b/' ~/.ssh/config`, want: harmless},
 	{name: "cp into home lands inside it", command: `cp notes.txt ~`, want: harmless},

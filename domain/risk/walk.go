@@ -239,10 +239,11 @@ func (a *assessor) redirect(r *syntax.Redirect) {
 		switch c := a.classify(p); {
 		case c == device:
 			a.note(Catastrophic, ">", p, "the redirection writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
-		case c == credential:
-			// Emptied, the key is gone; appended to, a key is added (authorized_keys), as code
-			// that writes there is refused too (review 25c).
-			a.note(Catastrophic, ">", p, "the redirection writes into "+a.display(p)+" (a credential store); refused in every permission mode")
+		case writeRefused(c):
+			// Emptied, a key is gone; appended to, a key is added (authorized_keys) or a line
+			// runs at the next login (~/.bashrc), as code that writes there is refused too
+			// (review 25c).
+			a.note(Catastrophic, ">", p, "the redirection writes into "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
 		case c == zunoData:
 			// The event log and the auth file are Zuno's to write: even an append corrupts them.
 			a.note(Catastrophic, ">", p, "the redirection writes into "+a.display(p)+" (Zuno's own data: the event log, the auth file); refused in every permission mode")

@@ -85,6 +85,11 @@ func homeRelClass(rel string) class {
 			return credential
 		}
 	}
+	for _, c := range startupPaths {
+		if under(rel, c) {
+			return startup
+		}
+	}
 	if contains(userConfigPaths, rel) || contains(winUserConfig, rel) {
 		return userConfig
 	}

@@ -38,10 +38,22 @@ func (a *assessor) writeOne(prog, p, verb string) {
 	case none:
 	case device:
 		a.note(Catastrophic, prog, p, prog+" writes over the disk "+a.display(p)+", destroying its file systems; refused in every permission mode")
-	case credential, zunoData:
+	case credential, startup, zunoData:
 		a.note(Catastrophic, prog, p, prog+" "+verb+" "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
 	default:
 		a.note(Destructive, prog, p, prog+" "+verb+" "+a.display(p)+" ("+c.String()+")")
+	}
+}
+
+// appendOnto judges an append to dest: refused into a credential store, a startup file or
+// Zuno's data, an ordinary write anywhere else.
+func (a *assessor) appendOnto(prog string, dest arg) {
+	for _, r := range dest {
+		if p, _, ok := a.target(r); ok {
+			if c := a.classify(p); writeRefused(c) || c == zunoData {
+				a.note(Catastrophic, prog, p, prog+" appends to "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
+			}
+		}
 	}
 }
 
@@ -62,6 +74,11 @@ func (a *assessor) copyTo(name string, argv []arg, stdin []string, depth int) {
 	switch {
 	case name == "tee" || name == "sponge":
 		if flags["-a"] || flags["--append"] {
+			// An append keeps what was there, but into a credential store or a startup file it
+			// adds a key or a line that runs on the host (review 25c).
+			for _, g := range operands {
+				a.appendOnto(name, g)
+			}
 			return
 		}
 		for _, g := range operands {
