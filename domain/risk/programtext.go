@@ -119,7 +119,7 @@ func (a *assessor) codePath(lit string) (string, bool) {
 }
 
 // tclExec matches tcl's exec and the words after it up to the end of the command.
-var tclExec = regexp.MustCompile(`\bexec\s+([^\n;\]]*)`)
+var tclExec = regexp.MustCompile(`\b(?:exec|spawn|system)\s+([^\n;\]]*)`) // expect's spawn and system run programs too
 
 // tclHome matches the home directory as tcl spells it.
 var tclHome = regexp.MustCompile(`\$(?:::)?env\(HOME\)|\[file normalize ~\]|~`)

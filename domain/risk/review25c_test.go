@@ -15,6 +15,7 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "indirect expansion ${!x}", command: `x=HOME; rm -rf "${!x}"`, want: denied},
 		{name: "declare -n nameref", command: `declare -n r=HOME; rm -rf "$r"`, want: denied},
 		{name: "local -n nameref", command: `f() { local -n r=HOME; rm -rf "$r"; }; f`, want: denied},
+		{name: "read -ra with IFS=/ splitting the home", command: `IFS=/ read -ra p <<< "$HOME"; rm -rf "/${p[1]}/${p[2]}"`, want: denied},
 		// Git runs these variables' values as shell commands, as it does the keys.
 		{name: "GIT_EDITOR runs on commit", command: `GIT_EDITOR='rm -rf ~;:' git commit --allow-empty`, want: denied},
 		{name: "GIT_SSH_COMMAND runs on fetch", command: `GIT_SSH_COMMAND='rm -rf ~' git fetch origin`, want: denied},
@@ -60,7 +61,13 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "ln -sf over ~/.bashrc", command: `ln -sf /tmp/evil ~/.bashrc`, want: denied},
 		{name: "python appends to ~/.bashrc", command: `python3 -c 'open(__import__("os").path.expanduser("~/.bashrc"), "a").write("x")'`, want: denied},
 
+		{name: "expect spawn", command: `expect -c 'spawn rm -rf ~; expect eof'`, want: denied},
+		{name: "crontab - from a pipe", command: `echo '* * * * * rm -rf ~' | crontab -`, want: denied},
+		{name: "crontab @reboot", command: `echo '@reboot rm -rf ~' | crontab -`, want: denied},
+
 		// Look-alikes that keep their level.
+		{name: "crontab -l", command: `crontab -l`, want: harmless},
+		{name: "a harmless crontab line", command: `echo '0 3 * * * echo hi' | crontab -`, want: harmless},
 		{name: "reading ~/.bashrc", command: `cat ~/.bashrc`, want: harmless},
 		{name: "grep in ~/.gitconfig", command: `grep -n email ~/.gitconfig`, want: harmless},
 		{name: "appending to a workspace file", command: `echo x >> notes.txt`, want: harmless},

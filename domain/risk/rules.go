@@ -716,9 +716,31 @@ func (a *assessor) unknownProgram(argv []arg) {
 	a.note(Catastrophic, "", "", "the program's name is not known statically, so the gate cannot tell what it does")
 }
 
-// crontab -r deletes the user's crontab without a copy.
-func (a *assessor) crontab(name string, argv []arg, _ []string, _ int) {
-	if flags, _ := opts(argv[1:], "u", "--user"); flags["-r"] {
+// crontab -r deletes the user's crontab without a copy; crontab - installs the table of
+// standard input, whose commands run on the host on schedule (each line's command read after
+// its five time fields or its @keyword).
+func (a *assessor) crontab(name string, argv []arg, stdin []string, depth int) {
+	flags, operands := opts(argv[1:], "u", "--user")
+	if flags["-r"] {
 		a.note(Destructive, name, "", "crontab -r deletes the crontab without a copy")
 	}
+	if flags["-l"] || flags["-e"] || (len(operands) > 0 && !exactIs(operands[0], "-")) {
+		return // listing, editing, or a table file (not read)
+	}
+	var commands []string
+	for _, text := range stdin {
+		for _, line := range strings.Split(text, "\n") {
+			fields := strings.Fields(line)
+			switch {
+			case len(fields) == 0 || strings.HasPrefix(fields[0], "#") || strings.Contains(fields[0], "="):
+			case strings.HasPrefix(fields[0], "@") && len(fields) > 1:
+				commands = append(commands, strings.Join(fields[1:], " "))
+			case len(fields) > 5:
+				commands = append(commands, strings.Join(fields[5:], " "))
+			case strings.Contains(line, unknownMark) || text == fileInput:
+				commands = append(commands, line)
+			}
+		}
+	}
+	a.runTexts(name, commands, depth)
 }

@@ -232,7 +232,7 @@ func (a *assessor) read(_ string, argv []arg, stdin []string, _ int) {
 		} else {
 			line, _, _ = strings.Cut(s, "\x00")
 		}
-		fields := strings.FieldsFunc(line, func(c rune) bool { return strings.ContainsRune(ifs, c) })
+		fields := ifsFields(line, ifs)
 		if arrName != "" {
 			var elems []arg
 			var all []reading
@@ -420,4 +420,45 @@ func (a *assessor) throughLinks(t string) string {
 		}
 	}
 	return t
+}
+
+// ifsFields splits a line as read does: IFS whitespace (space, tab, newline in IFS) is
+// trimmed and collapses, and each other IFS character ends a field, so empty fields between
+// them count (IFS=/ read -ra p <<< /home/u gives "", "home", "u"; review 25c), except a
+// trailing one.
+func ifsFields(line, ifs string) []string {
+	isWS := func(r rune) bool { return (r == ' ' || r == '\t' || r == '\n') && strings.ContainsRune(ifs, r) }
+	isDelim := func(r rune) bool { return strings.ContainsRune(ifs, r) && !isWS(r) }
+	runes := []rune(strings.TrimFunc(line, isWS))
+	var out []string
+	var cur strings.Builder
+	skipWS := func(i int) int {
+		for i+1 < len(runes) && isWS(runes[i+1]) {
+			i++
+		}
+		return i
+	}
+	for i := 0; i < len(runes); i++ {
+		switch r := runes[i]; {
+		case isDelim(r):
+			out = append(out, cur.String())
+			cur.Reset()
+			i = skipWS(i)
+		case isWS(r):
+			j := skipWS(i)
+			if j+1 < len(runes) && isDelim(runes[j+1]) {
+				i = j // whitespace next to a delimiter is part of it
+				continue
+			}
+			out = append(out, cur.String())
+			cur.Reset()
+			i = j
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
 }
