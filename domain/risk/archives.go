@@ -98,6 +98,16 @@ func (a *assessor) tar(name string, argv []arg, stdin []string, depth int) {
 			a.text(strings.TrimPrefix(t, "exec="), depth+1)
 		}
 	}
+	extracts, into := false, arg(nil)
+	for _, it := range items {
+		extracts = extracts || it.opt == "-x" || it.opt == "--extract" || it.opt == "--get"
+		if it.opt == "-C" || it.opt == "--directory" {
+			into = it.value
+		}
+	}
+	if extracts && into != nil {
+		a.extractInto(name, into)
+	}
 	if !removes {
 		return
 	}

@@ -36,6 +36,8 @@ var startupPaths = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
 	".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".inputrc", ".xinitrc", ".xprofile", ".xsession",
 	".gitconfig", ".config/git", ".config/fish", ".config/autostart", ".config/environment.d", ".pam_environment",
+	".bash_aliases", ".bash_functions", ".config/systemd/user", ".local/bin", "bin", ".vimrc", ".config/nvim",
+	".tmux.conf", ".config/tmux", ".pythonrc", ".curlrc", ".wgetrc", ".ssh/rc", ".ssh/environment",
 }
 
 // userConfigPaths are home-relative configuration roots, protected as a whole.

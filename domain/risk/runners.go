@@ -19,6 +19,10 @@ var runners = []struct {
 	{(*assessor).screen, []string{"screen"}},
 	{(*assessor).scheduler, []string{"at", "batch"}},
 	{(*assessor).terminal, []string{"xterm", "uxterm", "urxvt", "gnome-terminal", "konsole", "kitty", "alacritty", "terminator", "xfce4-terminal"}},
+	{(*assessor).downloadTo, []string{"curl", "wget"}},
+	{(*assessor).patchFile, []string{"patch"}},
+	{(*assessor).edFile, []string{"ed", "red"}},
+	{(*assessor).unzipTo, []string{"unzip"}},
 	{(*assessor).foreignCode, []string{"Rscript", "R", "julia", "emacs", "guile", "racket", "erl", "groovy", "pwsh", "powershell", "osascript"}},
 }
 
@@ -198,6 +202,25 @@ func (a *assessor) foreignCode(name string, argv []arg, _ []string, _ int) {
 		if foreignCodeOptions[t] || strings.HasPrefix(t, "--eval=") || strings.HasPrefix(t, "--expr=") {
 			a.note(Catastrophic, name, "", name+" runs code in a language the gate does not read; refused in every permission mode — write the code to a file in the workspace and run that")
 			return
+		}
+	}
+}
+
+// unzipTo: unzip ARCHIVE -d DIR extracts names the gate does not read; into the home
+// directory they may replace its startup files.
+func (a *assessor) unzipTo(name string, argv []arg, _ []string, _ int) {
+	for i := 1; i+1 < len(argv); i++ {
+		if exactIs(argv[i], "-d") {
+			a.extractInto(name, argv[i+1])
+		}
+	}
+}
+
+// extractInto refuses an archive extracted into a home directory as a whole.
+func (a *assessor) extractInto(name string, dir arg) {
+	for _, r := range dir {
+		if p, _, ok := a.target(r); ok && a.classify(p) == home {
+			a.note(Catastrophic, name, p, name+" extracts an archive the gate does not read into the home directory "+a.display(p)+", which may replace its startup files or credentials; refused in every permission mode — extract it elsewhere")
 		}
 	}
 }

@@ -18,10 +18,16 @@ func (a *assessor) writeOnto(prog string, dest arg, sources []arg, verb string) 
 		if !ok {
 			continue
 		}
-		switch a.classify(p) {
+		switch c := a.classify(p); c {
 		case home, root, userConfig:
 			for _, s := range sources {
 				for _, sr := range s {
+					if contentsOf(sr.text) && c == home {
+						// dotfiles/. or dir/ copies what the directory holds, whose names the
+						// gate does not read: a .bashrc among them runs at the next login.
+						a.note(Catastrophic, prog, p, prog+" copies the contents of "+a.display(sr.text)+" into the home directory "+a.display(p)+", which may replace its startup files or credentials; refused in every permission mode — copy the files by name")
+						continue
+					}
 					if sr.text != "" && !strings.HasPrefix(sr.text, unknownMark) {
 						a.writeOne(prog, strings.TrimSuffix(p, "/")+"/"+path.Base(sr.text), verb)
 					}
@@ -164,4 +170,57 @@ func (a *assessor) sed(name string, argv []arg, _ []string, depth int) {
 	for _, g := range operands {
 		a.writeOnto(name+" -i", g, nil, "rewrites")
 	}
+}
+
+// contentsOf reports a copy source spelled as a directory's contents (dir/. for cp, dir/ for
+// rsync).
+func contentsOf(src string) bool {
+	return strings.HasSuffix(src, "/.") || (strings.HasSuffix(src, "/") && len(src) > 1)
+}
+
+// downloadTo: curl -o FILE and wget -O FILE write what they fetch over FILE.
+func (a *assessor) downloadTo(name string, argv []arg, _ []string, _ int) {
+	for i := 1; i < len(argv); i++ {
+		t, _ := argv[i].exact()
+		var dest arg
+		switch {
+		case (t == "-o" || t == "--output" || t == "-O" && name == "wget" || t == "--output-document") && i+1 < len(argv):
+			i++
+			dest = argv[i]
+		case strings.HasPrefix(t, "--output=") || strings.HasPrefix(t, "--output-document="):
+			_, v, _ := strings.Cut(t, "=")
+			dest = arg{{text: v, exact: true}}
+		default:
+			continue
+		}
+		a.writeOnto(name, dest, nil, "downloads over")
+	}
+}
+
+// editsFile: patch FILE, ed FILE and ex/vim run non-interactively on FILE change it in place.
+func (a *assessor) editsFile(name string, operands []arg) {
+	for _, g := range operands {
+		for _, r := range g {
+			if p, _, ok := a.target(r); ok {
+				if c := a.classify(p); writeRefused(c) || c == zunoData {
+					a.note(Catastrophic, name, p, name+" edits "+a.display(p)+" ("+c.String()+"); refused in every permission mode")
+				}
+			}
+		}
+	}
+}
+
+// patchFile: patch [options] [FILE [PATCHFILE]] changes FILE (or the files the patch names,
+// which the gate does not read when it comes from standard input).
+func (a *assessor) patchFile(name string, argv []arg, _ []string, _ int) {
+	_, operands := opts(argv[1:], "BbdDFgiopVYz", "--directory", "--input", "--output", "--strip", "--prefix", "--suffix")
+	if len(operands) > 0 {
+		a.editsFile(name, operands[:1])
+	}
+}
+
+// edFile: ed [options] FILE edits FILE with commands from standard input.
+func (a *assessor) edFile(name string, argv []arg, _ []string, _ int) {
+	_, operands := opts(argv[1:], "p")
+	a.editsFile(name, operands)
 }
