@@ -78,6 +78,19 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "~/.bash_aliases", command: `echo 'alias ls="rm -rf ~"' >> ~/.bash_aliases`, want: denied},
 		{name: "a systemd user unit", command: `cp evil.service ~/.config/systemd/user/`, want: denied},
 
+		// Wrappers (review 25d's probe list).
+		{name: "env -S", command: `env -S 'rm -rf ~'`, want: denied},
+		{name: "env -C / rm", command: `env -C / rm -rf ~`, want: denied},
+		{name: "command -p rm", command: `command -p rm -rf ~`, want: denied},
+		{name: "command -p sh -c", command: `command -p sh -c 'rm -rf ~'`, want: denied},
+		{name: "builtin eval", command: `builtin eval 'rm -rf ~'`, want: denied},
+		{name: "exec -a NAME rm", command: `exec -a foo rm -rf ~`, want: denied},
+		{name: "busybox sh -c", command: `busybox sh -c 'rm -rf ~'`, want: denied},
+		{name: "screen -dmS bash -c", command: `screen -dmS x bash -c 'rm -rf ~'`, want: denied},
+		{name: "batch with a here-document", command: "batch <<EOF
+rm -rf ~
+EOF", want: denied},
+
 		// Look-alikes that keep their level.
 		{name: "curl -o a workspace file", command: `curl -o data.json http://x/d`, want: harmless},
 		{name: "a directory copied into home by name", command: `cp -r project ~`, want: harmless},
