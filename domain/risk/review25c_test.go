@@ -87,9 +87,7 @@ func TestReviewCAttacks(t *testing.T) {
 		{name: "exec -a NAME rm", command: `exec -a foo rm -rf ~`, want: denied},
 		{name: "busybox sh -c", command: `busybox sh -c 'rm -rf ~'`, want: denied},
 		{name: "screen -dmS bash -c", command: `screen -dmS x bash -c 'rm -rf ~'`, want: denied},
-		{name: "batch with a here-document", command: "batch <<EOF
-rm -rf ~
-EOF", want: denied},
+		{name: "batch with a here-document", command: "batch <<EOF\nrm -rf ~\nEOF", want: denied},
 
 		// Look-alikes that keep their level.
 		{name: "curl -o a workspace file", command: `curl -o data.json http://x/d`, want: harmless},
