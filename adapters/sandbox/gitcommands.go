@@ -31,6 +31,9 @@ type namedPath struct {
 	dir bool
 	// dirOK: an existing directory named without a slash still counts.
 	dirOK bool
+	// glob: the path is a pattern over the command's own directory (t*/x.sh): what it
+	// matches when the scan runs is protected.
+	glob bool
 	// tail: the path is what follows an expansion ("$(git rev-parse --show-toplevel)/x.sh",
 	// "$(dirname "$0")/h"): relative to each directory the command may have meant.
 	tail bool
@@ -89,6 +92,14 @@ func (c *commandNames) line(text string, depth int) {
 		c.unreadable(text, err)
 		return
 	}
+	// The directories first: a cd anywhere in the line (a function defined before it, a loop,
+	// a branch) may come before any command when it runs.
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok {
+			c.directoryChange(c.unwrap(c.words(call.Args)))
+		}
+		return true
+	})
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CallExpr:
@@ -229,7 +240,8 @@ func (c *commandNames) assignValue(pieces []string) {
 
 // wrappers run the rest of their arguments as a command.
 var wrappers = map[string]bool{"env": true, "exec": true, "command": true, "nohup": true, "nice": true, "time": true,
-	"timeout": true, "builtin": true, "stdbuf": true, "xargs": true, "sudo": true, "doas": true}
+	"timeout": true, "builtin": true, "stdbuf": true, "xargs": true, "sudo": true, "doas": true, "setsid": true,
+	"ionice": true, "chrt": true, "taskset": true, "flock": true, "runuser": true}
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "fish": true}
 
@@ -254,8 +266,18 @@ func (c *commandNames) call(args []word, depth int) {
 	prog := args[0]
 	name := strings.ToLower(filepath.Base(prog.text))
 	rest := args[1:]
-	if (name == "cd" || name == "pushd") && len(rest) > 0 {
-		c.moveTo(rest[len(rest)-1])
+	switch {
+	case name == "cd" || name == "pushd":
+		return // read before the line's paths (directoryChange)
+	case name == "eval" || name == "trap":
+		// eval TEXT… runs its words as a command line; trap 'TEXT' SIGNAL runs TEXT.
+		texts := rest
+		if name == "trap" && len(rest) > 0 {
+			texts = rest[:1]
+		}
+		for _, t := range texts {
+			c.line(t.text, depth+1)
+		}
 		return
 	}
 	c.program(prog)
@@ -285,6 +307,12 @@ func (c *commandNames) unwrap(args []word) []word {
 				c.line(split, 1)
 				return nil
 			}
+			if dir, ok := envChdir(wrapper, args); ok { // env -C tools sh x.sh
+				c.moveTo(dir)
+			}
+			if takesValue(wrapper, args[0].text) && len(args) > 1 { // timeout -s KILL, env -u HOME
+				args = args[1:]
+			}
 			if _, v, ok := strings.Cut(args[0].text, "="); ok && !strings.HasPrefix(args[0].text, "-") {
 				c.assignValue([]string{v})
 			}
@@ -294,21 +322,57 @@ func (c *commandNames) unwrap(args []word) []word {
 	return args
 }
 
-// envSplitString is the command line of env -S STRING (also -SSTRING, --split-string=STRING).
+// envSplitString is the command line of env -S STRING (also -SSTRING, --split-string=STRING,
+// and -S ending a cluster of options: -vS STRING).
 func envSplitString(wrapper string, args []word) (string, bool) {
 	if wrapper != "env" {
 		return "", false
 	}
 	a := args[0].text
 	switch {
-	case (a == "-S" || a == "--split-string") && len(args) > 1:
+	case (a == "-S" || a == "--split-string" || shortEnds(a, 'S')) && len(args) > 1:
 		return strings.Join(texts(args[1:]), " "), true
 	case strings.HasPrefix(a, "--split-string="):
 		return strings.TrimPrefix(a, "--split-string="), true
-	case strings.HasPrefix(a, "-S") && len(a) > 2:
-		return a[2:], true
+	case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "S"):
+		_, rest, _ := strings.Cut(a, "S")
+		return rest, rest != ""
 	}
 	return "", false
+}
+
+// envChdir is env -C DIR's (--chdir=DIR) directory.
+func envChdir(wrapper string, args []word) (word, bool) {
+	if wrapper != "env" {
+		return word{}, false
+	}
+	a := args[0].text
+	switch {
+	case (a == "-C" || a == "--chdir") && len(args) > 1:
+		return args[1], true
+	case strings.HasPrefix(a, "--chdir="):
+		return word{text: strings.TrimPrefix(a, "--chdir="), exact: args[0].exact}, true
+	case strings.HasPrefix(a, "-C") && len(a) > 2:
+		return word{text: a[2:], exact: args[0].exact}, true
+	}
+	return word{}, false
+}
+
+// shortEnds reports a cluster of short options ending in flag (-vS).
+func shortEnds(a string, flag byte) bool {
+	return len(a) > 2 && a[0] == '-' && a[1] != '-' && a[len(a)-1] == flag
+}
+
+// wrapperValues are the options of each wrapper that take the next word as their value.
+var wrapperValues = map[string]string{
+	"env": "uC", "timeout": "sk", "nice": "n", "xargs": "nLPdIsaE", "stdbuf": "ioe", "ionice": "cnp",
+	"chrt": "p", "taskset": "", "flock": "wEn", "runuser": "ugc", "sudo": "ugCDhprtTU",
+}
+
+// takesValue reports whether option a of wrapper takes the next word (-s KILL), not its own
+// inline value (-sKILL).
+func takesValue(wrapper, a string) bool {
+	return len(a) == 2 && a[0] == '-' && strings.IndexByte(wrapperValues[wrapper], a[1]) >= 0
 }
 
 func texts(ws []word) []string {
@@ -484,12 +548,23 @@ func (c *commandNames) add(p namedPath) {
 		strings.Contains(p.path, "://") {
 		return
 	}
+	if expanded := braces(p.path); len(expanded) > 1 { // tools/{a,b}.sh names tools/a.sh and tools/b.sh
+		for _, e := range expanded {
+			q := p
+			q.path = e
+			c.add(q)
+		}
+		return
+	}
 	if i := strings.IndexAny(p.path, "*?["); i >= 0 {
 		// A glob runs whatever matches it: the directory it matches in is protected whole
-		// (tools/hooks.d/*.sh: tools/hooks.d, covered when missing).
+		// (tools/hooks.d/*.sh: tools/hooks.d, covered when missing); a glob over the command's
+		// own directory (t*/x.sh), what it matches now.
 		dir := filepath.Dir(p.path[:i] + "x")
 		if dir == "." || dir == "/" {
-			c.unread = append(c.unread, "a glob over the command's own directory ("+p.path+")")
+			c.unread = append(c.unread, "a glob over the command's own directory ("+p.path+"): what it matches now is protected")
+			p.glob, p.must = true, false
+			c.paths = append(c.paths, p)
 			return
 		}
 		p = namedPath{path: dir, must: true, dir: true, tail: p.tail}
@@ -498,11 +573,9 @@ func (c *commandNames) add(p namedPath) {
 		c.paths = append(c.paths, p)
 		return
 	}
-	// After a cd the line's own directory is the less likely one: protected when the file
-	// exists there, never covered (no empty file left where nothing was).
-	here := p
-	here.must, here.dir = false, false
-	c.paths = append(c.paths, here)
+	// After a cd the line's own directory stays a candidate, covered too: the cd may fail
+	// (the agent can remove its directory), and the command then runs here.
+	c.paths = append(c.paths, p)
 	for _, d := range c.dirs {
 		moved := p
 		moved.path = filepath.Join(d, p.path)
@@ -510,10 +583,37 @@ func (c *commandNames) add(p namedPath) {
 	}
 }
 
+// directoryChange reads a cd, pushd, or env -C/--chdir of one simple command.
+func (c *commandNames) directoryChange(args []word) {
+	if len(args) < 2 {
+		return
+	}
+	switch strings.ToLower(filepath.Base(args[0].text)) {
+	case "cd", "pushd":
+		c.moveTo(args[len(args)-1])
+	case "builtin", "command":
+		c.directoryChange(args[1:])
+	}
+}
+
 // moveTo reads cd DIR or pushd DIR: later relative paths may be relative to DIR. A directory
-// the text does not decide ($VAR, cd -) is said in what could not be read.
+// the text decides only in part ("$(git rev-parse --show-toplevel)/tools", "$(dirname
+// "$0")/../tools") counts by its literal tail; one it does not decide at all ($VAR, cd -) is
+// said in what could not be read.
 func (c *commandNames) moveTo(dir word) {
-	if !dir.exact || dir.text == "-" || dir.text == "" {
+	if !dir.exact {
+		tail := strings.TrimPrefix(dir.text, "/")
+		if tail == "" || tail == "." {
+			c.unread = append(c.unread, "a cd to a directory the text does not name")
+			return
+		}
+		dir = word{text: tail, exact: true}
+		for strings.HasPrefix(dir.text, "../") { // relative to the hook's directory: read from the root too
+			c.dirs = append(c.dirs, dir.text)
+			dir.text = strings.TrimPrefix(dir.text, "../")
+		}
+	}
+	if dir.text == "-" || dir.text == "" {
 		c.unread = append(c.unread, "a cd to a directory the text does not name")
 		return
 	}
@@ -525,4 +625,22 @@ func (c *commandNames) moveTo(dir word) {
 			break
 		}
 	}
+}
+
+// braces expands the first brace list of p (tools/{a,b}.sh: tools/a.sh, tools/b.sh), as bash
+// does before globbing; p itself when it has none.
+func braces(p string) []string {
+	open := strings.IndexByte(p, '{')
+	if open < 0 {
+		return []string{p}
+	}
+	close := strings.IndexByte(p[open:], '}')
+	if close < 0 || !strings.Contains(p[open:open+close], ",") {
+		return []string{p}
+	}
+	var out []string
+	for _, alt := range strings.Split(p[open+1:open+close], ",") {
+		out = append(out, braces(p[:open]+alt+p[open+close+1:])...)
+	}
+	return out
 }

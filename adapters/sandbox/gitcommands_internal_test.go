@@ -32,6 +32,22 @@ func TestNamesOf(t *testing.T) {
 		// ${VAR:-default} names its default, as it does for the user's git.
 		{value: `sh "${TOOLS:-tools}/e.sh"`, must: []string{"tools/e.sh"}},
 		{value: `sh "${TOOLS-tools}/e.sh"`, must: []string{"tools/e.sh"}},
+		// Review 25e: text run by eval and trap, env -C, a cd in a function defined before it,
+		// a cd whose directory is known only by its tail, a cd that may fail, options of
+		// wrappers that take a value, brace lists.
+		{value: `eval "sh tools/x.sh"`, must: []string{"tools/x.sh"}},
+		{value: `trap 'sh tools/x.sh' EXIT`, must: []string{"tools/x.sh"}},
+		{value: `env -C tools sh x.sh`, must: []string{"tools/x.sh"}},
+		{value: `env --chdir=tools sh x.sh`, must: []string{"tools/x.sh"}},
+		{value: `env -vS 'sh tools/x.sh'`, must: []string{"tools/x.sh"}},
+		{value: "run() { sh x.sh; }\ncd tools\nrun", must: []string{"tools/x.sh", "x.sh"}},
+		{value: `cd "$(git rev-parse --show-toplevel)/tools" && sh check.sh`, must: []string{"tools/check.sh", "check.sh"}},
+		{value: `cd tools 2>/dev/null; sh check.sh`, must: []string{"tools/check.sh", "check.sh"}},
+		{value: `timeout -s KILL 5 sh tools/x.sh`, must: []string{"tools/x.sh"}},
+		{value: `env -u HOME sh tools/x.sh`, must: []string{"tools/x.sh"}},
+		{value: `setsid sh tools/x.sh`, must: []string{"tools/x.sh"}},
+		{value: `for f in tools/{a,b}.sh; do sh "$f"; done`, may: []string{"tools/a.sh", "tools/b.sh"}},
+		{value: `sh t*/x.sh`, may: []string{"t*/x.sh"}, unread: true},
 		// env -S splits its string into a command line (review 25c).
 		{value: `env -S "sh tools/envs.sh"`, must: []string{"tools/envs.sh"}},
 		{value: `env --split-string="sh tools/envs.sh" x`, must: []string{"tools/envs.sh"}},

@@ -268,7 +268,7 @@ func parseConfigList(out []byte, root string) []configEntry {
 			origin = filepath.Join(root, origin)
 		}
 		key, value, _ := strings.Cut(string(parts[i+1]), "\n")
-		entries = append(entries, configEntry{origin: filepath.Clean(origin), key: strings.ToLower(key), value: value})
+		entries = append(entries, configEntry{origin: filepath.Clean(origin), key: normKey(key), value: value})
 	}
 	return entries
 }
@@ -343,6 +343,15 @@ func (g *gitScan) named(names commandNames, bases []string, why string) {
 }
 
 func (g *gitScan) namedPath(n namedPath, bases []string, why string) {
+	if n.glob {
+		for _, b := range bases {
+			matches, _ := filepath.Glob(filepath.Join(b, n.path))
+			for _, m := range matches {
+				g.namedPath(namedPath{path: m, dirOK: true}, bases, why)
+			}
+		}
+		return
+	}
 	p := expandHome(n.path)
 	candidates := []string{filepath.Clean(p)}
 	if n.tail || !filepath.IsAbs(p) {
@@ -518,4 +527,15 @@ func resolved(p string) string {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = up
 	}
+}
+
+// normKey lowers a configuration key's section and name, which git compares without case,
+// and keeps its subsection, which git compares with it (url.<ext::sh Tools/x.sh>.insteadOf
+// names Tools/x.sh).
+func normKey(key string) string {
+	first, last := strings.Index(key, "."), strings.LastIndex(key, ".")
+	if first < 0 || first == last {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
 }

@@ -217,14 +217,16 @@ func TestScanGitSaysWhatItCannotRead(t *testing.T) {
 // runs to reach the remote (review 25c), and what it names is protected like a value's.
 func TestScanGitReadsACommandInAnInsteadOfKey(t *testing.T) {
 	ws := scanRepo(t, [2]string{"url.ext::sh tools/ins.sh .insteadOf", "https://example.invalid/"},
-		[2]string{"url.ext::sh tools/push.sh .pushInsteadOf", "https://example.invalid/p"})
+		[2]string{"url.ext::sh tools/push.sh .pushInsteadOf", "https://example.invalid/p"},
+		[2]string{"url.ext::sh Tools/Up.sh .insteadOf", "https://example.invalid/u"})
 	script(t, filepath.Join(ws, "tools", "ins.sh"), "#!/bin/sh\n")
+	script(t, filepath.Join(ws, "Tools", "Up.sh"), "#!/bin/sh\n")
 	got := map[string]string{}
 	for _, g := range adsandbox.GitPaths(ws, "") {
 		got[g.Path] = g.Why
 	}
-	for _, name := range []string{"ins.sh", "push.sh"} {
-		p := filepath.Join(ws, "tools", name)
+	// The subsection keeps its case (git compares it with case): Tools/Up.sh, not tools/up.sh.
+	for _, p := range []string{filepath.Join(ws, "tools", "ins.sh"), filepath.Join(ws, "tools", "push.sh"), filepath.Join(ws, "Tools", "Up.sh")} {
 		if why, ok := got[p]; !ok || !strings.Contains(why, "insteadof") {
 			t.Errorf("%s is not listed as what an insteadOf key runs: %q (%v)", p, why, ok)
 		}
