@@ -164,6 +164,22 @@ func (f *Feed) scan(ctx context.Context, from, to uint64, match func(events.Reco
 	return events.Recorded{}, false, nil
 }
 
+// Seen is the position of the last event the feed has handed out: at or below the log's head.
+// A waiter that waits after it for an event that can only be recorded later (an interrupt of
+// a turn whose lease this process takes next) misses nothing, and asking costs no query.
+func (f *Feed) Seen(ctx context.Context) (uint64, error) {
+	select {
+	case <-f.started:
+	case <-f.done:
+		return 0, f.Err()
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pos, nil
+}
+
 // Head is the log's last position now: a waiter that reads the log after asking for it, and
 // then waits after it, misses nothing (Wait's contract).
 func (f *Feed) Head(ctx context.Context) (uint64, error) { return f.log.LastPosition(ctx) }

@@ -74,12 +74,13 @@ func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
 	if l == nil {
 		return ctx, func() {}, nil
 	}
-	// An interrupt can only name this turn once its lease is taken: one after the head now is
-	// all the watch has to look for, without reading the lease stream again.
+	// An interrupt can only name this turn once its lease is taken: one after what the feed
+	// has seen now is all the watch has to look for, without reading the lease stream again or
+	// asking the store for its head.
 	var head uint64
 	if r.d.Feed != nil {
 		var err error
-		if head, err = r.d.Feed.Head(ctx); err != nil {
+		if head, err = r.d.Feed.Seen(ctx); err != nil {
 			return ctx, nil, err
 		}
 	}
