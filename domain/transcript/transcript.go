@@ -101,6 +101,22 @@ type Call struct {
 // New returns the state of an empty session.
 func New() *State { return &State{Blobs: map[string]bool{}, results: map[string]int{}} }
 
+// checkWaiting checks a suspension or a resumption: the open turn must wait on an ask (and
+// not be suspended already, to be suspended).
+func checkWaiting(t *Turn, p events.Payload) error {
+	switch e := p.(type) {
+	case events.TurnSuspended:
+		if t == nil || t.TurnID != e.TurnID || t.Suspended || len(t.Awaiting()) == 0 {
+			return order("turn %s suspended but it is not an open turn waiting on an ask", e.TurnID)
+		}
+	case events.TurnResumed:
+		if t == nil || t.TurnID != e.TurnID || len(t.Awaiting()) == 0 {
+			return order("turn %s resumed but it is not an open turn waiting on an ask", e.TurnID)
+		}
+	}
+	return nil
+}
+
 // Check reports whether p may be appended next, as a *domain.Error when it may not. The driver
 // checks before it appends, so the log never holds a transcript out of order.
 func (s *State) Check(p events.Payload) error {
@@ -166,14 +182,8 @@ func (s *State) Check(p events.Payload) error {
 		if c == nil || !c.Started || c.Settled {
 			return order("receipt %s of call %s recorded but the call is not running", e.ReceiptID, e.CallID)
 		}
-	case events.TurnSuspended:
-		if t == nil || t.TurnID != e.TurnID || t.Suspended || len(t.Awaiting()) == 0 {
-			return order("turn %s suspended but it is not an open turn waiting on an ask", e.TurnID)
-		}
-	case events.TurnResumed:
-		if t == nil || t.TurnID != e.TurnID || len(t.Awaiting()) == 0 {
-			return order("turn %s resumed but it is not an open turn waiting on an ask", e.TurnID)
-		}
+	case events.TurnSuspended, events.TurnResumed:
+		return checkWaiting(t, p)
 	case events.TurnFinished:
 		if t == nil || t.TurnID != e.TurnID {
 			return order("turn %s finished but it is not open", e.TurnID)
