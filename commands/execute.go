@@ -92,6 +92,11 @@ type execution[S aggregate] struct {
 	// newState returns the empty state; decide returns the events a command produces.
 	newState func() S
 	decide   func(S) ([]events.Payload, error)
+	// known, when set, gives the stream as the caller last wrote it (a copy of its state,
+	// and its revision): the first attempt decides on it without reading the stream. A stale
+	// one costs a conflict and a read, never a wrong decision: the append names the revision
+	// the decision was made at.
+	known func() (S, int64)
 }
 
 // loaded is a stream folded into a state.
@@ -111,7 +116,13 @@ func (x execution[S]) run(ctx context.Context) (S, Result, error) {
 		return zero, res, &events.InvalidAppendError{Stream: x.stream, Reason: "command has no command id"}
 	}
 	for attempt := 1; ; attempt++ {
-		l, err := x.load(ctx)
+		var l loaded[S]
+		var err error
+		if attempt == 1 && x.known != nil {
+			l.state, l.revision = x.known()
+		} else {
+			l, err = x.load(ctx)
+		}
 		if err != nil {
 			return l.state, res, err
 		}

@@ -65,12 +65,26 @@ func (l *Leases) Current(ctx context.Context, turnID string) (lease.State, error
 	return s, err
 }
 
+// Held is a turn's lease stream as this process last wrote it. Given to Take, Renew and
+// Release, it spares each the read of the stream before it decides, and they keep it up to
+// date; when it has gone stale (an interrupt or a takeover landed since), the append conflicts
+// and the command reads the stream and decides again. A nil *Held, or the zero Held, reads.
+type Held struct {
+	state    lease.State
+	revision int64
+	known    bool
+}
+
+// NewLease is the Held of a turn whose lease stream does not exist yet: a turn its starting
+// command opens (a re-delivery finds the stream there, and reads it).
+func NewLease() *Held { return &Held{revision: -1, known: true} }
+
 // Take takes the lease of turnID for the run of command by (a turn is driven by its starting
 // command, then by each command that resumes it: each takes the lease anew), taking it over
 // when its holder's lease has expired or the holder is known dead; force takes it whatever
 // (--recover). It fails with lease_held while another holder's lease is live.
-func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force bool) error {
-	return l.run(ctx, sessionID, turnID, "take/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
+func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force bool, held *Held) error {
+	return l.run(ctx, sessionID, turnID, "take/"+turnID+"/"+by, held, func(s *lease.State) ([]events.Payload, error) {
 		dead := force || (l.Dead != nil && s.Holder != "" && s.Holder != l.Holder && l.Dead(s.Holder))
 		return lease.Decide(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL, Dead: dead})
 	})
@@ -78,26 +92,36 @@ func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force b
 
 // Renew extends the lease; n numbers the renewal (each is a command of its own). It fails with
 // lease_lost when the lease was taken over.
-func (l *Leases) Renew(ctx context.Context, sessionID, turnID, by string, n int) error {
-	return l.run(ctx, sessionID, turnID, fmt.Sprintf("renew/%s/%s/%d", turnID, by, n), func(s *lease.State) ([]events.Payload, error) {
+func (l *Leases) Renew(ctx context.Context, sessionID, turnID, by string, n int, held *Held) error {
+	return l.run(ctx, sessionID, turnID, fmt.Sprintf("renew/%s/%s/%d", turnID, by, n), held, func(s *lease.State) ([]events.Payload, error) {
 		return lease.Renew(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL})
 	})
 }
 
 // Release gives the lease of turnID back at the end of the run of command by.
-func (l *Leases) Release(ctx context.Context, sessionID, turnID, by string) error {
-	return l.run(ctx, sessionID, turnID, "release/"+turnID+"/"+by, func(s *lease.State) ([]events.Payload, error) {
+func (l *Leases) Release(ctx context.Context, sessionID, turnID, by string, held *Held) error {
+	return l.run(ctx, sessionID, turnID, "release/"+turnID+"/"+by, held, func(s *lease.State) ([]events.Payload, error) {
 		return lease.Release(*s, sessionID, turnID, l.Holder), nil
 	})
 }
 
-func (l *Leases) run(ctx context.Context, sessionID, turnID, what string, decide func(*lease.State) ([]events.Payload, error)) error {
+func (l *Leases) run(ctx context.Context, sessionID, turnID, what string, held *Held, decide func(*lease.State) ([]events.Payload, error)) error {
 	x := leaseExecution(Meta{CommandID: "lease/" + l.Holder + "/" + what, Actor: "host", CorrelationID: sessionID}, turnID, decide)
 	x.store, x.registry, x.clock = l.Store, l.Registry, l.Clock
 	var err error
 	if x.digest, err = Digest("Lease", what); err != nil {
 		return err
 	}
-	_, _, err = x.run(ctx)
+	if held != nil && held.known {
+		s, rev := held.state, held.revision
+		x.known = func() (*lease.State, int64) { c := s; return &c, rev }
+	}
+	s, res, err := x.run(ctx)
+	if held != nil {
+		held.known = err == nil
+		if err == nil {
+			held.state, held.revision = *s, res.Revision
+		}
+	}
 	return err
 }

@@ -79,6 +79,9 @@ type follower struct {
 
 	poke    chan struct{} // a waiter arrived: read the checkpoints now
 	leading bool          // this process holds the leadership now (export_test.go reads it)
+	// tried is when this follower last tried to take the leadership (Follow's goroutine
+	// alone reads and writes it).
+	tried time.Time
 }
 
 // Start follows the log in the background, once per runner, until Close: as the leader, or
@@ -145,6 +148,14 @@ func (r *Runner) Follow(ctx context.Context) error {
 // leadOrFollow projects live for as long as this process holds the leadership, or, when
 // another process does, reads the checkpoints it wrote.
 func (r *Runner) leadOrFollow(ctx context.Context) error {
+	// A follower polls the checkpoints every few milliseconds while they move; trying the
+	// lock each time would cost three statements and a transaction per poll in every follower
+	// of the deployment. Once per leaderPing is soon enough to take over from a leader that
+	// is gone (its lock went with its connection).
+	if time.Since(r.follow.tried) < leaderPing {
+		return r.readProgress(ctx)
+	}
+	r.follow.tried = time.Now()
 	lead, err := r.lead(ctx)
 	if err != nil {
 		return err
@@ -156,6 +167,9 @@ func (r *Runner) leadOrFollow(ctx context.Context) error {
 	err = r.Run(lead.ctx)
 	lead.release()
 	r.setLeading(false)
+	// A process that has just lost the lock waits its turn: a follower that still has its
+	// connection takes over first.
+	r.follow.tried = time.Now()
 	if errors.Is(err, context.Canceled) {
 		return nil // ctx ended, or the lock's connection did: follow whoever leads now
 	}

@@ -251,7 +251,7 @@ func (c *Commands) planTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
 		p.create = &NewSession{SessionID: p.sessionID, Title: title, Agent: p.agent, Directory: p.dir}
 		return p, nil
 	}
-	info, err := c.queries.Session(ctx, in.SessionID)
+	info, err := c.queries.Place(ctx, in.SessionID)
 	if err != nil {
 		return turnPlan{}, err
 	}

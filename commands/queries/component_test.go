@@ -197,7 +197,17 @@ func TestComponentFolds(t *testing.T) {
 	if err := r.q.RequireSession(ctx, "ses_f"); err != nil {
 		t.Fatal(err)
 	}
+	if res, _ := r.handlers.ForkSession(ctx, &commands.ForkSession{Meta: commands.Meta{CommandID: "f1"}, SessionID: "ses_g",
+		SourceStream: commands.SessionStream("ses_f"), SourceRevision: 1}); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	for id, want := range map[string]queries.SessionPlace{"ses_f": {Agent: "build", Directory: "/ws/f"}, "ses_g": {Agent: "build", Directory: "/ws/f"}} {
+		if got, err := r.q.Place(ctx, id); err != nil || got != want {
+			t.Fatalf("place of %s: %+v %v, want %+v", id, got, err, want)
+		}
+	}
 	for name, read := range map[string]func() error{
+		"place":   func() error { _, err := r.q.Place(ctx, "ses_nope"); return err },
 		"session": func() error { _, err := r.q.Session(ctx, "ses_nope"); return err },
 		"plan":    func() error { _, err := r.q.Plan(ctx, "ses_nope"); return err },
 		"todos":   func() error { _, err := r.q.Todos(ctx, "ses_nope"); return err },

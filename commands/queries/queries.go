@@ -200,6 +200,39 @@ func (q *Queries) Session(ctx context.Context, sessionID string) (SessionInfo, e
 	return info, nil
 }
 
+// SessionPlace is what starting a turn needs of a session: its agent and its workspace.
+type SessionPlace struct {
+	Agent, Directory string
+}
+
+// Place reads a session's agent and workspace. A turn starts with it and the driver folds the
+// whole stream right after, so only the events that set them are decoded (for a fork, its
+// own first event carries both: its source's history is not read).
+func (q *Queries) Place(ctx context.Context, sessionID string) (SessionPlace, error) {
+	var s session.State
+	for rec, err := range commands.Events(ctx, q.log, commands.SessionStream(sessionID), 0) {
+		if err != nil {
+			return SessionPlace{}, err
+		}
+		switch rec.Type {
+		case events.TypeSessionCreated, events.TypeSessionForked, events.TypeDirectoryChanged:
+		default:
+			continue
+		}
+		p, err := q.registry.Decode(rec)
+		if err == nil {
+			err = s.Evolve(p)
+		}
+		if err != nil {
+			return SessionPlace{}, err
+		}
+	}
+	if !s.Exists {
+		return SessionPlace{}, sessionNotFound(sessionID)
+	}
+	return SessionPlace{Agent: s.Agent, Directory: s.Directory}, nil
+}
+
 func (info *SessionInfo) foldTurn(rec events.Recorded, p events.Payload) {
 	switch e := p.(type) {
 	case events.TurnStarted:

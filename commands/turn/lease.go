@@ -53,10 +53,11 @@ func (r *run) takeOver(ctx context.Context, turnID string, leased bool) (func(),
 	if l == nil || !leased {
 		return func() {}, nil
 	}
-	if err := l.Take(ctx, r.req.SessionID, turnID, r.req.Meta.CommandID, true); err != nil {
+	held := &commands.Held{}
+	if err := l.Take(ctx, r.req.SessionID, turnID, r.req.Meta.CommandID, true, held); err != nil {
 		return nil, err
 	}
-	return func() { _ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, turnID, r.req.Meta.CommandID) }, nil
+	return func() { _ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, turnID, r.req.Meta.CommandID, held) }, nil
 }
 
 func (r *run) busy(what string) error {
@@ -84,29 +85,34 @@ func (r *run) hold(ctx context.Context) (context.Context, func(), error) {
 			return ctx, nil, err
 		}
 	}
-	if err := l.Take(ctx, r.req.SessionID, r.turnID, r.req.Meta.CommandID, r.req.ForceRecover); err != nil {
+	// A turn this command opens has no lease stream yet: its lease is taken without a read.
+	held := &commands.Held{}
+	if r.req.Resume == nil {
+		held = commands.NewLease()
+	}
+	if err := l.Take(ctx, r.req.SessionID, r.turnID, r.req.Meta.CommandID, r.req.ForceRecover, held); err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) && de.Code() == lease.CodeLeaseHeld {
 			return ctx, nil, r.busy(de.Message)
 		}
 		return ctx, nil, err
 	}
-	held, cancel := context.WithCancelCause(ctx)
+	live, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{}, 2)
-	go func() { defer func() { done <- struct{}{} }(); r.renew(held, cancel) }()
-	go func() { defer func() { done <- struct{}{} }(); r.watchInterrupt(held, head, cancel) }()
+	go func() { defer func() { done <- struct{}{} }(); r.renew(live, cancel, held) }()
+	go func() { defer func() { done <- struct{}{} }(); r.watchInterrupt(live, head, cancel) }()
 	release := func() {
 		cancel(nil)
-		<-done
+		<-done // renew has stopped writing held
 		<-done
 		// The record lands even when the run was cancelled.
-		_ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, r.turnID, r.req.Meta.CommandID)
+		_ = l.Release(context.WithoutCancel(ctx), r.req.SessionID, r.turnID, r.req.Meta.CommandID, held)
 	}
-	return held, release, nil
+	return live, release, nil
 }
 
 // renew extends the lease until ctx ends; a lease taken over ends the turn.
-func (r *run) renew(ctx context.Context, cancel context.CancelCauseFunc) {
+func (r *run) renew(ctx context.Context, cancel context.CancelCauseFunc, held *commands.Held) {
 	l := r.d.Leases
 	every := l.TTL / 3
 	for n := 1; ; n++ {
@@ -117,7 +123,7 @@ func (r *run) renew(ctx context.Context, cancel context.CancelCauseFunc) {
 			return
 		case <-t.C:
 		}
-		err := l.Renew(ctx, r.req.SessionID, r.turnID, r.req.Meta.CommandID, n)
+		err := l.Renew(ctx, r.req.SessionID, r.turnID, r.req.Meta.CommandID, n, held)
 		var de *domain.Error
 		if errors.As(err, &de) && de.Code() == lease.CodeLeaseLost {
 			cancel(errLeaseLost)

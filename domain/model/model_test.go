@@ -301,3 +301,19 @@ func seq(events []model.Event, final error) model.Stream {
 		}
 	}
 }
+
+// A Conversation skips the checks of tools it has seen valid, but not of the same slice whose
+// bytes the caller changed in place since.
+func TestConversationChecksToolsChangedInPlace(t *testing.T) {
+	var c model.Conversation
+	r := validRequest()
+	if err := c.Validate("p", r); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Tools[0].Schema
+	copy(s, `[1]`+strings.Repeat(" ", len(s)-3))
+	var e *model.Error
+	if err := c.Validate("p", r); !errors.As(err, &e) || e.Field != "tools[0].schema" {
+		t.Fatalf("Validate after the schema changed in place = %v, want tools[0].schema refused", err)
+	}
+}

@@ -192,8 +192,18 @@ func (r Request) ValidateWith(c *ConversationCheck) error {
 	if r.MaxTokens < 0 {
 		return invalidField("maxTokens", fmt.Sprintf("is %d", r.MaxTokens), "use 0 for the provider default or a positive limit")
 	}
-	tools := map[string]bool{}
+	tools := make(map[string]bool, len(r.Tools))
+	// An agent declares the same tools at every step: once c has seen them valid, only the
+	// duplicate check (which needs the map anyway) runs again.
+	known := c != nil && c.toolsValid(r.Tools)
 	for i, t := range r.Tools {
+		if known {
+			if tools[t.Name] {
+				return invalidField(fmt.Sprintf("tools[%d].name", i), fmt.Sprintf("%q is declared twice", t.Name), "declare each tool once")
+			}
+			tools[t.Name] = true
+			continue
+		}
 		field := fmt.Sprintf("tools[%d]", i)
 		if !toolNamePattern.MatchString(t.Name) {
 			return invalidField(field+".name", fmt.Sprintf("%q is not 1-64 letters, digits, '_' or '-'", t.Name),
@@ -210,7 +220,30 @@ func (r Request) ValidateWith(c *ConversationCheck) error {
 	if err := r.validateToolChoice(tools); err != nil {
 		return err
 	}
-	return c.Check(r.Messages)
+	if err := c.Check(r.Messages); err != nil {
+		return err
+	}
+	if !known {
+		c.tools = cloneTools(r.Tools)
+	}
+	return nil
+}
+
+// toolsValid reports whether ts are the tools c last saw valid: same names and schemas (what
+// the checks read) in the same order.
+func (c *ConversationCheck) toolsValid(ts []Tool) bool {
+	return c.tools != nil && slices.EqualFunc(c.tools, ts, func(a, b Tool) bool {
+		return a.Name == b.Name && bytes.Equal(a.Schema, b.Schema)
+	})
+}
+
+// cloneTools copies ts deeply: a caller may reuse its slices.
+func cloneTools(ts []Tool) []Tool {
+	out := make([]Tool, len(ts))
+	for i, t := range ts {
+		out[i] = Tool{Name: t.Name, Description: t.Description, Schema: bytes.Clone(t.Schema)}
+	}
+	return out
 }
 
 func (r Request) validateToolChoice(tools map[string]bool) error {
@@ -247,6 +280,7 @@ type ConversationCheck struct {
 	seen      map[string]bool // every call id, since ids are command ids and must be unique
 	open      map[string]bool // calls of the latest assistant message not yet answered
 	openOrder []string
+	tools     []Tool // the tools last found valid (nil: none yet)
 }
 
 // Reset forgets the checked prefix.

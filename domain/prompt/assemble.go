@@ -131,7 +131,7 @@ func Assemble(in Input) (Assembled, error) {
 	parts, msgs, wire := history.lists(secParts, secMsgs, secWire, conv)
 	var req model.Request
 	req.Messages = msgs
-	toolParts, wireTools, err := encodeTools(tools, blobs)
+	toolParts, wireTools, err := history.encodeTools(tools, blobs)
 	if err != nil {
 		return Assembled{}, err
 	}
@@ -204,22 +204,45 @@ func encodeSections(sections []Section, blobs map[string]string) ([]events.Promp
 }
 
 // encodeTools records each tool declaration as a blob, as it reads back from its JSON, and
-// returns its receipt part and the declaration the request carries.
-func encodeTools(tools []ToolDecl, blobs map[string]string) ([]events.PromptPart, []model.Tool, error) {
-	var parts []events.PromptPart
-	var out []model.Tool
-	for _, t := range tools {
-		blob, back, err := roundTrip(t.Tool)
-		if err != nil {
-			return nil, nil, err
+// returns its receipt part and the declaration the request carries. The tools are the same
+// at almost every step, so the History keeps the last list's encoding and hands it out again
+// while the declarations are unchanged.
+func (h *History) encodeTools(tools []ToolDecl, blobs map[string]string) ([]events.PromptPart, []model.Tool, error) {
+	c := &h.tools
+	if !c.holds(tools) {
+		*c = encodedTools{}
+		for _, t := range tools {
+			blob, back, err := roundTrip(t.Tool)
+			if err != nil {
+				return nil, nil, err
+			}
+			d := digest(blob)
+			c.blobs = append(c.blobs, string(blob))
+			c.parts = append(c.parts, events.PromptPart{Kind: PartTool, Name: back.Name,
+				Bytes: len(blob), EstimatedTokens: toolTokens(back), SHA256: d})
+			c.out = append(c.out, back)
+			c.given = append(c.given, model.Tool{Name: t.Name, Description: t.Description, Schema: slices.Clone(t.Schema)})
 		}
-		d := digest(blob)
-		blobs[d] = string(blob)
-		parts = append(parts, events.PromptPart{Kind: PartTool, Name: back.Name,
-			Bytes: len(blob), EstimatedTokens: toolTokens(back), SHA256: d})
-		out = append(out, back)
 	}
-	return parts, out, nil
+	for i, p := range c.parts {
+		blobs[p.SHA256] = c.blobs[i]
+	}
+	return slices.Clone(c.parts), slices.Clone(c.out), nil
+}
+
+// encodedTools is the encoding of the tool list a History last saw.
+type encodedTools struct {
+	given []model.Tool // a copy of the declarations encoded
+	blobs []string
+	parts []events.PromptPart
+	out   []model.Tool
+}
+
+// holds reports whether tools are the declarations encoded, field for field.
+func (c *encodedTools) holds(tools []ToolDecl) bool {
+	return c.given != nil && slices.EqualFunc(c.given, tools, func(a model.Tool, b ToolDecl) bool {
+		return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.Schema, b.Schema)
+	})
 }
 
 // requestDigest is digest(RequestBytes(req)) computed from the messages' already encoded JSON,

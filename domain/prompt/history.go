@@ -39,6 +39,8 @@ type History struct {
 	wire  [][]byte
 	// listed counts the sections and conversation entries the lists hold.
 	listedSections, listedConv int
+
+	tools encodedTools
 }
 
 // lists returns the request's parts, messages and wire encodings: the sections followed by

@@ -351,3 +351,44 @@ func TestLoggedPartsForgedOrUnexpandedAreRefused(t *testing.T) {
 		t.Fatalf("Verify(not expanded) = %v, want a base mismatch naming the transcript", err)
 	}
 }
+
+// The History's encoding of the tools is handed out again only for the same declarations: a
+// changed description or schema, a tool more, or the caller's own bytes changed in place after
+// a step are assembled as a fresh assembly would.
+func TestHistoryNoticesChangedTools(t *testing.T) {
+	edits := []struct {
+		name string
+		edit func(in *prompt.Input)
+	}{
+		{"description", func(in *prompt.Input) { in.Tools[1].Description = "read, differently" }},
+		{"schema", func(in *prompt.Input) { in.Tools[0].Schema = []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`) }},
+		{"schema bytes changed in place", func(in *prompt.Input) {
+			s := in.Tools[2].Schema
+			copy(s, `{"type":"object"}`+strings.Repeat(" ", len(s)-len(`{"type":"object"}`)))
+		}},
+		{"one tool more", func(in *prompt.Input) { in.Tools = append(in.Tools, in.Tools[0]); in.Tools[4].Name = "glob" }},
+		{"one tool fewer", func(in *prompt.Input) { in.Tools = in.Tools[1:] }},
+	}
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			h := &prompt.History{}
+			in := fullInput()
+			in.Conversation, in.History = growing(1), h
+			mustAssemble(t, in)
+			in.Conversation = growing(2)
+			e.edit(&in)
+			got := mustAssemble(t, in)
+			in.History = nil
+			want := mustAssemble(t, in)
+			if !reflect.DeepEqual(got.Receipt.Tools, want.Receipt.Tools) || !reflect.DeepEqual(got.Request.Tools, want.Request.Tools) ||
+				got.Receipt.ActualDigest != want.Receipt.ActualDigest {
+				t.Fatalf("tools after the edit: got %+v, want %+v", got.Receipt.Tools, want.Receipt.Tools)
+			}
+			for _, p := range got.Receipt.Tools {
+				if _, ok := got.Receipt.Blobs[p.SHA256]; !ok {
+					t.Fatalf("tool %s: its blob is not in the receipt", p.Name)
+				}
+			}
+		})
+	}
+}
