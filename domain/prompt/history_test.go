@@ -361,7 +361,9 @@ func TestHistoryNoticesChangedTools(t *testing.T) {
 		edit func(in *prompt.Input)
 	}{
 		{"description", func(in *prompt.Input) { in.Tools[1].Description = "read, differently" }},
-		{"schema", func(in *prompt.Input) { in.Tools[0].Schema = []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`) }},
+		{"schema", func(in *prompt.Input) {
+			in.Tools[0].Schema = []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+		}},
 		{"schema bytes changed in place", func(in *prompt.Input) {
 			s := in.Tools[2].Schema
 			copy(s, `{"type":"object"}`+strings.Repeat(" ", len(s)-len(`{"type":"object"}`)))
