@@ -6,3 +6,10 @@ func SetLoadPage(n int) (restore func()) {
 	loadPage = n
 	return func() { loadPage = old }
 }
+
+// SetWorkSnapshotEvery takes work snapshots every n events, so tests cross several cheaply.
+func SetWorkSnapshotEvery(n uint64) (restore func()) {
+	old := workSnapshotEvery
+	workSnapshotEvery = n
+	return func() { workSnapshotEvery = old }
+}

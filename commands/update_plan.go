@@ -15,7 +15,11 @@ type UpdatePlan struct {
 
 // UpdatePlan handles UpdatePlan (plan_update); the view is the plan after the update.
 func (h *Handlers) UpdatePlan(ctx context.Context, c *UpdatePlan) (Result, error) {
+	root, err := RootSession(ctx, h.store, h.registry, c.SessionID)
+	if err != nil {
+		return Result{CommandID: c.CommandID, Stream: WorkStream(c.SessionID), Revision: -1, Error: NewErrorReply(err)}, nil
+	}
 	u := c.Update
-	u.SessionID = c.SessionID
-	return handle(ctx, h, "UpdatePlan", workExecution(c.Meta, c.SessionID, u), c, planView), nil
+	u.SessionID = root
+	return updateWork(ctx, h, "UpdatePlan", c.Meta, root, u, c, planView), nil
 }

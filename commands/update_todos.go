@@ -15,7 +15,11 @@ type UpdateTodos struct {
 
 // UpdateTodos handles UpdateTodos (todo_update); the view is the todo list after the update.
 func (h *Handlers) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, error) {
+	root, err := RootSession(ctx, h.store, h.registry, c.SessionID)
+	if err != nil {
+		return Result{CommandID: c.CommandID, Stream: WorkStream(c.SessionID), Revision: -1, Error: NewErrorReply(err)}, nil
+	}
 	u := c.Update
-	u.SessionID = c.SessionID
-	return handle(ctx, h, "UpdateTodos", workExecution(c.Meta, c.SessionID, u), c, todoView), nil
+	u.SessionID = root
+	return updateWork(ctx, h, "UpdateTodos", c.Meta, root, u, c, todoView), nil
 }

@@ -17,6 +17,7 @@ func AllPayloads() []Payload {
 		WorkPlanPopped{},
 		WorkPlanSuperseded{},
 		WorkTodoUpdated{},
+		WorkSnapshot{},
 
 		PromptAssembled{},
 		TurnStarted{},

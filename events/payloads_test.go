@@ -36,6 +36,9 @@ func samplePayloads() []events.Payload {
 		events.WorkTodoUpdated{SessionID: "ses_1", Revision: 1, CreatedIDs: []string{"todo-1"}, Items: []events.WorkItem{
 			{ID: "todo-1", Title: "Write test", Status: "pending", Owner: "build", Dependencies: []string{"todo-0"}, PlanStepID: "step-1"},
 		}},
+		events.WorkSnapshot{SessionID: "ses_1", WorkRevision: 63, PlanRevision: 4, TodoRevision: 60, PlanSeq: 2, StepSeq: 5, TodoSeq: 61,
+			Plans: []events.WorkPlan{{PlanID: "plan-2", Title: "Ship", Status: "active", Steps: []events.WorkPlanStep{{ID: "step-5", Title: "a", Status: "pending"}}}},
+			Items: []events.WorkItem{{ID: "todo-61", Title: "b", Status: "pending", Dependencies: []string{}}}},
 		events.PromptAssembled{SessionID: "ses_1", ReceiptID: "rcpt_1"},
 		events.TurnStarted{SessionID: "ses_1", TurnID: "turn_1", MessageID: "msg_1", Agent: "build", Provider: "openai",
 			Model: "gpt", StepLimit: 24, ToolCalls: 8, Owner: &events.TurnOwner{Host: "h", PID: 7}},

@@ -126,3 +126,29 @@ type WorkTodoUpdated struct {
 }
 
 func (WorkTodoUpdated) EventType() string { return TypeWorkTodoUpdated }
+
+// TypeWorkSnapshot is the type of WorkSnapshot.
+const TypeWorkSnapshot = "work.snapshot.1"
+
+// WorkSnapshot is a root session's work state folded up to a revision of its work stream. It
+// is recorded in a stream of its own ("work-snapshot-<rootSessionId>") every so many work
+// events, so a reader of the work state (a turn's prompt, plan_get, todo_get, zuno plan show)
+// folds only what came after the latest one (docs/turns.md, "Work state"). It is derived: the
+// events it folds stay in the log, and folding them gives the same state.
+type WorkSnapshot struct {
+	SessionID string `json:"sessionId"`
+	// WorkRevision is the last revision of the work stream folded in.
+	WorkRevision uint64 `json:"workRevision"`
+	PlanRevision uint64 `json:"planRevision"`
+	TodoRevision uint64 `json:"todoRevision"`
+	// The counters behind host-generated ids, so ids handed out after the snapshot are the
+	// ones a full fold would hand out.
+	PlanSeq int `json:"planSeq"`
+	StepSeq int `json:"stepSeq"`
+	TodoSeq int `json:"todoSeq"`
+	// Plans is the plan stack, root first; Items the todo items in creation order.
+	Plans []WorkPlan `json:"plans"`
+	Items []WorkItem `json:"items"`
+}
+
+func (WorkSnapshot) EventType() string { return TypeWorkSnapshot }

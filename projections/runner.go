@@ -178,7 +178,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		case ev := <-pending:
 			batch = append(batch, ev)
 		case err := <-errc:
-			return err
+			return endedWith(ctx, err) // a read cancelled mid-statement says so in the driver's words
 		}
 	more:
 		for len(batch) < r.batch {

@@ -77,6 +77,10 @@ func (g *gitScan) hook(root, p string) {
 		g.note(unread)
 		return
 	}
+	if interp := hookInterpreter(b); interp != "" {
+		g.note("the hook " + p + " is a " + interp + " script: what it imports or runs from the work tree is not read here, " +
+			"so only the files its words name are protected (docs/sandbox.md, \"What the hooks run\")")
+	}
 	why := "the hook " + p + " runs it when the user commits on the host"
 	g.named(namesOf(string(b)), []string{root, filepath.Dir(p)}, why)
 	text := strings.ToLower(string(b))
@@ -226,4 +230,32 @@ func (g *gitScan) linksIn(dir string) {
 		}
 		return nil
 	})
+}
+
+// hookInterpreter names the interpreter of a hook that is not a shell script (python3, node,
+// ruby, perl...), "" for a shell script or one without a #! line (git runs it with sh).
+func hookInterpreter(b []byte) string {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("#!"))
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(string(rest))
+	if len(fields) == 0 {
+		return ""
+	}
+	name := filepath.Base(fields[0])
+	if name == "env" { // #!/usr/bin/env [-S] [VAR=x] python3
+		name = ""
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") {
+				name = filepath.Base(f)
+				break
+			}
+		}
+	}
+	if name == "" || shells[name] || name == "busybox" {
+		return ""
+	}
+	return name
 }

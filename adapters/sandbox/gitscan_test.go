@@ -257,3 +257,23 @@ func TestScanGitWarnsOfAHardLinkedScript(t *testing.T) {
 		}
 	}
 }
+
+// A hook in another language is read for the names it spells, and the look says that what it
+// imports from the work tree is not read (a limit, docs/sandbox.md).
+func TestScanGitSaysWhichHooksAreNotShell(t *testing.T) {
+	for _, tc := range []struct{ shebang, want string }{
+		{"#!/usr/bin/env python3", "is a python3 script"},
+		{"#!/usr/bin/env -S node --no-warnings", "is a node script"},
+		{"#!/usr/bin/ruby -w", "is a ruby script"},
+		{"#!/bin/bash -e", ""},
+		{"#!/usr/bin/env sh", ""},
+		{"", ""},
+	} {
+		ws := scanRepo(t)
+		write(t, filepath.Join(ws, ".git", "hooks", "pre-commit"), tc.shebang+"\nimport tools.check\n")
+		notes := strings.Join(adsandbox.ScanGit(ws, "").Notes, "\n")
+		if tc.want == "" && strings.Contains(notes, "script: what it imports") || tc.want != "" && !strings.Contains(notes, tc.want) {
+			t.Errorf("%q: notes %q, want %q", tc.shebang, notes, tc.want)
+		}
+	}
+}

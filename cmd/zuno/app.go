@@ -46,6 +46,9 @@ type eventStore interface {
 	commands.EventStore
 	projections.Feed
 	ChainGenesis(ctx context.Context) (uint64, error)
+	// ReadStreamBackward reads a stream's latest events: the work state loads from its
+	// latest snapshot (commands.LoadWork).
+	ReadStreamBackward(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error)
 	Close() error
 }
 

@@ -37,7 +37,7 @@ everything verifies.`,
 		RunE: runVerify,
 	}
 	addFormatFlag(cmd, "table")
-	cmd.Flags().String("session", "", "verify this session's streams (session-, work-, inbox- and bg-S)")
+	cmd.Flags().String("session", "", "verify this session's streams (session-, work-, work-snapshot-, inbox- and bg-S)")
 	cmd.Flags().String("stream", "", "verify this one stream")
 	cmd.Flags().Bool("all", false, "verify every stream and the read models (the default)")
 	cmd.Flags().String("anchor", "", "compare with, then record, the stream heads in this file")

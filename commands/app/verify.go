@@ -100,8 +100,8 @@ func (c *Commands) Verify(ctx context.Context, r VerifyRequest) (VerifyReport, e
 func verifyStreams(r VerifyRequest) []string {
 	switch {
 	case r.Session != "":
-		return []string{commands.SessionStream(r.Session), commands.WorkStream(r.Session), commands.InboxStream(r.Session),
-			commands.BackgroundStream(r.Session)}
+		return []string{commands.SessionStream(r.Session), commands.WorkStream(r.Session), commands.WorkSnapshotStream(r.Session),
+			commands.InboxStream(r.Session), commands.BackgroundStream(r.Session)}
 	case r.Stream != "":
 		return []string{r.Stream}
 	}

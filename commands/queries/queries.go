@@ -292,9 +292,11 @@ func (q *Queries) work(ctx context.Context, sessionID string) (*work.State, erro
 	if err := q.RequireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	st := &work.State{}
-	_, err := commands.Load(ctx, q.log, q.registry, commands.WorkStream(sessionID), 0,
-		func(_ events.Recorded, p events.Payload) error { return st.Evolve(p) })
+	root, err := commands.RootSession(ctx, q.log, q.registry, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := commands.LoadWork(ctx, q.log, q.registry, root)
 	return st, err
 }
 

@@ -207,7 +207,8 @@ type run struct {
 	// the prompt's runtime.work_state section; workRevision is how far its stream was read.
 	// It is read when the turn starts and again after a step that called a tool that changes
 	// it (workStale), so a step that did not costs no read.
-	work         work.State
+	work         *work.State
+	workRoot     string // the root session, whose work stream this is
 	workRevision int64
 	workStale    bool
 	// lastWire is the wire exchange of the latest request sent (nil when none left).
@@ -310,8 +311,7 @@ func (d *Driver) load(ctx context.Context, req Request) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.workRevision = -1
-	if err := r.readWork(ctx); err != nil {
+	if err := r.loadWork(ctx); err != nil {
 		return nil, err
 	}
 	if !r.sess.Exists {
@@ -360,10 +360,26 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	return r.tr.Evolve(p)
 }
 
-// readWork folds what the session's work stream gained since it was last read: the plan and
+// loadWork reads the work state of the session's root (a child session works on its root's
+// plan and todos), from the latest snapshot of it.
+func (r *run) loadWork(ctx context.Context) error {
+	r.workRoot = r.req.SessionID
+	if parent := r.sess.ParentSessionID; parent != "" {
+		root, err := commands.RootSession(ctx, r.d.Store, r.d.Registry, parent)
+		if err != nil {
+			return err
+		}
+		r.workRoot = root
+	}
+	var err error
+	r.work, r.workRevision, err = commands.LoadWork(ctx, r.d.Store, r.d.Registry, r.workRoot)
+	return err
+}
+
+// readWork folds what the root's work stream gained since it was last read: the plan and
 // todo tools (or a user's zuno plan update) change it between steps.
 func (r *run) readWork(ctx context.Context) error {
-	rev, err := commands.Load(ctx, r.d.Store, r.d.Registry, commands.WorkStream(r.req.SessionID), uint64(r.workRevision+1),
+	rev, err := commands.Load(ctx, r.d.Store, r.d.Registry, commands.WorkStream(r.workRoot), uint64(r.workRevision+1),
 		func(_ events.Recorded, p events.Payload) error { return r.work.Evolve(p) })
 	r.workRevision = max(rev, r.workRevision)
 	r.workStale = false

@@ -108,35 +108,65 @@ func (w *world) must(cmd work.Command) []events.Payload {
 	return out
 }
 
-// checkReplay rebuilds the state from the encoded log, decoded as a reader would.
+// checkReplay rebuilds the state from the encoded log, decoded as a reader would: from the
+// start, and from a snapshot taken after each event (encoded and decoded as the log stores
+// it) with the events after it folded in.
 func (w *world) checkReplay() {
-	var replayed work.State
-	for i, ev := range w.log {
+	decode := func(ev events.Event, i int) events.Payload {
 		p, err := registry.Decode(events.Recorded{Event: ev, Stream: "work-" + sessionID, StreamRevision: uint64(i), Position: uint64(i)})
 		if err != nil {
-			w.t.Errorf("decode: %v", err)
-			return
+			w.t.Fatalf("decode: %v", err)
 		}
-		if err := replayed.Evolve(p); err != nil {
+		return p
+	}
+	var replayed work.State
+	for i, ev := range w.log {
+		if err := replayed.Evolve(decode(ev, i)); err != nil {
 			w.t.Fatal(err)
 		}
 	}
-	if got, want := snapshot(&replayed), snapshot(&w.s); got != want {
-		w.t.Errorf("replay differs:\nreplayed %s\nlive     %s", got, want)
+	w.agrees(&replayed, "replayed")
+	var prefix work.State
+	for k, ev := range w.log {
+		if err := prefix.Evolve(decode(ev, k)); err != nil {
+			w.t.Fatal(err)
+		}
+		sn, err := events.Encode("snap", prefix.Snapshot(uint64(k)), events.Metadata{Actor: "host"})
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		p := decode(sn, 0).(events.WorkSnapshot)
+		if p.WorkRevision != uint64(k) {
+			w.t.Fatalf("snapshot at %d records revision %d", k, p.WorkRevision)
+		}
+		restored := work.Restore(p)
+		for i := k + 1; i < len(w.log); i++ {
+			if err := restored.Evolve(decode(w.log[i], i)); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+		w.agrees(restored, fmt.Sprintf("restored from the snapshot after event %d", k))
 	}
-	// Host ids depend on counters that views do not show; the next ids must agree too.
+}
+
+// agrees checks that a state rebuilt from the log is the live state: its views, and the ids
+// it would hand out next (they depend on counters the views do not show).
+func (w *world) agrees(rebuilt *work.State, how string) {
+	if got, want := snapshot(rebuilt), snapshot(&w.s); got != want {
+		w.t.Errorf("%s differs:\nrebuilt %s\nlive    %s", how, got, want)
+	}
 	probe := work.PlanUpdate{SessionID: sessionID, Action: work.ActionAppend, ExpectedRevision: rev(w.s.PlanRevision()),
 		Steps: []work.StepInput{{Title: "probe"}}}
-	a, errA := work.Decide(&replayed, probe)
+	a, errA := work.Decide(rebuilt, probe)
 	b, errB := work.Decide(&w.s, probe)
 	if !reflect.DeepEqual(a, b) || (errA == nil) != (errB == nil) {
-		w.t.Errorf("replayed state decides differently:\n%v %v\n%v %v", a, errA, b, errB)
+		w.t.Errorf("%s decides differently:\n%v %v\n%v %v", how, a, errA, b, errB)
 	}
 	todo := work.TodoUpdate{SessionID: sessionID, Items: []work.TodoInput{{Title: str("probe")}}}
-	a, errA = work.Decide(&replayed, todo)
+	a, errA = work.Decide(rebuilt, todo)
 	b, errB = work.Decide(&w.s, todo)
 	if !reflect.DeepEqual(a, b) || (errA == nil) != (errB == nil) {
-		w.t.Errorf("replayed state decides differently:\n%v %v\n%v %v", a, errA, b, errB)
+		w.t.Errorf("%s decides differently:\n%v %v\n%v %v", how, a, errA, b, errB)
 	}
 }
 
