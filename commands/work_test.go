@@ -114,4 +114,3 @@ func (f *fromRecorder) ReadStreamBackward(ctx context.Context, stream string, fr
 		ReadStreamBackward(context.Context, string, uint64, int) ([]events.Recorded, error)
 	}).ReadStreamBackward(ctx, stream, from, limit)
 }
-
