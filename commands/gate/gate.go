@@ -97,8 +97,13 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	if d.Action != permission.Deny && rv.Level == risk.Destructive && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
 		d = destructive(&v, d, rv)
 	}
-	if d.Action == permission.Ask && v.Decision.Source != SourceRisk && g.standing.Covers(d) {
-		v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, answers.ReplyOnce
+	if d.Action == permission.Ask && v.Decision.Source != SourceRisk {
+		if g.standing.Covers(d) {
+			v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, answers.ReplyOnce
+		} else if c, ok := g.standing.FirstUncovered(d); ok && c.Resource != d.Resource {
+			d.Check = c // ask about what is not approved yet
+			v.Decision = record(d, SourceRule)
+		}
 	}
 	switch permission.Action(v.Decision.Action) {
 	case permission.Deny:
@@ -183,18 +188,32 @@ func (g *Gate) runsCommand(c tools.Call) bool {
 // the strictest decision governs.
 func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decision {
 	var out permission.Decision
+	var checks []permission.Check
 	first := true
-	consider := func(resource, always string) {
-		d := g.policy.Decide(permission.Request{Tool: c.Decl.Name, Resource: resource,
-			SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home, Always: always})
+	take := func(d permission.Decision) {
+		for _, c := range d.Checks {
+			if !slices.ContainsFunc(checks, func(o permission.Check) bool { return o.Key == c.Key && o.Resource == c.Resource }) {
+				checks = append(checks, c)
+			}
+		}
 		if first || d.Action.Exceeds(out.Action) {
 			out, first = d, false
 		}
+	}
+	consider := func(resource, always string) {
+		take(g.policy.Decide(permission.Request{Tool: c.Decl.Name, Resource: resource,
+			SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home, Always: always}))
 	}
 	for _, s := range subjects {
 		switch {
 		case s.Command != "":
 			consider(s.Command, alwaysPattern(s.Command))
+			// What the command names outside the workspace needs external_directory, as
+			// the file tools' paths do.
+			for _, r := range g.outsideRequests(c, s.Command) {
+				r.SideEffect, r.Workspace, r.Home = c.Policy.SideEffect != tools.ReadOnly, g.workspace, g.home
+				take(g.policy.DecideExternal(r))
+			}
 		case s.Path != "":
 			// The target first: on a tie it governs, since it is what an outside grant
 			// admitted.
@@ -206,6 +225,9 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 			consider("*", "*")
 		}
 	}
+	// The governing decision carries every subject's checks: a standing approval covers the
+	// call only when it covers each check that asks, and an always answer saves each.
+	out.Checks = checks
 	return out
 }
 

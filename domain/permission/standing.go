@@ -80,6 +80,19 @@ func (s *Standing) Covers(d Decision) bool {
 	return true
 }
 
+// FirstUncovered is the first check of d that asks and no standing approval covers: what an
+// ask is about when the approvals cover the call's other checks already.
+func (s *Standing) FirstUncovered(d Decision) (Check, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, c := range d.Checks {
+		if c.Action == Ask && (d.Mode == Strict || !s.covers(c)) {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
 func (s *Standing) covers(c Check) bool {
 	if c.Always == "" {
 		return false

@@ -1,6 +1,9 @@
 package risk_test
 
 import (
+	"path"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zuno-run/zuno/domain/risk"
@@ -70,6 +73,28 @@ func FuzzAssessInWorkspace(f *testing.F) {
 		}
 		if v.Level == risk.Catastrophic && risk.Decide(v, risk.ModeAllowAll) != risk.Deny {
 			t.Fatalf("%q: catastrophic but not denied under allow_all", command)
+		}
+	})
+}
+
+// FuzzPathsNamed: any text, read for the paths it names, never panics, reads the same twice,
+// and every path it returns is absolute and clean.
+func FuzzPathsNamed(f *testing.F) {
+	for _, r := range homeAttacks {
+		f.Add(r.command)
+	}
+	f.Add(`cat ~/notes.txt "$DIR/x" --file=/etc/passwd < /etc/hosts; cd ..; cat "$(cat f)/y"`)
+	f.Fuzz(func(t *testing.T, command string) {
+		env := risk.Env{Home: home, Cwd: project}
+		n, ok := risk.PathsNamed(command, env)
+		again, ok2 := risk.PathsNamed(command, env)
+		if ok != ok2 || !slices.Equal(n.Paths, again.Paths) || !slices.Equal(n.Undecided, again.Undecided) {
+			t.Fatalf("%q: two readings differ", command)
+		}
+		for _, p := range n.Paths {
+			if !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+				t.Fatalf("%q: path %q is not absolute and clean", command, p)
+			}
 		}
 	})
 }

@@ -154,6 +154,9 @@ func (a *assessor) stmt(s *syntax.Stmt, depth int) {
 		if writes(r.Op) && r.Word != nil {
 			a.redirect(r)
 		}
+		if a.onRedirect != nil && r.Word != nil && namesFile(r.Op) {
+			a.onRedirect(r.Word)
+		}
 	}
 	call, ok := s.Cmd.(*syntax.CallExpr)
 	if !ok {

@@ -1,0 +1,70 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zuno-run/zuno/domain/permission"
+	"github.com/zuno-run/zuno/domain/risk"
+	"github.com/zuno-run/zuno/domain/tools"
+)
+
+// systemReadable are the host locations a command may name without an external_directory
+// grant (docs/permissions.md, "Shell commands outside the workspace"): the programs and
+// libraries every command runs on, the device and descriptor files a shell line uses
+// (/dev/null, /dev/stdout …), the process's own /proc entries, and /tmp (under bubblewrap
+// the command's own private tmpfs; under the native backend the host's shared scratch
+// directory). Everything else outside the workspace, /etc and the home directory above all,
+// needs the grant.
+var systemReadable = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
+	"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
+	"/dev/fd", "/proc/self", "/tmp"}
+
+// outsideRequests are the external_directory checks a shell command needs: one for the
+// directory of each path it names outside the workspace, and a one-off for each argument
+// that may be a path the text does not spell. A text the reader cannot parse needs none
+// here: the risk gate refuses what it cannot read.
+func (g *Gate) outsideRequests(c tools.Call, command string) []permission.Request {
+	if g.workspace == "" {
+		return nil
+	}
+	n, ok := risk.PathsNamed(command, risk.Env{Home: g.home, Cwd: g.workdir(c), Zuno: g.zuno})
+	if !ok {
+		return nil
+	}
+	var out []permission.Request
+	for _, p := range n.Paths {
+		if within(g.workspace, p) || systemPath(p) {
+			continue
+		}
+		res := permission.ExternalDirResource(grantDir(p))
+		out = append(out, permission.Request{Tool: c.Decl.Name, Key: permission.ExternalDirectory, Resource: res, Always: res})
+	}
+	for _, w := range n.Undecided {
+		out = append(out, permission.Request{Tool: c.Decl.Name, Key: permission.ExternalDirectory, Resource: w})
+	}
+	return out
+}
+
+// grantDir is the directory a grant for path p names: p itself when it is a directory, else
+// the directory holding it (as for the file tools).
+func grantDir(p string) string {
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return p
+	}
+	return filepath.Dir(p)
+}
+
+func systemPath(p string) bool {
+	for _, d := range systemReadable {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

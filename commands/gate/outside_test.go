@@ -1,0 +1,79 @@
+package gate_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/commands/gate"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/permission"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// A shell command naming a path outside the workspace needs external_directory for its
+// directory, as the file tools' paths do (seeds 004: one grant, one spelling, covers the
+// shell, file and search tools; docs/permissions.md, "Shell commands outside the
+// workspace"). The built-in policy allows everything but external_directory, which asks.
+func TestShellOutsideTheWorkspaceAsks(t *testing.T) {
+	p, err := permission.Resolve(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell := &countTool{name: tools.NameShell}
+	newGate := func(interactive bool) *gate.Gate {
+		return gate.New(gate.Config{Policy: p, Tools: []tools.Tool{shell}, Workspace: "/home/u/proj", Home: "/home/u", Interactive: interactive})
+	}
+	call := func(cmd string) tools.Call {
+		args, _ := json.Marshal(map[string]string{"cmd": cmd})
+		return tools.Call{Call: model.ToolCall{ID: "c1", Name: tools.NameShell, Arguments: string(args)}, Decl: shell.Declaration(),
+			Parsed: tools.Parsed{Args: cmd}, Policy: shell.Declaration().Policy}
+	}
+	g := newGate(true)
+	for _, tc := range []struct {
+		cmd, ask string // ask: the external_directory resource asked for, "" when the call runs unasked
+		always   bool
+	}{
+		{"cat ~/notes.txt", "/home/u/*", true},
+		{"head -1 /etc/passwd", "/etc/*", true},
+		{"cat ../other/a.go", "/home/u/other/*", true},
+		{"cd ..; ls", "/home/*", true}, // /home/u does not exist here: a path that is not a directory is granted by its parent
+		{"grep -r key ~/.config", "/home/u/*", true},
+		{"wc -l < /etc/hosts", "/etc/*", true},
+		{`cat "$(cat where.txt)/x"`, "…/x", false},
+		{"python3 -V", "", false},
+		{"/usr/bin/env python3 -c 'print(1)'", "", false},
+		{"cat src/a.go ./b.go", "", false},
+		{"ls /usr/share/doc > /dev/null 2>&1", "", false},
+		{"mktemp -d /tmp/x.XXXX", "", false},
+		{"echo $PATH", "", false},
+	} {
+		v := g.Check(call(tc.cmd))
+		switch {
+		case tc.ask == "" && (v.Ask != nil || v.Block != nil):
+			t.Errorf("%q asked or was refused: %+v", tc.cmd, v.Decision)
+		case tc.ask != "" && (v.Ask == nil || v.Ask.Key != permission.ExternalDirectory || v.Ask.Resource != tc.ask):
+			t.Errorf("%q: ask %+v, want external_directory %s", tc.cmd, v.Ask, tc.ask)
+		case tc.ask != "" && (len(v.Grants) > 0) != tc.always:
+			t.Errorf("%q: an always would save %+v", tc.cmd, v.Grants)
+		}
+	}
+
+	// A standing grant for one directory does not let a second through: the ask is about
+	// the one not approved, and an always saves it.
+	g.Fold(events.PermissionGranted{SessionID: "s", Grants: []events.StandingGrant{{Permission: permission.ExternalDirectory, Pattern: "/home/u/*"}}})
+	if v := g.Check(call("cat ~/a.txt")); v.Ask != nil || v.Block != nil {
+		t.Errorf("a granted directory asked again: %+v", v.Decision)
+	}
+	v := g.Check(call("cat ~/a.txt /etc/hosts"))
+	if v.Ask == nil || v.Ask.Resource != "/etc/*" {
+		t.Fatalf("two directories, one granted: ask %+v", v.Ask)
+	}
+
+	// Without a terminal the ask is a denial that says which rule to add.
+	v = newGate(false).Check(call("cat ~/notes.txt"))
+	if v.Block == nil || !strings.Contains(v.Block.Fix, "external_directory") {
+		t.Fatalf("no terminal: %+v", v.Block)
+	}
+}
