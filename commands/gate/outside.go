@@ -34,8 +34,17 @@ func (g *Gate) outsideRequests(c tools.Call, command string) []permission.Reques
 		return nil
 	}
 	var out []permission.Request
+	realWS := realPath(g.workspace)
 	for _, p := range n.Paths {
-		if within(g.workspace, p) || systemPath(p) {
+		if within(g.workspace, p) || within(realWS, p) {
+			// Inside by its spelling; a symbolic link on the way may lead out (ws/link -> ~).
+			real := realPath(p)
+			if within(realWS, real) || systemPath(real) {
+				continue
+			}
+			p = real
+		}
+		if systemPath(p) {
 			continue
 		}
 		res := permission.ExternalDirResource(grantDir(p))
@@ -67,4 +76,19 @@ func systemPath(p string) bool {
 
 func within(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// realPath resolves the symbolic links of the longest part of p that exists; the rest is
+// kept as written (a file the command may create).
+func realPath(p string) string {
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		if real, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
 }

@@ -2,6 +2,8 @@ package gate_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,5 +77,36 @@ func TestShellOutsideTheWorkspaceAsks(t *testing.T) {
 	v = newGate(false).Check(call("cat ~/notes.txt"))
 	if v.Block == nil || !strings.Contains(v.Block.Fix, "external_directory") {
 		t.Fatalf("no terminal: %+v", v.Block)
+	}
+}
+
+// A path inside the workspace by its spelling that a symbolic link leads out of is outside:
+// `cat link/secret` with link -> a directory outside asks for that directory.
+func TestShellThroughALinkOutsideAsks(t *testing.T) {
+	outside, err := os.MkdirTemp("/var/tmp", "zuno-gate-") // not /tmp: a system location
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	ws := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := permission.Resolve(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell := &countTool{name: tools.NameShell}
+	g := gate.New(gate.Config{Policy: p, Tools: []tools.Tool{shell}, Workspace: ws, Home: "/home/u", Interactive: true})
+	for cmd, want := range map[string]string{"cat link/secret": outside + "/*", "cat ./link": outside + "/*", "cat a.txt": ""} {
+		v := g.Check(tools.Call{Call: model.ToolCall{ID: "c1", Name: tools.NameShell}, Decl: shell.Declaration(),
+			Parsed: tools.Parsed{Args: cmd}, Policy: shell.Declaration().Policy})
+		got := ""
+		if v.Ask != nil {
+			got = v.Ask.Resource
+		}
+		if got != want {
+			t.Errorf("%q: asks for %q, want %q", cmd, got, want)
+		}
 	}
 }

@@ -62,6 +62,14 @@ func PathsNamed(command string, env Env) (n Named, ok bool) {
 			}
 		}
 		p, _, ok := a.target(reading{text: t, exact: true, glob: r.glob})
+		if ok && strings.ContainsRune(p, 0) { // ~user, or ~ with no home known: somewhere in a home
+			w := strings.NewReplacer(homeSentinel, "~", otherHome, "~").Replace(p)
+			if !seenWord[w] {
+				seenWord[w] = true
+				n.Undecided = append(n.Undecided, w)
+			}
+			return
+		}
 		if ok && !seenPath[p] {
 			seenPath[p] = true
 			n.Paths = append(n.Paths, p)

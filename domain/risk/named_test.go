@@ -36,6 +36,9 @@ func TestPathsNamed(t *testing.T) {
 		{`cat "$(pwd)/../x"`, []string{"/home/u/x"}, nil},
 		{`cat "$(cat dir.txt)/x"`, nil, []string{"…/x"}},
 		{`cat /home/$WHO/x`, []string{"/home/x"}, nil},
+		{"cat ~root/.bashrc", nil, []string{"~root/.bashrc"}},
+		{"cat ~-/x", nil, []string{"…/x"}},
+		{"cat $(echo ~/x) /e''tc/passwd", []string{"/etc/passwd", "/home/u/x"}, nil},
 		// Quiet: the program itself, bare words, expansions that spell no path, in-workspace
 		// paths.
 		{"python3 -V", nil, nil},
