@@ -37,6 +37,7 @@ func PathsNamed(command string, env Env) (n Named, ok bool) {
 		return Named{}, false
 	}
 	a := newAssessor(env)
+	a.markUnknown = true
 	seenPath, seenWord := map[string]bool{}, map[string]bool{}
 	add := func(r reading, redirect bool) {
 		t := r.text
@@ -46,12 +47,12 @@ func PathsNamed(command string, env Env) (n Named, ok bool) {
 		if !pathLike(t, redirect) {
 			return
 		}
-		if i := strings.Index(t, unknownMark); i >= 0 || r.unread {
+		if i := strings.Index(t, unknownMark); i >= 0 || r.unread || !r.exact {
 			if known := t[:max(i, 0)]; i > 0 && strings.HasPrefix(known, "/") && strings.Contains(known, "/") {
 				t = known[:strings.LastIndex(known, "/")+1] + "x" // "/home/$USER/x": somewhere in /home
 			} else {
 				w := strings.ReplaceAll(t, unknownMark, "…")
-				if i < 0 { // output of a command the gate cannot read, taken as empty: say where
+				if i < 0 { // a variable or output the gate cannot know, taken as empty: say where
 					w = "…" + w
 				}
 				if !seenWord[w] {

@@ -116,6 +116,7 @@ type assessor struct {
 	procOut         map[string][]string           // what each <(…) prints, by name
 	onCall          func(name string, argv []arg) // Calls: told of every program invocation
 	onRedirect      func(w *syntax.Word)          // PathsNamed: told of every file redirection
+	markUnknown     bool                          // PathsNamed: a variable the text does not set reads as unknownMark
 	lang            string                        // the language of the code being read (interpreters.go)
 	netted          bool                          // reading an unknown program's arguments as a command (unknownWrapper)
 	shellStdin      []string                      // standard input `exec < FILE` gave the commands after it (inputs.go)

@@ -391,6 +391,9 @@ func (a *assessor) param(p *syntax.ParamExp) []reading {
 		}
 	}
 	if !ok {
+		if a.markUnknown { // PathsNamed: where the unknown value stands matters more than that it may be empty
+			return []reading{{text: unknownMark}}
+		}
 		return []reading{{text: ""}}
 	}
 	if p.Exp == nil && !p.Length && p.Slice == nil && p.Repl == nil {
