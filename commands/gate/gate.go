@@ -221,6 +221,12 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 				consider(s.Target, s.Target)
 			}
 			consider(s.Path, s.Path)
+			// A path key adds external_directory itself (permission.Decide); a search's key
+			// (glob, grep) is not a path key, so its directory outside is checked here.
+			if s.ExternalDir != "" && !permission.IsPathKey(permission.KeyFor(c.Decl.Name)) {
+				take(g.policy.DecideExternal(permission.Request{Tool: c.Decl.Name, Resource: s.ExternalDir, Always: s.ExternalDir,
+					SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home}))
+			}
 		default:
 			consider("*", "*")
 		}

@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -108,5 +109,39 @@ func TestShellThroughALinkOutsideAsks(t *testing.T) {
 		if got != want {
 			t.Errorf("%q: asks for %q, want %q", cmd, got, want)
 		}
+	}
+}
+
+// glob and grep outside the workspace ask for external_directory on the directory searched
+// (not a path key, so the gate adds the check); once granted "always", the same search runs
+// beneath the granted directory and finds, and another directory still asks.
+func TestSearchOutsideAsksThenFinds(t *testing.T) {
+	f := newFixture(t, "", "")
+	out, other := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "x.txt"), []byte("needle here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := `{"pattern":"needle","path":"` + out + `"}`
+	c, v := f.check(t, "grep", args)
+	if v.Ask == nil || v.Ask.Key != permission.ExternalDirectory || v.Ask.Resource != out+"/*" {
+		t.Fatalf("grep outside: ask %+v, want external_directory %s/*", v.Ask, out)
+	}
+	v = f.answer(c, v, "always")
+	res := f.tools["grep"].Execute(context.Background(), tools.Invocation{SessionID: "ses_review", CallID: c.Call.ID,
+		ExternalRoot: v.ExternalRoot, Parsed: c.Parsed})
+	if res.Outcome != tools.OutcomeCompleted || !strings.Contains(res.Output, "needle here") {
+		t.Fatalf("grep outside after the grant: %s %s", res.Outcome, res.Output)
+	}
+	for _, a := range []string{`{"pattern":"needle","path":"` + out + `"}`, `{"pattern":"*.txt","path":"` + out + `"}`} {
+		name := "grep"
+		if strings.Contains(a, "*.txt") {
+			name = "glob"
+		}
+		if _, v := f.check(t, name, a); v.Ask != nil || v.Block != nil {
+			t.Errorf("%s in the granted directory asked again: %+v", name, v.Decision)
+		}
+	}
+	if _, v := f.check(t, "glob", `{"pattern":"*","path":"`+other+`"}`); v.Ask == nil || v.Ask.Resource != other+"/*" {
+		t.Fatalf("glob in another directory: ask %+v", v.Ask)
 	}
 }

@@ -35,3 +35,10 @@ func (w *Workspace) guard(shown string, pl place, write bool) error {
 func (w *Workspace) shownSlash(abs string) string {
 	return filepath.ToSlash(w.shown(abs))
 }
+
+// HiddenAt reports whether the absolute path abs lies under a protected path the agent may
+// not read (Zuno's data, its keys): a search outside the workspace leaves such files out.
+func (w *Workspace) HiddenAt(abs string) bool {
+	_, hidden := sandbox.Guard(w.Protected, filepath.ToSlash(w.realRoot), filepath.ToSlash(abs), false)
+	return hidden
+}

@@ -284,3 +284,20 @@ func (w *windower) result() ReadResult {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// OpenIn opens p (a file or a directory) for reading, for a call whose external_directory
+// grant admitted externalRoot ("" for none), as Read reaches it: beneath the held root inside
+// the workspace, beneath the granted directory outside it, no link followed on the way, and a
+// protected path the agent may not read refused. key names what was opened: root-relative
+// inside the workspace, absolute outside it. glob and grep search from it (package search).
+func (w *Workspace) OpenIn(p, externalRoot string) (f *os.File, key string, err error) {
+	pl, err := w.place(p, externalRoot)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := w.guard(p, pl, false); err != nil {
+		return nil, "", err
+	}
+	f, err = w.openForRead(p, pl)
+	return f, pl.key, err
+}

@@ -221,7 +221,7 @@ func TestResultsCheckedBeneath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := s.resolve("sub")
+	tg, err := s.resolve("sub", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,9 @@ func (s *Searcher) keepBeneath(t target, names []string, limit int) (kept []stri
 }
 
 func (s *Searcher) fileBeneath(t target, name string) bool {
+	if t.hidden != nil && t.hidden(name) {
+		return false
+	}
 	rel, ok := t.below(name)
 	if !ok {
 		return false
@@ -71,6 +74,9 @@ func (t target) below(name string) (string, bool) {
 // beneath it with no link followed and must be regular; a file target is the very file rg
 // was handed, read again from its start.
 func (s *Searcher) linesBeneath(t target, name string, lines []hit) bool {
+	if t.hidden != nil && t.hidden(name) {
+		return false
+	}
 	var src io.Reader
 	if t.isDir {
 		rel, ok := t.below(name)

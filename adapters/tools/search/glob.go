@@ -16,6 +16,10 @@ type GlobRequest struct {
 	// Path is the directory to search: relative to the workspace root, or absolute inside
 	// it. Empty means the root.
 	Path string
+	// ExternalRoot is the directory an external_directory grant admitted for the call: a
+	// Path outside the workspace is searched when it lies under it (results are then
+	// absolute paths). Empty: a Path outside is refused.
+	ExternalRoot string
 	// Limit is how many paths to return; 0 means DefaultLimit.
 	Limit int
 }
@@ -29,7 +33,7 @@ func (s *Searcher) Glob(ctx context.Context, req GlobRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	t, err := s.resolve(req.Path)
+	t, err := s.resolve(req.Path, req.ExternalRoot)
 	if err != nil {
 		return Result{}, err
 	}

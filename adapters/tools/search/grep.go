@@ -16,6 +16,8 @@ type GrepRequest struct {
 	// Path is the directory or file to search: relative to the workspace root, or absolute
 	// inside it. Empty means the root.
 	Path string
+	// ExternalRoot is as for GlobRequest: a Path outside the workspace under it is searched.
+	ExternalRoot string
 	// Include, if set, is an rg --glob glob choosing the files searched (e.g. "*.go",
 	// "*.{ts,tsx}"), matched relative to Path. It does not apply when Path is a file.
 	Include string
@@ -34,7 +36,7 @@ func (s *Searcher) Grep(ctx context.Context, req GrepRequest) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	t, err := s.resolve(req.Path)
+	t, err := s.resolve(req.Path, req.ExternalRoot)
 	if err != nil {
 		return Result{}, err
 	}

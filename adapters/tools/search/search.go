@@ -52,6 +52,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/zuno-run/zuno/adapters/tools/files"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/sandbox"
 )
 
 // Defaults and bounds. The output caps are the tool_output defaults (see "Output caps and
@@ -159,6 +161,19 @@ func (s *Searcher) workspace() (*files.Workspace, string, error) {
 	a, _ := ws.Authorize(".") // the root itself: nothing to walk, nothing to refuse
 	s.ws, s.realRoot = ws, a.Target
 	return ws, a.Target, nil
+}
+
+// Protect gives the searcher the protected paths (the file tools' list): a search outside
+// the workspace refuses a path, and leaves out the results, the agent may not read.
+func (s *Searcher) Protect(list []sandbox.Protection) error {
+	ws, _, err := s.workspace()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws.Protected = list
+	return nil
 }
 
 func (s *Searcher) maxBytes() int {
@@ -296,8 +311,11 @@ func firstBytes(b []byte, n int) []byte {
 // target is a validated search path, opened.
 type target struct {
 	f     *os.File // the searched directory or regular file, opened beneath the root
-	rel   string   // its root-relative, slash-separated path ("" for the root)
+	rel   string   // its root-relative, slash-separated path ("" for the root); absolute outside
 	isDir bool
+	// hidden, for a target outside the workspace, says which results lie under a path the
+	// agent may not read (Zuno's data under a granted home directory): they are left out.
+	hidden func(abs string) bool
 }
 
 func (t target) close() { t.f.Close() }
@@ -320,7 +338,7 @@ func (t target) rgArg() string {
 // for a link after the check is refused, not searched. It must exist and be readable, a
 // directory or a regular file: "does not exist" and "cannot be read" are deliberately the
 // same answer. The caller closes the target.
-func (s *Searcher) resolve(p string) (target, error) {
+func (s *Searcher) resolve(p, externalRoot string) (target, error) {
 	ws, root, err := s.workspace()
 	if err != nil {
 		return target{}, err
@@ -336,6 +354,9 @@ func (s *Searcher) resolve(p string) (target, error) {
 	if err != nil {
 		return target{}, pathRefused(shown, err)
 	}
+	if !a.Inside && externalRoot != "" {
+		return s.resolveOutside(ws, p, shown, externalRoot)
+	}
 	if !a.Inside {
 		if a.Symlink {
 			return target{}, invalid("path", "path %q resolves outside the workspace root %s", shown, s.Root)
@@ -347,33 +368,66 @@ func (s *Searcher) resolve(p string) (target, error) {
 	if !utf8.ValidString(rel) {
 		return target{}, invalid("path", "path %q is not valid UTF-8", shown)
 	}
-	notFound := invalid("path", "path %q does not exist or cannot be read", shown)
 	f, err := ws.OpenBeneath(nil, rel)
 	if errors.Is(err, syscall.ELOOP) {
 		return target{}, linkRefused(shown, err)
 	}
 	if err != nil {
-		notFound.Err = err
-		return target{}, notFound
+		return target{}, notFound(shown, err)
 	}
 	if rel == "." {
 		rel = ""
 	}
-	t := target{f: f, rel: rel}
-	if s.opened != nil {
-		s.opened(rel)
+	return s.checkOpened(target{f: f, rel: rel}, shown)
+}
+
+// resolveOutside opens a path outside the workspace under the directory an
+// external_directory grant admitted, as read reaches it (files.Workspace.OpenIn): beneath
+// the granted directory, no link followed, a protected path refused.
+func (s *Searcher) resolveOutside(ws *files.Workspace, p, shown, externalRoot string) (target, error) {
+	f, key, err := ws.OpenIn(p, externalRoot)
+	if err != nil {
+		var fe *files.Error
+		if errors.As(err, &fe) && fe.Kind == files.SymlinkRefused {
+			return target{}, linkRefused(shown, err)
+		}
+		var de *domain.Error
+		if errors.As(err, &fe) || errors.As(err, &de) {
+			return target{}, &Error{Code: InvalidArguments, Field: "path", Err: err, Message: err.Error()}
+		}
+		return target{}, notFound(shown, err)
 	}
+	if !utf8.ValidString(key) {
+		f.Close()
+		return target{}, invalid("path", "path %q is not valid UTF-8", shown)
+	}
+	return s.checkOpened(target{f: f, rel: key, hidden: ws.HiddenAt}, shown)
+}
+
+func notFound(shown string, err error) *Error {
+	e := invalid("path", "path %q does not exist or cannot be read", shown)
+	e.Err = err
+	return e
+}
+
+// checkOpened checks what resolve opened: a readable directory or a regular file.
+func (s *Searcher) checkOpened(t target, shown string) (target, error) {
+	f := t.f
+	if s.opened != nil {
+		s.opened(t.rel)
+	}
+	missing := notFound(shown, nil)
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
-		notFound.Err = err
+		missing.Err = err
 	case fi.IsDir():
 		// Readable: a directory rg could not list would only come back empty.
 		if _, err = f.Readdirnames(1); err == nil || errors.Is(err, io.EOF) {
 			t.isDir = true
 			return t, nil
 		}
-		notFound.Err = err
+		missing.Err = err
 	case fi.Mode().IsRegular():
 		return t, nil
 	default:
@@ -381,7 +435,7 @@ func (s *Searcher) resolve(p string) (target, error) {
 		return target{}, invalid("path", "path %q is not a regular file or a directory", shown)
 	}
 	f.Close()
-	return target{}, notFound
+	return target{}, missing
 }
 
 // pathRefused turns the refusal of a path by files.Workspace.Authorize (the gate's naming of

@@ -59,7 +59,7 @@ func (t *globTool) Execute(ctx context.Context, inv tools.Invocation) tools.Resu
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
-	res, err := t.s.search.Glob(ctx, search.GlobRequest{Pattern: a.Pattern, Path: a.Path, Limit: a.Limit})
+	res, err := t.s.search.Glob(ctx, search.GlobRequest{Pattern: a.Pattern, Path: a.Path, ExternalRoot: inv.ExternalRoot, Limit: a.Limit})
 	if err != nil {
 		return failure(tools.NameGlob, err, false)
 	}
@@ -118,7 +118,7 @@ func (t *grepTool) Execute(ctx context.Context, inv tools.Invocation) tools.Resu
 	if r, done := cancelledBefore(ctx); done {
 		return r
 	}
-	res, err := t.s.search.Grep(ctx, search.GrepRequest{Pattern: a.Pattern, Path: a.Path, Include: a.Include,
+	res, err := t.s.search.Grep(ctx, search.GrepRequest{Pattern: a.Pattern, Path: a.Path, ExternalRoot: inv.ExternalRoot, Include: a.Include,
 		CaseInsensitive: a.CaseInsensitive, Context: a.Context, Limit: a.Limit})
 	if err != nil {
 		return failure(tools.NameGrep, err, false)

@@ -1,6 +1,9 @@
 package toolset
 
 import (
+	"os"
+
+	"github.com/zuno-run/zuno/adapters/tools/files"
 	"github.com/zuno-run/zuno/domain/patch"
 	"github.com/zuno-run/zuno/domain/tools"
 )
@@ -35,12 +38,24 @@ func (t *reportTool) Subjects(p tools.Parsed) ([]tools.Subject, error) {
 
 func (t *globTool) Subjects(p tools.Parsed) ([]tools.Subject, error) {
 	a, _ := p.Args.(globArgs)
-	return t.s.pathSubjects(orRoot(a.Path))
+	return t.s.searchSubjects(orRoot(a.Path))
 }
 
 func (t *grepTool) Subjects(p tools.Parsed) ([]tools.Subject, error) {
 	a, _ := p.Args.(grepArgs)
-	return t.s.pathSubjects(orRoot(a.Path))
+	return t.s.searchSubjects(orRoot(a.Path))
+}
+
+// searchSubjects is pathSubjects for a search: a directory outside the workspace is granted
+// as itself, as list's is (the search stays beneath it), a file by the directory holding it.
+func (s *Set) searchSubjects(p string) ([]tools.Subject, error) {
+	subs, err := s.pathSubjects(p)
+	for i, sub := range subs {
+		if fi, serr := os.Stat(sub.Target); sub.ExternalDir != "" && serr == nil && fi.IsDir() {
+			subs[i].ExternalDir = files.ExternalResource(sub.Target)
+		}
+	}
+	return subs, err
 }
 
 func (t *shellTool) Subjects(p tools.Parsed) ([]tools.Subject, error) {

@@ -243,6 +243,9 @@ func openRoot(cfg Config) (*files.Workspace, string, *search.Searcher, error) {
 		return nil, "", nil, fmt.Errorf("toolset: workspace root: %w", err)
 	}
 	srch, err := search.New(cfg.Root)
+	if err == nil {
+		err = srch.Protect(cfg.Protected)
+	}
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("toolset: %w", err)
 	}
