@@ -145,3 +145,41 @@ func TestSearchOutsideAsksThenFinds(t *testing.T) {
 		t.Fatalf("glob in another directory: ask %+v", v.Ask)
 	}
 }
+
+// Seeds 004: "external_directory 授权在所有地方只有一种拼法：目录加上 /*……因此一次常驻授权同时覆盖
+// shell 工具与文件、搜索工具" (one spelling everywhere, so one standing grant covers the shell,
+// file and search tools). Each row answers "always" to one tool's ask for a directory
+// outside, then every tool's call in that directory runs unasked.
+func TestOneGrantCoversShellFileAndSearch(t *testing.T) {
+	calls := func(dir string) map[string]string {
+		return map[string]string{
+			"read":  `{"path":"` + dir + `/x.txt"}`,
+			"grep":  `{"pattern":"x","path":"` + dir + `"}`,
+			"glob":  `{"pattern":"*","path":"` + dir + `"}`,
+			"shell": `{"command":"cat ` + dir + `/x.txt"}`,
+		}
+	}
+	for _, first := range []string{"read", "grep", "glob", "shell"} {
+		t.Run(first, func(t *testing.T) {
+			dir, err := os.MkdirTemp("/var/tmp", "zuno-grant-") // not /tmp, which the shell check leaves quiet
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			if err := os.WriteFile(filepath.Join(dir, "x.txt"), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := newFixture(t, "", "")
+			c, v := f.check(t, first, calls(dir)[first])
+			if v.Ask == nil || v.Ask.Key != permission.ExternalDirectory || v.Ask.Resource != dir+"/*" {
+				t.Fatalf("%s: ask %+v, want external_directory %s/*", first, v.Ask, dir)
+			}
+			f.answer(c, v, "always")
+			for name, args := range calls(dir) {
+				if _, v := f.check(t, name, args); v.Ask != nil || v.Block != nil {
+					t.Errorf("after an always to %s, %s asked or was refused: %+v", first, name, v.Decision)
+				}
+			}
+		})
+	}
+}
