@@ -6,11 +6,13 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
@@ -187,9 +189,11 @@ type Capability struct {
 // EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)
 // and returns the tools the agent gets, sorted, and the ones it does not, with the reason.
 func (a Agent) EffectiveTools(runtime map[string]Capability) (tools []string, unavailable []Unavailable) {
-	for _, name := range a.Tools {
+	for _, name := range a.expand(runtime) {
 		c, ok := runtime[name]
 		switch {
+		case !ok && strings.Contains(name, "*"):
+			unavailable = append(unavailable, Unavailable{name, "a pattern that matches no tool of this runtime"})
 		case !ok:
 			unavailable = append(unavailable, Unavailable{name, "not implemented by this runtime"})
 		case !c.Enabled:
@@ -205,11 +209,56 @@ func (a Agent) EffectiveTools(runtime map[string]Capability) (tools []string, un
 	return slices.Compact(tools), slices.Compact(unavailable)
 }
 
+// expand replaces each pattern of the allowlist (mcp_github_*) by the runtime's tools it
+// matches, with the matching of permission rules (permission.MatchesKey), so the allowlist
+// and the contract built from it (permission.NewContract) agree on every name. A pattern
+// that matches nothing stays, and is reported unavailable.
+func (a Agent) expand(runtime map[string]Capability) []string {
+	var out []string
+	for _, m := range a.Patterns(slices.Sorted(maps.Keys(runtime))) {
+		if m.Pattern == "" || len(m.Tools) == 0 {
+			out = append(out, m.Entry)
+			continue
+		}
+		out = append(out, m.Tools...)
+	}
+	return out
+}
+
+// PatternMatch is one entry of an agent's tools allowlist and, for a pattern, the tools it
+// matched (zuno debug agent shows them).
+type PatternMatch struct {
+	Entry string `json:"entry"`
+	// Pattern is Entry when it holds a wildcard, "" for a plain name.
+	Pattern string   `json:"pattern,omitempty"`
+	Tools   []string `json:"tools,omitempty"`
+}
+
+// Patterns matches each allowlist entry against the tool names, in allowlist order.
+func (a Agent) Patterns(names []string) []PatternMatch {
+	out := make([]PatternMatch, 0, len(a.Tools))
+	for _, e := range a.Tools {
+		m := PatternMatch{Entry: e}
+		if strings.Contains(e, "*") {
+			m.Pattern = e
+			for _, n := range names {
+				if permission.MatchesKey(e, n) {
+					m.Tools = append(m.Tools, n)
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // Offered is the tool surface an agent gets in a run: the tools offered to the model, in
 // name order, and the agent's allowlisted tools it does not get, with the reason.
 type Offered struct {
 	Tools       []tools.Tool
 	Unavailable []Unavailable
+	// Patterns is the allowlist with what each pattern in it matched.
+	Patterns []PatternMatch
 }
 
 // Offer is the one computation of the tools a model is offered: the runtime's tools, less
@@ -241,7 +290,7 @@ func Offer(a Agent, runtime []tools.Tool, config map[string]bool) (Offered, erro
 		caps[d.Name] = c
 	}
 	names, unavailable := a.EffectiveTools(caps)
-	out := Offered{Unavailable: unavailable}
+	out := Offered{Unavailable: unavailable, Patterns: a.Patterns(slices.Sorted(maps.Keys(caps)))}
 	for _, n := range names {
 		out.Tools = append(out.Tools, byName[n])
 	}
