@@ -29,8 +29,12 @@ func SignalName(s syscall.Signal) string { return signalName(s) }
 // Launcher when it has one, so a background command is confined exactly as a foreground
 // one; and the files the wrapped command expects at fd 3, ... (exec.Cmd.ExtraFiles), which
 // the caller closes (CloseFiles) once the command started or could not.
+//
+// A background command is not run under a StatusLauncher's reporter: its launcher's status
+// is what it reports (docs/sandbox.md, "How a confined command ended").
 func (r *Runner) Launch(bashPath string, args []string, dir string) ([]string, []*os.File, error) {
-	return r.launch(bashPath, args, dir)
+	argv, files, _, err := r.launch(bashPath, args, dir, false)
+	return argv, files, err
 }
 
 // ProcAttr is how a command's leader is started (its own process group, or its own session
