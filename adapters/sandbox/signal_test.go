@@ -8,6 +8,7 @@ import (
 	"time"
 
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
+	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/domain/sandbox"
 )
@@ -44,6 +45,41 @@ func TestConfinedSignalIsASignal(t *testing.T) {
 			if res.Signal != "" || !res.HasExitCode || res.ExitCode != row.code || !res.Authoritative {
 				t.Errorf("network %s, %s: %+v\n%s", net, row.name, res, res.Output)
 			}
+		}
+	}
+}
+
+// A background task is run under the same reporter: killed by a signal, it records the
+// signal and no exit code; exit 137 of its own is its exit code.
+func TestConfinedBackgroundSignalIsASignal(t *testing.T) {
+	ws := t.TempDir()
+	sess := confined(t, ws, "", false)
+	mgr, err := bg.NewManager(t.TempDir(), bg.WithLauncher(sess.Launcher))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mgr.Close() })
+	for _, row := range []struct {
+		command, signal string
+		code            int
+	}{
+		{`kill -9 $$`, "SIGKILL", -1},
+		{`kill -TERM $$`, "SIGTERM", -1},
+		{`exit 137`, "", 137},
+	} {
+		info, err := mgr.Start(context.Background(), bg.StartRequest{Dir: ws, Command: row.command, SessionID: "s1", CallID: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		w, err := mgr.Wait(ctx, info.ID, 0, nil, 0)
+		cancel()
+		if err != nil || w.Status != bg.StatusExited {
+			t.Fatalf("%s: %v %+v", row.command, err, w)
+		}
+		if row.code < 0 && (w.Signal != row.signal || w.ExitCode != nil) ||
+			row.code >= 0 && (w.Signal != "" || w.ExitCode == nil || *w.ExitCode != row.code) {
+			t.Errorf("%s: signal %q, exit code %v", row.command, w.Signal, w.ExitCode)
 		}
 	}
 }

@@ -56,6 +56,9 @@ type guardProc struct {
 	lifeline *os.File // write end: kept open while the command may run
 	report   *os.File // read end
 	children []*os.File
+	// status is the read end of the launcher's status reporter (StatusLauncher), or nil:
+	// settle reads it too (launcherReport).
+	status *os.File
 }
 
 // guardedCommand returns the command that runs argv (with files at fd 3, …) under a guard.
@@ -100,6 +103,7 @@ func (g *guardProc) abandon() {
 	g.started()
 	g.lifeline.Close()
 	g.report.Close()
+	closeStatus(g.status)
 }
 
 // GuardStatus is how a guarded command ended, read from the guard's report and wait status.
@@ -121,12 +125,18 @@ type GuardStatus struct {
 }
 
 // settle reads the guard's report once the guard has been waited for, and closes the
-// runtime's ends. ps is the guard's process state (nil when wait failed).
+// runtime's ends. ps is the guard's process state (nil when wait failed). With a launcher's
+// status reporter, its report decides what the launcher's exit code meant (launcherReport).
 func (g *guardProc) settle(ps *os.ProcessState) GuardStatus {
 	g.lifeline.Close()
 	line, _ := bufio.NewReader(io.LimitReader(g.report, 4096)).ReadString('\n')
 	g.report.Close()
-	return guardReport(strings.TrimSuffix(line, "\n"), ps)
+	gs := guardReport(strings.TrimSuffix(line, "\n"), ps)
+	if g.status != nil {
+		gs = launcherReport(gs, readStatus(g.status))
+		g.status = nil
+	}
+	return gs
 }
 
 // guardReport interprets one report line. A guard that died without reporting (killed with

@@ -492,7 +492,6 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 type started struct {
 	cmd      *exec.Cmd
 	guard    *guardProc
-	status   *os.File // read end of the launcher's status reporter, or nil
 	pr       *os.File
 	out      *capture
 	readDone chan struct{}
@@ -516,6 +515,7 @@ func (r *Runner) start(p prepared) (*started, error) {
 		pw.Close()
 		return nil, &Error{Code: CodeExecFailed, Msg: "prepare the command's guard", Err: err}
 	}
+	g.status = p.status // the guard's now: settle reads it, abandon closes it
 	cmd.Dir, cmd.Env = p.dir, p.env
 	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
 	cmd.Stderr = pw
@@ -527,7 +527,6 @@ func (r *Runner) start(p prepared) (*started, error) {
 	pw.Close()
 	if err != nil {
 		g.abandon()
-		closeStatus(p.status)
 		pr.Close()
 		return nil, &Error{Code: CodeExecFailed, Msg: "start the command's guard", Err: err}
 	}
@@ -535,7 +534,7 @@ func (r *Runner) start(p prepared) (*started, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	st := &started{cmd: cmd, guard: g, status: p.status, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir},
+	st := &started{cmd: cmd, guard: g, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir},
 		readDone: make(chan struct{}), waitDone: make(chan error, 1), began: began}
 	go func() {
 		defer close(st.readDone)
@@ -596,9 +595,6 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 func exitStatus(st *started, waitErr error, res *Result) error {
 	ps := st.cmd.ProcessState
 	gs := st.guard.settle(ps)
-	if st.status != nil {
-		gs = launcherReport(gs, readStatus(st.status))
-	}
 	if ps == nil && waitErr != nil {
 		return &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
 	}

@@ -102,13 +102,14 @@ func TestStatusReporterProgramMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.status = status
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	CloseFiles(files)
 	g.started()
 	_ = cmd.Wait()
-	gs := launcherReport(g.settle(cmd.ProcessState), readStatus(status))
+	gs := g.settle(cmd.ProcessState)
 	if !gs.NeverStarted || gs.ExitCode != ExitNotFound || !strings.Contains(gs.Diagnostic, "could not start /no/such/zuno-program in the sandbox") {
 		t.Fatalf("%+v", gs)
 	}
