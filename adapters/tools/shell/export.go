@@ -29,7 +29,8 @@ func SignalName(s syscall.Signal) string { return signalName(s) }
 // Launcher when it has one, so a background command is confined exactly as a foreground
 // one; and the files the wrapped command expects at fd 3, ... (exec.Cmd.ExtraFiles), which
 // the caller closes (CloseFiles) once the command started or could not.
-// No status reporter is asked for (a git read only needs to know it exited 0).
+// No status reporter is asked for: preflight's git reads use it, and only need to know a read
+// exited 0 (a background task uses LaunchStatus).
 func (r *Runner) Launch(bashPath string, args []string, dir string) ([]string, []*os.File, error) {
 	argv, files, _, err := r.launch(bashPath, args, dir, false)
 	return argv, files, err
