@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 	"github.com/zuno-run/zuno/domain/sandbox"
 )
 
@@ -507,6 +509,49 @@ func (b *Bubblewrap) WrapFiles(argv []string, dir string) ([]string, []*os.File,
 		return nil, nil, err
 	}
 	return out, []*os.File{f}, nil
+}
+
+// WrapStatus is WrapFiles with the command run under a status reporter inside the sandbox
+// (adapters/tools/shell.StatusLauncher; docs/sandbox.md, "How a confined command ended").
+// With --unshare-pid, bwrap's init waits for the command and exits 128+N when signal N
+// killed it, and --json-status-fd reports that same number, so bwrap's status cannot tell a
+// `kill -9 $$` from an `exit 137`. The reporter is this binary (its guard package), executed
+// through a descriptor onto /proc/self/exe, because the binary's path may be hidden inside
+// (a test binary under /tmp); it waits for the command and writes the real wait status on a
+// pipe whose read end is returned. The files are WrapFiles' (the filter, under network
+// deny), then the binary, then the pipe's write end.
+func (b *Bubblewrap) WrapStatus(argv []string, dir string) ([]string, []*os.File, *os.File, error) {
+	if len(argv) == 0 {
+		return nil, nil, nil, errors.New("sandbox: empty command")
+	}
+	var files []*os.File
+	var extra []string
+	if b.filter != nil {
+		f, err := filterFile(b.filter)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("sandbox: system-call filter: %w", err)
+		}
+		files, extra = append(files, f), []string{"--seccomp", "3"}
+	}
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		closeFiles(files)
+		return nil, nil, nil, fmt.Errorf("sandbox: the status reporter's binary: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		closeFiles(append(files, exe))
+		return nil, nil, nil, fmt.Errorf("sandbox: the status reporter's pipe: %w", err)
+	}
+	exeFD, statusFD := 3+len(files), 4+len(files)
+	files = append(files, exe, w)
+	inner := append([]string{"/proc/self/fd/" + strconv.Itoa(exeFD), guard.StatusName, strconv.Itoa(statusFD), "--"}, argv...)
+	out, err := b.wrap(inner, dir, extra)
+	if err != nil {
+		closeFiles(append(files, r))
+		return nil, nil, nil, err
+	}
+	return out, files, r, nil
 }
 
 func (b *Bubblewrap) wrap(argv []string, dir string, extra []string) ([]string, error) {

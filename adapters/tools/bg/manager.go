@@ -149,8 +149,15 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 	if err != nil {
 		return TaskInfo{}, err
 	}
-	// The child holds its own copies once started; every other path ends here too.
+	// The child holds its own copies once started; every other path ends here too. The
+	// status reporter's end is the guard's once the guard exists (closing twice is harmless).
 	defer shell.CloseFiles(l.files)
+	launched := false
+	defer func() {
+		if !launched && l.status != nil {
+			l.status.Close()
+		}
+	}()
 	r, err := m.reserve(req, l)
 	if err != nil {
 		return TaskInfo{}, err
@@ -164,6 +171,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 		m.recordNeverStarted(r)
 		return TaskInfo{}, err
 	}
+	launched = true
 	readDone := make(chan struct{})
 	go t.pump(pr, readDone)
 	go t.monitor(pr, readDone)
@@ -174,8 +182,11 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 type launch struct {
 	argv  []string
 	files []*os.File
-	dir   string
-	env   []string
+	// status is the sandbox's status reporter (shell.Runner.LaunchStatus), or nil; the
+	// task's guard owns it once created.
+	status *os.File
+	dir    string
+	env    []string
 }
 
 // prepare checks the request and builds the command through the session's launcher.
@@ -207,7 +218,7 @@ func (m *Manager) prepare(ctx context.Context, req StartRequest) (launch, error)
 	}
 	l.env, _ = m.runner.Environ()
 	l.env = append(l.env, req.Env...)
-	if l.argv, l.files, err = m.runner.Launch(bashPath, args, l.dir); err != nil {
+	if l.argv, l.files, l.status, err = m.runner.LaunchStatus(bashPath, args, l.dir); err != nil {
 		return l, &Error{Code: CodeSandboxFailed, Message: "the sandbox could not prepare the command; nothing ran", Err: err}
 	}
 	return l, nil
@@ -356,6 +367,7 @@ func (m *Manager) launch(r reservation, l launch) (*task, *os.File, error) {
 		pw.Close()
 		return fail(&Error{Code: CodeExecFailed, Message: "could not prepare the command's guard", Err: err})
 	}
+	guard.ReadStatus(l.status)
 	cmd.Dir, cmd.Env = l.dir, l.env
 	cmd.Stdout = pw // one pipe for both streams keeps their write order
 	cmd.Stderr = pw

@@ -29,8 +29,19 @@ func SignalName(s syscall.Signal) string { return signalName(s) }
 // Launcher when it has one, so a background command is confined exactly as a foreground
 // one; and the files the wrapped command expects at fd 3, ... (exec.Cmd.ExtraFiles), which
 // the caller closes (CloseFiles) once the command started or could not.
+// No status reporter is asked for: preflight's git reads use it, and only need to know a read
+// exited 0 (a background task uses LaunchStatus).
 func (r *Runner) Launch(bashPath string, args []string, dir string) ([]string, []*os.File, error) {
-	return r.launch(bashPath, args, dir)
+	argv, files, _, err := r.launch(bashPath, args, dir, false)
+	return argv, files, err
+}
+
+// LaunchStatus is Launch with a StatusLauncher's status reporter, as a foreground call runs
+// (docs/sandbox.md, "How a confined command ended"): status is the reporter's read end, nil
+// when the Launcher has none. Hand it to the command's Guard (ReadStatus); close it when
+// the command is not started.
+func (r *Runner) LaunchStatus(bashPath string, args []string, dir string) ([]string, []*os.File, *os.File, error) {
+	return r.launch(bashPath, args, dir, true)
 }
 
 // ProcAttr is how a command's leader is started (its own process group, or its own session
@@ -51,6 +62,10 @@ func GuardedCommand(argv []string, files []*os.File) (*exec.Cmd, *Guard, error) 
 	}
 	return cmd, &Guard{g}, nil
 }
+
+// ReadStatus hands the guard a launcher's status reporter (LaunchStatus; nil: none): Settle
+// reads it, Abandon closes it.
+func (g *Guard) ReadStatus(status *os.File) { g.g.status = status }
 
 // Started closes the runtime's copies of the guard's pipe ends.
 func (g *Guard) Started() { g.g.started() }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -55,6 +56,9 @@ type guardProc struct {
 	lifeline *os.File // write end: kept open while the command may run
 	report   *os.File // read end
 	children []*os.File
+	// status is the read end of the launcher's status reporter (StatusLauncher), or nil:
+	// settle reads it too (launcherReport).
+	status *os.File
 }
 
 // guardedCommand returns the command that runs argv (with files at fd 3, …) under a guard.
@@ -99,6 +103,7 @@ func (g *guardProc) abandon() {
 	g.started()
 	g.lifeline.Close()
 	g.report.Close()
+	closeStatus(g.status)
 }
 
 // GuardStatus is how a guarded command ended, read from the guard's report and wait status.
@@ -120,12 +125,18 @@ type GuardStatus struct {
 }
 
 // settle reads the guard's report once the guard has been waited for, and closes the
-// runtime's ends. ps is the guard's process state (nil when wait failed).
+// runtime's ends. ps is the guard's process state (nil when wait failed). With a launcher's
+// status reporter, its report decides what the launcher's exit code meant (launcherReport).
 func (g *guardProc) settle(ps *os.ProcessState) GuardStatus {
 	g.lifeline.Close()
 	line, _ := bufio.NewReader(io.LimitReader(g.report, 4096)).ReadString('\n')
 	g.report.Close()
-	return guardReport(strings.TrimSuffix(line, "\n"), ps)
+	gs := guardReport(strings.TrimSuffix(line, "\n"), ps)
+	if g.status != nil {
+		gs = launcherReport(gs, readStatus(g.status))
+		g.status = nil
+	}
+	return gs
 }
 
 // guardReport interprets one report line. A guard that died without reporting (killed with
@@ -169,4 +180,50 @@ func guardReport(line string, ps *os.ProcessState) GuardStatus {
 // always, unless the guard saw the command end before it (a verdict it reached on its own).
 func (gs GuardStatus) StoppedLive(sent time.Time) bool {
 	return gs.Ended.IsZero() || !gs.Ended.Before(sent)
+}
+
+// statusWait bounds the read of a launcher's status report once the command's guard ended:
+// by then every process that could hold the pipe's write end is gone (the sandbox's pid
+// namespace died with its init), so the read returns at once; the bound only keeps a
+// launcher that leaked the end from hanging the call.
+const statusWait = 2 * time.Second
+
+// readStatus reads a launcher's status report (StatusLauncher) and closes it: the whole
+// text, at most 4 KiB, so a report of more than one line can be refused.
+func readStatus(f *os.File) string {
+	defer f.Close()
+	_ = f.SetReadDeadline(time.Now().Add(statusWait))
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	return string(b)
+}
+
+func closeStatus(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+// launcherReport is how the command ended when its launcher ran it under a status reporter
+// (docs/sandbox.md, "How a confined command ended"). The guard's status is then the
+// launcher's (bwrap's), whose exit code cannot tell `exit 137` from a SIGKILL; the reporter's
+// one line (text) can. The guard's status stands when it says more than an exit code: the
+// guard failed, could not start the launcher, or the launcher was killed by a signal (Zuno's
+// stop). A missing, malformed or repeated report is no verdict: bwrap failed before the
+// command ran, or something killed the reporter.
+func launcherReport(outer GuardStatus, text string) GuardStatus {
+	if !outer.HasExitCode || outer.GuardFailed || outer.NeverStarted {
+		return outer
+	}
+	line, rest, found := strings.Cut(text, "\n")
+	if !found || rest != "" || line == "" {
+		return GuardStatus{HasExitCode: true, ExitCode: ExitGuardFailed, GuardFailed: true,
+			Diagnostic: fmt.Sprintf("the sandbox ended with exit code %d without reporting how the command ended "+
+				"(the sandbox could not start it, or its status reporter was killed)", outer.ExitCode)}
+	}
+	inner := guardReport(line, nil)
+	if inner.GuardFailed && !strings.HasPrefix(line, "guard ") {
+		inner.HasExitCode, inner.ExitCode = true, ExitGuardFailed
+		inner.Diagnostic = "the sandbox's status reporter wrote an unreadable report"
+	}
+	return inner
 }

@@ -184,6 +184,17 @@ type FileLauncher interface {
 	WrapFiles(argv []string, dir string) ([]string, []*os.File, error)
 }
 
+// StatusLauncher is a FileLauncher that runs the command under a status reporter of its own,
+// because the wrapped program's exit status does not tell how the command ended (bubblewrap
+// with a private pid namespace exits 128+N for a command killed by signal N, the same number
+// a command may exit with). WrapStatus returns, besides WrapFiles' argv and files, the read
+// end of the reporter's pipe: one line in the guard's report format (docs/sandbox.md, "How
+// a confined command ended"). The runner reads it once the command ended, and closes it.
+type StatusLauncher interface {
+	FileLauncher
+	WrapStatus(argv []string, dir string) ([]string, []*os.File, *os.File, error)
+}
+
 // SessionLauncher is a Launcher whose commands start in a session of their own (setsid:
 // no controlling terminal, so nothing inside can push input into the user's terminal). The
 // leader's process group is still the one Zuno signals.
@@ -259,28 +270,35 @@ func (r Result) RemoveSpool() {
 // launch is the argv that runs bash with args in dir, wrapped by the Launcher if any, and
 // the files the wrapped command expects at fd 3, ... (exec.Cmd.ExtraFiles); the caller
 // closes them (CloseFiles) once the command started or could not.
-func (r *Runner) launch(bashPath string, args []string, dir string) ([]string, []*os.File, error) {
+// With withStatus, a StatusLauncher's reporter pipe is returned too (nil otherwise); the
+// caller reads and closes it.
+func (r *Runner) launch(bashPath string, args []string, dir string, withStatus bool) ([]string, []*os.File, *os.File, error) {
 	argv := append([]string{bashPath}, args...)
 	if r.Launcher == nil {
-		return argv, nil, nil
+		return argv, nil, nil, nil
 	}
 	var wrapped []string
 	var files []*os.File
+	var status *os.File
 	var err error
-	if fl, ok := r.Launcher.(FileLauncher); ok {
+	if sl, ok := r.Launcher.(StatusLauncher); ok && withStatus {
+		wrapped, files, status, err = sl.WrapStatus(argv, dir)
+	} else if fl, ok := r.Launcher.(FileLauncher); ok {
 		wrapped, files, err = fl.WrapFiles(argv, dir)
 	} else {
 		wrapped, err = r.Launcher.Wrap(argv, dir)
 	}
-	if err != nil {
+	if err != nil || len(wrapped) == 0 {
 		CloseFiles(files)
-		return nil, nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox could not prepare the command; nothing ran", Err: err}
+		closeStatus(status)
+	}
+	if err != nil {
+		return nil, nil, nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox could not prepare the command; nothing ran", Err: err}
 	}
 	if len(wrapped) == 0 {
-		CloseFiles(files)
-		return nil, nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox returned an empty command; nothing ran"}
+		return nil, nil, nil, &Error{Code: CodeSandboxFailed, Msg: "the sandbox returned an empty command; nothing ran"}
 	}
-	return wrapped, files, nil
+	return wrapped, files, status, nil
 }
 
 // CloseFiles closes the parent's copies of a launch's extra files.
@@ -427,6 +445,7 @@ func checkRequest(req Request) error {
 type prepared struct {
 	argv   []string
 	files  []*os.File
+	status *os.File // the launcher's status reporter (StatusLauncher), or nil
 	dir    string
 	env    []string
 	policy ExitPolicy
@@ -464,7 +483,7 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 	}
 	p.env, _ = r.Environ()
 	p.env = append(p.env, req.Env...)
-	p.argv, p.files, err = r.launch(bashPath, args, p.dir)
+	p.argv, p.files, p.status, err = r.launch(bashPath, args, p.dir, true)
 	return p, err
 }
 
@@ -485,15 +504,18 @@ func (r *Runner) start(p prepared) (*started, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		CloseFiles(p.files)
+		closeStatus(p.status)
 		return nil, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
 	cmd, g, err := guardedCommand(p.argv, p.files)
 	if err != nil {
 		CloseFiles(p.files)
+		closeStatus(p.status)
 		pr.Close()
 		pw.Close()
 		return nil, &Error{Code: CodeExecFailed, Msg: "prepare the command's guard", Err: err}
 	}
+	g.status = p.status // the guard's now: settle reads it, abandon closes it
 	cmd.Dir, cmd.Env = p.dir, p.env
 	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
 	cmd.Stderr = pw

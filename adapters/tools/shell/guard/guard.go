@@ -45,6 +45,9 @@ func init() {
 	if len(os.Args) > 0 && os.Args[0] == Name {
 		os.Exit(Main(os.Args[1:]))
 	}
+	if isStatusReporter(os.Args) {
+		os.Exit(StatusMain(os.Args[0], os.Args[2:]))
+	}
 }
 
 // Main is the guard process: args are the number of launcher files, "--", and the argv to
@@ -85,13 +88,7 @@ func Main(args []string) int {
 		syscall.Close(fd)
 	}
 	go watchLifeline()
-	var ws syscall.WaitStatus
-	for {
-		_, err = syscall.Wait4(pid, &ws, 0, nil)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	ws, err := waitFor(pid)
 	ended := time.Now().UnixNano()
 	for orphaned.Load() {
 		time.Sleep(time.Second) // the lifeline's SIGKILL to the group is on its way
@@ -102,12 +99,10 @@ func Main(args []string) int {
 	switch {
 	case err != nil:
 		return fail(ExitFailed, "could not wait for the command: "+err.Error())
-	case ws.Signaled():
-		report("signal " + itoa(int64(ws.Signal())) + " " + itoa(ended))
-		return 128 + int(ws.Signal())
 	}
-	report("exit " + itoa(int64(ws.ExitStatus())) + " " + itoa(ended))
-	return ws.ExitStatus()
+	line, status := waitLine(ws, ended)
+	report(line)
+	return status
 }
 
 // orphaned is set once the runtime is gone: the guard then never exits on its own, it waits

@@ -72,3 +72,35 @@ func TestDescendants(t *testing.T) {
 		t.Fatalf("descendants %v, scan %v (child %d)", got, scanned, cmd.Process.Pid)
 	}
 }
+
+// A status reporter is recognised only as StatusName executed through a descriptor: a user
+// typing the name as an argument, or as argv[0], starts no reporter.
+func TestIsStatusReporter(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"/proc/self/fd/4", StatusName, "5", "--", "bash"}, true},
+		{[]string{"/usr/bin/zuno", StatusName, "5", "--", "bash"}, false},
+		{[]string{StatusName, "5", "--", "bash"}, false},
+		{[]string{"/proc/self/fd/", StatusName}, false},
+		{[]string{"/proc/self/fd/4"}, false},
+		{[]string{"/proc/self/fd/4", Name}, false},
+	} {
+		if got := isStatusReporter(tc.args); got != tc.want {
+			t.Errorf("%q: %v", tc.args, got)
+		}
+	}
+}
+
+// The reporter's and the guard's line of a wait status, and the status mirrored.
+func TestWaitLine(t *testing.T) {
+	killed := syscall.WaitStatus(int(syscall.SIGKILL))
+	exited := syscall.WaitStatus(137 << 8)
+	if line, st := waitLine(killed, 5); line != "signal 9 5" || st != 137 {
+		t.Errorf("SIGKILL: %q, %d", line, st)
+	}
+	if line, st := waitLine(exited, 5); line != "exit 137 5" || st != 137 {
+		t.Errorf("exit 137: %q, %d", line, st)
+	}
+}

@@ -16,3 +16,11 @@ func commandAttr() *syscall.SysProcAttr {
 func becomeSubreaper() {
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 }
+
+// prSetDumpable is PR_SET_DUMPABLE (linux/prctl.h).
+const prSetDumpable = 4
+
+// setNotDumpable keeps processes of the same user out of this one's /proc/PID/fd.
+func setNotDumpable() {
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0)
+}

@@ -9,3 +9,6 @@ func commandAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 
 // becomeSubreaper: no subreaper outside Linux; only the process group is stopped.
 func becomeSubreaper() {}
+
+// setNotDumpable: the status reporter runs only inside bubblewrap, on Linux.
+func setNotDumpable() {}
