@@ -89,6 +89,9 @@ func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
 	for _, t := range rep.Tools {
 		fmt.Fprintf(w, "  %-13s %s, replay %s, %s\n", t.Name, t.SideEffect, t.Replay, t.Concurrency)
 	}
+	for _, m := range rep.Patterns {
+		fmt.Fprintf(w, "pattern:     %s matches %s\n", m.Pattern, orNone(strings.Join(m.Tools, ", ")))
+	}
 	if len(rep.Unavailable) > 0 {
 		fmt.Fprintln(w, "unavailable:")
 		for _, u := range rep.Unavailable {

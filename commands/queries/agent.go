@@ -35,6 +35,8 @@ type AgentReport struct {
 	ModelNote   string              `json:"modelNote,omitempty"`
 	Tools       []ToolReport        `json:"tools"`
 	Unavailable []agent.Unavailable `json:"unavailable"`
+	// Patterns are the allowlist's patterns (mcp_github_*) and the tools each matched.
+	Patterns []agent.PatternMatch `json:"patterns"`
 	Delegates   []string            `json:"delegates"`
 	// Permissions is the effective permission of each offered tool under the configured
 	// rules narrowed by the agent's contract; Sandbox how its commands are confined.
@@ -95,7 +97,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	}
 	rep := AgentReport{Name: ag.Name, Mode: string(ag.Mode), Source: ag.Source, Description: ag.Description,
 		StepLimit: ag.Steps, Model: s.Model, ModelNote: s.ModelNote, Delegates: ag.Delegates,
-		Unavailable: append([]agent.Unavailable{}, offered.Unavailable...), Tools: []ToolReport{},
+		Unavailable: append([]agent.Unavailable{}, offered.Unavailable...), Tools: []ToolReport{}, Patterns: patternsOf(offered),
 		Notes: []string{"MCP servers and Skills are not supported in this build"}}
 	conf := surface.Confinement()
 	rep.Sandbox.Resolution = conf.Resolution
@@ -146,4 +148,15 @@ func agentPermissions(ag agent.Agent, offered []turn.Tool, conf turn.Confinement
 func ReadOnly(name string, overrides map[string]agent.Override) (bool, error) {
 	ag, err := agent.Resolve(name, overrides, false)
 	return ag.ReadOnly, err
+}
+
+// patternsOf keeps the allowlist entries that are patterns.
+func patternsOf(o agent.Offered) []agent.PatternMatch {
+	out := []agent.PatternMatch{}
+	for _, m := range o.Patterns {
+		if m.Pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
@@ -368,5 +370,48 @@ func TestEffectiveToolsReadOnlyWhateverTheRuntime(t *testing.T) {
 				t.Fatalf("mask %b: %d tools + %d unavailable, want %d", mask, len(tools), len(unavailable), len(all))
 			}
 		}
+	}
+}
+
+// Issue 26, item 3: an allowlist entry may be a pattern, matched as a permission rule's key
+// (permission.MatchesKey), so the offer and the contract built from the same list agree.
+func TestAllowlistPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		allow       []string
+		readOnly    bool
+		tools       []string
+		unavailable []agent.Unavailable
+	}{
+		{"prefix", []string{"plan_*"}, false, []string{tools.NamePlanGet, tools.NamePlanUpdate}, nil},
+		{"suffix and name", []string{"*_get", tools.NameRead}, false, []string{tools.NamePlanGet, tools.NameRead, tools.NameTodoGet}, nil},
+		{"everything", []string{"*"}, false, slices.Sorted(maps.Keys(runtime())), nil},
+		{"read-only agent keeps its rule", []string{"*"}, true,
+			[]string{tools.NameBg, tools.NameGlob, tools.NameGrep, tools.NamePlanGet, tools.NamePlanUpdate, tools.NameRead,
+				tools.NameReportWrite, tools.NameTodoGet, tools.NameTodoUpdate},
+			[]agent.Unavailable{{tools.NameApplyPatch, "writes the workspace; the agent is read-only"},
+				{tools.NameShell, "writes the workspace; the agent is read-only"}, {tools.NameWrite, "writes the workspace; the agent is read-only"}}},
+		{"matches nothing", []string{"mcp_github_*", tools.NameRead}, false, []string{tools.NameRead},
+			[]agent.Unavailable{{"mcp_github_*", "a pattern that matches no tool of this runtime"}}},
+		{"pattern and name overlap", []string{"g*", tools.NameGrep}, false, []string{tools.NameGlob, tools.NameGrep}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := agent.Agent{Name: "x", Tools: tc.allow, ReadOnly: tc.readOnly}
+			got, unavailable := a.EffectiveTools(runtime())
+			if !slices.Equal(got, tc.tools) || !slices.Equal(unavailable, tc.unavailable) {
+				t.Fatalf("tools %q unavailable %q, want %q %q", got, unavailable, tc.tools, tc.unavailable)
+			}
+			c := permission.NewContract("x", tc.allow)
+			p, err := permission.Resolve(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = p.WithContract(c)
+			for _, name := range got {
+				if d := p.Decide(permission.Request{Tool: name, Resource: "*", Workspace: "/ws"}); d.Action == permission.Deny {
+					t.Errorf("offered %s, but the contract from the same allowlist denies it", name)
+				}
+			}
+		})
 	}
 }
