@@ -36,8 +36,8 @@ type AgentReport struct {
 	Tools       []ToolReport        `json:"tools"`
 	Unavailable []agent.Unavailable `json:"unavailable"`
 	// Patterns are the allowlist's patterns (mcp_github_*) and the tools each matched.
-	Patterns []agent.PatternMatch `json:"patterns"`
-	Delegates   []string            `json:"delegates"`
+	Patterns  []agent.PatternMatch `json:"patterns"`
+	Delegates []string             `json:"delegates"`
 	// Permissions is the effective permission of each offered tool under the configured
 	// rules narrowed by the agent's contract; Sandbox how its commands are confined.
 	Permissions AgentPermissions `json:"permissions"`
