@@ -202,7 +202,7 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 	}
 	consider := func(resource, always string) {
 		take(g.policy.Decide(permission.Request{Tool: c.Decl.Name, Resource: resource,
-			SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home, Always: always}))
+			SideEffect: c.Policy.SideEffect.StrictAsks(), Workspace: g.workspace, Home: g.home, Always: always}))
 	}
 	for _, s := range subjects {
 		switch {
@@ -211,7 +211,7 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 			// What the command names outside the workspace needs external_directory, as
 			// the file tools' paths do.
 			for _, r := range g.outsideRequests(c, s.Command) {
-				r.SideEffect, r.Workspace, r.Home = c.Policy.SideEffect != tools.ReadOnly, g.workspace, g.home
+				r.SideEffect, r.Workspace, r.Home = c.Policy.SideEffect.StrictAsks(), g.workspace, g.home
 				take(g.policy.DecideExternal(r))
 			}
 		case s.Path != "":
@@ -225,7 +225,7 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 			// (glob, grep) is not a path key, so its directory outside is checked here.
 			if s.ExternalDir != "" && !permission.IsPathKey(permission.KeyFor(c.Decl.Name)) {
 				take(g.policy.DecideExternal(permission.Request{Tool: c.Decl.Name, Resource: s.ExternalDir, Always: s.ExternalDir,
-					SideEffect: c.Policy.SideEffect != tools.ReadOnly, Workspace: g.workspace, Home: g.home}))
+					SideEffect: c.Policy.SideEffect.StrictAsks(), Workspace: g.workspace, Home: g.home}))
 			}
 		default:
 			consider("*", "*")

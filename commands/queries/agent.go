@@ -4,7 +4,6 @@ import (
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/permission"
-	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -134,7 +133,7 @@ func agentPermissions(ag agent.Agent, offered []turn.Tool, conf turn.Confinement
 	for _, t := range offered {
 		d := t.Declaration()
 		dec := policy.Decide(permission.Request{Tool: d.Name, Resource: "*", Workspace: dir,
-			SideEffect: d.Policy.SideEffect != tools.ReadOnly})
+			SideEffect: d.Policy.SideEffect.StrictAsks()})
 		tp := ToolPermission{Tool: d.Name, Key: dec.Key, RuleAction: string(dec.RuleAction), Action: string(dec.Action)}
 		if dec.Rule != nil {
 			tp.Rule, tp.Layer = dec.Rule.Key+": "+dec.Rule.Pattern, string(dec.Rule.Layer)

@@ -30,8 +30,9 @@ const (
 	CodeDuplicateToolCall = "duplicate_tool_call_id"
 )
 
-// SideEffect says what a call does to the world. The zero value is SideEffecting, the
-// strictest: it needs a fresh approval in strict mode.
+// SideEffect says what a call does to the world: one of the seeds' four classes (docs/tools.md,
+// "Side effects"). The zero value is SideEffecting, the strictest: it needs a fresh approval
+// in strict mode, so a tool that declares nothing (an unknown MCP tool) fails closed.
 type SideEffect int
 
 const (
@@ -39,9 +40,20 @@ const (
 	SideEffecting SideEffect = iota
 	// ReadOnly observes state without changing it.
 	ReadOnly
+	// UserMediated needs a human's input by design (the question tool, which the next
+	// issues add): it is not an approval surface, so strict mode does not ask before it.
+	UserMediated
+	// Delegating runs child work that carries its own side effects (task, a foreground
+	// child, from the delegation issue): strict mode asks before it, and each child call is
+	// evaluated again on its own.
+	Delegating
 )
 
-var sideEffectNames = [...]string{"SideEffecting", "ReadOnly"}
+var sideEffectNames = [...]string{"SideEffecting", "ReadOnly", "UserMediated", "Delegating"}
+
+// StrictAsks says whether strict mode asks for a fresh approval before a call of this class
+// (seeds 000, "副作用分类"): SideEffecting and Delegating do; ReadOnly and UserMediated do not.
+func (s SideEffect) StrictAsks() bool { return s == SideEffecting || s == Delegating }
 
 func (s SideEffect) String() string {
 	if s >= 0 && int(s) < len(sideEffectNames) {
@@ -101,9 +113,9 @@ type Policy struct {
 }
 
 func (p Policy) validate(field string) error {
-	if p.SideEffect < SideEffecting || p.SideEffect > ReadOnly {
+	if p.SideEffect < SideEffecting || p.SideEffect > Delegating {
 		return domain.Invalid(field+".side_effect", fmt.Sprintf("%d is not a side-effect class", int(p.SideEffect)),
-			"use SideEffecting or ReadOnly")
+			"use ReadOnly, UserMediated, Delegating or SideEffecting")
 	}
 	if p.Replay < Never || p.Replay > Safe {
 		return domain.Invalid(field+".replay", fmt.Sprintf("%d is not a replay policy", int(p.Replay)), "use Never or Safe")

@@ -51,6 +51,25 @@ func code(err error) string {
 	return ""
 }
 
+// Seeds 000, "副作用分类": the four classes and whether strict mode asks before each
+// (ReadOnly 不需要; UserMediated 不是批准面; Delegating 每次子级调用重新评估, and delegation
+// receives the strict ask; SideEffecting 需要一次新的批准).
+func TestSideEffectClasses(t *testing.T) {
+	for _, tc := range []struct {
+		class tools.SideEffect
+		asks  bool
+	}{
+		{tools.ReadOnly, false}, {tools.UserMediated, false}, {tools.Delegating, true}, {tools.SideEffecting, true},
+	} {
+		if got := tc.class.StrictAsks(); got != tc.asks {
+			t.Errorf("%s: strict asks %v, want %v", tc.class, got, tc.asks)
+		}
+		if _, err := tools.NewRegistry(tools.Declaration{Name: "x", Policy: tools.Policy{SideEffect: tc.class}}); err != nil {
+			t.Errorf("%s: refused: %v", tc.class, err)
+		}
+	}
+}
+
 func TestZeroValuesAreStrictest(t *testing.T) {
 	var p tools.Policy
 	if p.SideEffect != tools.SideEffecting || p.Replay != tools.Never || p.Concurrency != tools.Exclusive || p.Overlaps() {
@@ -59,7 +78,9 @@ func TestZeroValuesAreStrictest(t *testing.T) {
 	names := []struct{ got, want string }{
 		{tools.SideEffecting.String(), "SideEffecting"},
 		{tools.ReadOnly.String(), "ReadOnly"},
-		{tools.SideEffect(2).String(), "SideEffect(2)"},
+		{tools.UserMediated.String(), "UserMediated"},
+		{tools.Delegating.String(), "Delegating"},
+		{tools.SideEffect(4).String(), "SideEffect(4)"},
 		{tools.SideEffect(9).String(), "SideEffect(9)"},
 		{tools.Never.String(), "Never"},
 		{tools.Safe.String(), "Safe"},
