@@ -26,9 +26,8 @@ import (
 	"github.com/zuno-run/zuno/adapters/instructions"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
-	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
-	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/adapters/tools/catalog"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
@@ -234,84 +233,14 @@ func dataDir(cfg config) string {
 	return filepath.Dir(cfg.DB)
 }
 
-// openTools opens a session's tools: the core tools, bg, and the durable-work tools (plan and
-// todo, sent as commands to work), keeping artifacts under dir. Background tasks belong to
-// sup, so they outlive the surface. The shell and bg run through the session's sandbox
-// (docs/sandbox.md); when it cannot be assembled, neither is offered and the surface says why.
+// openTools is the session's tool catalogue as this configuration sets it up (package
+// adapters/tools/catalog): work runs the plan and todo tools, sup the background tasks of the
+// process.
 func openTools(cfg config, dir string, work worktools.Commands, sup *bg.Supervisor) turn.OpenTools {
-	return func(req turn.ToolsRequest) (turn.Surface, error) {
-		workspace, sessionID := req.Dir, req.SessionID
-		sb, refused := adsandbox.Assemble(context.Background(), cfg.SandboxConfig, adsandbox.Request{Workspace: workspace, ReadOnlyAgent: req.ReadOnly,
-			WorkspaceGone: req.Gone != nil, Own: ownLocationsFor(cfg, workspace)}, adsandbox.Probe{})
-		launcher := sb.Launcher
-		if refused != nil {
-			launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
-		}
-		artifacts := filepath.Join(dir, "artifacts", sessionID)
-		mgr, err := sup.Manager(sessionID, bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher),
-			bg.WithEnvExclude(cfg.EnvExclude))
-		if err != nil {
-			return nil, err
-		}
-		set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
-			MaxBytes: cfg.ToolOutput.MaxBytes, MaxLines: cfg.ToolOutput.MaxLines, Background: backgroundStarter{mgr},
-			EnvExclude: cfg.EnvExclude, Gone: req.Gone, Protected: sb.Protected, ReadOnly: cfg.SandboxConfig.Mode == sandbox.ModeReadOnly,
-			Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
-		if err != nil {
-			mgr.Close()
-			return nil, err
-		}
-		all := set.Tools()
-		if refused == nil {
-			all = append(all, bg.NewTool(mgr))
-		}
-		return &surface{tools: append(all, worktools.New(work)...), bg: mgr, confinement: confinement(sb, refused)}, nil
-	}
-}
-
-// refusedLauncher runs nothing: the sandbox could not be assembled.
-type refusedLauncher struct{ err error }
-
-func (l refusedLauncher) Wrap([]string, string) ([]string, error) { return nil, l.err }
-
-// confinement is the sandbox resolution as the turn records it.
-func confinement(sb adsandbox.Session, refused error) turn.Confinement {
-	if refused != nil {
-		return turn.Confinement{Refusal: refused}
-	}
-	r := sb.Resolution
-	warning := r.Warning
-	for _, w := range []string{sb.Unenforced, sb.GitWarning} {
-		if w != "" {
-			warning = strings.TrimSpace(warning + "\n" + w)
-		}
-	}
-	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: warning,
-		Resolution: &events.SandboxResolution{RequestedMode: r.RequestedMode, Network: r.Network,
-			EffectiveAuthority: r.EffectiveAuthority, ResolutionKind: string(r.ResolutionKind), Backend: r.Backend,
-			Reason: string(r.Reason.Code)}}
-}
-
-// surface is a session's tools and its view of the session's background tasks.
-type surface struct {
-	tools       []turn.Tool
-	bg          *bg.Manager
-	confinement turn.Confinement
-}
-
-func (s *surface) Tools() []turn.Tool            { return s.tools }
-func (s *surface) Confinement() turn.Confinement { return s.confinement }
-
-// Close drops the view; the session's background tasks run on under the supervisor.
-func (s *surface) Close() error { return s.bg.Close() }
-
-// backgroundStarter lets the shell tool's background option start bg tasks.
-type backgroundStarter struct{ m *bg.Manager }
-
-func (b backgroundStarter) StartBackground(ctx context.Context, req toolset.BackgroundRequest) (string, error) {
-	info, err := b.m.Start(ctx, bg.StartRequest{Command: req.Command, Dir: req.Dir, ExitPolicy: req.ExitPolicy,
-		SessionID: req.SessionID, CallID: req.CallID})
-	return info.ID, err
+	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
+		MaxLines: cfg.ToolOutput.MaxLines, DataDir: dir, Work: work, Supervisor: sup,
+		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
+	return c.OpenTools()
 }
 
 // thisProcess is the owner recorded on the turns this process drives.

@@ -1,0 +1,148 @@
+// Package catalog owns the tools of a session (docs/tools.md, "The catalogue"): which tools
+// there are (read, glob, grep, write, apply_patch, shell and report_write from toolset, bg,
+// and the plan and todo tools; the delegation, question and MCP tools of the next issues join
+// here), their declarations, checked as one registry, and opening them for one session: the
+// sandbox assembled for the session's own workspace, the session's view of its background
+// tasks, and every tool wired to them. The host configures a Catalog once per process; the
+// application opens a surface per turn (turn.OpenTools).
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
+	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/adapters/tools/worktools"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/sandbox"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Catalog is what opening a session's tools needs from the host.
+type Catalog struct {
+	// Sandbox is the sandbox layers merged; EnvExclude the host variables withheld from
+	// commands; MaxBytes and MaxLines the tool output caps.
+	Sandbox            sandbox.Config
+	EnvExclude         []string
+	MaxBytes, MaxLines int
+	// DataDir holds each session's artifacts (DataDir/artifacts/<session>).
+	DataDir string
+	// Own is where Zuno's own files are for a workspace (protected in every sandbox mode).
+	Own func(workspace string) sandbox.Locations
+	// Work runs the plan and todo tools' commands (nil for a report that only reads the
+	// declarations: the tools are there, and a call fails).
+	Work worktools.Commands
+	// Supervisor runs the background tasks of every session of the process: they outlive
+	// the turn that started them.
+	Supervisor *bg.Supervisor
+	// Probe, when set, replaces the probe of the sandbox's launcher (tests).
+	Probe adsandbox.Probe
+}
+
+// OpenTools is Open as the turn's port.
+func (c *Catalog) OpenTools() turn.OpenTools { return c.Open }
+
+// Open opens one session's tools over req.Dir. A sandbox that cannot be assembled leaves
+// the shell out and every command refused (fail closed); the refusal is the surface's
+// confinement, which the turn records.
+func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
+	workspace, sessionID := req.Dir, req.SessionID
+	var own sandbox.Locations
+	if c.Own != nil {
+		own = c.Own(workspace)
+	}
+	sb, refused := adsandbox.Assemble(context.Background(), c.Sandbox, adsandbox.Request{Workspace: workspace,
+		ReadOnlyAgent: req.ReadOnly, WorkspaceGone: req.Gone != nil, Own: own}, c.Probe)
+	launcher := sb.Launcher
+	if refused != nil {
+		launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
+	}
+	artifacts := filepath.Join(c.DataDir, "artifacts", sessionID)
+	mgr, err := c.Supervisor.Manager(sessionID, bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher),
+		bg.WithEnvExclude(c.EnvExclude))
+	if err != nil {
+		return nil, err
+	}
+	set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
+		MaxBytes: c.MaxBytes, MaxLines: c.MaxLines, Background: backgroundStarter{mgr},
+		EnvExclude: c.EnvExclude, Gone: req.Gone, Protected: sb.Protected, ReadOnly: c.Sandbox.Mode == sandbox.ModeReadOnly,
+		Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
+	if err != nil {
+		mgr.Close()
+		return nil, err
+	}
+	all := set.Tools()
+	if refused == nil {
+		all = append(all, bg.NewTool(mgr))
+	}
+	all = append(all, worktools.New(c.Work)...)
+	if err := checkDeclarations(all); err != nil {
+		mgr.Close()
+		return nil, err
+	}
+	return &surface{tools: all, bg: mgr, confinement: confinement(sb, refused)}, nil
+}
+
+// checkDeclarations holds the session's tools to one registry: unique names, valid
+// declarations. A tool named at run time (an MCP server's) that clashes with another is
+// refused here, before any model sees it.
+func checkDeclarations(all []tools.Tool) error {
+	decls := make([]tools.Declaration, len(all))
+	for i, t := range all {
+		decls[i] = t.Declaration()
+	}
+	if _, err := tools.NewRegistry(decls...); err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	return nil
+}
+
+// refusedLauncher runs nothing: the sandbox could not be assembled.
+type refusedLauncher struct{ err error }
+
+func (l refusedLauncher) Wrap([]string, string) ([]string, error) { return nil, l.err }
+
+// confinement is the sandbox resolution as the turn records it.
+func confinement(sb adsandbox.Session, refused error) turn.Confinement {
+	if refused != nil {
+		return turn.Confinement{Refusal: refused}
+	}
+	r := sb.Resolution
+	warning := r.Warning
+	for _, w := range []string{sb.Unenforced, sb.GitWarning} {
+		if w != "" {
+			warning = strings.TrimSpace(warning + "\n" + w)
+		}
+	}
+	return turn.Confinement{ForcesAllowAll: r.ForcesAllowAll, Warning: warning,
+		Resolution: &events.SandboxResolution{RequestedMode: r.RequestedMode, Network: r.Network,
+			EffectiveAuthority: r.EffectiveAuthority, ResolutionKind: string(r.ResolutionKind), Backend: r.Backend,
+			Reason: string(r.Reason.Code)}}
+}
+
+// surface is a session's tools and its view of the session's background tasks.
+type surface struct {
+	tools       []turn.Tool
+	bg          *bg.Manager
+	confinement turn.Confinement
+}
+
+func (s *surface) Tools() []turn.Tool            { return s.tools }
+func (s *surface) Confinement() turn.Confinement { return s.confinement }
+
+// Close drops the view; the session's background tasks run on under the supervisor.
+func (s *surface) Close() error { return s.bg.Close() }
+
+// backgroundStarter lets the shell tool's background option start bg tasks.
+type backgroundStarter struct{ m *bg.Manager }
+
+func (b backgroundStarter) StartBackground(ctx context.Context, req toolset.BackgroundRequest) (string, error) {
+	info, err := b.m.Start(ctx, bg.StartRequest{Command: req.Command, Dir: req.Dir, ExitPolicy: req.ExitPolicy,
+		SessionID: req.SessionID, CallID: req.CallID})
+	return info.ID, err
+}
