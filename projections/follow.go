@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
@@ -79,9 +80,9 @@ type follower struct {
 
 	poke    chan struct{} // a waiter arrived: read the checkpoints now
 	leading bool          // this process holds the leadership now (export_test.go reads it)
-	// tried is when this follower last tried to take the leadership (Follow's goroutine
-	// alone reads and writes it).
-	tried time.Time
+	// tried is when this runner last tried to take the leadership, in Unix nanoseconds
+	// (atomic: a host may run Follow beside the loop Start runs).
+	tried atomic.Int64
 }
 
 // Start follows the log in the background, once per runner, until Close: as the leader, or
@@ -152,10 +153,10 @@ func (r *Runner) leadOrFollow(ctx context.Context) error {
 	// lock each time would cost three statements and a transaction per poll in every follower
 	// of the deployment. Once per leaderPing is soon enough to take over from a leader that
 	// is gone (its lock went with its connection).
-	if time.Since(r.follow.tried) < leaderPing {
+	if time.Since(time.Unix(0, r.follow.tried.Load())) < leaderPing {
 		return r.readProgress(ctx)
 	}
-	r.follow.tried = time.Now()
+	r.follow.tried.Store(time.Now().UnixNano())
 	lead, err := r.lead(ctx)
 	if err != nil {
 		return err
@@ -169,7 +170,7 @@ func (r *Runner) leadOrFollow(ctx context.Context) error {
 	r.setLeading(false)
 	// A process that has just lost the lock waits its turn: a follower that still has its
 	// connection takes over first.
-	r.follow.tried = time.Now()
+	r.follow.tried.Store(time.Now().UnixNano())
 	if errors.Is(err, context.Canceled) {
 		return nil // ctx ended, or the lock's connection did: follow whoever leads now
 	}

@@ -41,7 +41,11 @@ and the read models only.`,
 				fmt.Fprintln(out, "zuno worker: no ZUNO_BUS_URL: running the reactions and the read models (each zuno command handles its own commands)")
 			}
 			g, ctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return a.runner.Follow(ctx) }) // the deployment's projector, or a follower of it
+			g.Go(func() error { // the deployment's projector, or a follower of it: the one loop the process's waits use too
+				a.runner.Start(ctx)
+				<-ctx.Done()
+				return ctx.Err()
+			})
 			g.Go(func() error { return a.reactions(cmd.ErrOrStderr()).Run(ctx) })
 			if err := g.Wait(); !errors.Is(err, context.Canceled) {
 				return err
