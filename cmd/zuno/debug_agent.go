@@ -10,6 +10,7 @@ import (
 
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/commands/turn"
 )
 
 func newDebugAgentCmd() *cobra.Command {
@@ -48,17 +49,12 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 	if err != nil {
 		return queries.AgentReport{}, err
 	}
-	scratch, err := os.MkdirTemp("", "zuno-debug-agent-")
+	open, done, err := scratchTools(cfg)
 	if err != nil {
 		return queries.AgentReport{}, err
 	}
-	defer os.RemoveAll(scratch)
-	sup, err := scratchSupervisor(scratch)
-	if err != nil {
-		return queries.AgentReport{}, err
-	}
-	defer sup.Close()
-	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: openTools(cfg, scratch, nil, sup),
+	defer done()
+	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: open,
 		Policy: cfg.settings().Policy}
 	if s.Model == "" {
 		s.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"
@@ -66,6 +62,22 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 		s.ModelNote = err.Error()
 	}
 	return queries.Agent(name, dir, s)
+}
+
+// scratchTools opens the runtime's tools with their scratch state in a temporary directory,
+// for a diagnostic that reads only their declarations and what their calls touch; done
+// removes it all.
+func scratchTools(cfg config) (open turn.OpenTools, done func(), err error) {
+	scratch, err := os.MkdirTemp("", "zuno-debug-")
+	if err != nil {
+		return nil, nil, err
+	}
+	sup, err := scratchSupervisor(scratch)
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, nil, err
+	}
+	return openTools(cfg, scratch, nil, sup), func() { sup.Close(); os.RemoveAll(scratch) }, nil
 }
 
 func printAgent(w io.Writer, format string, rep queries.AgentReport) error {

@@ -23,8 +23,10 @@ func newDebugPermissionsCmd() *cobra.Command {
 		Long: `Prints the policy a turn of the agent runs under after every configuration layer and the
 agent's contract are applied: the configured and effective mode, what allow_all still
 enforces, and every rule in evaluation order (the last match wins) with the layer it came
-from. With --permission (and --resource), the decision for that call: the matched rule, its
-action, and the action after the mode. --session reads an existing session's agent and
+from. With --permission (a tool or a permission key) and --resource, the gate's decision for
+that call, computed by the gate a turn of the agent gets: the risk gate, the matched rule, its
+action, and the action after the mode. external_directory takes a directory (DIR or DIR/*),
+decided as a path in it is. --session reads an existing session's agent and
 workspace and changes nothing. Runtime approvals (answers of always) and MCP tools are not
 part of this output.`,
 		Args: cobra.NoArgs,
@@ -45,6 +47,12 @@ part of this output.`,
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
+				open, done, err := scratchTools(a.cfg)
+				if err != nil {
+					return err
+				}
+				defer done()
+				q.OpenTools = open
 				rep, err := a.Permissions(ctx, q)
 				if err != nil {
 					return err
@@ -88,9 +96,13 @@ func printPermissions(w io.Writer, r zapp.PermissionReport) {
 			matched = fmt.Sprintf("%s %q → %s (%s layer, %s)", d.Rule.Key, d.Rule.Pattern, d.Rule.Action, d.Rule.Layer, d.Rule.Source)
 		}
 		fmt.Fprintf(w, "\ndecision:   %s %q\n  matched:  %s\n  rule action: %s, action after mode: %s\n", d.Key, d.Resource, matched, d.RuleAction, d.Action)
-		if r.Message != "" {
-			fmt.Fprintf(w, "  %s\n", r.Message)
-		}
+	}
+	if g := r.Gate; g != nil {
+		// What the gate records: the risk gate can ask, or refuse before any rule is read.
+		fmt.Fprintf(w, "gate:       %s %q → %s (source %s)\n", g.Key, g.Resource, g.Action, g.Source)
+	}
+	if r.Message != "" {
+		fmt.Fprintf(w, "  %s\n", r.Message)
 	}
 	fmt.Fprintf(w, "\nnote: %s\n", r.Note)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/risk"
-	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -88,15 +87,12 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	if g.runsCommand(c) {
 		v.Sandbox = g.sandbox
 	}
-	rv := g.assess(c, subjects)
-	if rv.Level == risk.Catastrophic {
-		return g.catastrophic(c, v, rv)
+	ev := g.evaluate(c, subjects)
+	v.Decision, v.Block = ev.Record, ev.Refusal
+	if ev.Refusal != nil {
+		return v
 	}
-	d := g.decide(c, subjects)
-	v.Decision = record(d, SourceRule)
-	if d.Action != permission.Deny && rv.Level == risk.Destructive && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
-		d = destructive(&v, d, rv)
-	}
+	d := ev.Decision
 	if d.Action == permission.Ask && v.Decision.Source != SourceRisk {
 		if g.standing.Covers(d) {
 			v.Decision.Action, v.Decision.Source, v.Decision.Reply = string(permission.Allow), SourceStanding, answers.ReplyOnce
@@ -124,27 +120,53 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	return v
 }
 
+// Evaluation is the gate's decision on one call before the session's standing approvals and
+// before anyone is asked: the risk gate, then the policy with the agent's contract. Check
+// goes on from it; zuno debug permissions reports it (Explain).
+type Evaluation struct {
+	// Decision is the policy's decision as the risk gate left it (a destructive command
+	// asks); the zero Decision when the risk gate refused the command before any rule.
+	Decision permission.Decision
+	// Record is the decision as the call's events carry it (source rule, mode or risk).
+	Record events.PermissionDecision
+	// Refusal is the risk gate's denial of a catastrophic command; nil otherwise.
+	Refusal *tools.Block
+}
+
+// evaluate is the one evaluation of a call's subjects, shared by Check and Explain.
+func (g *Gate) evaluate(c tools.Call, subjects []tools.Subject) Evaluation {
+	rv := g.assess(c, subjects)
+	if rv.Level == risk.Catastrophic {
+		return g.catastrophic(c, rv)
+	}
+	d := g.decide(c, subjects)
+	ev := Evaluation{Decision: d, Record: record(d, SourceRule)}
+	if d.Action != permission.Deny && rv.Level == risk.Destructive && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
+		ev.Decision = destructive(&ev.Record, d, rv)
+	}
+	return ev
+}
+
 // catastrophic is the risk gate's denial, in every mode, before any rule is read.
-func (g *Gate) catastrophic(c tools.Call, v turn.Verdict, rv assessed) turn.Verdict {
-	v.Decision = events.PermissionDecision{Key: permission.KeyFor(c.Decl.Name), Resource: rv.command,
+func (g *Gate) catastrophic(c tools.Call, rv assessed) Evaluation {
+	rec := events.PermissionDecision{Key: permission.KeyFor(c.Decl.Name), Resource: rv.command,
 		RuleAction: string(permission.Deny), Action: string(permission.Deny), Source: SourceRisk,
 		Mode: string(g.policy.Mode()), Message: "catastrophic command refused: " + rv.Reason}
-	v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message,
-		Fix: "nothing ran; catastrophic commands are refused in every permission mode — do the work another way"}
-	return v
+	return Evaluation{Record: rec, Refusal: &tools.Block{Kind: tools.BlockDenied, Message: rec.Message,
+		Fix: "nothing ran; catastrophic commands are refused in every permission mode — do the work another way"}}
 }
 
 // destructive is the ordinary risk gate: a destructive command asks even where a rule allows
 // it, and only once: no standing approval covers it, whether the rule allowed or asked, and an
 // always answer to it saves nothing.
-func destructive(v *turn.Verdict, d permission.Decision, rv assessed) permission.Decision {
+func destructive(rec *events.PermissionDecision, d permission.Decision, rv assessed) permission.Decision {
 	d.Action, d.Always = permission.Ask, ""
 	d.Checks = slices.Clone(d.Checks)
 	for i := range d.Checks {
 		d.Checks[i].Always = ""
 	}
-	v.Decision.Action, v.Decision.Source = string(permission.Ask), SourceRisk
-	v.Decision.Message = "destructive command: " + rv.Reason
+	rec.Action, rec.Source = string(permission.Ask), SourceRisk
+	rec.Message = "destructive command: " + rv.Reason
 	return d
 }
 
@@ -314,11 +336,14 @@ func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 	if v.Decision.Source != SourceRisk {
 		why, _, _ = strings.Cut(d.Message(), "; ")
 	}
-	layer := "global"
-	if d.Rule != nil && d.Rule.Layer != settings.Builtin && d.Rule.Layer != settings.Agent {
-		layer = string(d.Rule.Layer)
+	// The lowest layer that accepts the rule and wins over the one that asked: the project
+	// layer may not allow external_directory, so that hint names a layer above it.
+	layer := permission.AllowLayers(d)[0]
+	where := fmt.Sprintf("in the %s layer", layer)
+	if d.Rule != nil && d.Rule.Layer == layer {
+		where = "after that rule " + where
 	}
-	fix := fmt.Sprintf("to allow it without asking, add permission.rules.%s {%q: \"allow\"} after that rule in the %s layer (zuno debug paths shows where each layer lives), or run zuno at a terminal to answer", d.Key, d.Resource, layer)
+	fix := fmt.Sprintf("to allow it without asking, add permission.rules.%s {%q: \"allow\"} %s (zuno debug paths shows where each layer lives), or run zuno at a terminal to answer", d.Key, d.Resource, where)
 	if v.Decision.Source == SourceRisk {
 		fix = "run zuno at a terminal to approve it once, or set permission.mode to allow_all in a trusted layer; destructive commands ask in standard mode"
 	}

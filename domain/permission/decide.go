@@ -58,6 +58,11 @@ func (p Policy) Decide(req Request) Decision {
 	if key == "" {
 		key = KeyFor(req.Tool)
 	}
+	if key == ExternalDirectory {
+		// Asked by name (zuno debug permissions): the check a path in that directory gets.
+		ext := p.external(req, externalSpelling(req.Resource))
+		return Decision{Tool: req.Tool, Check: ext, Mode: p.mode, Checks: []Check{ext}}
+	}
 	var spellings *pathSpellings
 	if IsPathKey(key) {
 		s := spell(req.Resource, req.Workspace)
@@ -66,14 +71,30 @@ func (p Policy) Decide(req Request) Decision {
 	own := p.check(req, key, req.Resource, spellings, true, req.Always)
 	d := Decision{Tool: req.Tool, Check: own, Mode: p.mode, Checks: []Check{own}}
 	if spellings != nil && spellings.outside {
-		res := ExternalDirResource(outsideDir(key, *spellings, req.Resource))
-		ext := p.check(req, ExternalDirectory, res, nil, false, res)
+		ext := p.external(req, ExternalDirResource(outsideDir(key, *spellings, req.Resource)))
 		d.Checks = append(d.Checks, ext)
 		if ext.Action.rank() >= d.Action.rank() { // on a tie the outside grant governs: it is what admitted the path
 			d.Check = ext
 		}
 	}
 	return d
+}
+
+// external is the external_directory check of a call for the directory res (spelled by
+// ExternalDirResource), whether the gate derives it from a path outside the workspace or zuno
+// debug permissions names it: the configured rules alone decide it. An agent's contract is not
+// asked: it names tools, and it has already been asked about the call's own permission.
+func (p Policy) external(req Request, res string) Check {
+	return p.check(req, ExternalDirectory, res, nil, false, res)
+}
+
+// externalSpelling is the grant's one spelling of a directory named as an external_directory
+// resource: "dir" and "dir/*" alike become "dir/*" ("*" stays the catch-all).
+func externalSpelling(resource string) string {
+	if resource == "" || resource == "*" {
+		return "*"
+	}
+	return ExternalDirResource(strings.TrimSuffix(resource, "/*"))
 }
 
 // outsideDir is the directory an external_directory grant names: the directory itself for
@@ -203,25 +224,27 @@ func (d Decision) text() (message, fix string) {
 }
 
 // addRule says which rule to add in which layers: a later rule wins, so the layer that wrote
-// the governing rule (after it) or any layer above it; the managed policy only by itself.
+// the governing rule (after it) or any layer above it, naming only the layers that accept the
+// rule (AllowLayers); the managed policy only by itself.
 func addRule(d Decision, why string) string {
 	rule := fmt.Sprintf("permission.rules.%s {%q: \"allow\"}", d.Key, d.Resource)
-	from := settings.Global
-	if d.Rule != nil && d.Rule.Layer != settings.Builtin && d.Rule.Layer != settings.Agent {
-		from = d.Rule.Layer
-	}
+	from, written := ruleLayer(d)
 	if from == settings.Managed {
 		return fmt.Sprintf("%s, add %s after that rule in the managed policy; no other layer can override it", why, rule)
 	}
-	where := "after that rule in the " + string(from) + " layer or in a layer above it"
-	if d.Rule == nil || d.Rule.Layer == settings.Builtin || d.Rule.Layer == settings.Agent {
-		where = "in the global layer or a layer above it"
-	}
+	layers := AllowLayers(d)
 	var above []string
-	for _, l := range settings.Layers {
-		if l != settings.Builtin && l != from && layerRank[l] > layerRank[from] {
+	for _, l := range layers {
+		if l != from {
 			above = append(above, string(l))
 		}
+	}
+	where := "in the global layer or a layer above it"
+	switch {
+	case written && layers[0] == from:
+		where = "after that rule in the " + string(from) + " layer or in a layer above it"
+	case written:
+		where = fmt.Sprintf("in a layer above the %s layer, which may not allow %s", from, d.Key)
 	}
 	return fmt.Sprintf("%s, add %s %s (%s)", why, rule, where, strings.Join(above, ", "))
 }

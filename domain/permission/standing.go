@@ -80,12 +80,12 @@ func (s *Standing) Covers(d Decision) bool {
 	return true
 }
 
-// FirstUncovered is the first check of d that asks and no standing approval covers: what an
-// ask is about when the approvals cover the call's other checks already.
+// FirstUncovered is the check of d an ask is about: the governing one when no standing
+// approval covers it, else the first other check that asks and is not covered.
 func (s *Standing) FirstUncovered(d Decision) (Check, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, c := range d.Checks {
+	for _, c := range append([]Check{d.Check}, d.Checks...) {
 		if c.Action == Ask && (d.Mode == Strict || !s.covers(c)) {
 			return c, true
 		}
