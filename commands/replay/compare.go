@@ -128,6 +128,11 @@ func normalise(v any) any {
 		if _, ok := x["retryInMs"]; ok {
 			x["retryInMs"] = "set"
 		}
+		if p, ok := x["permission"].(map[string]any); ok {
+			// The decision's prose, derived from the fields compared beside it: a wording fix
+			// (a hint naming other layers) is not another decision (docs/replay.md).
+			delete(p, "message")
+		}
 		for k, e := range x {
 			x[k] = normalise(e)
 		}
