@@ -156,7 +156,7 @@ func (r *Runner) CatchUp(ctx context.Context) (uint64, error) {
 func (r *Runner) Run(ctx context.Context) error {
 	pos, err := r.CatchUp(ctx)
 	if err != nil {
-		return err
+		return endedWith(ctx, err)
 	}
 	// Live events arrive one by one; they are grouped into one transaction while more are
 	// already waiting, so a burst costs one commit, not one per event.
