@@ -47,8 +47,13 @@ func (s *Schema) refusal(data []byte, err error) error {
 	return s.explain(first, inst)
 }
 
-// leaves are the failures without causes: the keywords that failed.
+// leaves are the failures without causes: the keywords that failed. The alternatives of a
+// oneOf or anyOf are not faults one by one; the keyword is.
 func leaves(ve *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	switch ve.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+		return append(out, ve)
+	}
 	if len(ve.Causes) == 0 {
 		return append(out, ve)
 	}
@@ -94,7 +99,11 @@ func (s *Schema) explain(f failure, inst any) *domain.Error {
 		p := n.props[f.name]
 		return s.refuse(p, pathString(append(slices.Clone(f.loc), f.name)), "is required")
 	case *kind.Type:
-		return s.refuse(n, pathString(f.loc), "must be %s, not %s", typeWord(n), describe(v))
+		want := typeWord(n)
+		if n == nil || n.typ == "" {
+			want = strings.Join(k.Want, " or ")
+		}
+		return s.refuse(n, pathString(f.loc), "must be %s, not %s", want, describe(v))
 	case *kind.Enum:
 		e := s.refuse(n, pathString(f.loc), "is %s, not one of %s", show(v), strings.Join(n.enum, ", "))
 		e.Valid = slices.Clone(n.enum)
