@@ -178,7 +178,7 @@ func (s *Schema) refuse(n *node, path, format string, args ...any) *domain.Error
 	var enum []string
 	if p := n.property(); p != nil {
 		fix = s.fix(p)
-		if c := s.rules.Fields[p.rulePath()].Code; c != "" {
+		if c := p.rule.Code; c != "" {
 			code = c
 		}
 		enum = p.enum
@@ -193,7 +193,7 @@ func (s *Schema) refuse(n *node, path, format string, args ...any) *domain.Error
 
 // fix says what to send for the property p.
 func (s *Schema) fix(p *node) string {
-	if f := s.rules.Fields[p.rulePath()].Fix; f != "" {
+	if f := p.rule.Fix; f != "" {
 		return f
 	}
 	out := fmt.Sprintf("send %q as %s", p.name, expected(p))

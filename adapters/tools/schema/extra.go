@@ -16,12 +16,17 @@ func (s *Schema) checkExtra(obj map[string]any) error {
 }
 
 func (s *Schema) extraObject(n *node, obj map[string]any, loc []string) error {
+	if len(obj) == 0 {
+		return nil
+	}
+	at := append(loc, "")
 	for _, name := range n.order {
 		v, ok := obj[name]
 		if !ok {
 			continue
 		}
-		if err := s.extraValue(n.props[name], v, append(loc, name)); err != nil {
+		at[len(at)-1] = name
+		if err := s.extraValue(n.props[name], v, at); err != nil {
 			return err
 		}
 	}
@@ -88,7 +93,7 @@ func (s *Schema) extraNumber(n *node, v json.Number, loc []string) error {
 // field is the rule of the property n is (or is an element of).
 func (s *Schema) field(n *node) Field {
 	if p := n.property(); p != nil {
-		return s.rules.Fields[p.rulePath()]
+		return p.rule
 	}
 	return Field{}
 }

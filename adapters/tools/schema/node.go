@@ -24,6 +24,21 @@ type node struct {
 	items    *node
 	// parent is the object or array the node sits in.
 	parent *node
+	// rule is the property's Rules.Fields entry, looked up once at Compile.
+	rule Field
+}
+
+// attach gives every property below n its rule.
+func (n *node) attach(fields map[string]Field) {
+	if n.name != "" {
+		n.rule = fields[n.rulePath()]
+	}
+	for _, name := range n.order {
+		n.props[name].attach(fields)
+	}
+	if n.items != nil {
+		n.items.attach(fields)
+	}
 }
 
 type rawNode struct {

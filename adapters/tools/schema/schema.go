@@ -69,6 +69,7 @@ func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
 	if err := s.checkRules(); err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
+	root.attach(rules.Fields)
 	return s, nil
 }
 
