@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/tools/bg"
@@ -13,6 +14,24 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/tools"
 )
+
+// sameAsEncodingJSON: what Decode stored is what encoding/json stores from the same bytes.
+// bg reads its Args from the validated values itself (clamping), so it is not compared.
+func sameAsEncodingJSON(t *testing.T, name string, data []byte, got any) {
+	if name == tools.NameBg {
+		return
+	}
+	if len(data) == 0 || string(data) == "null" {
+		data = []byte("{}")
+	}
+	want := reflect.New(reflect.TypeOf(got))
+	if err := json.Unmarshal(data, want.Interface()); err != nil {
+		t.Fatalf("%s accepted %q, which encoding/json does not decode: %v", name, data, err)
+	}
+	if !reflect.DeepEqual(got, want.Elem().Interface()) {
+		t.Fatalf("%s %q: decoded %#v, encoding/json %#v", name, data, got, want.Elem().Interface())
+	}
+}
 
 // everyTool is every built-in tool whose arguments this package validates.
 func everyTool(t testing.TB) []tools.Tool {
@@ -54,12 +73,14 @@ func FuzzValidate(f *testing.F) {
 			if p.Args == nil {
 				t.Fatalf("%s %q: accepted without arguments", tl.Declaration().Name, data)
 			}
-			if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && string(trimmed) != "null" {
+			trimmed := bytes.TrimSpace(data)
+			if len(trimmed) > 0 && string(trimmed) != "null" {
 				var obj map[string]json.RawMessage
 				if err := json.Unmarshal(trimmed, &obj); err != nil || obj == nil {
 					t.Fatalf("%s accepted %q, which is not one JSON object: %v", tl.Declaration().Name, data, err)
 				}
 			}
+			sameAsEncodingJSON(t, tl.Declaration().Name, trimmed, p.Args)
 		}
 	})
 }

@@ -20,7 +20,9 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -114,22 +116,36 @@ func (s *Schema) Validate(args json.RawMessage) (Args, error) {
 	return Args(obj), nil
 }
 
-// Decode validates args and unmarshals them into dst, a pointer to a struct whose json tags
-// are the property names.
+// Decode validates args and stores them into dst, a pointer to a struct whose json tags are
+// the property names, as encoding/json would, from the values already validated.
 func (s *Schema) Decode(args json.RawMessage, dst any) error {
-	if _, err := s.Validate(args); err != nil {
+	v, err := s.Validate(args)
+	if err != nil {
 		return err
 	}
-	data := bytes.TrimSpace(args)
-	if len(data) == 0 || string(data) == "null" {
-		data = []byte("{}")
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		panic(fmt.Sprintf("schema.Decode into %T, not a non-nil pointer", dst))
 	}
-	if err := json.Unmarshal(data, dst); err != nil {
-		// The checks above admit only what dst decodes; this keeps a schema/struct mismatch
+	err = assign(rv.Elem(), map[string]any(v))
+	if errors.Is(err, errFallback) {
+		err = json.Unmarshal(decodable(args), dst)
+	}
+	if err != nil {
+		// The checks above admit only what dst holds; this keeps a schema/struct mismatch
 		// from passing unnoticed.
 		return s.whole("arguments do not decode: " + err.Error())
 	}
 	return nil
+}
+
+// decodable is args as encoding/json reads them: nothing or null is the empty object.
+func decodable(args json.RawMessage) []byte {
+	data := bytes.TrimSpace(args)
+	if len(data) == 0 || string(data) == "null" {
+		return []byte("{}")
+	}
+	return data
 }
 
 // Fix says what to send for the property at path ("command", "steps[0].title").

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -208,5 +209,46 @@ func TestFix(t *testing.T) {
 		if got := s.Fix(path); got != want {
 			t.Errorf("Fix(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+func TestDecode(t *testing.T) {
+	s := MustCompile("d", Compact(`{"type":"object","properties":{
+		"rev":{"type":"integer","minimum":0},"name":{"type":"string"},"on":{"type":"boolean"},
+		"list":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"additionalProperties":false}}},
+		"additionalProperties":false}`), Rules{NullIsAbsent: true})
+	type item struct {
+		ID   *string   `json:"id"`
+		Tags *[]string `json:"tags"`
+	}
+	type args struct {
+		Rev  *uint64 `json:"rev"`
+		Name string  `json:"name"`
+		On   bool    `json:"on"`
+		List []item  `json:"list"`
+		Skip string  `json:"-"`
+	}
+	for _, in := range []string{`{"rev":-0,"name":"a\ud83d\ude00","on":true,"list":[{"id":"x","tags":[]},{"tags":["a"]},{"id":null}]}`,
+		`{"rev":18446744073709551615}`, `{}`, `{"name":null}`} {
+		var got, want args
+		if err := s.Decode(json.RawMessage(in), &got); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if err := json.Unmarshal([]byte(strings.Replace(in, "-0", "0", 1)), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v, want %+v", in, got, want)
+		}
+	}
+	var small struct {
+		Rev int8 `json:"rev"`
+	}
+	if err := s.Decode(json.RawMessage(`{"rev":300}`), &small); err == nil || !strings.Contains(err.Error(), "do not decode") {
+		t.Errorf("overflow: %v", err)
+	}
+	var missing struct{}
+	if err := s.Decode(json.RawMessage(`{"name":"x"}`), &missing); err == nil {
+		t.Error("a member without a field passed")
 	}
 }
