@@ -115,6 +115,16 @@ func (n *node) readProps(raw json.RawMessage) error {
 	return nil
 }
 
+func (n *node) collectNames(into map[string]string) {
+	for _, name := range n.order {
+		into[name] = name
+		n.props[name].collectNames(into)
+	}
+	if n.items != nil {
+		n.items.collectNames(into)
+	}
+}
+
 // at finds the node of a property path split at dots; "[...]" suffixes step into items.
 func (n *node) at(path []string) *node {
 	cur := n

@@ -17,7 +17,9 @@ import (
 // twice (encoding/json keeps the last), and under StrictText a string that is not valid
 // UTF-8 or holds an unpaired surrogate escape (encoding/json turns both into U+FFFD).
 func (s *Schema) read(data []byte) (any, error) {
-	if !json.Valid(data) {
+	r := reader{data: data, strict: s.rules.StrictText, nullAbsent: s.rules.NullIsAbsent, names: s.names}
+	v := r.value()
+	if r.skipSpace(); r.broken || r.i != len(data) {
 		return nil, s.syntaxError(data)
 	}
 	if !s.rules.StrictText && !utf8.Valid(data) {
@@ -29,8 +31,6 @@ func (s *Schema) read(data []byte) (any, error) {
 		}
 		return nil, s.whole("arguments must be a JSON object, not " + kindOfByte(data[0]))
 	}
-	r := reader{data: data, strict: s.rules.StrictText, nullAbsent: s.rules.NullIsAbsent}
-	v := r.value()
 	if !r.bad {
 		return v, nil
 	}
@@ -52,6 +52,9 @@ func (s *Schema) read(data []byte) (any, error) {
 
 // syntaxError says what is wrong with arguments that are not one JSON value.
 func (s *Schema) syntaxError(data []byte) error {
+	if json.Valid(data) { // unreachable: the reader and encoding/json agree on JSON (FuzzValidate)
+		return s.whole("arguments are not valid JSON")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var v any
 	if err := dec.Decode(&v); err != nil {
@@ -72,7 +75,10 @@ type reader struct {
 	data               []byte
 	i                  int
 	strict, nullAbsent bool
-	bad                bool
+	names              map[string]string // the schema's property names, to reuse
+	depth              int
+	// broken: not one JSON value (encoding/json then says why); bad: a problem of report.
+	broken, bad bool
 
 	rec     bool
 	stack   []string
@@ -109,9 +115,32 @@ func (r *reader) skipSpace() {
 	}
 }
 
+// peek is the next byte, 0 at the end (never valid where a token is expected).
+func (r *reader) peek() byte {
+	if r.i < len(r.data) {
+		return r.data[r.i]
+	}
+	return 0
+}
+
+// expect consumes c, or marks the arguments broken.
+func (r *reader) expect(c byte) {
+	if r.peek() != c {
+		r.broken = true
+		return
+	}
+	r.i++
+}
+
+// maxDepth is encoding/json's nesting bound, so both refuse the same documents.
+const maxDepth = 10000
+
 func (r *reader) value() any {
 	r.skipSpace()
-	switch c := r.data[r.i]; c {
+	if r.broken {
+		return nil
+	}
+	switch c := r.peek(); c {
 	case '{':
 		return r.object()
 	case '[':
@@ -123,29 +152,93 @@ func (r *reader) value() any {
 		}
 		return s
 	case 't':
-		r.i += 4
-		return true
+		return r.literal("true", true)
 	case 'f':
-		r.i += 5
-		return false
+		return r.literal("false", false)
 	case 'n':
-		r.i += 4
+		return r.literal("null", nil)
+	}
+	return r.number()
+}
+
+func (r *reader) literal(word string, v any) any {
+	if !bytes.HasPrefix(r.data[r.i:], []byte(word)) {
+		r.broken = true
 		return nil
 	}
+	r.i += len(word)
+	return v
+}
+
+// number reads JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (r *reader) number() any {
 	start := r.i
-	for r.i < len(r.data) && strings.IndexByte("+-0123456789.eE", r.data[r.i]) >= 0 {
+	if r.peek() == '-' {
 		r.i++
+	}
+	switch c := r.peek(); {
+	case c == '0':
+		r.i++
+	case c >= '1' && c <= '9':
+		r.digits()
+	default:
+		r.broken = true
+		return nil
+	}
+	if r.peek() == '.' {
+		r.i++
+		r.needDigits()
+	}
+	if c := r.peek(); c == 'e' || c == 'E' {
+		r.i++
+		if c := r.peek(); c == '+' || c == '-' {
+			r.i++
+		}
+		r.needDigits()
 	}
 	return json.Number(r.data[start:r.i])
 }
 
-func (r *reader) object() map[string]any {
-	r.i++ // '{'
-	obj := map[string]any{}
-	var dropped []string // members given as null, taken as absent
+func (r *reader) digits() int {
+	n := 0
+	for c := r.peek(); c >= '0' && c <= '9'; c = r.peek() {
+		r.i++
+		n++
+	}
+	return n
+}
+
+func (r *reader) needDigits() {
+	if r.digits() == 0 {
+		r.broken = true
+	}
+}
+
+func (r *reader) enter() bool {
+	r.depth++
+	if r.depth > maxDepth {
+		r.broken = true
+	}
+	r.i++ // '{' or '['
 	r.skipSpace()
-	for r.data[r.i] != '}' {
-		r.skipSpace()
+	return !r.broken
+}
+
+func (r *reader) object() map[string]any {
+	obj := map[string]any{}
+	if !r.enter() {
+		return obj
+	}
+	var dropped []string // members given as null, taken as absent
+	for first := true; r.peek() != '}' && !r.broken; first = false {
+		if !first {
+			r.expect(',')
+			r.skipSpace()
+		}
+		if r.peek() != '"' {
+			r.broken = true
+			break
+		}
 		key, msg := r.str()
 		r.stack = append(r.stack, key)
 		r.mark("")
@@ -153,7 +246,7 @@ func (r *reader) object() map[string]any {
 			r.report(msg)
 		}
 		r.skipSpace()
-		r.i++ // ':'
+		r.expect(':')
 		v := r.value()
 		if _, twice := obj[key]; twice || slices.Contains(dropped, key) {
 			r.report(msgTwice)
@@ -165,21 +258,22 @@ func (r *reader) object() map[string]any {
 		}
 		r.stack = r.stack[:len(r.stack)-1]
 		r.skipSpace()
-		if r.data[r.i] == ',' {
-			r.i++
-		}
-		r.skipSpace()
 	}
 	r.mark("/}")
-	r.i++ // '}'
+	r.expect('}')
+	r.depth--
 	return obj
 }
 
 func (r *reader) array() []any {
-	r.i++ // '['
 	out := []any{}
-	r.skipSpace()
-	for n := 0; r.data[r.i] != ']'; n++ {
+	if !r.enter() {
+		return out
+	}
+	for n := 0; r.peek() != ']' && !r.broken; n++ {
+		if n > 0 {
+			r.expect(',')
+		}
 		if r.rec {
 			r.stack = append(r.stack, strconv.Itoa(n))
 		}
@@ -190,12 +284,9 @@ func (r *reader) array() []any {
 			r.stack = r.stack[:len(r.stack)-1]
 		}
 		r.skipSpace()
-		if r.data[r.i] == ',' {
-			r.i++
-		}
-		r.skipSpace()
 	}
-	r.i++ // ']'
+	r.expect(']')
+	r.depth--
 	return out
 }
 
@@ -207,9 +298,9 @@ func (r *reader) str() (string, string) {
 		c := r.data[r.i]
 		if c == '"' {
 			r.i++
-			return string(r.data[start : r.i-1]), ""
+			return r.intern(r.data[start : r.i-1]), ""
 		}
-		if c == '\\' || c >= utf8.RuneSelf {
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			break
 		}
 		r.i++
@@ -217,11 +308,14 @@ func (r *reader) str() (string, string) {
 	var b strings.Builder
 	b.Write(r.data[start:r.i])
 	msg := ""
-	for r.data[r.i] != '"' {
+	for c := r.peek(); c != '"' && !r.broken; c = r.peek() {
 		var m string
-		if r.data[r.i] == '\\' {
+		switch {
+		case c == '\\':
 			m = r.escape(&b)
-		} else {
+		case c < 0x20: // a control character, or the end of the arguments
+			r.broken = true
+		default:
 			m = r.char(&b)
 		}
 		if msg == "" && r.strict {
@@ -230,6 +324,14 @@ func (r *reader) str() (string, string) {
 	}
 	r.i++
 	return b.String(), msg
+}
+
+// intern returns the schema's own string for a property name, saving an allocation per key.
+func (r *reader) intern(b []byte) string {
+	if s, ok := r.names[string(b)]; ok {
+		return s
+	}
+	return string(b)
 }
 
 // char copies one literal character, U+FFFD for a byte that is not UTF-8.
@@ -245,18 +347,27 @@ func (r *reader) char(b *strings.Builder) string {
 
 // escape decodes one escape as encoding/json does, U+FFFD for an unpaired surrogate.
 func (r *reader) escape(b *strings.Builder) string {
-	c := r.data[r.i+1]
-	r.i += 2
+	r.i++ // '\\'
+	c := r.peek()
+	r.i++
 	if c != 'u' {
+		if strings.IndexByte(`"\\/bfnrt`, c) < 0 || c == 0 {
+			r.broken = true
+			return ""
+		}
 		b.WriteByte(unescape(c))
 		return ""
 	}
-	hi := hex4(r.data[r.i:])
+	hi, ok := hex4(r.data[r.i:])
+	if !ok {
+		r.broken = true
+		return ""
+	}
 	r.i += 4
 	switch {
 	case hi >= 0xD800 && hi < 0xDC00:
 		if r.i+6 <= len(r.data) && r.data[r.i] == '\\' && r.data[r.i+1] == 'u' {
-			if lo := hex4(r.data[r.i+2:]); lo >= 0xDC00 && lo < 0xE000 {
+			if lo, ok := hex4(r.data[r.i+2:]); ok && lo >= 0xDC00 && lo < 0xE000 {
 				r.i += 6
 				b.WriteRune(0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00))
 				return ""
@@ -289,9 +400,24 @@ func unescape(c byte) byte {
 	return c
 }
 
-func hex4(b []byte) rune {
-	n, _ := strconv.ParseUint(string(b[:4]), 16, 32)
-	return rune(n)
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var n rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // pointer is the JSON Pointer of an instance location: "" for the arguments, "/items/0".

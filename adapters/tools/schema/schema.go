@@ -37,6 +37,7 @@ type Schema struct {
 	sch   *jsonschema.Schema
 	root  *node
 	rules Rules
+	names map[string]string // every property name, for the reader to reuse
 }
 
 // Args is a validated argument object as JSON values: strings, json.Number, bool, []any and
@@ -72,6 +73,8 @@ func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
 	root.attach(rules.Fields)
+	s.names = map[string]string{}
+	root.collectNames(s.names)
 	return s, nil
 }
 
