@@ -37,6 +37,9 @@ func (s *Schema) read(data []byte) (any, error) {
 	// Read again, tracking where each value sits, to name the field at fault.
 	r = reader{data: data, strict: s.rules.StrictText, nullAbsent: s.rules.NullIsAbsent, rec: true}
 	r.value()
+	if r.problem == nil { // unreachable: both readings see the same bytes
+		return nil, s.whole("arguments could not be read")
+	}
 	at := r.problem.loc
 	if len(at) > 0 && at[len(at)-1] == "" {
 		at[len(at)-1] = "arguments" // an empty key names nothing the model could fix by name
