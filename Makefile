@@ -95,6 +95,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/toolset/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/bg/
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/worktools/
+	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./adapters/tools/schema/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./adapters/tools/schema/
 	$(GO) test -run '^$$' -fuzz FuzzRestore -fuzztime 30s ./adapters/tools/toolset/
 	$(GO) test -run '^$$' -fuzz FuzzProjectRuleKey -fuzztime 30s -fuzzminimizetime 2s ./adapters/config/
 	$(GO) test -run '^$$' -fuzz FuzzMatchesKey -fuzztime 30s -fuzzminimizetime 2s ./domain/permission/

@@ -43,7 +43,7 @@ func (t *Tool) WritesWorkspace() bool { return false }
 
 // Spec is what the model is shown.
 func (t *Tool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameBg, Description: description, Schema: json.RawMessage(schema)}
+	return tools.Spec{Name: tools.NameBg, Description: description, Schema: argsSchema.Raw()}
 }
 
 const description = `Background commands and output read-back, one bounded window at a time.
@@ -54,7 +54,8 @@ action=cancel: stop the task and its whole process group.
 action=artifact: read withheld output at outputPath (from a tool result's notice); without cursor, from byte 0.
 cursor is an absolute byte offset: to read on, pass back the cursor a window returned (hasMore says bytes follow); windowFrom says where a window starts (hasEarlier: bytes precede it). limit is the window size in bytes (default 16384, max 51200; larger is clamped). Reading back never re-runs a command.`
 
-const schema = `{
+// schemaText is what the model is shown; argsSchema compiles these bytes.
+const schemaText = `{
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": ["list", "output", "wait", "artifact", "cancel"], "description": "What to do."},

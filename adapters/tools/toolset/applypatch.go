@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/patch"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -18,19 +19,22 @@ type applyPatchArgs struct {
 	Patch string `json:"patch"`
 }
 
-var applyPatchParams = params{
-	example: `{"patch": "*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    print(\"hi\")\n+    print(\"hello\")\n*** End Patch\n"}`,
-	list: []param{
-		{name: "patch", kind: kString, required: true, allowNUL: true, desc: `the whole patch, from "*** Begin Patch" to "*** End Patch"`},
-	},
-}
+var applyPatchSchema = schema.MustCompile(tools.NameApplyPatch, schema.Compact(`{
+  "type": "object",
+  "properties": {
+    "patch": {"type": "string", "description": "the whole patch, from \"*** Begin Patch\" to \"*** End Patch\"", "minLength": 1}
+  },
+  "required": ["patch"],
+  "additionalProperties": false
+}`), schema.Rules{StrictText: true, Fields: map[string]schema.Field{"patch": {AllowNUL: true}},
+	Example: `{"patch": "*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n-    print(\"hi\")\n+    print(\"hello\")\n*** End Patch\n"}`})
 
 func (t *applyPatchTool) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameApplyPatch, Policy: mutatingPolicy}
 }
 
 func (t *applyPatchTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameApplyPatch, Schema: applyPatchParams.schema(), Description: "Edit files with a patch in this format:\n" +
+	return tools.Spec{Name: tools.NameApplyPatch, Schema: applyPatchSchema.Raw(), Description: "Edit files with a patch in this format:\n" +
 		"*** Begin Patch\n" +
 		"*** Update File: path/to/file\n" +
 		"@@ optional line of context, e.g. a function header\n" +
@@ -60,7 +64,7 @@ func (t *applyPatchTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 // invalid argument, blocked as invalid_arguments before anything runs, like any other.
 func (t *applyPatchTool) parse(args json.RawMessage) (applyPatchArgs, error) {
 	var a applyPatchArgs
-	if err := applyPatchParams.decode(args, &a); err != nil {
+	if err := applyPatchSchema.Decode(args, &a); err != nil {
 		return a, err
 	}
 	if _, err := patch.Parse(a.Patch); err != nil {

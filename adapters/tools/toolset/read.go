@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/zuno-run/zuno/adapters/tools/files"
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
@@ -19,21 +21,27 @@ type readArgs struct {
 	Limit  int    `json:"limit"`
 }
 
-var readParams = params{
-	example: `{"path": "src/main.go", "offset": 1, "limit": 200}`,
-	list: []param{
-		{name: "path", kind: kString, required: true, desc: "file or directory, relative to the workspace root"},
-		{name: "offset", kind: kInt, min: 1, max: maxInt32, desc: "1-based line to start at; default 1"},
-		{name: "limit", kind: kInt, min: 1, max: maxInt32, desc: fmt.Sprintf("number of lines; default %d", files.DefaultReadLines)},
-	},
-}
+// maxInt32 bounds line offsets and limits so that offset+limit cannot overflow anywhere.
+const maxInt32 = math.MaxInt32
+
+var readSchema = schema.MustCompile(tools.NameRead, schema.Compact(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "file or directory, relative to the workspace root", "minLength": 1},
+    "offset": {"type": "integer", "description": "1-based line to start at; default 1", "minimum": 1, "maximum": %[1]d},
+    "limit": {"type": "integer", "description": "number of lines; default %[2]d", "minimum": 1, "maximum": %[1]d}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`, maxInt32, files.DefaultReadLines)), schema.Rules{StrictText: true,
+	Example: `{"path": "src/main.go", "offset": 1, "limit": 200}`})
 
 func (t *readTool) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameRead, Policy: readOnlyPolicy}
 }
 
 func (t *readTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameRead, Schema: readParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameRead, Schema: readSchema.Raw(), Description: fmt.Sprintf(
 		"Read a file window with line numbers, or list a directory. A window holds at most %d lines and %d bytes; "+
 			"when the file goes on, the answer says so and gives the offset to read next. "+
 			"Reading a file (even part of it) is what allows write and apply_patch to change it afterwards; "+
@@ -45,7 +53,7 @@ func (t *readTool) WritesWorkspace() bool { return false }
 
 func (t *readTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a readArgs
-	err := readParams.decode(args, &a)
+	err := readSchema.Decode(args, &a)
 	return tools.Parsed{Args: a}, err
 }
 

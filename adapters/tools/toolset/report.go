@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/zuno-run/zuno/adapters/tools/files"
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -35,22 +36,26 @@ type reportArgs struct {
 	Content string `json:"content"`
 }
 
-var reportParams = params{
-	example: `{"name": "audit.md", "content": "# Audit\n..."}`,
-	list: []param{
-		{name: "name", kind: kString, required: true, maxBytes: MaxReportNameSize,
-			desc: "plain file name such as audit.md (no directories), at most 128 bytes"},
-		{name: "content", kind: kString, required: true, maxBytes: MaxReportBytes,
-			desc: "the complete report text, UTF-8, at most 1 MiB"},
-	},
-}
+// The byte bounds are Rules (JSON Schema's maxLength counts characters); the descriptions
+// state them.
+var reportSchema = schema.MustCompile(tools.NameReportWrite, schema.Compact(`{
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "description": "plain file name such as audit.md (no directories), at most 128 bytes", "minLength": 1},
+    "content": {"type": "string", "description": "the complete report text, UTF-8, at most 1 MiB", "minLength": 1}
+  },
+  "required": ["name", "content"],
+  "additionalProperties": false
+}`), schema.Rules{StrictText: true,
+	Fields:  map[string]schema.Field{"name": {MaxBytes: MaxReportNameSize}, "content": {MaxBytes: MaxReportBytes}},
+	Example: `{"name": "audit.md", "content": "# Audit\n..."}`})
 
 func (t *reportTool) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameReportWrite, Policy: mutatingPolicy}
 }
 
 func (t *reportTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameReportWrite, Schema: reportParams.schema(), Description: "Publish a report file, e.g. the findings " +
+	return tools.Spec{Name: tools.NameReportWrite, Schema: reportSchema.Raw(), Description: "Publish a report file, e.g. the findings " +
 		"of a read-only investigation. You choose only the file name; the host stores it under .zuno/reports/ with a prefix " +
 		"unique to this call and returns the exact path, size and SHA-256. Every call creates a new file: reports are never " +
 		"overwritten, are ignored by Git, and do not grant any other write access. Cite the returned path."}
@@ -65,7 +70,7 @@ func (t *reportTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 
 func parseReport(args json.RawMessage) (reportArgs, error) {
 	var a reportArgs
-	if err := reportParams.decode(args, &a); err != nil {
+	if err := reportSchema.Decode(args, &a); err != nil {
 		return a, err
 	}
 	if msg := reportNameProblem(a.Name); msg != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/adapters/tools/search"
 	"github.com/zuno-run/zuno/domain/tools"
 )
@@ -21,21 +22,24 @@ type globArgs struct {
 	Limit   int    `json:"limit"`
 }
 
-var globParams = params{
-	example: `{"pattern": "**/*.go", "path": "src"}`,
-	list: []param{
-		{name: "pattern", kind: kString, required: true, desc: `glob in gitignore syntax, matched relative to path; without "/" it matches a name at any depth ("*.go"), "cmd/*.go" only directly in cmd/`},
-		{name: "path", kind: kString, desc: "directory to search, relative to the workspace root; default the root"},
-		{name: "limit", kind: kInt, min: 1, max: maxResultLimit, desc: fmt.Sprintf("most paths to return; default %d", search.DefaultLimit)},
-	},
-}
+var globSchema = schema.MustCompile(tools.NameGlob, schema.Compact(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "description": "glob in gitignore syntax, matched relative to path; without \"/\" it matches a name at any depth (\"*.go\"), \"cmd/*.go\" only directly in cmd/", "minLength": 1},
+    "path": {"type": "string", "description": "directory to search, relative to the workspace root; default the root", "minLength": 1},
+    "limit": {"type": "integer", "description": "most paths to return; default %[2]d", "minimum": 1, "maximum": %[1]d}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`, maxResultLimit, search.DefaultLimit)), schema.Rules{StrictText: true,
+	Example: `{"pattern": "**/*.go", "path": "src"}`})
 
 func (t *globTool) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameGlob, Policy: readOnlyPolicy}
 }
 
 func (t *globTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameGlob, Schema: globParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameGlob, Schema: globSchema.Raw(), Description: fmt.Sprintf(
 		"Find files by path pattern with ripgrep. Returns workspace-relative paths sorted by path, at most limit "+
 			"(default %d); a cut list says it is truncated. Hidden files and .gitignore'd files are skipped unless the "+
 			"pattern names them. Output over %d bytes or %d lines is saved whole to an artifact you read back with "+
@@ -47,7 +51,7 @@ func (t *globTool) WritesWorkspace() bool { return false }
 
 func (t *globTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a globArgs
-	err := globParams.decode(args, &a)
+	err := globSchema.Decode(args, &a)
 	return tools.Parsed{Args: a}, err
 }
 
@@ -77,24 +81,27 @@ type grepArgs struct {
 	Limit           int    `json:"limit"`
 }
 
-var grepParams = params{
-	example: `{"pattern": "func main", "include": "*.go"}`,
-	list: []param{
-		{name: "pattern", kind: kString, required: true, desc: "regular expression (Rust/ripgrep syntax), matched one line at a time"},
-		{name: "path", kind: kString, desc: "directory or file to search, relative to the workspace root; default the root"},
-		{name: "include", kind: kString, desc: `glob choosing the files searched, e.g. "*.go" or "*.{ts,tsx}"`},
-		{name: "caseInsensitive", kind: kBool, desc: "match regardless of case; default false"},
-		{name: "context", kind: kInt, min: 0, max: search.MaxContext, desc: "lines shown before and after each match; default 0"},
-		{name: "limit", kind: kInt, min: 1, max: maxResultLimit, desc: fmt.Sprintf("most matching lines to return; default %d", search.DefaultLimit)},
-	},
-}
+var grepSchema = schema.MustCompile(tools.NameGrep, schema.Compact(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "description": "regular expression (Rust/ripgrep syntax), matched one line at a time", "minLength": 1},
+    "path": {"type": "string", "description": "directory or file to search, relative to the workspace root; default the root", "minLength": 1},
+    "include": {"type": "string", "description": "glob choosing the files searched, e.g. \"*.go\" or \"*.{ts,tsx}\"", "minLength": 1},
+    "caseInsensitive": {"type": "boolean", "description": "match regardless of case; default false"},
+    "context": {"type": "integer", "description": "lines shown before and after each match; default 0", "minimum": 0, "maximum": %[3]d},
+    "limit": {"type": "integer", "description": "most matching lines to return; default %[2]d", "minimum": 1, "maximum": %[1]d}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`, maxResultLimit, search.DefaultLimit, search.MaxContext)), schema.Rules{StrictText: true,
+	Example: `{"pattern": "func main", "include": "*.go"}`})
 
 func (t *grepTool) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameGrep, Policy: readOnlyPolicy}
 }
 
 func (t *grepTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameGrep, Schema: grepParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameGrep, Schema: grepSchema.Raw(), Description: fmt.Sprintf(
 		"Search file contents with ripgrep. Matches are grouped by file (sorted by path, then line) as "+
 			`"Line N: text"; context lines use "Line N- text". At most limit matching lines (default %d); a cut `+
 			"result says it is truncated. An invalid pattern or include is an error, not an empty result. Output over "+
@@ -106,7 +113,7 @@ func (t *grepTool) WritesWorkspace() bool { return false }
 
 func (t *grepTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a grepArgs
-	err := grepParams.decode(args, &a)
+	err := grepSchema.Decode(args, &a)
 	return tools.Parsed{Args: a}, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/sandbox"
@@ -51,17 +52,19 @@ type shellArgs struct {
 	Background bool   `json:"background"`
 }
 
-var shellParams = params{
-	example: `{"command": "go test ./...", "timeoutMs": 300000}`,
-	list: []param{
-		{name: "command", kind: kString, required: true, desc: "bash command line, run as bash -c"},
-		{name: "workdir", kind: kString, desc: "working directory, relative to the workspace root; default the root"},
-		{name: "timeoutMs", kind: kInt, min: 1, max: MaxShellTimeout.Milliseconds(), desc: "timeout in milliseconds; default from the session (2 minutes unless configured), at most 600000"},
-		{name: "exitPolicy", kind: kString, enum: []string{string(shell.PolicyPipefail), string(shell.PolicyAll), string(shell.PolicyLast)},
-			desc: "pipefail (default): any failing pipeline stage fails the command; all: also stop at the first failing command; last: only the last stage counts"},
-		{name: "background", kind: kBool, desc: "start the command in the background and return a task id at once; default false"},
-	},
-}
+var shellSchema = schema.MustCompile(tools.NameShell, schema.Compact(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "bash command line, run as bash -c", "minLength": 1},
+    "workdir": {"type": "string", "description": "working directory, relative to the workspace root; default the root", "minLength": 1},
+    "timeoutMs": {"type": "integer", "description": "timeout in milliseconds; default from the session (2 minutes unless configured), at most 600000", "minimum": 1, "maximum": %d},
+    "exitPolicy": {"type": "string", "description": "pipefail (default): any failing pipeline stage fails the command; all: also stop at the first failing command; last: only the last stage counts", "enum": [%q, %q, %q]},
+    "background": {"type": "boolean", "description": "start the command in the background and return a task id at once; default false"}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`, MaxShellTimeout.Milliseconds(), shell.PolicyPipefail, shell.PolicyAll, shell.PolicyLast)), schema.Rules{StrictText: true,
+	Example: `{"command": "go test ./...", "timeoutMs": 300000}`})
 
 func (t *shellTool) Declaration() tools.Declaration {
 	// A background command is still a side effect and is scheduled exclusively: it starts
@@ -70,7 +73,7 @@ func (t *shellTool) Declaration() tools.Declaration {
 }
 
 func (t *shellTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameShell, Schema: shellParams.schema(), Description: fmt.Sprintf(
+	return tools.Spec{Name: tools.NameShell, Schema: shellSchema.Raw(), Description: fmt.Sprintf(
 		"Run a bash command in the workspace (stdout and stderr combined, in order). The result starts with the exit "+
 			"status; a non-zero exit is reported, not an error. On timeout (default %s, timeoutMs up to 600000) the whole "+
 			"process group is stopped and the result says so; its effects may be partial, so inspect before running "+
@@ -90,11 +93,11 @@ func (t *shellTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 
 func parseShell(args json.RawMessage) (shellArgs, error) {
 	var a shellArgs
-	if err := shellParams.decode(args, &a); err != nil {
+	if err := shellSchema.Decode(args, &a); err != nil {
 		return a, err
 	}
 	if strings.TrimSpace(a.Command) == "" {
-		return a, domain.Invalid("command", "command is blank", shellParams.find("command").fix())
+		return a, domain.Invalid("command", "command is blank", shellSchema.Fix("command"))
 	}
 	if a.Background && a.TimeoutMs != 0 {
 		return a, domain.Invalid("timeoutMs", "timeoutMs does not apply to a background command",

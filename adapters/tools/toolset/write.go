@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/domain/tools"
 )
 
@@ -15,20 +16,23 @@ type writeArgs struct {
 	Content string `json:"content"`
 }
 
-var writeParams = params{
-	example: `{"path": "notes/todo.md", "content": "# Todo\n"}`,
-	list: []param{
-		{name: "path", kind: kString, required: true, desc: "file to create or replace, relative to the workspace root"},
-		{name: "content", kind: kString, required: true, allowEmpty: true, allowNUL: true, desc: "the complete new content of the file"},
-	},
-}
+var writeSchema = schema.MustCompile(tools.NameWrite, schema.Compact(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "file to create or replace, relative to the workspace root", "minLength": 1},
+    "content": {"type": "string", "description": "the complete new content of the file"}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`), schema.Rules{StrictText: true, Fields: map[string]schema.Field{"content": {AllowNUL: true}},
+	Example: `{"path": "notes/todo.md", "content": "# Todo\n"}`})
 
 func (t *writeTool) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameWrite, Policy: mutatingPolicy}
 }
 
 func (t *writeTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameWrite, Schema: writeParams.schema(), Description: "Create a file, or deliberately replace a whole file, with exactly content " +
+	return tools.Spec{Name: tools.NameWrite, Schema: writeSchema.Raw(), Description: "Create a file, or deliberately replace a whole file, with exactly content " +
 		"(missing parent directories are created). Replacing an existing file requires that you read it first in this " +
 		"session and that it has not changed since; otherwise the call is refused (read_required, stale_read) and nothing " +
 		"is written. For local edits prefer apply_patch."}
@@ -38,7 +42,7 @@ func (t *writeTool) WritesWorkspace() bool { return true }
 
 func (t *writeTool) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a writeArgs
-	err := writeParams.decode(args, &a)
+	err := writeSchema.Decode(args, &a)
 	return tools.Parsed{Args: a}, err
 }
 

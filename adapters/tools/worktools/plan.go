@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -14,7 +15,18 @@ import (
 )
 
 // noArgs is the argument object of the read tools: none.
-var noArgs = shape{example: `{}`}
+var noArgs = schema.MustCompile("no_arguments", schema.Compact(`{
+  "type": "object",
+  "properties": {},
+  "required": [],
+  "additionalProperties": false
+}`), rules(`{}`, nil))
+
+// rules are the work tools' Rules: the empty arguments are {}, and null means absent at any
+// depth, as an omitted field (docs/tools.md, "Argument schemas").
+func rules(example string, fields map[string]schema.Field) schema.Rules {
+	return schema.Rules{Example: example, EmptyIsObject: true, NullIsAbsent: true, Fields: fields}
+}
 
 type planGet struct{ cmds Commands }
 
@@ -26,7 +38,7 @@ func (t *planGet) Declaration() tools.Declaration {
 }
 
 func (t *planGet) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NamePlanGet, Schema: noArgs.schema(), Description: "Read this session's durable plan: " +
+	return tools.Spec{Name: tools.NamePlanGet, Schema: noArgs.Raw(), Description: "Read this session's durable plan: " +
 		"the focused plan (an open sub-plan, else the root plan) with its id, revision, title, status, depth and steps. " +
 		"Returns plan: null when there is no plan yet. Call it immediately before every plan_update and pass its " +
 		"revision unchanged as expected_revision."}
@@ -36,7 +48,7 @@ func (t *planGet) WritesWorkspace() bool { return false }
 
 func (t *planGet) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a planGetArgs
-	if err := noArgs.decode(args, &a); err != nil {
+	if err := noArgs.Decode(args, &a); err != nil {
 		return tools.Parsed{}, err
 	}
 	return tools.Parsed{Args: a}, nil
@@ -55,39 +67,56 @@ func (t *planUpdate) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NamePlanUpdate, Policy: updatePolicy}
 }
 
-// planFields is plan_update's arguments, as work.PlanUpdate's JSON tags name them. Which
+// planSchema is plan_update's arguments, as work.PlanUpdate's JSON tags name them. Which
 // action reads which field is the domain's table (work.PlanActionFields), quoted in the
 // descriptions, so the schema tells the model what Validate and the domain enforce.
-var planFields = func() []field {
-	stepFields := []field{
-		{name: "id", kind: kString, desc: "create, push: optional step id (host-assigned when left out); append: leave out, the host assigns it"},
-		{name: "title", kind: kString, required: true, desc: "one line, at most 200 characters"},
-		{name: "status", kind: kString, enum: work.PlanStatuses(), desc: "default pending"},
-	}
-	patchFields := []field{
-		{name: "id", kind: kString, required: true, desc: "the id of an existing step of the focused plan"},
-		{name: "title", kind: kString, desc: "the step's new title"},
-		{name: "status", kind: kString, enum: work.PlanStatuses(), desc: "the step's new status; completed and superseded steps cannot change again"},
-	}
-	return []field{
-		{name: "action", kind: kString, required: true, enum: work.PlanActions(), code: domain.CodeInvalidAction,
-			desc: "What to do. " + actionUsage()},
-		{name: "expected_revision", kind: kRevision, desc: "The revision the last plan_get returned, unchanged. " +
-			"Required for every action except the first create after plan_get returned null. " +
-			"On stale_revision the plan changed since: read the current plan in the result and decide again."},
-		{name: "title", kind: kString, desc: usedBy("title") + ": " +
-			"the new plan's title (create, push) or the focused plan's new title (patch)"},
-		{name: "steps", kind: kObjects, elem: stepFields, desc: usedBy("steps") + ": " +
-			"the new plan's steps (create, push) or the steps to add to the focused plan (append)"},
-		{name: "patches", kind: kObjects, elem: patchFields, desc: usedBy("patches") + ": " +
-			"changes to steps of the focused plan, by id"},
-		{name: "status", kind: kString, enum: work.PlanStatuses(), desc: usedBy("status") + ": " +
-			"the focused plan's own status (patch), or how the sub-plan closes (pop: completed, the default, or superseded)"},
-	}
-}()
+var planSchema = schema.MustCompile(tools.NamePlanUpdate, schema.Compact(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "action": {"type": "string", "enum": %[1]s, "description": %[2]s},
+    "expected_revision": {"type": "integer", "minimum": 0, "description": "The revision the last plan_get returned, unchanged. Required for every action except the first create after plan_get returned null. On stale_revision the plan changed since: read the current plan in the result and decide again."},
+    "title": {"type": "string", "description": %[3]s},
+    "steps": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "id": {"type": "string", "description": "create, push: optional step id (host-assigned when left out); append: leave out, the host assigns it"},
+        "title": {"type": "string", "description": "one line, at most 200 characters"},
+        "status": {"type": "string", "enum": %[4]s, "description": "default pending"}
+      },
+      "required": ["title"],
+      "additionalProperties": false
+    }, "description": %[5]s},
+    "patches": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "id": {"type": "string", "description": "the id of an existing step of the focused plan"},
+        "title": {"type": "string", "description": "the step's new title"},
+        "status": {"type": "string", "enum": %[4]s, "description": "the step's new status; completed and superseded steps cannot change again"}
+      },
+      "required": ["id"],
+      "additionalProperties": false
+    }, "description": %[6]s},
+    "status": {"type": "string", "enum": %[4]s, "description": %[7]s}
+  },
+  "required": ["action"],
+  "additionalProperties": false
+}`, quote(work.PlanActions()), quote("What to do. "+actionUsage()),
+	quote(usedBy("title")+": the new plan's title (create, push) or the focused plan's new title (patch)"),
+	quote(work.PlanStatuses()),
+	quote(usedBy("steps")+": the new plan's steps (create, push) or the steps to add to the focused plan (append)"),
+	quote(usedBy("patches")+": changes to steps of the focused plan, by id"),
+	quote(usedBy("status")+": the focused plan's own status (patch), or how the sub-plan closes (pop: completed, the default, or superseded)"),
+)), rules(`{"action": "patch", "expected_revision": 3, "patches": [{"id": "step-2", "status": "completed"}]}`,
+	map[string]schema.Field{"action": {Code: domain.CodeInvalidAction}}))
 
-var planShape = shape{fields: planFields,
-	example: `{"action": "patch", "expected_revision": 3, "patches": [{"id": "step-2", "status": "completed"}]}`}
+// quote writes v as JSON, for the computed parts of a schema's text.
+func quote(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // strings and string slices always marshal
+	}
+	return string(b)
+}
 
 // actionUsage lists each action with the fields it reads.
 func actionUsage() string {
@@ -110,7 +139,7 @@ func usedBy(name string) string {
 }
 
 func (t *planUpdate) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NamePlanUpdate, Schema: planShape.schema(), Description: "Change this session's durable plan. " +
+	return tools.Spec{Name: tools.NamePlanUpdate, Schema: planSchema.Raw(), Description: "Change this session's durable plan. " +
 		"action=create makes the first plan or replaces it for a new goal (the old one is superseded); " +
 		"patch changes steps by id, the title or the plan's status; append adds steps (the host assigns their ids); " +
 		"push opens a focused sub-plan under the current one; pop closes the sub-plan and returns to its exact parent. " +
@@ -124,7 +153,7 @@ func (t *planUpdate) WritesWorkspace() bool { return false }
 
 func (t *planUpdate) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var u work.PlanUpdate
-	if err := planShape.decode(args, &u); err != nil {
+	if err := planSchema.Decode(args, &u); err != nil {
 		return tools.Parsed{}, err
 	}
 	// The domain's own check of the fields an action reads: a call that mixes up two actions

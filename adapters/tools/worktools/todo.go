@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/domain/work"
@@ -20,7 +21,7 @@ func (t *todoGet) Declaration() tools.Declaration {
 }
 
 func (t *todoGet) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameTodoGet, Schema: noArgs.schema(), Description: "Read this session's todo list: " +
+	return tools.Spec{Name: tools.NameTodoGet, Schema: noArgs.Raw(), Description: "Read this session's todo list: " +
 		"its revision and every item (id, title, status, owner, dependencies, plan_step_id) in creation order. " +
 		"Pass the revision as expected_revision to todo_update when your change depends on what you read."}
 }
@@ -29,7 +30,7 @@ func (t *todoGet) WritesWorkspace() bool { return false }
 
 func (t *todoGet) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var a todoGetArgs
-	if err := noArgs.decode(args, &a); err != nil {
+	if err := noArgs.Decode(args, &a); err != nil {
 		return tools.Parsed{}, err
 	}
 	return tools.Parsed{Args: a}, nil
@@ -48,31 +49,32 @@ func (t *todoUpdate) Declaration() tools.Declaration {
 	return tools.Declaration{Name: tools.NameTodoUpdate, Policy: updatePolicy}
 }
 
-// todoShape is todo_update's arguments, as work.TodoUpdate's JSON tags name them.
-var todoShape = shape{
-	example: `{"items": [{"id": "tests", "title": "Run the tests", "status": "pending", "dependencies": ["fix"]}]}`,
-	fields: []field{
-		{name: "expected_revision", kind: kRevision, desc: "Optional: the revision the last todo_get returned, unchanged, " +
-			"when your change depends on the list as you read it. On stale_revision the list changed since: " +
-			"read the current list in the result and decide again."},
-		{name: "items", kind: kObjects, required: true, desc: fmt.Sprintf("1 to %d items to create or change. "+
-			"An item whose id exists is changed (only the fields given); any other item is created and needs a title "+
-			"(leave id out for a host-assigned one).", work.MaxTodoItemsPerCall),
-			elem: []field{
-				{name: "id", kind: kString, desc: "the item's id: an existing item's, or a new one's of your choice"},
-				{name: "title", kind: kString, desc: "one line, at most 200 characters; required for a new item"},
-				{name: "status", kind: kString, enum: work.TodoStatuses(), desc: "default pending for a new item; " +
-					"in_progress and completed need every dependency completed; completed and cancelled are final"},
-				{name: "owner", kind: kString, desc: "who works on it (an agent or job name); \"\" clears it"},
-				{name: "dependencies", kind: kStrings, desc: "ids of the items this one waits for, replacing the list; " +
-					"[] clears it; an item created in the same call may be named"},
-				{name: "plan_step_id", kind: kString, desc: "links the item to a step of the current plan; \"\" clears the link"},
-			}},
-	},
-}
+// todoSchema is todo_update's arguments, as work.TodoUpdate's JSON tags name them.
+var todoSchema = schema.MustCompile(tools.NameTodoUpdate, schema.Compact(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "expected_revision": {"type": "integer", "minimum": 0, "description": "Optional: the revision the last todo_get returned, unchanged, when your change depends on the list as you read it. On stale_revision the list changed since: read the current list in the result and decide again."},
+    "items": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "id": {"type": "string", "description": "the item's id: an existing item's, or a new one's of your choice"},
+        "title": {"type": "string", "description": "one line, at most 200 characters; required for a new item"},
+        "status": {"type": "string", "enum": %[2]s, "description": "default pending for a new item; in_progress and completed need every dependency completed; completed and cancelled are final"},
+        "owner": {"type": "string", "description": "who works on it (an agent or job name); \"\" clears it"},
+        "dependencies": {"type": "array", "items": {"type": "string"}, "description": "ids of the items this one waits for, replacing the list; [] clears it; an item created in the same call may be named"},
+        "plan_step_id": {"type": "string", "description": "links the item to a step of the current plan; \"\" clears the link"}
+      },
+      "required": [],
+      "additionalProperties": false
+    }, "description": "%[1]d to %[3]d items to create or change. An item whose id exists is changed (only the fields given); any other item is created and needs a title (leave id out for a host-assigned one)."}
+  },
+  "required": ["items"],
+  "additionalProperties": false
+}`, 1, quote(work.TodoStatuses()), work.MaxTodoItemsPerCall)),
+	rules(`{"items": [{"id": "tests", "title": "Run the tests", "status": "pending", "dependencies": ["fix"]}]}`, nil))
 
 func (t *todoUpdate) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameTodoUpdate, Schema: todoShape.schema(), Description: "Create or change todo items: " +
+	return tools.Spec{Name: tools.NameTodoUpdate, Schema: todoSchema.Raw(), Description: "Create or change todo items: " +
 		"concrete work under the plan's steps, with an owner, dependencies and a status. Items not named are left as they are. " +
 		"An item cannot be in_progress or completed before its dependencies are completed (dependency_unmet), and a completed " +
 		"or cancelled item cannot change (terminal_state). Revision rule: expected_revision is optional here, but when sent it " +
@@ -84,7 +86,7 @@ func (t *todoUpdate) WritesWorkspace() bool { return false }
 
 func (t *todoUpdate) Validate(args json.RawMessage) (tools.Parsed, error) {
 	var u work.TodoUpdate
-	if err := todoShape.decode(args, &u); err != nil {
+	if err := todoSchema.Decode(args, &u); err != nil {
 		return tools.Parsed{}, err
 	}
 	return tools.Parsed{Args: u}, nil
