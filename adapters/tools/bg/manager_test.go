@@ -393,7 +393,9 @@ func TestListCloseAndUnknownTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	list = mustList(t, m)
-	if list[0].Status != StatusExited || list[1].Status != StatusKilled || list[1].Signal != "SIGTERM" {
+	// Close sends SIGTERM to the task's group, whose leader (the guard) answers it by killing
+	// what is left: on a loaded machine the command may be recorded as dying of either.
+	if list[0].Status != StatusExited || list[1].Status != StatusKilled || list[1].Signal != "SIGTERM" && list[1].Signal != "SIGKILL" {
 		t.Fatalf("after close: %+v", list)
 	}
 	if w, err := m.Output(context.Background(), b.ID, nil, 0); err != nil || w.Status != StatusKilled {
