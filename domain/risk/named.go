@@ -33,7 +33,8 @@ func PathsNamed(command string, env Env) (n Named, ok bool) {
 	if len(command) > maxCommand || strings.ContainsRune(command, 0) {
 		return Named{}, false
 	}
-	if _, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), ""); err != nil {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
 		return Named{}, false
 	}
 	a := newAssessor(env)
@@ -76,11 +77,14 @@ func PathsNamed(command string, env Env) (n Named, ok bool) {
 			n.Paths = append(n.Paths, p)
 		}
 	}
-	a.onCall = func(_ string, argv []arg) {
+	a.onCall = func(name string, argv []arg) {
 		for _, g := range argv[1:] {
 			for _, r := range g {
 				add(r, false)
 			}
+		}
+		if name == "cd" || name == "pushd" {
+			a.changedDir(argv, add)
 		}
 	}
 	a.onRedirect = func(w *syntax.Word) {
@@ -90,9 +94,28 @@ func PathsNamed(command string, env Env) (n Named, ok bool) {
 			}
 		}
 	}
-	a.text(command, 0)
+	a.texts++ // as text would count it
+	a.file(f, 0)
 	slices.Sort(n.Paths)
 	return n, true
+}
+
+// changedDir names where a cd with no directory goes (the home directory, which `cd; cat
+// notes` then reads from) and takes `cd -` (the directory before) as undecided: neither
+// spells a path.
+func (a *assessor) changedDir(argv []arg, add func(reading, bool)) {
+	var ops []string
+	for _, g := range argv[1:] {
+		if t, ok := g.exact(); !ok || !strings.HasPrefix(t, "-") || t == "-" {
+			ops = append(ops, t)
+		}
+	}
+	switch {
+	case len(ops) == 0:
+		add(reading{text: a.home, exact: true}, true)
+	case ops[0] == "-":
+		add(reading{text: unknownMark + "/", exact: false}, true)
+	}
 }
 
 // pathLike says whether an argument's reading is taken for a path (see above). A

@@ -37,6 +37,9 @@ func TestPathsNamed(t *testing.T) {
 		{`cat "$(cat dir.txt)/x"`, nil, []string{"…/x"}},
 		{`cat /home/$WHO/x`, []string{"/home/x"}, nil},
 		{"cat ~root/.bashrc", nil, []string{"~root/.bashrc"}},
+		{"cd; cat notes.txt", []string{"/home/u"}, nil},
+		{"cd -P; cat notes.txt", []string{"/home/u"}, nil},
+		{"cd - && cat notes.txt", nil, []string{"…/"}},
 		{"cat ~-/x", nil, []string{"…/x"}},
 		{"cat $(echo ~/x) /e''tc/passwd", []string{"/etc/passwd", "/home/u/x"}, nil},
 		// Quiet: the program itself, bare words, expansions that spell no path, in-workspace

@@ -205,6 +205,11 @@ func (a *assessor) text(src string, depth int) {
 		a.note(Catastrophic, "", "", "the risk gate cannot read this command as bash ("+firstLine(err.Error())+"); fix the syntax or split it into plain commands")
 		return
 	}
+	a.file(f, depth)
+}
+
+// file reads a parsed text: its functions first, then its statements in order.
+func (a *assessor) file(f *syntax.File, depth int) {
 	a.collectFuncs(f)
 	a.walk(f, depth)
 }
