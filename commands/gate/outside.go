@@ -36,17 +36,17 @@ func (g *Gate) outsideRequests(c tools.Call, command string) []permission.Reques
 	var out []permission.Request
 	realWS := realPath(g.workspace)
 	for _, p := range n.Paths {
-		if within(g.workspace, p) || within(realWS, p) {
-			// Inside by its spelling; a symbolic link on the way may lead out (ws/link -> ~).
-			real := realPath(p)
-			if within(realWS, real) || systemPath(real) {
-				continue
-			}
-			p = real
-		}
-		if systemPath(p) {
+		// A symbolic link on the way may lead elsewhere: inside by its spelling and out
+		// (ws/link -> ~), or quiet by its spelling and not (/tmp/l -> ~): both must hold.
+		real := realPath(p)
+		inside := (within(g.workspace, p) || within(realWS, p)) && within(realWS, real)
+		if inside || systemPath(p) && systemPath(real) {
 			continue
 		}
+		if !within(g.workspace, p) && !systemPath(p) {
+			real = p // named outside as spelled: the grant names that spelling
+		}
+		p = real
 		res := permission.ExternalDirResource(grantDir(p))
 		out = append(out, permission.Request{Tool: c.Decl.Name, Key: permission.ExternalDirectory, Resource: res, Always: res})
 	}
