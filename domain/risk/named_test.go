@@ -36,7 +36,7 @@ func TestPathsNamed(t *testing.T) {
 		{`cat "$(pwd)/../x"`, []string{"/home/u/x"}, nil},
 		{`cat "$(cat dir.txt)/x"`, nil, []string{"…/x"}},
 		{`cat /home/$WHO/x`, nil, []string{"/home/…/x"}}, // a whole unknown segment may be ..
-		{`cat /home/u$X/x`, []string{"/home/x"}, nil},      // inside a segment it stays below /home
+		{`cat /home/u$X/x`, []string{"/home/x"}, nil},    // inside a segment it stays below /home
 		{"cat ~root/.bashrc", nil, []string{"~root/.bashrc"}},
 		{"cd; cat notes.txt", []string{"/home/u"}, nil},
 		{"cd -P; cat notes.txt", []string{"/home/u"}, nil},
