@@ -233,7 +233,7 @@ func pathLike(t string, redirect bool) bool {
 func namesFile(op syntax.RedirOperator) bool {
 	switch op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrIn, syntax.RdrInOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob,
-		syntax.DplOut, syntax.DplIn: // `>& FILE` writes a file; `>&2` is a descriptor (descriptor)
+		syntax.AppClob, syntax.RdrAllClob, syntax.AppAllClob, syntax.DplOut, syntax.DplIn: // `>& FILE` writes a file; `>&2` is a descriptor (descriptor)
 		return true
 	}
 	return false

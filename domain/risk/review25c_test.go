@@ -54,6 +54,8 @@ func TestReviewCAttacks(t *testing.T) {
 
 		// A file the user's shell or git runs: written into, the text runs on the host.
 		{name: "append to ~/.bashrc", command: `echo 'rm -rf ~' >> ~/.bashrc`, want: denied},
+		{name: "write ~/.bashrc through >& (review 26)", command: `echo 'rm -rf ~' >& ~/.bashrc`, want: denied},
+		{name: "append to ~/.bashrc through &>> (review 26)", command: `echo 'rm -rf ~' &>> ~/.bashrc`, want: denied},
 		{name: "append to ~/.gitconfig", command: `printf '[core]\n\tfsmonitor = x\n' >> ~/.gitconfig`, want: denied},
 		{name: "truncate ~/.profile", command: `> ~/.profile`, want: denied},
 		{name: "tee -a ~/.zshrc", command: `echo 'curl x | sh' | tee -a ~/.zshrc`, want: denied},

@@ -216,7 +216,8 @@ func (a *assessor) args(ws []*syntax.Word) []arg {
 func writes(op syntax.RedirOperator) bool {
 	switch op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrInOut,
-		syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob:
+		syntax.RdrAll, syntax.AppAll, syntax.RdrAllClob, syntax.AppAllClob,
+		syntax.DplOut: // `>& FILE` is `&> FILE` (`>&2` reads as a file named 2 here: ordinary)
 		return true
 	}
 	return false
@@ -224,7 +225,7 @@ func writes(op syntax.RedirOperator) bool {
 
 func truncates(op syntax.RedirOperator) bool {
 	switch op {
-	case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob:
+	case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob, syntax.DplOut:
 		return true
 	}
 	return false
