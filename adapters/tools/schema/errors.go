@@ -26,20 +26,25 @@ type failure struct {
 	rank int    // among failures at one offset: a wrong type before anything else
 }
 
-// refusal turns the validator's error into the model-readable refusal of its first fault.
+// refusal turns the validator's error, and the faults of integer properties it leaves to
+// this package (integers.go; err is nil when those are the only ones), into the
+// model-readable refusal of the first fault.
 func (s *Schema) refusal(data []byte, err error) error {
 	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	if err != nil && !errors.As(err, &ve) {
 		return s.whole("arguments do not validate: " + err.Error())
 	}
 	r := reader{data: data, nullAbsent: s.rules.NullIsAbsent, rec: true, pos: map[string]int{}}
 	inst := r.value()
 	var all []failure
-	for _, leaf := range leaves(ve, nil) {
-		all = append(all, failures(leaf, r.pos)...)
+	if ve != nil {
+		for _, leaf := range leaves(ve, nil) {
+			all = append(all, failures(leaf, r.pos)...)
+		}
 	}
+	all = integerFaults(s.root, inst, []string{}, r.pos, all)
 	if len(all) == 0 {
-		return s.whole("arguments do not validate: " + err.Error())
+		return s.whole("arguments do not validate")
 	}
 	first := slices.MinFunc(all, func(a, b failure) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.rank, b.rank))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 )
 
@@ -17,6 +18,12 @@ type node struct {
 	enum      []string
 	min, max  json.Number
 	minLength int
+	// checkInteger: this package, not the compiled validator, checks that the node's value
+	// is an integer within min and max (integers.go); minRat and maxRat are the bounds read
+	// exactly, minInt and maxInt the same where they are int64s.
+	checkInteger   bool
+	minRat, maxRat *big.Rat
+	minInt, maxInt *int64
 	// props are the object's properties in the order the schema lists them.
 	order    []string
 	props    map[string]*node
@@ -62,6 +69,9 @@ func readNode(raw []byte) (*node, error) {
 		props: map[string]*node{}, required: map[string]bool{}}
 	if t, ok := r.Type.(string); ok {
 		n.typ = t
+	}
+	if err := n.readBounds(); err != nil {
+		return nil, err
 	}
 	for _, v := range r.Enum {
 		if s, ok := v.(string); ok {

@@ -8,7 +8,9 @@
 // whole (the MCP tools of later issues bring arbitrary JSON Schema, which must not become a
 // fourth language), and its ValidationError carries a structured error kind and the instance
 // location of every failure, which map onto Zuno's typed, model-readable errors (field path,
-// what was expected, what to send) without parsing English messages.
+// what was expected, what to send) without parsing English messages. Integer properties
+// are the exception: integers.go checks them with the validator's meaning at a fraction of
+// its cost.
 //
 // What JSON Schema cannot say stays here, in Rules (docs/tools.md, "Argument schemas"):
 // repeated keys and invalid UTF-8 or unpaired surrogate escapes (a decoded instance no longer
@@ -51,6 +53,12 @@ func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
+	// A schema the node reading refuses goes to the validator as written: its compile
+	// error, where it has one, names the keyword at fault.
+	root, nodeErr := readNode(raw)
+	if nodeErr == nil {
+		relaxIntegers(root, doc)
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	url := "zuno:tools/" + name + ".json"
@@ -61,9 +69,8 @@ func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
-	root, err := readNode(raw)
-	if err != nil {
-		return nil, fmt.Errorf("schema of %s: %w", name, err)
+	if nodeErr != nil {
+		return nil, fmt.Errorf("schema of %s: %w", name, nodeErr)
 	}
 	if root.typ != "object" {
 		return nil, fmt.Errorf("schema of %s: arguments must be an object, not %q", name, root.typ)
@@ -108,6 +115,9 @@ func (s *Schema) Validate(args json.RawMessage) (Args, error) {
 	}
 	if err := s.sch.Validate(v); err != nil {
 		return nil, s.refusal(data, err)
+	}
+	if !integersHold(s.root, v) {
+		return nil, s.refusal(data, nil)
 	}
 	obj := v.(map[string]any)
 	if err := s.checkExtra(obj); err != nil {
