@@ -33,6 +33,13 @@ func AllPayloads() []Payload {
 		PermissionGranted{},
 		PermissionRevoked{},
 
+		JobAdmitted{},
+		JobStarted{},
+		JobSettled{},
+		JobReportAdmitted{},
+		JobReportConsumed{},
+		JobReconciled{},
+
 		TurnLeased{},
 		TurnLeaseReleased{},
 		TurnInterruptRequested{},

@@ -36,6 +36,10 @@ type UserMessageAppended struct {
 	SessionID string `json:"sessionId"`
 	MessageID string `json:"messageId"`
 	Text      string `json:"text"`
+	// InputID and TaskReport are set when the message delivers a job's report from the
+	// session's inbox (docs/delegation.md): the report is consumed once this is recorded.
+	InputID    string      `json:"inputId,omitempty"`
+	TaskReport *TaskReport `json:"taskReport,omitempty"`
 }
 
 func (UserMessageAppended) EventType() string { return TypeUserMessageAppended }
