@@ -40,3 +40,12 @@ type Reconciliation struct {
 	Authority string
 	Evidence  string
 }
+
+// JobView is one job as the job tool and `zuno job show` read it.
+type JobView struct {
+	events.JobState
+	Contract    events.DelegationContract `json:"contract"`
+	Result      *events.TaskReport        `json:"result,omitempty"`
+	Error       string                    `json:"error,omitempty"`
+	TimeCreated string                    `json:"timeCreated,omitempty"`
+}
