@@ -55,9 +55,11 @@ var (
 	// workTools are the durable work state's tools, which join the default surface. They
 	// change the session's plan and todo items, never the workspace, so a read-only agent
 	// keeps them: the plan agent's deliverable is a durable Plan.
-	workTools  = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
-	planTools  = slices.Concat(readOnlyTools, workTools)
-	buildTools = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
+	workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
+	planTools = slices.Concat(readOnlyTools, workTools)
+	// delegationTools start children and read and settle their jobs.
+	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile}
+	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
 		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools)
 )
 
@@ -95,8 +97,11 @@ func Builtins() []Agent {
 		// rewriting the root's state, and the parent owns the plan and todo items.
 		{Name: "explorer", Mode: Subagent, Description: "Read-only investigation that reports evidence.",
 			Prompt: explorerPrompt, Tools: readOnlyTools, ReadOnly: true},
+		// The orchestrator delegates, so it also reads and reconciles its jobs: job is granted
+		// only to an agent that can delegate, because a job resolves only for the session whose
+		// task created it (docs/delegation.md, "The capability intersection").
 		{Name: "orchestrator", Mode: Primary, Description: "Does clear single actions itself; delegates non-overlapping lanes of complex work.",
-			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), tools.NameTask), Collaboration: "work",
+			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), delegationTools...), Collaboration: "work",
 			Delegates: []string{"explorer"}},
 		{Name: "plan", Mode: Primary, Description: "Strictly read-only: explores and delivers a decision-complete plan.",
 			Prompt: planPrompt, Tools: planTools, Collaboration: "plan", ReadOnly: true},
