@@ -136,8 +136,9 @@ func checkDelivery(req Request) error {
 }
 
 // Normalize returns req as it is admitted: every text of the contract trimmed of surrounding
-// space, and the report delivery decided: a foreground task is an attached quiet job, a
-// background one delivers nextStep unless it asked for quiet. Call it after CheckShape.
+// space, and a background task's delivery nextStep unless it asked for quiet. A foreground
+// task keeps no delivery (Check refuses one); Delivery says what it gets. Call it after
+// CheckShape.
 func Normalize(req Request) Request {
 	c := req.Contract
 	c.Agent, c.Objective, c.Deliverable = trim(c.Agent), trim(c.Objective), trim(c.Deliverable)
@@ -157,13 +158,22 @@ func Normalize(req Request) Request {
 	}
 	req.Contract = c
 	req.TaskID, req.Intent = trim(req.TaskID), trim(req.Intent)
-	switch {
-	case !req.Background:
-		req.ReportDelivery = events.DeliveryQuiet
-	case req.ReportDelivery == "":
+	if req.Background && req.ReportDelivery == "" {
 		req.ReportDelivery = events.DeliveryNextStep
 	}
 	return req
+}
+
+// Delivery is how the job's report is delivered: a foreground task is an attached quiet job
+// (seeds 002 §6), a background one nextStep unless it asked for quiet.
+func (r Request) Delivery() string {
+	switch {
+	case !r.Background:
+		return events.DeliveryQuiet
+	case r.ReportDelivery == "":
+		return events.DeliveryNextStep
+	}
+	return r.ReportDelivery
 }
 
 func trim(s string) string { return strings.TrimSpace(s) }

@@ -108,8 +108,12 @@ func TestNormalize(t *testing.T) {
 	if got := delegation.Normalize(delegation.Request{Contract: c, Background: true, ReportDelivery: "quiet"}); got.ReportDelivery != "quiet" {
 		t.Fatalf("quiet kept: %q", got.ReportDelivery)
 	}
-	if got := delegation.Normalize(delegation.Request{Contract: c}); got.ReportDelivery != events.DeliveryQuiet {
-		t.Fatalf("foreground: %q", got.ReportDelivery)
+	fg := delegation.Normalize(delegation.Request{Contract: c})
+	if fg.ReportDelivery != "" || fg.Delivery() != events.DeliveryQuiet || delegation.Check(fg, roster) != nil {
+		t.Fatalf("foreground: %+v", fg)
+	}
+	if got.Delivery() != events.DeliveryNextStep || delegation.Check(got, roster) != nil {
+		t.Fatalf("background: %+v", got)
 	}
 }
 
