@@ -272,27 +272,13 @@ type Offered struct {
 // that writes). The turn and zuno debug agent both use it, so what the report shows is what a
 // turn offers.
 func Offer(a Agent, runtime []tools.Tool, config map[string]bool) (Offered, error) {
-	decls := make([]tools.Declaration, len(runtime))
-	byName := make(map[string]tools.Tool, len(runtime))
-	for i, t := range runtime {
-		decls[i] = t.Declaration()
-		byName[decls[i].Name] = t
-	}
-	reg, err := tools.NewRegistry(decls...)
-	if err == nil {
-		reg, err = reg.Configure(config)
-	}
+	caps, err := Capabilities(runtime, config)
 	if err != nil {
 		return Offered{}, err
 	}
-	caps := make(map[string]Capability, len(runtime))
-	for _, d := range decls {
-		caps[d.Name] = Capability{Writes: byName[d.Name].WritesWorkspace()}
-	}
-	for _, d := range reg.Enabled() {
-		c := caps[d.Name]
-		c.Enabled = true
-		caps[d.Name] = c
+	byName := make(map[string]tools.Tool, len(runtime))
+	for _, t := range runtime {
+		byName[t.Declaration().Name] = t
 	}
 	names, unavailable := a.EffectiveTools(caps)
 	out := Offered{Unavailable: unavailable, Patterns: a.Patterns(slices.Sorted(maps.Keys(caps)))}
@@ -300,4 +286,30 @@ func Offer(a Agent, runtime []tools.Tool, config map[string]bool) (Offered, erro
 		out.Tools = append(out.Tools, byName[n])
 	}
 	return out, nil
+}
+
+// Capabilities is the runtime's tools as the intersections read them: each declared name,
+// whether the tools config leaves it enabled (a name the config gives that no tool has is
+// refused as unknown_tool), and whether it writes the workspace. Offer and a delegated
+// child's ChildTools read the same map.
+func Capabilities(runtime []tools.Tool, config map[string]bool) (map[string]Capability, error) {
+	decls := make([]tools.Declaration, len(runtime))
+	caps := make(map[string]Capability, len(runtime))
+	for i, t := range runtime {
+		decls[i] = t.Declaration()
+		caps[decls[i].Name] = Capability{Writes: t.WritesWorkspace()}
+	}
+	reg, err := tools.NewRegistry(decls...)
+	if err == nil {
+		reg, err = reg.Configure(config)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range reg.Enabled() {
+		c := caps[d.Name]
+		c.Enabled = true
+		caps[d.Name] = c
+	}
+	return caps, nil
 }
