@@ -35,7 +35,8 @@ type canonical struct {
 // uncertain or its nextStep report is unconsumed. It does not depend on the JSON member order
 // the model wrote, nor on space around texts; task_id, background, reportDelivery and intent
 // are not part of it (the same work continued in another child, or asked for in the
-// foreground instead, is still the same work).
+// foreground instead, is still the same work). The job ledger computes it at admission
+// (commands/app, Jobs.Delegate) and stores it on the job (events.JobState.LogicalKey).
 func LogicalKey(c events.DelegationContract) string {
 	k := canonical{Version: keyVersion, Agent: trim(c.Agent), Objective: trim(c.Objective),
 		Deliverable: trim(c.Deliverable), Instructions: trim(c.Instructions), SuccessEvidence: trim(c.SuccessEvidence),

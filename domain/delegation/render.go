@@ -9,7 +9,8 @@ import (
 )
 
 // ContractSource is the source a child's prompt receipt names for the rendered contract,
-// with the job id after the colon: the text came from that job's admitted contract.
+// with the job id after the colon: the text came from that job's admitted contract. The job
+// runtime that starts the child (commands/app) names it.
 const ContractSource = "zuno-delegation:"
 
 // Render writes the contract as the child's task: Markdown with one heading per part the
