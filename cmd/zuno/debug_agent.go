@@ -114,10 +114,6 @@ func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
 	}
 	fmt.Fprintf(w, "delegates:   %s\n", orNone(strings.Join(rep.Delegates, ", ")))
 	for _, d := range rep.Delegation {
-		if d.Error != "" {
-			fmt.Fprintf(w, "delegate:    %s does not resolve: %s\n", d.Agent, d.Error)
-			continue
-		}
 		fmt.Fprintf(w, "delegate:    %s gets %s\n", d.Agent, orNone(strings.Join(d.Tools, ", ")))
 		for _, u := range d.Withheld {
 			fmt.Fprintf(w, "  withheld   %s: %s\n", u.Tool, u.Reason)

@@ -75,12 +75,11 @@ type AgentSandbox struct {
 // DelegateReport is one delegate and the capability intersection of its child (seeds 002 §5,
 // docs/delegation.md): this agent's offered tools, as the configuration makes a request of it
 // show them, ∩ the delegate's role and allowlist ∩ its effective permission visibility ∩ the
-// runtime's tools now. Error says why a delegate does not resolve.
+// runtime's tools now.
 type DelegateReport struct {
 	Agent    string              `json:"agent"`
 	Tools    []string            `json:"tools"`
 	Withheld []agent.Unavailable `json:"withheld"`
-	Error    string              `json:"error,omitempty"`
 }
 
 // ToolReport is one offered tool and its declarations.
@@ -178,9 +177,7 @@ func delegateReports(parent agent.Agent, runtime []turn.Tool, offered agent.Offe
 		rep := DelegateReport{Agent: name, Tools: []string{}, Withheld: []agent.Unavailable{}}
 		child, err := agent.Resolve(name, s.Agents, false)
 		if err != nil {
-			rep.Error = err.Error()
-			out = append(out, rep)
-			continue
+			return nil, err
 		}
 		policy, err := s.Policy(child, conf)
 		if err != nil {

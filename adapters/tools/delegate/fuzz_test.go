@@ -59,3 +59,33 @@ func FuzzTaskValidate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReconcileValidate: job_reconcile's Validate parses untrusted model output too. It never
+// panics; a refusal is a typed error with field and fix; an acceptance is a Reconciliation
+// that passes the rules of seeds 002 §7.5.
+func FuzzReconcileValidate(f *testing.F) {
+	for _, s := range []string{
+		``, `{}`, `null`, `{"jobID":"j","outcome":"completed","finalText":"done","authority":"CI","evidence":"ok"}`,
+		`{"jobID":"j","outcome":"failed","error":"e","authority":"CI","evidence":"ok"}`,
+		`{"jobID":"j","outcome":"completed","finalText":"done","error":"e","authority":"CI","evidence":"ok"}`,
+		`{"jobID":"j","outcome":"cancelled","error":" ","authority":"CI","evidence":"ok"}`,
+		`{"jobID":"","outcome":"x","authority":null,"evidence":1}`, "{\"jobID\":\"\xff\"}",
+	} {
+		f.Add(s)
+	}
+	tl := byName(nil)[tools.NameJobReconcile]
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := tl.Validate(json.RawMessage(in))
+		if err != nil {
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Field == "" || de.Fix == "" || p.Args != nil {
+				t.Fatalf("%q: refusal %v (%T)", in, err, err)
+			}
+			return
+		}
+		r, ok := p.Args.(delegation.Reconciliation)
+		if !ok || delegation.CheckReconciliation(r) != nil {
+			t.Fatalf("%q: accepted as %#v", in, p)
+		}
+	})
+}
