@@ -2,6 +2,7 @@ package delegation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -203,6 +204,9 @@ var legacy = map[string]string{
 	"load_skills":   "Skills are not chosen per call: the child loads its own agent's Skills; remove load_skills",
 	"contract":      "do not nest the contract: send agent, objective, deliverable, instructions and success_evidence at the top level of the arguments",
 }
+
+// LegacyNames are the arguments Legacy refuses, sorted.
+func LegacyNames() []string { return slices.Sorted(maps.Keys(legacy)) }
 
 // Legacy reports whether name is an argument of an older task tool, and the refusal that says
 // what to send instead. The task tool applies it before its schema, so the model reads this

@@ -135,6 +135,18 @@ func TestTaskValidateAccepts(t *testing.T) {
 	}
 }
 
+// TestTaskLegacyNamesAsValues: a legacy name written as a value, or inside one, is no
+// legacy argument.
+func TestTaskLegacyNamesAsValues(t *testing.T) {
+	tl := byName(nil)[tools.NameTask]
+	for _, extra := range []string{`"intent":"prompt"`, `"dependencies":["model","effort"]`,
+		`"constraints":{"must":["keep the \"prompt\" field"]}`} {
+		if _, err := tl.Validate(json.RawMessage(contractArgs(extra))); err != nil {
+			t.Errorf("%s: %v", extra, err)
+		}
+	}
+}
+
 // TestReconcileValidate: job_reconcile's rules (seeds 002 §7.5) reach the model as typed
 // refusals at their field.
 func TestReconcileValidate(t *testing.T) {
