@@ -36,6 +36,8 @@ type Jobs struct {
 	// latest composition, which the turn that delivers a report runs with.
 	wakes  map[string]bool
 	missed map[string]bool
+	// running are the jobs this process admitted and has not settled.
+	running map[string]bool
 	last   map[string]composition
 	// work counts the background jobs and wakes this process has in flight; idle is
 	// signalled whenever it drops.
@@ -63,7 +65,7 @@ func (c *Commands) jobs() *Jobs {
 			n = tools.DefaultDelegations
 		}
 		c.jobRuntime = &Jobs{c: c, slots: make(chan struct{}, n), comps: map[string]composition{}, wakes: map[string]bool{},
-			missed: map[string]bool{}, last: map[string]composition{}}
+			missed: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
 		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
 	})
 	return c.jobRuntime
@@ -117,6 +119,9 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 	if res.Duplicate { // the call ran before (a re-executed call): answer with its job as it is now
 		return j.outcomeOf(ledger.Job(adm.JobID)), nil
 	}
+	j.mu.Lock()
+	j.running[adm.JobID] = true
+	j.mu.Unlock()
 	if !req.Background {
 		return j.run(ctx, comp, adm)
 	}
@@ -180,6 +185,11 @@ func (j *Jobs) workContext(ctx context.Context, session string) (*events.WorkCon
 
 // run runs an admitted job's child turn and settles the job with its report.
 func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted) (delegation.Outcome, error) {
+	defer func() {
+		j.mu.Lock()
+		delete(j.running, adm.JobID)
+		j.mu.Unlock()
+	}()
 	select {
 	case j.slots <- struct{}{}:
 	case <-ctx.Done():

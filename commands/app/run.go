@@ -89,6 +89,12 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
+	if plan.create == nil {
+		// The session's delegated jobs first (seeds 002 §7.3): a crash may have left some.
+		if err := c.jobs().Recover(ctx, plan.sessionID); err != nil {
+			return TurnResult{}, err
+		}
+	}
 	return c.drive(ctx, in, plan, choice, nil)
 }
 

@@ -32,6 +32,10 @@ type Job struct {
 	Result         *events.TaskReport
 	Error          string
 	ReportConsumed bool
+	// Owner is the process that started the job's child (job.started.1).
+	Owner events.TurnOwner
+	// ParentTurnID is the turn whose task call admitted the job.
+	ParentTurnID string
 }
 
 // Ledger is the jobs of one parent. The zero value has none; Evolve it with the stream's
@@ -76,10 +80,10 @@ func (l *Ledger) Evolve(p events.Payload) error {
 	}
 	switch e := p.(type) {
 	case events.JobAdmitted:
-		l.jobs[e.JobID] = &Job{JobState: e.JobState, Contract: e.Contract}
+		l.jobs[e.JobID] = &Job{JobState: e.JobState, Contract: e.Contract, ParentTurnID: e.ParentTurnID}
 		l.order = append(l.order, e.JobID)
 	case events.JobStarted:
-		return l.update(e.JobState, nil)
+		return l.update(e.JobState, func(j *Job) { j.Owner = e.Owner })
 	case events.JobSettled:
 		return l.update(e.JobState, func(j *Job) { j.Result, j.Error = e.Result, e.Error })
 	case events.JobReportAdmitted:
