@@ -137,6 +137,8 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		Projections:  a.runner,
 		Drift:        a.readModelDrift,
 		Anchors:      anchorFiles{},
+		Jobs:         a.handlers,
+		Work:         a.handlers.Work,
 	}, a.queries())
 	return a, nil
 }
