@@ -38,7 +38,7 @@ type Jobs struct {
 	missed map[string]bool
 	// running are the jobs this process admitted and has not settled.
 	running map[string]bool
-	last   map[string]composition
+	last    map[string]composition
 	// work counts the background jobs and wakes this process has in flight; idle is
 	// signalled whenever it drops.
 	work int
@@ -137,13 +137,7 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 // call executed again is the same job.
 func (j *Jobs) admission(ctx context.Context, inv tools.Invocation, req delegation.Request) (events.JobAdmitted, error) {
 	id := "job_" + derived("job", inv.SessionID+"/"+inv.CallID)
-	delivery := events.DeliveryQuiet
-	if req.Background {
-		delivery = events.DeliveryNextStep
-		if req.ReportDelivery != "" {
-			delivery = req.ReportDelivery
-		}
-	}
+	delivery := req.Delivery()
 	adm := events.JobAdmitted{JobState: events.JobState{JobID: id, ParentSessionID: inv.SessionID,
 		ChildSessionID: "ses_" + derived("child", id), Agent: req.Contract.Agent, Background: req.Background,
 		ReportDelivery: delivery, LogicalKey: delegation.LogicalKey(req.Contract)},
@@ -211,16 +205,19 @@ func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted
 		Model: comp.model, Agent: adm.Agent, Title: adm.Contract.Objective, Dir: comp.dir, Cwd: comp.dir, Observer: childObserver(comp.observer),
 		Child: &ChildTurn{SessionID: adm.ChildSessionID, ParentSessionID: adm.ParentSessionID, New: !adm.Continued, Within: comp.offered}})
 	bg := context.WithoutCancel(ctx)
-	if err != nil {
-		return j.settle(bg, adm, events.JobFailed, nil, err.Error())
+	status, failure := job.Status(out.Reason), errorText(out.Error)
+	if err != nil { // the child's turn could not run (or be recorded): the parent is told
+		status, failure = events.JobFailed, err.Error()
 	}
-	ev, err := j.evidence(bg, adm)
-	if err != nil {
-		return delegation.Outcome{}, err
+	ev, lerr := j.evidence(bg, adm)
+	if lerr != nil {
+		return delegation.Outcome{}, lerr
 	}
-	status := job.Status(out.Reason)
 	report := ev.Report(adm.JobState, adm.WorkContext, status)
-	return j.settle(bg, adm, status, &report, errorText(out.Error))
+	if err != nil {
+		report.EvidenceErrors = append(report.EvidenceErrors, failure)
+	}
+	return j.settle(bg, adm, status, &report, failure)
 }
 
 func childSession(adm events.JobAdmitted) string {
@@ -335,18 +332,22 @@ func derived(kind, s string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// childTools narrows a child's tools to those the parent attempt was offered (seeds 002
-// §5): never task or session_message, never a tool the parent's request did not show.
-func childTools(all []turn.Tool, within []string) []turn.Tool {
+// childTools narrows a child's tools to the intersection of seeds 002 §5 (agent.ChildTools):
+// the parent attempt's tools ∩ the child's role and allowlist ∩ its permission visibility ∩
+// what is available now. A permission mode widens none of them.
+func childTools(child agent.Agent, all []turn.Tool, config map[string]bool, parent []string, hidden func(string) bool) ([]turn.Tool, error) {
+	caps, err := agent.Capabilities(all, config)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := agent.ChildTools(child, agent.Child{Parent: parent, Available: caps, Hidden: hidden})
 	var out []turn.Tool
 	for _, t := range all {
-		name := t.Declaration().Name
-		if name == tools.NameTask || !slices.Contains(within, name) {
-			continue
+		if slices.Contains(names, t.Declaration().Name) {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
-	return out
+	return out, nil
 }
 
 func toolNames(ts []turn.Tool) []string {

@@ -108,7 +108,7 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	}
 	c.noticeNew(in.Notice, sc)
 	set := sc.Settings
-	ag, err := agent.Resolve(plan.agent, set.Agents, true)
+	ag, err := agent.Resolve(plan.agent, set.Agents, in.Child == nil) // a subagent runs only as a child
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -121,16 +121,18 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 		return TurnResult{}, err
 	}
 	defer surface.Close()
-	avail := surface.Tools()
-	if in.Child != nil {
-		avail = childTools(avail, in.Child.Within)
-	}
-	offered, err := agent.Offer(ag, avail, set.Tools)
+	conf := surface.Confinement()
+	policy, err := set.Policy(ag, conf)
 	if err != nil {
 		return TurnResult{}, err
 	}
-	conf := surface.Confinement()
-	policy, err := set.Policy(ag, conf)
+	avail := surface.Tools()
+	if in.Child != nil {
+		if avail, err = childTools(ag, avail, set.Tools, in.Child.Within, policy.Hidden); err != nil {
+			return TurnResult{}, err
+		}
+	}
+	offered, err := agent.Offer(ag, avail, set.Tools)
 	if err != nil {
 		return TurnResult{}, err
 	}
