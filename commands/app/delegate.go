@@ -36,6 +36,9 @@ type Jobs struct {
 	// latest composition, which the turn that delivers a report runs with.
 	wakes  map[string]bool
 	missed map[string]bool
+	// delivering are the sessions a deliverer runs for; true when a wake asked it to look
+	// again.
+	delivering map[string]bool
 	// running are the jobs this process admitted and has not settled.
 	running map[string]bool
 	last    map[string]composition
@@ -65,7 +68,7 @@ func (c *Commands) jobs() *Jobs {
 			n = tools.DefaultDelegations
 		}
 		c.jobRuntime = &Jobs{c: c, slots: make(chan struct{}, n), comps: map[string]composition{}, wakes: map[string]bool{},
-			missed: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
+			missed: map[string]bool{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
 		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
 	})
 	return c.jobRuntime

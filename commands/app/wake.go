@@ -29,29 +29,52 @@ const (
 	wakeCap      = 100 * time.Millisecond
 )
 
-// wake delivers the parent's pending reports on a goroutine of its own.
+// wake delivers the parent's pending reports. One deliverer per session runs at a time in
+// this process: a wake that finds one running marks it to look again when it is done (so a
+// report admitted meanwhile is not missed), and one that finds the parent's own turn running
+// here leaves the report to that turn's end (afterTurn).
 func (j *Jobs) wake(parent string) {
 	j.mu.Lock()
-	if _, running := j.comps[parent]; running {
-		j.missed[parent] = true // delivered when that turn ends (afterTurn)
-		j.mu.Unlock()
+	defer j.mu.Unlock()
+	if _, busy := j.delivering[parent]; busy {
+		j.delivering[parent] = true
 		return
 	}
+	if _, running := j.comps[parent]; running {
+		j.missed[parent] = true
+		return
+	}
+	j.delivering[parent] = false
 	j.work++
-	j.mu.Unlock()
-	go func() {
-		defer j.end()
-		_ = j.Deliver(context.Background(), parent)
-	}()
+	go j.deliverer(parent)
 }
 
-// afterTurn wakes the session again when a report arrived while its turn ran.
+// deliverer delivers until the inbox holds nothing it has not seen, then stops.
+func (j *Jobs) deliverer(parent string) {
+	defer j.end()
+	for {
+		err := j.Deliver(context.Background(), parent)
+		j.mu.Lock()
+		again := err == nil && j.delivering[parent]
+		if !again {
+			delete(j.delivering, parent)
+			delete(j.missed, parent) // its own turns' ends need no wake: it looked again
+			j.mu.Unlock()
+			return
+		}
+		j.delivering[parent] = false
+		j.mu.Unlock()
+	}
+}
+
+// afterTurn wakes the session when a report arrived while its turn ran.
 func (j *Jobs) afterTurn(session string) {
 	j.mu.Lock()
 	missed := j.missed[session]
 	delete(j.missed, session)
+	_, delivering := j.delivering[session]
 	j.mu.Unlock()
-	if missed {
+	if missed && !delivering {
 		j.wake(session)
 	}
 }
@@ -113,9 +136,6 @@ func (j *Jobs) deliverOnce(ctx context.Context, session string, jb *job.Job) err
 		if _, err = j.c.RunTurn(ctx, run); err == nil || !retryable(err) {
 			break
 		}
-		if j.runningHere(session) {
-			return nil // that turn's end delivers it (afterTurn)
-		}
 		time.Sleep(wait)
 		wait = min(2*wait, wakeCap)
 	}
@@ -135,16 +155,4 @@ func retryable(err error) bool {
 	}
 	var busy *events.WrongExpectedRevisionError
 	return errors.As(err, &busy)
-}
-
-// runningHere reports whether this process runs a turn of session now, and if so asks for a
-// wake when it ends.
-func (j *Jobs) runningHere(session string) bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if _, ok := j.comps[session]; ok {
-		j.missed[session] = true
-		return true
-	}
-	return false
 }
