@@ -2,6 +2,8 @@ package commands
 
 import (
 	"context"
+	"math/rand/v2"
+	"time"
 
 	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/events"
@@ -21,8 +23,25 @@ type JobCommand struct {
 	Cmd             any    `json:"cmd"`
 }
 
-// HandleJob runs one ledger command and returns the result with the ledger after it.
+// jobRounds bounds how often HandleJob sends a command again after losing its races: a
+// parent's ledger is a hot stream by design (up to concurrency.delegations children settle
+// into it at once), and a settlement that gave up would leave its job running for good.
+const jobRounds = 32
+
+// HandleJob runs one ledger command and returns the result with the ledger after it. A
+// command that lost every race of a round (contention) is sent again, with the same command
+// id, after a short random pause, up to jobRounds rounds.
 func (h *Handlers) HandleJob(ctx context.Context, c *JobCommand) (Result, *job.Ledger) {
+	for round := 1; ; round++ {
+		res, l := h.handleJob(ctx, c)
+		if res.Error == nil || res.Error.Code != CodeContention || round == jobRounds || ctx.Err() != nil {
+			return res, l
+		}
+		time.Sleep(time.Duration(1+rand.IntN(4*round)) * time.Millisecond)
+	}
+}
+
+func (h *Handlers) handleJob(ctx context.Context, c *JobCommand) (Result, *job.Ledger) {
 	var after *job.Ledger
 	x := execution[*job.Ledger]{
 		meta: c.Meta, stream: JobStream(c.ParentSessionID),
