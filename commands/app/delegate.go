@@ -147,11 +147,12 @@ func (j *Jobs) admission(ctx context.Context, inv tools.Invocation, req delegati
 		Contract: req.Contract, ParentTurnID: inv.TurnID, ToolCallID: inv.CallID}
 	if req.TaskID != "" {
 		adm.ChildSessionID, adm.Continued = req.TaskID, true
-		recs, err := j.c.ports.Log.ReadStream(ctx, commands.SessionStream(req.TaskID), 0, 0)
+		last, err := commands.Load(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, commands.SessionStream(req.TaskID), 0,
+			func(events.Recorded, events.Payload) error { return nil })
 		if err != nil {
 			return adm, err
 		}
-		adm.EvidenceFrom = uint64(len(recs))
+		adm.EvidenceFrom = uint64(last + 1) // the child's events so far are its earlier jobs' evidence
 	}
 	wc, err := j.workContext(ctx, inv.SessionID)
 	adm.WorkContext = wc
