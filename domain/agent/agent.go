@@ -131,6 +131,9 @@ type Override struct {
 	Steps int `json:"steps,omitempty"`
 	// Tools, when non-nil, replaces the allowlist.
 	Tools []string `json:"tools,omitempty"`
+	// Delegates, when non-nil, replaces the delegate roster: the agents task may start
+	// from this one (docs/delegation.md).
+	Delegates []string `json:"delegates,omitempty"`
 }
 
 // CodeUnknownAgent is the stable code of an agent name that names no agent.
@@ -159,6 +162,12 @@ func Resolve(name string, overrides map[string]Override, primary bool) (Agent, e
 			}
 			if o.Tools != nil {
 				a.Tools = slices.Clone(o.Tools)
+			}
+			if o.Delegates != nil {
+				if err := checkRoster(name, o.Delegates); err != nil {
+					return Agent{}, err
+				}
+				a.Delegates = slices.Clone(o.Delegates)
 			}
 		}
 		return a, nil
@@ -312,4 +321,17 @@ func Capabilities(runtime []tools.Tool, config map[string]bool) (map[string]Capa
 		caps[d.Name] = c
 	}
 	return caps, nil
+}
+
+// checkRoster refuses a configured delegate that names no agent.
+func checkRoster(name string, roster []string) error {
+	for _, d := range roster {
+		if !slices.Contains(Names(), d) {
+			e := domain.NewError(CodeUnknownAgent, fmt.Sprintf("agents.%s.delegates names %q, which is no agent", name, d),
+				"list agents among: "+strings.Join(Names(), ", "))
+			e.Field, e.ID, e.Valid = fmt.Sprintf("agents.%s.delegates", name), d, Names()
+			return e
+		}
+	}
+	return nil
 }

@@ -420,3 +420,19 @@ func TestAllowlistPatterns(t *testing.T) {
 		})
 	}
 }
+
+// agents.<name>.delegates replaces the roster task checks the contract's agent against; a
+// name that is no agent is refused when the configuration is resolved.
+func TestResolveDelegatesOverride(t *testing.T) {
+	a, err := agent.Resolve("orchestrator", map[string]agent.Override{"orchestrator": {Delegates: []string{"explorer", "build"}}}, true)
+	if err != nil || !slices.Equal(a.Delegates, []string{"explorer", "build"}) {
+		t.Fatalf("got %v, %v", a.Delegates, err)
+	}
+	if b, _ := agent.Resolve("orchestrator", nil, true); !slices.Equal(b.Delegates, []string{"explorer"}) {
+		t.Fatalf("the override leaked into the built-in: %v", b.Delegates)
+	}
+	_, err = agent.Resolve("orchestrator", map[string]agent.Override{"orchestrator": {Delegates: []string{"ghost"}}}, true)
+	if domain.CodeOf(err) != agent.CodeUnknownAgent || !strings.Contains(err.Error(), `"ghost"`) {
+		t.Fatalf("got %v", err)
+	}
+}
