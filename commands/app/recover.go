@@ -19,17 +19,18 @@ func (j *Jobs) Recover(ctx context.Context, parent string) error {
 	}
 	pending := false
 	for _, jb := range l.Jobs() {
+		settled := false
 		switch {
 		case j.mine(jb.JobID):
 		case jb.Status == events.JobQueued && !j.admitterAlive(ctx, parent, jb.ParentTurnID):
-			err = j.settleLost(ctx, jb, events.JobCancelled, "the process that admitted the job ended before its child started")
+			settled, err = true, j.settleLost(ctx, jb, events.JobCancelled, "the process that admitted the job ended before its child started")
 		case jb.Status == events.JobRunning && !j.alive(jb.Owner):
-			err = j.settleLost(ctx, jb, events.JobUncertain, "the process running the child was lost; what the child did last is not known, and it is not run again")
+			settled, err = true, j.settleLost(ctx, jb, events.JobUncertain, "the process running the child was lost; what the child did last is not known, and it is not run again")
 		}
 		if err != nil {
 			return err
 		}
-		if jb.ReportInputID != "" && !jb.ReportConsumed {
+		if (settled && jb.ReportDelivery == events.DeliveryNextStep) || (jb.ReportInputID != "" && !jb.ReportConsumed) {
 			pending = true
 		}
 	}
