@@ -144,7 +144,7 @@ func (j *Jobs) admission(ctx context.Context, inv tools.Invocation, req delegati
 	adm := events.JobAdmitted{JobState: events.JobState{JobID: id, ParentSessionID: inv.SessionID,
 		ChildSessionID: "ses_" + derived("child", id), Agent: req.Contract.Agent, Background: req.Background,
 		ReportDelivery: delivery, LogicalKey: delegation.LogicalKey(req.Contract)},
-		Contract: req.Contract, ParentTurnID: inv.TurnID, ToolCallID: inv.CallID}
+		Contract: req.Contract, ParentTurnID: inv.TurnID, ParentRequestID: inv.RequestID, ToolCallID: inv.CallID}
 	if req.TaskID != "" {
 		adm.ChildSessionID, adm.Continued = req.TaskID, true
 		last, err := commands.Load(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, commands.SessionStream(req.TaskID), 0,

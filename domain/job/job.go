@@ -34,8 +34,9 @@ type Job struct {
 	ReportConsumed bool
 	// Owner is the process that started the job's child (job.started.1).
 	Owner events.TurnOwner
-	// ParentTurnID is the turn whose task call admitted the job.
-	ParentTurnID string
+	// ParentTurnID is the turn whose task call admitted the job, ParentRequestID the
+	// provider request whose response made that call.
+	ParentTurnID, ParentRequestID string
 }
 
 // Ledger is the jobs of one parent. The zero value has none; Evolve it with the stream's
@@ -80,7 +81,7 @@ func (l *Ledger) Evolve(p events.Payload) error {
 	}
 	switch e := p.(type) {
 	case events.JobAdmitted:
-		l.jobs[e.JobID] = &Job{JobState: e.JobState, Contract: e.Contract, ParentTurnID: e.ParentTurnID}
+		l.jobs[e.JobID] = &Job{JobState: e.JobState, Contract: e.Contract, ParentTurnID: e.ParentTurnID, ParentRequestID: e.ParentRequestID}
 		l.order = append(l.order, e.JobID)
 	case events.JobStarted:
 		return l.update(e.JobState, func(j *Job) { j.Owner = e.Owner })
@@ -175,7 +176,7 @@ func (l *Ledger) admit(c Admit) ([]events.Payload, error) {
 	}
 	for _, id := range l.order {
 		j := l.jobs[id]
-		if j.LogicalKey == c.LogicalKey && j.Blocking() {
+		if j.LogicalKey == c.LogicalKey && (j.Blocking() || sameResponse(j, c.JobAdmitted)) {
 			e := domain.NewError(CodeDuplicateTask,
 				fmt.Sprintf("the same task (agent %s, same contract) is job %s, which is %s", j.Agent, j.JobID, blockingWhy(j)),
 				"wait for its report (it arrives as your next input), read it with the job tool, or send a different contract")
@@ -200,9 +201,18 @@ func (l *Ledger) admit(c Admit) ([]events.Payload, error) {
 	return []events.Payload{c.JobAdmitted}, nil
 }
 
+// sameResponse: the job was asked for by the same provider response, which the seeds count
+// as one logical task even after the first call's foreground child finished (seeds 002 §7.5).
+func sameResponse(j *Job, c events.JobAdmitted) bool {
+	return c.ParentRequestID != "" && j.ParentRequestID == c.ParentRequestID
+}
+
 func blockingWhy(j *Job) string {
-	if Terminal(j.Status) {
+	if Terminal(j.Status) && j.ReportDelivery == events.DeliveryNextStep && !j.ReportConsumed {
 		return j.Status + " with a report you have not read yet"
+	}
+	if Terminal(j.Status) {
+		return j.Status + ", asked for by this same response: its result is the other call's"
 	}
 	return j.Status
 }

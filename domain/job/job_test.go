@@ -162,3 +162,19 @@ func TestReconcile(t *testing.T) {
 		refusedWith(t, l, rec, CodeJobState)
 	}
 }
+
+// Seeds 002 §7.5: within one provider response, a second identical task is not run again,
+// even when the first was a foreground task that has already finished.
+func TestSameResponseIsOneTask(t *testing.T) {
+	l := &Ledger{}
+	first := admit("job_1", "lk", "")
+	first.ParentRequestID = "req_1"
+	apply(t, l, first)
+	apply(t, l, start(l))
+	apply(t, l, Settle{JobID: "job_1", Status: events.JobCompleted, Result: &events.TaskReport{}})
+	again := admit("job_2", "lk", "")
+	again.ParentRequestID = "req_1"
+	refusedWith(t, l, again, CodeDuplicateTask)
+	again.ParentRequestID = "req_2" // a later response may ask for it again
+	apply(t, l, again)
+}
