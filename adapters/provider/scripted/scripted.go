@@ -111,8 +111,22 @@ func Open(path string) (*Provider, error) {
 		e.Provider, e.Err = "scripted:"+path, err
 		return nil, e
 	}
-	return Parse(path, data)
+	if s, ok := parsed.Load(cacheKey{path, string(data)}); ok {
+		return &Provider{name: "scripted:" + path, script: s.(Script)}, nil
+	}
+	p, err := Parse(path, data)
+	if err == nil {
+		parsed.Store(cacheKey{path, string(data)}, p.script)
+	}
+	return p, err
 }
+
+// parsed keeps the scripts this process has validated, by path and content: every turn opens
+// its provider anew, and a parent's script with its children's is read again by each of
+// their turns. A changed file is a new key. The turns are never changed once parsed.
+var parsed sync.Map
+
+type cacheKey struct{ path, content string }
 
 // Parse validates a script; source names it in errors.
 func Parse(source string, data []byte) (*Provider, error) {
