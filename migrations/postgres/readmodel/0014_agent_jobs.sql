@@ -52,7 +52,8 @@ CREATE INDEX IF NOT EXISTS agent_job_parent ON agent_job (parent_session_id, tim
 -- One row per report a parent session received in its inbox: job.report.admitted.1 creates it
 -- queued; the parent's user message that carries it (session.user_message.appended.1 with this
 -- inputId), or job.report.consumed.1, whichever comes first, makes it consumed. A replacement
--- report is a row of its own naming the one it replaces, which stays as it was.
+-- report is a row of its own naming the one it replaces, which stays as it was. The seeds'
+-- delivery lanes between the two (steering, promoted) are no event of the log, so no status here.
 CREATE TABLE IF NOT EXISTS inbox (
     -- The input's id, named by the job's report_input_id.
     input_id      TEXT NOT NULL,
