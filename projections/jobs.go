@@ -17,8 +17,9 @@ import (
 //
 //   - job.admitted.1 creates the row: the contract, the task call, time_created;
 //   - job.settled.1 sets result (the TaskReport, or NULL when the settlement has none) and error;
-//   - job.reconciled.1 sets error and result: the earlier report with the reconciled status and
-//     final text, so a quiet job, which gets no replacement report, still reads as reconciled;
+//   - job.reconciled.1 sets error and result: the reconciliation's report, made as the host
+//     makes it (reconcileJob), so a quiet job, which gets no replacement report, still reads
+//     as reconciled;
 //   - job.report.admitted.1 sets result to the report it delivers: the settlement's own, which
 //     is the same metadata, or a reconciliation's replacement, the host's word on the job.
 //
@@ -98,19 +99,26 @@ func setJobResult(ctx context.Context, tx *Tx, jobID string, result *events.Task
 	return tx.Exec(ctx, `UPDATE agent_job SET result = ?, error = ? WHERE id = ?`, doc, nullable(errText), jobID)
 }
 
-// reconcileJob writes what an authority said of an uncertain job (job_reconcile): the report
-// the settlement left, now with the reconciled status and final text.
+// reconcileJob writes what an authority said of an uncertain job (job_reconcile). The
+// reconciliation's report is recorded only for a nextStep job (its replacement,
+// job.report.admitted.1, which follows in the same append and overwrites this); for a quiet
+// job it is made here as the host makes it: the job's state with the reconciled status, final
+// text and error as evidence, keeping the work context and usage of the settlement's report.
 func reconcileJob(ctx context.Context, tx *Tx, e events.JobReconciled) error {
-	report, err := jobResult(ctx, tx, e.JobID)
+	settled, err := jobResult(ctx, tx, e.JobID)
 	if err != nil {
 		return err
 	}
-	if report == nil {
-		report = reportOfState(e.JobState)
+	s := e.JobState
+	report := &events.TaskReport{SchemaVersion: taskReportVersion, JobID: s.JobID, SessionID: s.ChildSessionID,
+		ParentSessionID: s.ParentSessionID, Agent: s.Agent, Status: e.Outcome, FinalText: e.FinalText,
+		ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{}, UncertainSideEffects: []string{},
+		EvidenceErrors: []string{}}
+	if settled != nil {
+		report.WorkContext, report.Usage = settled.WorkContext, settled.Usage
 	}
-	report.Status = e.Outcome
-	if e.FinalText != "" {
-		report.FinalText = e.FinalText
+	if e.Error != "" {
+		report.EvidenceErrors = []string{e.Error}
 	}
 	return setJobResult(ctx, tx, e.JobID, report, e.Error)
 }
@@ -135,14 +143,6 @@ func jobResult(ctx context.Context, tx *Tx, jobID string) (*events.TaskReport, e
 // taskReportVersion is the schemaVersion of the TaskReportMetadata the host writes
 // (docs/readmodels.md).
 const taskReportVersion = 2
-
-// reportOfState is the report of a job whose settlement recorded none: what its state says,
-// with empty evidence.
-func reportOfState(s events.JobState) *events.TaskReport {
-	return &events.TaskReport{SchemaVersion: taskReportVersion, JobID: s.JobID, SessionID: s.ChildSessionID,
-		ParentSessionID: s.ParentSessionID, Agent: s.Agent, Status: s.Status, ChangedPaths: []string{},
-		VerificationRecords: []events.TaskVerification{}, UncertainSideEffects: []string{}, EvidenceErrors: []string{}}
-}
 
 // flag stores a boolean as 1 or 0, the same on both databases.
 func flag(b bool) int {

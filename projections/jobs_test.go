@@ -315,3 +315,56 @@ func testSeedJobQuery(t *testing.T, e *env) {
 
 func TestSeedJobQuerySQLite(t *testing.T)   { testSeedJobQuery(t, sqliteEnv(t)) }
 func TestSeedJobQueryPostgres(t *testing.T) { testSeedJobQuery(t, postgresEnv(t)) }
+
+// A reconciliation's result: the report the host makes of the reconciled job (the status,
+// final text and error it was given, the work context and usage of the settlement's report,
+// when there was one), for a quiet job, whose log records no replacement report.
+func TestJobReconciledResult(t *testing.T) {
+	wc := &events.WorkContext{SchemaVersion: 1, PlanID: "plan_1", PlanRevision: 2, PlanStepID: "deploy"}
+	usage := events.Usage{InputTokens: 900, OutputTokens: 40}
+	for _, tc := range []struct {
+		name               string
+		settled            *events.TaskReport
+		outcome, final, er string
+		want               events.TaskReport
+	}{
+		{name: "completed, after a settlement with a report",
+			settled: &events.TaskReport{SchemaVersion: 2, WorkContext: wc, Usage: usage, Status: events.JobUncertain,
+				UncertainSideEffects: []string{"call_3 (shell) may or may not have taken effect"}},
+			outcome: events.JobCompleted, final: "CI run 7 shows the deploy finished",
+			want: events.TaskReport{WorkContext: wc, Usage: usage, Status: events.JobCompleted, FinalText: "CI run 7 shows the deploy finished",
+				EvidenceErrors: []string{}}},
+		{name: "failed, after a settlement with none", outcome: events.JobFailed, er: "deploy API: rolled back",
+			want: events.TaskReport{Status: events.JobFailed, EvidenceErrors: []string{"deploy API: rolled back"}}},
+	} {
+		for _, d := range dialects {
+			t.Run(tc.name+"/"+d.name, func(t *testing.T) {
+				e := d.env(t)
+				st := events.JobState{JobID: "job_r", ParentSessionID: "ses_r", ChildSessionID: "ses_child_r", Agent: "deployer",
+					Status: events.JobQueued, Background: true, ReportDelivery: events.DeliveryQuiet, LogicalKey: "lk_r"}
+				admitted := &events.JobAdmitted{JobState: st, ParentTurnID: "turn_1", ToolCallID: "call_1"}
+				st.Status = events.JobUncertain
+				settled := &events.JobSettled{JobState: st, Result: tc.settled, Error: "uncertain: lost", Recovered: true}
+				st.Status = tc.outcome
+				reconciled := &events.JobReconciled{JobState: st, Outcome: tc.outcome, FinalText: tc.final, Error: tc.er,
+					Authority: "deploy API", Evidence: "release 9", ToolCallID: "call_2"}
+				writeSteps(t, e.store, "ses_r", &turnClock{}, []turnStep{{name: "admit", stream: "jobs-ses_r", payloads: []events.Payload{admitted}},
+					{name: "settle", stream: "jobs-ses_r", payloads: []events.Payload{settled}},
+					{name: "reconcile", stream: "jobs-ses_r", payloads: []events.Payload{reconciled}}}, nil)
+				if _, err := e.runner.CatchUp(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				want := tc.want
+				want.SchemaVersion, want.JobID, want.SessionID, want.ParentSessionID, want.Agent = 2, "job_r", "ses_child_r", "ses_r", "deployer"
+				want.ChangedPaths, want.VerificationRecords, want.UncertainSideEffects = []string{}, []events.TaskVerification{}, []string{}
+				doc, _ := json.Marshal(want)
+				errCol := "NULL"
+				if tc.er != "" {
+					errCol = tc.er
+				}
+				wantRows(t, "reconciled job", e.query(t, `SELECT status, error, result FROM agent_job WHERE id = 'job_r'`),
+					[]string{tc.outcome + "|" + errCol + "|" + string(doc)})
+			})
+		}
+	}
+}

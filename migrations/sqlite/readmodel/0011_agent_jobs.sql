@@ -11,10 +11,11 @@ DELETE FROM projection_checkpoint WHERE projector IN ('agent_job', 'inbox');
 -- last event. job.admitted.1 creates it (status queued, the contract, the task call); every
 -- job event sets the job's state columns from the state it carries (JobState) and
 -- time_updated; job.settled.1 sets result and error; job.reconciled.1 sets error and result
--- (the earlier report with the reconciled status and finalText, or a report made from the
--- job's state when the settlement recorded none); job.report.admitted.1 sets result to the
--- report it delivers (the settlement's own, or a reconciliation's replacement). ORDER BY
--- time_created, id is admission order.
+-- (the reconciliation's report as the host makes it: the reconciled status, finalText and
+-- error, with the work context and usage of the settlement's report, which a quiet job's log
+-- does not record); job.report.admitted.1 sets result to the report it delivers (the
+-- settlement's own, or a reconciliation's replacement). ORDER BY time_created, id is
+-- admission order.
 CREATE TABLE IF NOT EXISTS agent_job (
     -- The job id (job_…).
     id                TEXT PRIMARY KEY,
