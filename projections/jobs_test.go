@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/domain/delegation"
+	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/events"
 )
 
-// delegation is one parent session's delegation as the job runtime records it: the parent
-// session stream and its job ledger (jobs-<parent>). Job, child and input ids end in tag, as
-// the runtime makes them unique.
+// jobLog is one parent session's delegation as the job runtime records it: the parent
+// session stream, and its job ledger (jobs-<parent>), whose events the real ledger decides
+// (domain/job), so every one is an event the runtime could append. Job, child and input ids
+// end in tag, as the runtime makes them unique.
 //
 //   - job_a: background, nextStep; runs, completes, and its report is admitted with the
 //     settlement, delivered as the parent's user message, then marked consumed.
@@ -22,112 +25,121 @@ import (
 //   - job_c: foreground (an attached, quiet job); completes, and no report reaches the inbox.
 //   - job_d: background, nextStep; settled uncertain with its report, which the parent
 //     consumes; job_reconcile says it failed, with the replacement report in the same append.
-//   - job_e: background, nextStep; still queued at a restart, which cancels it.
-type delegation struct {
+//   - job_e: background, nextStep; still queued at a restart, which cancels it and reports so.
+type jobLog struct {
 	parent, tag string
 	reports     map[string]events.TaskReport // by job, the last report each was given
+	ledger      job.Ledger
 }
 
-func newDelegation(parent, tag string) *delegation {
-	return &delegation{parent: parent, tag: tag, reports: map[string]events.TaskReport{}}
+func newJobLog(parent, tag string) *jobLog {
+	return &jobLog{parent: parent, tag: tag, reports: map[string]events.TaskReport{}}
 }
 
-func (d *delegation) id(s string) string { return s + d.tag }
+func (d *jobLog) id(s string) string { return s + d.tag }
 
-func (d *delegation) state(job, status string, background bool, delivery, input string) events.JobState {
+// decide runs one command on the ledger and evolves it with the events decided.
+func (d *jobLog) decide(t testing.TB, cmd any) []events.Payload {
+	t.Helper()
+	ps, err := job.Decide(&d.ledger, cmd)
+	if err != nil {
+		t.Fatalf("ledger refused %T: %v", cmd, err)
+	}
+	for _, p := range ps {
+		if err := d.ledger.Evolve(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ps
+}
+
+// admit is the task call that admits a job.
+func (d *jobLog) admit(name string, background bool, delivery, call string) job.Admit {
 	agent := "explorer"
-	if job == "job_c" {
+	if name == "job_c" {
 		agent = "reviewer"
 	}
-	s := events.JobState{JobID: d.id(job), ParentSessionID: d.parent, ChildSessionID: d.id("ses_child" + strings.TrimPrefix(job, "job")),
-		Agent: agent, Status: status, Background: background, ReportDelivery: delivery, LogicalKey: "lk_" + d.id(job)}
-	if input != "" {
-		s.ReportInputID = d.id(input)
-	}
-	return s
+	contract := events.DelegationContract{Agent: agent, Objective: "investigate " + d.id(name), Deliverable: "a report",
+		Instructions: "read only", SuccessEvidence: "file:line citations",
+		Scope: &events.ContractScope{Include: []string{"lane/" + name}}}
+	return job.Admit{JobAdmitted: events.JobAdmitted{JobState: events.JobState{JobID: d.id(name), ParentSessionID: d.parent,
+		ChildSessionID: d.id("ses_child" + strings.TrimPrefix(name, "job")), Agent: agent, Background: background,
+		ReportDelivery: delivery, LogicalKey: delegation.LogicalKey(contract)},
+		Contract: contract, ParentTurnID: d.id("turn_1"), ToolCallID: call,
+		WorkContext: &events.WorkContext{SchemaVersion: 1, PlanID: "plan_1", PlanRevision: 3, PlanStepID: "investigate"}}}
 }
 
-func (d *delegation) admitted(s events.JobState, call string) *events.JobAdmitted {
-	return &events.JobAdmitted{JobState: s, ParentTurnID: d.id("turn_1"), ToolCallID: call,
-		Contract: events.DelegationContract{Agent: s.Agent, Objective: "investigate " + s.JobID, Deliverable: "a report",
-			Instructions: "read only", SuccessEvidence: "file:line citations",
-			Scope: &events.ContractScope{Include: []string{"lane/" + s.JobID}}},
-		WorkContext: &events.WorkContext{SchemaVersion: 1, PlanID: "plan_1", PlanRevision: 3, PlanStepID: "investigate"}}
-}
-
-func (d *delegation) report(s events.JobState, status, final string, uncertain ...string) *events.TaskReport {
+// report is the job's report as the host makes it, with the status it settles with.
+func (d *jobLog) report(name, status, final string, uncertain ...string) *events.TaskReport {
+	j := d.ledger.Job(d.id(name))
 	if uncertain == nil {
 		uncertain = []string{}
 	}
-	r := events.TaskReport{SchemaVersion: 2, JobID: s.JobID, SessionID: s.ChildSessionID, ParentSessionID: d.parent,
-		Agent: s.Agent, Status: status, FinalText: final, Usage: events.Usage{InputTokens: 1200, OutputTokens: 80},
+	r := events.TaskReport{SchemaVersion: 2, JobID: j.JobID, SessionID: j.ChildSessionID, ParentSessionID: d.parent,
+		Agent: j.Agent, Status: status, FinalText: final, Usage: events.Usage{InputTokens: 1200, OutputTokens: 80},
 		WorkContext:  &events.WorkContext{SchemaVersion: 1, PlanID: "plan_1", PlanRevision: 3, PlanStepID: "investigate"},
 		ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{{ReceiptID: "rcp_1", CallID: "call_9",
 			Command: "go test ./...", Verdict: "passed", Authority: "authoritative"}},
 		UncertainSideEffects: uncertain, EvidenceErrors: []string{}}
-	d.reports[strings.TrimSuffix(s.JobID, d.tag)] = r
+	d.reports[name] = r
 	return &r
 }
 
-// reconciledB is job_b's result after job_reconcile: its settlement recorded no report, so the
-// projector makes one of the job's state, with the reconciled status and final text.
-func (d *delegation) reconciledB() events.TaskReport {
+// reconciledB is job_b's result after job_reconcile: its settlement recorded no report, and a
+// quiet job's reconciliation records none, so the projector makes it as the host does.
+func (d *jobLog) reconciledB() events.TaskReport {
 	return events.TaskReport{SchemaVersion: 2, JobID: d.id("job_b"), SessionID: d.id("ses_child_b"), ParentSessionID: d.parent,
 		Agent: "explorer", Status: events.JobCompleted, FinalText: "CI run 123 confirms the lane finished", ChangedPaths: []string{},
 		VerificationRecords: []events.TaskVerification{}, UncertainSideEffects: []string{}, EvidenceErrors: []string{}}
 }
 
 // steps returns the delegation's commands in log order.
-func (d *delegation) steps() []turnStep {
-	jobs := "jobs-" + d.parent
+func (d *jobLog) steps(t testing.TB) []turnStep {
+	jobs, session := "jobs-"+d.parent, "session-"+d.parent
 	var steps []turnStep
-	add := func(name, stream string, ps ...events.Payload) {
-		if stream == "" {
-			stream = jobs
+	add := func(name string, cmds ...any) {
+		var ps []events.Payload
+		for _, c := range cmds {
+			ps = append(ps, d.decide(t, c)...)
 		}
-		steps = append(steps, turnStep{name: name, stream: stream, payloads: ps})
+		steps = append(steps, turnStep{name: name, stream: jobs, payloads: ps})
 	}
 	const bg, fg = true, false
 	nx, qt := events.DeliveryNextStep, events.DeliveryQuiet
-	session := "session-" + d.parent
+	owner := events.TurnOwner{Host: "h", PID: 7}
+	reconcile := func(name, outcome, final, errText string, result events.TaskReport, input string) job.Reconcile {
+		rec := job.Reconcile{JobReconciled: events.JobReconciled{Outcome: outcome, FinalText: final, Error: errText,
+			Authority: "an authority", Evidence: "its record", ToolCallID: "call_r" + name}, Result: result, InputID: input}
+		rec.JobID = d.id(name)
+		return rec
+	}
 
-	add("created", session, &events.SessionCreated{SessionID: d.parent, Title: "Parallel delegation", Agent: "orchestrator"})
-	add("admit-a-b", "", d.admitted(d.state("job_a", events.JobQueued, bg, nx, ""), "call_1"),
-		d.admitted(d.state("job_b", events.JobQueued, bg, qt, ""), "call_2"))
-	add("admit-c", "", d.admitted(d.state("job_c", events.JobQueued, fg, qt, ""), "call_3"))
-	add("start-a", "", &events.JobStarted{JobState: d.state("job_a", events.JobRunning, bg, nx, ""), Owner: events.TurnOwner{Host: "h", PID: 7}})
-	add("start-b", "", &events.JobStarted{JobState: d.state("job_b", events.JobRunning, bg, qt, ""), Owner: events.TurnOwner{Host: "h", PID: 8}})
-	add("start-c", "", &events.JobStarted{JobState: d.state("job_c", events.JobRunning, fg, qt, ""), Owner: events.TurnOwner{Host: "h", PID: 9}})
-	c := d.state("job_c", events.JobCompleted, fg, qt, "")
-	add("settle-c", "", &events.JobSettled{JobState: c, Result: d.report(c, events.JobCompleted, "reviewed: no findings")})
-	a := d.state("job_a", events.JobCompleted, bg, nx, "in_a")
-	ra := d.report(a, events.JobCompleted, "lane a: the parser drops the last token")
-	add("settle-a", "", &events.JobSettled{JobState: a, Result: ra},
-		&events.JobReportAdmitted{JobState: a, InputID: d.id("in_a"), Report: *ra})
-	add("deliver-a", session, &events.UserMessageAppended{SessionID: d.parent, MessageID: d.id("msg_a"),
-		Text: "job_a completed", InputID: d.id("in_a"), TaskReport: ra})
-	add("consumed-a", "", &events.JobReportConsumed{JobState: a, InputID: d.id("in_a"), MessageID: d.id("msg_a")})
-	add("settle-b", "", &events.JobSettled{JobState: d.state("job_b", events.JobUncertain, bg, qt, ""),
-		Error: "uncertain: the process running the child was lost", Recovered: true})
-	add("admit-d", "", d.admitted(d.state("job_d", events.JobQueued, bg, nx, ""), "call_4"))
-	add("start-d", "", &events.JobStarted{JobState: d.state("job_d", events.JobRunning, bg, nx, ""), Owner: events.TurnOwner{Host: "h", PID: 10}})
-	dj := d.state("job_d", events.JobUncertain, bg, nx, "in_d")
-	rd := d.report(dj, events.JobUncertain, "", "shell call_12: deploy ./release.sh")
-	add("settle-d", "", &events.JobSettled{JobState: dj, Result: rd, Error: "uncertain: the deploy may have run", Recovered: true},
-		&events.JobReportAdmitted{JobState: dj, InputID: d.id("in_d"), Report: *rd})
-	add("consumed-d", "", &events.JobReportConsumed{JobState: dj, InputID: d.id("in_d"), MessageID: d.id("msg_d")})
-	add("reconcile-b", "", &events.JobReconciled{JobState: d.state("job_b", events.JobCompleted, bg, qt, ""),
-		Outcome: events.JobCompleted, FinalText: "CI run 123 confirms the lane finished", Authority: "CI run 123",
-		Evidence: "status=success", ToolCallID: "call_5"})
-	d2 := d.state("job_d", events.JobFailed, bg, nx, "in_d")
-	replacement := d.report(d2, events.JobFailed, "", "shell call_12: deploy ./release.sh")
-	add("reconcile-d", "", &events.JobReconciled{JobState: d2, Outcome: events.JobFailed, Error: "deploy API: rolled back",
-		Authority: "deploy API", Evidence: "release 42 status=rolled_back", ToolCallID: "call_6"},
-		&events.JobReportAdmitted{JobState: d.state("job_d", events.JobFailed, bg, nx, "in_d2"), InputID: d.id("in_d2"),
-			Report: *replacement, Replaces: d.id("in_d")})
-	add("admit-e", "", d.admitted(d.state("job_e", events.JobQueued, bg, nx, ""), "call_7"))
-	add("restart", "", &events.JobSettled{JobState: d.state("job_e", events.JobCancelled, bg, nx, ""),
-		Error: "cancelled: the job had not started when its process ended", Recovered: true})
+	steps = append(steps, turnStep{name: "created", stream: session, payloads: []events.Payload{
+		&events.SessionCreated{SessionID: d.parent, Title: "Parallel delegation", Agent: "orchestrator"}}})
+	add("admit-a-b", d.admit("job_a", bg, nx, "call_1"), d.admit("job_b", bg, qt, "call_2"))
+	add("admit-c", d.admit("job_c", fg, qt, "call_3"))
+	add("start-a", job.Start{JobID: d.id("job_a"), Owner: owner})
+	add("start-b", job.Start{JobID: d.id("job_b"), Owner: owner})
+	add("start-c", job.Start{JobID: d.id("job_c"), Owner: owner})
+	add("settle-c", job.Settle{JobID: d.id("job_c"), Status: events.JobCompleted, Result: d.report("job_c", events.JobCompleted, "reviewed: no findings")})
+	ra := d.report("job_a", events.JobCompleted, "lane a: the parser drops the last token")
+	add("settle-a", job.Settle{JobID: d.id("job_a"), Status: events.JobCompleted, Result: ra, InputID: d.id("in_a")})
+	steps = append(steps, turnStep{name: "deliver-a", stream: session, payloads: []events.Payload{
+		&events.UserMessageAppended{SessionID: d.parent, MessageID: d.id("msg_a"), Text: "job_a completed", InputID: d.id("in_a"), TaskReport: ra}}})
+	add("consumed-a", job.Consume{JobID: d.id("job_a"), InputID: d.id("in_a"), MessageID: d.id("msg_a")})
+	add("settle-b", job.Settle{JobID: d.id("job_b"), Status: events.JobUncertain, Error: "uncertain: the process running the child was lost", Recovered: true})
+	add("admit-d", d.admit("job_d", bg, nx, "call_4"))
+	add("start-d", job.Start{JobID: d.id("job_d"), Owner: owner})
+	add("settle-d", job.Settle{JobID: d.id("job_d"), Status: events.JobUncertain, Error: "uncertain: the deploy may have run", Recovered: true,
+		Result: d.report("job_d", events.JobUncertain, "", "shell call_12: deploy ./release.sh"), InputID: d.id("in_d")})
+	add("consumed-d", job.Consume{JobID: d.id("job_d"), InputID: d.id("in_d"), MessageID: d.id("msg_d")})
+	add("reconcile-b", reconcile("job_b", events.JobCompleted, "CI run 123 confirms the lane finished", "", d.reconciledB(), ""))
+	add("reconcile-d", reconcile("job_d", events.JobFailed, "", "deploy API: rolled back",
+		*d.report("job_d", events.JobFailed, "", "shell call_12: deploy ./release.sh"), d.id("in_d2")))
+	add("admit-e", d.admit("job_e", bg, nx, "call_5"))
+	add("restart", job.Settle{JobID: d.id("job_e"), Status: events.JobCancelled, Recovered: true,
+		Error: "cancelled: the job had not started when its process ended", InputID: d.id("in_e"),
+		Result: d.report("job_e", events.JobCancelled, "")})
 	return steps
 }
 
@@ -137,7 +149,7 @@ func jobScenario(t testing.TB, store appender, n int) int {
 	clock, written := &turnClock{}, 0
 	for i := range n {
 		parent := fmt.Sprintf("ses_parent_%04d", i)
-		written += writeSteps(t, store, parent, clock, newDelegation(parent, "@"+parent).steps(), nil)
+		written += writeSteps(t, store, parent, clock, newJobLog(parent, "@"+parent).steps(t), nil)
 	}
 	return written
 }
@@ -172,7 +184,7 @@ func testJobTransitions(t *testing.T, e *env) {
 		bDone       = "job_b|completed|1|quiet|-|completed|CI run 123 confirms the lane finished|-"
 		dFailed     = "job_d|failed|1|nextStep|in_d2|failed||deploy API: rolled back"
 		eQueued     = "job_e|queued|1|nextStep|-|-|-|-"
-		eCancel     = "job_e|cancelled|1|nextStep|-|-|-|cancelled: the job had not started when its process ended"
+		eCancel     = "job_e|cancelled|1|nextStep|in_e|cancelled||cancelled: the job had not started when its process ended"
 		aQueuedIn   = "in_a|job_a|queued|-|-|completed|waiting"
 		aConsumedIn = "in_a|job_a|consumed|-|msg_a|completed|taken"
 		dQueuedIn   = "in_d|job_d|queued|-|-|uncertain|waiting"
@@ -198,10 +210,11 @@ func testJobTransitions(t *testing.T, e *env) {
 		"reconcile-b": {[]string{aDone, bDone, cDone, dLost}, []string{aConsumedIn, dConsumedIn}},
 		"reconcile-d": {[]string{aDone, bDone, cDone, dFailed}, []string{aConsumedIn, dConsumedIn, d2QueuedIn}},
 		"admit-e":     {[]string{aDone, bDone, cDone, dFailed, eQueued}, []string{aConsumedIn, dConsumedIn, d2QueuedIn}},
-		"restart":     {[]string{aDone, bDone, cDone, dFailed, eCancel}, []string{aConsumedIn, dConsumedIn, d2QueuedIn}},
+		"restart": {[]string{aDone, bDone, cDone, dFailed, eCancel},
+			[]string{aConsumedIn, dConsumedIn, d2QueuedIn, "in_e|job_e|queued|-|-|cancelled|waiting"}},
 	}
-	d := newDelegation(parent, "")
-	steps := d.steps()
+	d := newJobLog(parent, "")
+	steps := d.steps(t)
 	seen := map[string]bool{}
 	for _, st := range steps {
 		for _, p := range st.payloads {
@@ -244,9 +257,9 @@ func testJobTransitions(t *testing.T, e *env) {
 	wantRows(t, "job_d result", e.query(t, `SELECT result FROM agent_job WHERE id = 'job_d'`), []string{doc(d.reports["job_d"])})
 	wantRows(t, "job_b result", e.query(t, `SELECT result FROM agent_job WHERE id = 'job_b'`), []string{doc(d.reconciledB())})
 	wantRows(t, "inbox report", e.query(t, `SELECT report FROM inbox WHERE input_id = 'in_a'`), []string{doc(d.reports["job_a"])})
-	admitted := steps[1].payloads[0].(*events.JobAdmitted)
+	admitted := steps[1].payloads[0].(events.JobAdmitted)
 	wantRows(t, "job_a row", e.query(t, `SELECT child_session_id, agent, logical_key, contract, parent_turn_id, tool_call_id
-		FROM agent_job WHERE id = 'job_a'`), []string{"ses_child_a|explorer|lk_job_a|" + doc(admitted.Contract) + "|turn_1|call_1"})
+		FROM agent_job WHERE id = 'job_a'`), []string{"ses_child_a|explorer|" + admitted.LogicalKey + "|" + doc(admitted.Contract) + "|turn_1|call_1"})
 	wantRows(t, "times", e.query(t, `SELECT id FROM agent_job j WHERE parent_session_id = ?
 			AND time_created = (SELECT MIN(time) FROM event WHERE aggregate_id = ? AND json_extract(data, '$.jobId') = j.id)
 			AND time_updated = (SELECT MAX(time) FROM event WHERE aggregate_id = ? AND json_extract(data, '$.jobId') = j.id)
@@ -264,8 +277,8 @@ func TestJobTransitionsPostgres(t *testing.T) { testJobTransitions(t, postgresEn
 // result the report's JSON text, the same on both databases.
 func testSeedJobQuery(t *testing.T, e *env) {
 	ctx := context.Background()
-	d := newDelegation("ses_p", "")
-	writeSteps(t, e.store, "ses_p", &turnClock{}, d.steps(), nil)
+	d := newJobLog("ses_p", "")
+	writeSteps(t, e.store, "ses_p", &turnClock{}, d.steps(t), nil)
 	jobScenario(t, e.store, 1) // another parent's jobs, which the query leaves out
 	if _, err := e.runner.CatchUp(ctx); err != nil {
 		t.Fatal(err)
@@ -287,9 +300,9 @@ func testSeedJobQuery(t *testing.T, e *env) {
 		"job_b|completed|quiet|NULL|" + string(reconciledB),
 		"job_c|completed|quiet|NULL|" + doc("job_c"),
 		"job_d|failed|nextStep|in_d2|" + doc("job_d"),
-		"job_e|cancelled|nextStep|NULL|NULL",
+		"job_e|cancelled|nextStep|in_e|" + doc("job_e"),
 	})
-	for _, row := range res.Rows[:4] {
+	for _, row := range res.Rows {
 		var r events.TaskReport
 		if s, ok := row[4].(string); !ok || json.Unmarshal([]byte(s), &r) != nil || r.JobID != row[0] || r.Status != row[1] {
 			t.Fatalf("result of %v is not its task report: %#v", row[0], row[4])
@@ -303,14 +316,15 @@ func testSeedJobQuery(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	wantRows(t, "json_extract of result", rowsText(res.Rows), []string{
-		"job_a|investigate|passed", "job_b|NULL|NULL", "job_c|investigate|passed", "job_d|investigate|passed"})
+		"job_a|investigate|passed", "job_b|NULL|NULL", "job_c|investigate|passed", "job_d|investigate|passed",
+		"job_e|investigate|passed"})
 	// zuno db reads the inbox too (on Postgres, as the reader role).
 	res, err = e.rm.UserQuery(ctx, `SELECT input_id, status, replaces FROM inbox WHERE session_id = 'ses_p'
 		ORDER BY time_created, input_id`, readmodel.UserOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRows(t, "inbox", rowsText(res.Rows), []string{"in_a|consumed|NULL", "in_d|consumed|NULL", "in_d2|queued|in_d"})
+	wantRows(t, "inbox", rowsText(res.Rows), []string{"in_a|consumed|NULL", "in_d|consumed|NULL", "in_d2|queued|in_d", "in_e|queued|NULL"})
 }
 
 func TestSeedJobQuerySQLite(t *testing.T)   { testSeedJobQuery(t, sqliteEnv(t)) }

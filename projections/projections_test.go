@@ -155,10 +155,10 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 	}
 	// Two user messages for each of the scenario's sessions; 11 parts, 5 receipts and 5
 	// requests for each of the turns'; 7 parts, 2 receipts, 2 requests and 6 decisions for each
-	// of the permission sessions'; 5 jobs, 3 inputs and the message delivering one report for
+	// of the permission sessions'; 5 jobs, 4 inputs and the message delivering one report for
 	// each of the delegations'.
 	if len(live["part"]) != 60+55+28+3 || len(live["prompt_receipt"]) != 25+8 || len(live["provider_request"]) != 25+8 ||
-		len(live["agent_job"]) != 15 || len(live["inbox"]) != 9 || len(live["permission_decision"]) != 24 {
+		len(live["agent_job"]) != 15 || len(live["inbox"]) != 12 || len(live["permission_decision"]) != 24 {
 		t.Fatalf("live turn read models: %d parts, %d receipts, %d requests, %d jobs, %d inputs, %d decisions",
 			len(live["part"]), len(live["prompt_receipt"]), len(live["provider_request"]), len(live["agent_job"]),
 			len(live["inbox"]), len(live["permission_decision"]))

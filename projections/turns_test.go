@@ -588,7 +588,7 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 		t.Fatal(err)
 	}
 	wantRows(t, "tools after upgrade", e.query(t, seedSQL(seedToolCalls, "ses_up")), []string{"grep|1", "read|2", "shell|1"})
-	writeSteps(t, e.store, "ses_jobs", &turnClock{}, newDelegation("ses_jobs", "").steps()[:3], nil)
+	writeSteps(t, e.store, "ses_jobs", &turnClock{}, newJobLog("ses_jobs", "").steps(t)[:3], nil)
 	if _, err := e.runner.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
