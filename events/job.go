@@ -190,6 +190,9 @@ type JobReconciled struct {
 	Evidence  string `json:"evidence"`
 	// ToolCallID names the job_reconcile call.
 	ToolCallID string `json:"toolCallId"`
+	// Result is the job's report after the reconciliation: the host's, from the authority's
+	// word (agent_job.result; a nextStep job's replacement report is the same).
+	Result TaskReport `json:"result"`
 }
 
 func (JobReconciled) EventType() string { return TypeJobReconciled }

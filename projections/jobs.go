@@ -2,10 +2,7 @@ package projections
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/zuno-run/zuno/events"
 )
@@ -99,50 +96,10 @@ func setJobResult(ctx context.Context, tx *Tx, jobID string, result *events.Task
 	return tx.Exec(ctx, `UPDATE agent_job SET result = ?, error = ? WHERE id = ?`, doc, nullable(errText), jobID)
 }
 
-// reconcileJob writes what an authority said of an uncertain job (job_reconcile). The
-// reconciliation's report is recorded only for a nextStep job (its replacement,
-// job.report.admitted.1, which follows in the same append and overwrites this); for a quiet
-// job it is made here as the host makes it: the job's state with the reconciled status, final
-// text and error as evidence, keeping the work context and usage of the settlement's report.
+// reconcileJob writes the report the reconciliation carries (the host made it).
 func reconcileJob(ctx context.Context, tx *Tx, e events.JobReconciled) error {
-	settled, err := jobResult(ctx, tx, e.JobID)
-	if err != nil {
-		return err
-	}
-	s := e.JobState
-	report := &events.TaskReport{SchemaVersion: taskReportVersion, JobID: s.JobID, SessionID: s.ChildSessionID,
-		ParentSessionID: s.ParentSessionID, Agent: s.Agent, Status: e.Outcome, FinalText: e.FinalText,
-		ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{}, UncertainSideEffects: []string{},
-		EvidenceErrors: []string{}}
-	if settled != nil {
-		report.WorkContext, report.Usage = settled.WorkContext, settled.Usage
-	}
-	if e.Error != "" {
-		report.EvidenceErrors = []string{e.Error}
-	}
-	return setJobResult(ctx, tx, e.JobID, report, e.Error)
+	return setJobResult(ctx, tx, e.JobID, &e.Result, e.Error)
 }
-
-// jobResult reads the report the job's row holds (nil when it holds none).
-func jobResult(ctx context.Context, tx *Tx, jobID string) (*events.TaskReport, error) {
-	var doc sql.NullString
-	err := tx.get(ctx, &doc, `SELECT result FROM agent_job WHERE id = ?`, jobID)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !doc.Valid) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r events.TaskReport
-	if err := json.Unmarshal([]byte(doc.String), &r); err != nil {
-		return nil, fmt.Errorf("agent_job %s: result is not a task report: %w", jobID, err)
-	}
-	return &r, nil
-}
-
-// taskReportVersion is the schemaVersion of the TaskReportMetadata the host writes
-// (docs/readmodels.md).
-const taskReportVersion = 2
 
 // flag stores a boolean as 1 or 0, the same on both databases.
 func flag(b bool) int {

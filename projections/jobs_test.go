@@ -330,9 +330,9 @@ func testSeedJobQuery(t *testing.T, e *env) {
 func TestSeedJobQuerySQLite(t *testing.T)   { testSeedJobQuery(t, sqliteEnv(t)) }
 func TestSeedJobQueryPostgres(t *testing.T) { testSeedJobQuery(t, postgresEnv(t)) }
 
-// A reconciliation's result: the report the host makes of the reconciled job (the status,
-// final text and error it was given, the work context and usage of the settlement's report,
-// when there was one), for a quiet job, whose log records no replacement report.
+// A reconciliation's result is the report its event carries (the host made it from the
+// authority's word), not the settlement's it replaces, for a quiet job too, whose log records
+// no replacement report.
 func TestJobReconciledResult(t *testing.T) {
 	wc := &events.WorkContext{SchemaVersion: 1, PlanID: "plan_1", PlanRevision: 2, PlanStepID: "deploy"}
 	usage := events.Usage{InputTokens: 900, OutputTokens: 40}
@@ -359,18 +359,18 @@ func TestJobReconciledResult(t *testing.T) {
 				admitted := &events.JobAdmitted{JobState: st, ParentTurnID: "turn_1", ToolCallID: "call_1"}
 				st.Status = events.JobUncertain
 				settled := &events.JobSettled{JobState: st, Result: tc.settled, Error: "uncertain: lost", Recovered: true}
+				want := tc.want
+				want.SchemaVersion, want.JobID, want.SessionID, want.ParentSessionID, want.Agent = 2, "job_r", "ses_child_r", "ses_r", "deployer"
+				want.ChangedPaths, want.VerificationRecords, want.UncertainSideEffects = []string{}, []events.TaskVerification{}, []string{}
 				st.Status = tc.outcome
 				reconciled := &events.JobReconciled{JobState: st, Outcome: tc.outcome, FinalText: tc.final, Error: tc.er,
-					Authority: "deploy API", Evidence: "release 9", ToolCallID: "call_2"}
+					Authority: "deploy API", Evidence: "release 9", ToolCallID: "call_2", Result: want}
 				writeSteps(t, e.store, "ses_r", &turnClock{}, []turnStep{{name: "admit", stream: "jobs-ses_r", payloads: []events.Payload{admitted}},
 					{name: "settle", stream: "jobs-ses_r", payloads: []events.Payload{settled}},
 					{name: "reconcile", stream: "jobs-ses_r", payloads: []events.Payload{reconciled}}}, nil)
 				if _, err := e.runner.CatchUp(context.Background()); err != nil {
 					t.Fatal(err)
 				}
-				want := tc.want
-				want.SchemaVersion, want.JobID, want.SessionID, want.ParentSessionID, want.Agent = 2, "job_r", "ses_child_r", "ses_r", "deployer"
-				want.ChangedPaths, want.VerificationRecords, want.UncertainSideEffects = []string{}, []events.TaskVerification{}, []string{}
 				doc, _ := json.Marshal(want)
 				errCol := "NULL"
 				if tc.er != "" {

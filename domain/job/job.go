@@ -92,7 +92,7 @@ func (l *Ledger) Evolve(p events.Payload) error {
 	case events.JobReportConsumed:
 		return l.update(e.JobState, func(j *Job) { j.ReportConsumed = true })
 	case events.JobReconciled:
-		return l.update(e.JobState, func(j *Job) { j.Error = e.Error })
+		return l.update(e.JobState, func(j *Job) { j.Error, j.Result = e.Error, &e.Result })
 	default:
 		return domain.UnexpectedEvent("job ledger", p)
 	}
@@ -280,7 +280,7 @@ func (l *Ledger) reconcile(c Reconcile) ([]events.Payload, error) {
 		st.ReportInputID = c.InputID
 	}
 	rec := c.JobReconciled
-	rec.JobState = st
+	rec.JobState, rec.Result = st, c.Result
 	out := []events.Payload{rec}
 	if j.ReportDelivery == events.DeliveryNextStep && c.InputID != "" {
 		out = append(out, events.JobReportAdmitted{JobState: st, InputID: c.InputID, Report: c.Result, Replaces: replaced})
