@@ -324,6 +324,9 @@ func (j *Jobs) Reconcile(ctx context.Context, inv tools.Invocation, r delegation
 	if err := res.Err(); err != nil {
 		return delegation.Outcome{}, err
 	}
+	if input != "" {
+		j.wake(inv.SessionID) // the replacement report, after the reconciling turn
+	}
 	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: r.Outcome, Report: &report}, nil
 }
 
