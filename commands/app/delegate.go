@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -108,6 +109,9 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 		return delegation.Outcome{}, err
 	}
 	if err := delegation.Check(req, comp.agent.Delegates); err != nil {
+		return delegation.Outcome{}, err
+	}
+	if err := j.checkDepth(ctx, inv.SessionID); err != nil {
 		return delegation.Outcome{}, err
 	}
 	adm, err := j.admission(ctx, inv, req)
@@ -413,3 +417,22 @@ func childObserver(o turn.Observer) turn.Observer {
 type quietText struct{ turn.Observer }
 
 func (quietText) TextDelta(string) {}
+
+// MaxDelegationDepth bounds how deep children nest: a child whose agent has delegates of its
+// own (agents.<name>.delegates) may delegate, but not without end.
+const MaxDelegationDepth = 4
+
+// CodeDelegationTooDeep: the child would nest deeper than MaxDelegationDepth.
+const CodeDelegationTooDeep = "delegation_too_deep"
+
+func (j *Jobs) checkDepth(ctx context.Context, parent string) error {
+	_, depth, err := commands.Ancestry(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, parent)
+	if err != nil {
+		return err
+	}
+	if depth+1 > MaxDelegationDepth {
+		return domain.NewError(CodeDelegationTooDeep, fmt.Sprintf("this session is already %d delegations deep; a child of it would be deeper than %d", depth, MaxDelegationDepth),
+			"do the work in this session, or report back to your parent and let it delegate")
+	}
+	return nil
+}

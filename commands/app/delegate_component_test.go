@@ -137,3 +137,36 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Children nest at most app.MaxDelegationDepth deep: a task call from a session that deep is
+// refused, typed, and admits no job.
+func TestComponentDelegationDepth(t *testing.T) {
+	c := newComponent(t)
+	ctx := context.Background()
+	parent := ""
+	for i := range app.MaxDelegationDepth + 1 {
+		id := fmt.Sprintf("ses_depth%d", i)
+		if _, err := c.app.Commands.CreateSession(ctx, meta("create-"+id), app.NewSession{SessionID: id, Title: id,
+			Agent: "orchestrator", Directory: c.workspace, ParentSessionID: parent}); err != nil {
+			t.Fatal(err)
+		}
+		parent = id
+	}
+	spec := c.script("deep", `{"turns":[{"toolCalls":[{"id":"t1","name":"task","arguments":{"agent":"explorer","objective":"o",
+		"deliverable":"d","instructions":"i","success_evidence":"s"}}]},{"text":"refused"}]}`)
+	c.run(t, app.RunTurn{Meta: meta("deep-1"), SessionID: parent, Prompt: "delegate", Model: spec})
+	recs, err := c.store.ReadStream(ctx, commands.SessionStream(parent), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	for _, rec := range recs {
+		if rec.Type == events.TypeToolSettled && strings.Contains(string(rec.Data), app.CodeDelegationTooDeep) {
+			refused = true
+		}
+	}
+	jobs, _ := c.store.ReadStream(ctx, commands.JobStream(parent), 0, 10)
+	if !refused || len(jobs) != 0 {
+		t.Fatalf("refused %v, %d job events", refused, len(jobs))
+	}
+}
