@@ -422,6 +422,9 @@ func (o *runObserver) delegation(rec events.Recorded, p events.Payload) bool {
 		if r := e.TaskReport; r != nil {
 			o.line(fmt.Sprintf("⇐ report of job %s (%s, child %s): %s", r.JobID, r.Agent, r.SessionID, r.Status))
 		}
+		if m := e.PeerMessage; m != nil {
+			o.line(fmt.Sprintf("⇐ message from session %s (%s): %s", m.FromSessionID, m.FromAgent, m.Title))
+		}
 	}
 	return child
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/delegation"
+	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -168,5 +171,38 @@ func TestComponentDelegationDepth(t *testing.T) {
 	jobs, _ := c.store.ReadStream(ctx, commands.JobStream(parent), 0, 10)
 	if !refused || len(jobs) != 0 {
 		t.Fatalf("refused %v, %d job events", refused, len(jobs))
+	}
+}
+
+// session_message's rules are checked again when it runs (seeds 000): the source must be a
+// root, and a child target a descendant of the source.
+func TestComponentPeerMessageRules(t *testing.T) {
+	c := newComponent(t)
+	ctx := context.Background()
+	for _, s := range []app.NewSession{{SessionID: "ses_root1"}, {SessionID: "ses_root2"},
+		{SessionID: "ses_kid1", ParentSessionID: "ses_root1"}, {SessionID: "ses_kid2", ParentSessionID: "ses_root2"}} {
+		s.Title, s.Agent, s.Directory = s.SessionID, "build", c.workspace
+		if _, err := c.app.Commands.CreateSession(ctx, meta("create-"+s.SessionID), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs := c.app.Commands.Jobs()
+	for _, tc := range []struct {
+		from, to, code string
+	}{
+		{"ses_root1", "ses_root2", ""},
+		{"ses_root1", "ses_kid1", ""},
+		{"ses_kid1", "ses_root2", app.CodeNotRoot},
+		{"ses_root1", "ses_kid2", app.CodeNotDescendant},
+		{"ses_root1", "ses_root1", "invalid_argument"},
+	} {
+		_, err := jobs.Message(ctx, tools.Invocation{SessionID: tc.from, CallID: "m_" + tc.to}, delegation.Message{Target: tc.to, Text: "hi"})
+		if got := domain.CodeOf(err); got != tc.code {
+			t.Errorf("%s → %s: got %v, want %q", tc.from, tc.to, err, tc.code)
+		}
+	}
+	recs, _ := c.store.ReadStream(ctx, commands.JobStream("ses_kid2"), 0, 10)
+	if len(recs) != 0 {
+		t.Fatalf("a refused message was recorded: %d events", len(recs))
 	}
 }
