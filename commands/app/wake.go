@@ -112,7 +112,7 @@ func nextInput(l *job.Ledger) *input {
 	for _, jb := range l.Jobs() {
 		if jb.ReportInputID != "" && !jb.ReportConsumed && jb.Result != nil {
 			return &input{id: jb.ReportInputID, causation: jb.JobID, prompt: job.RenderReport(*jb.Result),
-				report: turn.Report{InputID: jb.ReportInputID, Report: *jb.Result},
+				report:   turn.Report{InputID: jb.ReportInputID, Report: *jb.Result},
 				consumed: func(m string) any { return job.Consume{JobID: jb.JobID, InputID: jb.ReportInputID, MessageID: m} }}
 		}
 	}
@@ -163,6 +163,7 @@ func (j *Jobs) deliverOnce(ctx context.Context, session string, in *input) error
 		ParentSessionID: session, Cmd: in.consumed(turn.MessageID(id))})
 	return res.Err()
 }
+
 // retryable: the parent was busy (its turn held by a live process) or the store contended.
 func retryable(err error) bool {
 	switch domain.CodeOf(err) {
