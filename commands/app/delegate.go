@@ -47,6 +47,11 @@ type Jobs struct {
 	// signalled whenever it drops.
 	work int
 	idle *sync.Cond
+	// background is the context of background children; stop cancels it (Settle, when the
+	// run is stopped), and stopped then keeps their reports from starting new turns.
+	background context.Context
+	stop       context.CancelFunc
+	stopped    bool
 }
 
 // composition is what a turn ran with, for the children it delegates.
@@ -71,6 +76,7 @@ func (c *Commands) jobs() *Jobs {
 		c.jobRuntime = &Jobs{c: c, slots: make(chan struct{}, n), comps: map[string]composition{}, wakes: map[string]bool{},
 			missed: map[string]bool{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
 		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
+		c.jobRuntime.background, c.jobRuntime.stop = context.WithCancel(context.Background())
 	})
 	return c.jobRuntime
 }
@@ -135,7 +141,9 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 	j.begin()
 	go func() {
 		defer j.end()
-		_, _ = j.run(context.WithoutCancel(ctx), comp, adm) // its outcome is in the ledger
+		// A background child outlives the turn that started it, not the process's run: Settle
+		// cancels it when the run is stopped, and it settles cancelled.
+		_, _ = j.run(j.background, comp, adm) // its outcome is in the ledger
 	}()
 	return delegation.Outcome{JobID: adm.JobID, SessionID: adm.ChildSessionID, Status: events.JobQueued}, nil
 }
@@ -192,32 +200,31 @@ func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted
 		delete(j.running, adm.JobID)
 		j.mu.Unlock()
 	}()
+	record := context.WithoutCancel(ctx) // the ledger records the job's end however the run ends
 	select {
 	case j.slots <- struct{}{}:
 	case <-ctx.Done():
-		return j.settle(context.WithoutCancel(ctx), adm, events.JobCancelled, nil, ctx.Err().Error())
+		return j.settle(record, adm, events.JobCancelled, nil, ctx.Err().Error())
 	}
 	defer func() { <-j.slots }()
 	owner := events.TurnOwner{}
 	if o := j.c.ports.Driver.Owner; o != nil {
 		owner = *o
 	}
-	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-start/"+adm.JobID, adm.ParentSessionID, adm.ToolCallID),
+	res, _ := j.c.ports.Jobs.HandleJob(record, &commands.JobCommand{Meta: jobMeta("job-start/"+adm.JobID, adm.ParentSessionID, adm.ToolCallID),
 		ParentSessionID: adm.ParentSessionID, Cmd: job.Start{JobID: adm.JobID, Owner: owner}})
 	if err := res.Err(); err != nil {
 		return delegation.Outcome{}, err
 	}
-	text, _ := delegation.Render(adm.Contract)
-	out, err := j.c.RunTurn(ctx, RunTurn{Meta: commands.Meta{CommandID: "job-run/" + adm.JobID, Actor: "agent",
-		CorrelationID: adm.ParentSessionID, CausationID: adm.ToolCallID}, SessionID: childSession(adm), Prompt: text,
-		Model: comp.model, Agent: adm.Agent, Title: adm.Contract.Objective, Dir: comp.dir, Cwd: comp.dir, Observer: childObserver(comp.observer),
-		Child: &ChildTurn{SessionID: adm.ChildSessionID, ParentSessionID: adm.ParentSessionID, New: !adm.Continued, Within: comp.offered}})
-	bg := context.WithoutCancel(ctx)
+	out, err := j.c.RunTurn(ctx, j.childTurn(comp, adm))
 	status, failure := job.Status(out.Reason), errorText(out.Error)
-	if err != nil { // the child's turn could not run (or be recorded): the parent is told
+	switch {
+	case err != nil && ctx.Err() != nil: // stopped before the child's turn could record its end
+		status, failure = events.JobCancelled, ctx.Err().Error()
+	case err != nil: // the child's turn could not run (or be recorded): the parent is told
 		status, failure = events.JobFailed, err.Error()
 	}
-	ev, lerr := j.evidence(bg, adm)
+	ev, lerr := j.evidence(record, adm)
 	if lerr != nil {
 		return delegation.Outcome{}, lerr
 	}
@@ -225,7 +232,16 @@ func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted
 	if err != nil {
 		report.EvidenceErrors = append(report.EvidenceErrors, failure)
 	}
-	return j.settle(bg, adm, status, &report, failure)
+	return j.settle(record, adm, status, &report, failure)
+}
+
+// childTurn is the child's turn: the rendered contract, under the parent's composition.
+func (j *Jobs) childTurn(comp composition, adm events.JobAdmitted) RunTurn {
+	text, _ := delegation.Render(adm.Contract)
+	return RunTurn{Meta: commands.Meta{CommandID: "job-run/" + adm.JobID, Actor: "agent", CorrelationID: adm.ParentSessionID,
+		CausationID: adm.ToolCallID}, SessionID: childSession(adm), Prompt: text, Model: comp.model, Agent: adm.Agent,
+		Title: adm.Contract.Objective, Dir: comp.dir, Cwd: comp.dir, Observer: childObserver(comp.observer),
+		Child: &ChildTurn{SessionID: adm.ChildSessionID, ParentSessionID: adm.ParentSessionID, New: !adm.Continued, Within: comp.offered}}
 }
 
 func childSession(adm events.JobAdmitted) string {
@@ -384,26 +400,39 @@ func (j *Jobs) end() {
 
 // Settle waits until this process runs no background job and no wake: `zuno run` returns
 // when the work its turn delegated has been delivered, not while a child still runs.
+// When ctx is cancelled (Ctrl-C, SIGTERM), the background children are cancelled instead:
+// each records its turn interrupted and its job cancelled, and no report starts a new turn;
+// the reports wait in the inbox for the parent's next run.
 func (j *Jobs) Settle(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() {
 		j.mu.Lock()
-		j.idle.Broadcast()
+		j.stopped = true
 		j.mu.Unlock()
+		j.stop()
 	})
 	defer stop()
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for j.work > 0 && ctx.Err() == nil {
+	for j.work > 0 {
 		j.idle.Wait()
 	}
 }
 
 // SettleJobs waits for the background jobs and report deliveries of this process (Jobs.Settle)
 // and returns the log's head after them, for a caller that reads the read models next.
+// A run stopped while they ran is the interrupted error, after they were cancelled.
 func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
 	c.jobs().Settle(ctx)
-	return c.ports.Log.LastPosition(context.WithoutCancel(ctx))
+	head, err := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
+	if err == nil && ctx.Err() != nil {
+		err = domain.NewError(CodeInterrupted, "the run was stopped while delegated jobs ran: they were cancelled, and their reports wait in the session's inbox",
+			"continue with zuno run --session SESSION: its next run delivers them")
+	}
+	return head, err
 }
+
+// CodeInterrupted: the run was stopped (Ctrl-C, SIGTERM) before its delegated work ended.
+const CodeInterrupted = "interrupted"
 
 // childObserver shows a child's turn to its parent's observer: what it records, not its
 // streamed text, which would interleave with the parent's.

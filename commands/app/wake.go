@@ -36,6 +36,9 @@ const (
 func (j *Jobs) wake(parent string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.stopped {
+		return // the run is stopping: the parent's next run delivers it
+	}
 	if _, busy := j.delivering[parent]; busy {
 		j.delivering[parent] = true
 		return
