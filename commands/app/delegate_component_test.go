@@ -12,8 +12,10 @@ import (
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/react"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/delegation"
+	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -204,5 +206,45 @@ func TestComponentPeerMessageRules(t *testing.T) {
 	recs, _ := c.store.ReadStream(ctx, commands.JobStream("ses_kid2"), 0, 10)
 	if len(recs) != 0 {
 		t.Fatalf("a refused message was recorded: %d events", len(recs))
+	}
+}
+
+// The reaction runner's sweep settles the jobs of a parent that never runs again: a running
+// job whose process is gone is uncertain, through the same Recover a parent's next run uses.
+func TestComponentSweepSettlesLostJobs(t *testing.T) {
+	c := newComponent(t)
+	ctx := context.Background()
+	registry := events.NewRegistry(events.AllPayloads()...)
+	h := commands.NewHandlers(c.store, registry, commands.SystemClock{}, nil)
+	if _, err := c.app.Commands.CreateSession(ctx, meta("create-p"), app.NewSession{SessionID: "ses_lost", Title: "p",
+		Agent: "orchestrator", Directory: c.workspace}); err != nil {
+		t.Fatal(err)
+	}
+	adm := job.Admit{JobAdmitted: events.JobAdmitted{JobState: events.JobState{JobID: "job_lost", ParentSessionID: "ses_lost",
+		ChildSessionID: "ses_lostchild", Agent: "explorer", Background: true, ReportDelivery: events.DeliveryQuiet, LogicalKey: "lk"}}}
+	for i, cmd := range []any{adm, job.Start{JobID: "job_lost", Owner: events.TurnOwner{Host: "gone", PID: 1}}} {
+		if res, _ := h.HandleJob(ctx, &commands.JobCommand{Meta: meta(fmt.Sprintf("seed-%d", i)), ParentSessionID: "ses_lost", Cmd: cmd}); res.Err() != nil {
+			t.Fatal(res.Err())
+		}
+	}
+	cmds, err := c.app.Commands.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recover []react.Command
+	for _, cmd := range cmds {
+		if cmd.Kind == react.KindRecoverJobs {
+			recover = append(recover, cmd)
+		}
+	}
+	if len(recover) != 1 || recover[0].SessionID != "ses_lost" {
+		t.Fatalf("sweep: %+v", cmds)
+	}
+	if err := c.app.Commands.React(ctx, recover[0]); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := commands.LoadJobs(ctx, c.store, registry, "ses_lost")
+	if err != nil || l.Job("job_lost").Status != events.JobUncertain {
+		t.Fatalf("job after the sweep: %+v %v", l.Job("job_lost"), err)
 	}
 }
