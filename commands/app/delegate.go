@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/zuno-run/zuno/commands"
@@ -292,64 +290,6 @@ func (j *Jobs) outcomeOf(jb *job.Job) delegation.Outcome {
 	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: jb.Status, Report: jb.Result}
 }
 
-// Jobs reads the caller's jobs: one by id, or every job of the session.
-func (j *Jobs) Jobs(ctx context.Context, sessionID, jobID string) ([]delegation.JobView, error) {
-	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	var out []delegation.JobView
-	for _, jb := range l.Jobs() {
-		if jobID == "" || jb.JobID == jobID {
-			out = append(out, delegation.JobView{JobState: jb.JobState, Contract: jb.Contract, Result: jb.Result, Error: jb.Error})
-		}
-	}
-	if jobID != "" && len(out) == 0 {
-		_, err := job.Decide(l, job.Start{JobID: jobID}) // the ledger's own not-found refusal
-		return nil, err
-	}
-	return out, nil
-}
-
-// Reconcile settles an uncertain job of the caller on an authority's word (seeds 002 §7.5);
-// a nextStep job's replacement report is admitted in the same append.
-func (j *Jobs) Reconcile(ctx context.Context, inv tools.Invocation, r delegation.Reconciliation) (delegation.Outcome, error) {
-	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, inv.SessionID)
-	if err != nil {
-		return delegation.Outcome{}, err
-	}
-	jb := l.Job(r.JobID)
-	if jb == nil {
-		_, err := job.Decide(l, job.Start{JobID: r.JobID})
-		return delegation.Outcome{}, err
-	}
-	report := events.TaskReport{SchemaVersion: 2, JobID: jb.JobID, SessionID: jb.ChildSessionID, ParentSessionID: jb.ParentSessionID,
-		Agent: jb.Agent, Status: r.Outcome, FinalText: r.FinalText, ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{},
-		UncertainSideEffects: []string{}, EvidenceErrors: []string{}}
-	if jb.Result != nil {
-		report.WorkContext, report.Usage = jb.Result.WorkContext, jb.Result.Usage
-	}
-	if r.Error != "" {
-		report.EvidenceErrors = []string{r.Error}
-	}
-	input := ""
-	if jb.ReportDelivery == events.DeliveryNextStep {
-		input = "input_" + derived("reconcile", jb.JobID+"/"+inv.CallID)
-	}
-	cmd := job.Reconcile{JobReconciled: events.JobReconciled{Outcome: r.Outcome, FinalText: r.FinalText, Error: r.Error,
-		Authority: r.Authority, Evidence: r.Evidence, ToolCallID: inv.CallID}, Result: report, InputID: input}
-	cmd.JobID = r.JobID
-	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-reconcile/"+inv.SessionID+"/"+inv.CallID, inv.SessionID, inv.CallID),
-		ParentSessionID: inv.SessionID, Cmd: cmd})
-	if err := res.Err(); err != nil {
-		return delegation.Outcome{}, err
-	}
-	if input != "" {
-		j.wake(inv.SessionID) // the replacement report, after the reconciling turn
-	}
-	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: r.Outcome, Report: &report}, nil
-}
-
 func jobMeta(commandID, parent, call string) commands.Meta {
 	return commands.Meta{CommandID: commandID, Actor: "host", CorrelationID: parent, CausationID: call}
 }
@@ -357,111 +297,4 @@ func jobMeta(commandID, parent, call string) commands.Meta {
 func derived(kind, s string) string {
 	sum := sha256.Sum256([]byte(kind + "\n" + s))
 	return hex.EncodeToString(sum[:16])
-}
-
-// childTools narrows a child's tools to the intersection of seeds 002 §5 (agent.ChildTools):
-// the parent attempt's tools ∩ the child's role and allowlist ∩ its permission visibility ∩
-// what is available now. A permission mode widens none of them.
-func childTools(child agent.Agent, all []turn.Tool, config map[string]bool, parent []string, hidden func(string) bool) ([]turn.Tool, error) {
-	caps, err := agent.Capabilities(all, config)
-	if err != nil {
-		return nil, err
-	}
-	names, _ := agent.ChildTools(child, agent.Child{Parent: parent, Available: caps, Hidden: hidden})
-	var out []turn.Tool
-	for _, t := range all {
-		if slices.Contains(names, t.Declaration().Name) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-func toolNames(ts []turn.Tool) []string {
-	out := make([]string, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, t.Declaration().Name)
-	}
-	return out
-}
-
-func (j *Jobs) begin() {
-	j.mu.Lock()
-	j.work++
-	j.mu.Unlock()
-}
-
-func (j *Jobs) end() {
-	j.mu.Lock()
-	j.work--
-	j.idle.Broadcast()
-	j.mu.Unlock()
-}
-
-// Settle waits until this process runs no background job and no wake: `zuno run` returns
-// when the work its turn delegated has been delivered, not while a child still runs.
-// When ctx is cancelled (Ctrl-C, SIGTERM), the background children are cancelled instead:
-// each records its turn interrupted and its job cancelled, and no report starts a new turn;
-// the reports wait in the inbox for the parent's next run.
-func (j *Jobs) Settle(ctx context.Context) {
-	stop := context.AfterFunc(ctx, func() {
-		j.mu.Lock()
-		j.stopped = true
-		j.mu.Unlock()
-		j.stop()
-	})
-	defer stop()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for j.work > 0 {
-		j.idle.Wait()
-	}
-}
-
-// SettleJobs waits for the background jobs and report deliveries of this process (Jobs.Settle)
-// and returns the log's head after them, for a caller that reads the read models next.
-// A run stopped while they ran is the interrupted error, after they were cancelled.
-func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
-	c.jobs().Settle(ctx)
-	head, err := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
-	if err == nil && ctx.Err() != nil {
-		err = domain.NewError(CodeInterrupted, "the run was stopped while delegated jobs ran: they were cancelled, and their reports wait in the session's inbox",
-			"continue with zuno run --session SESSION: its next run delivers them")
-	}
-	return head, err
-}
-
-// CodeInterrupted: the run was stopped (Ctrl-C, SIGTERM) before its delegated work ended.
-const CodeInterrupted = "interrupted"
-
-// childObserver shows a child's turn to its parent's observer: what it records, not its
-// streamed text, which would interleave with the parent's.
-func childObserver(o turn.Observer) turn.Observer {
-	if o == nil {
-		return nil
-	}
-	return quietText{o}
-}
-
-type quietText struct{ turn.Observer }
-
-func (quietText) TextDelta(string) {}
-
-// MaxDelegationDepth bounds how deep children nest: a child whose agent has delegates of its
-// own (agents.<name>.delegates) may delegate, but not without end.
-const MaxDelegationDepth = 4
-
-// CodeDelegationTooDeep: the child would nest deeper than MaxDelegationDepth.
-const CodeDelegationTooDeep = "delegation_too_deep"
-
-func (j *Jobs) checkDepth(ctx context.Context, parent string) error {
-	_, depth, err := commands.Ancestry(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, parent)
-	if err != nil {
-		return err
-	}
-	if depth+1 > MaxDelegationDepth {
-		return domain.NewError(CodeDelegationTooDeep, fmt.Sprintf("this session is already %d delegations deep; a child of it would be deeper than %d", depth, MaxDelegationDepth),
-			"do the work in this session, or report back to your parent and let it delegate")
-	}
-	return nil
 }
