@@ -44,7 +44,8 @@ type component struct {
 	scripts   string
 }
 
-func newComponent(t testing.TB) *component {
+// newComponent builds the Application; each option may change its settings first.
+func newComponent(t testing.TB, options ...func(*app.Settings)) *component {
 	t.Helper()
 	ctx := context.Background()
 	// The global AGENTS.md is read from the user's configuration directory: make it the test's.
@@ -71,6 +72,9 @@ func newComponent(t testing.TB) *component {
 	t.Cleanup(stopFeed)
 	artifacts := t.TempDir()
 	settings := app.Settings{Model: "scripted:" + filepath.Join(c.scripts, "default.json"), Home: t.TempDir()}
+	for _, o := range options {
+		o(&settings)
+	}
 	q := queries.New(c.store, registry, readModels{rm}, runner)
 	c.app = app.New(settings, nil, app.Ports{
 		Send:         bus.Send,

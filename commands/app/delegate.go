@@ -33,7 +33,9 @@ type Jobs struct {
 	// wakes are the (session, input) wakes in flight (seeds 002 §7.1); missed are the
 	// sessions a report arrived for while their turn ran here; last is each session's
 	// latest composition, which the turn that delivers a report runs with.
-	wakes  map[string]bool
+	wakes map[string]bool
+	// taken are the inputs a running turn claimed (Take) until it recorded them.
+	taken  map[string]*input
 	missed map[string]bool
 	// delivering are the sessions a deliverer runs for; true when a wake asked it to look
 	// again.
@@ -72,7 +74,7 @@ func (c *Commands) jobs() *Jobs {
 			n = tools.DefaultDelegations
 		}
 		c.jobRuntime = &Jobs{c: c, slots: make(chan struct{}, n), comps: map[string]composition{}, wakes: map[string]bool{},
-			missed: map[string]bool{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
+			missed: map[string]bool{}, taken: map[string]*input{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
 		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
 		c.jobRuntime.background, c.jobRuntime.stop = context.WithCancel(context.Background())
 	})

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/react"
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/delegation"
 	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -246,5 +250,68 @@ func TestComponentSweepSettlesLostJobs(t *testing.T) {
 	l, _, err := commands.LoadJobs(ctx, c.store, registry, "ses_lost")
 	if err != nil || l.Job("job_lost").Status != events.JobUncertain {
 		t.Fatalf("job after the sweep: %+v %v", l.Job("job_lost"), err)
+	}
+}
+
+// A report that arrives while its parent's turn runs is delivered inside that turn, at its
+// next tool-safe boundary (seeds 002 §7.1): after the step's calls settled, before the next
+// request, which is assembled with it. No second turn runs for it, and it is consumed once.
+func TestComponentReportAtToolSafeBoundary(t *testing.T) {
+	c := newComponent(t, func(s *app.Settings) {
+		s.Agents = map[string]agent.Override{"orchestrator": {Delegates: []string{"build"}}}
+	})
+	ctx := context.Background()
+	spec := c.script("boundary", `{"turns":[
+	  {"toolCalls":[{"id":"t1","name":"task","arguments":{"agent":"build","objective":"Lane Q: answer at once",
+	    "deliverable":"d","instructions":"i","success_evidence":"s","background":true}}]},
+	  {"toolCalls":[{"id":"s1","name":"shell","arguments":{"command":"while [ ! -f proceed ]; do sleep 0.02; done"}}]},
+	  {"text":"Integrated the report inside the turn."}],
+	 "sessions":[{"when":"Lane Q","turns":[{"text":"Lane Q done."}]}]}`)
+	session := app.NewSessionID("boundary-1")
+	go func() { // the parent's command waits until the report is admitted: then let it go on
+		for range 500 {
+			recs, _ := c.store.ReadStream(ctx, commands.JobStream(session), 0, 100)
+			for _, rec := range recs {
+				if rec.Type == events.TypeJobReportAdmitted {
+					_ = os.WriteFile(filepath.Join(c.workspace, "proceed"), nil, 0o600)
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res := c.run(t, app.RunTurn{Meta: meta("boundary-1"), Prompt: "one lane", Model: spec, Agent: "orchestrator"})
+	if _, err := c.app.Commands.SettleJobs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := c.store.ReadStream(ctx, commands.SessionStream(res.SessionID), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, rec := range recs {
+		switch rec.Type {
+		case events.TypeUserMessageAppended, events.TypeToolSettled, events.TypeTurnStarted, events.TypeTurnFinished:
+			order = append(order, rec.Type)
+		case events.TypeProviderRequest:
+			if strings.Contains(string(rec.Data), `"status":"started"`) {
+				order = append(order, "request")
+			}
+		}
+	}
+	want := []string{events.TypeUserMessageAppended, events.TypeTurnStarted, "request", events.TypeToolSettled, "request",
+		events.TypeToolSettled, events.TypeUserMessageAppended, "request", events.TypeTurnFinished}
+	if !slices.Equal(order, want) {
+		t.Fatalf("parent's events:\n got %v\nwant %v", order, want)
+	}
+	if res.Text != "Integrated the report inside the turn." {
+		t.Fatalf("outcome %+v", res.Outcome)
+	}
+	l, _, err := commands.LoadJobs(ctx, c.store, events.NewRegistry(events.AllPayloads()...), res.SessionID)
+	if err != nil || !l.Jobs()[0].ReportConsumed {
+		t.Fatalf("ledger: %+v %v", l.Jobs(), err)
+	}
+	if rep, err := c.app.Commands.Replay(ctx, res.SessionID); err != nil || len(rep.Differences) != 0 {
+		t.Fatalf("replay: %+v %v", rep.Differences, err)
 	}
 }

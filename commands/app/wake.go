@@ -112,21 +112,31 @@ type input struct {
 }
 
 func nextInput(l *job.Ledger) *input {
+	if in := pendingInputs(l); len(in) > 0 {
+		return in[0]
+	}
+	return nil
+}
+
+// pendingInputs are the inbox's inputs not consumed yet: jobs' reports in the order they
+// were admitted, then peer messages.
+func pendingInputs(l *job.Ledger) []*input {
+	var out []*input
 	for _, jb := range l.Jobs() {
 		if jb.ReportInputID != "" && !jb.ReportConsumed && jb.Result != nil {
-			return &input{id: jb.ReportInputID, causation: jb.JobID, prompt: job.RenderReport(*jb.Result),
+			out = append(out, &input{id: jb.ReportInputID, causation: jb.JobID, prompt: job.RenderReport(*jb.Result),
 				report:   turn.Report{InputID: jb.ReportInputID, Report: *jb.Result},
-				consumed: func(m string) any { return job.Consume{JobID: jb.JobID, InputID: jb.ReportInputID, MessageID: m} }}
+				consumed: func(m string) any { return job.Consume{JobID: jb.JobID, InputID: jb.ReportInputID, MessageID: m} }})
 		}
 	}
 	for _, m := range l.Messages() {
 		if !m.Consumed {
-			return &input{id: m.InputID, causation: m.ToolCallID, prompt: job.RenderPeer(m.InboxMessageAdmitted),
+			out = append(out, &input{id: m.InputID, causation: m.ToolCallID, prompt: job.RenderPeer(m.InboxMessageAdmitted),
 				report:   turn.Report{InputID: m.InputID, Peer: &m.PeerMessage},
-				consumed: func(msg string) any { return job.ConsumeMessage{InputID: m.InputID, MessageID: msg} }}
+				consumed: func(msg string) any { return job.ConsumeMessage{InputID: m.InputID, MessageID: msg} }})
 		}
 	}
-	return nil
+	return out
 }
 
 // deliverOnce claims the (session, input) wake, runs the turn that delivers the input and
@@ -175,4 +185,65 @@ func retryable(err error) bool {
 	}
 	var busy *events.WrongExpectedRevisionError
 	return errors.As(err, &busy)
+}
+
+// Take claims, for a turn of session running here, the inbox inputs that arrived while it
+// ran (turn.Inputs): only when a wake found the turn running (missed), so a step of a turn
+// with nothing waiting reads nothing. A claimed input is not delivered by a deliverer at the
+// same time.
+func (j *Jobs) Take(ctx context.Context, session string) []turn.Input {
+	j.mu.Lock()
+	missed := j.missed[session]
+	delete(j.missed, session)
+	j.mu.Unlock()
+	if !missed {
+		return nil
+	}
+	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, session)
+	if err != nil {
+		j.mark(session) // delivered after the turn instead
+		return nil
+	}
+	var out []turn.Input
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, in := range pendingInputs(l) {
+		if key := session + "/" + in.id; !j.wakes[key] {
+			j.wakes[key] = true
+			j.taken[key] = in
+			out = append(out, turn.Input{Report: in.report, Text: in.prompt})
+		}
+	}
+	return out
+}
+
+// Recorded records the taken inputs consumed once their messages are durable, or lets them
+// go to be delivered after the turn (turn.Inputs).
+func (j *Jobs) Recorded(ctx context.Context, session string, in []turn.Input, err error) {
+	for _, i := range in {
+		key := session + "/" + i.InputID
+		j.mu.Lock()
+		taken := j.taken[key]
+		delete(j.taken, key)
+		j.mu.Unlock()
+		if err == nil && taken != nil {
+			// The session stream holds the message: a failure here leaves a report the ledger
+			// counts as waiting, which the next delivery finds recorded (docs/delegation.md).
+			_, _ = j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("inbox-consume/"+i.InputID, session, taken.causation),
+				ParentSessionID: session, Cmd: taken.consumed(i.MessageID)})
+		}
+		j.mu.Lock()
+		delete(j.wakes, key)
+		j.mu.Unlock()
+	}
+	if err != nil {
+		j.mark(session)
+	}
+}
+
+// mark asks for a wake of session when its running turn ends.
+func (j *Jobs) mark(session string) {
+	j.mu.Lock()
+	j.missed[session] = true
+	j.mu.Unlock()
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"time"
 
 	"github.com/zuno-run/zuno/commands"
@@ -17,6 +18,10 @@ type group struct {
 	started  *events.TurnStarted
 	text     string
 	report   *turn.Report // the inbox report the turn's user message delivered
+	// inputs are the inbox inputs delivered inside the turn, by the number of steps whose
+	// calls ran before each: the replayed driver takes them at the same boundaries.
+	inputs   map[int][]turn.Input
+	requests int
 	move     string
 	asked    bool
 	finished bool
@@ -33,7 +38,7 @@ type group struct {
 }
 
 func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error) {
-	g := &group{recs: recs, settled: map[string]events.ToolSettled{}, settledAt: map[string]uint64{}, receipts: map[string]events.VerificationReceipt{}}
+	g := &group{recs: recs, inputs: map[int][]turn.Input{}, settled: map[string]events.ToolSettled{}, settledAt: map[string]uint64{}, receipts: map[string]events.VerificationReceipt{}}
 	for i, rec := range recs {
 		p, err := registry.Decode(rec)
 		if err != nil {
@@ -44,12 +49,13 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 		case events.TurnStarted:
 			g.started = &e
 		case events.UserMessageAppended:
-			g.text = e.Text
-			if e.TaskReport != nil {
-				g.report = &turn.Report{InputID: e.InputID, Report: *e.TaskReport}
+			if g.started != nil { // delivered inside the turn, at a tool-safe boundary
+				g.inputs[g.requests] = append(g.inputs[g.requests], inputOf(e))
+				break
 			}
-			if e.PeerMessage != nil {
-				g.report = &turn.Report{InputID: e.InputID, Peer: e.PeerMessage}
+			g.text = e.Text
+			if in := inputOf(e); in.InputID != "" {
+				g.report = &in.Report
 			}
 		case events.DirectoryChanged:
 			g.move = e.Directory
@@ -58,6 +64,9 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 		case events.ProviderRequest:
 			if e.Status != events.RequestStarted {
 				g.responses = append(g.responses, e)
+			}
+			if e.Status == events.RequestCompleted && e.Response != nil && len(e.Response.ToolCalls) > 0 {
+				g.requests++ // a step whose calls ran: the driver takes inputs after it
 			}
 		case events.ToolSettled:
 			g.settled[e.CallID], g.settledAt[e.CallID] = e, recs[i].Position
@@ -154,3 +163,25 @@ func lastCalls(ps []events.Payload) map[string]bool {
 	}
 	return out
 }
+
+// inputOf is the inbox input a user message delivered (InputID empty for an ordinary one).
+func inputOf(e events.UserMessageAppended) turn.Input {
+	in := turn.Input{Text: e.Text, MessageID: e.MessageID, Report: turn.Report{InputID: e.InputID, Peer: e.PeerMessage}}
+	if e.TaskReport != nil {
+		in.Report.Report = *e.TaskReport
+	}
+	return in
+}
+
+// recordedInputs plays a turn's inputs back at the boundaries where they were delivered.
+type recordedInputs struct {
+	byStep map[int][]turn.Input
+	steps  int
+}
+
+func (r *recordedInputs) Take(context.Context, string) []turn.Input {
+	r.steps++
+	return append([]turn.Input(nil), r.byStep[r.steps]...)
+}
+
+func (r *recordedInputs) Recorded(context.Context, string, []turn.Input, error) {}

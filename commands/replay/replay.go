@@ -172,6 +172,7 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil }, Jitter: func() float64 { return 0 }}
 	req.Meta, req.SessionID, req.Text, req.Directory, req.Report = t.Meta, t.Started.SessionID, t.Text, t.Move, t.Report
+	req.Inputs = &recordedInputs{byStep: g.inputs}
 	req.ProviderName = t.Started.Provider
 	req.Provider = newProvider(g, cancel, t.Started.Wire)
 	if w := t.Started.Wire; w != nil {

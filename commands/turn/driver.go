@@ -99,6 +99,9 @@ type Request struct {
 	// Report, when set, makes the turn's user message the delivery of a job's report from
 	// the session's inbox (Text is its rendering; docs/delegation.md).
 	Report *Report
+	// Inputs, when set, delivers inbox inputs that arrive while the turn runs, at its
+	// tool-safe boundaries.
+	Inputs Inputs
 	// Resume, when set, continues the session's open turn that waits on asks, instead of
 	// starting a turn from Text (docs/turns.md, "Suspended turns").
 	Resume *Resume
@@ -525,8 +528,13 @@ func actorOf(req Request) func(events.Payload) string {
 		sender = "user"
 	}
 	return func(p events.Payload) string {
-		switch p.(type) {
-		case events.UserMessageAppended, events.DirectoryChanged, events.TurnResumed:
+		switch e := p.(type) {
+		case events.UserMessageAppended:
+			if e.InputID != "" && e.MessageID != MessageID(req.Meta.CommandID) {
+				return "host" // an input delivered inside the turn: the host delivered it
+			}
+			return sender
+		case events.DirectoryChanged, events.TurnResumed:
 			return sender
 		}
 		return agentActor

@@ -115,3 +115,27 @@ type Inbox interface {
 	// A turn that suspends at its asks (Request.Suspend) looks here instead of waiting.
 	Answered(ctx context.Context, sessionID, askID string) (a events.PermissionAnswered, found bool, err error)
 }
+
+// Inputs delivers what arrives in the session's inbox while its turn runs (a job's report, a
+// peer message) at the turn's tool-safe boundary: after a step's calls have settled, before
+// its next request (docs/delegation.md, "Delivery"). The host's job runtime implements it; a
+// replay plays the recorded ones back.
+type Inputs interface {
+	// Take claims the inputs to deliver now; each becomes a user message of the turn.
+	Take(ctx context.Context, sessionID string) []Input
+	// Recorded is told whether the claimed inputs' messages are durable (err nil), so it
+	// records them consumed, or were not, so it lets them go for a later delivery.
+	Recorded(ctx context.Context, sessionID string, in []Input, err error)
+}
+
+// Input is one inbox input delivered inside a running turn: Text is the message's text, and
+// MessageID, filled by the driver, the message that delivered it.
+type Input struct {
+	Report
+	Text, MessageID string
+}
+
+// InputMessageID is the message id of an input delivered inside the turn of command commandID.
+func InputMessageID(commandID, inputID string) string {
+	return MessageID(commandID + "/input/" + inputID)
+}

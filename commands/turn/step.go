@@ -185,6 +185,9 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if err := r.runCalls(ctx, base.RequestID, resp.ToolCalls); err != nil {
 		return true, err
 	}
+	if err := r.deliverInputs(ctx); err != nil {
+		return true, err
+	}
 	for _, c := range resp.ToolCalls {
 		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate
 	}
@@ -430,4 +433,49 @@ func errorInfo(err error) *events.ErrorInfo {
 		return &events.ErrorInfo{Code: code, Message: err.Error()}
 	}
 	return &events.ErrorInfo{Code: "unknown", Message: err.Error()}
+}
+
+// deliverInputs records, at the step's tool-safe boundary (its calls settled, the next
+// request not started), the inbox inputs that arrived while it ran: each a user message that
+// carries its input, durable before the next request is assembled from it.
+func (r *run) deliverInputs(ctx context.Context) error {
+	if r.req.Inputs == nil {
+		return nil
+	}
+	in := r.req.Inputs.Take(ctx, r.req.SessionID)
+	if len(in) == 0 {
+		return nil
+	}
+	for k := range in {
+		in[k].MessageID = InputMessageID(r.req.Meta.CommandID, in[k].InputID)
+	}
+	err := r.stageInputs(in)
+	if err == nil {
+		err = r.commit(ctx)
+	}
+	r.req.Inputs.Recorded(context.WithoutCancel(ctx), r.req.SessionID, in, err)
+	return err
+}
+
+func (r *run) stageInputs(in []Input) error {
+	for _, i := range in {
+		msg := session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: i.MessageID,
+			Text: i.Text, InputID: i.InputID, PeerMessage: i.Peer}
+		if i.Peer == nil {
+			msg.TaskReport = &i.Report.Report
+		}
+		ps, err := session.Decide(&r.sess, msg)
+		for _, p := range ps {
+			if err == nil {
+				err = r.sess.Evolve(p)
+			}
+		}
+		if err == nil {
+			err = r.stage(ps...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
