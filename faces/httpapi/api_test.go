@@ -155,18 +155,23 @@ func TestAPIAsksAndReplies(t *testing.T) {
 	reply := func(session, ask, body string) response {
 		return f.do("POST", "/api/sessions/"+session+"/asks/"+ask+"/reply", body)
 	}
-	if r := reply(a.SessionID, otherAsk, `{"reply":"once"}`); r.status != 404 || r.code() != "ask_not_pending" {
-		t.Fatalf("another session's ask: %d %s", r.status, r.body)
-	}
-	if r := reply(a.SessionID, ask, `{"reply":"sometimes"}`); r.status != 400 {
-		t.Fatalf("bad reply: %d %s", r.status, r.body)
-	}
-	if r := reply(a.SessionID, ask, `{"reply":"once"}`); r.status != 204 || len(r.body) != 0 {
-		t.Fatalf("reply: %d %s", r.status, r.body)
-	}
-	for _, again := range []string{`{"reply":"once"}`, `{"reply":"reject"}`} {
-		if r := reply(a.SessionID, ask, again); r.status != 404 || r.code() != "ask_not_pending" {
-			t.Fatalf("second reply %s: %d %s", again, r.status, r.body)
+	// Seeds 004, in order: each row is one reply and its answer.
+	for _, c := range []struct {
+		name, session, ask, body string
+		status                   int
+		code                     string
+	}{
+		{"a reply for another session's ask", a.SessionID, otherAsk, `{"reply":"once"}`, 404, "ask_not_pending"},
+		{"a reply that is not once, always or reject", a.SessionID, ask, `{"reply":"sometimes"}`, 400, "invalid_argument"},
+		{"the reply: 204", a.SessionID, ask, `{"reply":"once","commandId":"reply-1"}`, 204, ""},
+		{"the reply replayed with its command id: 404", a.SessionID, ask, `{"reply":"once","commandId":"reply-1"}`, 404, "ask_not_pending"},
+		{"the same reply again: 404", a.SessionID, ask, `{"reply":"once"}`, 404, "ask_not_pending"},
+		{"another reply: 404", a.SessionID, ask, `{"reply":"reject"}`, 404, "ask_not_pending"},
+		{"this session's ask named under the other session", other.SessionID, ask, `{"reply":"once"}`, 404, "ask_not_pending"},
+	} {
+		r := reply(c.session, c.ask, c.body)
+		if r.status != c.status || r.code() != c.code || (c.status == 204 && len(r.body) != 0) {
+			t.Fatalf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
 		}
 	}
 	if got := f.waitTurn(a.SessionID, a.TurnID); got != "completed" {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
 )
 
 // TokenEnv is the variable a single bearer token is read from; its name is "env".
@@ -206,4 +205,3 @@ func crossOrigin(what string) error {
 	return &Error{code: CodeCrossOrigin, Message: "a write from another origin (" + what + ")",
 		Fix: "call the API from a client, not a page on another site; CORS is closed"}
 }
-

@@ -11,13 +11,14 @@ import (
 // statusOf is the HTTP status of a typed error's code: the code says what happened, the status
 // only which class of answer it is. A code not listed is a server error.
 var statusOf = map[string]int{
-	CodeUnauthorized: http.StatusUnauthorized,
-	CodeCrossOrigin:  http.StatusForbidden,
-	CodeBadID:        http.StatusBadRequest,
-	CodeBadRequest:   http.StatusBadRequest,
-	CodeBodyTooLarge: http.StatusRequestEntityTooLarge,
-	CodeModelRefused: http.StatusBadRequest,
-	"usage":          http.StatusBadRequest,
+	CodeUnauthorized:   http.StatusUnauthorized,
+	CodeCrossOrigin:    http.StatusForbidden,
+	CodeBadID:          http.StatusBadRequest,
+	CodeBadRequest:     http.StatusBadRequest,
+	CodeBodyTooLarge:   http.StatusRequestEntityTooLarge,
+	CodeBadLastEventID: http.StatusBadRequest,
+	CodeModelRefused:   http.StatusBadRequest,
+	"usage":            http.StatusBadRequest,
 
 	"invalid_argument":    http.StatusBadRequest,
 	"unknown_agent":       http.StatusBadRequest,

@@ -343,3 +343,5 @@ func (f *fixture) rawConn() net.Conn {
 }
 
 func sleep() { time.Sleep(20 * time.Millisecond) }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
