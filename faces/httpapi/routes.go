@@ -97,10 +97,11 @@ func checkIDs(r *http.Request, pattern string) error {
 	return nil
 }
 
-// CodeBadRequest: the body is not the JSON the route takes; CodeBodyTooLarge: it is over the
-// limit.
+// Codes of a body the server does not take.
 const (
-	CodeBadRequest   = "bad_request"
+	// CodeBadRequest: the body or a query parameter is not what the route takes.
+	CodeBadRequest = "bad_request"
+	// CodeBodyTooLarge: the body is over the server's limit (Config.MaxBody).
 	CodeBodyTooLarge = "body_too_large"
 )
 
