@@ -147,6 +147,9 @@ func TestAPIAsksAndReplies(t *testing.T) {
 	other := f.start("cmd-other", "write a.txt too")
 	ask := f.pendingAsk(a.SessionID)
 	otherAsk := f.pendingAsk(other.SessionID)
+	if again := f.start("cmd-ask", "write a.txt"); again.SessionID != a.SessionID || again.TurnID != a.TurnID || again.Outcome != nil {
+		t.Fatalf("the same command while its turn waits: %+v", again)
+	}
 
 	r := f.do("GET", "/api/sessions/"+a.SessionID+"/asks?pending=true", "")
 	if r.status != 200 || !strings.Contains(string(r.body), ask) || strings.Contains(string(r.body), otherAsk) {

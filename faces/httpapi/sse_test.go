@@ -28,6 +28,7 @@ func TestSSEResumesWithoutSkipOrRepeat(t *testing.T) {
 		}
 	}
 	written := make(chan error, 1)
+	began := time.Now()
 	go func() {
 		for i := range messages {
 			if _, err := f.app.Commands.AppendMessage(ctx, meta(fmt.Sprintf("m-%d", i)), sid, fmt.Sprintf("msg_%d", i), "m"); err != nil {
@@ -82,6 +83,7 @@ func TestSSEResumesWithoutSkipOrRepeat(t *testing.T) {
 	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the client had every event %v after the writes began", time.Since(began))
 	recs, err := f.app.Queries.Events(ctx, commands.SessionStream(sid), 0, 0)
 	if err != nil {
 		t.Fatal(err)

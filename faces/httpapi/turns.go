@@ -116,6 +116,10 @@ func (s *Server) runTurn(w http.ResponseWriter, r *http.Request, in app.RunTurn,
 	case <-started.ch:
 		return writeJSON(w, http.StatusAccepted, out)
 	case res := <-done:
+		if app.CodeOf(res.err) == turn.CodeTurnInProgress {
+			// The same command, sent again while its turn runs: the same answer as the first.
+			return writeJSON(w, http.StatusAccepted, out)
+		}
 		if res.err != nil {
 			return res.err
 		}
