@@ -19,8 +19,10 @@ const (
 
 // A turn through the API: started with 202, run in the server, read back through every read
 // endpoint; the same command id again starts nothing.
-func TestAPITurn(t *testing.T) {
-	f := newFixture(t, options{tokens: map[string]string{"ci": "0123456789abcdef-ci"}})
+func TestAPITurn(t *testing.T) { dialects(t, testAPITurn) }
+
+func testAPITurn(t *testing.T, postgres bool) {
+	f := newFixture(t, options{tokens: map[string]string{"ci": "0123456789abcdef-ci"}, postgres: postgres})
 	f.writeScript("default", shellScript)
 	a := f.start("cmd-turn-1", "say hi")
 	if a.SessionID == "" || a.TurnID == "" || a.Events != "/api/sessions/"+a.SessionID+"/events" {
@@ -139,8 +141,10 @@ func TestAPITurn(t *testing.T) {
 
 // Seeds 004: a reply is 204, a second reply 404; a reply for another session's ask is 404.
 // The turn waiting on the ask goes on with the reply.
-func TestAPIAsksAndReplies(t *testing.T) {
-	f := newFixture(t, options{})
+func TestAPIAsksAndReplies(t *testing.T) { dialects(t, testAPIAsksAndReplies) }
+
+func testAPIAsksAndReplies(t *testing.T, postgres bool) {
+	f := newFixture(t, options{postgres: postgres})
 	f.writeScript("default", writeScript)
 	a := f.start("cmd-ask", "write a.txt")
 	f.writeScript("default", strings.ReplaceAll(writeScript, `"w1"`, `"w2"`))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/instructions"
+	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
@@ -53,24 +54,49 @@ const permissionAsk = `{"rules": {"edit": "ask"}}`
 type options struct {
 	tokens map[string]string
 	cfg    func(*httpapi.Config)
+	// postgres puts the event store and the read models on a fresh database of the Postgres
+	// server ZUNO_TEST_POSTGRES_URL names (skipped without one); SQLite otherwise.
+	postgres bool
+}
+
+// dialects runs test on the embedded SQLite store and on Postgres.
+func dialects(t *testing.T, test func(t *testing.T, postgres bool)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, false) })
+	t.Run("postgres", func(t *testing.T) { test(t, true) })
+}
+
+// openStores opens the event store and the read models of a fixture.
+func openStores(t *testing.T, postgres bool) (*sqlstore.Store, *readmodel.DB) {
+	t.Helper()
+	ctx := context.Background()
+	var store *sqlstore.Store
+	var rm *readmodel.DB
+	var err error
+	if postgres {
+		url := pgtest.NewDatabase(t)
+		if store, err = sqlstore.OpenPostgres(ctx, url); err == nil {
+			rm, err = readmodel.OpenPostgres(ctx, url)
+		}
+	} else {
+		path := filepath.Join(t.TempDir(), "zuno.db")
+		if store, err = sqlstore.OpenSQLite(ctx, path); err == nil {
+			rm, err = readmodel.OpenSQLite(ctx, path)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, rm
 }
 
 func newFixture(t *testing.T, o options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	dir := t.TempDir()
 	f := &fixture{t: t, workspace: t.TempDir(), scripts: t.TempDir()}
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "zuno.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, rm := openStores(t, o.postgres)
 	f.store = store
-	t.Cleanup(func() { store.Close() })
-	rm, err := readmodel.OpenSQLite(ctx, filepath.Join(dir, "zuno.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	registry := events.NewRegistry(events.AllPayloads()...)
 	runner := projections.NewRunner(rm.Writer, store, registry, projections.All())
 	t.Cleanup(func() { runner.Close(); rm.Close() })

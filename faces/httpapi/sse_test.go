@@ -11,14 +11,17 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/faces/httpapi"
 )
 
 // A client that reconnects with Last-Event-ID at random points of a 1,000-event session,
 // while the session is still being written, sees each of its events exactly once, in log
 // order, and none of another session's.
-func TestSSEResumesWithoutSkipOrRepeat(t *testing.T) {
-	f := newFixture(t, options{tokens: map[string]string{"watcher": "watcher-token-0123456789"}})
+func TestSSEResumesWithoutSkipOrRepeat(t *testing.T) { dialects(t, testSSEResumes) }
+
+func testSSEResumes(t *testing.T, postgres bool) {
+	f := newFixture(t, options{tokens: map[string]string{"watcher": "watcher-token-0123456789"}, postgres: postgres})
 	ctx := context.Background()
 	const messages = 999 // with session.created.1: 1,000 events
 	sid, noise := "ses_sse", "ses_noise"
@@ -27,76 +30,114 @@ func TestSSEResumesWithoutSkipOrRepeat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	written := make(chan error, 1)
+	// The session's messages, and beside them another writer's, so appends commit out of
+	// position order (on Postgres a position may become visible after a later one).
+	written := make(chan error, 2)
 	began := time.Now()
-	go func() {
-		for i := range messages {
-			if _, err := f.app.Commands.AppendMessage(ctx, meta(fmt.Sprintf("m-%d", i)), sid, fmt.Sprintf("msg_%d", i), "m"); err != nil {
+	write := func(session, prefix string, n int) {
+		for i := range n {
+			if _, err := f.app.Commands.AppendMessage(ctx, meta(fmt.Sprintf("%s-%d", prefix, i)), session, fmt.Sprintf("msg_%d", i), prefix); err != nil {
 				written <- err
 				return
 			}
-			if i%7 == 0 {
-				if _, err := f.app.Commands.AppendMessage(ctx, meta(fmt.Sprintf("n-%d", i)), noise, fmt.Sprintf("msg_%d", i), "n"); err != nil {
-					written <- err
-					return
-				}
-			}
 		}
 		written <- nil
-	}()
+	}
+	go write(sid, "m", messages)
+	go write(noise, "n", messages/3)
 
-	rng := rand.New(rand.NewPCG(1, 2))
-	seen := map[uint64]int{}
-	var order []uint64
-	last, reconnects := "", 0
-	for len(order) < messages+1 {
-		cctx, cancel := context.WithCancel(ctx)
-		stream, res := f.openStream(cctx, "/api/sessions/"+sid+"/events", last)
-		if res.StatusCode != 200 {
-			t.Fatalf("stream: %d", res.StatusCode)
+	// Two clients at once: one on the session's stream, one on the whole log's, each
+	// reconnecting at random points with the last id it saw.
+	total := messages + 1 + messages/3 + 1
+	type seen struct {
+		order      []uint64
+		reconnects int
+	}
+	all := make(chan seen, 1)
+	go func() {
+		order, n := f.followReconnecting(t, "/api/events", total, 3, nil)
+		all <- seen{order, n}
+	}()
+	order, reconnects := f.followReconnecting(t, "/api/sessions/"+sid+"/events", messages+1, 1, func(stream string) bool {
+		return stream == commands.SessionStream(sid)
+	})
+	for range 2 {
+		if err := <-written; err != nil {
+			t.Fatal(err)
 		}
+	}
+	t.Logf("the session's client had every event %v after the writes began, over %d connections", time.Since(began), reconnects)
+	sessionRecs, err := f.app.Queries.Events(ctx, commands.SessionStream(sid), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, "the session's stream", order, sessionRecs)
+	whole := <-all
+	logRecs, err := f.app.Queries.Events(ctx, "", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, "the whole log's stream", whole.order, logRecs)
+	t.Logf("the log's client: %d events over %d connections", len(whole.order), whole.reconnects)
+}
+
+// followReconnecting reads path's stream until it has want events, dropping the connection
+// after a random number of events and reconnecting with the last id seen. own, when set,
+// says which streams the events may come from.
+func (f *fixture) followReconnecting(t *testing.T, path string, want int, seed uint64, own func(string) bool) ([]uint64, int) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var order []uint64
+	last, connections := "", 0
+	for len(order) < want {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, res := f.openStream(ctx, path, last)
+		if res.StatusCode != 200 {
+			t.Errorf("%s: %d", path, res.StatusCode)
+			cancel()
+			return order, connections
+		}
+		connections++
+		got := 0
 		for range 1 + rng.IntN(40) {
 			ev, ok := recvTimeout(t, stream)
 			if !ok {
 				break
 			}
+			got++
 			var e struct {
 				Position uint64
 				Stream   string
 			}
-			if err := json.Unmarshal([]byte(ev.data), &e); err != nil {
-				t.Fatal(err)
+			if err := json.Unmarshal([]byte(ev.data), &e); err != nil || strconv.FormatUint(e.Position, 10) != ev.id ||
+				own != nil && !own(e.Stream) {
+				t.Errorf("%s: event id %s, data %s (%v)", path, ev.id, ev.data, err)
 			}
-			if strconv.FormatUint(e.Position, 10) != ev.id || e.Stream != commands.SessionStream(sid) {
-				t.Fatalf("event id %s, data %s", ev.id, ev.data)
-			}
-			seen[e.Position]++
 			order = append(order, e.Position)
 			last = ev.id
-			if len(order) == messages+1 {
+			if len(order) == want {
 				break
 			}
 		}
 		cancel()
-		reconnects++
-	}
-	if err := <-written; err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("the client had every event %v after the writes began", time.Since(began))
-	recs, err := f.app.Queries.Events(ctx, commands.SessionStream(sid), 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != messages+1 || len(order) != len(recs) {
-		t.Fatalf("the session has %d events; the client saw %d", len(recs), len(order))
-	}
-	for i, r := range recs {
-		if order[i] != r.Position || seen[r.Position] != 1 {
-			t.Fatalf("event %d: saw position %d (%d times), the log has %d", i, order[i], seen[r.Position], r.Position)
+		if got == 0 {
+			t.Errorf("%s: a connection brought nothing", path)
+			return order, connections
 		}
 	}
-	t.Logf("%d events over %d connections", len(order), reconnects)
+	return order, connections
+}
+
+// exactlyOnce fails unless a client saw the events of recs, each once, in log order.
+func exactlyOnce(t *testing.T, what string, order []uint64, recs []events.Recorded) {
+	t.Helper()
+	if len(order) != len(recs) {
+		t.Fatalf("%s: the log has %d events; the client saw %d", what, len(recs), len(order))
+	}
+	for i, r := range recs {
+		if order[i] != r.Position {
+			t.Fatalf("%s: event %d: saw position %d, the log has %d", what, i, order[i], r.Position)
+		}
+	}
 }
 
 // The stream of all sessions resumes the same way, from a position given as after=N too.
@@ -161,7 +202,7 @@ func recvTimeout(t *testing.T, c <-chan sseEvent) (sseEvent, bool) {
 	case ev, ok := <-c:
 		return ev, ok
 	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
+		t.Error("no event within 10s") // not Fatal: followReconnecting calls this on a goroutine of its own
 		return sseEvent{}, false
 	}
 }
