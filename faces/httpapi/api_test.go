@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,6 +46,24 @@ func testAPITurn(t *testing.T, postgres bool) {
 		r := f.do("POST", "/api/sessions", `{"commandId":"cmd-turn-1","prompt":"something else"}`)
 		if r.status != http.StatusConflict || r.code() != "command_id_reused" {
 			t.Fatalf("%d %s", r.status, r.body)
+		}
+	})
+	t.Run("the session's event stream shows the turn to its end", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stream, _ := f.openStream(ctx, a.Events, "")
+		var types []string
+		for len(types) == 0 || types[len(types)-1] != "session.turn.finished.1" {
+			ev, ok := recvTimeout(t, stream)
+			if !ok {
+				t.Fatalf("the stream ended after %v", types)
+			}
+			var e struct{ Type string }
+			json.Unmarshal([]byte(ev.data), &e)
+			types = append(types, e.Type)
+		}
+		if types[0] != "session.created.1" || !slices.Contains(types, "session.tool.started.1") {
+			t.Fatalf("types: %v", types)
 		}
 	})
 	t.Run("sessions list and get", func(t *testing.T) {

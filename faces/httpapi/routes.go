@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -113,6 +115,11 @@ func decode(r *http.Request, v any) error {
 	if err == nil && dec.More() {
 		err = errors.New("more than one JSON value")
 	}
+	return bodyError(err)
+}
+
+// bodyError is the typed form of a failure to read or decode a body.
+func bodyError(err error) error {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -123,6 +130,19 @@ func decode(r *http.Request, v any) error {
 			Fix: "send one JSON object with the fields /openapi.json lists"}
 	}
 	return nil
+}
+
+// decodeOptional is decode for a body that may be empty (or only white space).
+func decodeOptional(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return bodyError(err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return decode(r, v)
 }
 
 // writeJSON writes v with status.

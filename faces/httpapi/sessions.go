@@ -1,12 +1,9 @@
 package httpapi
 
 import (
-	"errors"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
@@ -83,19 +80,6 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request, actor string) err
 		return err
 	}
 	return writeJSON(w, http.StatusAccepted, res)
-}
-
-// decodeOptional is decode for a body that may be empty.
-func decodeOptional(r *http.Request, v any) error {
-	if r.ContentLength == 0 {
-		return nil
-	}
-	err := decode(r, v)
-	var e *Error
-	if errors.As(err, &e) && e.code == CodeBadRequest && strings.Contains(e.Message, io.EOF.Error()) {
-		return nil
-	}
-	return err
 }
 
 // commandIDPattern is what a client's command id may be: printable, short, no spaces.
