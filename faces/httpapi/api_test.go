@@ -12,6 +12,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain/verification"
+	"github.com/zuno-run/zuno/events"
 )
 
 const (
@@ -150,6 +151,7 @@ func testAPITurn(t *testing.T, postgres bool) {
 			{`{"commandId":"c4","prompt":"hi","agent":"nobody"}`, "unknown_agent"},
 			{`{"commandId":"c5","prompt":"hi","extra":1}`, "bad_request"},
 			{`{"commandId":"c6","prompt":"hi","directory":"/does/not/exist"}`, "workspace_not_found"},
+			{`{"commandId":"c7","prompt":"hi","directory":"relative/dir"}`, "bad_request"},
 		} {
 			r := f.do("POST", "/api/sessions", c.body)
 			if r.code() != c.code || r.status >= 500 {
@@ -204,6 +206,10 @@ func testAPIAsksAndReplies(t *testing.T, postgres bool) {
 	if got := f.waitTurn(a.SessionID, a.TurnID); got != "completed" {
 		t.Fatalf("turn after the reply: %s", got)
 	}
+	inbox, err := f.app.Queries.Events(context.Background(), commands.InboxStream(a.SessionID), 0, 0)
+	if err != nil || len(inbox) != 1 || inbox[0].Metadata.Actor != "http:local" || inbox[0].Metadata.CommandID != "reply-1" {
+		t.Fatalf("the reply's event: %+v %v", inbox, err)
+	}
 	if b, err := os.ReadFile(filepath.Join(f.workspace, "a.txt")); err != nil || string(b) != "A\n" {
 		t.Fatalf("a.txt: %q %v", b, err)
 	}
@@ -215,6 +221,14 @@ func testAPIAsksAndReplies(t *testing.T, postgres bool) {
 		}
 		if got := f.waitTurn(other.SessionID, other.TurnID); got != "interrupted" {
 			t.Fatalf("turn after abort: %s", got)
+		}
+		lease, err := f.app.Queries.Events(context.Background(), commands.LeaseStream(other.TurnID), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(lease, func(r events.Recorded) bool { return r.Type == events.TypeTurnInterruptRequested })
+		if i < 0 || lease[i].Metadata.Actor != "http:local" {
+			t.Fatalf("the interrupt in the lease stream: %d %+v", i, lease)
 		}
 		if r := f.do("POST", "/api/sessions/"+other.SessionID+"/abort", `{}`); r.status != 409 || r.code() != "turn_not_running" {
 			t.Fatalf("abort with nothing running: %d %s", r.status, r.body)

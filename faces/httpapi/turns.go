@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -61,8 +63,13 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, actor stri
 	sid := app.NewSessionID(meta.CommandID)
 	meta.CorrelationID = sid
 	dir := req.Directory
-	if dir == "" {
+	switch {
+	case dir == "":
 		dir = s.cfg.Cwd
+	case !filepath.IsAbs(dir):
+		// Relative to what? The server's working directory is nothing a client should depend on.
+		return &Error{code: CodeBadRequest, Message: "directory " + strconv.Quote(dir) + " is not absolute",
+			Fix: "name the workspace by its absolute path, or leave directory out for the server's working directory"}
 	}
 	return s.runTurn(w, r, app.RunTurn{Meta: meta, Prompt: req.Prompt, Title: req.Title, Agent: req.Agent, Model: req.Model,
 		Dir: dir, Cwd: s.cfg.Cwd}, sid)
