@@ -50,6 +50,7 @@ func TestAttacks(t *testing.T) {
 		{"the token in the query", "GET", "/api/sessions?access_token=" + goodToken, "", []string{"Authorization", ""}, 401, "unauthorized"},
 		{"oversized body", "POST", "/api/sessions", `{"commandId":"big","prompt":"` + strings.Repeat("a", 8<<10) + `"}`, nil, 413, "body_too_large"},
 		{"oversized reply", "POST", "/api/sessions/ses_a/asks/ask_x/reply", `{"reply":"` + strings.Repeat("o", 8<<10) + `"}`, nil, 413, "body_too_large"},
+		{"path: ../ out of the API (cleaned, redirected, not found)", "GET", "/api/sessions/../../etc/passwd", "", nil, 404, "route_not_found"},
 		{"path: %2e%2e as a session", "GET", "/api/sessions/%2e%2e", "", nil, 400, "bad_id"},
 		{"path: encoded slashes", "GET", "/api/sessions/..%2F..%2Fetc%2Fpasswd", "", nil, 400, "bad_id"},
 		{"path: encoded backslashes", "GET", "/api/sessions/ses%5c..%5cx", "", nil, 400, "bad_id"},
