@@ -122,10 +122,12 @@ type JobState struct {
 type JobAdmitted struct {
 	JobState
 	Contract DelegationContract `json:"contract"`
-	// ParentTurnID and ToolCallID name the task call that asked for the job.
-	ParentTurnID string `json:"parentTurnId"`
-	ToolCallID   string `json:"toolCallId"`
-	Continued    bool   `json:"continued,omitempty"`
+	// ParentTurnID, ParentRequestID and ToolCallID name the task call that asked for the
+	// job: its turn, the provider request whose response made it, and the call.
+	ParentTurnID    string `json:"parentTurnId"`
+	ParentRequestID string `json:"parentRequestId,omitempty"`
+	ToolCallID      string `json:"toolCallId"`
+	Continued       bool   `json:"continued,omitempty"`
 	// EvidenceFrom is the child session's stream revision the job's evidence is counted from:
 	// a continued child's earlier turns are not this job's (seeds 002 §6).
 	EvidenceFrom uint64       `json:"evidenceFrom"`

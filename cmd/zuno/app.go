@@ -28,6 +28,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/catalog"
+	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
@@ -137,6 +138,8 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		Projections:  a.runner,
 		Drift:        a.readModelDrift,
 		Anchors:      anchorFiles{},
+		Jobs:         a.handlers,
+		Work:         a.handlers.Work,
 	}, a.queries())
 	return a, nil
 }
@@ -150,7 +153,7 @@ func (a *app) configure(dir string) (zapp.SessionConfig, error) {
 	if err != nil {
 		return zapp.SessionConfig{}, err
 	}
-	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.bg),
+	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.Commands.Jobs(), a.bg),
 		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
 }
 
@@ -236,9 +239,9 @@ func dataDir(cfg config) string {
 // openTools is the session's tool catalogue as this configuration sets it up (package
 // adapters/tools/catalog): work runs the plan and todo tools, sup the background tasks of the
 // process.
-func openTools(cfg config, dir string, work worktools.Commands, sup *bg.Supervisor) turn.OpenTools {
+func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jobs, sup *bg.Supervisor) turn.OpenTools {
 	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
-		MaxLines: cfg.ToolOutput.MaxLines, DataDir: dir, Work: work, Supervisor: sup,
+		MaxLines: cfg.ToolOutput.MaxLines, DataDir: dir, Work: work, Jobs: jobs, Supervisor: sup,
 		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
 	return c.OpenTools()
 }

@@ -100,7 +100,7 @@ type toolOutputConfig struct {
 // settings are the keys the application layer acts on.
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
-		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
+		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Delegations: c.Concurrency.Delegations, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
 		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access", Zuno: zunoData(c), Own: ownLocations(c)}
 }
 

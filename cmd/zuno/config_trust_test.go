@@ -52,6 +52,7 @@ var schemaTrust = map[string]trustClass{
 	// permission rules and the sandbox (a read-only agent never receives a tool that writes).
 	"agents.*.steps":              {"allowed", `{"agents": {"build": {"steps": 3}}}`, ""},
 	"agents.*.tools":              {"allowed", `{"agents": {"build": {"tools": ["read", "grep"]}}}`, ""},
+	"agents.*.delegates":          {"allowed", `{"agents": {"orchestrator": {"delegates": ["explorer", "build"]}}}`, ""},
 	"concurrency.tool_calls":      {"allowed", `{"concurrency": {"tool_calls": 2}}`, ""},
 	"concurrency.delegations":     {"allowed", `{"concurrency": {"delegations": 2}}`, ""},
 	"concurrency.mcp_connections": {"allowed", `{"concurrency": {"mcp_connections": 2}}`, ""},

@@ -19,7 +19,9 @@ func newDebugAgentCmd() *cobra.Command {
 		Short: "Show an agent's effective configuration in the current directory",
 		Long: `Shows the agent's definition, step limit, effective model, the tools it gets (its allowlist
 intersected with the enabled runtime tools) and those it does not, with the reason, and its
-delegates. It creates no session and contacts no provider.`,
+delegates: for each, the tools a child of it gets when this agent delegates to it (this
+agent's tools ∩ the delegate's role, allowlist and permission visibility ∩ the runtime's
+tools) and those withheld, with the reason. It creates no session and contacts no provider.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := getFormat(cmd)
@@ -77,7 +79,7 @@ func scratchTools(cfg config) (open turn.OpenTools, done func(), err error) {
 		os.RemoveAll(scratch)
 		return nil, nil, err
 	}
-	return openTools(cfg, scratch, nil, sup), func() { sup.Close(); os.RemoveAll(scratch) }, nil
+	return openTools(cfg, scratch, nil, nil, sup), func() { sup.Close(); os.RemoveAll(scratch) }, nil
 }
 
 func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
@@ -111,6 +113,12 @@ func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
 		}
 	}
 	fmt.Fprintf(w, "delegates:   %s\n", orNone(strings.Join(rep.Delegates, ", ")))
+	for _, d := range rep.Delegation {
+		fmt.Fprintf(w, "delegate:    %s gets %s\n", d.Agent, orNone(strings.Join(d.Tools, ", ")))
+		for _, u := range d.Withheld {
+			fmt.Fprintf(w, "  withheld   %s: %s\n", u.Tool, u.Reason)
+		}
+	}
 	p := rep.Permissions
 	fmt.Fprintf(w, "permissions: mode %s (configured %s)\n", p.Mode, p.ConfiguredMode)
 	for _, t := range p.Tools {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -221,6 +222,13 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		SessionID: o.Session, Prompt: o.Prompt, Model: o.Model, Agent: o.Agent, Title: o.Title, Dir: dir, Cwd: cwd,
 		Recover: o.Recover, Observer: obs, Interactive: o.Ask != nil || o.Asks == "wait" || o.Asks == "suspend",
 		Suspend: o.Asks == "suspend", Notice: func(s string) { fmt.Fprintln(o.Stderr, "zuno: note: "+s) }})
+	if err == nil {
+		// The run ends when the work its turn delegated has been delivered, not while a
+		// child still runs (docs/delegation.md).
+		if res.LastPosition, err = a.Commands.SettleJobs(ctx); err != nil {
+			err = fmt.Errorf("turn recorded, but its delegated jobs: %w", err)
+		}
+	}
 	return res.SessionID, finishTurn(ctx, a, obs, res, err)
 }
 
@@ -242,6 +250,10 @@ func finishTurn(ctx context.Context, a *app, obs *runObserver, res zapp.TurnResu
 
 // runObserver prints a turn as it happens.
 type runObserver struct {
+	// mu serialises what the turns of a run print: a parent and its children record at
+	// the same time (docs/delegation.md).
+	mu      sync.Mutex
+	root    string // the run's session, once known: another session's events are a child's
 	w       io.Writer
 	asker   *terminalAsker
 	json    bool
@@ -266,6 +278,14 @@ type runEventLine struct {
 }
 
 func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.root == "" {
+		o.root = strings.TrimPrefix(rec.Stream, "session-")
+	}
+	if o.delegation(rec, p) {
+		return
+	}
 	if o.json {
 		o.enc.Encode(runEventLine{SessionID: strings.TrimPrefix(rec.Stream, "session-"), Position: rec.Position,
 			Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
@@ -360,6 +380,8 @@ func codeSuffix(code, outcome string) string {
 }
 
 func (o *runObserver) TextDelta(text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.json || text == "" {
 		return
 	}
@@ -373,6 +395,35 @@ func (o *runObserver) line(s string) {
 		o.midLine = false
 	}
 	fmt.Fprintln(o.w, s)
+}
+
+// delegation prints what a run's delegation records, the children's starts and ends and the
+// reports delivered, and reports whether it printed the event (a child's other events are
+// shown only in JSON).
+func (o *runObserver) delegation(rec events.Recorded, p events.Payload) bool {
+	session := strings.TrimPrefix(rec.Stream, "session-")
+	child := session != o.root
+	if o.json {
+		if child {
+			o.enc.Encode(runEventLine{SessionID: session, Position: rec.Position, Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
+		}
+		return child
+	}
+	switch e := p.(type) {
+	case events.SessionCreated:
+		if e.ParentSessionID != "" {
+			o.line(fmt.Sprintf("→ child %s (%s): %s", e.SessionID, e.Agent, e.Title))
+		}
+	case events.TurnFinished:
+		if child {
+			o.line(fmt.Sprintf("← child %s finished: %s", session, e.Reason))
+		}
+	case events.UserMessageAppended:
+		if r := e.TaskReport; r != nil {
+			o.line(fmt.Sprintf("⇐ report of job %s (%s, child %s): %s", r.JobID, r.Agent, r.SessionID, r.Status))
+		}
+	}
+	return child
 }
 
 func (o *runObserver) summary(out zapp.TurnResult) {

@@ -49,6 +49,26 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	},
 	// waitfile PATH [SECONDS] waits until PATH exists (default 30 s), e.g. until a background
 	// zuno run has reached a tool call.
+	// waitdb REGEX SQL waits (up to 30 s) until `zuno db --format json SQL` prints a match of
+	// REGEX: how a script waits for a state another zuno process records (a job settled)
+	// without sleeping for a guessed time.
+	"waitdb": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 2 || neg {
+			ts.Fatalf("usage: waitdb REGEX SQL")
+		}
+		re, err := regexp.Compile(args[0])
+		ts.Check(err)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if ts.Exec("zuno", "db", "--format", "json", args[1]) == nil && re.MatchString(ts.ReadFile("stdout")) {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("waitdb: no match of %s within 30s; last output:\n%s%s", args[0], ts.ReadFile("stdout"), ts.ReadFile("stderr"))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	},
 	"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) < 1 || neg {
 			ts.Fatalf("usage: waitfile PATH [SECONDS]")

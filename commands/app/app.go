@@ -10,16 +10,19 @@ package app
 
 import (
 	"context"
+	"sync"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
+	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/projections"
 )
 
@@ -34,6 +37,9 @@ type Settings struct {
 	Tools map[string]bool
 	// ToolCalls is concurrency.tool_calls; 0 is the default.
 	ToolCalls int
+	// Delegations is concurrency.delegations, the children that run at once; 0 is the
+	// default.
+	Delegations int
 	// Permission and ToolSwitches are each configuration layer's "permission" and "tools"
 	// values, in layer order: the permission policy is built from them (domain/permission).
 	Permission, ToolSwitches []settings.Raw
@@ -78,6 +84,14 @@ type Ports struct {
 	Drift func(ctx context.Context) ([]projections.Drift, error)
 	// Anchors reads and writes `zuno verify --anchor` files.
 	Anchors Anchors
+	// Jobs handles the job ledger's commands (commands.Handlers): the task tool's calls go
+	// straight to it, as the work tools' do.
+	Jobs interface {
+		HandleJob(ctx context.Context, c *commands.JobCommand) (commands.Result, *job.Ledger)
+	}
+	// Work reads the authoritative work state of a session's root (the plan a job's work
+	// context is captured from).
+	Work func(ctx context.Context, sessionID string) (*work.State, error)
 }
 
 // Application is the commands and the queries.
@@ -99,6 +113,9 @@ type Commands struct {
 	said     []string
 	ports    Ports
 	queries  *queries.Queries
+	// jobRuntime is the process's job runtime, made at first use (jobs()).
+	jobsOnce   sync.Once
+	jobRuntime *Jobs
 }
 
 // send delivers a command. Its result's LastPosition is what a query that must see the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/instructions"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
@@ -34,7 +36,7 @@ import (
 
 // component is one Application and what the test needs to reach around it.
 type component struct {
-	t         *testing.T
+	t         testing.TB
 	app       *app.Application
 	store     *memstore.Store
 	rm        *readmodel.DB
@@ -42,7 +44,7 @@ type component struct {
 	scripts   string
 }
 
-func newComponent(t *testing.T) *component {
+func newComponent(t testing.TB) *component {
 	t.Helper()
 	ctx := context.Background()
 	// The global AGENTS.md is read from the user's configuration directory: make it the test's.
@@ -76,26 +78,28 @@ func newComponent(t *testing.T) *component {
 		Driver:       &turn.Driver{Store: c.store, Registry: registry, Clock: commands.SystemClock{}, Feed: feed},
 		OpenProvider: func(spec string) (model.Provider, error) { return provider.Open(spec) },
 		Configure: func(dir string) (app.SessionConfig, error) {
-			return app.SessionConfig{Settings: settings, OpenTools: openTools(artifacts, handlers.WorkCommands())}, nil
+			return app.SessionConfig{Settings: settings, OpenTools: openTools(artifacts, handlers.WorkCommands(), c.app.Commands.Jobs())}, nil
 		},
 		Feed:         feed,
 		Instructions: instructions.Read,
 		Projections:  runner,
 		Drift:        drift(t.TempDir(), c.store, registry, runner, rm),
 		Anchors:      anchorFiles{},
+		Jobs:         handlers,
+		Work:         handlers.Work,
 	}, q)
 	return c
 }
 
-// openTools are the real file, shell and work tools over the session's workspace; the shell
-// runs natively (the sandbox has tests of its own).
-func openTools(artifacts string, work worktools.Commands) turn.OpenTools {
+// openTools are the real file, shell, work and delegation tools over the session's workspace;
+// the shell runs natively (the sandbox has tests of its own).
+func openTools(artifacts string, work worktools.Commands, jobs delegate.Jobs) turn.OpenTools {
 	return func(req turn.ToolsRequest) (turn.Surface, error) {
 		set, err := toolset.New(toolset.Config{Root: req.Dir, ArtifactDir: filepath.Join(artifacts, req.SessionID), SessionID: req.SessionID})
 		if err != nil {
 			return nil, err
 		}
-		return surface(append(set.Tools(), worktools.New(work)...)), nil
+		return surface(slices.Concat(set.Tools(), worktools.New(work), delegate.New(jobs))), nil
 	}
 }
 
@@ -188,6 +192,14 @@ func (c *component) run(t *testing.T, in app.RunTurn) app.TurnResult {
 		t.Fatalf("turn %s: %v", res.Reason, err)
 	}
 	return res
+}
+
+// file writes a file of the workspace.
+func (c *component) file(name, body string) {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.workspace, name), []byte(body), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 func meta(id string) commands.Meta { return commands.Meta{CommandID: id, Actor: "user"} }

@@ -28,7 +28,7 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
-	ag, err := agent.Resolve(t.Started.Agent, sc.Settings.Agents, true)
+	ag, err := agent.Resolve(t.Started.Agent, sc.Settings.Agents, !t.Child)
 	if err != nil {
 		return turn.Request{}, nil, err
 	}

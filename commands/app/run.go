@@ -46,6 +46,22 @@ type RunTurn struct {
 	// Suspend: at an ask nobody has answered yet, the turn suspends (recorded) and RunTurn
 	// returns, instead of waiting in this process (docs/turns.md, "Suspended turns").
 	Suspend bool
+	// Child, when set, runs the turn as a delegated child (docs/delegation.md): a new
+	// session is created as Child.SessionID under its parent, and the tools are narrowed
+	// to the parent attempt's (Child.Within).
+	Child *ChildTurn
+	// Report delivers a job's report from the session's inbox as the turn's input.
+	Report *turn.Report
+}
+
+// ChildTurn is what a child's turn inherits from the parent turn that delegated it.
+type ChildTurn struct {
+	SessionID, ParentSessionID string
+	// New is true when the child session does not exist yet.
+	New bool
+	// Within are the tools the parent attempt was offered: the child is never offered
+	// another (seeds 002 §5).
+	Within []string
 }
 
 // TurnResult is a turn's outcome and where it ran.
@@ -73,6 +89,12 @@ func (c *Commands) RunTurn(ctx context.Context, in RunTurn) (TurnResult, error) 
 	if err != nil {
 		return TurnResult{}, err
 	}
+	if plan.create == nil {
+		// The session's delegated jobs first (seeds 002 §7.3): a crash may have left some.
+		if err := c.jobs().Recover(ctx, plan.sessionID); err != nil {
+			return TurnResult{}, err
+		}
+	}
 	return c.drive(ctx, in, plan, choice, nil)
 }
 
@@ -86,7 +108,7 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	}
 	c.noticeNew(in.Notice, sc)
 	set := sc.Settings
-	ag, err := agent.Resolve(plan.agent, set.Agents, true)
+	ag, err := agent.Resolve(plan.agent, set.Agents, in.Child == nil) // a subagent runs only as a child
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -99,12 +121,18 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 		return TurnResult{}, err
 	}
 	defer surface.Close()
-	offered, err := agent.Offer(ag, surface.Tools(), set.Tools)
+	conf := surface.Confinement()
+	policy, err := set.Policy(ag, conf)
 	if err != nil {
 		return TurnResult{}, err
 	}
-	conf := surface.Confinement()
-	policy, err := set.Policy(ag, conf)
+	avail := surface.Tools()
+	if in.Child != nil {
+		if avail, err = childTools(ag, avail, set.Tools, in.Child.Within, policy.Hidden); err != nil {
+			return TurnResult{}, err
+		}
+	}
+	offered, err := agent.Offer(ag, avail, set.Tools)
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -118,16 +146,23 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 			return TurnResult{}, err
 		}
 	}
+	spec := in.Model
+	if spec == "" {
+		spec = c.settings.Model
+	}
+	done := c.jobs().composed(plan.sessionID, composition{model: spec, agent: ag, offered: toolNames(offered.Tools),
+		dir: plan.dir, interactive: in.Interactive, observer: in.Observer})
+	defer done()
 	move := ""
 	if plan.dir != plan.recorded {
 		move = plan.dir // only a requested move (or a first workspace) is recorded, never a stale read of it
 	}
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
-		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
+		MaxTokens: set.MaxTokens, Tools: avail, ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
 		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox(),
-		Suspend: in.Suspend, Resume: resume})
+		Suspend: in.Suspend, Resume: resume, Report: in.Report})
 	// The turn's position, whatever happened: a caller that reads the read models next waits
 	// for it (read-your-writes by position).
 	head, herr := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
@@ -236,6 +271,10 @@ type turnPlan struct {
 }
 
 func (c *Commands) planTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
+	if ch := in.Child; ch != nil && ch.New {
+		return turnPlan{sessionID: ch.SessionID, agent: in.Agent, dir: in.Dir, create: &NewSession{SessionID: ch.SessionID,
+			Title: DefaultTitle(in.Title), Agent: in.Agent, Directory: in.Dir, ParentSessionID: ch.ParentSessionID}}, nil
+	}
 	if in.SessionID == "" {
 		p := turnPlan{sessionID: NewSessionID(in.Meta.CommandID), agent: in.Agent, dir: in.Dir}
 		if p.agent == "" {

@@ -22,12 +22,15 @@ import (
 // NewSession is a session to create.
 type NewSession struct {
 	SessionID, Title, Agent, Directory string
+	// ParentSessionID makes the session a delegated child of that session.
+	ParentSessionID string
 }
 
 // CreateSession creates a session.
 func (c *Commands) CreateSession(ctx context.Context, meta commands.Meta, s NewSession) (commands.Result, error) {
 	return c.send(ctx, &commands.CreateSession{Meta: meta,
-		Create: session.Create{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent, Directory: s.Directory}})
+		Create: session.Create{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent, Directory: s.Directory,
+			ParentSessionID: s.ParentSessionID}})
 }
 
 // AppendMessage records a user message in a session.

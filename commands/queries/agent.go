@@ -37,6 +37,9 @@ type AgentReport struct {
 	// Patterns are the allowlist's patterns (mcp_github_*) and the tools each matched.
 	Patterns  []agent.PatternMatch `json:"patterns"`
 	Delegates []string             `json:"delegates"`
+	// Delegation is, for each delegate, the tools its child gets when this agent delegates to
+	// it (agent.ChildTools over the tools this agent is offered).
+	Delegation []DelegateReport `json:"delegation"`
 	// Permissions is the effective permission of each offered tool under the configured
 	// rules narrowed by the agent's contract; Sandbox how its commands are confined.
 	Permissions AgentPermissions `json:"permissions"`
@@ -67,6 +70,16 @@ type ToolPermission struct {
 type AgentSandbox struct {
 	Resolution *events.SandboxResolution `json:"resolution,omitempty"`
 	Refusal    string                    `json:"refusal,omitempty"`
+}
+
+// DelegateReport is one delegate and the capability intersection of its child (seeds 002 §5,
+// docs/delegation.md): this agent's offered tools, as the configuration makes a request of it
+// show them, ∩ the delegate's role and allowlist ∩ its effective permission visibility ∩ the
+// runtime's tools now.
+type DelegateReport struct {
+	Agent    string              `json:"agent"`
+	Tools    []string            `json:"tools"`
+	Withheld []agent.Unavailable `json:"withheld"`
 }
 
 // ToolReport is one offered tool and its declarations.
@@ -109,6 +122,9 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	if rep.Delegates == nil {
 		rep.Delegates = []string{}
 	}
+	if rep.Delegation, err = delegateReports(ag, surface.Tools(), offered, conf, s); err != nil {
+		return AgentReport{}, err
+	}
 	for _, t := range offered.Tools {
 		d := t.Declaration()
 		tr := ToolReport{Name: d.Name, SideEffect: d.Policy.SideEffect.String(), Replay: d.Policy.Replay.String(), Concurrency: d.Policy.Concurrency.String()}
@@ -139,6 +155,38 @@ func agentPermissions(ag agent.Agent, offered []turn.Tool, conf turn.Confinement
 			tp.Rule, tp.Layer = dec.Rule.Key+": "+dec.Rule.Pattern, string(dec.Rule.Layer)
 		}
 		out.Tools = append(out.Tools, tp)
+	}
+	return out, nil
+}
+
+// delegateReports computes each delegate's child tools, as the job runtime does when it starts a
+// child: the parent's offered names are the parent attempt's, the child's policy runs under
+// the parent's confinement (the child's sandbox is the parent's).
+func delegateReports(parent agent.Agent, runtime []turn.Tool, offered agent.Offered, conf turn.Confinement,
+	s AgentSettings) ([]DelegateReport, error) {
+	caps, err := agent.Capabilities(runtime, s.Tools)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(offered.Tools))
+	for i, t := range offered.Tools {
+		names[i] = t.Declaration().Name
+	}
+	out := []DelegateReport{}
+	for _, name := range parent.Delegates {
+		rep := DelegateReport{Agent: name, Tools: []string{}, Withheld: []agent.Unavailable{}}
+		child, err := agent.Resolve(name, s.Agents, false)
+		if err != nil {
+			return nil, err
+		}
+		policy, err := s.Policy(child, conf)
+		if err != nil {
+			return nil, err
+		}
+		got, withheld := agent.ChildTools(child, agent.Child{Parent: names, Available: caps, Hidden: policy.Hidden})
+		rep.Tools = append(rep.Tools, got...)
+		rep.Withheld = append(rep.Withheld, withheld...)
+		out = append(out, rep)
 	}
 	return out, nil
 }

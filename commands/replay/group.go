@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -15,6 +16,7 @@ type group struct {
 	steps    []int // the step each event belongs to
 	started  *events.TurnStarted
 	text     string
+	report   *turn.Report // the inbox report the turn's user message delivered
 	move     string
 	asked    bool
 	finished bool
@@ -43,6 +45,9 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 			g.started = &e
 		case events.UserMessageAppended:
 			g.text = e.Text
+			if e.TaskReport != nil {
+				g.report = &turn.Report{InputID: e.InputID, Report: *e.TaskReport}
+			}
 		case events.DirectoryChanged:
 			g.move = e.Directory
 		case events.PermissionAsked:

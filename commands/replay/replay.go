@@ -34,6 +34,10 @@ type Turn struct {
 	// Directory is where the turn worked; Move is set when the turn's command moved the
 	// session there.
 	Directory, Move string
+	// Report is the inbox report the turn's user message delivered (docs/delegation.md).
+	Report *turn.Report
+	// Child: the session is a delegated child, whose agent may be a subagent.
+	Child bool
 	// Interactive: someone answered the turn's asks (it recorded one). A run nobody answered
 	// turns an ask into a denial, so this is how the run was invoked, not a decision.
 	Interactive bool
@@ -116,7 +120,8 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 			return rep, err
 		}
 		if g.started != nil {
-			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked}
+			t := Turn{Meta: g.meta(), Started: *g.started, Text: g.text, Move: g.move, Interactive: g.asked, Report: g.report,
+				Child: isChild(registry, all)}
 			diffs, skipped, changed, err := replayTurn(ctx, log, registry, all[:c.start], g, t, build)
 			if err != nil {
 				return rep, err
@@ -166,7 +171,7 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 			return id
 		},
 		Sleep: func(context.Context, time.Duration) error { return nil }, Jitter: func() float64 { return 0 }}
-	req.Meta, req.SessionID, req.Text, req.Directory = t.Meta, t.Started.SessionID, t.Text, t.Move
+	req.Meta, req.SessionID, req.Text, req.Directory, req.Report = t.Meta, t.Started.SessionID, t.Text, t.Move, t.Report
 	req.ProviderName = t.Started.Provider
 	req.Provider = newProvider(g, cancel, t.Started.Wire)
 	if w := t.Started.Wire; w != nil {
@@ -272,4 +277,13 @@ func decisions(recs []events.Recorded) []events.Recorded {
 		}
 	}
 	return out
+}
+
+// isChild reports whether the session's first event creates it under a parent.
+func isChild(registry *events.Registry, recs []events.Recorded) bool {
+	if len(recs) == 0 || recs[0].Type != events.TypeSessionCreated {
+		return false
+	}
+	p, err := registry.Decode(recs[0])
+	return err == nil && p.(events.SessionCreated).ParentSessionID != ""
 }

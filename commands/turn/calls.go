@@ -216,7 +216,7 @@ func (r *run) execute(ctx context.Context, cr *callRun, g tools.Group) []execute
 	runOne := func(k int) {
 		e := cr.plan.Entries[g.Calls[k]]
 		begun := time.Now()
-		res := r.tools[e.Decl.Name].Execute(ctx, tools.Invocation{SessionID: r.req.SessionID, CallID: e.Call.Call.ID,
+		res := r.tools[e.Decl.Name].Execute(ctx, tools.Invocation{SessionID: r.req.SessionID, CallID: e.Call.Call.ID, TurnID: r.turnID, RequestID: cr.requestID,
 			ExternalRoot: cr.verdicts[g.Calls[k]].ExternalRoot, Parsed: e.Parsed})
 		if !res.Outcome.Valid() || res.Outcome == tools.OutcomeBlocked {
 			res = tools.Result{Outcome: tools.OutcomeError, ErrorCode: "invalid_result",

@@ -96,9 +96,18 @@ type Request struct {
 	// waiting for it in this process: it records what it awaits (session.turn.suspended.1),
 	// gives its lease back and returns with Outcome.Reason ReasonSuspended.
 	Suspend bool
+	// Report, when set, makes the turn's user message the delivery of a job's report from
+	// the session's inbox (Text is its rendering; docs/delegation.md).
+	Report *Report
 	// Resume, when set, continues the session's open turn that waits on asks, instead of
 	// starting a turn from Text (docs/turns.md, "Suspended turns").
 	Resume *Resume
+}
+
+// Report is one report of the session's inbox delivered as a turn's input.
+type Report struct {
+	InputID string
+	Report  events.TaskReport
 }
 
 // Outcome is how a turn ended.

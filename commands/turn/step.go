@@ -65,7 +65,11 @@ func (r *run) open() ([]events.Payload, error) {
 		}
 	}
 	msgID := MessageID(r.req.Meta.CommandID)
-	if err := decide(session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text}); err != nil {
+	msg := session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text}
+	if rep := r.req.Report; rep != nil {
+		msg.InputID, msg.TaskReport = rep.InputID, &rep.Report
+	}
+	if err := decide(msg); err != nil {
 		return nil, err
 	}
 	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,

@@ -55,9 +55,11 @@ var (
 	// workTools are the durable work state's tools, which join the default surface. They
 	// change the session's plan and todo items, never the workspace, so a read-only agent
 	// keeps them: the plan agent's deliverable is a durable Plan.
-	workTools  = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
-	planTools  = slices.Concat(readOnlyTools, workTools)
-	buildTools = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
+	workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
+	planTools = slices.Concat(readOnlyTools, workTools)
+	// delegationTools start children and read and settle their jobs.
+	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile}
+	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
 		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools)
 )
 
@@ -95,8 +97,11 @@ func Builtins() []Agent {
 		// rewriting the root's state, and the parent owns the plan and todo items.
 		{Name: "explorer", Mode: Subagent, Description: "Read-only investigation that reports evidence.",
 			Prompt: explorerPrompt, Tools: readOnlyTools, ReadOnly: true},
+		// The orchestrator delegates, so it also reads and reconciles its jobs: job is granted
+		// only to an agent that can delegate, because a job resolves only for the session whose
+		// task created it (docs/delegation.md, "The capability intersection").
 		{Name: "orchestrator", Mode: Primary, Description: "Does clear single actions itself; delegates non-overlapping lanes of complex work.",
-			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), tools.NameTask), Collaboration: "work",
+			Prompt: orchestratorPrompt, Tools: append(slices.Clone(buildTools), delegationTools...), Collaboration: "work",
 			Delegates: []string{"explorer"}},
 		{Name: "plan", Mode: Primary, Description: "Strictly read-only: explores and delivers a decision-complete plan.",
 			Prompt: planPrompt, Tools: planTools, Collaboration: "plan", ReadOnly: true},
@@ -126,6 +131,9 @@ type Override struct {
 	Steps int `json:"steps,omitempty"`
 	// Tools, when non-nil, replaces the allowlist.
 	Tools []string `json:"tools,omitempty"`
+	// Delegates, when non-nil, replaces the delegate roster: the agents task may start
+	// from this one (docs/delegation.md).
+	Delegates []string `json:"delegates,omitempty"`
 }
 
 // CodeUnknownAgent is the stable code of an agent name that names no agent.
@@ -154,6 +162,12 @@ func Resolve(name string, overrides map[string]Override, primary bool) (Agent, e
 			}
 			if o.Tools != nil {
 				a.Tools = slices.Clone(o.Tools)
+			}
+			if o.Delegates != nil {
+				if err := checkRoster(name, o.Delegates); err != nil {
+					return Agent{}, err
+				}
+				a.Delegates = slices.Clone(o.Delegates)
 			}
 		}
 		return a, nil
@@ -267,27 +281,13 @@ type Offered struct {
 // that writes). The turn and zuno debug agent both use it, so what the report shows is what a
 // turn offers.
 func Offer(a Agent, runtime []tools.Tool, config map[string]bool) (Offered, error) {
-	decls := make([]tools.Declaration, len(runtime))
-	byName := make(map[string]tools.Tool, len(runtime))
-	for i, t := range runtime {
-		decls[i] = t.Declaration()
-		byName[decls[i].Name] = t
-	}
-	reg, err := tools.NewRegistry(decls...)
-	if err == nil {
-		reg, err = reg.Configure(config)
-	}
+	caps, err := Capabilities(runtime, config)
 	if err != nil {
 		return Offered{}, err
 	}
-	caps := make(map[string]Capability, len(runtime))
-	for _, d := range decls {
-		caps[d.Name] = Capability{Writes: byName[d.Name].WritesWorkspace()}
-	}
-	for _, d := range reg.Enabled() {
-		c := caps[d.Name]
-		c.Enabled = true
-		caps[d.Name] = c
+	byName := make(map[string]tools.Tool, len(runtime))
+	for _, t := range runtime {
+		byName[t.Declaration().Name] = t
 	}
 	names, unavailable := a.EffectiveTools(caps)
 	out := Offered{Unavailable: unavailable, Patterns: a.Patterns(slices.Sorted(maps.Keys(caps)))}
@@ -295,4 +295,43 @@ func Offer(a Agent, runtime []tools.Tool, config map[string]bool) (Offered, erro
 		out.Tools = append(out.Tools, byName[n])
 	}
 	return out, nil
+}
+
+// Capabilities is the runtime's tools as the intersections read them: each declared name,
+// whether the tools config leaves it enabled (a name the config gives that no tool has is
+// refused as unknown_tool), and whether it writes the workspace. Offer and a delegated
+// child's ChildTools read the same map.
+func Capabilities(runtime []tools.Tool, config map[string]bool) (map[string]Capability, error) {
+	decls := make([]tools.Declaration, len(runtime))
+	caps := make(map[string]Capability, len(runtime))
+	for i, t := range runtime {
+		decls[i] = t.Declaration()
+		caps[decls[i].Name] = Capability{Writes: t.WritesWorkspace()}
+	}
+	reg, err := tools.NewRegistry(decls...)
+	if err == nil {
+		reg, err = reg.Configure(config)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range reg.Enabled() {
+		c := caps[d.Name]
+		c.Enabled = true
+		caps[d.Name] = c
+	}
+	return caps, nil
+}
+
+// checkRoster refuses a configured delegate that names no agent.
+func checkRoster(name string, roster []string) error {
+	for _, d := range roster {
+		if !slices.Contains(Names(), d) {
+			e := domain.NewError(CodeUnknownAgent, fmt.Sprintf("agents.%s.delegates names %q, which is no agent", name, d),
+				"list agents among: "+strings.Join(Names(), ", "))
+			e.Field, e.ID, e.Valid = fmt.Sprintf("agents.%s.delegates", name), d, Names()
+			return e
+		}
+	}
+	return nil
 }

@@ -84,8 +84,10 @@ func TestBuiltins(t *testing.T) {
 				t.Errorf("%s should list %s", a.Name, w)
 			}
 		}
-		if got := slices.Contains(a.Tools, tools.NameTask); got != (a.Name == "orchestrator") {
-			t.Errorf("%s: lists task = %v; only orchestrator delegates", a.Name, got)
+		for _, d := range []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile} {
+			if got := slices.Contains(a.Tools, d); got != (a.Name == "orchestrator") {
+				t.Errorf("%s: lists %s = %v; only orchestrator delegates", a.Name, d, got)
+			}
 		}
 		// The durable work tools join every root agent's surface, the read-only plan agent's
 		// too (its deliverable is a durable Plan); the explorer child leaves the root's work
@@ -264,15 +266,18 @@ func TestEffectiveTools(t *testing.T) {
 		{name: "orchestrator without a task tool", agent: get("orchestrator", nil), runtime: runtime(),
 			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
 				"todo_get", "todo_update", "write"},
-			unavailable: []agent.Unavailable{{Tool: "task", Reason: notImpl}}},
+			unavailable: []agent.Unavailable{{Tool: "job", Reason: notImpl}, {Tool: "job_reconcile", Reason: notImpl},
+				{Tool: "task", Reason: notImpl}}},
 		{name: "orchestrator with a task tool", agent: get("orchestrator", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
 				r["task"] = agent.Capability{Enabled: true}
+				r["job"] = agent.Capability{Enabled: true}
+				r["job_reconcile"] = agent.Capability{Enabled: true}
 				return r
 			}(),
-			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
-				"task", "todo_get", "todo_update", "write"}},
+			tools: []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read",
+				"report_write", "shell", "task", "todo_get", "todo_update", "write"}},
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
@@ -413,5 +418,21 @@ func TestAllowlistPatterns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// agents.<name>.delegates replaces the roster task checks the contract's agent against; a
+// name that is no agent is refused when the configuration is resolved.
+func TestResolveDelegatesOverride(t *testing.T) {
+	a, err := agent.Resolve("orchestrator", map[string]agent.Override{"orchestrator": {Delegates: []string{"explorer", "build"}}}, true)
+	if err != nil || !slices.Equal(a.Delegates, []string{"explorer", "build"}) {
+		t.Fatalf("got %v, %v", a.Delegates, err)
+	}
+	if b, _ := agent.Resolve("orchestrator", nil, true); !slices.Equal(b.Delegates, []string{"explorer"}) {
+		t.Fatalf("the override leaked into the built-in: %v", b.Delegates)
+	}
+	_, err = agent.Resolve("orchestrator", map[string]agent.Override{"orchestrator": {Delegates: []string{"ghost"}}}, true)
+	if domain.CodeOf(err) != agent.CodeUnknownAgent || !strings.Contains(err.Error(), `"ghost"`) {
+		t.Fatalf("got %v", err)
 	}
 }

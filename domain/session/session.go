@@ -103,6 +103,10 @@ type AppendUserMessage struct {
 	SessionID string
 	MessageID string
 	Text      string
+	// InputID and TaskReport deliver a job's report from the session's inbox
+	// (docs/delegation.md).
+	InputID    string
+	TaskReport *events.TaskReport
 }
 
 func (Create) isSessionCommand()            {}
@@ -197,7 +201,8 @@ func decideAppend(s *State, c AppendUserMessage) ([]events.Payload, error) {
 	if strings.TrimSpace(c.Text) == "" {
 		return nil, domain.Invalid("text", "is empty", "send a message with some text")
 	}
-	return []events.Payload{events.UserMessageAppended{SessionID: s.SessionID, MessageID: c.MessageID, Text: c.Text}}, nil
+	return []events.Payload{events.UserMessageAppended{SessionID: s.SessionID, MessageID: c.MessageID, Text: c.Text,
+		InputID: c.InputID, TaskReport: c.TaskReport}}, nil
 }
 
 func decideDirectory(s *State, c ChangeDirectory) ([]events.Payload, error) {

@@ -16,8 +16,12 @@ const (
 	NamePlanUpdate  = "plan_update"
 	NameTodoGet     = "todo_get"
 	NameTodoUpdate  = "todo_update"
-	// Not built yet; named because prompt assembly already reacts to them.
+	// goal is not built yet; named because prompt assembly already reacts to it. job and
+	// job_reconcile are adapters/tools/delegate's.
 	NameGoal         = "goal"
 	NameJob          = "job"
 	NameJobReconcile = "job_reconcile"
+	// NameSessionMessage is root-only peer context (seeds 000): never offered to a delegated
+	// child (agent.ChildTools).
+	NameSessionMessage = "session_message"
 )

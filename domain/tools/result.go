@@ -89,6 +89,10 @@ type Parsed struct {
 type Invocation struct {
 	SessionID string
 	CallID    string
+	// TurnID is the turn that made the call and RequestID the provider request whose
+	// response made it: the task tool's child inherits that turn's composition, and one
+	// response's identical task calls are one job (docs/delegation.md).
+	TurnID, RequestID string
 	// ExternalRoot is the directory an external_directory grant admitted for this call; empty
 	// when none. The file tools reach a path outside the workspace only when it lies under
 	// this directory, and then from a handle on it (see "Path authority" in docs/tools.md).

@@ -15,6 +15,9 @@ const (
 	MaxConcurrency = 64
 	// DefaultToolCalls is the default of concurrency.tool_calls.
 	DefaultToolCalls = 8
+	// DefaultDelegations is the default of concurrency.delegations: the delegated children
+	// that run at once (docs/delegation.md).
+	DefaultDelegations = 8
 )
 
 // CheckConcurrency validates one concurrency setting; field names it in the error

@@ -14,6 +14,13 @@
 // A turn may instead carry "error": {"code": "rate_limit", "message": "...", "retryAfterMs": 500}
 // to make that request fail with the typed error, so error paths can be scripted too.
 // Usage may also give cacheReadTokens and cacheWriteTokens.
+//
+// A script that plays a parent and the children it delegates to (docs/delegation.md) adds
+// "sessions": [{"when": "lane A", "turns": [...]}, ...]. A request whose first user message
+// contains a session's "when" (the first that matches) plays that session's turns, the others
+// play the top-level turns; and each request plays the turn numbered by the assistant
+// messages its conversation already holds, so a session's later turns, each opening the
+// provider anew, continue where its conversation stands.
 package scripted
 
 import (
@@ -36,6 +43,13 @@ import (
 
 // Script is a parsed, validated script.
 type Script struct {
+	Turns    []Turn    `json:"turns"`
+	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// Session is the turns of the sessions whose first user message contains When.
+type Session struct {
+	When  string `json:"when"`
 	Turns []Turn `json:"turns"`
 }
 
@@ -97,8 +111,22 @@ func Open(path string) (*Provider, error) {
 		e.Provider, e.Err = "scripted:"+path, err
 		return nil, e
 	}
-	return Parse(path, data)
+	if s, ok := parsed.Load(cacheKey{path, string(data)}); ok {
+		return &Provider{name: "scripted:" + path, script: s.(Script)}, nil
+	}
+	p, err := Parse(path, data)
+	if err == nil {
+		parsed.Store(cacheKey{path, string(data)}, p.script)
+	}
+	return p, err
 }
+
+// parsed keeps the scripts this process has validated, by path and content: every turn opens
+// its provider anew, and a parent's script with its children's is read again by each of
+// their turns. A changed file is a new key. The turns are never changed once parsed.
+var parsed sync.Map
+
+type cacheKey struct{ path, content string }
 
 // Parse validates a script; source names it in errors.
 func Parse(source string, data []byte) (*Provider, error) {
@@ -127,26 +155,50 @@ func decode(data []byte) (Script, *model.Error) {
 	if !utf8.Valid(data) {
 		return Script{}, scriptErr("", "is not valid UTF-8", "save the script as UTF-8")
 	}
-	var turns []json.RawMessage
-	if err := decodeObject("", data, map[string]any{"turns": &turns}); err != nil {
+	var turns, sessions []json.RawMessage
+	if err := decodeObject("", data, map[string]any{"turns": &turns, "sessions": &sessions}); err != nil {
 		return Script{}, err
 	}
-	if len(turns) == 0 {
-		return Script{}, scriptErr("turns", "is empty or missing", "give at least one turn")
+	var s Script
+	var err *model.Error
+	if s.Turns, err = decodeTurns("turns", turns); err != nil {
+		return Script{}, err
 	}
-	s := Script{Turns: make([]Turn, len(turns))}
-	for i, raw := range turns {
-		field := fmt.Sprintf("turns[%d]", i)
-		t, err := decodeTurn(field, raw)
-		if err != nil {
+	for i, raw := range sessions {
+		field := fmt.Sprintf("sessions[%d]", i)
+		var ss Session
+		var st []json.RawMessage
+		if err := decodeObject(field, raw, map[string]any{"when": &ss.When, "turns": &st}); err != nil {
 			return Script{}, err
 		}
-		if err := checkTurn(field, &t); err != nil {
+		if ss.When == "" {
+			return Script{}, scriptErr(field+".when", "is empty", "give text the session's first user message contains")
+		}
+		if ss.Turns, err = decodeTurns(field+".turns", st); err != nil {
 			return Script{}, err
 		}
-		s.Turns[i] = t
+		s.Sessions = append(s.Sessions, ss)
 	}
 	return s, nil
+}
+
+func decodeTurns(field string, turns []json.RawMessage) ([]Turn, *model.Error) {
+	if len(turns) == 0 {
+		return nil, scriptErr(field, "is empty or missing", "give at least one turn")
+	}
+	out := make([]Turn, len(turns))
+	for i, raw := range turns {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		t, err := decodeTurn(f, raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkTurn(f, &t); err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
 }
 
 const turnFix = "a turn has text, toolCalls (id, name, arguments), usage (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens) or error (code, message, retryAfterMs)"
@@ -316,10 +368,14 @@ func (p *Provider) Used() int {
 	return min(p.requests, len(p.script.Turns))
 }
 
-// take consumes the next turn.
-func (p *Provider) take() (int, *Turn, error) {
+// take consumes the turn req plays: the next one, or in a script with sessions the one its
+// conversation has reached.
+func (p *Provider) take(req model.Request) (int, *Turn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.script.Sessions) > 0 {
+		return p.takeFor(req)
+	}
 	p.requests++
 	if p.requests > len(p.script.Turns) {
 		e := model.NewError(model.CodeScriptExhausted,
@@ -345,7 +401,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
-		i, turn, err := p.take()
+		i, turn, err := p.take(req)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -454,3 +510,32 @@ func (p *Provider) Models(ctx context.Context) ([]model.ModelInfo, error) {
 }
 
 var _ model.Provider = (*Provider)(nil)
+
+// takeFor picks the session script of req's conversation and its turn there.
+func (p *Provider) takeFor(req model.Request) (int, *Turn, error) {
+	p.requests++
+	turns, name := p.script.Turns, "turns"
+	first, played := "", 0
+	for _, m := range req.Messages {
+		switch {
+		case m.Role == model.RoleUser && first == "":
+			first = m.Text
+		case m.Role == model.RoleAssistant:
+			played++
+		}
+	}
+	for k, s := range p.script.Sessions {
+		if strings.Contains(first, s.When) {
+			turns, name = s.Turns, fmt.Sprintf("sessions[%d].turns", k)
+			break
+		}
+	}
+	if played >= len(turns) {
+		e := model.NewError(model.CodeScriptExhausted,
+			fmt.Sprintf("%s has %d turns and the conversation has played them all", name, len(turns)),
+			"add a turn to "+name+" for this request, or end the scenario earlier")
+		e.Provider = p.name
+		return 0, nil, e
+	}
+	return played, &turns[played], nil
+}

@@ -140,6 +140,10 @@ func TestMalformedScripts(t *testing.T) {
 		{"error code is the script's own", `{"turns":[{"error":{"code":"script_exhausted"}}]}`, "turns[0].error.code"},
 		{"error with answer", `{"turns":[{"text":"a","error":{"code":"transport"}}]}`, "turns[0].error"},
 		{"invalid UTF-8", "{\"turns\":[{\"text\":\"\xff\"}]}", ""},
+		{"session without when", `{"turns":[{"text":"a"}],"sessions":[{"turns":[{"text":"b"}]}]}`, "sessions[0].when"},
+		{"session without turns", `{"turns":[{"text":"a"}],"sessions":[{"when":"x"}]}`, "sessions[0].turns"},
+		{"session turn empty", `{"turns":[{"text":"a"}],"sessions":[{"when":"x","turns":[{}]}]}`, "sessions[0].turns[0]"},
+		{"session unknown field", `{"turns":[{"text":"a"}],"sessions":[{"when":"x","turns":[{"text":"b"}],"agent":"y"}]}`, "sessions[0].agent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,5 +303,40 @@ func TestDeterministic(t *testing.T) {
 	}
 	if !reflect.DeepEqual(runs[0], runs[1]) {
 		t.Fatalf("two runs differ:\n%v\n%v", runs[0], runs[1])
+	}
+}
+
+// A script with sessions plays each conversation by its first user message, from the turn
+// its assistant messages have reached: a parent and its children, each opening the provider
+// anew for every turn (docs/delegation.md).
+func TestSessionsPlayByConversation(t *testing.T) {
+	p, err := scripted.Parse("s.json", []byte(`{"turns":[{"text":"parent 0"},{"text":"parent 1"}],
+		"sessions":[{"when":"lane A","turns":[{"text":"a 0"},{"text":"a 1"}]},{"when":"lane","turns":[{"text":"any lane"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := func(first string, played int) model.Request {
+		r := model.Request{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Text: first}}}
+		for i := 0; i < played; i++ {
+			r.Messages = append(r.Messages, model.Message{Role: model.RoleAssistant, Text: "x"}, model.Message{Role: model.RoleUser, Text: "more"})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		req  model.Request
+		want string
+	}{
+		{conv("do lane A now", 0), "a 0"}, {conv("do lane A now", 1), "a 1"}, {conv("lane B", 0), "any lane"},
+		{conv("integrate", 0), "parent 0"}, {conv("integrate", 1), "parent 1"}, {conv("do lane A now", 0), "a 0"},
+	} {
+		got, err := model.Collect(p.Stream(context.Background(), c.req))
+		if err != nil || got.Text != c.want {
+			t.Fatalf("%q after %d: got %q (%v), want %q", c.req.Messages[0].Text, len(c.req.Messages)/2, got.Text, err, c.want)
+		}
+	}
+	_, err = model.Collect(p.Stream(context.Background(), conv("lane B", 1)))
+	var e *model.Error
+	if !errors.As(err, &e) || e.Code() != model.CodeScriptExhausted || !strings.Contains(e.Message, "sessions[1].turns") {
+		t.Fatalf("past the end: %v", err)
 	}
 }

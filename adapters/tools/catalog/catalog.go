@@ -15,6 +15,7 @@ import (
 
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -37,6 +38,9 @@ type Catalog struct {
 	// Work runs the plan and todo tools' commands (nil for a report that only reads the
 	// declarations: the tools are there, and a call fails).
 	Work worktools.Commands
+	// Jobs runs the delegation tools' jobs (task, job, job_reconcile); nil for a report that
+	// only reads the declarations (a call fails).
+	Jobs delegate.Jobs
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -81,6 +85,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 		all = append(all, bg.NewTool(mgr))
 	}
 	all = append(all, worktools.New(c.Work)...)
+	all = append(all, delegate.New(c.Jobs)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err

@@ -40,14 +40,14 @@ func names(s turn.Surface) []string {
 }
 
 // The catalogue opens a session's whole surface over its workspace, confined by the real
-// sandbox: the core tools, bg and the work tools, each declared once.
+// sandbox: the core tools, bg, the work tools and the delegation tools, each declared once.
 func TestOpenConfined(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("SKIP: bubblewrap is not installed")
 	}
 	s := open(t, sandbox.Probe{})
-	want := []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
-		"todo_get", "todo_update", "write"}
+	want := []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read", "report_write", "shell",
+		"task", "todo_get", "todo_update", "write"}
 	if got := names(s); !slices.Equal(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}

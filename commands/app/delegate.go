@@ -1,0 +1,412 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"sync"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/delegation"
+	"github.com/zuno-run/zuno/domain/job"
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Jobs is the job runtime of this process (docs/delegation.md): it admits the task tool's
+// jobs to the parent's ledger, runs their children (a foreground one in the calling turn, a
+// background one on its own goroutine, at most concurrency.delegations at a time), settles
+// them with their reports, and wakes the parent for a nextStep report. Every step is an
+// append to the parent's job ledger first; this process's memory only says which turns and
+// jobs it is running now.
+type Jobs struct {
+	c     *Commands
+	slots chan struct{}
+
+	mu sync.Mutex
+	// comps are the compositions of the turns this process runs, by session: a child
+	// inherits its parent turn's (seeds 002 §5).
+	comps map[string]composition
+	// wakes are the (session, input) wakes in flight (seeds 002 §7.1); missed are the
+	// sessions a report arrived for while their turn ran here; last is each session's
+	// latest composition, which the turn that delivers a report runs with.
+	wakes  map[string]bool
+	missed map[string]bool
+	// delivering are the sessions a deliverer runs for; true when a wake asked it to look
+	// again.
+	delivering map[string]bool
+	// running are the jobs this process admitted and has not settled.
+	running map[string]bool
+	last    map[string]composition
+	// work counts the background jobs and wakes this process has in flight; idle is
+	// signalled whenever it drops.
+	work int
+	idle *sync.Cond
+}
+
+// composition is what a turn ran with, for the children it delegates.
+type composition struct {
+	model       string // the model spec, as RunTurn takes it
+	agent       agent.Agent
+	offered     []string
+	dir         string
+	interactive bool
+	observer    turn.Observer
+}
+
+// CodeNotDelegating: the task tool was called outside a turn this process runs.
+const CodeNotDelegating = "not_delegating"
+
+func (c *Commands) jobs() *Jobs {
+	c.jobsOnce.Do(func() {
+		n := c.settings.Delegations
+		if n == 0 {
+			n = tools.DefaultDelegations
+		}
+		c.jobRuntime = &Jobs{c: c, slots: make(chan struct{}, n), comps: map[string]composition{}, wakes: map[string]bool{},
+			missed: map[string]bool{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
+		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
+	})
+	return c.jobRuntime
+}
+
+// Jobs is the job runtime, the task, job and job_reconcile tools' port.
+func (c *Commands) Jobs() *Jobs { return c.jobs() }
+
+// composed records the composition of a turn of session while it runs.
+func (j *Jobs) composed(session string, comp composition) (done func()) {
+	j.mu.Lock()
+	j.comps[session], j.last[session] = comp, comp
+	j.mu.Unlock()
+	return func() {
+		j.mu.Lock()
+		delete(j.comps, session)
+		j.mu.Unlock()
+		j.afterTurn(session)
+	}
+}
+
+func (j *Jobs) composition(session string) (composition, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	comp, ok := j.comps[session]
+	if !ok {
+		return comp, domain.NewError(CodeNotDelegating, "task was called outside a running turn of this process",
+			"delegate from a turn: the task tool runs only inside one")
+	}
+	return comp, nil
+}
+
+// Delegate admits one task call's job and, for a foreground task, runs the child to its end.
+func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegation.Request) (delegation.Outcome, error) {
+	comp, err := j.composition(inv.SessionID)
+	if err != nil {
+		return delegation.Outcome{}, err
+	}
+	if err := delegation.Check(req, comp.agent.Delegates); err != nil {
+		return delegation.Outcome{}, err
+	}
+	adm, err := j.admission(ctx, inv, req)
+	if err != nil {
+		return delegation.Outcome{}, err
+	}
+	res, ledger := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-admit/"+adm.JobID, inv.SessionID, inv.CallID),
+		ParentSessionID: inv.SessionID, Cmd: job.Admit{JobAdmitted: adm}})
+	if err := res.Err(); err != nil {
+		return delegation.Outcome{}, err
+	}
+	if res.Duplicate { // the call ran before (a re-executed call): answer with its job as it is now
+		return j.outcomeOf(ledger.Job(adm.JobID)), nil
+	}
+	j.mu.Lock()
+	j.running[adm.JobID] = true
+	j.mu.Unlock()
+	if !req.Background {
+		return j.run(ctx, comp, adm)
+	}
+	j.begin()
+	go func() {
+		defer j.end()
+		_, _ = j.run(context.WithoutCancel(ctx), comp, adm) // its outcome is in the ledger
+	}()
+	return delegation.Outcome{JobID: adm.JobID, SessionID: adm.ChildSessionID, Status: events.JobQueued}, nil
+}
+
+// admission is the job a task call asks for: its id derives from the call, so the same
+// call executed again is the same job.
+func (j *Jobs) admission(ctx context.Context, inv tools.Invocation, req delegation.Request) (events.JobAdmitted, error) {
+	id := "job_" + derived("job", inv.SessionID+"/"+inv.CallID)
+	delivery := req.Delivery()
+	adm := events.JobAdmitted{JobState: events.JobState{JobID: id, ParentSessionID: inv.SessionID,
+		ChildSessionID: "ses_" + derived("child", id), Agent: req.Contract.Agent, Background: req.Background,
+		ReportDelivery: delivery, LogicalKey: delegation.LogicalKey(req.Contract)},
+		Contract: req.Contract, ParentTurnID: inv.TurnID, ParentRequestID: inv.RequestID, ToolCallID: inv.CallID}
+	if req.TaskID != "" {
+		adm.ChildSessionID, adm.Continued = req.TaskID, true
+		last, err := commands.Load(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, commands.SessionStream(req.TaskID), 0,
+			func(events.Recorded, events.Payload) error { return nil })
+		if err != nil {
+			return adm, err
+		}
+		adm.EvidenceFrom = uint64(last + 1) // the child's events so far are its earlier jobs' evidence
+	}
+	wc, err := j.workContext(ctx, inv.SessionID)
+	adm.WorkContext = wc
+	return adm, err
+}
+
+// workContext is the Plan step the parent's work is on: the focused plan's step in
+// progress (seeds 002 §6), nil without a plan.
+func (j *Jobs) workContext(ctx context.Context, session string) (*events.WorkContext, error) {
+	st, err := j.c.ports.Work(ctx, session)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	plans := st.Plans()
+	if len(plans) == 0 {
+		return nil, nil
+	}
+	p := plans[len(plans)-1]
+	wc := &events.WorkContext{SchemaVersion: 1, PlanID: p.PlanID, PlanRevision: st.PlanRevision()}
+	for _, s := range p.Steps {
+		if s.Status == "in_progress" {
+			wc.PlanStepID = s.ID
+			break
+		}
+	}
+	return wc, nil
+}
+
+// run runs an admitted job's child turn and settles the job with its report.
+func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted) (delegation.Outcome, error) {
+	defer func() {
+		j.mu.Lock()
+		delete(j.running, adm.JobID)
+		j.mu.Unlock()
+	}()
+	select {
+	case j.slots <- struct{}{}:
+	case <-ctx.Done():
+		return j.settle(context.WithoutCancel(ctx), adm, events.JobCancelled, nil, ctx.Err().Error())
+	}
+	defer func() { <-j.slots }()
+	owner := events.TurnOwner{}
+	if o := j.c.ports.Driver.Owner; o != nil {
+		owner = *o
+	}
+	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-start/"+adm.JobID, adm.ParentSessionID, adm.ToolCallID),
+		ParentSessionID: adm.ParentSessionID, Cmd: job.Start{JobID: adm.JobID, Owner: owner}})
+	if err := res.Err(); err != nil {
+		return delegation.Outcome{}, err
+	}
+	text, _ := delegation.Render(adm.Contract)
+	out, err := j.c.RunTurn(ctx, RunTurn{Meta: commands.Meta{CommandID: "job-run/" + adm.JobID, Actor: "agent",
+		CorrelationID: adm.ParentSessionID, CausationID: adm.ToolCallID}, SessionID: childSession(adm), Prompt: text,
+		Model: comp.model, Agent: adm.Agent, Title: adm.Contract.Objective, Dir: comp.dir, Cwd: comp.dir, Observer: childObserver(comp.observer),
+		Child: &ChildTurn{SessionID: adm.ChildSessionID, ParentSessionID: adm.ParentSessionID, New: !adm.Continued, Within: comp.offered}})
+	bg := context.WithoutCancel(ctx)
+	status, failure := job.Status(out.Reason), errorText(out.Error)
+	if err != nil { // the child's turn could not run (or be recorded): the parent is told
+		status, failure = events.JobFailed, err.Error()
+	}
+	ev, lerr := j.evidence(bg, adm)
+	if lerr != nil {
+		return delegation.Outcome{}, lerr
+	}
+	report := ev.Report(adm.JobState, adm.WorkContext, status)
+	if err != nil {
+		report.EvidenceErrors = append(report.EvidenceErrors, failure)
+	}
+	return j.settle(bg, adm, status, &report, failure)
+}
+
+func childSession(adm events.JobAdmitted) string {
+	if adm.Continued {
+		return adm.ChildSessionID
+	}
+	return ""
+}
+
+func errorText(e *events.ErrorInfo) string {
+	if e == nil {
+		return ""
+	}
+	return e.Code + ": " + e.Message
+}
+
+// evidence folds the child's stream from the job's evidence start (seeds 002 §6).
+func (j *Jobs) evidence(ctx context.Context, adm events.JobAdmitted) (*job.Evidence, error) {
+	ev := &job.Evidence{}
+	_, err := commands.Load(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, commands.SessionStream(adm.ChildSessionID), adm.EvidenceFrom,
+		func(_ events.Recorded, p events.Payload) error { ev.Fold(p); return nil })
+	return ev, err
+}
+
+// settle ends the job in the ledger, its nextStep report admitted in the same append, and
+// then wakes the parent for the report.
+func (j *Jobs) settle(ctx context.Context, adm events.JobAdmitted, status string, report *events.TaskReport, errText string) (delegation.Outcome, error) {
+	input := ""
+	if report != nil && adm.ReportDelivery == events.DeliveryNextStep {
+		input = "input_" + derived("report", adm.JobID)
+	}
+	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-settle/"+adm.JobID, adm.ParentSessionID, adm.ToolCallID),
+		ParentSessionID: adm.ParentSessionID, Cmd: job.Settle{JobID: adm.JobID, Status: status, Result: report, Error: errText, InputID: input}})
+	if err := res.Err(); err != nil {
+		return delegation.Outcome{}, err
+	}
+	if input != "" {
+		j.wake(adm.ParentSessionID)
+	}
+	return delegation.Outcome{JobID: adm.JobID, SessionID: adm.ChildSessionID, Status: status, Report: report}, nil
+}
+
+// outcomeOf answers a task call that ran before with its job as the ledger holds it.
+func (j *Jobs) outcomeOf(jb *job.Job) delegation.Outcome {
+	if jb == nil {
+		return delegation.Outcome{}
+	}
+	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: jb.Status, Report: jb.Result}
+}
+
+// Jobs reads the caller's jobs: one by id, or every job of the session.
+func (j *Jobs) Jobs(ctx context.Context, sessionID, jobID string) ([]delegation.JobView, error) {
+	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var out []delegation.JobView
+	for _, jb := range l.Jobs() {
+		if jobID == "" || jb.JobID == jobID {
+			out = append(out, delegation.JobView{JobState: jb.JobState, Contract: jb.Contract, Result: jb.Result, Error: jb.Error})
+		}
+	}
+	if jobID != "" && len(out) == 0 {
+		_, err := job.Decide(l, job.Start{JobID: jobID}) // the ledger's own not-found refusal
+		return nil, err
+	}
+	return out, nil
+}
+
+// Reconcile settles an uncertain job of the caller on an authority's word (seeds 002 §7.5);
+// a nextStep job's replacement report is admitted in the same append.
+func (j *Jobs) Reconcile(ctx context.Context, inv tools.Invocation, r delegation.Reconciliation) (delegation.Outcome, error) {
+	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, inv.SessionID)
+	if err != nil {
+		return delegation.Outcome{}, err
+	}
+	jb := l.Job(r.JobID)
+	if jb == nil {
+		_, err := job.Decide(l, job.Start{JobID: r.JobID})
+		return delegation.Outcome{}, err
+	}
+	report := events.TaskReport{SchemaVersion: 2, JobID: jb.JobID, SessionID: jb.ChildSessionID, ParentSessionID: jb.ParentSessionID,
+		Agent: jb.Agent, Status: r.Outcome, FinalText: r.FinalText, ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{},
+		UncertainSideEffects: []string{}, EvidenceErrors: []string{}}
+	if jb.Result != nil {
+		report.WorkContext, report.Usage = jb.Result.WorkContext, jb.Result.Usage
+	}
+	if r.Error != "" {
+		report.EvidenceErrors = []string{r.Error}
+	}
+	input := ""
+	if jb.ReportDelivery == events.DeliveryNextStep {
+		input = "input_" + derived("reconcile", jb.JobID+"/"+inv.CallID)
+	}
+	cmd := job.Reconcile{JobReconciled: events.JobReconciled{Outcome: r.Outcome, FinalText: r.FinalText, Error: r.Error,
+		Authority: r.Authority, Evidence: r.Evidence, ToolCallID: inv.CallID}, Result: report, InputID: input}
+	cmd.JobID = r.JobID
+	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-reconcile/"+inv.SessionID+"/"+inv.CallID, inv.SessionID, inv.CallID),
+		ParentSessionID: inv.SessionID, Cmd: cmd})
+	if err := res.Err(); err != nil {
+		return delegation.Outcome{}, err
+	}
+	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: r.Outcome, Report: &report}, nil
+}
+
+func jobMeta(commandID, parent, call string) commands.Meta {
+	return commands.Meta{CommandID: commandID, Actor: "host", CorrelationID: parent, CausationID: call}
+}
+
+func derived(kind, s string) string {
+	sum := sha256.Sum256([]byte(kind + "\n" + s))
+	return hex.EncodeToString(sum[:16])
+}
+
+// childTools narrows a child's tools to the intersection of seeds 002 §5 (agent.ChildTools):
+// the parent attempt's tools ∩ the child's role and allowlist ∩ its permission visibility ∩
+// what is available now. A permission mode widens none of them.
+func childTools(child agent.Agent, all []turn.Tool, config map[string]bool, parent []string, hidden func(string) bool) ([]turn.Tool, error) {
+	caps, err := agent.Capabilities(all, config)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := agent.ChildTools(child, agent.Child{Parent: parent, Available: caps, Hidden: hidden})
+	var out []turn.Tool
+	for _, t := range all {
+		if slices.Contains(names, t.Declaration().Name) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func toolNames(ts []turn.Tool) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Declaration().Name)
+	}
+	return out
+}
+
+func (j *Jobs) begin() {
+	j.mu.Lock()
+	j.work++
+	j.mu.Unlock()
+}
+
+func (j *Jobs) end() {
+	j.mu.Lock()
+	j.work--
+	j.idle.Broadcast()
+	j.mu.Unlock()
+}
+
+// Settle waits until this process runs no background job and no wake: `zuno run` returns
+// when the work its turn delegated has been delivered, not while a child still runs.
+func (j *Jobs) Settle(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		j.mu.Lock()
+		j.idle.Broadcast()
+		j.mu.Unlock()
+	})
+	defer stop()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.work > 0 && ctx.Err() == nil {
+		j.idle.Wait()
+	}
+}
+
+// SettleJobs waits for the background jobs and report deliveries of this process (Jobs.Settle)
+// and returns the log's head after them, for a caller that reads the read models next.
+func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
+	c.jobs().Settle(ctx)
+	return c.ports.Log.LastPosition(context.WithoutCancel(ctx))
+}
+
+// childObserver shows a child's turn to its parent's observer: what it records, not its
+// streamed text, which would interleave with the parent's.
+func childObserver(o turn.Observer) turn.Observer {
+	if o == nil {
+		return nil
+	}
+	return quietText{o}
+}
+
+type quietText struct{ turn.Observer }
+
+func (quietText) TextDelta(string) {}

@@ -1,0 +1,158 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/job"
+	"github.com/zuno-run/zuno/events"
+)
+
+// The wake coordinator (seeds 002 §7.1, docs/delegation.md "Delivery"): after a nextStep
+// report is admitted, the parent is driven with it as its next input. At most one wake per
+// (session, input) is in flight in this process (another is AlreadyInFlight); a wake that
+// finds the parent's turn running here waits for that turn to end; one that fails is tried
+// again, 3 attempts from 10 ms doubling, capped at 100 ms, and then left in the inbox, where
+// the parent's next run delivers it.
+
+// CodeAlreadyInFlight: a wake of the same (session, input) is in flight in this process.
+const CodeAlreadyInFlight = "already_in_flight"
+
+// wakeAttempts and wakeFirst bound a wake's retries; wakeCap caps one wait.
+const (
+	wakeAttempts = 3
+	wakeFirst    = 10 * time.Millisecond
+	wakeCap      = 100 * time.Millisecond
+)
+
+// wake delivers the parent's pending reports. One deliverer per session runs at a time in
+// this process: a wake that finds one running marks it to look again when it is done (so a
+// report admitted meanwhile is not missed), and one that finds the parent's own turn running
+// here leaves the report to that turn's end (afterTurn).
+func (j *Jobs) wake(parent string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, busy := j.delivering[parent]; busy {
+		j.delivering[parent] = true
+		return
+	}
+	if _, running := j.comps[parent]; running {
+		j.missed[parent] = true
+		return
+	}
+	j.delivering[parent] = false
+	j.work++
+	go j.deliverer(parent)
+}
+
+// deliverer delivers until the inbox holds nothing it has not seen, then stops.
+func (j *Jobs) deliverer(parent string) {
+	defer j.end()
+	for {
+		err := j.Deliver(context.Background(), parent)
+		j.mu.Lock()
+		again := err == nil && j.delivering[parent]
+		if !again {
+			delete(j.delivering, parent)
+			delete(j.missed, parent) // its own turns' ends need no wake: it looked again
+			j.mu.Unlock()
+			return
+		}
+		j.delivering[parent] = false
+		j.mu.Unlock()
+	}
+}
+
+// afterTurn wakes the session when a report arrived while its turn ran.
+func (j *Jobs) afterTurn(session string) {
+	j.mu.Lock()
+	missed := j.missed[session]
+	delete(j.missed, session)
+	_, delivering := j.delivering[session]
+	j.mu.Unlock()
+	if missed && !delivering {
+		j.wake(session)
+	}
+}
+
+// Deliver drives the session once for each report of its inbox not consumed yet, in the
+// order they were admitted. It is also how a parent's next run recovers reports a crash left
+// in the inbox (seeds 002 §7.3): the delivery's command id derives from the input, so a
+// report already delivered is answered as a duplicate, never delivered twice.
+func (j *Jobs) Deliver(ctx context.Context, session string) error {
+	for {
+		l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, session)
+		if err != nil {
+			return err
+		}
+		next := pendingReport(l)
+		if next == nil {
+			return nil
+		}
+		if err := j.deliverOnce(ctx, session, next); err != nil {
+			return err
+		}
+	}
+}
+
+func pendingReport(l *job.Ledger) *job.Job {
+	for _, jb := range l.Jobs() {
+		if jb.ReportInputID != "" && !jb.ReportConsumed && jb.Result != nil {
+			return jb
+		}
+	}
+	return nil
+}
+
+// deliverOnce claims the (session, input) wake, runs the turn that delivers the report and
+// records it consumed.
+func (j *Jobs) deliverOnce(ctx context.Context, session string, jb *job.Job) error {
+	key := session + "/" + jb.ReportInputID
+	j.mu.Lock()
+	if j.wakes[key] {
+		j.mu.Unlock()
+		return domain.NewError(CodeAlreadyInFlight, "the report "+jb.ReportInputID+" is being delivered already", "nothing to do: it arrives once")
+	}
+	j.wakes[key] = true
+	comp := j.last[session]
+	j.mu.Unlock()
+	defer func() {
+		j.mu.Lock()
+		delete(j.wakes, key)
+		j.mu.Unlock()
+	}()
+	id := "deliver/" + jb.ReportInputID
+	report := *jb.Result
+	run := RunTurn{Meta: commands.Meta{CommandID: id, Actor: "host", CorrelationID: session, CausationID: jb.JobID},
+		SessionID: session, Prompt: job.RenderReport(report), Model: comp.model, Cwd: comp.dir, Interactive: comp.interactive,
+		Observer: comp.observer, Report: &turn.Report{InputID: jb.ReportInputID, Report: report}}
+	var err error
+	wait := wakeFirst
+	for attempt := 1; attempt <= wakeAttempts; attempt++ {
+		if _, err = j.c.RunTurn(ctx, run); err == nil || !retryable(err) {
+			break
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, wakeCap)
+	}
+	if err != nil {
+		return err
+	}
+	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-consume/"+jb.ReportInputID, session, jb.JobID),
+		ParentSessionID: session, Cmd: job.Consume{JobID: jb.JobID, InputID: jb.ReportInputID, MessageID: turn.MessageID(id)}})
+	return res.Err()
+}
+
+// retryable: the parent was busy (its turn held by a live process) or the store contended.
+func retryable(err error) bool {
+	switch domain.CodeOf(err) {
+	case turn.CodeSessionBusy, turn.CodeTurnInProgress, "contention":
+		return true
+	}
+	var busy *events.WrongExpectedRevisionError
+	return errors.As(err, &busy)
+}
