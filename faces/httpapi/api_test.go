@@ -39,7 +39,8 @@ func testAPITurn(t *testing.T, postgres bool) {
 		before, _ := f.store.LastPosition(context.Background())
 		again := f.start("cmd-turn-1", "say hi")
 		after, _ := f.store.LastPosition(context.Background())
-		if again.SessionID != a.SessionID || again.TurnID != a.TurnID || after != before {
+		if again.SessionID != a.SessionID || again.TurnID != a.TurnID || after != before ||
+			again.Outcome == nil || !again.Outcome.Duplicate || again.Outcome.Reason != "completed" {
 			t.Fatalf("again: %+v; log %d → %d", again, before, after)
 		}
 	})

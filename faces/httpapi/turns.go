@@ -106,8 +106,14 @@ func (s *Server) runTurn(w http.ResponseWriter, r *http.Request, in app.RunTurn,
 		return &Error{code: CodeModelRefused, Message: "model " + in.Model + " names a file on the server",
 			Fix: "name a PROVIDER/<model>, or leave model out for the server's default"}
 	}
+	// Events at or before the head are an earlier delivery's, which a command sent again shows
+	// its observer: only a turn started now is "started".
+	head, err := s.app.Queries.Head(r.Context())
+	if err != nil {
+		return err
+	}
 	in.Interactive = true
-	started := newStartSignal()
+	started := newStartSignal(head)
 	in.Observer = started
 	done := make(chan runResult, 1)
 	s.turns.Add(1)
@@ -143,18 +149,21 @@ type runResult struct {
 }
 
 // startSignal is the observer of a turn run for a client: it says once that the turn has
-// started (its session.turn.started.1 is durable). Everything else the client reads from the
-// event stream.
+// started (its session.turn.started.1 is durable, after the log's head when the request
+// came). Everything else the client reads from the event stream.
 type startSignal struct {
 	turn.NopObserver
-	once sync.Once
-	ch   chan struct{}
+	after uint64
+	once  sync.Once
+	ch    chan struct{}
 }
 
-func newStartSignal() *startSignal { return &startSignal{ch: make(chan struct{})} }
+func newStartSignal(after uint64) *startSignal {
+	return &startSignal{after: after, ch: make(chan struct{})}
+}
 
 func (o *startSignal) Recorded(rec events.Recorded, _ events.Payload) {
-	if rec.Type == events.TypeTurnStarted {
+	if rec.Type == events.TypeTurnStarted && rec.Position > o.after {
 		o.once.Do(func() { close(o.ch) })
 	}
 }
