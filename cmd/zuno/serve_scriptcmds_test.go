@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,15 +28,23 @@ func init() {
 		ts.Check(l.Close())
 		ts.Setenv(args[0], strconv.Itoa(port))
 	}
-	// http [-H 'Name: value']... METHOD URL [BODY] sends one request, waiting up to 30 s for
-	// the server to accept connections, and prints "status N" and the body on stdout.
+	// http [-H 'Name: value']... [-until REGEXP] METHOD URL [BODY] sends one request, waiting
+	// up to 30 s for the server to accept connections, and prints "status N" and the body on
+	// stdout. With -until it sends the request again until the body matches REGEXP (30 s), e.g.
+	// until a turn the server runs has finished.
 	scriptCmds["http"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg {
 			ts.Fatalf("usage: http does not fail: match the status on stdout")
 		}
 		var headers []string
-		for len(args) >= 2 && args[0] == "-H" {
-			headers, args = append(headers, args[1]), args[2:]
+		var until *regexp.Regexp
+		for len(args) >= 2 && (args[0] == "-H" || args[0] == "-until") {
+			if args[0] == "-H" {
+				headers = append(headers, args[1])
+			} else {
+				until = regexp.MustCompile(args[1])
+			}
+			args = args[2:]
 		}
 		if len(args) < 2 || len(args) > 3 {
 			ts.Fatalf("usage: http [-H 'Name: value']... METHOD URL [BODY]")
@@ -44,12 +53,19 @@ func init() {
 		if len(args) == 3 {
 			body = args[2]
 		}
-		res, err := sendRetrying(args[0], args[1], body, headers)
-		ts.Check(err)
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		ts.Check(err)
-		fmt.Fprintf(ts.Stdout(), "status %d\n%s\n", res.StatusCode, b)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			res, err := sendRetrying(args[0], args[1], body, headers)
+			ts.Check(err)
+			b, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			ts.Check(err)
+			if until == nil || until.Match(b) || time.Now().After(deadline) {
+				fmt.Fprintf(ts.Stdout(), "status %d\n%s\n", res.StatusCode, b)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 }
 
