@@ -34,23 +34,29 @@ type backwardReader interface {
 // RootSession follows a session's parents (recorded on its session.created.1) to the root
 // session: the session itself when it has no parent, or when its stream holds nothing yet.
 func RootSession(ctx context.Context, store StreamReader, registry *events.Registry, sessionID string) (string, error) {
+	root, _, err := Ancestry(ctx, store, registry, sessionID)
+	return root, err
+}
+
+// Ancestry is a session's root and how many parents lie between them (0 for a root).
+func Ancestry(ctx context.Context, store StreamReader, registry *events.Registry, sessionID string) (root string, depth int, err error) {
 	id := sessionID
-	for range maxSessionDepth {
+	for depth = range maxSessionDepth {
 		recs, err := store.ReadStream(ctx, SessionStream(id), 0, 1)
 		if err != nil || len(recs) == 0 || recs[0].Type != events.TypeSessionCreated {
-			return id, err
+			return id, depth, err
 		}
 		p, err := registry.Decode(recs[0])
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		parent := p.(events.SessionCreated).ParentSessionID
 		if parent == "" {
-			return id, nil
+			return id, depth, nil
 		}
 		id = parent
 	}
-	return "", domain.Invalid("parent_session_id", fmt.Sprintf("session %s has more than %d ancestors (or its parents form a cycle)", sessionID, maxSessionDepth),
+	return "", 0, domain.Invalid("parent_session_id", fmt.Sprintf("session %s has more than %d ancestors (or its parents form a cycle)", sessionID, maxSessionDepth),
 		"the log was not written by zuno; check the parentSessionId of the sessions' session.created.1 events")
 }
 

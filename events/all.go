@@ -39,6 +39,8 @@ func AllPayloads() []Payload {
 		JobReportAdmitted{},
 		JobReportConsumed{},
 		JobReconciled{},
+		InboxMessageAdmitted{},
+		InboxMessageConsumed{},
 
 		TurnLeased{},
 		TurnLeaseReleased{},

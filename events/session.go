@@ -40,6 +40,8 @@ type UserMessageAppended struct {
 	// session's inbox (docs/delegation.md): the report is consumed once this is recorded.
 	InputID    string      `json:"inputId,omitempty"`
 	TaskReport *TaskReport `json:"taskReport,omitempty"`
+	// PeerMessage is set when the message delivers another session's session_message.
+	PeerMessage *PeerMessage `json:"peerMessage,omitempty"`
 }
 
 func (UserMessageAppended) EventType() string { return TypeUserMessageAppended }

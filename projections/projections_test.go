@@ -80,9 +80,9 @@ var tables = map[string]string{
 	"provider_request": "id",
 
 	"permission_decision": "session_id, call_id",
-	// agent_job has no projector: the migration creates it, and it must still be there (and
-	// empty) after a rebuild, so that forensic SQL over it still runs.
+
 	"agent_job": "id",
+	"inbox":     "session_id, input_id",
 }
 
 // dump returns every row of every read model as text, in key order.
@@ -135,7 +135,7 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 	defer cancel()
 	runErr := make(chan error, 1)
 	go func() { runErr <- e.runner.Run(ctx) }()
-	n := scenario(t, e.store, 30) + turnScenario(t, e.store, 5) + permissionScenario(t, e.store, 4)
+	n := scenario(t, e.store, 30) + turnScenario(t, e.store, 5) + permissionScenario(t, e.store, 4) + jobScenario(t, e.store, 3)
 	head, _ := e.store.LastPosition(ctx)
 	if head != uint64(n) {
 		t.Fatalf("log head %d after writing %d events", head, n)
@@ -150,17 +150,18 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 		t.Fatalf("Run ended with %v", err)
 	}
 	live := dump(t, e.rm.Writer)
-	if len(live["event"]) != n || len(live["session"]) != 39 || len(live["work_item"]) != 60 {
+	if len(live["event"]) != n || len(live["session"]) != 42 || len(live["work_item"]) != 60 {
 		t.Fatalf("live read models: %d events, %d sessions, %d items", len(live["event"]), len(live["session"]), len(live["work_item"]))
 	}
 	// Two user messages for each of the scenario's sessions; 11 parts, 5 receipts and 5
 	// requests for each of the turns'; 7 parts, 2 receipts, 2 requests and 6 decisions for each
-	// of the permission sessions'.
-	if len(live["part"]) != 60+55+28 || len(live["prompt_receipt"]) != 25+8 || len(live["provider_request"]) != 25+8 ||
-		len(live["agent_job"]) != 0 || len(live["permission_decision"]) != 24 {
-		t.Fatalf("live turn read models: %d parts, %d receipts, %d requests, %d jobs, %d decisions",
+	// of the permission sessions'; 5 jobs, 4 inputs and the message delivering one report for
+	// each of the delegations'.
+	if len(live["part"]) != 60+55+28+3 || len(live["prompt_receipt"]) != 25+8 || len(live["provider_request"]) != 25+8 ||
+		len(live["agent_job"]) != 15 || len(live["inbox"]) != 12 || len(live["permission_decision"]) != 24 {
+		t.Fatalf("live turn read models: %d parts, %d receipts, %d requests, %d jobs, %d inputs, %d decisions",
 			len(live["part"]), len(live["prompt_receipt"]), len(live["provider_request"]), len(live["agent_job"]),
-			len(live["permission_decision"]))
+			len(live["inbox"]), len(live["permission_decision"]))
 	}
 	count, err := e.runner.Rebuild(context.Background())
 	if err != nil {
@@ -172,7 +173,7 @@ func testRebuildEqualsLive(t *testing.T, e *env) {
 	compareDumps(t, live, dump(t, e.rm.Writer))
 
 	// Some projectors rebuild alone, and the rest keep their rows.
-	if _, err := e.runner.Rebuild(context.Background(), "work_plan", "part", "permission_decision"); err != nil {
+	if _, err := e.runner.Rebuild(context.Background(), "work_plan", "part", "permission_decision", "inbox"); err != nil {
 		t.Fatal(err)
 	}
 	compareDumps(t, live, dump(t, e.rm.Writer))

@@ -39,3 +39,23 @@ const SessionsWithStatusQuery = `SELECT id FROM session WHERE status = ? ORDER B
 // LatestReceiptSessionQuery finds the session of the newest prompt receipt.
 var LatestReceiptSessionQuery = fmt.Sprintf(
 	`SELECT aggregate_id FROM event WHERE type = '%s' ORDER BY position DESC LIMIT 1`, events.TypePromptAssembled)
+
+// jobColumns are the agent_job columns a job is read with.
+const jobColumns = `id, parent_session_id, child_session_id, agent, status, background, report_delivery,
+	report_input_id, logical_key, contract, result, error, time_created`
+
+// JobsQuery lists the jobs a parent session delegated in admission order, or every session's
+// jobs when sessionID is "" (zuno job list).
+func JobsQuery(sessionID string) (string, []any) {
+	if sessionID == "" {
+		return `SELECT ` + jobColumns + ` FROM agent_job ORDER BY time_created, id`, nil
+	}
+	return `SELECT ` + jobColumns + ` FROM agent_job WHERE parent_session_id = ? ORDER BY time_created, id`, []any{sessionID}
+}
+
+// JobQuery reads one job by id, its one parameter (zuno job show).
+const JobQuery = `SELECT ` + jobColumns + ` FROM agent_job WHERE id = ?`
+
+// InboxQuery lists a session's inbox, its one parameter, in the order the inputs arrived.
+const InboxQuery = `SELECT input_id, session_id, job_id, status, report, replaces, message_id, time_created, time_consumed
+	FROM inbox WHERE session_id = ? ORDER BY time_created, input_id`

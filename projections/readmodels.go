@@ -23,14 +23,9 @@ func AggregateID(stream string) string {
 }
 
 // All returns the standard projectors, in the order they are applied.
-//
-// The read-model migration also creates "agent_job" (delegated jobs of a parent session),
-// which no projector owns yet: no event produces jobs, so it stays empty, and a rebuild leaves
-// it as it is, so forensic SQL over it runs (and finds no jobs). Its projector comes with the
-// delegation events.
 func All() []Projector {
 	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{},
-		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}}
+		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}, Jobs{}, Inbox{}}
 }
 
 // EventLog is the "event" table: every event, queryable with json_extract. Where the read

@@ -571,11 +571,12 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	wantRows(t, "applied", e.query(t, `SELECT name FROM schema_migration WHERE set_name = 'readmodel' ORDER BY name`), all)
 	// prompt_receipt is a view over two tables since *_prompt_receipt_headers.sql, which is
 	// applied again after 0002 and turns 0002's table into them once more; provider_request
-	// and prompt_receipt_row have their keys of *_clustered_request_rows.sql again after it.
+	// and prompt_receipt_row have their keys of *_clustered_request_rows.sql again after it,
+	// and agent_job its columns of *_agent_jobs.sql.
 	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, `DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`,
-		`DROP TABLE provider_request`, `DROP TABLE agent_job`,
+		`DROP TABLE provider_request`, `DROP TABLE agent_job`, `DROP TABLE inbox`,
 		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql'
-			OR name LIKE '%_clustered_request_rows.sql')`} {
+			OR name LIKE '%_clustered_request_rows.sql' OR name LIKE '%_agent_jobs.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -587,6 +588,12 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 		t.Fatal(err)
 	}
 	wantRows(t, "tools after upgrade", e.query(t, seedSQL(seedToolCalls, "ses_up")), []string{"grep|1", "read|2", "shell|1"})
+	writeSteps(t, e.store, "ses_jobs", &turnClock{}, newJobLog("ses_jobs", "").steps(t)[:3], nil)
+	if _, err := e.runner.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "jobs after upgrade", e.query(t, `SELECT id, status, background, child_session_id FROM agent_job ORDER BY id`),
+		[]string{"job_a|queued|1|ses_child_a", "job_b|queued|1|ses_child_b", "job_c|queued|0|ses_child_c"})
 }
 
 func TestMigrationUpgradeSQLite(t *testing.T) {

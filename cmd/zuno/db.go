@@ -13,7 +13,8 @@ func newDBCmd() *cobra.Command {
 		Use:   "db [--format json|table] SQL",
 		Short: "Run read-only SQL over the read models",
 		Long: `Run read-only SQL over the read models: event, session, part (the transcript: text and
-tool parts), prompt_receipt, provider_request, agent_job, work_plan, work_item,
+tool parts), prompt_receipt, provider_request, agent_job (the jobs a session delegated),
+inbox (the job reports a session received), work_plan, work_item,
 permission_decision (who allowed each call, under which rule and layer),
 verification_receipt (what each shell call's exit status proves) and
 projection_checkpoint. json_extract(data, '$.path') works on SQLite and Postgres alike.

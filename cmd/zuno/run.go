@@ -225,9 +225,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 	if err == nil {
 		// The run ends when the work its turn delegated has been delivered, not while a
 		// child still runs (docs/delegation.md).
-		if res.LastPosition, err = a.Commands.SettleJobs(ctx); err != nil {
-			err = fmt.Errorf("turn recorded, but its delegated jobs: %w", err)
-		}
+		res.LastPosition, err = a.Commands.SettleJobs(ctx)
 	}
 	return res.SessionID, finishTurn(ctx, a, obs, res, err)
 }
@@ -421,6 +419,9 @@ func (o *runObserver) delegation(rec events.Recorded, p events.Payload) bool {
 	case events.UserMessageAppended:
 		if r := e.TaskReport; r != nil {
 			o.line(fmt.Sprintf("⇐ report of job %s (%s, child %s): %s", r.JobID, r.Agent, r.SessionID, r.Status))
+		}
+		if m := e.PeerMessage; m != nil {
+			o.line(fmt.Sprintf("⇐ message from session %s (%s): %s", m.FromSessionID, m.FromAgent, m.Title))
 		}
 	}
 	return child

@@ -18,7 +18,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
 
+	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/provider/replay"
+	"github.com/zuno-run/zuno/events"
 )
 
 // scriptCmds are the testscript commands the CLI scripts use beside zuno itself.
@@ -139,6 +141,12 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 			ts.Check(err)
 		}
 	},
+	// eventlog-append FILE appends the events of FILE through the event store the script uses
+	// (the embedded log, or ZUNO_EVENTSTORE_URL), as the runtime appends them: one append per
+	// line, {"stream", "time", "events": [{"type", "data"}, ...]}, each payload decoded by this
+	// build's registry first. It seeds what no zuno command can write yet (the job runtime's
+	// ledger, before the task tool records jobs).
+	"eventlog-append": appendEvents,
 	// eventlog-scan VALUE reads every stored event (type, stream, data, metadata) straight
 	// from the event log's database and fails if VALUE occurs in any of them: a credential
 	// must be in none (docs/config.md, "Provider keys").
@@ -238,4 +246,49 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		ts.Defer(srv.Close)
 		ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	},
+}
+
+// seededAppend is one line of eventlog-append's file: one append to one stream.
+type seededAppend struct {
+	Stream string    `json:"stream"`
+	Time   time.Time `json:"time"`
+	Events []struct {
+		Type string          `json:"type"`
+		Data json.RawMessage `json:"data"`
+	} `json:"events"`
+}
+
+func appendEvents(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: eventlog-append FILE")
+	}
+	ctx := context.Background()
+	var store *sqlstore.Store
+	var err error
+	if u := ts.Getenv("ZUNO_EVENTSTORE_URL"); u != "" {
+		store, err = sqlstore.OpenPostgres(ctx, u)
+	} else {
+		store, err = sqlstore.OpenSQLite(ctx, ts.Getenv("ZUNO_DB"))
+	}
+	ts.Check(err)
+	defer store.Close()
+	registry := events.NewRegistry(events.AllPayloads()...)
+	n := 0
+	for line := range strings.Lines(ts.ReadFile(args[0])) {
+		var a seededAppend
+		ts.Check(json.Unmarshal([]byte(line), &a))
+		cmd := fmt.Sprintf("seed/%s/%d", args[0], n)
+		md := events.Metadata{CommandID: cmd, Actor: "host", CorrelationID: a.Stream, Time: a.Time}
+		evs := make([]events.Event, len(a.Events))
+		for i, e := range a.Events {
+			p, err := registry.Decode(events.Recorded{Event: events.Event{Type: e.Type, Data: e.Data}, Stream: a.Stream})
+			ts.Check(err)
+			evs[i], err = events.EncodeIn(a.Stream, events.DeriveID(cmd, i), p, md)
+			ts.Check(err)
+		}
+		_, err := store.Append(ctx, a.Stream, events.Any, evs...)
+		ts.Check(err)
+		n++
+	}
+	ts.Logf("eventlog-append: %d appends", n)
 }

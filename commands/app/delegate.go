@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"slices"
 	"sync"
 
 	"github.com/zuno-run/zuno/commands"
@@ -46,6 +45,11 @@ type Jobs struct {
 	// signalled whenever it drops.
 	work int
 	idle *sync.Cond
+	// background is the context of background children; stop cancels it (Settle, when the
+	// run is stopped), and stopped then keeps their reports from starting new turns.
+	background context.Context
+	stop       context.CancelFunc
+	stopped    bool
 }
 
 // composition is what a turn ran with, for the children it delegates.
@@ -70,6 +74,7 @@ func (c *Commands) jobs() *Jobs {
 		c.jobRuntime = &Jobs{c: c, slots: make(chan struct{}, n), comps: map[string]composition{}, wakes: map[string]bool{},
 			missed: map[string]bool{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
 		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
+		c.jobRuntime.background, c.jobRuntime.stop = context.WithCancel(context.Background())
 	})
 	return c.jobRuntime
 }
@@ -110,6 +115,9 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 	if err := delegation.Check(req, comp.agent.Delegates); err != nil {
 		return delegation.Outcome{}, err
 	}
+	if err := j.checkDepth(ctx, inv.SessionID); err != nil {
+		return delegation.Outcome{}, err
+	}
 	adm, err := j.admission(ctx, inv, req)
 	if err != nil {
 		return delegation.Outcome{}, err
@@ -131,7 +139,9 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 	j.begin()
 	go func() {
 		defer j.end()
-		_, _ = j.run(context.WithoutCancel(ctx), comp, adm) // its outcome is in the ledger
+		// A background child outlives the turn that started it, not the process's run: Settle
+		// cancels it when the run is stopped, and it settles cancelled.
+		_, _ = j.run(j.background, comp, adm) // its outcome is in the ledger
 	}()
 	return delegation.Outcome{JobID: adm.JobID, SessionID: adm.ChildSessionID, Status: events.JobQueued}, nil
 }
@@ -188,32 +198,31 @@ func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted
 		delete(j.running, adm.JobID)
 		j.mu.Unlock()
 	}()
+	record := context.WithoutCancel(ctx) // the ledger records the job's end however the run ends
 	select {
 	case j.slots <- struct{}{}:
 	case <-ctx.Done():
-		return j.settle(context.WithoutCancel(ctx), adm, events.JobCancelled, nil, ctx.Err().Error())
+		return j.settle(record, adm, events.JobCancelled, nil, ctx.Err().Error())
 	}
 	defer func() { <-j.slots }()
 	owner := events.TurnOwner{}
 	if o := j.c.ports.Driver.Owner; o != nil {
 		owner = *o
 	}
-	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-start/"+adm.JobID, adm.ParentSessionID, adm.ToolCallID),
+	res, _ := j.c.ports.Jobs.HandleJob(record, &commands.JobCommand{Meta: jobMeta("job-start/"+adm.JobID, adm.ParentSessionID, adm.ToolCallID),
 		ParentSessionID: adm.ParentSessionID, Cmd: job.Start{JobID: adm.JobID, Owner: owner}})
 	if err := res.Err(); err != nil {
 		return delegation.Outcome{}, err
 	}
-	text, _ := delegation.Render(adm.Contract)
-	out, err := j.c.RunTurn(ctx, RunTurn{Meta: commands.Meta{CommandID: "job-run/" + adm.JobID, Actor: "agent",
-		CorrelationID: adm.ParentSessionID, CausationID: adm.ToolCallID}, SessionID: childSession(adm), Prompt: text,
-		Model: comp.model, Agent: adm.Agent, Title: adm.Contract.Objective, Dir: comp.dir, Cwd: comp.dir, Observer: childObserver(comp.observer),
-		Child: &ChildTurn{SessionID: adm.ChildSessionID, ParentSessionID: adm.ParentSessionID, New: !adm.Continued, Within: comp.offered}})
-	bg := context.WithoutCancel(ctx)
+	out, err := j.c.RunTurn(ctx, j.childTurn(comp, adm))
 	status, failure := job.Status(out.Reason), errorText(out.Error)
-	if err != nil { // the child's turn could not run (or be recorded): the parent is told
+	switch {
+	case err != nil && ctx.Err() != nil: // stopped before the child's turn could record its end
+		status, failure = events.JobCancelled, ctx.Err().Error()
+	case err != nil: // the child's turn could not run (or be recorded): the parent is told
 		status, failure = events.JobFailed, err.Error()
 	}
-	ev, lerr := j.evidence(bg, adm)
+	ev, lerr := j.evidence(record, adm)
 	if lerr != nil {
 		return delegation.Outcome{}, lerr
 	}
@@ -221,7 +230,16 @@ func (j *Jobs) run(ctx context.Context, comp composition, adm events.JobAdmitted
 	if err != nil {
 		report.EvidenceErrors = append(report.EvidenceErrors, failure)
 	}
-	return j.settle(bg, adm, status, &report, failure)
+	return j.settle(record, adm, status, &report, failure)
+}
+
+// childTurn is the child's turn: the rendered contract, under the parent's composition.
+func (j *Jobs) childTurn(comp composition, adm events.JobAdmitted) RunTurn {
+	text, _ := delegation.Render(adm.Contract)
+	return RunTurn{Meta: commands.Meta{CommandID: "job-run/" + adm.JobID, Actor: "agent", CorrelationID: adm.ParentSessionID,
+		CausationID: adm.ToolCallID}, SessionID: childSession(adm), Prompt: text, Model: comp.model, Agent: adm.Agent,
+		Title: adm.Contract.Objective, Dir: comp.dir, Cwd: comp.dir, Observer: childObserver(comp.observer),
+		Child: &ChildTurn{SessionID: adm.ChildSessionID, ParentSessionID: adm.ParentSessionID, New: !adm.Continued, Within: comp.offered}}
 }
 
 func childSession(adm events.JobAdmitted) string {
@@ -272,61 +290,6 @@ func (j *Jobs) outcomeOf(jb *job.Job) delegation.Outcome {
 	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: jb.Status, Report: jb.Result}
 }
 
-// Jobs reads the caller's jobs: one by id, or every job of the session.
-func (j *Jobs) Jobs(ctx context.Context, sessionID, jobID string) ([]delegation.JobView, error) {
-	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	var out []delegation.JobView
-	for _, jb := range l.Jobs() {
-		if jobID == "" || jb.JobID == jobID {
-			out = append(out, delegation.JobView{JobState: jb.JobState, Contract: jb.Contract, Result: jb.Result, Error: jb.Error})
-		}
-	}
-	if jobID != "" && len(out) == 0 {
-		_, err := job.Decide(l, job.Start{JobID: jobID}) // the ledger's own not-found refusal
-		return nil, err
-	}
-	return out, nil
-}
-
-// Reconcile settles an uncertain job of the caller on an authority's word (seeds 002 §7.5);
-// a nextStep job's replacement report is admitted in the same append.
-func (j *Jobs) Reconcile(ctx context.Context, inv tools.Invocation, r delegation.Reconciliation) (delegation.Outcome, error) {
-	l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, inv.SessionID)
-	if err != nil {
-		return delegation.Outcome{}, err
-	}
-	jb := l.Job(r.JobID)
-	if jb == nil {
-		_, err := job.Decide(l, job.Start{JobID: r.JobID})
-		return delegation.Outcome{}, err
-	}
-	report := events.TaskReport{SchemaVersion: 2, JobID: jb.JobID, SessionID: jb.ChildSessionID, ParentSessionID: jb.ParentSessionID,
-		Agent: jb.Agent, Status: r.Outcome, FinalText: r.FinalText, ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{},
-		UncertainSideEffects: []string{}, EvidenceErrors: []string{}}
-	if jb.Result != nil {
-		report.WorkContext, report.Usage = jb.Result.WorkContext, jb.Result.Usage
-	}
-	if r.Error != "" {
-		report.EvidenceErrors = []string{r.Error}
-	}
-	input := ""
-	if jb.ReportDelivery == events.DeliveryNextStep {
-		input = "input_" + derived("reconcile", jb.JobID+"/"+inv.CallID)
-	}
-	cmd := job.Reconcile{JobReconciled: events.JobReconciled{Outcome: r.Outcome, FinalText: r.FinalText, Error: r.Error,
-		Authority: r.Authority, Evidence: r.Evidence, ToolCallID: inv.CallID}, Result: report, InputID: input}
-	cmd.JobID = r.JobID
-	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-reconcile/"+inv.SessionID+"/"+inv.CallID, inv.SessionID, inv.CallID),
-		ParentSessionID: inv.SessionID, Cmd: cmd})
-	if err := res.Err(); err != nil {
-		return delegation.Outcome{}, err
-	}
-	return delegation.Outcome{JobID: jb.JobID, SessionID: jb.ChildSessionID, Status: r.Outcome, Report: &report}, nil
-}
-
 func jobMeta(commandID, parent, call string) commands.Meta {
 	return commands.Meta{CommandID: commandID, Actor: "host", CorrelationID: parent, CausationID: call}
 }
@@ -335,78 +298,3 @@ func derived(kind, s string) string {
 	sum := sha256.Sum256([]byte(kind + "\n" + s))
 	return hex.EncodeToString(sum[:16])
 }
-
-// childTools narrows a child's tools to the intersection of seeds 002 §5 (agent.ChildTools):
-// the parent attempt's tools ∩ the child's role and allowlist ∩ its permission visibility ∩
-// what is available now. A permission mode widens none of them.
-func childTools(child agent.Agent, all []turn.Tool, config map[string]bool, parent []string, hidden func(string) bool) ([]turn.Tool, error) {
-	caps, err := agent.Capabilities(all, config)
-	if err != nil {
-		return nil, err
-	}
-	names, _ := agent.ChildTools(child, agent.Child{Parent: parent, Available: caps, Hidden: hidden})
-	var out []turn.Tool
-	for _, t := range all {
-		if slices.Contains(names, t.Declaration().Name) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-func toolNames(ts []turn.Tool) []string {
-	out := make([]string, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, t.Declaration().Name)
-	}
-	return out
-}
-
-func (j *Jobs) begin() {
-	j.mu.Lock()
-	j.work++
-	j.mu.Unlock()
-}
-
-func (j *Jobs) end() {
-	j.mu.Lock()
-	j.work--
-	j.idle.Broadcast()
-	j.mu.Unlock()
-}
-
-// Settle waits until this process runs no background job and no wake: `zuno run` returns
-// when the work its turn delegated has been delivered, not while a child still runs.
-func (j *Jobs) Settle(ctx context.Context) {
-	stop := context.AfterFunc(ctx, func() {
-		j.mu.Lock()
-		j.idle.Broadcast()
-		j.mu.Unlock()
-	})
-	defer stop()
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for j.work > 0 && ctx.Err() == nil {
-		j.idle.Wait()
-	}
-}
-
-// SettleJobs waits for the background jobs and report deliveries of this process (Jobs.Settle)
-// and returns the log's head after them, for a caller that reads the read models next.
-func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
-	c.jobs().Settle(ctx)
-	return c.ports.Log.LastPosition(context.WithoutCancel(ctx))
-}
-
-// childObserver shows a child's turn to its parent's observer: what it records, not its
-// streamed text, which would interleave with the parent's.
-func childObserver(o turn.Observer) turn.Observer {
-	if o == nil {
-		return nil
-	}
-	return quietText{o}
-}
-
-type quietText struct{ turn.Observer }
-
-func (quietText) TextDelta(string) {}

@@ -12,6 +12,11 @@ import (
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/react"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/delegation"
+	"github.com/zuno-run/zuno/domain/job"
+	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -136,4 +141,110 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Children nest at most app.MaxDelegationDepth deep: a task call from a session that deep is
+// refused, typed, and admits no job.
+func TestComponentDelegationDepth(t *testing.T) {
+	c := newComponent(t)
+	ctx := context.Background()
+	parent := ""
+	for i := range app.MaxDelegationDepth + 1 {
+		id := fmt.Sprintf("ses_depth%d", i)
+		if _, err := c.app.Commands.CreateSession(ctx, meta("create-"+id), app.NewSession{SessionID: id, Title: id,
+			Agent: "orchestrator", Directory: c.workspace, ParentSessionID: parent}); err != nil {
+			t.Fatal(err)
+		}
+		parent = id
+	}
+	spec := c.script("deep", `{"turns":[{"toolCalls":[{"id":"t1","name":"task","arguments":{"agent":"explorer","objective":"o",
+		"deliverable":"d","instructions":"i","success_evidence":"s"}}]},{"text":"refused"}]}`)
+	c.run(t, app.RunTurn{Meta: meta("deep-1"), SessionID: parent, Prompt: "delegate", Model: spec})
+	recs, err := c.store.ReadStream(ctx, commands.SessionStream(parent), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	for _, rec := range recs {
+		if rec.Type == events.TypeToolSettled && strings.Contains(string(rec.Data), app.CodeDelegationTooDeep) {
+			refused = true
+		}
+	}
+	jobs, _ := c.store.ReadStream(ctx, commands.JobStream(parent), 0, 10)
+	if !refused || len(jobs) != 0 {
+		t.Fatalf("refused %v, %d job events", refused, len(jobs))
+	}
+}
+
+// session_message's rules are checked again when it runs (seeds 000): the source must be a
+// root, and a child target a descendant of the source.
+func TestComponentPeerMessageRules(t *testing.T) {
+	c := newComponent(t)
+	ctx := context.Background()
+	for _, s := range []app.NewSession{{SessionID: "ses_root1"}, {SessionID: "ses_root2"},
+		{SessionID: "ses_kid1", ParentSessionID: "ses_root1"}, {SessionID: "ses_kid2", ParentSessionID: "ses_root2"}} {
+		s.Title, s.Agent, s.Directory = s.SessionID, "build", c.workspace
+		if _, err := c.app.Commands.CreateSession(ctx, meta("create-"+s.SessionID), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs := c.app.Commands.Jobs()
+	for _, tc := range []struct {
+		from, to, code string
+	}{
+		{"ses_root1", "ses_root2", ""},
+		{"ses_root1", "ses_kid1", ""},
+		{"ses_kid1", "ses_root2", app.CodeNotRoot},
+		{"ses_root1", "ses_kid2", app.CodeNotDescendant},
+		{"ses_root1", "ses_root1", "invalid_argument"},
+	} {
+		_, err := jobs.Message(ctx, tools.Invocation{SessionID: tc.from, CallID: "m_" + tc.to}, delegation.Message{Target: tc.to, Text: "hi"})
+		if got := domain.CodeOf(err); got != tc.code {
+			t.Errorf("%s → %s: got %v, want %q", tc.from, tc.to, err, tc.code)
+		}
+	}
+	recs, _ := c.store.ReadStream(ctx, commands.JobStream("ses_kid2"), 0, 10)
+	if len(recs) != 0 {
+		t.Fatalf("a refused message was recorded: %d events", len(recs))
+	}
+}
+
+// The reaction runner's sweep settles the jobs of a parent that never runs again: a running
+// job whose process is gone is uncertain, through the same Recover a parent's next run uses.
+func TestComponentSweepSettlesLostJobs(t *testing.T) {
+	c := newComponent(t)
+	ctx := context.Background()
+	registry := events.NewRegistry(events.AllPayloads()...)
+	h := commands.NewHandlers(c.store, registry, commands.SystemClock{}, nil)
+	if _, err := c.app.Commands.CreateSession(ctx, meta("create-p"), app.NewSession{SessionID: "ses_lost", Title: "p",
+		Agent: "orchestrator", Directory: c.workspace}); err != nil {
+		t.Fatal(err)
+	}
+	adm := job.Admit{JobAdmitted: events.JobAdmitted{JobState: events.JobState{JobID: "job_lost", ParentSessionID: "ses_lost",
+		ChildSessionID: "ses_lostchild", Agent: "explorer", Background: true, ReportDelivery: events.DeliveryQuiet, LogicalKey: "lk"}}}
+	for i, cmd := range []any{adm, job.Start{JobID: "job_lost", Owner: events.TurnOwner{Host: "gone", PID: 1}}} {
+		if res, _ := h.HandleJob(ctx, &commands.JobCommand{Meta: meta(fmt.Sprintf("seed-%d", i)), ParentSessionID: "ses_lost", Cmd: cmd}); res.Err() != nil {
+			t.Fatal(res.Err())
+		}
+	}
+	cmds, err := c.app.Commands.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recover []react.Command
+	for _, cmd := range cmds {
+		if cmd.Kind == react.KindRecoverJobs {
+			recover = append(recover, cmd)
+		}
+	}
+	if len(recover) != 1 || recover[0].SessionID != "ses_lost" {
+		t.Fatalf("sweep: %+v", cmds)
+	}
+	if err := c.app.Commands.React(ctx, recover[0]); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := commands.LoadJobs(ctx, c.store, registry, "ses_lost")
+	if err != nil || l.Job("job_lost").Status != events.JobUncertain {
+		t.Fatalf("job after the sweep: %+v %v", l.Job("job_lost"), err)
+	}
 }

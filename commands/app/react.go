@@ -10,6 +10,7 @@ import (
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/lease"
+	"github.com/zuno-run/zuno/events"
 )
 
 // Reactions are the application's reactions (docs/turns.md, "Reactions"): a resumption when an
@@ -25,6 +26,8 @@ func (c *Commands) React(ctx context.Context, cmd react.Command) error {
 	case react.KindResume:
 		_, err := c.ResumeTurn(ctx, ResumeTurn{Meta: meta, SessionID: cmd.SessionID, Interactive: true, Suspend: true})
 		return skipped(err)
+	case react.KindRecoverJobs:
+		return skipped(c.jobs().Recover(ctx, cmd.SessionID))
 	case react.KindSettle:
 		out, err := c.SettleTurn(ctx, meta, cmd.SessionID, cmd.TurnID)
 		if err != nil || out.Reason != turn.ReasonSuspended {
@@ -73,7 +76,31 @@ func (c *Commands) Sweep(ctx context.Context) ([]react.Command, error) {
 		return expired, err
 	}
 	answered, err := c.answeredSuspensions(ctx)
-	return append(expired, answered...), err
+	if err != nil {
+		return append(expired, answered...), err
+	}
+	lost, err := c.unsettledJobs(ctx)
+	return append(append(expired, answered...), lost...), err
+}
+
+// unsettledJobs is a recover command for each parent with a queued or running job: Recover
+// settles those whose process is gone and leaves the others (a live process runs them), so a
+// parent that never runs again still has its lost jobs settled.
+func (c *Commands) unsettledJobs(ctx context.Context) ([]react.Command, error) {
+	views, err := c.queries.Jobs(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []react.Command
+	for _, v := range views {
+		if (v.Status == events.JobQueued || v.Status == events.JobRunning) && !seen[v.ParentSessionID] {
+			seen[v.ParentSessionID] = true
+			out = append(out, react.Command{Kind: react.KindRecoverJobs, ID: "recover-jobs/" + v.ParentSessionID,
+				SessionID: v.ParentSessionID, Trigger: v.JobID})
+		}
+	}
+	return out, nil
 }
 
 func (c *Commands) expiredLeases(ctx context.Context) ([]react.Command, error) {

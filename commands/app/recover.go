@@ -34,6 +34,9 @@ func (j *Jobs) Recover(ctx context.Context, parent string) error {
 			pending = true
 		}
 	}
+	for _, m := range l.Messages() {
+		pending = pending || !m.Consumed
+	}
 	if pending {
 		j.mu.Lock()
 		j.missed[parent] = true

@@ -36,6 +36,9 @@ const (
 func (j *Jobs) wake(parent string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.stopped {
+		return // the run is stopping: the parent's next run delivers it
+	}
 	if _, busy := j.delivering[parent]; busy {
 		j.delivering[parent] = true
 		return
@@ -79,17 +82,18 @@ func (j *Jobs) afterTurn(session string) {
 	}
 }
 
-// Deliver drives the session once for each report of its inbox not consumed yet, in the
-// order they were admitted. It is also how a parent's next run recovers reports a crash left
-// in the inbox (seeds 002 §7.3): the delivery's command id derives from the input, so a
-// report already delivered is answered as a duplicate, never delivered twice.
+// Deliver drives the session once for each input of its inbox not consumed yet (jobs'
+// reports in the order they were admitted, then peer messages). It is also how a parent's
+// next run recovers inputs a crash left in the inbox (seeds 002 §7.3): the delivery's command
+// id derives from the input, so an input already delivered is answered as a duplicate, never
+// delivered twice.
 func (j *Jobs) Deliver(ctx context.Context, session string) error {
 	for {
 		l, _, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, session)
 		if err != nil {
 			return err
 		}
-		next := pendingReport(l)
+		next := nextInput(l)
 		if next == nil {
 			return nil
 		}
@@ -99,23 +103,40 @@ func (j *Jobs) Deliver(ctx context.Context, session string) error {
 	}
 }
 
-func pendingReport(l *job.Ledger) *job.Job {
+// input is one input of a session's inbox, ready to be delivered.
+type input struct {
+	id, causation, prompt string
+	report                turn.Report
+	// consumed is the ledger command that records the input consumed by message id.
+	consumed func(messageID string) any
+}
+
+func nextInput(l *job.Ledger) *input {
 	for _, jb := range l.Jobs() {
 		if jb.ReportInputID != "" && !jb.ReportConsumed && jb.Result != nil {
-			return jb
+			return &input{id: jb.ReportInputID, causation: jb.JobID, prompt: job.RenderReport(*jb.Result),
+				report:   turn.Report{InputID: jb.ReportInputID, Report: *jb.Result},
+				consumed: func(m string) any { return job.Consume{JobID: jb.JobID, InputID: jb.ReportInputID, MessageID: m} }}
+		}
+	}
+	for _, m := range l.Messages() {
+		if !m.Consumed {
+			return &input{id: m.InputID, causation: m.ToolCallID, prompt: job.RenderPeer(m.InboxMessageAdmitted),
+				report:   turn.Report{InputID: m.InputID, Peer: &m.PeerMessage},
+				consumed: func(msg string) any { return job.ConsumeMessage{InputID: m.InputID, MessageID: msg} }}
 		}
 	}
 	return nil
 }
 
-// deliverOnce claims the (session, input) wake, runs the turn that delivers the report and
+// deliverOnce claims the (session, input) wake, runs the turn that delivers the input and
 // records it consumed.
-func (j *Jobs) deliverOnce(ctx context.Context, session string, jb *job.Job) error {
-	key := session + "/" + jb.ReportInputID
+func (j *Jobs) deliverOnce(ctx context.Context, session string, in *input) error {
+	key := session + "/" + in.id
 	j.mu.Lock()
 	if j.wakes[key] {
 		j.mu.Unlock()
-		return domain.NewError(CodeAlreadyInFlight, "the report "+jb.ReportInputID+" is being delivered already", "nothing to do: it arrives once")
+		return domain.NewError(CodeAlreadyInFlight, "the input "+in.id+" is being delivered already", "nothing to do: it arrives once")
 	}
 	j.wakes[key] = true
 	comp := j.last[session]
@@ -125,11 +146,10 @@ func (j *Jobs) deliverOnce(ctx context.Context, session string, jb *job.Job) err
 		delete(j.wakes, key)
 		j.mu.Unlock()
 	}()
-	id := "deliver/" + jb.ReportInputID
-	report := *jb.Result
-	run := RunTurn{Meta: commands.Meta{CommandID: id, Actor: "host", CorrelationID: session, CausationID: jb.JobID},
-		SessionID: session, Prompt: job.RenderReport(report), Model: comp.model, Cwd: comp.dir, Interactive: comp.interactive,
-		Observer: comp.observer, Report: &turn.Report{InputID: jb.ReportInputID, Report: report}}
+	id := "deliver/" + in.id
+	run := RunTurn{Meta: commands.Meta{CommandID: id, Actor: "host", CorrelationID: session, CausationID: in.causation},
+		SessionID: session, Prompt: in.prompt, Model: comp.model, Cwd: comp.dir, Interactive: comp.interactive,
+		Observer: comp.observer, Report: &in.report}
 	var err error
 	wait := wakeFirst
 	for attempt := 1; attempt <= wakeAttempts; attempt++ {
@@ -142,8 +162,8 @@ func (j *Jobs) deliverOnce(ctx context.Context, session string, jb *job.Job) err
 	if err != nil {
 		return err
 	}
-	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-consume/"+jb.ReportInputID, session, jb.JobID),
-		ParentSessionID: session, Cmd: job.Consume{JobID: jb.JobID, InputID: jb.ReportInputID, MessageID: turn.MessageID(id)}})
+	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("inbox-consume/"+in.id, session, in.causation),
+		ParentSessionID: session, Cmd: in.consumed(turn.MessageID(id))})
 	return res.Err()
 }
 

@@ -20,6 +20,9 @@ const (
 	KindResume = "resume_turn"
 	// KindSettle settles a session's open turn whose lease expired (app SettleTurn).
 	KindSettle = "settle_turn"
+	// KindRecoverJobs applies the restart rules to a parent's queued and running jobs (app
+	// Jobs.Recover, docs/delegation.md "Restart").
+	KindRecoverJobs = "recover_jobs"
 )
 
 // Names of the reactions; each names its checkpoint and prefixes its commands' ids.

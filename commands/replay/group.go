@@ -48,6 +48,9 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 			if e.TaskReport != nil {
 				g.report = &turn.Report{InputID: e.InputID, Report: *e.TaskReport}
 			}
+			if e.PeerMessage != nil {
+				g.report = &turn.Report{InputID: e.InputID, Peer: e.PeerMessage}
+			}
 		case events.DirectoryChanged:
 			g.move = e.Directory
 		case events.PermissionAsked:

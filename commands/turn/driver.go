@@ -104,10 +104,12 @@ type Request struct {
 	Resume *Resume
 }
 
-// Report is one report of the session's inbox delivered as a turn's input.
+// Report is one input of the session's inbox delivered as a turn's input: a job's report,
+// or another session's peer message (Peer set, Report empty).
 type Report struct {
 	InputID string
 	Report  events.TaskReport
+	Peer    *events.PeerMessage
 }
 
 // Outcome is how a turn ended.

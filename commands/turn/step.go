@@ -66,7 +66,9 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	msgID := MessageID(r.req.Meta.CommandID)
 	msg := session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text}
-	if rep := r.req.Report; rep != nil {
+	if rep := r.req.Report; rep != nil && rep.Peer != nil {
+		msg.InputID, msg.PeerMessage = rep.InputID, rep.Peer
+	} else if rep != nil {
 		msg.InputID, msg.TaskReport = rep.InputID, &rep.Report
 	}
 	if err := decide(msg); err != nil {

@@ -57,8 +57,8 @@ var (
 	// keeps them: the plan agent's deliverable is a durable Plan.
 	workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
 	planTools = slices.Concat(readOnlyTools, workTools)
-	// delegationTools start children and read and settle their jobs.
-	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile}
+	// delegationTools start children, read and settle their jobs, and message peer sessions.
+	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}
 	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
 		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools)
 )

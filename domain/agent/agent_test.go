@@ -267,17 +267,18 @@ func TestEffectiveTools(t *testing.T) {
 			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
 				"todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "job", Reason: notImpl}, {Tool: "job_reconcile", Reason: notImpl},
-				{Tool: "task", Reason: notImpl}}},
+				{Tool: "session_message", Reason: notImpl}, {Tool: "task", Reason: notImpl}}},
 		{name: "orchestrator with a task tool", agent: get("orchestrator", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
 				r["task"] = agent.Capability{Enabled: true}
 				r["job"] = agent.Capability{Enabled: true}
 				r["job_reconcile"] = agent.Capability{Enabled: true}
+				r["session_message"] = agent.Capability{Enabled: true}
 				return r
 			}(),
 			tools: []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read",
-				"report_write", "shell", "task", "todo_get", "todo_update", "write"}},
+				"report_write", "session_message", "shell", "task", "todo_get", "todo_update", "write"}},
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()

@@ -44,6 +44,27 @@ type Job struct {
 type Ledger struct {
 	jobs  map[string]*Job
 	order []string
+	// messages are the peer messages admitted to this session's inbox, in order.
+	messages []*Message
+}
+
+// Message is one peer message of the inbox (session_message).
+type Message struct {
+	events.InboxMessageAdmitted
+	Consumed bool
+}
+
+// Messages returns the inbox's peer messages in admission order; read them, never change them.
+func (l *Ledger) Messages() []*Message { return l.messages }
+
+// AdmitMessage admits a peer message to the inbox; an input admitted already is not again.
+type AdmitMessage struct {
+	events.InboxMessageAdmitted
+}
+
+// ConsumeMessage records that the session's transcript holds the peer message InputID.
+type ConsumeMessage struct {
+	InputID, MessageID string
 }
 
 // Job returns the job with id, nil when the ledger has none.
@@ -92,7 +113,13 @@ func (l *Ledger) Evolve(p events.Payload) error {
 	case events.JobReportConsumed:
 		return l.update(e.JobState, func(j *Job) { j.ReportConsumed = true })
 	case events.JobReconciled:
-		return l.update(e.JobState, func(j *Job) { j.Error = e.Error })
+		return l.update(e.JobState, func(j *Job) { j.Error, j.Result = e.Error, &e.Result })
+	case events.InboxMessageAdmitted:
+		l.messages = append(l.messages, &Message{InboxMessageAdmitted: e})
+	case events.InboxMessageConsumed:
+		if m := l.message(e.InputID); m != nil {
+			m.Consumed = true
+		}
 	default:
 		return domain.UnexpectedEvent("job ledger", p)
 	}
@@ -166,6 +193,17 @@ func Decide(l *Ledger, cmd any) ([]events.Payload, error) {
 		return l.consume(c)
 	case Reconcile:
 		return l.reconcile(c)
+	case AdmitMessage:
+		if l.message(c.InputID) != nil {
+			return nil, nil
+		}
+		return []events.Payload{c.InboxMessageAdmitted}, nil
+	case ConsumeMessage:
+		m := l.message(c.InputID)
+		if m == nil || m.Consumed {
+			return nil, nil
+		}
+		return []events.Payload{events.InboxMessageConsumed{SessionID: m.SessionID, InputID: c.InputID, MessageID: c.MessageID}}, nil
 	}
 	return nil, fmt.Errorf("job ledger: unknown command %T", cmd)
 }
@@ -280,7 +318,7 @@ func (l *Ledger) reconcile(c Reconcile) ([]events.Payload, error) {
 		st.ReportInputID = c.InputID
 	}
 	rec := c.JobReconciled
-	rec.JobState = st
+	rec.JobState, rec.Result = st, c.Result
 	out := []events.Payload{rec}
 	if j.ReportDelivery == events.DeliveryNextStep && c.InputID != "" {
 		out = append(out, events.JobReportAdmitted{JobState: st, InputID: c.InputID, Report: c.Result, Replaces: replaced})
@@ -321,4 +359,13 @@ func joinOr(s []string) string {
 		return s[0] + " or " + s[1]
 	}
 	return fmt.Sprint(s)
+}
+
+func (l *Ledger) message(input string) *Message {
+	for _, m := range l.messages {
+		if m.InputID == input {
+			return m
+		}
+	}
+	return nil
 }

@@ -178,3 +178,21 @@ func TestSameResponseIsOneTask(t *testing.T) {
 	again.ParentRequestID = "req_2" // a later response may ask for it again
 	apply(t, l, again)
 }
+
+// A peer message is admitted to the inbox once and consumed once.
+func TestPeerMessageOnce(t *testing.T) {
+	l := &Ledger{}
+	msg := AdmitMessage{events.InboxMessageAdmitted{SessionID: "ses_t", InputID: "input_m", Text: "hi"}}
+	if ps := apply(t, l, msg); len(ps) != 1 {
+		t.Fatalf("admitted %v", ps)
+	}
+	if ps := apply(t, l, msg); len(ps) != 0 {
+		t.Fatalf("admitted again %v", ps)
+	}
+	if ps := apply(t, l, ConsumeMessage{InputID: "input_m", MessageID: "msg_1"}); len(ps) != 1 || !l.Messages()[0].Consumed {
+		t.Fatalf("consumed %v", ps)
+	}
+	if ps := apply(t, l, ConsumeMessage{InputID: "input_m", MessageID: "msg_1"}); len(ps) != 0 {
+		t.Fatalf("consumed again %v", ps)
+	}
+}

@@ -104,3 +104,15 @@ func RenderReport(r events.TaskReport) string {
 	list("Evidence errors", r.EvidenceErrors)
 	return b.String()
 }
+
+// RenderPeer is a peer message as the receiving session's user message says it; the message
+// carries where it came from too (peerMessage), with the note that it grants no authority.
+func RenderPeer(m events.InboxMessageAdmitted) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Message from session %s (agent %s)", m.FromSessionID, m.FromAgent)
+	if m.Title != "" {
+		fmt.Fprintf(&b, ", %q", m.Title)
+	}
+	fmt.Fprintf(&b, ".\n%s\n\n%s\n", m.Note, m.Text)
+	return b.String()
+}

@@ -107,6 +107,8 @@ type AppendUserMessage struct {
 	// (docs/delegation.md).
 	InputID    string
 	TaskReport *events.TaskReport
+	// PeerMessage delivers another session's session_message (with InputID).
+	PeerMessage *events.PeerMessage
 }
 
 func (Create) isSessionCommand()            {}
@@ -202,7 +204,7 @@ func decideAppend(s *State, c AppendUserMessage) ([]events.Payload, error) {
 		return nil, domain.Invalid("text", "is empty", "send a message with some text")
 	}
 	return []events.Payload{events.UserMessageAppended{SessionID: s.SessionID, MessageID: c.MessageID, Text: c.Text,
-		InputID: c.InputID, TaskReport: c.TaskReport}}, nil
+		InputID: c.InputID, TaskReport: c.TaskReport, PeerMessage: c.PeerMessage}}, nil
 }
 
 func decideDirectory(s *State, c ChangeDirectory) ([]events.Payload, error) {

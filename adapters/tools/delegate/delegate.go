@@ -22,11 +22,13 @@ type Jobs interface {
 	Delegate(ctx context.Context, inv tools.Invocation, req delegation.Request) (delegation.Outcome, error)
 	Jobs(ctx context.Context, sessionID, jobID string) ([]delegation.JobView, error)
 	Reconcile(ctx context.Context, inv tools.Invocation, r delegation.Reconciliation) (delegation.Outcome, error)
+	// Message admits a peer message to another session's inbox (session_message).
+	Message(ctx context.Context, inv tools.Invocation, m delegation.Message) (delegation.MessageOutcome, error)
 }
 
-// New returns task, job and job_reconcile, in that order, over jobs.
+// New returns task, job, job_reconcile and session_message, in that order, over jobs.
 func New(jobs Jobs) []tools.Tool {
-	return []tools.Tool{&task{jobs}, &job{jobs}, &reconcile{jobs}}
+	return []tools.Tool{&task{jobs}, &job{jobs}, &reconcile{jobs}, &message{jobs}}
 }
 
 // Codes of this package's results.

@@ -23,7 +23,14 @@ type fakeJobs struct {
 	inv        tools.Invocation
 	outcome    delegation.Outcome
 	views      []delegation.JobView
+	messages   []delegation.Message
 	err        error
+}
+
+func (f *fakeJobs) Message(_ context.Context, inv tools.Invocation, m delegation.Message) (delegation.MessageOutcome, error) {
+	f.inv = inv
+	f.messages = append(f.messages, m)
+	return delegation.MessageOutcome{Target: m.Target, InputID: "input_1"}, f.err
 }
 
 func (f *fakeJobs) Delegate(_ context.Context, inv tools.Invocation, req delegation.Request) (delegation.Outcome, error) {

@@ -204,13 +204,14 @@ func TestJobValidate(t *testing.T) {
 	}
 }
 
-// TestDeclarations: task is Delegating, job ReadOnly, job_reconcile SideEffecting and never
-// replayed (docs/delegation.md, "The tools").
+// TestDeclarations: task is Delegating, job ReadOnly, job_reconcile and session_message
+// SideEffecting and never replayed (docs/delegation.md, "The tools").
 func TestDeclarations(t *testing.T) {
 	want := map[string]tools.Policy{
-		tools.NameTask:         {SideEffect: tools.Delegating, Replay: tools.Never, Concurrency: tools.Exclusive},
-		tools.NameJob:          {SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe},
-		tools.NameJobReconcile: {SideEffect: tools.SideEffecting, Replay: tools.Never, Concurrency: tools.Exclusive},
+		tools.NameTask:           {SideEffect: tools.Delegating, Replay: tools.Never, Concurrency: tools.Exclusive},
+		tools.NameJob:            {SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe},
+		tools.NameJobReconcile:   {SideEffect: tools.SideEffecting, Replay: tools.Never, Concurrency: tools.Exclusive},
+		tools.NameSessionMessage: {SideEffect: tools.SideEffecting, Replay: tools.Never, Concurrency: tools.Exclusive},
 	}
 	var decls []tools.Declaration
 	for name, tl := range byName(nil) {
@@ -220,7 +221,30 @@ func TestDeclarations(t *testing.T) {
 			t.Errorf("%s: %+v", name, d)
 		}
 	}
-	if _, err := tools.NewRegistry(decls...); err != nil || len(decls) != 3 {
+	if _, err := tools.NewRegistry(decls...); err != nil || len(decls) != 4 {
 		t.Fatalf("registry: %v (%d tools)", err, len(decls))
+	}
+}
+
+// session_message's arguments: target and message required, typed, bounded; nothing else.
+func TestMessageArguments(t *testing.T) {
+	tl := byName(nil)[tools.NameSessionMessage]
+	for _, c := range []struct {
+		args, field string
+	}{
+		{`{"target":"ses_b","message":"the API moved"}`, ""},
+		{`{"target":"ses_b","message":"the API moved","title":"API"}`, ""},
+		{`{"message":"x"}`, "target"},
+		{`{"target":"ses_b"}`, "message"},
+		{`{"target":"","message":"x"}`, "target"},
+		{`{"target":"ses_b","message":""}`, "message"},
+		{`{"target":"ses_b","message":"x","prompt":"y"}`, "prompt"},
+		{`{"target":"ses_b","message":"` + strings.Repeat("x", 16<<10+1) + `"}`, "message"},
+	} {
+		_, err := tl.Validate(json.RawMessage(c.args))
+		var de *domain.Error
+		if c.field == "" && err != nil || c.field != "" && (!errors.As(err, &de) || de.Field != c.field || de.Fix == "") {
+			t.Errorf("%.60s: got %v, want a refusal of %q", c.args, err, c.field)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/domain"
@@ -45,6 +46,7 @@ func everyTool(t testing.TB) []tools.Tool {
 		all = append(all, tl)
 	}
 	all = append(all, worktools.New(nil)...)
+	all = append(all, delegate.New(nil)...)
 	return append(all, bg.NewTool(nil))
 }
 

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"context"
+
+	"github.com/zuno-run/zuno/domain"
+)
+
+func (j *Jobs) begin() {
+	j.mu.Lock()
+	j.work++
+	j.mu.Unlock()
+}
+
+func (j *Jobs) end() {
+	j.mu.Lock()
+	j.work--
+	j.idle.Broadcast()
+	j.mu.Unlock()
+}
+
+// Settle waits until this process runs no background job and no wake: `zuno run` returns
+// when the work its turn delegated has been delivered, not while a child still runs.
+// When ctx is cancelled (Ctrl-C, SIGTERM), the background children are cancelled instead:
+// each records its turn interrupted and its job cancelled, and no report starts a new turn;
+// the reports wait in the inbox for the parent's next run.
+func (j *Jobs) Settle(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		j.mu.Lock()
+		j.stopped = true
+		j.mu.Unlock()
+		j.stop()
+	})
+	defer stop()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.work > 0 {
+		j.idle.Wait()
+	}
+}
+
+// SettleJobs waits for the background jobs and report deliveries of this process (Jobs.Settle)
+// and returns the log's head after them, for a caller that reads the read models next.
+// A run stopped while they ran is the interrupted error, after they were cancelled.
+func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
+	c.jobs().Settle(ctx)
+	head, err := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
+	if err == nil && ctx.Err() != nil {
+		err = domain.NewError(CodeInterrupted, "the run was stopped while delegated jobs ran: they were cancelled, and their reports wait in the session's inbox",
+			"continue with zuno run --session SESSION: its next run delivers them")
+	}
+	return head, err
+}
+
+// CodeInterrupted: the run was stopped (Ctrl-C, SIGTERM) before its delegated work ended.
+const CodeInterrupted = "interrupted"
