@@ -71,6 +71,10 @@ func (q *Queries) WaitFor(ctx context.Context, position uint64) error {
 	return q.proj.WaitFor(ctx, position)
 }
 
+// Head is the log's last position now: what a face records before it starts a command, to
+// tell the command's new events from those an earlier delivery of it recorded.
+func (q *Queries) Head(ctx context.Context) (uint64, error) { return q.proj.Head(ctx) }
+
 // ProjectionStatus is each projector's checkpoint, the log's head and the lag between them,
 // as they are now (it does not wait: a lag is what it reports).
 func (q *Queries) ProjectionStatus(ctx context.Context) ([]projections.Status, error) {
