@@ -30,7 +30,8 @@ type PermissionDecision struct {
 	// layer it came from; both empty when no rule matched.
 	Rule  string `json:"rule,omitempty"`
 	Layer string `json:"layer,omitempty"`
-	// Source says who decided: rule, mode, risk, standing, user, no_terminal.
+	// Source says who decided: rule, mode, risk, standing, user, no_terminal, parent (a
+	// delegated child's ask, handed to its parent).
 	Source string `json:"source"`
 	// Reply is the answer that admitted or refused the call: once, always or reject ("once"
 	// for a standing approval).

@@ -79,7 +79,7 @@ func (a *Application) Permissions(ctx context.Context, q PermissionQuery) (Permi
 	rep := PermissionReport{Agent: ag.Name, Workspace: dir, Report: permission.Explain(policy, nil),
 		Note: "runtime approvals (answers of always) and connected MCP tools are not part of this output"}
 	if q.Permission != "" {
-		ev := a.Commands.gateFor(policy, set, dir, offered.Tools, conf, true).Explain(q.Permission, q.Resource)
+		ev := a.Commands.gateFor(policy, set, dir, offered.Tools, conf, true, false).Explain(q.Permission, q.Resource)
 		rep.Gate, rep.Message = &ev.Record, ev.Record.Message
 		if ev.Refusal == nil {
 			rep.Decision = &ev.Decision

@@ -25,9 +25,9 @@ func (s Settings) Policy(ag agent.Agent, conf turn.Confinement) (permission.Poli
 
 // gateFor builds the gate of one run. The session's standing approvals are not the
 // process's: the driver folds them into the gate from the session's stream.
-func (c *Commands) gateFor(policy permission.Policy, set Settings, dir string, offered []tools.Tool, conf turn.Confinement, interactive bool) *gate.Gate {
+func (c *Commands) gateFor(policy permission.Policy, set Settings, dir string, offered []tools.Tool, conf turn.Confinement, interactive, child bool) *gate.Gate {
 	return gate.New(gate.Config{Policy: policy, Tools: offered, Workspace: dir, Home: set.Home, Zuno: set.Zuno,
-		Interactive: interactive, Sandbox: conf.Resolution})
+		Interactive: interactive, Child: child, Sandbox: conf.Resolution})
 }
 
 // inbox is where the run's asks are answered: the session's inbox stream in the log.

@@ -161,7 +161,7 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: avail, ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
-		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive), Inbox: c.inbox(),
+		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive, in.Child != nil), Inbox: c.inbox(),
 		Suspend: in.Suspend, Resume: resume, Report: in.Report, Inputs: c.jobs()})
 	// The turn's position, whatever happened: a caller that reads the read models next waits
 	// for it (read-your-writes by position).

@@ -30,6 +30,9 @@ const (
 	SourceStanding   = "standing"
 	SourceUser       = "user"
 	SourceNoTerminal = "no_terminal"
+	// SourceParent: the call would ask, and the run is a delegated child, which asks its
+	// parent through its report, never the user (docs/delegation.md).
+	SourceParent = "parent"
 )
 
 // Gate decides the calls of one run. Create it with New.
@@ -44,6 +47,7 @@ type Gate struct {
 	// interactive says whether an ask can be answered: without a terminal (or a client) an
 	// ask is a denial that names the rule to add.
 	interactive bool
+	child       bool
 	sandbox     *events.SandboxResolution
 }
 
@@ -57,13 +61,16 @@ type Config struct {
 	// risk gate refuses to delete or overwrite them in every mode (docs/risk.md).
 	Zuno        []string
 	Interactive bool
+	// Child: the run is a delegated child's. What would ask the user is refused and handed to
+	// its parent instead (seeds 002 §5: a child asks its parent, never the user).
+	Child bool
 	// Sandbox is how the run's shell commands are confined, recorded on each shell call.
 	Sandbox *events.SandboxResolution
 }
 
 // New returns the gate of one run.
 func New(c Config) *Gate {
-	g := &Gate{policy: c.Policy, workspace: c.Workspace, home: c.Home, zuno: c.Zuno, interactive: c.Interactive,
+	g := &Gate{policy: c.Policy, workspace: c.Workspace, home: c.Home, zuno: c.Zuno, interactive: c.Interactive, child: c.Child,
 		sandbox: c.Sandbox, tools: map[string]tools.Tool{}}
 	for _, t := range c.Tools {
 		g.tools[t.Declaration().Name] = t
@@ -105,6 +112,9 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 	case permission.Deny:
 		v.Block = denied(d.Err(), d.Message())
 	case permission.Ask:
+		if g.child {
+			return toParent(v)
+		}
 		if !g.interactive {
 			return noTerminal(v, d)
 		}
@@ -350,6 +360,17 @@ func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 	v.Decision.Action, v.Decision.Source = string(permission.Deny), SourceNoTerminal
 	v.Decision.Message = "no terminal to ask at: " + why
 	v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message, Fix: fix}
+	return v
+}
+
+// toParent turns a delegated child's ask into a refusal that hands the question to its parent:
+// the child's report carries it (the call's permission key and resource, in the report's
+// evidenceErrors), and the parent decides whether to do it itself or ask its user.
+func toParent(v turn.Verdict) turn.Verdict {
+	v.Decision.Action, v.Decision.Source = string(permission.Deny), SourceParent
+	v.Decision.Message = "a delegated child does not ask the user: " + v.Decision.Message
+	v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message,
+		Fix: "do what you can without it, and say in your final answer that you need it: your report tells your parent, which decides"}
 	return v
 }
 

@@ -33,6 +33,13 @@ func (e *Evidence) Fold(p events.Payload) {
 		if v.Outcome == "uncertain" {
 			e.uncertain = append(e.uncertain, fmt.Sprintf("call %s (%s) may or may not have taken effect", v.CallID, v.Tool))
 		}
+	case events.ToolBlocked:
+		// A call that needed the user's permission: the child asked its parent instead
+		// (commands/gate, SourceParent); the report carries the question.
+		if p := v.Permission; p != nil && p.Source == "parent" {
+			e.errors = append(e.errors, fmt.Sprintf("call %s (%s) needs permission %s on %s, which the child may not ask the user for: decide it, or ask your user",
+				v.CallID, v.Tool, p.Key, p.Resource))
+		}
 	case events.VerificationReceipt:
 		e.verified = append(e.verified, events.TaskVerification{ReceiptID: v.ReceiptID, CallID: v.CallID, Command: v.Command,
 			Verdict: v.Verdict, Authority: v.Authority})
