@@ -13,11 +13,12 @@ import (
 )
 
 // The wake coordinator (seeds 002 §7.1, docs/delegation.md "Delivery"): after a nextStep
-// report is admitted, the parent is driven with it as its next input. At most one wake per
-// (session, input) is in flight in this process (another is AlreadyInFlight); a wake that
-// finds the parent's turn running here waits for that turn to end; one that fails is tried
-// again, 3 attempts from 10 ms doubling, capped at 100 ms, and then left in the inbox, where
-// the parent's next run delivers it.
+// report (or a peer message) is admitted, the session is driven with it as its next input. At
+// most one wake per (session, input) is in flight in this process (another is
+// AlreadyInFlight); a wake that finds the session's turn running here leaves the input to that
+// turn's next tool-safe boundary (Take), or to its end when none is left (afterTurn); one that
+// fails is tried again, 3 attempts from 10 ms doubling, capped at 100 ms, and then left in the
+// inbox, where the session's next run delivers it.
 
 // CodeAlreadyInFlight: a wake of the same (session, input) is in flight in this process.
 const CodeAlreadyInFlight = "already_in_flight"
@@ -29,10 +30,10 @@ const (
 	wakeCap      = 100 * time.Millisecond
 )
 
-// wake delivers the parent's pending reports. One deliverer per session runs at a time in
-// this process: a wake that finds one running marks it to look again when it is done (so a
-// report admitted meanwhile is not missed), and one that finds the parent's own turn running
-// here leaves the report to that turn's end (afterTurn).
+// wake delivers the session's pending inputs. One deliverer per session runs at a time in
+// this process: a wake that finds one running marks it to look again when it is done (so an
+// input admitted meanwhile is not missed), and one that finds the session's own turn running
+// here marks it missed, for that turn's next boundary or its end.
 func (j *Jobs) wake(parent string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -56,7 +57,7 @@ func (j *Jobs) wake(parent string) {
 func (j *Jobs) deliverer(parent string) {
 	defer j.end()
 	for {
-		err := j.Deliver(context.Background(), parent)
+		err := j.Deliver(j.background, parent) // stopped with the run, as its children are
 		j.mu.Lock()
 		again := err == nil && j.delivering[parent]
 		if !again {
