@@ -11,7 +11,8 @@ import (
 // Recover applies the restart rules to a parent's jobs (seeds 002 §7.3, docs/delegation.md
 // "Restart"): a queued job no live process will start is cancelled; a running job whose
 // process is gone is uncertain, never run again; both tell a nextStep parent with a report.
-// A report left in the inbox is delivered after the parent's turn that called Recover.
+// An input left in the inbox is delivered by the turn that called Recover, at its first
+// tool-safe boundary, or right after it.
 func (j *Jobs) Recover(ctx context.Context, parent string) error {
 	l, rev, err := commands.LoadJobs(ctx, j.c.ports.Log, j.c.ports.Driver.Registry, parent)
 	if err != nil || rev < 0 {
