@@ -34,12 +34,13 @@ ripgrep:
 
 # deps installs what the tests need on a Debian machine (as root, or via sudo): PostgreSQL
 # for the Postgres adapters, ripgrep for the glob/grep tools, bubblewrap for the sandbox, zsh
-# and ksh for the exit-policy table (every command run under bash, ksh and zsh).
+# and ksh for the exit-policy table (every command run under bash, ksh and zsh), promtool
+# (package prometheus) for the alerting rules of ops/prometheus.
 deps:
 	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && command -v rg >/dev/null 2>&1 && [ -x /usr/bin/bwrap ] && \
-		command -v zsh >/dev/null 2>&1 && command -v ksh >/dev/null 2>&1; } || { \
+		command -v zsh >/dev/null 2>&1 && command -v ksh >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep bubblewrap zsh ksh; }
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql ripgrep bubblewrap zsh ksh prometheus; }
 
 postgres: deps
 	@.ci/start-postgres $(PG_DIR) > $(PG_DIR).url

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	adconfig "github.com/zuno-run/zuno/adapters/config"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/zuno-run/zuno/adapters/bus"
 	"github.com/zuno-run/zuno/adapters/credentials"
@@ -420,4 +423,11 @@ func (a *app) readModelDrift(ctx context.Context) ([]projections.Drift, error) {
 		return nil, fmt.Errorf("replay the log into a scratch read model: %w", err)
 	}
 	return projections.CompareReadModels(ctx, a.rm.Writer, scratch.Writer, projections.All())
+}
+
+// metricsHandler serves every collector of this process, the Go runtime's and the process's
+// own beside Zuno's (docs/server.md, "Metrics").
+func (a *app) metricsHandler() http.Handler {
+	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{Registry: a.metrics})
 }

@@ -36,7 +36,8 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 				if err != nil {
 					return err
 				}
-				srv := httpapi.New(a.Application, httpapi.Config{Addr: listen, Tokens: tokens, Cwd: cwd, Log: cmd.ErrOrStderr()})
+				srv := httpapi.New(a.Application, httpapi.Config{Addr: listen, Tokens: tokens, Cwd: cwd, Log: cmd.ErrOrStderr(),
+					Metrics: a.metricsHandler()})
 				l, err := srv.Listen()
 				if err != nil {
 					return err

@@ -15,6 +15,8 @@ type Metrics struct {
 	toolCallTime *prometheus.HistogramVec
 	turns        *prometheus.CounterVec
 	tokens       *prometheus.CounterVec
+	decisions    *prometheus.CounterVec
+	sandboxes    *prometheus.CounterVec
 }
 
 // NewMetrics creates the collectors, registered with reg when it is not nil.
@@ -46,9 +48,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "zuno_model_tokens_total",
 			Help: "Tokens the providers reported, by provider and kind (input, output).",
 		}, []string{"provider", "kind"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zuno_permission_decisions_total",
+			Help: "The permission gate's decisions on calls, by permission key, action (allow, deny) and source (rule, mode, risk, standing, user, no_terminal, parent).",
+		}, []string{"key", "action", "source"}),
+		sandboxes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "zuno_sandbox_resolutions_total",
+			Help: "How commands that ran were confined, by resolution kind (confined, platform_native, trusted_native, fallback, full_access) and backend.",
+		}, []string{"kind", "backend"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.requestTime, m.toolCalls, m.toolCallTime, m.turns, m.tokens)
+		reg.MustRegister(m.requests, m.requestTime, m.toolCalls, m.toolCallTime, m.turns, m.tokens, m.decisions, m.sandboxes)
 	}
 	return m
 }
@@ -78,6 +88,12 @@ func (m *Metrics) observe(p events.Payload) {
 		}
 	case events.ToolBlocked:
 		m.toolCalls.WithLabelValues(e.Tool, "blocked").Inc()
+		m.decided(e.Permission)
+	case events.ToolStarted:
+		m.decided(e.Permission)
+		if s := e.Sandbox; s != nil {
+			m.sandboxes.WithLabelValues(s.ResolutionKind, s.Backend).Inc()
+		}
 	case events.ToolSettled:
 		m.toolCalls.WithLabelValues(e.Tool, e.Outcome).Inc()
 		if !e.Recovered {
@@ -85,5 +101,12 @@ func (m *Metrics) observe(p events.Payload) {
 		}
 	case events.TurnFinished:
 		m.turns.WithLabelValues(e.Reason).Inc()
+	}
+}
+
+// decided counts one permission decision recorded on a call.
+func (m *Metrics) decided(d *events.PermissionDecision) {
+	if d != nil {
+		m.decisions.WithLabelValues(d.Key, d.Action, d.Source).Inc()
 	}
 }

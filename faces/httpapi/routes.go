@@ -26,6 +26,7 @@ type route struct {
 func (s *Server) table() []route {
 	return []route{
 		{"GET", "/openapi.json", false, s.openAPI},
+		{"GET", "/metrics", false, s.metrics},
 		{"GET", "/api/sessions", false, s.listSessions},
 		{"POST", "/api/sessions", true, s.startSession},
 		{"GET", "/api/sessions/{sessionId}", false, s.getSession},

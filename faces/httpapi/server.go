@@ -34,6 +34,9 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// Heartbeat is how often an idle event stream sends a comment, so proxies keep it open.
 	Heartbeat time.Duration
+	// Metrics serves GET /metrics (the process's Prometheus collectors); nil answers
+	// not_found.
+	Metrics http.Handler
 }
 
 // Defaults of Config.
