@@ -251,6 +251,16 @@ func TestComponentSweepSettlesLostJobs(t *testing.T) {
 	if err != nil || l.Job("job_lost").Status != events.JobUncertain {
 		t.Fatalf("job after the sweep: %+v %v", l.Job("job_lost"), err)
 	}
+	// A job id the parent does not have is refused, typed, by the job tool's read and by
+	// job_reconcile alike.
+	if _, err := c.app.Commands.Jobs().Jobs(ctx, "ses_lost", "job_nope"); domain.CodeOf(err) != job.CodeJobNotFound {
+		t.Fatalf("read of an unknown job: %v", err)
+	}
+	_, err = c.app.Commands.Jobs().Reconcile(ctx, tools.Invocation{SessionID: "ses_lost", CallID: "r1"},
+		delegation.Reconciliation{JobID: "job_nope", Outcome: events.JobCompleted, FinalText: "x", Authority: "a", Evidence: "e"})
+	if domain.CodeOf(err) != job.CodeJobNotFound {
+		t.Fatalf("reconcile of an unknown job: %v", err)
+	}
 }
 
 // A report that arrives while its parent's turn runs is delivered inside that turn, at its

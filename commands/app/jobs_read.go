@@ -23,8 +23,7 @@ func (j *Jobs) Jobs(ctx context.Context, sessionID, jobID string) ([]delegation.
 		}
 	}
 	if jobID != "" && len(out) == 0 {
-		_, err := job.Decide(l, job.Start{JobID: jobID}) // the ledger's own not-found refusal
-		return nil, err
+		return nil, job.NotFound(jobID)
 	}
 	return out, nil
 }
@@ -38,8 +37,7 @@ func (j *Jobs) Reconcile(ctx context.Context, inv tools.Invocation, r delegation
 	}
 	jb := l.Job(r.JobID)
 	if jb == nil {
-		_, err := job.Decide(l, job.Start{JobID: r.JobID})
-		return delegation.Outcome{}, err
+		return delegation.Outcome{}, job.NotFound(r.JobID)
 	}
 	report := events.TaskReport{SchemaVersion: 2, JobID: jb.JobID, SessionID: jb.ChildSessionID, ParentSessionID: jb.ParentSessionID,
 		Agent: jb.Agent, Status: r.Outcome, FinalText: r.FinalText, ChangedPaths: []string{}, VerificationRecords: []events.TaskVerification{},

@@ -298,7 +298,7 @@ func (l *Ledger) settle(c Settle) ([]events.Payload, error) {
 func (l *Ledger) consume(c Consume) ([]events.Payload, error) {
 	j := l.jobs[c.JobID]
 	if j == nil {
-		return nil, notFound(c.JobID)
+		return nil, NotFound(c.JobID)
 	}
 	if j.ReportInputID != c.InputID || j.ReportConsumed {
 		return nil, nil // an older report, or consumed already: nothing to record
@@ -330,7 +330,7 @@ func (l *Ledger) reconcile(c Reconcile) ([]events.Payload, error) {
 func (l *Ledger) find(id string, want ...string) (*Job, error) {
 	j := l.jobs[id]
 	if j == nil {
-		return nil, notFound(id)
+		return nil, NotFound(id)
 	}
 	if !slices.Contains(want, j.Status) {
 		return nil, stateError(j, fmt.Sprintf("is %s, not %s", j.Status, joinOr(want)))
@@ -338,7 +338,8 @@ func (l *Ledger) find(id string, want ...string) (*Job, error) {
 	return j, nil
 }
 
-func notFound(id string) *domain.Error {
+// NotFound is the refusal of a job id this parent does not have (the job tool, job_reconcile).
+func NotFound(id string) *domain.Error {
 	e := domain.NewError(CodeJobNotFound, fmt.Sprintf("this session has no job %s", id),
 		"send a jobID the job tool lists for this session")
 	e.Field, e.ID = "jobID", id
