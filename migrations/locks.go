@@ -6,16 +6,15 @@ import (
 	"strings"
 )
 
-// PostgreSQL advisory-lock keys (pg_advisory_xact_lock), each named once here. Go code takes
-// one with XactLock; a migration names one as a placeholder, {{AppendLock}}, which Expand
-// replaces with the number when the migration runs.
+// PostgreSQL advisory-lock keys (pg_advisory_xact_lock) that old migrations name, each named
+// once here: a migration names one as a placeholder, {{AppendLock}}, which Expand replaces
+// with the number when the migration runs.
 //
-// Any role may take any advisory key, the reader role of `zuno db` included, so a lock that
-// appends or projections wait for is a table lock instead (issue 14, docs/storage.md); only
-// migrators, which readers cannot stall for longer than a query's timeout, use a key.
+// Any role may take any advisory key (where it may call the functions: the reader role of
+// `zuno db` may not, migrations/postgres/readmodel/0015), so nothing Zuno waits for is an
+// advisory key any more: appends and projections take table locks (issue 14), and migrators
+// lock schema_migration (issue 30; adapters/sqldb.LockMigrations), which was key 7365120001.
 const (
-	// MigrationLock serialises migrators: adapters/sqldb.Migrate holds it for each migration.
-	MigrationLock int64 = 7365120001
 	// AppendLock was held by appending transactions until migration
 	// postgres/eventlog/0003 replaced it with a table lock; 0002 still names it.
 	AppendLock int64 = 7365120002
@@ -30,15 +29,9 @@ const ReadModelWriteLock = "LOCK TABLE read_model_write_lock IN EXCLUSIVE MODE"
 
 // placeholders are the names a migration may use for the keys.
 var placeholders = strings.NewReplacer(
-	"{{MigrationLock}}", strconv.FormatInt(MigrationLock, 10),
 	"{{AppendLock}}", strconv.FormatInt(AppendLock, 10),
 	"{{ReadModelLock}}", strconv.FormatInt(ReadModelLock, 10),
 )
-
-// XactLock is the statement that takes key's advisory lock until the transaction ends.
-func XactLock(key int64) string {
-	return "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(key, 10) + ")"
-}
 
 // Expand returns a migration's SQL with its placeholders replaced. A "{{" left over is a
 // placeholder this package does not know: an error, before any SQL runs.

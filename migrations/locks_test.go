@@ -46,21 +46,18 @@ func TestMigrationsUseLockPlaceholders(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	got, err := migrations.Expand("x.sql", "PERFORM pg_advisory_xact_lock({{AppendLock}}); -- {{MigrationLock}} {{ReadModelLock}}")
-	if want := "PERFORM pg_advisory_xact_lock(7365120002); -- 7365120001 7365120003"; err != nil || got != want {
+	got, err := migrations.Expand("x.sql", "PERFORM pg_advisory_xact_lock({{AppendLock}}); -- {{ReadModelLock}}")
+	if want := "PERFORM pg_advisory_xact_lock(7365120002); -- 7365120003"; err != nil || got != want {
 		t.Fatalf("Expand = %q, %v; want %q", got, err, want)
 	}
 	if _, err := migrations.Expand("x.sql", "SELECT {{AppendLok}}"); err == nil || !strings.Contains(err.Error(), "x.sql") {
 		t.Fatalf("Expand of an unknown placeholder = %v, want an error naming the file", err)
 	}
-	if got := migrations.XactLock(migrations.ReadModelLock); got != "SELECT pg_advisory_xact_lock(7365120003)" {
-		t.Fatalf("XactLock = %q", got)
-	}
 }
 
 // No Go or SQL file outside locks.go spells an advisory-lock key: each is named once.
 func TestLockKeysNamedOnce(t *testing.T) {
-	keys := []int64{migrations.MigrationLock, migrations.AppendLock, migrations.ReadModelLock}
+	keys := []int64{migrations.AppendLock, migrations.ReadModelLock}
 	seen := map[int64]bool{}
 	for _, k := range keys {
 		if seen[k] {

@@ -47,9 +47,18 @@ func postgresHostile(out string) []hostile {
 		r("SELECT pg_read_file('/etc/passwd')"), r("SELECT pg_read_binary_file('/etc/passwd')"),
 		r("SELECT pg_ls_dir('.')"), r("SELECT pg_stat_file('/etc/passwd')"),
 		r("SELECT lo_import('/etc/passwd')"), r("SELECT lo_export(1, '" + out + "')"),
-		// Postgres lets these run in a READ ONLY transaction; zuno db never commits one, so the
-		// object is gone with the rollback.
-		{sql: "SELECT lo_from_bytea(0, 'x')"}, {sql: "SELECT lo_create(0)"},
+		// Postgres lets these run in a READ ONLY transaction, and some outlive its rollback (a
+		// WAL message, a notification, a signal): the reader may call no function with a side
+		// effect (migrations/postgres/readmodel/0015).
+		r("SELECT pg_logical_emit_message(false, 'zuno', repeat('x', 1000))"),
+		r("SELECT pg_logical_emit_message(true, 'zuno', 'x')"),
+		r("SELECT pg_advisory_lock(7365120001)"), r("SELECT pg_try_advisory_xact_lock(7365120001)"),
+		r("SELECT setval('x', 1)"), r("SELECT pg_sleep_for('1 hour')"),
+		// The migrators' lock (adapters/sqldb.LockMigrations): a reader that held it would stall
+		// every process that starts.
+		r("LOCK TABLE schema_migration IN SHARE ROW EXCLUSIVE MODE"), r("LOCK TABLE schema_migration IN ACCESS SHARE MODE"),
+		r("SELECT * FROM schema_migration"),
+		r("SELECT lo_from_bytea(0, 'x')"), r("SELECT lo_create(0)"),
 		r("SELECT set_config('role', 'postgres', false)"), r("SELECT set_config('session_authorization', 'postgres', false)"),
 		r("SET ROLE postgres"), r("RESET ROLE"), r("SET SESSION AUTHORIZATION postgres"),
 		r("SELECT set_config('transaction_read_only', 'off', true), (SELECT count(*) FROM event)"),
@@ -63,13 +72,13 @@ func postgresHostile(out string) []hostile {
 		r("SELECT * FROM event FOR UPDATE"), r("SELECT * FROM zuno_reader_credential"), r("SELECT * FROM event_log"),
 		{sql: "SELECT txid_current()"}, r("SELECT pg_reload_conf()"), r("SELECT pg_switch_wal()"),
 		r("SELECT 1 /* ; */ ; DROP TABLE event"), r("SELECT $$;$$; DROP TABLE event"), r(`SELECT E'\';'; DROP TABLE event`),
-		{sql: "SELECT pg_sleep(5)", timeout: true},
-		{sql: "SELECT set_config('statement_timeout', '0', false), pg_sleep(5)", timeout: true},
+		r("SELECT pg_sleep(5)"), r("SELECT set_config('statement_timeout', '0', false), pg_sleep(5)"),
+		{sql: "SELECT set_config('statement_timeout', '0', false), (SELECT count(*) FROM generate_series(1, 1e10))", timeout: true},
 		{sql: "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c", timeout: true},
-		{sql: fmt.Sprintf("SELECT pg_advisory_xact_lock(%d), pg_advisory_lock(%d)", migrations.AppendLock, migrations.ReadModelLock)},
-		{sql: "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"},
-		{sql: "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"},
-		{sql: "SELECT pg_notify('zuno_events', '0')"},
+		r(fmt.Sprintf("SELECT pg_advisory_xact_lock(%d), pg_advisory_lock(%d)", migrations.AppendLock, migrations.ReadModelLock)),
+		r("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"),
+		r("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"),
+		r("SELECT pg_notify('zuno_events', '0')"),
 		{sql: "SELECT json_extract(data, '$.title') FROM event"},
 	}
 }
@@ -201,12 +210,100 @@ func TestUserQueryHostilePostgresSuperuserURL(t *testing.T) {
 	runPostgresHostile(t, seededPostgres(t, dbURL), dbURL)
 }
 
-// As an ordinary owner (no superuser, but CREATEROLE), likewise.
+// As an ordinary owner (no superuser, but CREATEROLE), likewise, once a superuser has taken
+// the functions with side effects from PUBLIC: until then the reader is refused, since the
+// owner could not.
 func TestUserQueryHostilePostgresOwner(t *testing.T) {
 	ownerURL := ownerDatabase(t, "CREATEROLE")
 	admin, _ := url.Parse(ownerURL)
 	admin.User = url.User("postgres")
-	runPostgresHostile(t, seededPostgres(t, ownerURL), admin.String())
+	rm := seededPostgres(t, ownerURL)
+	_, err := rm.UserQuery(context.Background(), "SELECT 1", readmodel.UserOptions{})
+	var re *readmodel.ReaderError
+	if !errors.As(err, &re) || re.Code() != readmodel.CodeReaderPrivileged || !strings.Contains(err.Error(), "zuno_reader_revoke_side_effects") {
+		t.Fatalf("before a superuser revoked the side effects: want reader_privileged naming the fix, got %v", err)
+	}
+	db, err := sql.Open("postgres", admin.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("SELECT zuno_reader_revoke_side_effects()"); err != nil {
+		t.Fatal(err)
+	}
+	// A process checks its reader once: the next one finds it safe.
+	again, err := readmodel.OpenPostgres(context.Background(), ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	runPostgresHostile(t, again, admin.String())
+}
+
+// harmlessVolatile are the VOLATILE functions a reader may call: they read a clock or a
+// random source, or set a setting for the caller's own transaction. The test's own list, so a
+// change to the migration's does not pass unseen.
+var harmlessVolatile = map[string]bool{"clock_timestamp()": true, "timeofday()": true, "random()": true,
+	"gen_random_uuid()": true, "set_config(text,text,boolean)": true}
+
+// Every function the reader may execute, read from the catalog, has no side effect: it is
+// IMMUTABLE or STABLE, cannot be called from SQL (a trigger, a handler, one taking internal),
+// or is one of harmlessVolatile. And the writer keeps what its appends call.
+func TestReaderMayCallNoFunctionWithSideEffects(t *testing.T) {
+	for _, c := range []struct{ name, url string }{{"superuser migrator", ""}, {"owner, then a superuser's revoke", "owner"}} {
+		t.Run(c.name, func(t *testing.T) {
+			dbURL := pgtest.NewDatabase(t)
+			if c.url == "owner" {
+				dbURL = ownerDatabase(t, "CREATEROLE")
+			}
+			seededPostgres(t, dbURL)
+			admin, _ := url.Parse(dbURL)
+			admin.User = url.User("postgres")
+			db, err := sql.Open("postgres", admin.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if c.url == "owner" {
+				if _, err := db.Exec("SELECT zuno_reader_revoke_side_effects()"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows, err := db.Query(`SELECT p.oid::regprocedure::text FROM pg_proc p
+				WHERE has_function_privilege('zuno_reader_' || left(md5(current_database()), 16), p.oid, 'EXECUTE')
+				  AND p.provolatile = 'v'
+				  AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype, 'language_handler'::regtype,
+				      'index_am_handler'::regtype, 'table_am_handler'::regtype, 'tsm_handler'::regtype,
+				      'fdw_handler'::regtype, 'internal'::regtype)`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			allowed := 0
+			for rows.Next() {
+				var f string
+				rows.Scan(&f)
+				if !harmlessVolatile[f] {
+					t.Errorf("the reader may call %s, a VOLATILE function", f)
+				}
+				allowed++
+			}
+			if allowed != len(harmlessVolatile) {
+				t.Errorf("the reader may call %d of the %d harmless volatile functions", allowed, len(harmlessVolatile))
+			}
+			// The writer's appends call pg_notify and pg_current_xact_id: an append still works.
+			store, err := sqlstore.OpenPostgres(context.Background(), dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			ev := events.Event{ID: events.DeriveID("after-revoke", 0), Type: "bench.appended.1", Data: []byte(`{}`),
+				Metadata: events.Metadata{CommandID: "after", Actor: "user"}}
+			if _, err := store.Append(context.Background(), "after", events.Any, ev); err != nil {
+				t.Errorf("an append after the revoke: %v", err)
+			}
+		})
+	}
 }
 
 // A reader URL that is a superuser's or an owner's is refused before any SQL runs, as is an

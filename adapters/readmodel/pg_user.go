@@ -116,7 +116,8 @@ func (d *DB) storedReaderURL(ctx context.Context) (string, error) {
 
 // verifyReader refuses a connection whose role could do more than read: a superuser, a role
 // that owns a table here or may act as its owner, may write one, may create roles or
-// databases, or belongs to a role that reads server files, runs programs or signals backends.
+// databases, belongs to a role that reads server files, runs programs or signals backends, or
+// may call a function with a side effect (migrations/postgres/readmodel/0015).
 func verifyReader(ctx context.Context, db *sql.DB) error {
 	var role, why string
 	err := db.QueryRowContext(ctx, readerCheck).Scan(&role, &why)
@@ -142,5 +143,8 @@ const readerCheck = `SELECT current_user::text, CASE
 		OR pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER') OR pg_has_role(current_user, 'pg_signal_backend', 'MEMBER')
 		THEN 'may read or write server files, run programs or signal other sessions'
 	WHEN has_database_privilege(current_database(), 'CREATE') THEN 'may create schemas in this database'
+	WHEN EXISTS (SELECT 1 FROM zuno_reader_side_effect_functions() f WHERE has_function_privilege(f, 'EXECUTE'))
+		THEN 'may call ' || (SELECT min(f::text) FROM zuno_reader_side_effect_functions() f WHERE has_function_privilege(f, 'EXECUTE'))
+			|| ', a function with side effects (a superuser must run SELECT zuno_reader_revoke_side_effects() in this database once: docs/storage.md)'
 	ELSE '' END
 FROM pg_roles r WHERE r.rolname = current_user`

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/sqldb"
 	"github.com/zuno-run/zuno/events"
-	"github.com/zuno-run/zuno/migrations"
 )
 
 // Read models that are one row per event of the log, with nothing but what the event says,
@@ -84,15 +83,17 @@ var logViews = []logView{
 // opening at once convert once. The rows a table held are dropped with it: the view shows
 // the same rows from the log.
 func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) error {
+	// Looked at without the lock first: once converted, an open takes no lock (issue 30).
+	if pending, err := viewsPending(ctx, db, dialect); err != nil || !pending {
+		return err
+	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if dialect == sqldb.Postgres {
-		if _, err := tx.ExecContext(ctx, migrations.XactLock(migrations.MigrationLock)); err != nil {
-			return err
-		}
+	if err := sqldb.LockMigrations(ctx, tx, dialect); err != nil {
+		return err
 	}
 	if here, err := isTable(ctx, tx, dialect, "event_log"); err != nil || !here {
 		return err
@@ -124,16 +125,30 @@ func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) erro
 }
 
 // isTable reports whether name is a table (not a view) of this database.
-func isTable(ctx context.Context, tx *sqlx.Tx, dialect sqldb.Dialect, name string) (bool, error) {
+func isTable(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect, name string) (bool, error) {
 	query := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
 	if dialect == sqldb.Postgres {
 		query = `SELECT COUNT(*) FROM pg_class WHERE oid = to_regclass($1) AND relkind = 'r'`
 	}
 	var n int
-	if err := tx.QueryRowxContext(ctx, query, name).Scan(&n); err != nil {
+	if err := q.QueryRowxContext(ctx, query, name).Scan(&n); err != nil {
 		return false, fmt.Errorf("look for %s beside the read models: %w", name, err)
 	}
 	return n > 0, nil
+}
+
+// viewsPending reports whether event_log is here and some read model of logViews is still a
+// table.
+func viewsPending(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect) (bool, error) {
+	if here, err := isTable(ctx, q, dialect, "event_log"); err != nil || !here {
+		return false, err
+	}
+	for _, v := range logViews {
+		if table, err := isTable(ctx, q, dialect, v.name); err != nil || table {
+			return table, err
+		}
+	}
+	return false, nil
 }
 
 // grantReader gives the reader role of zuno db (postgres/readmodel/0005) SELECT on a relation

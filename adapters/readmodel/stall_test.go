@@ -13,13 +13,12 @@ import (
 	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/events"
-	"github.com/zuno-run/zuno/migrations"
 )
 
-// stallQuery is the worst a reader can do to appends: take the keys appends and projections
-// once took, try the append table lock, and sleep as long as its timeout allows.
-var stallQuery = fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d), pg_advisory_xact_lock(%d), pg_sleep(3600)`,
-	migrations.AppendLock, migrations.ReadModelLock)
+// stallQuery is the worst a reader can do to appends now that it may take no advisory key and
+// call no pg_sleep (migrations/postgres/readmodel/0015): hold a snapshot of the read models
+// and the log as long as its timeout allows, reading.
+const stallQuery = `SELECT count(*) FROM generate_series(1, 1e12) /* stall */, (SELECT count(*) FROM event) e`
 
 // appendAll runs 8 writers that append n events each to their own streams and returns every
 // append's latency.
@@ -54,7 +53,7 @@ func appendAll(t testing.TB, store *sqlstore.Store, run string, n int) []time.Du
 // readerActive reports whether the stall query is still running in the database.
 func readerActive(t testing.TB, admin *sql.DB) bool {
 	var n int
-	if err := admin.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(3600)%'
+	if err := admin.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%/* stall */%'
 		AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
@@ -127,5 +126,49 @@ func BenchmarkAppendWithReader(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
+	}
+}
+
+// Nothing a process does at start waits for an advisory key: with the old migration key
+// (7365120001) held by another session, as any role that may call pg_advisory_lock could,
+// a fresh database migrates, an up-to-date one opens, and appends land, each well within the
+// context's deadline (which only keeps a regression from hanging the suite).
+func TestHeldMigrationKeyStallsNoStart(t *testing.T) {
+	for _, fresh := range []bool{true, false} {
+		dbURL := pgtest.NewDatabase(t)
+		if !fresh {
+			seededPostgres(t, dbURL)
+		}
+		holder, err := sql.Open("postgres", dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := holder.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.ExecContext(context.Background(), "SELECT pg_advisory_lock(7365120001)"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		store, err := sqlstore.OpenPostgres(ctx, dbURL)
+		if err != nil {
+			t.Fatalf("fresh=%v: open the event store with the key held: %v", fresh, err)
+		}
+		ev := events.Event{ID: events.DeriveID("held", 0), Type: "bench.appended.1", Data: []byte(`{}`),
+			Metadata: events.Metadata{CommandID: "held", Actor: "user"}}
+		if _, err := store.Append(ctx, "held", events.Any, ev); err != nil {
+			t.Errorf("fresh=%v: append with the key held: %v", fresh, err)
+		}
+		rm, err := readmodel.OpenPostgres(ctx, dbURL)
+		if err != nil {
+			t.Errorf("fresh=%v: open the read models with the key held: %v", fresh, err)
+		} else {
+			rm.Close()
+		}
+		cancel()
+		store.Close()
+		conn.Close()
+		holder.Close()
 	}
 }
