@@ -28,6 +28,8 @@ func AllPayloads() []Payload {
 		VerificationReceipt{},
 		TurnFinished{},
 
+		LogAnchored{},
+
 		PermissionAsked{},
 		PermissionAnswered{},
 		PermissionGranted{},

@@ -20,7 +20,15 @@ const (
 	FaultTruncated = "truncated"
 	// FaultAnchorMismatch: the event at an anchored revision is not the one anchored.
 	FaultAnchorMismatch = "anchor_mismatch"
+	// FaultMalformed: the event's data or metadata does not decode into its type, so no
+	// reader can fold it (zuno verify reports it instead of stopping on it).
+	FaultMalformed = "malformed"
 )
+
+// MalformedFault is the fault a MalformedEventError stands for.
+func MalformedFault(e *MalformedEventError) ChainFault {
+	return ChainFault{Stream: e.Stream, Kind: FaultMalformed, Position: e.Position, Detail: e.Error()}
+}
 
 // ChainFault is the first thing wrong with one stream.
 type ChainFault struct {

@@ -3,6 +3,7 @@ package events_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/zuno-run/zuno/events"
@@ -93,6 +94,7 @@ func samplePayloads() []events.Payload {
 			Cancelled:   true, TimedOut: true},
 		events.TurnFinished{SessionID: "ses_1", TurnID: "turn_1", Reason: events.FinishFailed, Steps: 3, Usage: events.Usage{InputTokens: 1},
 			Error: &events.ErrorInfo{Code: "interrupted", Message: "stopped"}, Recovered: true},
+		events.LogAnchored{Chain: "anc_1", Counter: 2, Digest: "sha256:" + strings.Repeat("ab", 32), Previous: "sha256:" + strings.Repeat("cd", 32), Streams: 3, Signed: true},
 		events.PermissionAsked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1", Tool: "write",
 			Key: "edit", Resource: "a.go", Rule: "edit: *", Layer: "global", Mode: "standard", Always: "a.go"},
 		events.PermissionAnswered{SessionID: "ses_1", AskID: "ask_1", CallID: "c3", Reply: "always", Source: "user"},

@@ -7,7 +7,10 @@ package anchor
 
 import (
 	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,8 +22,13 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
-// Version names the file format; it is part of what is signed.
-const Version = "zuno.anchor.1"
+// Version names the file format; it is part of what is signed. Version 2 added the chain:
+// each anchor's counter and its predecessor's digest. A version 1 file is still read (as
+// counter 0, the chain not yet begun) and is replaced by a version 2 one when renewed.
+const (
+	Version   = "zuno.anchor.2"
+	VersionV1 = "zuno.anchor.1"
+)
 
 // Stable error codes.
 const (
@@ -48,9 +56,15 @@ func (e *Error) Code() string { return e.code }
 
 // File is an anchor as stored.
 type File struct {
-	Version   string              `json:"version"`
-	CreatedAt time.Time           `json:"createdAt"`
-	Heads     []events.StreamHead `json:"heads"`
+	Version   string    `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Chain names the anchor's chain in the log (events.LogAnchored); Counter numbers the
+	// chain's anchors from 1; Previous is the digest of the anchor this one replaced, empty
+	// for the first of a chain.
+	Chain    string              `json:"chain,omitempty"`
+	Counter  uint64              `json:"counter,omitempty"`
+	Previous string              `json:"previous,omitempty"`
+	Heads    []events.StreamHead `json:"heads"`
 	// Signature is the base64 ed25519 signature of signedBytes, absent when unsigned.
 	Signature string `json:"signature,omitempty"`
 }
@@ -91,13 +105,59 @@ func ParseKeys(private, public string) (Keys, error) {
 	return k, nil
 }
 
+// signedBytes are what a signature covers and a digest names: the file without its signature,
+// as compact JSON with its members in the order below (docs/storage.md, "Anchors").
 func signedBytes(f File) []byte {
+	if f.Version == VersionV1 {
+		b, _ := json.Marshal(struct {
+			Version   string              `json:"version"`
+			CreatedAt time.Time           `json:"createdAt"`
+			Heads     []events.StreamHead `json:"heads"`
+		}{f.Version, f.CreatedAt, f.Heads})
+		return b
+	}
 	b, _ := json.Marshal(struct {
 		Version   string              `json:"version"`
 		CreatedAt time.Time           `json:"createdAt"`
+		Chain     string              `json:"chain"`
+		Counter   uint64              `json:"counter"`
+		Previous  string              `json:"previous"`
 		Heads     []events.StreamHead `json:"heads"`
-	}{f.Version, f.CreatedAt, f.Heads})
+	}{f.Version, f.CreatedAt, f.Chain, f.Counter, f.Previous, f.Heads})
 	return b
+}
+
+// Digest names an anchor in the log (events.LogAnchored) and in its successor: "sha256:" and
+// the hex SHA-256 of its signed bytes.
+func Digest(f File) string {
+	sum := sha256.Sum256(signedBytes(f))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// New is the version 2 anchor of heads: the counter-th of chain, after previous.
+func New(heads []events.StreamHead, chain string, counter uint64, previous string, now time.Time) File {
+	if heads == nil {
+		heads = []events.StreamHead{}
+	}
+	return File{Version: Version, CreatedAt: now.UTC(), Chain: chain, Counter: counter, Previous: previous, Heads: heads}
+}
+
+// GenerateKey makes a key pair for ZUNO_ANCHOR_KEY (the base64 seed) and
+// ZUNO_ANCHOR_PUBLIC_KEY (the base64 public key), from the system's random source.
+func GenerateKey() (seed, public string, err error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", "", err
+	}
+	return base64.StdEncoding.EncodeToString(priv.Seed()), base64.StdEncoding.EncodeToString(pub), nil
+}
+
+// PublicKey is the base64 public key of keys, empty when none is configured.
+func (k Keys) PublicKey() string {
+	if k.Public == nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(k.Public)
 }
 
 // Read loads the anchor at path and checks its signature against keys. ok is false when no
@@ -110,7 +170,7 @@ func Read(path string, keys Keys) (f File, ok bool, err error) {
 	if err != nil {
 		return File{}, false, err
 	}
-	if err := json.Unmarshal(raw, &f); err != nil || f.Version != Version {
+	if err := json.Unmarshal(raw, &f); err != nil || (f.Version != Version && f.Version != VersionV1) {
 		return File{}, false, &Error{CodeAnchorInvalid, fmt.Sprintf("%s is not a %s anchor file; point --anchor at the file an earlier `zuno verify --anchor` wrote, or at a new path to start one", path, Version)}
 	}
 	return f, true, check(path, f, keys)
@@ -132,12 +192,12 @@ func check(path string, f File, keys Keys) error {
 	return nil
 }
 
-// Write stores heads at path (atomically: a temporary file renamed over it), signed when a
-// private key is configured.
-func Write(path string, heads []events.StreamHead, now time.Time, keys Keys) error {
-	f := File{Version: Version, CreatedAt: now.UTC(), Heads: heads}
-	if f.Heads == nil {
-		f.Heads = []events.StreamHead{}
+// Write stores f at path (atomically: a temporary file renamed over it), signed when a
+// private key is configured. Only a private key may write: with a public key alone (an
+// auditor) the file is never touched.
+func Write(path string, f File, keys Keys) error {
+	if keys.Private == nil && keys.Public != nil {
+		return &Error{CodeAnchorKeyRequired, fmt.Sprintf("%s is checked with a public key only, which cannot sign: it is not written", path)}
 	}
 	if keys.Private != nil {
 		f.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(keys.Private, signedBytes(f)))

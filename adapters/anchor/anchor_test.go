@@ -64,7 +64,7 @@ func TestAnchorSignatures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "anchor.json")
-			if err := anchor.Write(path, heads, now, tc.write); err != nil {
+			if err := anchor.Write(path, anchor.New(heads, "anc_t", 1, "", now), tc.write); err != nil {
 				t.Fatal(err)
 			}
 			if tc.edit != nil {
@@ -82,6 +82,65 @@ func TestAnchorSignatures(t *testing.T) {
 	}
 	if _, ok, err := anchor.Read(filepath.Join(t.TempDir(), "none.json"), signer); ok || err != nil {
 		t.Fatalf("a missing anchor is a first run: ok=%v err=%v", ok, err)
+	}
+}
+
+// A version 1 anchor (before the chain) is still read, its signature checked over version 1's
+// bytes; a digest names every signed member; a public key alone never writes; a generated
+// key pair parses, and its public half is the one printed.
+func TestAnchorVersionsDigestsAndKeys(t *testing.T) {
+	signer, public := keys(t, 'a')
+	auditor, _ := anchor.ParseKeys("", public)
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+
+	v1 := filepath.Join(dir, "v1.json")
+	if err := anchor.Write(v1, anchor.File{Version: anchor.VersionV1, CreatedAt: now, Heads: heads}, signer); err != nil {
+		t.Fatal(err)
+	}
+	f, ok, err := anchor.Read(v1, auditor)
+	if err != nil || !ok || f.Counter != 0 || f.Chain != "" {
+		t.Fatalf("a version 1 anchor: %+v %v %v", f, ok, err)
+	}
+
+	base := anchor.New(heads, "anc_a", 3, "sha256:prev", now)
+	seen := map[string]string{anchor.Digest(base): "base"}
+	for name, changed := range map[string]anchor.File{
+		"chain":    anchor.New(heads, "anc_b", 3, "sha256:prev", now),
+		"counter":  anchor.New(heads, "anc_a", 4, "sha256:prev", now),
+		"previous": anchor.New(heads, "anc_a", 3, "sha256:other", now),
+		"time":     anchor.New(heads, "anc_a", 3, "sha256:prev", now.Add(time.Second)),
+		"heads":    anchor.New(nil, "anc_a", 3, "sha256:prev", now),
+	} {
+		d := anchor.Digest(changed)
+		if prior, dup := seen[d]; dup {
+			t.Errorf("changing the %s gives the digest of %s", name, prior)
+		}
+		seen[d] = name
+	}
+	if d := anchor.Digest(base); !strings.HasPrefix(d, "sha256:") || len(d) != len("sha256:")+64 || d != anchor.Digest(base) {
+		t.Errorf("digest %q", d)
+	}
+
+	p := filepath.Join(dir, "auditor.json")
+	if err := anchor.Write(p, base, signer); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(p)
+	if err := anchor.Write(p, anchor.New(nil, "anc_a", 4, "", now), auditor); code(err) != anchor.CodeAnchorKeyRequired {
+		t.Errorf("a write with the public key only: %v", err)
+	}
+	if after, _ := os.ReadFile(p); string(after) != string(before) {
+		t.Error("a public key alone changed the anchor")
+	}
+
+	seed, pub, err := anchor.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := anchor.ParseKeys(seed, pub)
+	if err != nil || k.PublicKey() != pub {
+		t.Fatalf("a generated pair: %v, public %q want %q", err, k.PublicKey(), pub)
 	}
 }
 

@@ -17,7 +17,7 @@ func FuzzRead(f *testing.F) {
 	dir := f.TempDir()
 	for i, k := range []anchor.Keys{{}, signer} {
 		p := filepath.Join(dir, "seed")
-		anchor.Write(p, heads, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), k)
+		anchor.Write(p, anchor.New(heads, "anc_f", 1, "", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)), k)
 		raw, _ := os.ReadFile(p)
 		f.Add(raw, i == 1)
 	}

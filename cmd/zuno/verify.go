@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,9 +29,14 @@ database and compared: a row the log does not produce is drift.
 
 Deleting the tail of a stream leaves no trace inside the database. --anchor FILE compares
 the stream heads with those FILE recorded (kept somewhere the database's writers cannot
-reach) and, when everything verifies, records the current heads in it; a missing FILE is
-written. With ZUNO_ANCHOR_KEY (base64 ed25519 seed) the anchor is signed, and checked with
-it or with ZUNO_ANCHOR_PUBLIC_KEY. An anchor inside a recorded session's workspace is refused
+reach) and, when everything verifies, records the current heads in it as the next anchor of
+a chain the log keeps its own record of (stream "anchors"): a deleted FILE, an older copy or
+another file in its place is refused (anchor_missing, anchor_stale, anchor_replaced), as is a
+log that lost its record of its latest anchors (anchor_ahead). A first FILE is written when
+the log has no anchors and no key is set; otherwise --init starts a chain, and the log
+records that. With ZUNO_ANCHOR_KEY (base64 ed25519 seed; zuno anchor keygen) the anchor is
+signed, and checked with it or with ZUNO_ANCHOR_PUBLIC_KEY (zuno anchor public-key), which
+only checks: the file is never written then. An anchor inside a recorded session's workspace is refused
 (log_in_workspace): the agent working there could rewrite it. Exit status 0 only when
 everything verifies.`,
 		Args: cobra.NoArgs,
@@ -41,6 +47,7 @@ everything verifies.`,
 	cmd.Flags().String("stream", "", "verify this one stream")
 	cmd.Flags().Bool("all", false, "verify every stream and the read models (the default)")
 	cmd.Flags().String("anchor", "", "compare with, then record, the stream heads in this file")
+	cmd.Flags().Bool("init", false, "with --anchor: start a new anchor chain where no file is (the log records it)")
 	cmd.MarkFlagsMutuallyExclusive("session", "stream", "all")
 	return cmd
 }
@@ -58,6 +65,10 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	r.Session, _ = cmd.Flags().GetString("session")
 	r.Stream, _ = cmd.Flags().GetString("stream")
 	r.Anchor, _ = cmd.Flags().GetString("anchor")
+	r.InitAnchor, _ = cmd.Flags().GetBool("init")
+	if r.InitAnchor && r.Anchor == "" {
+		return &zapp.UsageError{Message: "--init starts an anchor chain: name its file with --anchor FILE"}
+	}
 	if r.Anchor != "" {
 		r.AnchorResolved = resolvedPath(r.Anchor)
 	}
@@ -87,26 +98,43 @@ func anchorKeys() (zanchor.Keys, error) {
 // keys of the environment.
 type anchorFiles struct{}
 
-func (anchorFiles) Read(path string) ([]events.StreamHead, bool, error) {
+func (anchorFiles) Read(path string) (zapp.AnchorFile, bool, error) {
 	keys, err := anchorKeys()
 	if err != nil {
-		return nil, false, err
+		return zapp.AnchorFile{}, false, err
 	}
 	f, ok, err := zanchor.Read(path, keys)
-	return f.Heads, ok, err
+	if !ok || err != nil {
+		return zapp.AnchorFile{}, ok, err
+	}
+	return appAnchor(f), true, nil
 }
 
-func (anchorFiles) Write(path string, heads []events.StreamHead, now time.Time) error {
+func (anchorFiles) Seal(heads []events.StreamHead, chain string, counter uint64, previous string, now time.Time) zapp.AnchorFile {
+	return appAnchor(zanchor.New(heads, chain, counter, previous, now))
+}
+
+func appAnchor(f zanchor.File) zapp.AnchorFile {
+	return zapp.AnchorFile{Chain: f.Chain, Counter: f.Counter, Previous: f.Previous, Digest: zanchor.Digest(f), CreatedAt: f.CreatedAt, Heads: f.Heads}
+}
+
+func (anchorFiles) Write(path string, a zapp.AnchorFile) error {
 	keys, err := anchorKeys()
 	if err != nil {
 		return err
 	}
-	return zanchor.Write(path, heads, now, keys)
+	f := zanchor.New(a.Heads, a.Chain, a.Counter, a.Previous, a.CreatedAt)
+	return zanchor.Write(path, f, keys)
 }
 
-func (anchorFiles) Signed() bool {
+func (anchorFiles) Signs() bool {
 	keys, err := anchorKeys()
 	return err == nil && keys.Private != nil
+}
+
+func (anchorFiles) Keyed() bool {
+	keys, err := anchorKeys()
+	return err == nil && keys.Public != nil
 }
 
 // progressPrinter reports a long walk on stderr, at most once a second.
@@ -140,15 +168,20 @@ func printVerify(w io.Writer, out zapp.VerifyReport) {
 	for _, d := range out.Drift {
 		fmt.Fprintf(w, "read models: %s row in %s: %s\n", d.Kind, d.Table, rowText(d.Row))
 	}
-	if len(out.Drift) == 0 && out.Streams > 0 {
+	switch {
+	case slices.ContainsFunc(out.Faults, func(f events.ChainFault) bool { return f.Kind == events.FaultMalformed }):
+		fmt.Fprintln(w, "read models: not compared: the log holds an event no reader can fold")
+	case len(out.Drift) == 0 && out.Streams > 0:
 		fmt.Fprintln(w, "read models: no drift")
 	}
 	if a := out.Anchor; a != nil {
 		switch {
 		case a.Written && a.Compared:
-			fmt.Fprintf(w, "anchor: %s matched; now records %d stream heads\n", a.Path, a.Streams)
+			fmt.Fprintf(w, "anchor: %s matched; now anchor %d, recording %d stream heads\n", a.Path, a.Counter, a.Streams)
 		case a.Written:
-			fmt.Fprintf(w, "anchor: %s written with %d stream heads\n", a.Path, a.Streams)
+			fmt.Fprintf(w, "anchor: %s written with %d stream heads (anchor %d)\n", a.Path, a.Streams, a.Counter)
+		case a.CheckOnly:
+			fmt.Fprintf(w, "anchor: %s matched (anchor %d); checked with a public key only, so left as it was\n", a.Path, a.Counter)
 		default:
 			fmt.Fprintf(w, "anchor: %s left as it was\n", a.Path)
 		}

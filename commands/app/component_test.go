@@ -161,16 +161,25 @@ func drift(scratchDirs string, store *memstore.Store, registry *events.Registry,
 // anchorFiles are unsigned anchor files.
 type anchorFiles struct{}
 
-func (anchorFiles) Read(path string) ([]events.StreamHead, bool, error) {
+func (anchorFiles) Read(path string) (app.AnchorFile, bool, error) {
 	f, ok, err := zanchor.Read(path, zanchor.Keys{})
-	return f.Heads, ok, err
+	return appAnchor(f), ok, err
 }
 
-func (anchorFiles) Write(path string, heads []events.StreamHead, now time.Time) error {
-	return zanchor.Write(path, heads, now, zanchor.Keys{})
+func (anchorFiles) Seal(heads []events.StreamHead, chain string, counter uint64, previous string, now time.Time) app.AnchorFile {
+	return appAnchor(zanchor.New(heads, chain, counter, previous, now))
 }
 
-func (anchorFiles) Signed() bool { return false }
+func (anchorFiles) Write(path string, a app.AnchorFile) error {
+	return zanchor.Write(path, zanchor.New(a.Heads, a.Chain, a.Counter, a.Previous, a.CreatedAt), zanchor.Keys{})
+}
+
+func appAnchor(f zanchor.File) app.AnchorFile {
+	return app.AnchorFile{Chain: f.Chain, Counter: f.Counter, Previous: f.Previous, Digest: zanchor.Digest(f), CreatedAt: f.CreatedAt, Heads: f.Heads}
+}
+
+func (anchorFiles) Signs() bool { return false }
+func (anchorFiles) Keyed() bool { return false }
 
 // script writes a scripted provider file and returns its model spec.
 func (c *component) script(name, body string) string {

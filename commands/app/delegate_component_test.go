@@ -81,8 +81,17 @@ func TestComponentDelegation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(info.Turns) != 4 { // the first, and one per report
+	// The first turn, then one turn per report, or fewer: a report admitted while a turn of
+	// the parent runs joins that turn at its next tool-safe boundary (docs/delegation.md,
+	// "Delivery and the wake coordinator"). Which happens depends on timing; that each
+	// report was delivered once is checked above.
+	if len(info.Turns) < 2 || len(info.Turns) > 4 {
 		t.Fatalf("parent turns: %+v", info.Turns)
+	}
+	for _, tu := range info.Turns {
+		if tu.Status != "completed" {
+			t.Errorf("parent turn %s: %s", tu.TurnID, tu.Status)
+		}
 	}
 }
 

@@ -2,24 +2,41 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/verify"
+	"github.com/zuno-run/zuno/domain/anchoring"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
 
 // Anchors reads and writes anchor files: the stream heads kept outside the database, signed
-// when a key is configured (docs/storage.md, "`zuno verify`", Anchors).
+// when a key is configured, each numbered in a chain (docs/storage.md, "Anchors").
 type Anchors interface {
-	// Read returns the heads the file recorded; ok is false when there is no file yet.
-	Read(path string) (heads []events.StreamHead, ok bool, err error)
-	// Write records heads in the file.
-	Write(path string, heads []events.StreamHead, now time.Time) error
-	// Signed says whether Write signs.
-	Signed() bool
+	// Read returns the file; ok is false when there is none.
+	Read(path string) (f AnchorFile, ok bool, err error)
+	// Seal is the anchor of heads, the counter-th of its chain after previous, with its
+	// digest: fixed before anything is written, so the log can record it first.
+	Seal(heads []events.StreamHead, chain string, counter uint64, previous string, now time.Time) AnchorFile
+	// Write records a sealed anchor in the file.
+	Write(path string, f AnchorFile) error
+	// Signs says whether a private key is configured (Write signs); Keyed whether any key is
+	// (a public key alone checks and never writes).
+	Signs() bool
+	Keyed() bool
+}
+
+// AnchorFile is an anchor as the application sees it.
+type AnchorFile struct {
+	Chain     string
+	Counter   uint64
+	Previous  string
+	Digest    string
+	CreatedAt time.Time
+	Heads     []events.StreamHead
 }
 
 // VerifyRequest is what `zuno verify` checks: one session's streams, one stream, or (both
@@ -29,6 +46,8 @@ type VerifyRequest struct {
 	// Anchor is the anchor file as the user named it; AnchorResolved is the same file
 	// absolute, its links resolved, for the workspace check (CheckAnchor).
 	Anchor, AnchorResolved string
+	// InitAnchor starts a new anchor chain where no anchor file is (recorded in the log).
+	InitAnchor bool
 	// Progress, when set, is told how far a long walk has come.
 	Progress func(done, total uint64)
 }
@@ -49,6 +68,11 @@ type AnchorReport struct {
 	Written  bool `json:"written"`
 	Signed   bool `json:"signed"`
 	Streams  int  `json:"streams"`
+	// Counter is the anchor's place in its chain: the one written, else the one compared.
+	Counter uint64 `json:"counter"`
+	Chain   string `json:"chain,omitempty"`
+	// CheckOnly: only a public key is configured, so the anchor was checked and not written.
+	CheckOnly bool `json:"checkOnly,omitempty"`
 }
 
 // Verify walks the hash chains of what r names, compares the read models with a replay of the
@@ -57,34 +81,42 @@ type AnchorReport struct {
 // verify.FailedError; a session or stream without events is a usage error.
 func (c *Commands) Verify(ctx context.Context, r VerifyRequest) (VerifyReport, error) {
 	opts := verify.Options{Progress: r.Progress, Streams: verifyStreams(r)}
-	var previous []events.StreamHead
-	compared := false
+	var anchor *anchorCheck
 	if r.Anchor != "" {
-		heads, ok, err := c.ports.Anchors.Read(r.Anchor)
-		if err != nil {
+		var err error
+		if anchor, err = c.checkAnchor(ctx, r); err != nil {
 			return VerifyReport{}, err
 		}
-		previous, compared, opts.Anchored = heads, ok, heads
-		if err := c.CheckAnchor(ctx, r.AnchorResolved); err != nil {
-			return VerifyReport{}, err
-		}
+		opts.Anchored = anchor.file.Heads
 	}
 	rep, err := verify.Chain(ctx, c.ports.Log, opts)
-	if err != nil {
+	var malformed *events.MalformedEventError
+	switch {
+	case errors.As(err, &malformed):
+		// The walk cannot read past an event whose metadata does not decode: the report
+		// names it, as it names any other fault.
+		rep.Faults = append(rep.Faults, events.MalformedFault(malformed))
+	case err != nil:
 		return VerifyReport{}, err
 	}
 	if err := requireEvents(r, rep); err != nil {
 		return VerifyReport{}, err
 	}
 	out := VerifyReport{Report: rep, Drift: []projections.Drift{}}
-	if len(opts.Streams) == 0 {
-		if out.Drift, err = c.ports.Drift(ctx); err != nil {
+	if len(opts.Streams) == 0 && malformed == nil {
+		out.Drift, err = c.ports.Drift(ctx)
+		switch {
+		case errors.As(err, &malformed):
+			// The replay stops at an event whose data does not decode: a fault of the log,
+			// reported, rather than an error that prints no report.
+			out.Faults = append(out.Faults, events.MalformedFault(malformed))
+		case err != nil:
 			return VerifyReport{}, err
 		}
 	}
 	out.normalise()
 	if r.Anchor != "" {
-		if out.Anchor, err = c.renewAnchor(r.Anchor, previous, compared, out, opts.Streams); err != nil {
+		if out.Anchor, err = c.renewAnchor(ctx, r, anchor, out, opts.Streams); err != nil {
 			return out, err
 		}
 	}
@@ -134,17 +166,64 @@ func (out *VerifyReport) normalise() {
 	out.OK = len(out.Faults) == 0 && len(out.Drift) == 0
 }
 
+// anchorCheck is an anchor file and the log's record of anchoring, found consistent.
+type anchorCheck struct {
+	file   AnchorFile
+	exists bool
+	log    anchoring.State
+}
+
+// checkAnchor reads the anchor file and holds it to the log's own record of anchoring: a
+// file deleted, replaced by an older copy or by another, or a log that lost its latest
+// anchorings, is refused before anything is walked.
+func (c *Commands) checkAnchor(ctx context.Context, r VerifyRequest) (*anchorCheck, error) {
+	f, ok, err := c.ports.Anchors.Read(r.Anchor)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckAnchor(ctx, r.AnchorResolved); err != nil {
+		return nil, err
+	}
+	var s anchoring.State
+	if _, err := commands.Load(ctx, c.ports.Log, c.ports.Driver.Registry, commands.AnchorStream, 0,
+		func(_ events.Recorded, p events.Payload) error { return s.Evolve(p) }); err != nil {
+		return nil, err
+	}
+	file := anchoring.File{Exists: ok, Path: r.Anchor, Chain: f.Chain, Counter: f.Counter, Digest: f.Digest}
+	if err := anchoring.Check(s, file, r.InitAnchor, c.ports.Anchors.Keyed()); err != nil {
+		return nil, err
+	}
+	return &anchorCheck{file: f, exists: ok, log: s}, nil
+}
+
 // renewAnchor records the verified heads (with the previous anchor's heads of the streams not
-// walked) when everything verified, and leaves the file as it was otherwise.
-func (c *Commands) renewAnchor(path string, previous []events.StreamHead, compared bool, out VerifyReport, walked []string) (*AnchorReport, error) {
-	a := &AnchorReport{Path: path, Compared: compared, Signed: c.ports.Anchors.Signed(), Streams: len(out.Heads)}
+// walked) as the next anchor of the chain when everything verified, and leaves the file as it
+// was otherwise, or when only a public key is configured. The log records the anchor before
+// the file is written: a crash in between leaves the file one anchor behind the log, which
+// the next run reports as anchor_stale rather than trusting.
+func (c *Commands) renewAnchor(ctx context.Context, r VerifyRequest, a *anchorCheck, out VerifyReport, walked []string) (*AnchorReport, error) {
+	anchors := c.ports.Anchors
+	rep := &AnchorReport{Path: r.Anchor, Compared: a.exists, Signed: anchors.Signs(), Streams: len(out.Heads), Counter: a.file.Counter, Chain: a.file.Chain}
 	if !out.OK {
-		return a, nil
+		return rep, nil
 	}
-	heads := verify.MergeHeads(previous, out.Heads, walked)
-	if err := c.ports.Anchors.Write(path, heads, time.Now()); err != nil {
-		return a, fmt.Errorf("write the anchor %s: %w", path, err)
+	if anchors.Keyed() && !anchors.Signs() {
+		rep.CheckOnly = true
+		return rep, nil
 	}
-	a.Written, a.Streams = true, len(heads)
-	return a, nil
+	heads := verify.MergeHeads(a.file.Heads, out.Heads, walked)
+	chain, counter, previous := anchoring.Next(a.log, anchoring.File{Exists: a.exists, Chain: a.file.Chain, Digest: a.file.Digest},
+		r.InitAnchor, NewID("anc_"))
+	next := anchors.Seal(heads, chain, counter, previous, time.Now())
+	record := anchoring.Record{LogAnchored: events.LogAnchored{Chain: chain, Counter: counter, Digest: next.Digest, Previous: previous,
+		Init: r.InitAnchor, Streams: len(heads), Signed: anchors.Signs()}}
+	meta := commands.Meta{CommandID: "anchor/" + next.Digest, Actor: "user"}
+	if _, err := c.send(ctx, &commands.RecordAnchor{Meta: meta, Record: record}); err != nil {
+		return rep, fmt.Errorf("record the anchor in the log: %w", err)
+	}
+	if err := anchors.Write(r.Anchor, next); err != nil {
+		return rep, fmt.Errorf("write the anchor %s (the log already records it as anchor %d: restore it from this run's output or start again with --init): %w", r.Anchor, counter, err)
+	}
+	rep.Written, rep.Streams, rep.Counter, rep.Chain = true, len(heads), counter, chain
+	return rep, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/verify"
 	"github.com/zuno-run/zuno/domain/sandbox"
@@ -40,10 +41,19 @@ func TestComponentVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("the next run compares with the anchor and renews it", func(t *testing.T) {
+	t.Run("the next run compares with the anchor and renews it as the next of its chain", func(t *testing.T) {
 		rep, err := cmds.Verify(ctx, app.VerifyRequest{Anchor: anchor, AnchorResolved: anchor})
-		if err != nil || !rep.Anchor.Compared || !rep.Anchor.Written {
+		if err != nil || !rep.Anchor.Compared || !rep.Anchor.Written || rep.Anchor.Counter != 2 {
 			t.Fatalf("report %+v, %v", rep.Anchor, err)
+		}
+		// The log records each anchor it was given (stream anchors).
+		recs, err := q.Events(ctx, commands.AnchorStream, 0, 0)
+		if err != nil || len(recs) != 2 {
+			t.Fatalf("the log's record of anchoring: %d events, %v", len(recs), err)
+		}
+		// Those records are part of the log from now on.
+		if all, err = q.Events(ctx, "", 0, 0); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("one session's streams verify without the read models", func(t *testing.T) {
