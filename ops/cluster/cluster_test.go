@@ -104,7 +104,7 @@ type proc struct {
 func newCluster(t *testing.T) *cluster {
 	url := pgtest.NewDatabase(t)
 	dir := t.TempDir()
-	c := &cluster{t: t, bin: buildZuno(t, dir), dir: dir}
+	c := &cluster{t: t, bin: zunoBin, dir: dir}
 	if err := os.WriteFile(filepath.Join(dir, "script.json"), []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,26 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-// buildZuno builds the binary the deployment runs: these are separate processes, killed for
-// real.
-func buildZuno(t *testing.T, dir string) string {
-	bin := filepath.Join(dir, "zuno")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/zuno-run/zuno/cmd/zuno")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// TestMain builds the binary the deployment runs, once: these are separate processes,
+// killed for real.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zuno-cluster-bin-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	return bin
+	zunoBin = filepath.Join(dir, "zuno")
+	out, err := exec.Command("go", "build", "-o", zunoBin, "github.com/zuno-run/zuno/cmd/zuno").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
+
+var zunoBin string
 
 func freePort(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -415,5 +425,85 @@ func (c *cluster) checkRebuildEqualsLive(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("zuno verify: %v\n%s", err, out)
+	}
+}
+
+// slowScript is the model of TestOneTurnAtATimeAcrossServers: a session whose first message
+// says "slow" runs a command long enough to be caught running.
+const slowScript = `{"turns":[{"text":"quick"}],
+ "sessions":[{"when":"slow","turns":[
+  {"toolCalls":[{"id":"nap","name":"shell","arguments":{"command":"sleep 20; echo woke >> calls.log"}}]},
+  {"text":"rested"}]}]}`
+
+// A turn runs in one process at a time: the session's lease in the log binds the other
+// server, the same command sent to it runs nothing again, and an abort sent to it stops the
+// turn where it runs.
+func TestOneTurnAtATimeAcrossServers(t *testing.T) {
+	c := newCluster(t)
+	if err := os.WriteFile(filepath.Join(c.dir, "script.json"), []byte(slowScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.startWorker()
+	c.startServer(0)
+	c.startServer(1)
+	a, b := "http://"+c.ports[0], "http://"+c.ports[1]
+	ws := filepath.Join(c.dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	first, _ := json.Marshal(map[string]string{"commandId": "slow-1", "prompt": "slow work", "directory": ws})
+	var created struct{ SessionID, TurnID string }
+	if status, err := call("POST", a+"/api/sessions", first, &created); err != nil || status != http.StatusAccepted {
+		t.Fatalf("POST to server 0: %d %v", status, err)
+	}
+	c.waitFor(t, `SELECT count(*) FROM event_log WHERE type = 'session.tool.started.1'`, 1)
+
+	// The same command through the other server: the same ids, nothing run again.
+	var again struct{ SessionID, TurnID string }
+	if status, err := call("POST", b+"/api/sessions", first, &again); err != nil || status != http.StatusAccepted || again != created {
+		t.Errorf("the same command through server 1: %d %+v %v; want 202 %+v", status, again, err, created)
+	}
+	// Another turn of the session through the other server: refused while the lease lives.
+	next, _ := json.Marshal(map[string]string{"commandId": "next-1", "prompt": "more"})
+	var refused struct{ Error struct{ Code string } }
+	if status, err := call("POST", b+"/api/sessions/"+created.SessionID+"/messages", next, &refused); err != nil ||
+		status != http.StatusConflict || refused.Error.Code != "session_busy" {
+		t.Errorf("a second turn through server 1: %d %+v %v; want 409 session_busy", status, refused, err)
+	}
+	// An abort through the other server stops the turn in server 0.
+	var aborted map[string]any
+	if status, err := call("POST", b+"/api/sessions/"+created.SessionID+"/abort", nil, &aborted); err != nil || status != http.StatusAccepted {
+		t.Errorf("abort through server 1: %d %v %v", status, aborted, err)
+	}
+	start := time.Now()
+	c.waitFor(t, `SELECT count(*) FROM event_log WHERE type = 'session.turn.finished.1' AND data::jsonb->>'reason' = 'interrupted'`, 1)
+	t.Logf("the turn stopped %v after the abort", time.Since(start).Round(time.Millisecond))
+	var turns int
+	c.db.QueryRow(`SELECT count(*) FROM event_log WHERE type = 'session.turn.started.1'`).Scan(&turns)
+	if turns != 1 {
+		t.Errorf("%d turns started; want 1", turns)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, "calls.log")); len(data) > 0 {
+		t.Errorf("the interrupted command finished anyway: %q", data)
+	}
+}
+
+// waitFor polls a count over the log until it reaches want (the processes write it).
+func (c *cluster) waitFor(t *testing.T, query string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := c.db.QueryRow(query).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d after 30s, want %d", query, n, want)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
