@@ -26,6 +26,7 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			listen, _ := cmd.Flags().GetString("listen")
+			reactions, _ := cmd.Flags().GetBool("reactions")
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				path := filepath.Join(dataDir(a.cfg), httpapi.TokensFileName)
 				tokens, err := httpapi.LoadTokens(os.Getenv, path)
@@ -43,6 +44,13 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 					return err
 				}
 				a.runner.Start(ctx) // the read models follow the log live, as a worker's do
+				if reactions {
+					// Every server settles the turns another process left behind when its
+					// lease expires (docs/server.md, "Several servers on one store"); the
+					// reactions' command ids derive from their trigger, so several runners
+					// take effect once between them.
+					go a.reactions(cmd.ErrOrStderr()).Run(ctx)
+				}
 				auth := "no token: loopback only"
 				if tokens.Len() > 0 {
 					auth = fmt.Sprintf("%d bearer token(s)", tokens.Len())
@@ -53,5 +61,6 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 		},
 	}
 	cmd.Flags().String("listen", httpapi.DefaultAddr, "the address to listen on; beyond loopback only with a bearer token")
+	cmd.Flags().Bool("reactions", true, "run the reactions as zuno worker does: settle turns whose lease expired, resume answered turns")
 	return cmd
 }
