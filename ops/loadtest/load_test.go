@@ -66,8 +66,17 @@ func BenchmarkServeLoad(b *testing.B) {
 				report(b, all)
 			})
 		}
-		for _, w := range []workload{quiet, full} {
-			b.Run(fmt.Sprintf("%s/serve/clients=%d", store, w.clients()), func(b *testing.B) {
+		loads := []workload{quiet, full}
+		if store == sqlite {
+			// The same 64 clients all on /api/events, then all on sessions' streams: whether a
+			// stream costs the server per event it sends or per event of the log.
+			allGlobal, allSession := full, full
+			allGlobal.global, allGlobal.perSession = 64, 0
+			allSession.global, allSession.perSession = 0, 4
+			loads = append(loads, allGlobal, allSession)
+		}
+		for _, w := range loads {
+			b.Run(fmt.Sprintf("%s/serve/clients=%d/global=%d", store, w.clients(), w.global), func(b *testing.B) {
 				var all []result
 				for b.Loop() {
 					all = append(all, runServe(b, bin, w, store))
