@@ -31,6 +31,7 @@ func TestServeStreamsEveryEventOnce(t *testing.T) {
 	if r.peakMB <= 0 || r.deliveries < r.events {
 		t.Errorf("peak %.1f MB, %d deliveries of %d events", r.peakMB, r.deliveries, r.events)
 	}
+	t.Logf("%d events, %d deliveries; delivery p50 %v; peak %.1f MB", r.events, r.deliveries, quantile(r.latencies, 0.5), r.peakMB)
 }
 
 // BenchmarkServeLoad is issue 28's load benchmark: a real `zuno serve` runs 16 sessions
