@@ -164,7 +164,10 @@ type server struct {
 	url    string
 	cmd    *exec.Cmd
 	stderr *os.File
-	done   chan error
+	// exited is closed once the process has exited and been waited for.
+	exited   chan struct{}
+	waitErr  error
+	stopOnce sync.Once
 }
 
 var listening = regexp.MustCompile(`listening on (http://127\.0\.0\.1:[0-9]+)`)
@@ -180,7 +183,7 @@ func startServer(tb testing.TB, bin string, e env) *server {
 	stdout, err := cmd.StdoutPipe()
 	must(tb, err)
 	must(tb, cmd.Start())
-	s := &server{cmd: cmd, stderr: stderr, done: make(chan error, 1)}
+	s := &server{cmd: cmd, stderr: stderr, exited: make(chan struct{})}
 	lines := bufio.NewScanner(stdout)
 	found := make(chan string, 1)
 	go func() {
@@ -189,12 +192,13 @@ func startServer(tb testing.TB, bin string, e env) *server {
 				found <- m[1]
 			}
 		}
-		s.done <- cmd.Wait()
+		s.waitErr = cmd.Wait()
+		close(s.exited)
 	}()
 	select {
 	case s.url = <-found:
-	case err := <-s.done:
-		tb.Fatalf("zuno serve exited: %v\n%s", err, s.log())
+	case <-s.exited:
+		tb.Fatalf("zuno serve exited: %v\n%s", s.waitErr, s.log())
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
 		tb.Fatalf("zuno serve printed no address in 60 s\n%s", s.log())
@@ -206,18 +210,22 @@ func startServer(tb testing.TB, bin string, e env) *server {
 // stop interrupts the server as a service manager would and waits for it (killing it after
 // 30 s); it is safe to call twice.
 func (s *server) stop(tb testing.TB) {
-	if s.cmd.ProcessState != nil || s.cmd.Process == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-		tb.Errorf("zuno serve did not stop within 30 s of SIGINT\n%s", s.log())
-	}
-	s.stderr.Close()
+	s.stopOnce.Do(func() {
+		defer s.stderr.Close()
+		select {
+		case <-s.exited:
+			return
+		default:
+		}
+		_ = s.cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-s.exited:
+		case <-time.After(30 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+			tb.Errorf("zuno serve did not stop within 30 s of SIGINT\n%s", s.log())
+		}
+	})
 }
 
 // log is the tail of the server's standard error, for a failure's message.

@@ -214,6 +214,9 @@ func runServe(tb testing.TB, bin string, w workload, store string) result {
 	stopStreams()
 	running.Wait()
 	srv.stop(tb)
+	if srv.waitErr != nil {
+		tb.Errorf("zuno serve, interrupted, exited: %v\n%s", srv.waitErr, srv.log())
+	}
 	first := map[uint64]time.Duration{}
 	for _, c := range clients {
 		if c.err != nil {
