@@ -75,6 +75,7 @@ bench: postgres
 	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench ConcurrentSessionsPostgres -benchtime 3x ./cmd/zuno/
 	$(GO) test -run '^$$' -bench ParallelReadOnly -benchtime 10x ./commands/turn/
 	$(GO) test -run '^$$' -bench 'GrepToolVsRG' -benchtime 20x -count 3 ./adapters/tools/toolset/
+	ZUNO_TEST_POSTGRES_URL=$$(cat $(PG_DIR).url) $(GO) test -run '^$$' -bench ServeLoad -benchtime 1x ./ops/loadtest/
 
 # fuzz: each fuzz target for a while.
 fuzz:
