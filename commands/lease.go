@@ -85,7 +85,10 @@ func NewLease() *Held { return &Held{revision: -1, known: true} }
 // (--recover). It fails with lease_held while another holder's lease is live.
 func (l *Leases) Take(ctx context.Context, sessionID, turnID, by string, force bool, held *Held) error {
 	return l.run(ctx, sessionID, turnID, "take/"+turnID+"/"+by, held, func(s *lease.State) ([]events.Payload, error) {
-		dead := force || (l.Dead != nil && s.Holder != "" && s.Holder != l.Holder && l.Dead(s.Holder))
+		// force (zuno run --recover) stands for what this process cannot check: a holder on
+		// another host. One on this host is dead only when its process is gone.
+		local := lease.HolderHost(s.Holder) == lease.HolderHost(l.Holder)
+		dead := (force && !local) || (l.Dead != nil && s.Holder != "" && s.Holder != l.Holder && l.Dead(s.Holder))
 		return lease.Decide(*s, lease.Take{SessionID: sessionID, TurnID: turnID, Holder: l.Holder, Now: l.Clock.Now(), TTL: l.TTL, Dead: dead})
 	})
 }

@@ -91,7 +91,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	addCommandIDFlag(cmd)
 	cmd.Flags().Bool("continue", false, "continue the latest session working in this directory (--session last: the latest of all)")
 	cmd.Flags().Bool("quiet", false, "text output: one line per tool call, without the preview of its result")
-	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn even if its process seems alive (another host, a reused pid)")
+	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn although its process seems alive on another host (which cannot be checked from here); a process on this host that still runs is never overruled")
 	cmd.Flags().String("asks", "", "what a permission ask does: ask (at the terminal; the default at one), deny (the default without one), wait (for zuno session answer from another process) or suspend (the turn suspends and this process exits; zuno session resume goes on)")
 	return cmd
 }

@@ -30,18 +30,35 @@ func (r *run) openTurnBinds(ctx context.Context, turnID string, owner *events.Tu
 			return false, err
 		}
 		if cur.TurnID == turnID && cur.Holder != "" {
-			dead := r.req.ForceRecover || (l.Dead != nil && l.Dead(cur.Holder))
-			if cur.Live(r.d.Clock.Now()) && !dead {
-				return true, r.busy(fmt.Sprintf("turn %s of session %s is running in %s (its lease runs until %s unless renewed)",
-					turnID, r.req.SessionID, cur.Holder, cur.ExpiresAt.Format(time.RFC3339)))
+			// --recover may settle only what is provably gone: a holder on this host whose
+			// process still runs is refused even then (docs/turns.md, "The restart rule").
+			gone := l.Dead != nil && l.Dead(cur.Holder)
+			asserted := r.req.ForceRecover && !r.onThisHost(lease.HolderHost(cur.Holder))
+			if cur.Live(r.d.Clock.Now()) && !gone && !asserted {
+				return true, r.busy(fmt.Sprintf("turn %s of session %s is running in %s (its lease runs until %s unless renewed)%s",
+					turnID, r.req.SessionID, cur.Holder, cur.ExpiresAt.Format(time.RFC3339), r.notRecoverable(lease.HolderHost(cur.Holder))))
 			}
 			return !cur.Released, nil
 		}
 	}
-	if o := owner; o != nil && !r.req.ForceRecover && r.d.Alive != nil && r.d.Alive(*o) {
-		return false, r.busy(fmt.Sprintf("turn %s of session %s is still running (process %d on %s)", turnID, r.req.SessionID, o.PID, o.Host))
+	if o := owner; o != nil && r.d.Alive != nil && r.d.Alive(*o) && !(r.req.ForceRecover && !r.onThisHost(o.Host)) {
+		return false, r.busy(fmt.Sprintf("turn %s of session %s is still running (process %d on %s)%s", turnID, r.req.SessionID, o.PID, o.Host, r.notRecoverable(o.Host)))
 	}
 	return false, nil
+}
+
+// onThisHost reports whether host is this process's: there, whether a process runs can be
+// checked, so nobody's word (--recover) is taken for it.
+func (r *run) onThisHost(host string) bool {
+	return r.d.Owner != nil && host == r.d.Owner.Host
+}
+
+// notRecoverable explains a refusal of --recover: the process is alive on this host.
+func (r *run) notRecoverable(host string) string {
+	if !r.req.ForceRecover || !r.onThisHost(host) {
+		return ""
+	}
+	return "; --recover settles only a turn whose process is gone, and that process runs on this host: stop it first"
 }
 
 // takeOver takes the expired lease of an open turn this run settles, so the log says who took

@@ -7,6 +7,7 @@ package lease
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -22,6 +23,13 @@ const (
 	// CodeTurnNotRunning: an interrupt names a turn that holds no lease.
 	CodeTurnNotRunning = "turn_not_running"
 )
+
+// HolderHost is the host a holder ("host/pid/random") runs on: where its liveness can be
+// checked, by a process of that host alone.
+func HolderHost(holder string) string {
+	host, _, _ := strings.Cut(holder, "/")
+	return host
+}
 
 // State is the session's current lease.
 type State struct {

@@ -150,3 +150,11 @@ func TestEvolveRefusesStrangers(t *testing.T) {
 		t.Fatal("a lease with an unreadable expiry folds")
 	}
 }
+
+func TestHolderHost(t *testing.T) {
+	for holder, want := range map[string]string{"vm/4242/9f3a": "vm", "build-01.example/1/x": "build-01.example", "": "", "bare": "bare"} {
+		if got := HolderHost(holder); got != want {
+			t.Errorf("HolderHost(%q) = %q, want %q", holder, got, want)
+		}
+	}
+}
