@@ -76,7 +76,9 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 				opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				_, err := runTurn(ctx, cmd.OutOrStdout(), a, opts)
+				ctx, out, stop := watchOutput(ctx, cmd.OutOrStdout())
+				defer stop()
+				_, err := runTurn(ctx, out, a, opts)
 				return err
 			})
 		},

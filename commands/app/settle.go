@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/zuno-run/zuno/domain"
 )
@@ -24,10 +25,12 @@ func (j *Jobs) end() {
 // When ctx is cancelled (Ctrl-C, SIGTERM), the background children are cancelled instead:
 // each records its turn interrupted and its job cancelled, and no report starts a new turn;
 // the reports wait in the inbox for the parent's next run.
-func (j *Jobs) Settle(ctx context.Context) {
+// It reports whether the stop cancelled work that was running.
+func (j *Jobs) Settle(ctx context.Context) (cancelled bool) {
 	stop := context.AfterFunc(ctx, func() {
 		j.mu.Lock()
 		j.stopped = true
+		cancelled = j.work > 0
 		j.mu.Unlock()
 		j.stop()
 	})
@@ -37,17 +40,23 @@ func (j *Jobs) Settle(ctx context.Context) {
 	for j.work > 0 {
 		j.idle.Wait()
 	}
+	return cancelled
 }
 
 // SettleJobs waits for the background jobs and report deliveries of this process (Jobs.Settle)
 // and returns the log's head after them, for a caller that reads the read models next.
 // A run stopped while they ran is the interrupted error, after they were cancelled.
 func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
-	c.jobs().Settle(ctx)
+	cancelled := c.jobs().Settle(ctx)
 	head, err := c.ports.Log.LastPosition(context.WithoutCancel(ctx))
-	if err == nil && ctx.Err() != nil {
+	switch {
+	case err != nil || ctx.Err() == nil:
+	case cancelled:
 		err = domain.NewError(CodeInterrupted, "the run was stopped while delegated jobs ran: they were cancelled, and their reports wait in the session's inbox",
 			"continue with zuno run --session SESSION: its next run delivers them")
+	default:
+		err = domain.NewError(CodeInterrupted, fmt.Sprintf("the run was stopped (%v); its turn is recorded interrupted", context.Cause(ctx)),
+			"continue with zuno run --session SESSION")
 	}
 	return head, err
 }
