@@ -34,7 +34,7 @@ func startNode(t *testing.T, url string, worker bool) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := bus.NewPostgres(ctx, db, nil)
+	transport, err := bus.NewPostgres(ctx, db, bus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

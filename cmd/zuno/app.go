@@ -321,7 +321,9 @@ func (a *app) startBus(ctx context.Context, worker bool) error {
 		return err
 	}
 	a.busDB = db
-	a.transport, err = bus.NewPostgres(ctx, db, nil)
+	// Reply queues are registered under this process's holder name, so one left by a process
+	// of this host that exited is dropped at once (docs/storage.md, "Reply queues").
+	a.transport, err = bus.NewPostgres(ctx, db, bus.Config{Holder: thisHolder(), Gone: holderGone, Metrics: bus.NewMetrics(a.metrics)})
 	if err != nil {
 		return fmt.Errorf("start the durable bus on %s: %w", redact(a.cfg.BusURL), err)
 	}
