@@ -25,9 +25,13 @@ type Metrics struct {
 // is read from the database at each scrape, once a transport is started with these metrics.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		depth: &depthCollector{desc: prometheus.NewDesc("zuno_bus_queue_depth",
-			"Commands on the durable bus not yet taken by the workers' consumer group, by command (read from the database at each scrape).",
-			[]string{"command"}, nil)},
+		depth: &depthCollector{
+			depth: prometheus.NewDesc("zuno_bus_queue_depth",
+				"Commands on the durable bus not yet taken by the workers' consumer group, by command (read from the database at each scrape).",
+				[]string{"command"}, nil),
+			oldest: prometheus.NewDesc("zuno_bus_oldest_command_age_seconds",
+				"Age of the oldest command on the durable bus the workers' consumer group has not taken, by command (0 when none waits).",
+				[]string{"command"}, nil)},
 		redeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zuno_bus_redeliveries_total",
 			Help: "Commands a worker of this process received that had been delivered before (to a worker that crashed or nacked), by command.",
@@ -71,9 +75,9 @@ func (p *Postgres) countDelivery(command string) func(*message.Message) {
 
 // depthCollector reads the queue depth of every command topic at each scrape.
 type depthCollector struct {
-	desc *prometheus.Desc
-	mu   sync.Mutex
-	p    *Postgres
+	depth, oldest *prometheus.Desc
+	mu            sync.Mutex
+	p             *Postgres
 }
 
 func (c *depthCollector) attach(p *Postgres) {
@@ -90,7 +94,7 @@ func (c *depthCollector) detach(p *Postgres) {
 	c.mu.Unlock()
 }
 
-func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.depth; ch <- c.oldest }
 
 // Collect reports nothing when the database does not answer: a failed scrape would hide every
 // other metric of the process.
@@ -108,18 +112,27 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		p.logger.Error("read the bus queue depth", err, nil)
 		return
 	}
-	for command, n := range depths {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), command)
+	for command, q := range depths {
+		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(q.Depth), command)
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, q.OldestSeconds, command)
 	}
 }
 
 // commandTablePrefix starts the table of every command topic (commands.commandTopic).
 const commandTablePrefix = "watermill_zuno.commands."
 
-// QueueDepth returns, per command, how many commands the workers' consumer group has not
-// taken yet: the rows of its topic table after the group's acknowledged offset (watermill-sql's
-// order: transaction id, then offset), or all of them when no worker ever subscribed.
-func (p *Postgres) QueueDepth(ctx context.Context) (map[string]int64, error) {
+// Queue is what waits on one command's topic.
+type Queue struct {
+	Depth int64
+	// OldestSeconds is the age of the oldest command waiting, by the database's clock; 0 when
+	// none waits.
+	OldestSeconds float64
+}
+
+// QueueDepth returns, per command, what the workers' consumer group has not taken yet: the
+// rows of its topic table after the group's acknowledged offset (watermill-sql's order:
+// transaction id, then offset), or all of them when no worker ever subscribed.
+func (p *Postgres) QueueDepth(ctx context.Context) (map[string]Queue, error) {
 	rows, err := p.db.QueryContext(ctx, `SELECT t.tablename, to_regclass(quote_ident('watermill_offsets_' || substr(t.tablename, 11))) IS NOT NULL
 		FROM pg_tables t WHERE t.schemaname = current_schema() AND t.tablename LIKE 'watermill\_zuno.commands.%'`)
 	if err != nil {
@@ -142,22 +155,24 @@ func (p *Postgres) QueueDepth(ctx context.Context) (map[string]int64, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make(map[string]int64, len(topics))
+	out := make(map[string]Queue, len(topics))
 	for _, t := range topics {
 		messages := pq.QuoteIdentifier(t.table)
-		q := `SELECT count(*) FROM ` + messages
+		// created_at is a timestamp without time zone of the inserting session, compared with
+		// this session's: Zuno's processes all use the server's default time zone.
+		q := `SELECT count(*), COALESCE(EXTRACT(EPOCH FROM localtimestamp - min(m.created_at)), 0) FROM ` + messages + ` m`
 		var args []any
 		if t.offsets {
-			q += ` m WHERE NOT EXISTS (SELECT 1 FROM ` + pq.QuoteIdentifier("watermill_offsets_"+strings.TrimPrefix(t.table, "watermill_")) + ` o
+			q += ` WHERE NOT EXISTS (SELECT 1 FROM ` + pq.QuoteIdentifier("watermill_offsets_"+strings.TrimPrefix(t.table, "watermill_")) + ` o
 				WHERE o.consumer_group = $1 AND (m.transaction_id < o.last_processed_transaction_id
 				OR (m.transaction_id = o.last_processed_transaction_id AND m."offset" <= o.offset_acked)))`
 			args = append(args, WorkerGroup)
 		}
-		var n int64
-		if err := p.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		var queue Queue
+		if err := p.db.QueryRowContext(ctx, q, args...).Scan(&queue.Depth, &queue.OldestSeconds); err != nil {
 			return nil, fmt.Errorf("queue depth of %s: %w", t.table, err)
 		}
-		out[strings.TrimPrefix(t.table, commandTablePrefix)] = n
+		out[strings.TrimPrefix(t.table, commandTablePrefix)] = queue
 	}
 	return out, nil
 }

@@ -151,8 +151,8 @@ const NoWorkerAfter = 5 * time.Second
 // Transport is the commands.Transport on this database.
 func (p *Postgres) Transport() commands.Transport {
 	return commands.Transport{
-		Publisher: p.pub,
-		CommandSubscriber: p.commandSubscriber,
+		Publisher:           p.pub,
+		CommandSubscriber:   p.commandSubscriber,
 		ReplyAddress:        p.address,
 		ReplyPublishTopic:   func(address, _ string) string { return address },
 		ReplySubscriber:     func() (message.Subscriber, error) { return p.local, nil },

@@ -347,7 +347,7 @@ func TestRedeliveryAfterCrashCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	depth, err := sender.QueueDepth(context.Background())
-	if err != nil || depth["CreateSession"] != 1 {
+	if err != nil || depth["CreateSession"].Depth != 1 {
 		t.Fatalf("queue depth before any worker: %v %v", depth, err)
 	}
 	taker := startHelper(t, url, "take")
@@ -388,7 +388,7 @@ zuno_bus_redeliveries_total{command="CreateSession"} 2
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		depth, err = sender.QueueDepth(context.Background())
-		if err == nil && depth["CreateSession"] == 0 {
+		if err == nil && depth["CreateSession"].Depth == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
