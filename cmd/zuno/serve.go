@@ -26,6 +26,10 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			listen, _ := cmd.Flags().GetString("listen")
+			every, err := verifyEveryFlag(cmd)
+			if err != nil {
+				return err
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				path := filepath.Join(dataDir(a.cfg), httpapi.TokensFileName)
 				tokens, err := httpapi.LoadTokens(os.Getenv, path)
@@ -43,6 +47,7 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 					return err
 				}
 				a.runner.Start(ctx) // the read models follow the log live, as a worker's do
+				defer a.verifyEvery(ctx, every, cmd.ErrOrStderr())()
 				auth := "no token: loopback only"
 				if tokens.Len() > 0 {
 					auth = fmt.Sprintf("%d bearer token(s)", tokens.Len())
@@ -53,5 +58,6 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 		},
 	}
 	cmd.Flags().String("listen", httpapi.DefaultAddr, "the address to listen on; beyond loopback only with a bearer token")
+	cmd.Flags().Duration("verify-every", 0, "verify the whole log and the read models this often (at least 1m; 0: never), counted in /metrics")
 	return cmd
 }
