@@ -75,6 +75,7 @@ func benchTransport(b *testing.B, url string, cfg bus.Config) *bus.Postgres {
 	if err != nil {
 		b.Fatal(err)
 	}
+	db.SetMaxIdleConns(16) // as the application's bus database keeps (cmd/zuno, busIdleConns)
 	p, err := bus.NewPostgres(context.Background(), db, cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -54,7 +54,9 @@ const deliveriesTable = "zuno_bus_deliveries"
 
 // countDelivery records a delivery of a command message, outside the subscriber's
 // transaction so that it survives the crash it is there to see, and counts a redelivery when
-// the message was delivered before.
+// the message was delivered before. It runs before the handler, not beside it: recorded
+// later, the delivery of a worker that crashed at once would be missed (it costs a few ms per
+// command, BenchmarkCommandRoundTrip).
 func (p *Postgres) countDelivery(command string) func(*message.Message) {
 	return func(msg *message.Message) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -81,7 +81,8 @@ func (c Config) withDefaults() Config {
 // command and of its reply.
 const pollInterval = 20 * time.Millisecond
 
-// NewPostgres starts the transport on db: it drops the reply queues of dead processes,
+// NewPostgres starts the transport on db (keep an idle connection for each poller: each
+// subscribed topic polls in a transaction of its own): it drops the reply queues of dead processes,
 // registers this process's own and heartbeats it. Close it to stop listening for replies and
 // drop this process's reply table.
 func NewPostgres(ctx context.Context, db *stdsql.DB, cfg Config) (*Postgres, error) {
