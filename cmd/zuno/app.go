@@ -132,19 +132,19 @@ func open(ctx context.Context, worker bool) (*app, error) {
 	}
 	said := append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)
 	a.Application = zapp.New(cfg.settings(), said, zapp.Ports{
-		Send:          a.bus.Send,
-		Log:           a.store,
-		Driver:        a.turns,
-		OpenProvider:  openProvider(cfg, os.Stderr),
-		Configure:     a.configure,
-		Feed:          a.feed,
-		Instructions:  instructions.Read,
-		Projections:   a.runner,
-		Drift:         a.readModelDrift,
-		Anchors:       anchorFiles{},
-		VerifyMetrics: verify.NewMetrics(a.metrics),
-		Jobs:          a.handlers,
-		Work:          a.handlers.Work,
+		Send:         a.bus.Send,
+		Log:          a.store,
+		Driver:       a.turns,
+		OpenProvider: openProvider(cfg, os.Stderr),
+		Configure:    a.configure,
+		Feed:         a.feed,
+		Instructions: instructions.Read,
+		Projections:  a.runner,
+		Drift:        a.readModelDrift,
+		Anchors:      anchorFiles{},
+		VerifyRuns:   verify.NewMetrics(a.metrics),
+		Jobs:         a.handlers,
+		Work:         a.handlers.Work,
 	}, a.queries())
 	return a, nil
 }

@@ -85,8 +85,8 @@ type Ports struct {
 	Drift func(ctx context.Context) ([]projections.Drift, error)
 	// Anchors reads and writes `zuno verify --anchor` files.
 	Anchors Anchors
-	// VerifyMetrics counts verification runs; nil counts nothing.
-	VerifyMetrics *verify.Metrics
+	// VerifyRuns counts verification runs; nil counts nothing.
+	VerifyRuns *verify.Metrics
 	// Jobs handles the job ledger's commands (commands.Handlers): the task tool's calls go
 	// straight to it, as the work tools' do.
 	Jobs interface {

@@ -89,14 +89,14 @@ func newComponent(t testing.TB, options ...func(*app.Settings)) *component {
 		Configure: func(dir string) (app.SessionConfig, error) {
 			return app.SessionConfig{Settings: settings, OpenTools: openTools(artifacts, handlers.WorkCommands(), c.app.Commands.Jobs())}, nil
 		},
-		Feed:          feed,
-		Instructions:  instructions.Read,
-		Projections:   runner,
-		Drift:         drift(t.TempDir(), c.store, registry, runner, rm),
-		Anchors:       anchorFiles{},
-		VerifyMetrics: verify.NewMetrics(c.metrics),
-		Jobs:          handlers,
-		Work:          handlers.Work,
+		Feed:         feed,
+		Instructions: instructions.Read,
+		Projections:  runner,
+		Drift:        drift(t.TempDir(), c.store, registry, runner, rm),
+		Anchors:      anchorFiles{},
+		VerifyRuns:   verify.NewMetrics(c.metrics),
+		Jobs:         handlers,
+		Work:         handlers.Work,
 	}, q)
 	return c
 }

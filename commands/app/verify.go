@@ -58,12 +58,12 @@ type AnchorReport struct {
 // log when it names nothing, and checks the anchor, writing it anew only when everything
 // verified (docs/storage.md, "Hash chain" and "`zuno verify`"). A report that does not verify comes with
 // verify.FailedError; a session or stream without events is a usage error. Each run is counted
-// (Ports.VerifyMetrics), whichever face asked for it.
+// (Ports.VerifyRuns), whichever face asked for it.
 func (c *Commands) Verify(ctx context.Context, r VerifyRequest) (VerifyReport, error) {
 	started := time.Now()
 	out, err := c.verify(ctx, r)
 	if result := verifyResult(ctx, err); result != "" {
-		c.ports.VerifyMetrics.Observe(verifyScope(r), result, time.Since(started))
+		c.ports.VerifyRuns.Observe(verifyScope(r), result, time.Since(started))
 	}
 	return out, err
 }
