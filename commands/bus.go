@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/components/cqrs"
+	wmetrics "github.com/ThreeDotsLabs/watermill/components/metrics"
 	"github.com/ThreeDotsLabs/watermill/components/requestreply"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/pubsub/gochannel"
@@ -32,9 +34,12 @@ type Transport struct {
 	ReplySubscriber     func() (message.Subscriber, error)
 	ReplySubscribeTopic func(operationID string) string
 	// NoWorkerAfter bounds how long a sender waits for a reply before it says no worker has
-	// taken the command (NoWorkerError); zero waits DefaultReplyTimeout. Only a transport whose
+	// taken the command (NoWorkerError); zero waits ReplyTimeout. Only a transport whose
 	// handlers may not be running (workers elsewhere) sets it.
 	NoWorkerAfter time.Duration
+	// ReplyTimeout bounds any wait for a reply (CommandPendingError after it); zero is
+	// DefaultReplyTimeout.
+	ReplyTimeout time.Duration
 }
 
 // replyAddressKey is the command metadata naming where its reply goes.
@@ -90,6 +95,9 @@ func StartBus(ctx context.Context, h *Handlers, t Transport, logger watermill.Lo
 // replyBackend carries each command's Result back to the process that sent it.
 func replyBackend(t Transport, logger watermill.LoggerAdapter) (*requestreply.PubSubBackend[Result], error) {
 	timeout := DefaultReplyTimeout
+	if t.ReplyTimeout > 0 {
+		timeout = t.ReplyTimeout
+	}
 	return requestreply.NewPubSubBackend(requestreply.PubSubBackendConfig{
 		Publisher: t.Publisher,
 		SubscriberConstructor: func(requestreply.PubSubBackendSubscribeParams) (message.Subscriber, error) {
@@ -110,9 +118,11 @@ func replyBackend(t Transport, logger watermill.LoggerAdapter) (*requestreply.Pu
 	}, requestreply.BackendPubsubJSONMarshaler[Result]{})
 }
 
-// commandSender publishes commands, each stamped with the address its reply goes to.
+// commandSender publishes commands, each stamped with the address its reply goes to, and
+// marked published once the transport has taken it (Send tells a command that never left
+// from one whose reply did not come).
 func commandSender(t Transport, marshaler cqrs.CommandEventMarshaler, logger watermill.LoggerAdapter) (*cqrs.CommandBus, error) {
-	return cqrs.NewCommandBusWithConfig(t.Publisher, cqrs.CommandBusConfig{
+	return cqrs.NewCommandBusWithConfig(markingPublisher{t.Publisher}, cqrs.CommandBusConfig{
 		GeneratePublishTopic: func(p cqrs.CommandBusGeneratePublishTopicParams) (string, error) {
 			return commandTopic(p.CommandName), nil
 		},
@@ -130,6 +140,12 @@ func commandRouter(h *Handlers, t Transport, replies *requestreply.PubSubBackend
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, logger)
 	if err != nil {
 		return nil, err
+	}
+	if h.metrics != nil && h.metrics.reg != nil {
+		// Watermill's own router metrics, from its module (no new dependency), beside ours:
+		// handler time, messages received acked or nacked, reply publish time
+		// (docs/server.md, "Metrics").
+		wmetrics.NewPrometheusMetricsBuilder(h.metrics.reg, "zuno", "watermill").AddPrometheusRouterMetrics(router)
 	}
 	processor, err := cqrs.NewCommandProcessorWithConfig(router, cqrs.CommandProcessorConfig{
 		GenerateSubscribeTopic: func(p cqrs.CommandProcessorGenerateSubscribeTopicParams) (string, error) {
@@ -192,8 +208,13 @@ func (b *Bus) run(ctx context.Context, router *message.Router, logger watermill.
 }
 
 // Send delivers cmd (one of this package's command types, by pointer) and waits for its
-// result. The error is about delivery; the command's own outcome is Result.Err().
+// result. The error is about delivery; the command's own outcome is Result.Err(). A command
+// that was sent but whose reply did not come (ctx ended, or the wait timed out) may still be
+// applied: the error is CommandPendingError, or NoWorkerError when the sender's no-worker
+// bound ran out (docs/storage.md, "The command bus and workers").
 func (b *Bus) Send(ctx context.Context, cmd any) (Result, error) {
+	published := new(atomic.Bool)
+	ctx = context.WithValue(ctx, publishedKey{}, published)
 	waitCtx := ctx
 	if b.noWorkerAfter > 0 {
 		var cancel context.CancelFunc
@@ -201,17 +222,53 @@ func (b *Bus) Send(ctx context.Context, cmd any) (Result, error) {
 		defer cancel()
 	}
 	reply, err := requestreply.SendWithReply[Result](waitCtx, b.sender, b.replies, cmd)
-	if err != nil && ctx.Err() == nil && waitCtx.Err() != nil {
+	var timedOut requestreply.ReplyTimeoutError
+	noReply := err != nil || errors.As(reply.Error, &timedOut)
+	switch {
+	case noReply && published.Load() && ctx.Err() == nil && waitCtx.Err() != nil:
 		// The command is stored and stays queued: a worker that starts later applies it once.
-		return Result{}, &NoWorkerError{Waited: b.noWorkerAfter}
-	}
-	if err != nil {
+		return Result{}, &NoWorkerError{Waited: b.noWorkerAfter, CommandID: commandIDOf(cmd)}
+	case noReply && published.Load():
+		cause := err
+		if cause == nil {
+			cause = timedOut
+		}
+		if ctx.Err() != nil {
+			cause = ctx.Err()
+		}
+		return Result{}, &CommandPendingError{CommandID: commandIDOf(cmd), Cause: cause}
+	case err != nil:
 		return Result{}, fmt.Errorf("send %T: %w", cmd, err)
-	}
-	if reply.Error != nil {
+	case reply.Error != nil:
 		return reply.HandlerResult, fmt.Errorf("send %T: %w", cmd, reply.Error)
 	}
 	return reply.HandlerResult, nil
+}
+
+// publishedKey marks, in a Send's context, that its command reached the transport.
+type publishedKey struct{}
+
+// markingPublisher marks each command it published in the flag its message's context holds.
+type markingPublisher struct{ message.Publisher }
+
+func (p markingPublisher) Publish(topic string, msgs ...*message.Message) error {
+	if err := p.Publisher.Publish(topic, msgs...); err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if f, ok := m.Context().Value(publishedKey{}).(*atomic.Bool); ok {
+			f.Store(true)
+		}
+	}
+	return nil
+}
+
+// commandIDOf is a command's id, from its Meta.
+func commandIDOf(cmd any) string {
+	if c, ok := cmd.(interface{ commandID() string }); ok {
+		return c.commandID()
+	}
+	return ""
 }
 
 // Close stops handling commands, letting those in flight finish.

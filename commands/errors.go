@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/zuno-run/zuno/domain"
@@ -71,10 +72,43 @@ const CodeNoWorker = "no_worker"
 
 // NoWorkerError is a command on the durable bus that no worker took within Waited
 // (docs/storage.md, "The command bus and workers").
-type NoWorkerError struct{ Waited time.Duration }
+type NoWorkerError struct {
+	Waited    time.Duration
+	CommandID string
+}
 
 func (e *NoWorkerError) Error() string {
-	return "no worker has taken the command; start one with zuno worker (it stays queued, and the first worker applies it once)"
+	return "no worker has taken the command; start one with zuno worker (it stays queued, and the first worker applies it once; " +
+		resendHint(e.CommandID) + ")"
+}
+
+// CodeCommandPending: a command was sent but its sender stopped waiting before the reply (its
+// caller gave up, or the wait timed out); it may still be applied, once, and sending it again
+// with the same command id returns its result.
+const CodeCommandPending = "command_pending"
+
+// CommandPendingError is a sent command whose reply did not come; Cause is why the wait
+// ended (the caller's context, or the reply timeout), and errors.Is sees it.
+type CommandPendingError struct {
+	CommandID string
+	Cause     error
+}
+
+func (e *CommandPendingError) Error() string {
+	return fmt.Sprintf("the command was sent but no reply came (%v): it may still be applied; %s", e.Cause, resendHint(e.CommandID))
+}
+
+// Code returns the stable error code.
+func (e *CommandPendingError) Code() string { return CodeCommandPending }
+
+func (e *CommandPendingError) Unwrap() error { return e.Cause }
+
+// resendHint tells the caller how to learn the outcome: a command id is applied at most once.
+func resendHint(id string) string {
+	if id == "" {
+		return "send it again with the same command id to learn its result"
+	}
+	return fmt.Sprintf("send it again with the same command id (%s) to learn its result: it is applied at most once", id)
 }
 
 // Code returns the stable error code.

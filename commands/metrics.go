@@ -9,6 +9,8 @@ import (
 
 // Metrics are the command layer's collectors.
 type Metrics struct {
+	// reg also receives Watermill's router metrics when the bus starts (commandRouter).
+	reg     prometheus.Registerer
 	handled *prometheus.CounterVec
 	seconds *prometheus.HistogramVec
 }
@@ -16,6 +18,7 @@ type Metrics struct {
 // NewMetrics creates the collectors, registered with reg when it is not nil.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
+		reg: reg,
 		handled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "zuno_commands_handled_total",
 			Help: "Commands handled, by command and outcome (ok, duplicate, or the error code).",

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -54,6 +55,27 @@ zuno_commands_handled_total{command="CreateSession",outcome="session_exists"} 1
 	}
 	if n, err := testutil.GatherAndCount(reg, "zuno_command_handling_seconds"); err != nil || n != 1 {
 		t.Fatalf("handling latency series: %d, %v", n, err)
+	}
+	// Watermill's router metrics, on the same registry: the handler's time and the messages
+	// its subscriber received, acknowledged (counted once the ack lands, so waited for).
+	if n, err := testutil.GatherAndCount(reg, "zuno_watermill_handler_execution_time_seconds"); err != nil || n != 1 {
+		t.Fatalf("watermill handler time series: %d, %v", n, err)
+	}
+	received := `
+# HELP zuno_watermill_subscriber_messages_received_total The total number of messages received by the subscriber
+# TYPE zuno_watermill_subscriber_messages_received_total counter
+zuno_watermill_subscriber_messages_received_total{acked="acked",handler_name="CreateSession",subscriber_name="gochannel.GoChannel"} 3
+`
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := testutil.GatherAndCompare(reg, strings.NewReader(received), "zuno_watermill_subscriber_messages_received_total")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -44,3 +44,7 @@ func WorkStream(rootSessionID string) string { return "work-" + rootSessionID }
 
 // InboxStream holds the answers to a session's permission asks.
 func InboxStream(sessionID string) string { return "inbox-" + sessionID }
+
+// commandID is the id every command carries, promoted to each command type (Bus.Send names it
+// in a pending command's error).
+func (m Meta) commandID() string { return m.CommandID }

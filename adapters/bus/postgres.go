@@ -32,8 +32,12 @@ const WorkerGroup = "zuno-workers"
 //     delivered again, which is safe: handlers are idempotent by command id.
 //   - Replies go to a queue table of the sending process (its reply address), deleted once
 //     read; one subscriber per process hands each reply to the request waiting for it.
+//   - Each sending process registers its reply queue in zuno_bus_reply_queues and heartbeats
+//     it; a queue whose process stopped heartbeating (or, on this host, exited) is dropped at
+//     start and periodically (replies.go).
 type Postgres struct {
 	db       *stdsql.DB
+	cfg      Config
 	logger   watermill.LoggerAdapter
 	pub      *wsql.Publisher
 	address  string
@@ -43,19 +47,53 @@ type Postgres struct {
 	replySub *wsql.Subscriber
 }
 
+// Config tunes the transport; the zero value is the defaults.
+type Config struct {
+	Logger watermill.LoggerAdapter
+	// Holder names this process in the reply-queue registry (host/pid/random, as turn leases
+	// name theirs), and Gone says whether a holder is a process of this host that has exited:
+	// its queue is dropped at once rather than DeadAfter after its last heartbeat. Both are
+	// optional.
+	Holder string
+	Gone   func(holder string) bool
+	// Heartbeat is how often this process marks its reply queue alive and looks for dead ones
+	// (default DefaultHeartbeat); DeadAfter is how long a queue without a heartbeat is kept
+	// (default DefaultDeadAfter).
+	Heartbeat, DeadAfter time.Duration
+	// Metrics, when set, receives the bus's queue depth, redeliveries and dropped queues.
+	Metrics *Metrics
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = watermill.NopLogger{}
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.DeadAfter <= 0 {
+		c.DeadAfter = DefaultDeadAfter
+	}
+	return c
+}
+
 // pollInterval is how often an idle subscriber looks for new messages: the latency floor of a
 // command and of its reply.
 const pollInterval = 20 * time.Millisecond
 
-// NewPostgres starts the transport on db. Close it to stop listening for replies and drop this
-// process's reply table.
-func NewPostgres(ctx context.Context, db *stdsql.DB, logger watermill.LoggerAdapter) (*Postgres, error) {
-	if logger == nil {
-		logger = watermill.NopLogger{}
-	}
-	p := &Postgres{db: db, logger: logger,
-		address: "zuno_replies_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16],
+// NewPostgres starts the transport on db (keep an idle connection for each poller: each
+// subscribed topic polls in a transaction of its own): it drops the reply queues of dead processes,
+// registers this process's own and heartbeats it. Close it to stop listening for replies and
+// drop this process's reply table.
+func NewPostgres(ctx context.Context, db *stdsql.DB, cfg Config) (*Postgres, error) {
+	cfg = cfg.withDefaults()
+	logger := cfg.Logger
+	p := &Postgres{db: db, cfg: cfg, logger: logger,
+		address: replyPrefix + strings.ReplaceAll(uuid.NewString(), "-", "")[:16],
 		local:   gochannel.NewGoChannel(gochannel.Config{OutputChannelBuffer: 64}, logger)}
+	if err := p.startRegistry(ctx); err != nil {
+		return nil, err
+	}
 	var err error
 	p.pub, err = wsql.NewPublisher(wsql.BeginnerFromStdSQL(db), wsql.PublisherConfig{
 		SchemaAdapter:        schemaFor{},
@@ -80,8 +118,12 @@ func NewPostgres(ctx context.Context, db *stdsql.DB, logger watermill.LoggerAdap
 		cancel()
 		return nil, fmt.Errorf("listen for replies: %w", err)
 	}
-	p.wg.Add(1)
+	p.wg.Add(2)
 	go p.forwardReplies(replies)
+	go p.heartbeat(runCtx)
+	if cfg.Metrics != nil {
+		cfg.Metrics.depth.attach(p)
+	}
 	return p, nil
 }
 
@@ -110,16 +152,8 @@ const NoWorkerAfter = 5 * time.Second
 // Transport is the commands.Transport on this database.
 func (p *Postgres) Transport() commands.Transport {
 	return commands.Transport{
-		Publisher: p.pub,
-		CommandSubscriber: func(string) (message.Subscriber, error) {
-			return wsql.NewSubscriber(wsql.BeginnerFromStdSQL(p.db), wsql.SubscriberConfig{
-				ConsumerGroup:    WorkerGroup,
-				SchemaAdapter:    schemaFor{},
-				OffsetsAdapter:   wsql.DefaultPostgreSQLOffsetsAdapter{},
-				InitializeSchema: true,
-				BackoffManager:   wsql.NewDefaultBackoffManager(pollInterval, time.Second),
-			}, p.logger)
-		},
+		Publisher:           p.pub,
+		CommandSubscriber:   p.commandSubscriber,
 		ReplyAddress:        p.address,
 		ReplyPublishTopic:   func(address, _ string) string { return address },
 		ReplySubscriber:     func() (message.Subscriber, error) { return p.local, nil },
@@ -128,14 +162,37 @@ func (p *Postgres) Transport() commands.Transport {
 	}
 }
 
-// Close stops listening for replies and drops this process's reply table.
+// commandSubscriber is the subscriber of one command's handler: the workers' consumer group,
+// each delivery counted so that one delivered again is seen (metrics.go).
+func (p *Postgres) commandSubscriber(handler string) (message.Subscriber, error) {
+	sub, err := wsql.NewSubscriber(wsql.BeginnerFromStdSQL(p.db), wsql.SubscriberConfig{
+		ConsumerGroup:    WorkerGroup,
+		SchemaAdapter:    schemaFor{},
+		OffsetsAdapter:   wsql.DefaultPostgreSQLOffsetsAdapter{},
+		InitializeSchema: true,
+		BackoffManager:   wsql.NewDefaultBackoffManager(pollInterval, time.Second),
+	}, p.logger)
+	if err != nil || p.cfg.Metrics == nil {
+		return sub, err
+	}
+	return message.MessageTransformSubscriberDecorator(p.countDelivery(handler))(sub)
+}
+
+// Close stops listening for replies, drops this process's reply table and its registration
+// (the table first: a registration without a table is harmless, a table without one is an
+// orphan the next cleaning drops).
 func (p *Postgres) Close() error {
 	p.cancel()
 	err := p.replySub.Close()
 	p.wg.Wait()
 	p.local.Close()
-	table := wsql.PostgreSQLQueueSchema{}.MessagesTable(p.address)
-	if _, derr := p.db.Exec(`DROP TABLE IF EXISTS ` + table); derr != nil && err == nil {
+	if p.cfg.Metrics != nil {
+		p.cfg.Metrics.depth.detach(p)
+	}
+	if _, derr := p.db.Exec(`DROP TABLE IF EXISTS ` + replyTable(p.address)); derr != nil && err == nil {
+		err = derr
+	}
+	if _, derr := p.db.Exec(`DELETE FROM `+registryTable+` WHERE address = $1`, p.address); derr != nil && err == nil {
 		err = derr
 	}
 	return err
@@ -146,7 +203,7 @@ func (p *Postgres) Close() error {
 type schemaFor struct{}
 
 func (schemaFor) pick(topic string) wsql.SchemaAdapter {
-	if strings.HasPrefix(topic, "zuno_replies_") {
+	if strings.HasPrefix(topic, replyPrefix) {
 		return wsql.PostgreSQLQueueSchema{}
 	}
 	return wsql.DefaultPostgreSQLSchema{}

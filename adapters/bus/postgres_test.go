@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func startNode(t *testing.T, url string, worker bool) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := bus.NewPostgres(ctx, db, nil)
+	transport, err := bus.NewPostgres(ctx, db, bus.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,5 +128,76 @@ func TestWorkersShareDurableBus(t *testing.T) {
 	}
 	if n, _ := reader.LastPosition(ctx); n != sessions+1 {
 		t.Fatalf("log at %d after the plan commands, want %d", n, sessions+1)
+	}
+}
+
+// A sender that gives up while its command is on the durable bus (its context ends, or its
+// wait for the reply times out) is told the command may still be applied, with a typed code
+// and the command id to re-send; the command stays queued, the first worker applies it, and
+// re-sending it with the same id returns that result without applying it again. A command that
+// never reached the bus is not pending: its error says why it was not sent.
+func TestGivingUpLeavesCommandPending(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	sender := startNode(t, url, false)
+	create := func(id string) *commands.CreateSession {
+		return &commands.CreateSession{Meta: commands.Meta{CommandID: "create-" + id, Actor: "user"},
+			Create: session.Create{SessionID: id, Title: "t", Agent: "build"}}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := sender.bus.Send(ctx, create("ses_a"))
+	var pending *commands.CommandPendingError
+	if !errors.As(err, &pending) || domain.CodeOf(err) != commands.CodeCommandPending || pending.CommandID != "create-ses_a" ||
+		!errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("gave up by context: %v (%T)", err, err)
+	}
+	if want := "send it again with the same command id (create-ses_a)"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+
+	// The reply timeout, with a caller that would wait for ever.
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	transport, err := bus.NewPostgres(context.Background(), db, bus.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer transport.Close()
+	tr := transport.Transport()
+	tr.NoWorkerAfter, tr.ReplyTimeout = 0, 500*time.Millisecond
+	impatient, err := commands.StartBus(context.Background(), nil, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = impatient.Send(context.Background(), create("ses_b"))
+	if !errors.As(err, &pending) || pending.CommandID != "create-ses_b" {
+		t.Fatalf("gave up by the reply timeout: %v (%T)", err, err)
+	}
+	if depth, err := transport.QueueDepth(context.Background()); err != nil || depth["CreateSession"].Depth != 2 || depth["CreateSession"].OldestSeconds < 0.5 {
+		t.Fatalf("queue depth with the two pending commands: %v %v", depth, err)
+	}
+
+	// A worker comes: both are applied once; re-sent, each returns its result as a duplicate.
+	startNode(t, url, true)
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, id := range []string{"ses_a", "ses_b"} {
+		res, err := sender.bus.Send(ctx, create(id))
+		if err != nil || !res.Duplicate {
+			t.Fatalf("re-sent %s: %+v %v", id, res, err)
+		}
+	}
+
+	// Not sent at all: the publish fails, and that is not a pending command.
+	impatient.Close()
+	transport.Close()
+	db.Close()
+	_, err = impatient.Send(context.Background(), create("ses_c"))
+	if err == nil || errors.As(err, &pending) || domain.CodeOf(err) == commands.CodeCommandPending {
+		t.Fatalf("a command that was never published: %v (%T)", err, err)
 	}
 }

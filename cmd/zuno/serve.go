@@ -27,6 +27,10 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			listen, _ := cmd.Flags().GetString("listen")
 			reactions, _ := cmd.Flags().GetBool("reactions")
+			every, err := verifyEveryFlag(cmd)
+			if err != nil {
+				return err
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				path := filepath.Join(dataDir(a.cfg), httpapi.TokensFileName)
 				tokens, err := httpapi.LoadTokens(os.Getenv, path)
@@ -51,6 +55,7 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 					// take effect once between them.
 					go a.reactions(cmd.ErrOrStderr()).Run(ctx)
 				}
+				defer a.verifyEvery(ctx, every, cmd.ErrOrStderr())()
 				auth := "no token: loopback only"
 				if tokens.Len() > 0 {
 					auth = fmt.Sprintf("%d bearer token(s)", tokens.Len())
@@ -62,5 +67,6 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 	}
 	cmd.Flags().String("listen", httpapi.DefaultAddr, "the address to listen on; beyond loopback only with a bearer token")
 	cmd.Flags().Bool("reactions", true, "run the reactions as zuno worker does: settle turns whose lease expired, resume answered turns")
+	cmd.Flags().Duration("verify-every", 0, "verify the whole log and the read models this often (at least 1m; 0: never), counted in /metrics")
 	return cmd
 }

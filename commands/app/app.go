@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/commands/verify"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/domain/model"
@@ -84,6 +85,8 @@ type Ports struct {
 	Drift func(ctx context.Context) ([]projections.Drift, error)
 	// Anchors reads and writes `zuno verify --anchor` files.
 	Anchors Anchors
+	// VerifyRuns counts verification runs; nil counts nothing.
+	VerifyRuns *verify.Metrics
 	// Jobs handles the job ledger's commands (commands.Handlers): the task tool's calls go
 	// straight to it, as the work tools' do.
 	Jobs interface {

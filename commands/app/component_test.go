@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	zanchor "github.com/zuno-run/zuno/adapters/anchor"
 	"github.com/zuno-run/zuno/adapters/eventstore/memstore"
 	"github.com/zuno-run/zuno/adapters/instructions"
@@ -23,6 +25,7 @@ import (
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/commands/verify"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
@@ -42,6 +45,8 @@ type component struct {
 	rm        *readmodel.DB
 	workspace string
 	scripts   string
+	// metrics holds the collectors the Application is given (verification runs).
+	metrics *prometheus.Registry
 }
 
 // newComponent builds the Application; each option may change its settings first.
@@ -50,7 +55,7 @@ func newComponent(t testing.TB, options ...func(*app.Settings)) *component {
 	ctx := context.Background()
 	// The global AGENTS.md is read from the user's configuration directory: make it the test's.
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	c := &component{t: t, store: memstore.New(), workspace: t.TempDir(), scripts: t.TempDir()}
+	c := &component{t: t, store: memstore.New(), workspace: t.TempDir(), scripts: t.TempDir(), metrics: prometheus.NewRegistry()}
 	t.Cleanup(func() { c.store.Close() })
 	registry := events.NewRegistry(events.AllPayloads()...)
 	rm, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "rm.db"))
@@ -89,6 +94,7 @@ func newComponent(t testing.TB, options ...func(*app.Settings)) *component {
 		Projections:  runner,
 		Drift:        drift(t.TempDir(), c.store, registry, runner, rm),
 		Anchors:      anchorFiles{},
+		VerifyRuns:   verify.NewMetrics(c.metrics),
 		Jobs:         handlers,
 		Work:         handlers.Work,
 	}, q)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/verify"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/anchoring"
+	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -78,8 +80,58 @@ type AnchorReport struct {
 // Verify walks the hash chains of what r names, compares the read models with a replay of the
 // log when it names nothing, and checks the anchor, writing it anew only when everything
 // verified (docs/storage.md, "Hash chain" and "`zuno verify`"). A report that does not verify comes with
-// verify.FailedError; a session or stream without events is a usage error.
+// verify.FailedError; a session or stream without events is a usage error. Each run is counted
+// (Ports.VerifyRuns), whichever face asked for it.
 func (c *Commands) Verify(ctx context.Context, r VerifyRequest) (VerifyReport, error) {
+	started := time.Now()
+	out, err := c.verify(ctx, r)
+	if result := verifyResult(ctx, err); result != "" {
+		c.ports.VerifyRuns.Observe(verifyScope(r), result, time.Since(started))
+	}
+	return out, err
+}
+
+// verifyScope is the scope label of a run: all, session or stream.
+func verifyScope(r VerifyRequest) string {
+	switch {
+	case r.Session != "":
+		return "session"
+	case r.Stream != "":
+		return "stream"
+	}
+	return "all"
+}
+
+// verifyResult is the result label of a run; "" for a run that is not counted: a request
+// refused before anything was verified (it named nothing to verify, or an anchor in a
+// workspace), or one its caller interrupted, which say nothing of the log.
+func verifyResult(ctx context.Context, err error) string {
+	var failed *verify.FailedError
+	var usage *UsageError
+	switch {
+	case err == nil:
+		return verify.ResultVerified
+	case errors.As(err, &failed), anchorRefused(err):
+		return verify.ResultFailed
+	case errors.As(err, &usage), domain.CodeOf(err) == sandbox.CodeLogInWorkspace, ctx.Err() != nil:
+		return ""
+	}
+	return verify.ResultError
+}
+
+// anchorRefused: the anchor file does not hold against the log or its key (deleted, older,
+// replaced, ahead of the log, unsigned or wrongly signed): a failed verification, as an
+// altered event is, not an error of the run.
+func anchorRefused(err error) bool {
+	switch domain.CodeOf(err) {
+	case anchoring.CodeAnchorMissing, anchoring.CodeAnchorStale, anchoring.CodeAnchorReplaced, anchoring.CodeAnchorAhead,
+		"anchor_unsigned", "anchor_signature_invalid", "anchor_invalid":
+		return true
+	}
+	return false
+}
+
+func (c *Commands) verify(ctx context.Context, r VerifyRequest) (VerifyReport, error) {
 	opts := verify.Options{Progress: r.Progress, Streams: verifyStreams(r)}
 	var anchor *anchorCheck
 	if r.Anchor != "" {
@@ -121,7 +173,7 @@ func (c *Commands) Verify(ctx context.Context, r VerifyRequest) (VerifyReport, e
 		}
 	}
 	if !out.OK {
-		return out, &verify.FailedError{Faults: len(rep.Faults), Drift: len(out.Drift)}
+		return out, &verify.FailedError{Faults: len(out.Faults), Drift: len(out.Drift)}
 	}
 	return out, nil
 }

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
@@ -115,6 +118,32 @@ func TestComponentVerify(t *testing.T) {
 		}
 		if _, err := cmds.RebuildProjections(ctx, "no_such_projector"); err == nil {
 			t.Fatal("an unknown projector was rebuilt")
+		}
+	})
+	t.Run("an anchor that does not read is an error of the run", func(t *testing.T) {
+		garbage := filepath.Join(t.TempDir(), "garbage.json")
+		if err := os.WriteFile(garbage, []byte("not an anchor"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cmds.Verify(ctx, app.VerifyRequest{Stream: "session-ses_b", Anchor: garbage, AnchorResolved: garbage}); err == nil {
+			t.Fatal("a garbage anchor verified")
+		}
+	})
+	t.Run("every run that verified something is counted by scope and result", func(t *testing.T) {
+		// Three runs of the whole log verified (two with the anchor, one after the rebuild),
+		// one failed on drift; one session verified; one stream's run could not read its
+		// anchor. The usage errors and the anchor refused in a workspace verified nothing and
+		// are not counted.
+		want := `
+# HELP zuno_verify_runs_total Verification runs, by scope (all, session, stream) and result (verified, failed, error).
+# TYPE zuno_verify_runs_total counter
+zuno_verify_runs_total{result="failed",scope="all"} 1
+zuno_verify_runs_total{result="verified",scope="all"} 3
+zuno_verify_runs_total{result="error",scope="stream"} 1
+zuno_verify_runs_total{result="verified",scope="session"} 1
+`
+		if err := testutil.GatherAndCompare(c.metrics, strings.NewReader(want), "zuno_verify_runs_total"); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("after a catch-up no projector lags", func(t *testing.T) {

@@ -41,6 +41,11 @@ var statusOf = map[string]int{
 	"turn_suspended":    http.StatusConflict,
 	"contention":        http.StatusConflict,
 	"receipt_mismatch":  http.StatusConflict,
+
+	// The durable bus: no worker is running (503), or the reply did not come in time (504);
+	// either way the command may still be applied, and re-sending its commandId tells.
+	"no_worker":       http.StatusServiceUnavailable,
+	"command_pending": http.StatusGatewayTimeout,
 }
 
 // errorBody is {"error": {...}}: the stable code (docs/errors.md), what is wrong, the fix, and

@@ -10,9 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zuno-run/zuno/adapters/bus"
 	"github.com/zuno-run/zuno/adapters/eventstore/storemetrics"
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/commands/verify"
 	"github.com/zuno-run/zuno/projections"
 )
 
@@ -43,6 +45,8 @@ func TestRulesReadRegisteredMetrics(t *testing.T) {
 	turn.NewMetrics(reg)
 	projections.NewMetrics(reg)
 	commands.NewMetrics(reg)
+	bus.NewMetrics(reg)
+	verify.NewMetrics(reg)
 	known := map[string]bool{}
 	descs := make(chan *prometheus.Desc, 1024)
 	for _, c := range reg.collectors {
