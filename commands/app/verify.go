@@ -125,7 +125,7 @@ func verifyResult(ctx context.Context, err error) string {
 func anchorRefused(err error) bool {
 	switch domain.CodeOf(err) {
 	case anchoring.CodeAnchorMissing, anchoring.CodeAnchorStale, anchoring.CodeAnchorReplaced, anchoring.CodeAnchorAhead,
-		"anchor_unsigned", "anchor_signature_invalid", "anchor_invalid":
+		"anchor_unsigned", "anchor_signature_invalid":
 		return true
 	}
 	return false
