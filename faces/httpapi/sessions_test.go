@@ -455,7 +455,9 @@ func testAPIWorkReads(t *testing.T, postgres bool) {
 		ParentSessionID: a.SessionID, Cmd: adm}); res.Err() != nil {
 		t.Fatal(res.Err())
 	}
-	var jobs struct{ Jobs []struct{ JobID, Status, Agent string } }
+	var jobs struct {
+		Jobs []struct{ JobID, Status, Agent string }
+	}
 	r = f.do("GET", "/api/sessions/"+a.SessionID+"/jobs", "")
 	r.decode(t, &jobs)
 	if r.status != 200 || len(jobs.Jobs) != 1 || jobs.Jobs[0].JobID != "job_1" || jobs.Jobs[0].Status != events.JobQueued {
