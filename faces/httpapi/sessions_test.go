@@ -333,6 +333,12 @@ func testAPISteer(t *testing.T, postgres bool) {
 	if _, r := f.steer(a.SessionID, "steer-1", "something else"); r.status != 409 || r.code() != "command_id_reused" {
 		t.Fatalf("the same id, another text: %d %s", r.status, r.body)
 	}
+	if _, r := f.steer("ses_none", "steer-x", "hi"); r.status != 404 || r.code() != "session_not_found" {
+		t.Fatalf("no session: %d %s", r.status, r.body)
+	}
+	if _, r := f.steer(a.SessionID, "steer-y", " "); r.status != 400 || r.code() != "invalid_argument" {
+		t.Fatalf("an empty steer: %d %s", r.status, r.body)
+	}
 
 	// The call goes on; at the boundary after it the turn records the message, then ends.
 	if r := f.do("POST", "/api/sessions/"+a.SessionID+"/asks/"+ask+"/reply", `{"reply":"once"}`); r.status != 204 {
