@@ -9,6 +9,7 @@ func AllPayloads() []Payload {
 		UserMessageAppended{},
 		DirectoryChanged{},
 		SessionForked{},
+		SessionPruned{},
 
 		WorkPlanCreated{},
 		WorkPlanPatched{},

@@ -216,7 +216,8 @@ type PeerMessage struct {
 	Note          string `json:"note"`
 }
 
-// InboxMessageAdmitted admits a peer message to SessionID's inbox as input InputID.
+// InboxMessageAdmitted admits a peer message to SessionID's inbox as input InputID, or (Steer)
+// the user's own message sent while a turn of the session ran.
 type InboxMessageAdmitted struct {
 	SessionID string `json:"sessionId"`
 	InputID   string `json:"inputId"`
@@ -224,6 +225,10 @@ type InboxMessageAdmitted struct {
 	Text string `json:"text"`
 	// ToolCallID names the session_message call that sent it.
 	ToolCallID string `json:"toolCallId"`
+	// Steer: the user's message to steer the running turn (docs/server.md, "Steering a running
+	// turn"), delivered as an ordinary user message at the turn's next tool-safe boundary, or
+	// as the session's next turn; PeerMessage and ToolCallID are empty.
+	Steer bool `json:"steer,omitempty"`
 }
 
 func (InboxMessageAdmitted) EventType() string { return TypeInboxMessageAdmitted }

@@ -59,6 +59,7 @@ func samplePayloads() []events.Payload {
 		events.InboxMessageAdmitted{SessionID: "ses_1", InputID: "input_9", PeerMessage: events.PeerMessage{FromSessionID: "ses_0",
 			FromAgent: "orchestrator", Title: "API change", Note: events.PeerNote}, Text: "the API moved", ToolCallID: "call_9"},
 		events.InboxMessageConsumed{SessionID: "ses_1", InputID: "input_9", MessageID: "msg_9"},
+		events.SessionPruned{SessionID: "ses_1", Mode: events.PruneArchive, Reason: "done"},
 		events.UserMessageAppended{SessionID: "ses_1", MessageID: "msg_9", Text: "the API moved", InputID: "input_9",
 			PeerMessage: &events.PeerMessage{FromSessionID: "ses_0", FromAgent: "orchestrator", Note: events.PeerNote}},
 		events.JobReconciled{JobState: job, Outcome: "completed", FinalText: "done", Authority: "CI", Evidence: "run 1", ToolCallID: "call_2"},

@@ -8,6 +8,7 @@ const (
 	TypeUserMessageAppended = "session.user_message.appended.1"
 	TypeDirectoryChanged    = "session.directory.changed.1"
 	TypeSessionForked       = "session.forked.1"
+	TypeSessionPruned       = "session.pruned.1"
 )
 
 // SessionCreated opens a session. A child session (a delegated job's) names its parent so that
@@ -90,3 +91,23 @@ func (SessionForked) EventType() string { return TypeSessionForked }
 func (e SessionForked) ForkedFrom() (stream string, revision uint64, hash string) {
 	return e.Source.Stream, e.Source.Revision, e.Source.Hash
 }
+
+// Prune modes (SessionPruned.Mode).
+const (
+	PruneArchive = "archive"
+	PruneDelete  = "delete"
+)
+
+// SessionPruned ends a session (POST /api/session/prune; docs/server.md, "Pruning a
+// session"): it takes no further turn or message, and lists leave it out. Mode is archive or
+// delete; a delete keeps the session's events, since the log is append-only and hash-chained
+// (docs/storage.md), and records only that the session's owner wanted it gone. The same
+// append ends the session's standing approvals (session.permission.revoked.1) when it held any.
+type SessionPruned struct {
+	SessionID string `json:"sessionId"`
+	Mode      string `json:"mode"`
+	// Reason is the client's note, for the record.
+	Reason string `json:"reason,omitempty"`
+}
+
+func (SessionPruned) EventType() string { return TypeSessionPruned }

@@ -371,7 +371,7 @@ func TestQueriesTakeParameters(t *testing.T) {
 					t.Fatalf("latest session in %q: %v, want only %s", dir, rows.Rows, want)
 				}
 			}
-			query, args := projections.SessionsQuery(3)
+			query, args := projections.SessionsQuery(3, false)
 			rows, err := e.rm.Query(ctx, query, 0, args...)
 			if err != nil || len(rows.Rows) != 3 {
 				t.Fatalf("sessions limited to 3: %v, %v", rows, err)

@@ -11,10 +11,15 @@ import (
 // parameters ('?' placeholders, rebound per dialect by the read-model adapter): no id or
 // directory is ever spliced into SQL text.
 
-// SessionsQuery lists sessions newest first (zuno session list).
-func SessionsQuery(limit int) (string, []any) {
-	return `SELECT id, title, agent, status, parent_session_id, message_count, time_created, time_updated
+// SessionsQuery lists sessions newest first (zuno session list), without the pruned ones
+// unless pruned is set (docs/server.md, "Pruning a session").
+func SessionsQuery(limit int, pruned bool) (string, []any) {
+	if pruned {
+		return `SELECT id, title, agent, status, parent_session_id, message_count, time_created, time_updated
 		FROM session ORDER BY time_created DESC, id DESC LIMIT ?`, []any{limit}
+	}
+	return `SELECT id, title, agent, status, parent_session_id, message_count, time_created, time_updated
+		FROM session WHERE status NOT IN (?, ?) ORDER BY time_created DESC, id DESC LIMIT ?`, []any{StatusArchived, StatusDeleted, limit}
 }
 
 // WorkspacesQuery lists every directory a session works in.
@@ -26,9 +31,11 @@ func WorkspacesQuery() string {
 // is not "" (zuno run --continue, --session last).
 func LatestSessionQuery(dir string) (string, []any) {
 	if dir == "" {
-		return `SELECT id FROM session ORDER BY time_updated DESC, id DESC LIMIT 1`, nil
+		return `SELECT id FROM session WHERE status NOT IN (?, ?) ORDER BY time_updated DESC, id DESC LIMIT 1`,
+			[]any{StatusArchived, StatusDeleted}
 	}
-	return `SELECT id FROM session WHERE directory = ? ORDER BY time_updated DESC, id DESC LIMIT 1`, []any{dir}
+	return `SELECT id FROM session WHERE directory = ? AND status NOT IN (?, ?) ORDER BY time_updated DESC, id DESC LIMIT 1`,
+		[]any{dir, StatusArchived, StatusDeleted}
 }
 
 // SessionsWithStatusQuery lists the sessions whose status is its parameter: the reaction

@@ -80,8 +80,25 @@ func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.
 		return tx.Exec(ctx, `UPDATE session SET status = 'open', time_updated = ? WHERE id = ?`, at, e.SessionID)
 	case events.TurnFinished:
 		return tx.Exec(ctx, `UPDATE session SET status = ?, time_updated = ? WHERE id = ?`, e.Reason, at, e.SessionID)
+	case events.SessionPruned:
+		// A pruned session takes no turn again, so nothing sets its status after this.
+		return tx.Exec(ctx, `UPDATE session SET status = ?, time_updated = ? WHERE id = ?`, PrunedStatus(e.Mode), at, e.SessionID)
 	}
 	return nil
+}
+
+// Statuses of a pruned session (session.status): lists leave these out unless asked.
+const (
+	StatusArchived = "archived"
+	StatusDeleted  = "deleted"
+)
+
+// PrunedStatus is the session status a prune mode leaves.
+func PrunedStatus(mode string) string {
+	if mode == events.PruneDelete {
+		return StatusDeleted
+	}
+	return StatusArchived
 }
 
 // WorkPlans is the "work_plan" table: one row per plan of a root session (superseded and

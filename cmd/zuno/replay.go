@@ -101,9 +101,10 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	})
 }
 
-// sessionIDs lists every session, oldest first.
+// sessionIDs lists every session, oldest first, the pruned ones included: their history is
+// recorded as any other's.
 func (a *app) sessionIDs(ctx context.Context) ([]string, error) {
-	t, err := a.Queries.Sessions(ctx, 1<<30)
+	t, err := a.Queries.AllSessions(ctx, 1<<30)
 	if err != nil {
 		return nil, err
 	}

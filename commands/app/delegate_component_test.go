@@ -194,12 +194,15 @@ func TestComponentDelegationDepth(t *testing.T) {
 func TestComponentPeerMessageRules(t *testing.T) {
 	c := newComponent(t)
 	ctx := context.Background()
-	for _, s := range []app.NewSession{{SessionID: "ses_root1"}, {SessionID: "ses_root2"},
+	for _, s := range []app.NewSession{{SessionID: "ses_root1"}, {SessionID: "ses_root2"}, {SessionID: "ses_root3"},
 		{SessionID: "ses_kid1", ParentSessionID: "ses_root1"}, {SessionID: "ses_kid2", ParentSessionID: "ses_root2"}} {
 		s.Title, s.Agent, s.Directory = s.SessionID, "build", c.workspace
 		if _, err := c.app.Commands.CreateSession(ctx, meta("create-"+s.SessionID), s); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := c.app.Commands.PruneSession(ctx, meta("prune-root3"), "ses_root3", events.PruneArchive, ""); err != nil {
+		t.Fatal(err)
 	}
 	jobs := c.app.Commands.Jobs()
 	for _, tc := range []struct {
@@ -210,15 +213,17 @@ func TestComponentPeerMessageRules(t *testing.T) {
 		{"ses_kid1", "ses_root2", app.CodeNotRoot},
 		{"ses_root1", "ses_kid2", app.CodeNotDescendant},
 		{"ses_root1", "ses_root1", "invalid_argument"},
+		{"ses_root1", "ses_root3", "session_pruned"}, // seeds 000: the target is not archived
 	} {
 		_, err := jobs.Message(ctx, tools.Invocation{SessionID: tc.from, CallID: "m_" + tc.to}, delegation.Message{Target: tc.to, Text: "hi"})
 		if got := domain.CodeOf(err); got != tc.code {
 			t.Errorf("%s → %s: got %v, want %q", tc.from, tc.to, err, tc.code)
 		}
 	}
-	recs, _ := c.store.ReadStream(ctx, commands.JobStream("ses_kid2"), 0, 10)
-	if len(recs) != 0 {
-		t.Fatalf("a refused message was recorded: %d events", len(recs))
+	for _, s := range []string{"ses_kid2", "ses_root3"} {
+		if recs, _ := c.store.ReadStream(ctx, commands.JobStream(s), 0, 10); len(recs) != 0 {
+			t.Fatalf("a refused message to %s was recorded: %d events", s, len(recs))
+		}
 	}
 }
 

@@ -43,12 +43,14 @@ func (a *Application) Follow(ctx context.Context, after uint64, match func(event
 }
 
 // SessionEvents matches the events of a session's own streams: its session stream, its
-// inbox (the answers to its asks), its background tasks and, for a root session, its work
+// inbox (the answers to its asks), its job ledger (the jobs it delegated, and the peer and
+// steering messages admitted for it), its background tasks and, for a root session, its work
 // (plan and todos). A turn's lease stream names the turn, not the session, and is left out.
 func SessionEvents(sessionID string) func(events.Recorded) bool {
 	own := map[string]bool{
 		commands.SessionStream(sessionID):    true,
 		commands.InboxStream(sessionID):      true,
+		commands.JobStream(sessionID):        true,
 		commands.BackgroundStream(sessionID): true,
 		commands.WorkStream(sessionID):       true,
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/delegation"
 	"github.com/zuno-run/zuno/domain/job"
+	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -69,6 +70,11 @@ func (j *Jobs) checkPeer(ctx context.Context, source, target string) error {
 	to, err := j.c.queries.Place(ctx, target)
 	if err != nil {
 		return err
+	}
+	if to.Pruned != "" { // seeds 000: the target is not archived
+		e := session.PrunedError(target, to.Pruned)
+		e.Field = "target"
+		return e
 	}
 	if to.Directory != from.Directory {
 		e := domain.NewError(CodeOtherProject, fmt.Sprintf("session %s works in %s, not in this session's %s", target, to.Directory, from.Directory),

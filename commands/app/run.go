@@ -18,6 +18,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/session"
 )
 
 // RunTurn is one user input for an agent: a new session (SessionID empty) or the next turn of
@@ -293,6 +294,9 @@ func (c *Commands) planTurn(ctx context.Context, in RunTurn) (turnPlan, error) {
 	info, err := c.queries.Place(ctx, in.SessionID)
 	if err != nil {
 		return turnPlan{}, err
+	}
+	if info.Pruned != "" { // refused before anything is opened or recorded; the driver's decision holds it too
+		return turnPlan{}, session.PrunedError(in.SessionID, info.Pruned)
 	}
 	p := turnPlan{sessionID: in.SessionID, agent: in.Agent, dir: in.Dir, recorded: info.Directory}
 	if p.agent == "" {

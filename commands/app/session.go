@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/lease"
 	"github.com/zuno-run/zuno/domain/permission"
@@ -31,6 +33,35 @@ func (c *Commands) CreateSession(ctx context.Context, meta commands.Meta, s NewS
 	return c.send(ctx, &commands.CreateSession{Meta: meta,
 		Create: session.Create{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent, Directory: s.Directory,
 			ParentSessionID: s.ParentSessionID}})
+}
+
+// OpenSession creates a session without a turn, checked as a turn's would be: its workspace
+// resolved (an existing directory, never where Zuno's log lies) and its agent one the
+// workspace's configuration knows (build when none is named), the title the given one or
+// "untitled". The session's id derives from the command id (NewSessionID), as a turn's new
+// session's does, so the same command sent again names the same session and creates nothing.
+func (c *Commands) OpenSession(ctx context.Context, meta commands.Meta, title, agentName, dir string) (string, commands.Result, error) {
+	sid := NewSessionID(meta.CommandID)
+	if agentName == "" {
+		agentName = "build"
+	}
+	dir, err := workspace(dir, "")
+	if err == nil {
+		err = c.settings.Own.OutsideWorkspace(filepath.ToSlash(dir))
+	}
+	if err != nil {
+		return sid, commands.Result{}, err
+	}
+	sc, err := c.ports.Configure(dir)
+	if err != nil {
+		return sid, commands.Result{}, err
+	}
+	if _, err := agent.Resolve(agentName, sc.Settings.Agents, true); err != nil {
+		return sid, commands.Result{}, err
+	}
+	meta.CorrelationID = sid
+	res, err := c.CreateSession(ctx, meta, NewSession{SessionID: sid, Title: DefaultTitle(title), Agent: agentName, Directory: dir})
+	return sid, res, err
 }
 
 // AppendMessage records a user message in a session.
@@ -114,6 +145,14 @@ func (c *Commands) InterruptTurn(ctx context.Context, meta commands.Meta, sessio
 // in any process, ask again. It is refused while a turn of the session is open.
 func (c *Commands) RevokeGrants(ctx context.Context, meta commands.Meta, sessionID string) (commands.Result, error) {
 	return c.send(ctx, &commands.RevokeGrants{Meta: meta, Revoke: permission.Revoke{SessionID: sessionID}})
+}
+
+// PruneSession ends a session (archive or delete; docs/server.md, "Pruning a session"): its
+// standing approvals end and it takes no new message or turn, in one append. It is refused
+// (turn_open) while a turn of the session is open: interrupt the turn first.
+func (c *Commands) PruneSession(ctx context.Context, meta commands.Meta, sessionID, mode, reason string) (commands.Result, error) {
+	return c.send(ctx, &commands.RevokeGrants{Meta: meta, Revoke: permission.Revoke{SessionID: sessionID},
+		Prune: &session.Prune{SessionID: sessionID, Mode: mode, Reason: reason}})
 }
 
 // ForkSession opens sessionID with the history of the session whose stream holds the event

@@ -131,11 +131,16 @@ func pendingInputs(l *job.Ledger) []*input {
 		}
 	}
 	for _, m := range l.Messages() {
-		if !m.Consumed {
-			out = append(out, &input{id: m.InputID, causation: m.ToolCallID, prompt: job.RenderPeer(m.InboxMessageAdmitted),
-				report:   turn.Report{InputID: m.InputID, Peer: &m.PeerMessage},
-				consumed: func(msg string) any { return job.ConsumeMessage{InputID: m.InputID, MessageID: msg} }})
+		if m.Consumed {
+			continue
 		}
+		in := &input{id: m.InputID, causation: m.ToolCallID, prompt: job.RenderPeer(m.InboxMessageAdmitted),
+			report:   turn.Report{InputID: m.InputID, Peer: &m.PeerMessage},
+			consumed: func(msg string) any { return job.ConsumeMessage{InputID: m.InputID, MessageID: msg} }}
+		if m.Steer { // the user's own words, as the user wrote them
+			in.causation, in.prompt, in.report = m.InputID, m.Text, turn.Report{InputID: m.InputID, Steer: true}
+		}
+		out = append(out, in)
 	}
 	return out
 }

@@ -15,13 +15,23 @@ type AskView struct {
 	Position uint64 `json:"position"`
 	// Reply is the recorded answer ("" while the ask is pending).
 	Reply string `json:"reply,omitempty"`
+	// Source is who replied: user (a terminal or a client), or standing for a call a
+	// standing "always" approved without asking (seeds 004: each such call is a request row
+	// of its own, settled, with reply once and source standing).
+	Source string `json:"source,omitempty"`
 	// Pending: no reply is recorded yet. A reply is final, so an ask is pending at most once
 	// (seeds 004: a second reply is refused, not recorded again).
 	Pending bool `json:"pending"`
 }
 
+// SourceStanding is the source of a request a standing approval settled (the gate's decision
+// source of the call).
+const SourceStanding = "standing"
+
 // Asks folds a session's permission asks from its stream and their answers from its inbox, in
-// the order they were asked. Whether an ask may still be answered is a decision (the HTTP
+// the order they were asked. A call a standing approval let start without asking is a row as
+// well, settled with reply once and source standing; its id is the one its ask would have had
+// (ask_<callId>), which no reply can answer. Whether an ask may still be answered is a decision (the HTTP
 // face refuses a reply to an ask that is not pending), so it is folded from the log, never
 // read from a lagging projection.
 func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error) {
@@ -31,19 +41,27 @@ func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error)
 	var asks []AskView
 	_, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0,
 		func(rec events.Recorded, p events.Payload) error {
-			if a, ok := p.(events.PermissionAsked); ok {
-				asks = append(asks, AskView{PermissionAsked: a, Position: rec.Position, Pending: true})
+			switch e := p.(type) {
+			case events.PermissionAsked:
+				asks = append(asks, AskView{PermissionAsked: e, Position: rec.Position, Pending: true})
+			case events.ToolStarted:
+				if d := e.Permission; d != nil && d.Source == SourceStanding {
+					asks = append(asks, AskView{Position: rec.Position, Reply: d.Reply, Source: SourceStanding,
+						PermissionAsked: events.PermissionAsked{SessionID: e.SessionID, TurnID: e.TurnID, RequestID: e.RequestID,
+							CallID: e.CallID, AskID: "ask_" + e.CallID, Tool: e.Tool, Key: d.Key, Resource: d.Resource,
+							Rule: d.Rule, Layer: d.Layer, Mode: d.Mode}})
+				}
 			}
 			return nil
 		})
 	if err != nil {
 		return nil, err
 	}
-	replies := map[string]string{}
+	replies := map[string]events.PermissionAnswered{}
 	_, err = commands.Load(ctx, q.log, q.registry, commands.InboxStream(sessionID), 0,
 		func(_ events.Recorded, p events.Payload) error {
 			if a, ok := p.(events.PermissionAnswered); ok {
-				replies[a.AskID] = a.Reply
+				replies[a.AskID] = a
 			}
 			return nil
 		})
@@ -51,8 +69,8 @@ func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error)
 		return nil, err
 	}
 	for i := range asks {
-		if r, ok := replies[asks[i].AskID]; ok {
-			asks[i].Reply, asks[i].Pending = r, false
+		if r, ok := replies[asks[i].AskID]; ok && asks[i].Pending {
+			asks[i].Reply, asks[i].Source, asks[i].Pending = r.Reply, r.Source, false
 		}
 	}
 	return asks, nil

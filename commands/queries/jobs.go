@@ -47,6 +47,19 @@ func (q *Queries) Job(ctx context.Context, jobID string) (delegation.JobView, er
 	return jobView(t.Columns, t.Rows[0])
 }
 
+// SessionJob reads one job a parent session delegated: a job of another parent is not found,
+// as one never admitted is (the HTTP face names the session in the path).
+func (q *Queries) SessionJob(ctx context.Context, sessionID, jobID string) (delegation.JobView, error) {
+	if err := q.RequireSession(ctx, sessionID); err != nil {
+		return delegation.JobView{}, err
+	}
+	v, err := q.Job(ctx, jobID)
+	if err == nil && v.ParentSessionID != sessionID {
+		err = &NotFoundError{Message: fmt.Sprintf("session %s delegated no job %s; its jobs are listed at GET /api/sessions/%s/jobs", sessionID, jobID, sessionID)}
+	}
+	return v, err
+}
+
 // InboxInput is one report in a parent session's inbox.
 type InboxInput struct {
 	InputID   string            `json:"inputId"`

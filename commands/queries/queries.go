@@ -14,6 +14,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
 	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
@@ -109,9 +110,16 @@ func (q *Queries) UserSQL(ctx context.Context, sql string, limit int, timeout ti
 	return q.rm.UserQuery(ctx, sql, limit, timeout)
 }
 
-// Sessions lists sessions newest first.
+// Sessions lists the live sessions newest first: a pruned one is left out.
 func (q *Queries) Sessions(ctx context.Context, limit int) (Table, error) {
-	query, args := projections.SessionsQuery(limit)
+	query, args := projections.SessionsQuery(limit, false)
+	return q.SQL(ctx, query, 0, args...)
+}
+
+// AllSessions lists every session newest first, the pruned ones included (their status is
+// archived or deleted).
+func (q *Queries) AllSessions(ctx context.Context, limit int) (Table, error) {
+	query, args := projections.SessionsQuery(limit, true)
 	return q.SQL(ctx, query, 0, args...)
 }
 
@@ -168,6 +176,11 @@ type SessionInfo struct {
 	Directory string       `json:"directory,omitempty"`
 	Messages  int          `json:"messageCount"`
 	Turns     []TurnStatus `json:"turns"`
+	// Pruned is archive or delete once the session was pruned.
+	Pruned string `json:"pruned,omitempty"`
+	// StandingGrants are the "always" answers its next turn would honour, folded as the
+	// turn's gate folds them (docs/permissions.md, "Standing approvals").
+	StandingGrants []permission.Grant `json:"standingGrants"`
 }
 
 // TurnStatus is one turn of a session: "open" until it finishes, then its finish reason.
@@ -188,10 +201,12 @@ const TurnOpen = "open"
 // Session folds a session's stream into what a turn and a person need to know of it.
 func (q *Queries) Session(ctx context.Context, sessionID string) (SessionInfo, error) {
 	var s session.State
+	var standing permission.Standing
 	info := SessionInfo{Turns: []TurnStatus{}}
 	_, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0,
 		func(rec events.Recorded, p events.Payload) error {
 			info.foldTurn(rec, p)
+			standing.Evolve(p)
 			return s.Evolve(p)
 		})
 	if err != nil {
@@ -201,12 +216,15 @@ func (q *Queries) Session(ctx context.Context, sessionID string) (SessionInfo, e
 		return SessionInfo{}, sessionNotFound(sessionID)
 	}
 	info.SessionID, info.Title, info.Agent, info.Directory, info.Messages = s.SessionID, s.Title, s.Agent, s.Directory, s.MessageCount
+	info.Pruned, info.StandingGrants = s.Pruned, append([]permission.Grant{}, standing.Grants()...)
 	return info, nil
 }
 
-// SessionPlace is what starting a turn needs of a session: its agent and its workspace.
+// SessionPlace is what starting a turn needs of a session: its agent and its workspace, and
+// whether it was pruned.
 type SessionPlace struct {
 	Agent, Directory string
+	Pruned           string
 }
 
 // Place reads a session's agent and workspace. A turn starts with it and the driver folds the
@@ -219,7 +237,7 @@ func (q *Queries) Place(ctx context.Context, sessionID string) (SessionPlace, er
 			return SessionPlace{}, err
 		}
 		switch rec.Type {
-		case events.TypeSessionCreated, events.TypeSessionForked, events.TypeDirectoryChanged:
+		case events.TypeSessionCreated, events.TypeSessionForked, events.TypeDirectoryChanged, events.TypeSessionPruned:
 		default:
 			continue
 		}
@@ -234,7 +252,7 @@ func (q *Queries) Place(ctx context.Context, sessionID string) (SessionPlace, er
 	if !s.Exists {
 		return SessionPlace{}, sessionNotFound(sessionID)
 	}
-	return SessionPlace{Agent: s.Agent, Directory: s.Directory}, nil
+	return SessionPlace{Agent: s.Agent, Directory: s.Directory, Pruned: s.Pruned}, nil
 }
 
 func (info *SessionInfo) foldTurn(rec events.Recorded, p events.Payload) {

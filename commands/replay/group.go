@@ -170,6 +170,8 @@ func inputOf(e events.UserMessageAppended) turn.Input {
 	if e.TaskReport != nil {
 		in.Report.Report = *e.TaskReport
 	}
+	// An input that carries neither a report nor a peer message is the user's steer.
+	in.Report.Steer = e.InputID != "" && e.TaskReport == nil && e.PeerMessage == nil
 	return in
 }
 

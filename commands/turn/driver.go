@@ -108,11 +108,26 @@ type Request struct {
 }
 
 // Report is one input of the session's inbox delivered as a turn's input: a job's report,
-// or another session's peer message (Peer set, Report empty).
+// another session's peer message (Peer set, Report empty), or the user's steering message
+// (Steer set, Report empty), which the transcript records as an ordinary user message with its
+// input id.
 type Report struct {
 	InputID string
 	Report  events.TaskReport
 	Peer    *events.PeerMessage
+	Steer   bool
+}
+
+// carry sets on msg what the input is: its input id, and the report or the peer message it
+// delivers (nothing more for a steer).
+func (rep Report) carry(msg *session.AppendUserMessage) {
+	msg.InputID = rep.InputID
+	switch {
+	case rep.Peer != nil:
+		msg.PeerMessage = rep.Peer
+	case !rep.Steer:
+		msg.TaskReport = &rep.Report
+	}
 }
 
 // Outcome is how a turn ended.

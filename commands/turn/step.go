@@ -66,10 +66,8 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	msgID := MessageID(r.req.Meta.CommandID)
 	msg := session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: msgID, Text: r.req.Text}
-	if rep := r.req.Report; rep != nil && rep.Peer != nil {
-		msg.InputID, msg.PeerMessage = rep.InputID, rep.Peer
-	} else if rep != nil {
-		msg.InputID, msg.TaskReport = rep.InputID, &rep.Report
+	if rep := r.req.Report; rep != nil {
+		rep.carry(&msg)
 	}
 	if err := decide(msg); err != nil {
 		return nil, err
@@ -459,11 +457,8 @@ func (r *run) deliverInputs(ctx context.Context) error {
 
 func (r *run) stageInputs(in []Input) error {
 	for _, i := range in {
-		msg := session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: i.MessageID,
-			Text: i.Text, InputID: i.InputID, PeerMessage: i.Peer}
-		if i.Peer == nil {
-			msg.TaskReport = &i.Report.Report
-		}
+		msg := session.AppendUserMessage{SessionID: r.req.SessionID, MessageID: i.MessageID, Text: i.Text}
+		i.Report.carry(&msg)
 		ps, err := session.Decide(&r.sess, msg)
 		for _, p := range ps {
 			if err == nil {

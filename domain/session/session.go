@@ -24,6 +24,8 @@ type State struct {
 	ForkedFrom string
 	// MessageCount counts user messages.
 	MessageCount int
+	// Pruned is how the session was pruned (archive or delete), "" while it is live.
+	Pruned string
 
 	messageIDs map[string]bool
 }
@@ -45,6 +47,9 @@ func (s *State) Evolve(p events.Payload) error {
 		s.Exists = true
 		s.SessionID, s.Title, s.Agent, s.Directory = e.SessionID, e.Title, e.Agent, e.Directory
 		s.ParentSessionID, s.ForkedFrom, s.MessageCount = "", e.Source.SessionID, e.MessageCount
+		s.Pruned = "" // the fork is live, whatever became of its source
+	case events.SessionPruned:
+		s.Pruned = e.Mode
 	case events.SessionTitled:
 		s.Title = e.Title
 	case events.UserMessageAppended:
@@ -62,6 +67,20 @@ func (s *State) Evolve(p events.Payload) error {
 		return domain.UnexpectedEvent("session", p)
 	}
 	return nil
+}
+
+// CodeSessionPruned: the session was pruned (archived or deleted) and takes no new message
+// or turn.
+const CodeSessionPruned = "session_pruned"
+
+// Prune ends a session: archived or deleted, it takes no new message (so no new turn) and
+// lists leave it out (docs/server.md, "Pruning a session"). Pruning it again the same way
+// decides nothing; a delete after an archive is recorded.
+type Prune struct {
+	SessionID string
+	// Mode is archive or delete.
+	Mode   string
+	Reason string
 }
 
 // Command is one of Create, SetTitle, AppendUserMessage.
@@ -116,6 +135,7 @@ func (SetTitle) isSessionCommand()          {}
 func (AppendUserMessage) isSessionCommand() {}
 func (ChangeDirectory) isSessionCommand()   {}
 func (Fork) isSessionCommand()              {}
+func (Prune) isSessionCommand()             {}
 
 // Decide returns the events a command produces against s, or a *domain.Error. It never
 // changes s. A nil s is a session that does not exist.
@@ -134,9 +154,11 @@ func Decide(s *State, cmd Command) ([]events.Payload, error) {
 		return decideDirectory(s, c)
 	case Fork:
 		return decideFork(s, c)
+	case Prune:
+		return decidePrune(s, c)
 	default:
 		return nil, domain.Invalid("command", fmt.Sprintf("%T is not a session command", cmd),
-			"send Create, SetTitle, AppendUserMessage, ChangeDirectory or Fork")
+			"send Create, SetTitle, AppendUserMessage, ChangeDirectory, Fork or Prune")
 	}
 }
 
@@ -191,6 +213,9 @@ func decideAppend(s *State, c AppendUserMessage) ([]events.Payload, error) {
 		return nil, err
 	}
 	if err := domain.CheckID("message_id", c.MessageID); err != nil {
+		return nil, err
+	}
+	if err := refusePruned(s); err != nil {
 		return nil, err
 	}
 	if s.messageIDs[c.MessageID] {
@@ -260,4 +285,34 @@ func decideFork(s *State, c Fork) ([]events.Payload, error) {
 	}
 	return []events.Payload{events.SessionForked{SessionID: c.SessionID, Title: title, Agent: c.Source.Agent,
 		Directory: c.Source.Directory, MessageCount: c.Source.MessageCount, Source: c.At}}, nil
+}
+
+func decidePrune(s *State, c Prune) ([]events.Payload, error) {
+	if err := requireSession(s, c.SessionID); err != nil {
+		return nil, err
+	}
+	if c.Mode != events.PruneArchive && c.Mode != events.PruneDelete {
+		return nil, domain.Invalid("mode", fmt.Sprintf("%q is not archive or delete", c.Mode),
+			"send mode archive (kept, hidden from lists) or delete")
+	}
+	if s.Pruned == c.Mode || s.Pruned == events.PruneDelete {
+		return nil, nil // pruned already, as far as this asks
+	}
+	return []events.Payload{events.SessionPruned{SessionID: s.SessionID, Mode: c.Mode, Reason: c.Reason}}, nil
+}
+
+// refusePruned refuses a new message to a pruned session.
+func refusePruned(s *State) error {
+	if s.Pruned == "" {
+		return nil
+	}
+	return PrunedError(s.SessionID, s.Pruned)
+}
+
+// PrunedError is the refusal of a new message or turn to a session pruned with mode.
+func PrunedError(sessionID, mode string) *domain.Error {
+	e := domain.NewError(CodeSessionPruned, fmt.Sprintf("session %s was pruned (%s): it takes no new message", sessionID, mode),
+		"start a new session, or fork this one (zuno session fork) to go on from its history")
+	e.ID = sessionID
+	return e
 }

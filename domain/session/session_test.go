@@ -197,3 +197,45 @@ func TestDecideFork(t *testing.T) {
 		})
 	}
 }
+
+// A prune is recorded once per mode (a delete after an archive, never an archive after a
+// delete), refuses a bad mode or a session that does not exist, and a pruned session takes no
+// new message; a fork of it is live.
+func TestDecidePrune(t *testing.T) {
+	archive := session.Prune{SessionID: "ses_1", Mode: events.PruneArchive, Reason: "done"}
+	del := session.Prune{SessionID: "ses_1", Mode: events.PruneDelete}
+	for _, c := range []struct {
+		name   string
+		cmds   []session.Command
+		events int
+		pruned string
+		code   string
+	}{
+		{"archive", []session.Command{create, archive}, 1, "archive", ""},
+		{"archive again", []session.Command{create, archive, archive}, 0, "archive", ""},
+		{"delete after archive", []session.Command{create, archive, del}, 1, "delete", ""},
+		{"archive after delete", []session.Command{create, del, archive}, 0, "delete", ""},
+		{"no session", []session.Command{archive}, 0, "", domain.CodeSessionNotFound},
+		{"bad mode", []session.Command{create, session.Prune{SessionID: "ses_1", Mode: "shred"}}, 0, "", domain.CodeInvalidArgument},
+		{"message after prune", []session.Command{create, archive,
+			session.AppendUserMessage{SessionID: "ses_1", MessageID: "msg_2", Text: "more"}}, 0, "archive", session.CodeSessionPruned},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, out, err := run(t, c.cmds)
+			if domain.CodeOf(err) != c.code || len(out) != c.events || s.Pruned != c.pruned {
+				t.Fatalf("events %v, pruned %q, err %v", out, s.Pruned, err)
+			}
+		})
+	}
+	var s session.State
+	for _, p := range []events.Payload{events.SessionCreated{SessionID: "ses_1", Title: "t", Agent: "build"},
+		events.SessionPruned{SessionID: "ses_1", Mode: events.PruneArchive},
+		events.SessionForked{SessionID: "ses_2", Title: "t", Agent: "build", Source: events.ForkSource{SessionID: "ses_1"}}} {
+		if err := s.Evolve(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Pruned != "" {
+		t.Fatalf("the fork of a pruned session is pruned: %+v", s)
+	}
+}

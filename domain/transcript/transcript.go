@@ -272,7 +272,7 @@ func (s *State) Evolve(p events.Payload) error {
 	case events.TurnFinished:
 		s.Open = nil
 	case events.SessionTitled, events.DirectoryChanged, events.VerificationReceipt, events.PermissionGranted,
-		events.PermissionRevoked:
+		events.PermissionRevoked, events.SessionPruned:
 	default:
 		return domain.UnexpectedEvent("transcript", p)
 	}

@@ -39,6 +39,8 @@ var statusOf = map[string]int{
 	"turn_in_progress":  http.StatusConflict,
 	"turn_not_running":  http.StatusConflict,
 	"turn_suspended":    http.StatusConflict,
+	"turn_open":         http.StatusConflict,
+	"session_pruned":    http.StatusConflict,
 	"contention":        http.StatusConflict,
 	"receipt_mismatch":  http.StatusConflict,
 

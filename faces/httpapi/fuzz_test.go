@@ -14,7 +14,8 @@ import (
 // refuses the rest with a typed error.
 func FuzzRequestParsers(f *testing.F) {
 	for _, s := range []string{"", "0", "42", "18446744073709551616", "-1", "1e3", " 1", "..", "%2e%2e", "a/b",
-		"ses_\x00", "https://evil.example", "null", "127.0.0.1:7421", `{"commandId":"a","prompt":"b"}`, `{"x":1}`} {
+		"ses_\x00", "https://evil.example", "null", "127.0.0.1:7421", `{"commandId":"a","prompt":"b"}`, `{"x":1}`,
+		`{"sessionId":"ses_1","mode":"archive"}`, `{"commandId":"a","prompt":"b","steer":true}`} {
 		f.Add(s, s, s)
 	}
 	tokens := &Tokens{}
@@ -48,6 +49,12 @@ func FuzzRequestParsers(f *testing.F) {
 		r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 64)
 		var req abortRequest
 		checkTyped(t, decodeOptional(r, &req))
+		// The bodies of the other writes go through the same strict decoder.
+		for _, into := range []any{&pruneRequest{}, &messageRequest{}, &newSessionRequest{}, &replyRequest{}} {
+			r := httptest.NewRequest("POST", "/api/session/prune", strings.NewReader(body))
+			r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 64)
+			checkTyped(t, decode(r, into))
+		}
 	})
 }
 

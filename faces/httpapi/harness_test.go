@@ -42,6 +42,7 @@ type fixture struct {
 	t         *testing.T
 	app       *app.Application
 	store     *sqlstore.Store
+	handlers  *commands.Handlers
 	base      string // http://127.0.0.1:PORT
 	token     string
 	workspace string
@@ -101,6 +102,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	runner := projections.NewRunner(rm.Writer, store, registry, projections.All())
 	t.Cleanup(func() { runner.Close(); rm.Close() })
 	handlers := commands.NewHandlers(store, registry, commands.SystemClock{}, nil)
+	f.handlers = handlers
 	bus, err := commands.StartBus(ctx, handlers, commands.GoChannelTransport(commands.NewGoChannel(nil)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +129,7 @@ func newFixture(t *testing.T, o options) *fixture {
 		Feed:         feed,
 		Instructions: instructions.Read,
 		Projections:  runner,
+		Jobs:         handlers,
 		Drift:        func(context.Context) ([]projections.Drift, error) { return nil, nil },
 	}, queries.New(store, registry, readModels{rm}, runner))
 

@@ -8,10 +8,12 @@ import (
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/events"
 )
 
-// listSessions is GET /api/sessions?limit=N: the sessions, newest first, from the read models
-// once they reached the log's head (read-your-writes by position).
+// listSessions is GET /api/sessions?limit=N[&pruned=true]: the sessions, newest first, from
+// the read models once they reached the log's head (read-your-writes by position); pruned ones
+// only with pruned=true.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ string) error {
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
@@ -23,7 +25,11 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, _ string) 
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	t, err := s.app.Queries.Sessions(ctx, limit)
+	list := s.app.Queries.Sessions
+	if r.URL.Query().Get("pruned") == "true" {
+		list = s.app.Queries.AllSessions
+	}
+	t, err := list(ctx, limit)
 	if err != nil {
 		return err
 	}
@@ -80,6 +86,42 @@ func (s *Server) abort(w http.ResponseWriter, r *http.Request, actor string) err
 		return err
 	}
 	return writeJSON(w, http.StatusAccepted, res)
+}
+
+// pruneRequest is POST /api/session/prune (the seeds' path): the session named in the body.
+type pruneRequest struct {
+	SessionID string `json:"sessionId"`
+	// Mode is archive (the default) or delete.
+	Mode      string `json:"mode,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	CommandID string `json:"commandId,omitempty"`
+}
+
+// prune archives or deletes a session and ends its standing approvals (PruneSession); a
+// session whose turn is open is refused (409 turn_open).
+func (s *Server) prune(w http.ResponseWriter, r *http.Request, actor string) error {
+	var req pruneRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if !idPattern.MatchString(req.SessionID) {
+		return &Error{code: CodeBadID, Message: "sessionId " + strconv.Quote(req.SessionID) + " is not an id",
+			Fix: "name the session to prune by its id (ses_…)"}
+	}
+	if req.Mode == "" {
+		req.Mode = events.PruneArchive
+	}
+	meta, err := s.meta(req.CommandID, actor, req.SessionID, false)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	res, err := s.app.Commands.PruneSession(ctx, meta, req.SessionID, req.Mode, req.Reason)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
 }
 
 // commandIDPattern is what a client's command id may be: printable, short, no spaces.

@@ -8,15 +8,17 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/events"
 )
 
-// newSessionRequest is POST /api/sessions: a new session and its first turn.
+// newSessionRequest is POST /api/sessions: a new session and its first turn, or (no prompt)
+// the session alone.
 type newSessionRequest struct {
 	CommandID string `json:"commandId"`
-	Prompt    string `json:"prompt"`
+	Prompt    string `json:"prompt,omitempty"`
 	Title     string `json:"title,omitempty"`
 	Agent     string `json:"agent,omitempty"`
 	Model     string `json:"model,omitempty"`
@@ -24,12 +26,16 @@ type newSessionRequest struct {
 	Directory string `json:"directory,omitempty"`
 }
 
-// messageRequest is POST /api/sessions/{sessionId}/messages: the session's next turn.
+// messageRequest is POST /api/sessions/{sessionId}/messages: the session's next turn, or
+// (steer) an input of its running turn.
 type messageRequest struct {
 	CommandID string `json:"commandId"`
 	Prompt    string `json:"prompt"`
 	Agent     string `json:"agent,omitempty"`
 	Model     string `json:"model,omitempty"`
+	// Steer sends the message to the running turn, delivered at its next tool-safe boundary
+	// (Commands.Steer); with no turn running it is the next turn, as without steer.
+	Steer bool `json:"steer,omitempty"`
 }
 
 // accepted is the answer to a turn's request: where to follow it. The ids derive from the
@@ -42,6 +48,21 @@ type accepted struct {
 	Events string `json:"events"`
 	// Outcome is set when the turn had already finished (the same command sent again).
 	Outcome *outcome `json:"outcome,omitempty"`
+	// Delivery, for a message sent with steer: steering (InputID names it in the session's
+	// inbox, TurnID is the turn that ran, Status queued or consumed) or turn (it started the
+	// turn TurnID).
+	Delivery string `json:"delivery,omitempty"`
+	InputID  string `json:"inputId,omitempty"`
+	Status   string `json:"status,omitempty"`
+}
+
+// created is the answer to a new session without a turn.
+type created struct {
+	CommandID string `json:"commandId"`
+	SessionID string `json:"sessionId"`
+	Events    string `json:"events"`
+	// Duplicate: the same command had created it before; nothing was written now.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 type outcome struct {
@@ -71,8 +92,28 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, actor stri
 		return &Error{code: CodeBadRequest, Message: "directory " + strconv.Quote(dir) + " is not absolute",
 			Fix: "name the workspace by its absolute path, or leave directory out for the server's working directory"}
 	}
+	if req.Prompt == "" {
+		return s.createSession(w, r, meta, req, dir)
+	}
 	return s.runTurn(w, r, app.RunTurn{Meta: meta, Prompt: req.Prompt, Title: req.Title, Agent: req.Agent, Model: req.Model,
 		Dir: dir, Cwd: s.cfg.Cwd}, sid)
+}
+
+// createSession is POST /api/sessions without a prompt: the session alone (zuno session
+// create), 201, its id derived from the command id as a turn's new session's is.
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request, meta commands.Meta, req newSessionRequest, dir string) error {
+	if req.Model != "" {
+		return &Error{code: CodeBadRequest, Message: "model is chosen per turn, and this request starts none",
+			Fix: "leave model out, or send it with the session's first message"}
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	sid, res, err := s.app.Commands.OpenSession(ctx, meta, req.Title, req.Agent, dir)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, created{CommandID: meta.CommandID, SessionID: sid,
+		Events: "/api/sessions/" + sid + "/events", Duplicate: res.Duplicate})
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, actor string) error {
@@ -85,8 +126,27 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, actor strin
 	if err != nil {
 		return err
 	}
-	return s.runTurn(w, r, app.RunTurn{Meta: meta, SessionID: sid, Prompt: req.Prompt, Agent: req.Agent, Model: req.Model,
-		Cwd: s.cfg.Cwd}, sid)
+	run := app.RunTurn{Meta: meta, SessionID: sid, Prompt: req.Prompt, Agent: req.Agent, Model: req.Model, Cwd: s.cfg.Cwd}
+	if !req.Steer {
+		return s.runTurn(w, r, run, sid)
+	}
+	// A turn that starts between the steer's look and the run is busy: steer again, once.
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := s.requestContext(r)
+		st, err := s.app.Commands.Steer(ctx, meta, sid, req.Prompt)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if st.Delivery == app.DeliverySteering {
+			return writeJSON(w, http.StatusAccepted, accepted{CommandID: meta.CommandID, SessionID: sid, TurnID: st.TurnID,
+				Events: "/api/sessions/" + sid + "/events", Delivery: st.Delivery, InputID: st.InputID, Status: st.Status})
+		}
+		err = s.runTurn(w, r, run, sid)
+		if app.CodeOf(err) != turn.CodeSessionBusy || attempt > 0 {
+			return err
+		}
+	}
 }
 
 // CodeModelRefused: a request names a model the server does not let clients choose.
@@ -125,6 +185,9 @@ func (s *Server) runTurn(w http.ResponseWriter, r *http.Request, in app.RunTurn,
 	}()
 	out := accepted{CommandID: in.Meta.CommandID, SessionID: sid, TurnID: turn.TurnID(in.Meta.CommandID),
 		Events: "/api/sessions/" + sid + "/events"}
+	if in.SessionID != "" {
+		out.Delivery = app.DeliveryTurn
+	}
 	select {
 	case <-started.ch:
 		return writeJSON(w, http.StatusAccepted, out)
