@@ -89,7 +89,9 @@ func (j *Jobs) composed(session string, comp composition) (done func()) {
 	j.mu.Lock()
 	j.comps[session], j.last[session] = comp, comp
 	j.mu.Unlock()
+	unwatch := j.watchInbox(session)
 	return func() {
+		unwatch()
 		j.mu.Lock()
 		delete(j.comps, session)
 		j.mu.Unlock()

@@ -103,3 +103,36 @@ func steered(m *job.Message) Steered {
 	}
 	return s
 }
+
+// watchInbox marks session for a delivery at its running turn's next tool-safe boundary
+// whenever any process admits an input to its inbox: a steer sent to another server, or a
+// report that another process settled. The turn takes inputs only when marked (Take); a
+// process learns of its own admissions directly (wake), of others' only from the log.
+// The returned stop ends the watch.
+func (j *Jobs) watchInbox(session string) (stop func()) {
+	feed := j.c.ports.Feed
+	if feed == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		after, err := feed.Seen(ctx)
+		if err != nil {
+			return
+		}
+		stream := commands.JobStream(session)
+		for {
+			rec, err := feed.Wait(ctx, after, func(r events.Recorded) bool {
+				return r.Stream == stream && (r.Type == events.TypeInboxMessageAdmitted || r.Type == events.TypeJobReportAdmitted)
+			})
+			if err != nil {
+				return
+			}
+			j.mark(session)
+			after = rec.Position
+		}
+	}()
+	return func() { cancel(); <-done }
+}

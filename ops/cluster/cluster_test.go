@@ -507,3 +507,58 @@ func (c *cluster) waitFor(t *testing.T, query string, want int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// steerScript: a turn of two slow steps, so a steer sent meanwhile lands between them.
+const steerScript = `{"turns":[
+  {"toolCalls":[{"id":"one","name":"shell","arguments":{"command":"sleep 2; echo one"}}]},
+  {"toolCalls":[{"id":"two","name":"shell","arguments":{"command":"sleep 1; echo two"}}]},
+  {"text":"done"}]}`
+
+// A steer sent to the other server reaches the turn where it runs, at that turn's next
+// tool-safe boundary: the process running the turn learns of the admission from the log.
+func TestSteerReachesATurnInAnotherServer(t *testing.T) {
+	c := newCluster(t)
+	if err := os.WriteFile(filepath.Join(c.dir, "script.json"), []byte(steerScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.startWorker()
+	c.startServer(0)
+	c.startServer(1)
+	ws := filepath.Join(c.dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start, _ := json.Marshal(map[string]string{"commandId": "steered-1", "prompt": "work slowly", "directory": ws})
+	var created struct{ SessionID, TurnID string }
+	if status, err := call("POST", "http://"+c.ports[0]+"/api/sessions", start, &created); err != nil || status != http.StatusAccepted {
+		t.Fatalf("POST to server 0: %d %v", status, err)
+	}
+	c.waitFor(t, `SELECT count(*) FROM event_log WHERE type = 'session.tool.started.1'`, 1)
+
+	steer, _ := json.Marshal(map[string]any{"commandId": "steer-1", "prompt": "also mind the tests", "steer": true})
+	var steered struct{ Delivery, InputID string }
+	if status, err := call("POST", "http://"+c.ports[1]+"/api/sessions/"+created.SessionID+"/messages", steer, &steered); err != nil ||
+		status != http.StatusAccepted || steered.Delivery != "steering" {
+		t.Fatalf("steer through server 1: %d %+v %v", status, steered, err)
+	}
+	c.waitFor(t, `SELECT count(*) FROM event_log WHERE type = 'session.turn.finished.1'`, 1)
+
+	// The steer is a user message of the running turn: after its start, before its end.
+	var started, message, finished int64
+	err := c.db.QueryRow(`SELECT
+		(SELECT position FROM event_log WHERE type = 'session.turn.started.1'),
+		coalesce((SELECT position FROM event_log WHERE type = 'session.user_message.appended.1' AND data::jsonb->>'inputId' = $1), 0),
+		(SELECT position FROM event_log WHERE type = 'session.turn.finished.1')`, steered.InputID).Scan(&started, &message, &finished)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("turn from %d to %d, steer message at %d", started, finished, message)
+	if !(started < message && message < finished) {
+		t.Errorf("the steer's message at %d; the turn ran from %d to %d", message, started, finished)
+	}
+	var turns int
+	c.db.QueryRow(`SELECT count(*) FROM event_log WHERE type = 'session.turn.started.1'`).Scan(&turns)
+	if turns != 1 {
+		t.Errorf("%d turns; the steer should have joined the running one", turns)
+	}
+}
