@@ -79,7 +79,24 @@ func TestTwoServersAndAWorkerSurviveKills(t *testing.T) {
 	c.checkNoCallRerun(t, results)
 	c.checkNoDuplicateFacts(t)
 	c.stopAll()
+	c.checkReplyQueuesCleaned(t)
 	c.checkRebuildEqualsLive(t)
+}
+
+// checkReplyQueuesCleaned: every killed process left its reply queue behind, and the
+// processes that started after it dropped them (docs/storage.md, "Reply queues"); the ones
+// stopped cleanly dropped their own. None is left.
+func (c *cluster) checkReplyQueuesCleaned(t *testing.T) {
+	var tables, registered int
+	if err := c.db.QueryRow(`SELECT count(*) FROM pg_tables WHERE tablename LIKE 'watermill_zuno_replies_%'`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.db.QueryRow(`SELECT count(*) FROM zuno_bus_reply_queues`).Scan(&registered); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 0 || registered != 0 {
+		t.Errorf("%d reply queue tables and %d registered queues left after every process stopped", tables, registered)
+	}
 }
 
 type cluster struct {
