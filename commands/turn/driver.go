@@ -475,7 +475,11 @@ func (r *run) recover(ctx context.Context) error {
 		return err
 	}
 	defer release()
-	if err := r.stage(r.tr.Recover(true)...); err != nil {
+	closing, err := r.recovery(ctx, true)
+	if err != nil {
+		return err
+	}
+	if err := r.stage(closing...); err != nil {
 		return err
 	}
 	return r.commit(ctx)

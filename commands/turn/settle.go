@@ -101,7 +101,11 @@ func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turn
 		return out, r.settleWith(ctx, events.TurnSuspended{SessionID: sessionID, TurnID: turnID, Awaiting: out.Awaiting})
 	}
 	out.Reason = events.FinishInterrupted
-	return out, r.settleWith(ctx, r.tr.Recover(true)...)
+	closing, err := r.recovery(ctx, true)
+	if err != nil {
+		return out, err
+	}
+	return out, r.settleWith(ctx, closing...)
 }
 
 func (r *run) settleWith(ctx context.Context, ps ...events.Payload) error {
@@ -137,4 +141,30 @@ func (d *Driver) Resumed(ctx context.Context, sessionID, commandID string) (out 
 	}
 	out, err = r.repeat(ctx)
 	return out, true, nil, err
+}
+
+// recovery is what closes the open turn a crash, a cancellation or a takeover left: the
+// restart rule, or, for a turn a fork cut, the source session's record of its calls
+// (transcript.RecoverFork): a call the source started, even after the fork point, is
+// uncertain, never "nothing happened".
+func (r *run) recovery(ctx context.Context, recovered bool) ([]events.Payload, error) {
+	open := r.tr.Open
+	if open == nil || open.CutByFork == nil {
+		return r.tr.Recover(recovered), nil
+	}
+	started := map[string]bool{}
+	for rec, err := range commands.Events(ctx, r.d.Store, open.CutByFork.Stream, 0) {
+		if err != nil {
+			return nil, err
+		}
+		if rec.Type != events.TypeToolStarted {
+			continue
+		}
+		p, err := r.d.Registry.Decode(rec)
+		if err != nil {
+			return nil, err
+		}
+		started[p.(events.ToolStarted).CallID] = true
+	}
+	return r.tr.RecoverFork(recovered, func(id string) bool { return started[id] }), nil
 }

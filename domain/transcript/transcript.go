@@ -65,6 +65,10 @@ type Turn struct {
 	Calls []*Call
 	// Suspended is set while the turn waits, suspended, for what it recorded it awaits.
 	Suspended bool
+	// CutByFork is set when this session is a fork taken from a point inside this turn: the
+	// source went on after it (docs/storage.md, "Forks"), so what became of the turn's
+	// calls is the source's to say, not a crash's (RecoverFork).
+	CutByFork *events.ForkSource
 }
 
 // Awaiting returns the asks of the turn's calls that have neither started nor settled, when
@@ -174,7 +178,10 @@ func (s *State) Check(p events.Payload) error {
 		if c == nil || c.Settled {
 			return order("call %s settled but it is not an open requested call", e.CallID)
 		}
-		if !c.Started && e.Outcome != string(tools.OutcomeCancelled) {
+		// A call not started here may be uncertain only when a fork cut its turn: the source
+		// session may have started it after the fork point (RecoverFork).
+		forkUncertain := t != nil && t.CutByFork != nil && e.Recovered && e.Outcome == string(tools.OutcomeUncertain)
+		if !c.Started && e.Outcome != string(tools.OutcomeCancelled) && !forkUncertain {
 			return order("call %s settled without being started", e.CallID)
 		}
 	case events.VerificationReceipt:
@@ -231,6 +238,10 @@ func (s *State) Evolve(p events.Payload) error {
 		s.SessionID, s.Agent = e.SessionID, e.Agent
 	case events.SessionForked:
 		s.SessionID, s.Agent = e.SessionID, e.Agent // the source's history stays
+		if s.Open != nil {
+			src := e.Source
+			s.Open.CutByFork = &src
+		}
 	case events.UserMessageAppended:
 		s.Messages = append(s.Messages, model.Message{Role: model.RoleUser, Text: e.Text})
 	case events.PromptAssembled:
@@ -353,6 +364,15 @@ const (
 		"Its effect may or may not have happened, and it will not be run again automatically. Inspect the " +
 		"actual state (read the files, query the system) before deciding whether anything needs doing."
 	CancelledText = "This call was never started: the run was interrupted first. Nothing it asked for happened."
+	// ForkUncertainText is the result of a call of a turn a fork cut, which the source session
+	// started (before the fork point or after it): its effect on the shared workspace may be
+	// there.
+	ForkUncertainText = "This session was forked from another while this call was being made: the source session " +
+		"started it, before or after the point this fork was taken from, so its effect on the workspace may be there. " +
+		"It will not be run again automatically. Inspect the actual state before deciding whether anything needs doing."
+	// ForkCancelledText is the result of a call of a turn a fork cut, which the source never
+	// started.
+	ForkCancelledText = "This session was forked from another before this call started, and the source session never started it: nothing it asked for happened."
 	// CodeInterrupted is the error code of a request or turn closed by recovery or cancellation.
 	CodeInterrupted = "interrupted"
 )
@@ -363,6 +383,19 @@ const (
 // cancelled, and the turn finishes as interrupted. Nothing is ever re-run. It returns nil when
 // no turn is open.
 func (s *State) Recover(recovered bool) []events.Payload {
+	return s.recover(recovered, nil)
+}
+
+// RecoverFork closes a turn a fork cut (Turn.CutByFork) by what the source session did: a
+// call the source started, before the fork point or after it, is uncertain, since its effect
+// on the workspace the fork shares may be there; one it never started is cancelled; the open
+// request fails and the turn finishes interrupted, as Recover closes them. startedInSource
+// reports whether the source recorded the call started.
+func (s *State) RecoverFork(recovered bool, startedInSource func(callID string) bool) []events.Payload {
+	return s.recover(recovered, startedInSource)
+}
+
+func (s *State) recover(recovered bool, startedInSource func(string) bool) []events.Payload {
 	t := s.Open
 	if t == nil {
 		return nil
@@ -381,17 +414,30 @@ func (s *State) Recover(recovered bool) []events.Payload {
 		byID[c.ID] = c
 	}
 	verdict := tools.Recover(recs)
+	uncertainText, cancelledText := UncertainText, CancelledText
+	if startedInSource != nil {
+		uncertainText, cancelledText = ForkUncertainText, ForkCancelledText
+		var never []string
+		for _, id := range verdict.Cancelled {
+			if startedInSource(id) {
+				verdict.Uncertain = append(verdict.Uncertain, id)
+			} else {
+				never = append(never, id)
+			}
+		}
+		verdict.Cancelled = never
+	}
 	for _, id := range verdict.Uncertain {
 		c := byID[id]
 		out = append(out, events.ToolSettled{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: c.RequestID, CallID: id,
 			Tool: c.Name, Outcome: string(tools.OutcomeUncertain), ErrorCode: string(tools.OutcomeUncertain),
-			Output: UncertainText, Recovered: recovered})
+			Output: uncertainText, Recovered: recovered})
 	}
 	for _, id := range verdict.Cancelled {
 		c := byID[id]
 		out = append(out, events.ToolSettled{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: c.RequestID, CallID: id,
 			Tool: c.Name, Outcome: string(tools.OutcomeCancelled), ErrorCode: CodeInterrupted,
-			Output: CancelledText, Recovered: recovered})
+			Output: cancelledText, Recovered: recovered})
 	}
 	out = append(out, events.TurnFinished{SessionID: s.SessionID, TurnID: t.TurnID, Reason: events.FinishInterrupted,
 		Steps: t.Steps, Usage: t.Usage, Recovered: recovered,

@@ -643,3 +643,42 @@ func TestAwaiting(t *testing.T) {
 		})
 	}
 }
+
+// A fork taken inside a turn: each of the cut turn's calls is closed as the source session
+// left it, not as a crash would: one the source started (before the fork point, or after it)
+// is uncertain, one it never started is cancelled, and only that one says nothing happened.
+func TestRecoverForkCutsATurn(t *testing.T) {
+	s := fold(t, with(open("c1", "c2", "c3"),
+		toolStarted("r1", "c1"), // started before the fork point
+		events.SessionForked{SessionID: "ses_fork", Agent: "build", Source: events.ForkSource{SessionID: sid, Stream: "session-" + sid, Revision: 7}},
+	)...)
+	if s.Open == nil || s.Open.CutByFork == nil || s.Open.CutByFork.Revision != 7 {
+		t.Fatalf("the fork's open turn does not know it was cut: %+v", s.Open)
+	}
+	startedInSource := map[string]bool{"c1": true, "c2": true} // c2 started after the fork point
+	got := s.RecoverFork(true, func(id string) bool { return startedInSource[id] })
+	outcomes := map[string]events.ToolSettled{}
+	for _, p := range got {
+		if e, ok := p.(events.ToolSettled); ok {
+			outcomes[e.CallID] = e
+		}
+	}
+	for id, want := range map[string]string{"c1": "uncertain", "c2": "uncertain", "c3": "cancelled"} {
+		e := outcomes[id]
+		if e.Outcome != want {
+			t.Errorf("%s: %s, want %s", id, e.Outcome, want)
+		}
+		said := strings.Contains(e.Output, "nothing it asked for happened") || strings.Contains(e.Output, "Nothing it asked for happened")
+		if said != (want == "cancelled") || !strings.Contains(e.Output, "forked") {
+			t.Errorf("%s: %q", id, e.Output)
+		}
+	}
+	if fin, ok := got[len(got)-1].(events.TurnFinished); !ok || fin.Reason != events.FinishInterrupted {
+		t.Errorf("last event %+v", got[len(got)-1])
+	}
+	// A session that was not forked mid-turn is recovered as before.
+	plain := fold(t, with(open("c1"))...)
+	if plain.Open.CutByFork != nil {
+		t.Error("a turn no fork cut marked as cut")
+	}
+}
