@@ -174,16 +174,7 @@ func (s *State) Check(p events.Payload) error {
 			return order("standing approvals revoked while turn %s is open", t.TurnID)
 		}
 	case events.ToolSettled:
-		c := s.call(e.CallID)
-		if c == nil || c.Settled {
-			return order("call %s settled but it is not an open requested call", e.CallID)
-		}
-		// A call not started here may be uncertain only when a fork cut its turn: the source
-		// session may have started it after the fork point (RecoverFork).
-		forkUncertain := t != nil && t.CutByFork != nil && e.Recovered && e.Outcome == string(tools.OutcomeUncertain)
-		if !c.Started && e.Outcome != string(tools.OutcomeCancelled) && !forkUncertain {
-			return order("call %s settled without being started", e.CallID)
-		}
+		return s.checkSettled(e)
 	case events.VerificationReceipt:
 		c := s.call(e.CallID)
 		if c == nil || !c.Started || c.Settled {
@@ -203,6 +194,22 @@ func (s *State) Check(p events.Payload) error {
 				return order("turn %s finished while call %s has no result", e.TurnID, c.ID)
 			}
 		}
+	}
+	return nil
+}
+
+// checkSettled: a result closes an open requested call, and one never started is only
+// cancelled, or, when a fork cut its turn, uncertain (the source session may have started it
+// after the fork point: RecoverFork).
+func (s *State) checkSettled(e events.ToolSettled) error {
+	c := s.call(e.CallID)
+	if c == nil || c.Settled {
+		return order("call %s settled but it is not an open requested call", e.CallID)
+	}
+	t := s.Open
+	forkUncertain := t != nil && t.CutByFork != nil && e.Recovered && e.Outcome == string(tools.OutcomeUncertain)
+	if !c.Started && e.Outcome != string(tools.OutcomeCancelled) && !forkUncertain {
+		return order("call %s settled without being started", e.CallID)
 	}
 	return nil
 }
