@@ -47,6 +47,25 @@ type component struct {
 	scripts   string
 	// metrics holds the collectors the Application is given (verification runs).
 	metrics *prometheus.Registry
+	// afterRead, when a test sets it before the Application runs anything, is called after
+	// each stream read of the Application's log, before the read returns: a test pauses
+	// there to force an interleaving of a read with the process's own work.
+	afterRead func(ctx context.Context, stream string)
+}
+
+// pausableLog is the event store as the Application reads it (Ports.Log), with the
+// component's afterRead after each stream read.
+type pausableLog struct {
+	*memstore.Store
+	c *component
+}
+
+func (l pausableLog) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
+	recs, err := l.Store.ReadStream(ctx, stream, from, limit)
+	if l.c.afterRead != nil {
+		l.c.afterRead(ctx, stream)
+	}
+	return recs, err
 }
 
 // newComponent builds the Application; each option may change its settings first.
@@ -83,7 +102,7 @@ func newComponent(t testing.TB, options ...func(*app.Settings)) *component {
 	q := queries.New(c.store, registry, readModels{rm}, runner)
 	c.app = app.New(settings, nil, app.Ports{
 		Send:         bus.Send,
-		Log:          c.store,
+		Log:          pausableLog{c.store, c},
 		Driver:       &turn.Driver{Store: c.store, Registry: registry, Clock: commands.SystemClock{}, Feed: feed},
 		OpenProvider: func(spec string) (model.Provider, error) { return provider.Open(spec) },
 		Configure: func(dir string) (app.SessionConfig, error) {

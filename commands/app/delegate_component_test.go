@@ -339,3 +339,74 @@ func TestComponentReportAtToolSafeBoundary(t *testing.T) {
 		t.Fatalf("replay: %+v %v", rep.Differences, err)
 	}
 }
+
+// pausedRead marks the context of the read a test pauses (component.afterRead).
+type pausedRead struct{}
+
+// Recover, which starts every turn of a parent, reads the ledger and then judges each queued
+// or running job lost unless this process runs it now. A background child of this process
+// that settles between that read and that check has left the process's running jobs already:
+// the recovery's settlement is refused (the job is completed), and that refusal is not an
+// error — nothing was lost, and the child's own settlement woke the parent. It used to fail
+// the turn: when that turn was the one delivering a report, the deliverer gave up, SettleJobs
+// returned, and the reports stayed in the inbox (TestComponentDelegation failed now and then).
+// The interleaving is forced here: Recover's ledger read is paused until the child has
+// settled and its goroutine ended.
+func TestComponentRecoverRacesOwnSettlement(t *testing.T) {
+	c := newComponent(t, func(s *app.Settings) {
+		s.Agents = map[string]agent.Override{"orchestrator": {Delegates: []string{"build"}}}
+	})
+	ctx := context.Background()
+	read, release := make(chan struct{}), make(chan struct{})
+	c.afterRead = func(ctx context.Context, stream string) {
+		if ctx.Value(pausedRead{}) != nil && strings.HasPrefix(stream, commands.JobStream("")) {
+			close(read)
+			<-release
+		}
+	}
+	spec := c.script("race", `{"turns":[
+	  {"toolCalls":[{"id":"t1","name":"task","arguments":{"agent":"build","objective":"Lane R: wait, then answer",
+	    "deliverable":"d","instructions":"i","success_evidence":"s","background":true}}]},
+	  {"text":"Delegated."}, {"text":"Noted."}],
+	 "sessions":[{"when":"Lane R","turns":[
+	  {"toolCalls":[{"id":"s1","name":"shell","arguments":{"command":"while [ ! -f proceed ]; do sleep 0.02; done"}}]},
+	  {"text":"Lane R done."}]}]}`)
+	res := c.run(t, app.RunTurn{Meta: meta("race-1"), Prompt: "one lane", Model: spec, Agent: "orchestrator"})
+	registry := events.NewRegistry(events.AllPayloads()...)
+	for range 500 { // the child waits in its shell call: its job runs
+		l, _, err := commands.LoadJobs(ctx, c.store, registry, res.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jobs := l.Jobs(); len(jobs) == 1 && jobs[0].Status == events.JobRunning {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	recovered := make(chan error, 1)
+	go func() {
+		recovered <- c.app.Commands.Jobs().Recover(context.WithValue(ctx, pausedRead{}, true), res.SessionID)
+	}()
+	<-read // Recover has read the ledger: the job runs
+	if err := os.WriteFile(filepath.Join(c.workspace, "proceed"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.app.Commands.SettleJobs(ctx); err != nil { // the child settled, its report delivered
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-recovered; err != nil {
+		t.Fatalf("recover after the job's own settlement: %v", err)
+	}
+	l, _, err := commands.LoadJobs(ctx, c.store, registry, res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jb := l.Jobs()[0]; jb.Status != events.JobCompleted || !jb.ReportConsumed || jb.Result == nil || jb.Result.FinalText != "Lane R done." {
+		t.Fatalf("job: %s consumed %v result %+v", jb.Status, jb.ReportConsumed, jb.Result)
+	}
+	info, err := c.app.Queries.Session(ctx, res.SessionID)
+	if err != nil || len(info.Turns) != 2 {
+		t.Fatalf("parent turns: %+v %v", info.Turns, err)
+	}
+}

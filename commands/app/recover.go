@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/events"
 )
@@ -24,9 +25,9 @@ func (j *Jobs) Recover(ctx context.Context, parent string) error {
 		switch {
 		case j.mine(jb.JobID):
 		case jb.Status == events.JobQueued && !j.admitterAlive(ctx, parent, jb.ParentTurnID):
-			settled, err = true, j.settleLost(ctx, jb, events.JobCancelled, "the process that admitted the job ended before its child started")
+			settled, err = j.settleLost(ctx, jb, events.JobCancelled, "the process that admitted the job ended before its child started")
 		case jb.Status == events.JobRunning && !j.alive(jb.Owner):
-			settled, err = true, j.settleLost(ctx, jb, events.JobUncertain, "the process running the child was lost; what the child did last is not known, and it is not run again")
+			settled, err = j.settleLost(ctx, jb, events.JobUncertain, "the process running the child was lost; what the child did last is not known, and it is not run again")
 		}
 		if err != nil {
 			return err
@@ -47,12 +48,15 @@ func (j *Jobs) Recover(ctx context.Context, parent string) error {
 }
 
 // settleLost settles a job its own process can no longer settle, with a report folded from
-// what its child recorded.
-func (j *Jobs) settleLost(ctx context.Context, jb *job.Job, status, why string) error {
+// what its child recorded. settled is false when the job was no longer queued or running: its
+// own process settled it after Recover read the ledger (a child of this process that ends
+// between that read and the mine check has left j.running by then). Nothing was lost then,
+// and that settlement wakes the parent itself.
+func (j *Jobs) settleLost(ctx context.Context, jb *job.Job, status, why string) (settled bool, err error) {
 	adm := events.JobAdmitted{JobState: jb.JobState, Contract: jb.Contract}
 	ev, err := j.evidence(ctx, adm)
 	if err != nil {
-		return err
+		return false, err
 	}
 	report := ev.Report(jb.JobState, nil, status)
 	report.EvidenceErrors = append(report.EvidenceErrors, why)
@@ -65,7 +69,13 @@ func (j *Jobs) settleLost(ctx context.Context, jb *job.Job, status, why string) 
 	}
 	res, _ := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-recover/"+jb.JobID, jb.ParentSessionID, jb.JobID),
 		ParentSessionID: jb.ParentSessionID, Cmd: job.Settle{JobID: jb.JobID, Status: status, Result: &report, Error: why, Recovered: true, InputID: input}})
-	return res.Err()
+	if err := res.Err(); err != nil {
+		if domain.CodeOf(err) == job.CodeJobState {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 func (j *Jobs) alive(o events.TurnOwner) bool {
