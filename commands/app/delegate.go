@@ -126,17 +126,21 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 	if err != nil {
 		return delegation.Outcome{}, err
 	}
+	// The job is this process's before its admission is durable: a Recover of the same parent
+	// (another of its turns starting here) that reads the admission must not judge it lost.
+	claimed := j.claim(adm.JobID)
 	res, ledger := j.c.ports.Jobs.HandleJob(ctx, &commands.JobCommand{Meta: jobMeta("job-admit/"+adm.JobID, inv.SessionID, inv.CallID),
 		ParentSessionID: inv.SessionID, Cmd: job.Admit{JobAdmitted: adm}})
-	if err := res.Err(); err != nil {
-		return delegation.Outcome{}, err
-	}
-	if res.Duplicate { // the call ran before (a re-executed call): answer with its job as it is now
+	if err := res.Err(); err != nil || res.Duplicate {
+		if claimed {
+			j.unclaim(adm.JobID)
+		}
+		if err != nil {
+			return delegation.Outcome{}, err
+		}
+		// The call ran before (a re-executed call): answer with its job as it is now.
 		return j.outcomeOf(ledger.Job(adm.JobID)), nil
 	}
-	j.mu.Lock()
-	j.running[adm.JobID] = true
-	j.mu.Unlock()
 	if !req.Background {
 		return j.run(ctx, comp, adm)
 	}
@@ -148,6 +152,23 @@ func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegatio
 		_, _ = j.run(j.background, comp, adm) // its outcome is in the ledger
 	}()
 	return delegation.Outcome{JobID: adm.JobID, SessionID: adm.ChildSessionID, Status: events.JobQueued}, nil
+}
+
+// claim marks a job as run by this process; false when it already was.
+func (j *Jobs) claim(id string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.running[id] {
+		return false
+	}
+	j.running[id] = true
+	return true
+}
+
+func (j *Jobs) unclaim(id string) {
+	j.mu.Lock()
+	delete(j.running, id)
+	j.mu.Unlock()
 }
 
 // admission is the job a task call asks for: its id derives from the call, so the same

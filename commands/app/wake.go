@@ -63,6 +63,11 @@ func (j *Jobs) deliverer(parent string) {
 		if !again {
 			delete(j.delivering, parent)
 			delete(j.missed, parent) // its own turns' ends need no wake: it looked again
+			if _, running := j.comps[parent]; err != nil && running {
+				// It failed because a turn of the parent runs here (it started meanwhile):
+				// that turn's next boundary, or its end, delivers instead.
+				j.missed[parent] = true
+			}
 			j.mu.Unlock()
 			return
 		}
