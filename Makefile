@@ -60,7 +60,7 @@ test: postgres
 	else echo "note: apply_patch conformance skipped: ../shared/conformance is not beside this checkout"; fi
 
 test-go: vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

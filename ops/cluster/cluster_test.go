@@ -164,13 +164,20 @@ func TestMain(m *testing.M) {
 
 var zunoBin string
 
+// freePort is a loopback port free now, below Linux's ephemeral range (32768 and up), so
+// no other process's ":0" listener or outgoing connection takes it while a killed server is
+// down: the servers are restarted on the same address.
 func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			l.Close()
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port between 20000 and 32000")
+	return ""
 }
 
 func (c *cluster) start(name string, args ...string) *proc {
@@ -212,7 +219,8 @@ func (c *cluster) startServer(i int) {
 		}
 		select {
 		case <-p.done:
-			c.t.Errorf("server %d exited at start; see %s", i, c.logPath(fmt.Sprintf("serve%d", i)))
+			log, _ := os.ReadFile(c.logPath(fmt.Sprintf("serve%d", i)))
+			c.t.Errorf("server %d exited at start:\n%s", i, log)
 			return
 		case <-time.After(50 * time.Millisecond):
 		}
