@@ -12,6 +12,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Under -race every process sleeps 1 s at exit unless told otherwise; the scripts start
+	// thousands (each `zuno` and each shell guard), so they are told (see the Makefile's test-go).
+	if _, set := os.LookupEnv("GORACE"); !set {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(m, map[string]func(){"zuno": func() { recordZunoEnv(); os.Exit(run()) }})
 }
 
