@@ -33,9 +33,13 @@ func checkTrust(docs []Document, p Paths) error {
 	}
 	hostOK := p.ProjectRoot != "" && slices.Contains(admitted, canonical(p.ProjectRoot))
 	strict := strictBelowProject(docs)
+	below := toolOutputBelowProject(docs)
 	for _, d := range docs {
 		if d.Layer.Trusted() {
 			continue
+		}
+		if err := checkProjectToolOutput(d, below, p); err != nil {
+			return err
 		}
 		if err := checkProjectDoc(d, p, hostOK, strict); err != nil {
 			return err
@@ -231,7 +235,6 @@ var trustedOnly = []trustedKey{
 	{"model", "it picks who answers: a scripted: model is a file of tool calls the checkout would write for the agent, and a provider's model decides where prompts go", "pass --model or set ZUNO_MODEL"},
 	{"context_window", "it is a limit of the model, and the model is the host's to pick", ""},
 	{"max_tokens", "it is the model's output limit, and the model is the host's to pick", ""},
-	{"tool_output", "it decides how much of each tool's output reaches the model, the log and the provider", ""},
 }
 
 func trustedOnlyKey(d Document, m Member, global string) error {

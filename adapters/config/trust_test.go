@@ -86,8 +86,11 @@ var projectRefusals = []struct{ name, src, key string }{
 	{"the model in another case", `{"Model": "scripted:evil.json"}`, "model"},
 	{"the context window", `{"context_window": 1}`, "context_window"},
 	{"the output limit of the model", `{"max_tokens": 100000}`, "max_tokens"},
-	{"the tool output bytes", `{"tool_output": {"max_bytes": 100000000}}`, "tool_output"},
-	{"the tool output lines", `{"tool_output": {"max_lines": 1}}`, "tool_output"},
+	// Limits the project layer may only lower (docs/config.md, "Bounds").
+	{"the tool output bytes raised", `{"tool_output": {"max_bytes": 2000000000}}`, "tool_output.max_bytes"},
+	{"the tool output lines raised", `{"tool_output": {"max_lines": 1000000}}`, "tool_output.max_lines"},
+	{"the artifact cap raised", `{"tool_output": {"max_artifact_bytes": 1073741825}}`, "tool_output.max_artifact_bytes"},
+	{"the session artifact cap raised", `{"TOOL_OUTPUT": {"Max_Session_Artifact_Bytes": 99999999999}}`, "tool_output.max_session_artifact_bytes"},
 }
 
 func TestProjectLayerRefusals(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/bounds"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 )
@@ -92,9 +93,33 @@ type concurrencyConfig struct {
 	LSPRequests    int `json:"lsp_requests"`
 }
 
+// toolOutputConfig are the tool output limits (domain/bounds; docs/config.md, "Bounds"): after
+// load, each is the value in effect, its default when unset and its ceiling when above it.
 type toolOutputConfig struct {
 	MaxBytes int `json:"max_bytes"`
 	MaxLines int `json:"max_lines"`
+	// MaxArtifactBytes bounds the disk one shell call (or background task) may fill with
+	// withheld output; MaxSessionArtifactBytes what a session's calls may fill together.
+	MaxArtifactBytes        int64 `json:"max_artifact_bytes"`
+	MaxSessionArtifactBytes int64 `json:"max_session_artifact_bytes"`
+}
+
+// clamp puts every limit in effect: the default for unset, the ceiling for a value above it,
+// each clamping said as a note (no layer lifts a ceiling, docs/config.md "Bounds").
+func (o *toolOutputConfig) clamp() []string {
+	var notes []string
+	set := func(l bounds.Limit, v int64) int64 {
+		e := l.Effective(v)
+		if e != v && v != 0 {
+			notes = append(notes, fmt.Sprintf("%s is %d %s, above its ceiling: %d is in effect", l.Key, v, l.Unit, e))
+		}
+		return e
+	}
+	o.MaxBytes = int(set(bounds.ToolOutputBytes, int64(o.MaxBytes)))
+	o.MaxLines = int(set(bounds.ToolOutputLines, int64(o.MaxLines)))
+	o.MaxArtifactBytes = set(bounds.ArtifactBytes, o.MaxArtifactBytes)
+	o.MaxSessionArtifactBytes = set(bounds.SessionBytes, o.MaxSessionArtifactBytes)
+	return notes
 }
 
 // settings are the keys the application layer acts on.
@@ -258,6 +283,7 @@ func loadConfigFrom(o adconfig.Options) (config, error) {
 	if err := c.validate(); err != nil {
 		return c, err
 	}
+	c.Notes = append(c.Notes, c.ToolOutput.clamp()...)
 	if err := c.gates(); err != nil {
 		return c, err
 	}
@@ -274,6 +300,9 @@ func (c config) validate() error {
 		{Key: "lsp_requests", Value: c.Concurrency.LSPRequests}},
 		ToolOutputBytes: c.ToolOutput.MaxBytes, ToolOutputLines: c.ToolOutput.MaxLines}); err != nil {
 		return err
+	}
+	if c.ToolOutput.MaxArtifactBytes < 0 || c.ToolOutput.MaxSessionArtifactBytes < 0 {
+		return &configError{"tool_output.max_artifact_bytes and max_session_artifact_bytes must be positive (0 or unset: the defaults, docs/config.md \"Bounds\")"}
 	}
 	if u := c.EventStoreURL; u != "" && !isPostgres(u) && !strings.HasPrefix(u, "esdb://") && !strings.HasPrefix(u, "esdb+discover://") {
 		return &configError{fmt.Sprintf("ZUNO_EVENTSTORE_URL %q: want postgres://… or esdb://…, or unset it for the embedded SQLite store", u)}

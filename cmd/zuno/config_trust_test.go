@@ -36,9 +36,12 @@ var schemaTrust = map[string]trustClass{
 	"model":          {"refused", `{"model": "scripted:evil.json"}`, "model"},
 	"context_window": {"refused", `{"context_window": 1000000}`, "context_window"},
 	"max_tokens":     {"refused", `{"max_tokens": 1}`, "max_tokens"},
-	// Output limits.
-	"tool_output.max_bytes": {"refused", `{"tool_output": {"max_bytes": 100000000}}`, "tool_output"},
-	"tool_output.max_lines": {"refused", `{"tool_output": {"max_lines": 1}}`, "tool_output"},
+	// Output limits: the project layer may only lower them (docs/config.md, "Bounds"); a raise
+	// is refused by value.
+	"tool_output.max_bytes":                  {"byValue", `{"tool_output": {"max_bytes": 100000000}}`, "tool_output.max_bytes"},
+	"tool_output.max_lines":                  {"byValue", `{"tool_output": {"max_lines": 1000000}}`, "tool_output.max_lines"},
+	"tool_output.max_artifact_bytes":         {"byValue", `{"tool_output": {"max_artifact_bytes": 8000000000}}`, "tool_output.max_artifact_bytes"},
+	"tool_output.max_session_artifact_bytes": {"byValue", `{"tool_output": {"max_session_artifact_bytes": 8000000000}}`, "tool_output.max_session_artifact_bytes"},
 	// Providers: where prompts and keys go is the host's; how patiently to ask, the project's.
 	"provider.*.family":            {"refused", `{"provider": {"x": {"family": "compatible"}}}`, "provider.x.family"},
 	"provider.*.options.baseURL":   {"refused", `{"provider": {"openai": {"options": {"baseURL": "http://127.0.0.1:1/v1"}}}}`, "provider.openai.options.baseURL"},

@@ -18,6 +18,12 @@ import (
 type capture struct {
 	maxBytes int
 	dir      string // where the spool is created ("" is the system's temporary directory)
+	// limit is how many bytes are kept at most, in memory and spool together (0: no limit):
+	// the disk cap (docs/config.md, "Bounds"). Past it bytes are counted and dropped, and
+	// capped is closed once, so the runner stops the command.
+	limit  int64
+	kept   int64
+	capped chan struct{}
 
 	head  []byte
 	spool *os.File
@@ -32,10 +38,17 @@ func (c *capture) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.total += int64(len(p))
+	n := len(p)
+	c.total += int64(n)
 	c.newlines += bytes.Count(p, []byte{'\n'})
-	c.last = p[len(p)-1]
+	c.last = p[n-1]
+	if c.limit > 0 && c.kept+int64(len(p)) > c.limit {
+		p = p[:c.limit-c.kept]
+		c.reachCap()
+	}
+	c.kept += int64(len(p))
 	switch {
+	case len(p) == 0:
 	case c.err != nil:
 	case c.spool != nil:
 		c.spoolWrite(p)
@@ -49,8 +62,20 @@ func (c *capture) Write(p []byte) (int, error) {
 		}
 		c.head = nil
 	}
-	return len(p), nil
+	return n, nil
 }
+
+// reachCap closes capped the first time the limit is reached.
+func (c *capture) reachCap() {
+	select {
+	case <-c.capped:
+	default:
+		close(c.capped)
+	}
+}
+
+// over reports whether the limit dropped bytes.
+func (c *capture) over() bool { return c.limit > 0 && c.total > c.kept }
 
 func (c *capture) spoolWrite(p []byte) {
 	if c.err == nil {

@@ -215,7 +215,7 @@ func TestStopAfterExitKeepsTheVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := r.start(p)
+		st, err := r.start(p, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,6 +61,10 @@ type Request struct {
 	// KillGrace is the delay between SIGTERM and SIGKILL; zero uses the
 	// Runner's (or DefaultKillGrace).
 	KillGrace time.Duration
+	// MaxKeep bounds the bytes of output kept, in memory and on disk (0: no bound): the
+	// artifact disk cap (docs/config.md, "Bounds"). A command whose output reaches it is
+	// stopped like a timed-out one, and Result.Capped says so.
+	MaxKeep int64
 	// WatchPaths are statically determined paths from the command text; each
 	// is observed before and after the run and reported in WrittenPaths only
 	// if the two observations differ (writtenPaths is a lower bound; see docs/tools.md).
@@ -99,6 +103,10 @@ type Result struct {
 	TotalBytes int64     `json:"totalBytes"`
 	TotalLines int       `json:"totalLines"`
 	Withheld   *Withheld `json:"withheldOutput,omitempty"`
+	// Capped: the output reached Request.MaxKeep, so Zuno stopped the command; Kept bytes
+	// (the first ones) are in Output or Spool, the rest of TotalBytes was dropped.
+	Capped bool  `json:"capped,omitempty"`
+	Kept   int64 `json:"kept,omitempty"`
 	// OutputDetached is set when some process outside the group kept the
 	// output pipe open after the group was stopped; capture was abandoned.
 	OutputDetached bool `json:"outputDetached,omitempty"`
@@ -404,7 +412,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	watch := observe(p.dir, r.Root, req.WatchPaths)
-	st, err := r.start(p)
+	st, err := r.start(p, req.MaxKeep)
 	if err != nil {
 		return Result{}, err
 	}
@@ -413,6 +421,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 	res.Duration = time.Since(st.began)
 	res.Output = st.out.head
 	res.TotalBytes, res.TotalLines = st.out.total, st.out.lines()
+	res.Capped, res.Kept = st.out.over(), st.out.kept
 	res.Spool, res.SpoolErr = st.out.finish()
 	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
 	if err := exitStatus(st, waitErr, &res); err != nil {
@@ -431,6 +440,8 @@ func checkRequest(req Request) error {
 		return &Error{Code: CodeInvalidArguments, Msg: "command contains a NUL byte"}
 	case req.Timeout < 0:
 		return &Error{Code: CodeInvalidArguments, Msg: "timeout is negative"}
+	case req.MaxKeep < 0:
+		return &Error{Code: CodeInvalidArguments, Msg: "MaxKeep is negative"}
 	}
 	for _, kv := range req.Env {
 		if !strings.Contains(kv, "=") || strings.IndexByte(kv, 0) >= 0 {
@@ -500,7 +511,7 @@ type started struct {
 	stopSent time.Time // when Zuno first signalled the group to stop (zero: never)
 }
 
-func (r *Runner) start(p prepared) (*started, error) {
+func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		CloseFiles(p.files)
@@ -534,7 +545,7 @@ func (r *Runner) start(p prepared) (*started, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	st := &started{cmd: cmd, guard: g, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir},
+	st := &started{cmd: cmd, guard: g, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
 		readDone: make(chan struct{}), waitDone: make(chan error, 1), began: began}
 	go func() {
 		defer close(st.readDone)
@@ -562,6 +573,8 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 		res.Cancelled = true
 	case <-timeoutC:
 		res.TimedOut = true
+	case <-st.out.capped:
+		// The disk cap: stopped as at a timeout; Run reads Capped from the capture.
 	}
 	pgid := st.cmd.Process.Pid
 	if !exited {

@@ -127,7 +127,12 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	// Output over the byte cap is spooled into the artifact directory as it arrives; a
 	// failure here shows up as the spool's error.
 	_ = t.s.art.ensureDir()
+	keep, refusal := t.s.diskBudget()
+	if refusal != nil {
+		return *refusal
+	}
 	res, err := t.s.shell.Run(ctx, shell.Request{
+		MaxKeep:    keep.bytes,
 		Command:    a.Command,
 		Dir:        a.Workdir,
 		Timeout:    timeout,
@@ -153,7 +158,11 @@ func (t *shellTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 		return failure(tools.NameShell, err, true)
 	}
 	rc := t.s.receipt(inv, a, res, false)
-	return t.s.shellResult(inv.CallID, timeout, res, rc)
+	r := t.s.shellResult(inv.CallID, timeout, res, rc)
+	if res.Capped {
+		return capped(r, keep, res)
+	}
+	return r
 }
 
 // receipt builds the call's verification receipt from the analysis of its text and the facts

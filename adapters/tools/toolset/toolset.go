@@ -31,6 +31,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/search"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/bounds"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
 )
@@ -65,6 +66,14 @@ const (
 	// CodeArtifactFailed: output over the caps could not be stored, so it cannot be shown
 	// (a read-only call is then an error; a shell command that ran stays completed).
 	CodeArtifactFailed Code = "artifact_failed"
+	// CodeArtifactCapReached: a shell command's output reached the per-call disk cap
+	// (tool_output.max_artifact_bytes) or what the session's cap had left, so Zuno stopped the
+	// command; the first bytes are kept and the result says where, how many and their digest
+	// (OutcomeUncertain: the command was stopped while it ran).
+	CodeArtifactCapReached Code = "artifact_cap_reached"
+	// CodeSessionArtifactCap: the session's withheld output and background logs already
+	// fill tool_output.max_session_artifact_bytes; the command was not run.
+	CodeSessionArtifactCap Code = "session_artifact_cap"
 	// CodeBackgroundFailed: the BackgroundStarter refused or failed to start the command.
 	CodeBackgroundFailed Code = "background_failed"
 	// CodeReportExists: report_write's path is taken (the same call id and name again);
@@ -97,6 +106,12 @@ type Config struct {
 	SessionID string
 	// MaxBytes and MaxLines are tool_output.max_bytes / max_lines; 0 means the defaults.
 	MaxBytes, MaxLines int
+	// MaxArtifactBytes bounds the disk one shell command's output may take
+	// (tool_output.max_artifact_bytes), MaxSessionArtifactBytes what ArtifactDir and
+	// UsageDirs may hold together (tool_output.max_session_artifact_bytes); 0: the defaults
+	// (domain/bounds). UsageDirs are the session's other output directories (background logs).
+	MaxArtifactBytes, MaxSessionArtifactBytes int64
+	UsageDirs                                 []string
 	// ShellTimeout is a shell call's timeout when it names none; 0 means 2 minutes. A call
 	// may ask for up to MaxShellTimeout with timeoutMs.
 	ShellTimeout time.Duration
@@ -193,6 +208,11 @@ func New(cfg Config) (*Set, error) {
 	if cfg.ShellTimeout == 0 {
 		cfg.ShellTimeout = DefaultShellTimeout
 	}
+	if cfg.MaxArtifactBytes < 0 || cfg.MaxSessionArtifactBytes < 0 {
+		return nil, fmt.Errorf("toolset: MaxArtifactBytes (%d) and MaxSessionArtifactBytes (%d) must not be negative", cfg.MaxArtifactBytes, cfg.MaxSessionArtifactBytes)
+	}
+	cfg.MaxArtifactBytes = bounds.ArtifactBytes.Effective(cfg.MaxArtifactBytes)
+	cfg.MaxSessionArtifactBytes = bounds.SessionBytes.Effective(cfg.MaxSessionArtifactBytes)
 	artDir, err := filepath.Abs(cfg.ArtifactDir)
 	if err != nil {
 		return nil, fmt.Errorf("toolset: artifact dir: %w", err)
