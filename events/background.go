@@ -43,6 +43,10 @@ const (
 	// (killed, crashed): the task died with it, at a moment nobody observed. Recorded by a
 	// later process that saw the holder gone.
 	BackgroundLost = "lost"
+	// BackgroundCapped: its output reached the disk cap (tool_output.max_artifact_bytes, or
+	// what the session's cap had left; docs/config.md, "Bounds"), so Zuno stopped it and
+	// dropped the rest: the log keeps the first TotalWritten bytes, OutputSHA256 their digest.
+	BackgroundCapped = "capped"
 )
 
 // BackgroundCompleted is how a background task ended: its one completion receipt. A task

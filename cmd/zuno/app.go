@@ -246,7 +246,8 @@ func dataDir(cfg config) string {
 // process.
 func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jobs, sup *bg.Supervisor) turn.OpenTools {
 	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
-		MaxLines: cfg.ToolOutput.MaxLines, DataDir: dir, Work: work, Jobs: jobs, Supervisor: sup,
+		MaxLines: cfg.ToolOutput.MaxLines, MaxArtifactBytes: cfg.ToolOutput.MaxArtifactBytes,
+		MaxSessionArtifactBytes: cfg.ToolOutput.MaxSessionArtifactBytes, DataDir: dir, Work: work, Jobs: jobs, Supervisor: sup,
 		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
 	return c.OpenTools()
 }

@@ -308,7 +308,7 @@ func (r *run) request(ctx context.Context, req model.Request) (resp model.Respon
 	var acc model.Accumulator
 	wctx, capture := model.CaptureWire(ctx)
 	defer func() { r.lastWire = recordWire(capture) }()
-	for ev, err := range r.req.Provider.Stream(wctx, req) {
+	for ev, err := range boundStream(r.req.Provider.Stream(wctx, req)) {
 		if err != nil {
 			return acc.Response(), output, err
 		}

@@ -80,9 +80,9 @@ func Start(s State, e events.BackgroundStarted) ([]events.Payload, error) {
 // task that never started is refused.
 func Complete(s State, e events.BackgroundCompleted) ([]events.Payload, error) {
 	switch e.Status {
-	case events.BackgroundExited, events.BackgroundCancelled, events.BackgroundKilled, events.BackgroundLost:
+	case events.BackgroundExited, events.BackgroundCancelled, events.BackgroundKilled, events.BackgroundLost, events.BackgroundCapped:
 	default:
-		return nil, domain.Invalid("status", fmt.Sprintf("%q is not a completion status", e.Status), "use exited, cancelled, killed or lost")
+		return nil, domain.Invalid("status", fmt.Sprintf("%q is not a completion status", e.Status), "use exited, cancelled, killed, lost or capped")
 	}
 	t, ok := s.Task(e.TaskID)
 	if !ok {

@@ -72,3 +72,8 @@ func (l Limit) OverCeiling(v int64) *domain.Error {
 	e.Field = l.Key
 	return e
 }
+
+// CodeResponseTooLarge: a model response (its text, one tool call's arguments, or the whole
+// of it) grew past its ceiling while it streamed; it was refused before anything of it was
+// stored, and the turn ended with this code.
+const CodeResponseTooLarge = "response_too_large"

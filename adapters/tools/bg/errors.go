@@ -18,6 +18,9 @@ const (
 	// CodeSandboxFailed: the session's sandbox launcher could not wrap the
 	// command; nothing ran (never a reason to run it unconfined instead).
 	CodeSandboxFailed = "sandbox_failed"
+	// CodeSessionArtifactCap: the session's background logs and artifacts already fill
+	// its disk cap (tool_output.max_session_artifact_bytes); the command was not started.
+	CodeSessionArtifactCap = "session_artifact_cap"
 )
 
 // Error is a typed failure of a Manager call. Message is read by models, so

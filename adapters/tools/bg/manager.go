@@ -87,6 +87,17 @@ func WithArtifactRoots(roots ...string) Option {
 	return func(m *Manager) { m.ArtifactRoots = append(m.ArtifactRoots, roots...) }
 }
 
+// WithDiskCaps bounds the disk a task's log may fill (perTask) and what the session's logs
+// and artifact roots may hold together (session) when a task starts; 0 is no bound
+// (docs/config.md, "Bounds"). A task whose log reaches its cap is stopped (StatusCapped).
+func WithDiskCaps(perTask, session int64) Option {
+	return func(m *Manager) { m.maxTask, m.maxSession = perTask, session }
+}
+
+// LogDir is where the session's task logs are kept: what counts toward its disk cap beside
+// the artifact roots.
+func (m *Manager) LogDir() string { return filepath.Join(m.sup.cfg.Dir, m.session) }
+
 // WithEnvExclude withholds names matching shell.env.exclude's patterns from every task, on
 // top of the ZUNO_* namespace (shell.Environ; docs/tools.md).
 func WithEnvExclude(patterns []string) Option {
@@ -120,6 +131,8 @@ type Manager struct {
 	// already resolved inside the workspace.
 	runner   shell.Runner
 	ringSize int
+	// maxTask and maxSession are the disk caps (WithDiskCaps; 0: none).
+	maxTask, maxSession int64
 }
 
 // NewManager returns a manager of its own, with no session and no journal, that writes full
@@ -158,10 +171,15 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (TaskInfo, error)
 			l.status.Close()
 		}
 	}()
+	keep, err := m.diskBudget()
+	if err != nil {
+		return TaskInfo{}, err
+	}
 	r, err := m.reserve(req, l)
 	if err != nil {
 		return TaskInfo{}, err
 	}
+	r.keep = keep
 	if err := m.recordStart(ctx, r); err != nil {
 		_ = os.Remove(r.logPath)
 		return TaskInfo{}, &Error{Code: CodeUnavailable, Message: "the task could not be recorded in the session's log, so it was not started; try again", Err: err}
@@ -254,6 +272,7 @@ type reservation struct {
 	command, dir                   string
 	started                        time.Time
 	logf                           *os.File
+	keep                           int64 // diskBudget's answer
 }
 
 // reserve draws the task's id and creates its log file (O_EXCL: the file is the id's
@@ -389,7 +408,7 @@ func (m *Manager) launch(r reservation, l launch) (*task, *os.File, error) {
 		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, guard: guard, log: r.logf,
 		journal: m.journal(), holder: m.sup.cfg.Holder, digest: sha256.New(),
 		exited: make(chan struct{}), done: make(chan struct{}),
-		ring: newRing(m.ringSize),
+		ring: newRing(m.ringSize), keep: r.keep,
 	}
 	if t.journal != nil {
 		session := m.session

@@ -46,6 +46,11 @@ type task struct {
 	// it after pump has returned.
 	digest hash.Hash
 
+	// keep is how many bytes of output the log may take (0: no bound); past it the task is
+	// stopped as capped and the rest dropped.
+	keep    int64
+	dropped bool // output past keep was dropped (under mu)
+
 	exited chan struct{} // closed when the leader (bash) has been waited for
 	done   chan struct{} // closed when the task is settled: status final, output drained
 
@@ -71,10 +76,20 @@ type task struct {
 // write records one chunk of output. The file comes first so that any offset
 // a reader sees below total is already readable from disk.
 func (t *task) write(p []byte) {
-	t.digest.Write(p)
 	t.mu.Lock()
 	failed := t.diskErr != nil
+	if t.keep > 0 && t.ring.total+int64(len(p)) > t.keep {
+		p = p[:t.keep-t.ring.total]
+		if !t.dropped {
+			t.dropped = true
+			go t.stop(StatusCapped) // not here: stop waits for this pump to drain
+		}
+	}
 	t.mu.Unlock()
+	if len(p) == 0 {
+		return
+	}
+	t.digest.Write(p)
 	var werr error
 	if !failed {
 		_, werr = t.log.Write(p)
@@ -177,6 +192,10 @@ func (t *task) ending(detached bool) events.BackgroundCompleted {
 	// reached a command which had already ended (the guard saw no signal first).
 	if t.stopReason != "" && (gs.StoppedLive(t.stopSent) || gs.GuardFailed) {
 		c.Status = string(t.stopReason)
+	}
+	if t.dropped {
+		// The log holds only the first bytes, whether the stop found the command alive or not.
+		c.Status = string(StatusCapped)
 	}
 	return c
 }

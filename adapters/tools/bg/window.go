@@ -30,6 +30,8 @@ const (
 	StatusKilled Status = "killed"
 	// StatusCancelled: Cancel stopped it (bg action=cancel).
 	StatusCancelled Status = "cancelled"
+	// StatusCapped: Zuno stopped it when its log reached the disk cap (WithDiskCaps).
+	StatusCapped Status = "capped"
 	// StatusLost: the process that ran it ended without recording how it ended; the task
 	// died with that process (the guard's lifeline) at a moment no one observed. Known from
 	// the log only.

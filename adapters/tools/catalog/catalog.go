@@ -19,6 +19,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/bounds"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
@@ -31,6 +32,9 @@ type Catalog struct {
 	Sandbox            sandbox.Config
 	EnvExclude         []string
 	MaxBytes, MaxLines int
+	// MaxArtifactBytes and MaxSessionArtifactBytes are the disk caps of a shell command's (or
+	// background task's) output and of the session's (tool_output.*, docs/config.md "Bounds").
+	MaxArtifactBytes, MaxSessionArtifactBytes int64
 	// DataDir holds each session's artifacts (DataDir/artifacts/<session>).
 	DataDir string
 	// Own is where Zuno's own files are for a workspace (protected in every sandbox mode).
@@ -67,13 +71,15 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 		launcher = refusedLauncher{refused} // fail closed: nothing runs unconfined by accident
 	}
 	artifacts := filepath.Join(c.DataDir, "artifacts", sessionID)
+	perCall, perSession := bounds.ArtifactBytes.Effective(c.MaxArtifactBytes), bounds.SessionBytes.Effective(c.MaxSessionArtifactBytes)
 	mgr, err := c.Supervisor.Manager(sessionID, bg.WithArtifactRoots(artifacts), bg.WithLauncher(launcher),
-		bg.WithEnvExclude(c.EnvExclude))
+		bg.WithEnvExclude(c.EnvExclude), bg.WithDiskCaps(perCall, perSession))
 	if err != nil {
 		return nil, err
 	}
 	set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 		MaxBytes: c.MaxBytes, MaxLines: c.MaxLines, Background: backgroundStarter{mgr},
+		MaxArtifactBytes: perCall, MaxSessionArtifactBytes: perSession, UsageDirs: []string{mgr.LogDir()},
 		EnvExclude: c.EnvExclude, Gone: req.Gone, Protected: sb.Protected, ReadOnly: c.Sandbox.Mode == sandbox.ModeReadOnly,
 		Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 	if err != nil {
