@@ -283,7 +283,7 @@ func testSeedJobQuery(t *testing.T, e *env) {
 	if _, err := e.runner.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.rm.UserQuery(ctx, seedSQL(seedJobs, "ses_p"), readmodel.UserOptions{})
+	res, err := userRows(e.rm, ctx, seedSQL(seedJobs, "ses_p"), readmodel.UserOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func testSeedJobQuery(t *testing.T, e *env) {
 		}
 	}
 	// The report's fields read with json_extract alike on both databases.
-	res, err = e.rm.UserQuery(ctx, `SELECT id, json_extract(result, '$.workContext.planStepId') AS step,
+	res, err = userRows(e.rm, ctx, `SELECT id, json_extract(result, '$.workContext.planStepId') AS step,
 		json_extract(result, '$.verificationRecords[0].verdict') AS verdict FROM agent_job
 		WHERE parent_session_id = 'ses_p' AND result IS NOT NULL ORDER BY time_created, id`, readmodel.UserOptions{})
 	if err != nil {
@@ -319,7 +319,7 @@ func testSeedJobQuery(t *testing.T, e *env) {
 		"job_a|investigate|passed", "job_b|NULL|NULL", "job_c|investigate|passed", "job_d|investigate|passed",
 		"job_e|investigate|passed"})
 	// zuno db reads the inbox too (on Postgres, as the reader role).
-	res, err = e.rm.UserQuery(ctx, `SELECT input_id, status, replaces FROM inbox WHERE session_id = 'ses_p'
+	res, err = userRows(e.rm, ctx, `SELECT input_id, status, replaces FROM inbox WHERE session_id = 'ses_p'
 		ORDER BY time_created, input_id`, readmodel.UserOptions{})
 	if err != nil {
 		t.Fatal(err)

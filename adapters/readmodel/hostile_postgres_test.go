@@ -198,7 +198,7 @@ func runPostgresHostile(t *testing.T, rm *readmodel.DB, adminURL string) {
 		}
 	}
 	t.Logf("%d hostile statements on Postgres: %d refused or cancelled, %d harmless; nothing changed", len(cases), refused, len(cases)-refused)
-	rows, err := rm.UserQuery(context.Background(), "SELECT title FROM session", readmodel.UserOptions{})
+	rows, err := userRows(rm, context.Background(), "SELECT title FROM session", readmodel.UserOptions{})
 	if err != nil || len(rows.Rows) != 1 || rows.Rows[0][0] != "title" {
 		t.Fatalf("ordinary query: %v %v", rows, err)
 	}
@@ -218,7 +218,7 @@ func TestUserQueryHostilePostgresOwner(t *testing.T) {
 	admin, _ := url.Parse(ownerURL)
 	admin.User = url.User("postgres")
 	rm := seededPostgres(t, ownerURL)
-	_, err := rm.UserQuery(context.Background(), "SELECT 1", readmodel.UserOptions{})
+	_, err := userRows(rm, context.Background(), "SELECT 1", readmodel.UserOptions{})
 	var re *readmodel.ReaderError
 	if !errors.As(err, &re) || re.Code() != readmodel.CodeReaderPrivileged || !strings.Contains(err.Error(), "zuno_reader_revoke_side_effects") {
 		t.Fatalf("before a superuser revoked the side effects: want reader_privileged naming the fix, got %v", err)
@@ -325,7 +325,7 @@ func TestUserQueryRefusesPrivilegedReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = rm.UserQuery(context.Background(), "SELECT 1", readmodel.UserOptions{})
+		_, err = userRows(rm, context.Background(), "SELECT 1", readmodel.UserOptions{})
 		var re *readmodel.ReaderError
 		if !errors.As(err, &re) || re.Code() != c.code {
 			t.Errorf("%s: want %s, got %v", c.name, c.code, err)

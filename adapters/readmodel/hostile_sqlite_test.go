@@ -152,7 +152,7 @@ func sqliteSnapshot(t testing.TB, path string, dirs []string) snapshot {
 // the snapshot changed.
 func checkHostile(t *testing.T, rm *readmodel.DB, h hostile, snap func() snapshot) {
 	before := snap()
-	_, err := rm.UserQuery(context.Background(), h.sql, readmodel.UserOptions{Timeout: 300 * time.Millisecond})
+	_, err := userRows(rm, context.Background(), h.sql, readmodel.UserOptions{Timeout: 300 * time.Millisecond})
 	var timeout *readmodel.TimeoutError
 	switch {
 	case h.timeout && !errors.As(err, &timeout):
@@ -180,7 +180,7 @@ func TestUserQueryHostileSQLite(t *testing.T) {
 	}
 	t.Logf("%d hostile statements on SQLite: %d refused or cancelled, %d harmless reads; nothing changed", len(cases), refused, len(cases)-refused)
 	// And an ordinary query still works.
-	rows, err := rm.UserQuery(context.Background(), "SELECT title FROM session;", readmodel.UserOptions{})
+	rows, err := userRows(rm, context.Background(), "SELECT title FROM session;", readmodel.UserOptions{})
 	if err != nil || len(rows.Rows) != 1 || rows.Rows[0][0] != "title" {
 		t.Fatalf("ordinary query: %v %v", rows, err)
 	}
@@ -195,7 +195,7 @@ func FuzzUserQuerySQLite(f *testing.F) {
 	path, dirs, rm := seededSQLite(f)
 	before := sqliteSnapshot(f, path, dirs)
 	f.Fuzz(func(t *testing.T, q string) {
-		rm.UserQuery(context.Background(), q, readmodel.UserOptions{Timeout: 100 * time.Millisecond, Limit: 10})
+		userRows(rm, context.Background(), q, readmodel.UserOptions{Timeout: 100 * time.Millisecond, Limit: 10})
 		if d := diff(before, sqliteSnapshot(t, path, dirs)); len(d) > 0 {
 			t.Fatalf("%q changed the database or files:\n%v", q, d)
 		}

@@ -41,31 +41,44 @@ func (e *ReaderError) Code() string { return e.code }
 // (Postgres lets a few functions, lo_create among them, run read-only). A role switched to from an owner
 // session can be switched back from inside a statement, so the boundary is the login role
 // itself, checked in verifyReader.
-func (d *DB) userPostgres(ctx context.Context, stmt string, o UserOptions) (*Rows, error) {
+func (d *DB) userPostgres(ctx context.Context, stmt string, p *pass) error {
 	r, err := d.pgReader(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tx, err := r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Rollback()
-	ms := strconv.FormatInt(o.Timeout.Milliseconds(), 10)
+	ms := strconv.FormatInt(p.o.Timeout.Milliseconds(), 10)
 	if _, err := tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true),
 		set_config('lock_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $1, true)`, ms); err != nil {
-		return nil, err
+		return err
 	}
 	ps, err := tx.PrepareContext(ctx, stmt)
 	if err != nil {
-		return nil, d.classify(err)
+		return d.classify(err)
 	}
 	defer ps.Close()
-	rows, err := ps.QueryContext(ctx)
+	// Reading stops early at a bound: the server is then told to cancel the statement
+	// (the driver sends a cancel request when rctx ends), so closing the rows does not drain
+	// the rest of the result over the wire.
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	rows, err := ps.QueryContext(rctx)
 	if err != nil {
-		return nil, d.classify(err)
+		return d.classify(err)
 	}
-	return d.collect(rows, o.Limit)
+	defer rows.Close()
+	err = d.passRows(rows, p)
+	if err != nil {
+		stop()
+	}
+	if err == errStop {
+		return nil
+	}
+	return err
 }
 
 // pgReader connects as the reader once: the URL configured, else the role and password the

@@ -17,24 +17,28 @@ import (
 // mode=ro alone is not enough: ATTACH opens with the connection's flags, which are read-write
 // in modernc.org/sqlite, and PRAGMA query_only can be turned off from SQL (issue 14).
 // Cancelling ctx interrupts the statement (sqlite3_interrupt).
-func (d *DB) userSQLite(ctx context.Context, stmt string, limit int) (*Rows, error) {
+func (d *DB) userSQLite(ctx context.Context, stmt string, p *pass) error {
 	pool, err := d.userPool(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	conn, err := pool.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
 	if err := lockDown(conn); err != nil {
-		return nil, err
+		return err
 	}
 	rows, err := conn.QueryContext(ctx, stmt)
 	if err != nil {
-		return nil, d.classify(err)
+		return d.classify(err)
 	}
-	return d.collect(rows, limit)
+	defer rows.Close()
+	if err := d.passRows(rows, p); err != nil && err != errStop {
+		return err
+	}
+	return nil
 }
 
 // userPool opens the user connection once, apart from the reader Zuno's own queries use

@@ -78,7 +78,7 @@ func TestReaderCannotStallAppends(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := rm.UserQuery(ctx, stallQuery, readmodel.UserOptions{Timeout: time.Hour})
+		_, err := userRows(rm, ctx, stallQuery, readmodel.UserOptions{Timeout: time.Hour})
 		done <- err
 	}()
 	for !readerActive(t, admin) {
@@ -118,7 +118,7 @@ func BenchmarkAppendWithReader(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if reader {
-				go rm.UserQuery(ctx, stallQuery, readmodel.UserOptions{Timeout: time.Hour})
+				go userRows(rm, ctx, stallQuery, readmodel.UserOptions{Timeout: time.Hour})
 				time.Sleep(200 * time.Millisecond)
 			}
 			b.ResetTimer()

@@ -222,12 +222,9 @@ func (r readModels) Query(ctx context.Context, sql string, limit int, args ...an
 	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
 }
 
-func (r readModels) UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (queries.Table, error) {
-	rows, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: limit, Timeout: timeout})
-	if err != nil {
-		return queries.Table{}, err
-	}
-	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
+func (r readModels) UserQuery(ctx context.Context, sql string, b queries.UserBounds, sink queries.RowSink) (queries.UserSummary, error) {
+	s, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: b.Limit, MaxBytes: b.MaxBytes, Timeout: b.Timeout}, sink)
+	return queries.UserSummary(s), err
 }
 
 // dataDir is Zuno's data directory, zuno under $XDG_DATA_HOME (else ~/.local/share): the

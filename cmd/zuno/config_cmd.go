@@ -173,8 +173,8 @@ func newConfigInitCmd() *cobra.Command {
 		Use:   "init [--global | --project] [--force]",
 		Short: "Write a commented starter zuno.jsonc to the repository root (default) or the global config directory",
 		Long: `Writes zuno.jsonc with the main keys (permission with example rules, sandbox,
-concurrency; in the global file also model and tool_output, which only a trusted layer may
-set), their defaults and a comment each: to the repository root with --project (the
+concurrency; in the global file also model, which only a trusted layer may set, and
+tool_output, which the project layer may only lower), their defaults and a comment each: to the repository root with --project (the
 default; the current directory outside a repository), or to the global configuration
 directory with --global. An existing file is kept unless --force.`,
 		Args: cobra.NoArgs,
@@ -298,10 +298,15 @@ const starterBody = `  // Who allows a tool call: mode standard (the default), s
 `
 
 const starterToolOutput = `
-  // Tool output over either cap is withheld from the model and saved whole as an artifact.
+  // Tool output over either cap is withheld from the model and saved whole as an artifact;
+  // a shell command whose output passes max_artifact_bytes on disk is stopped, and a
+  // session's saved output is bounded by max_session_artifact_bytes. Each has a ceiling no
+  // layer lifts, and a project file may only lower them (docs/config.md, "Bounds").
   "tool_output": {
     "max_bytes": 51200,
     "max_lines": 2000,
+    "max_artifact_bytes": 1073741824,
+    "max_session_artifact_bytes": 4294967296,
   },
 `
 

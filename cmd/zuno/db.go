@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/domain/bounds"
 
 	"github.com/spf13/cobra"
 )
 
 func newDBCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "db [--format json|table] SQL",
+		Use:   "db [--format json|table] [--limit N] [--max-bytes N] [--timeout D] SQL",
 		Short: "Run read-only SQL over the read models",
 		Long: `Run read-only SQL over the read models: event, session, part (the transcript: text and
 tool parts), prompt_receipt, provider_request, agent_job (the jobs a session delegated),
@@ -22,7 +27,14 @@ Exactly one query (SELECT, WITH … SELECT, VALUES) runs, on a connection that c
 read models are derived from the event log. SQLite: the file opened read-only, behind an
 authorizer that refuses writes, DDL, PRAGMA, ATTACH and transaction control. Postgres: a
 login role that holds only SELECT on the read models (created by the migrations, or
-ZUNO_READMODEL_READER_URL), in a READ ONLY transaction. The query is cancelled after --timeout.`,
+ZUNO_READMODEL_READER_URL), in a READ ONLY transaction. The query is cancelled after --timeout.
+
+Rows are printed as they are read (json), or kept until the last to align them (table),
+within bounds (docs/config.md, "Bounds"): at most --limit rows (default 1000, at most
+1000000; a note on stderr says when the query had more), and at most --max-bytes of values
+(default 16 MiB, at most 256 MiB): the row that would pass it ends the query with
+result_too_large, the rows before it printed. --timeout is at most 10m. A value above a
+ceiling is refused (over_ceiling).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("zuno db takes one SQL statement as a single argument (quote it)")
@@ -34,35 +46,73 @@ ZUNO_READMODEL_READER_URL), in a READ ONLY transaction. The query is cancelled a
 			if err != nil {
 				return err
 			}
-			limit, _ := cmd.Flags().GetInt("limit")
-			timeout, _ := cmd.Flags().GetDuration("timeout")
+			b, err := dbBounds(cmd)
+			if err != nil {
+				return err
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				rows, err := a.Queries.UserSQL(ctx, args[0], limit, timeout)
-				if err != nil {
-					return err
-				}
-				if format == "json" {
-					return writeJSON(cmd.OutOrStdout(), rowsAsObjects(rows.Columns, rows.Rows))
-				}
-				return writeTable(cmd.OutOrStdout(), rows.Columns, rows.Rows)
+				return runDB(ctx, cmd, a, args[0], format, b)
 			})
 		},
 	}
 	addFormatFlag(cmd, "table")
-	cmd.Flags().Int("limit", 0, "return at most this many rows (0: all)")
-	cmd.Flags().Duration("timeout", readmodel.DefaultTimeout, "cancel the query after this long")
+	cmd.Flags().Int("limit", int(bounds.DBRows.Default), fmt.Sprintf("print at most this many rows (at most %d)", bounds.DBRows.Ceiling))
+	cmd.Flags().Int64("max-bytes", bounds.DBBytes.Default, fmt.Sprintf("stop with result_too_large past this many bytes of values (at most %d)", bounds.DBBytes.Ceiling))
+	cmd.Flags().Duration("timeout", readmodel.DefaultTimeout, fmt.Sprintf("cancel the query after this long (at most %s)", dbTimeoutCeiling))
 	return cmd
 }
 
-// rowsAsObjects turns rows into one JSON object per row, keyed by column name.
-func rowsAsObjects(columns []string, rows [][]any) []map[string]any {
-	out := make([]map[string]any, len(rows))
-	for i, row := range rows {
-		obj := make(map[string]any, len(columns))
-		for j, c := range columns {
-			obj[c] = row[j]
-		}
-		out[i] = obj
+// dbTimeoutCeiling is --timeout's ceiling: a reader holds a snapshot and a connection
+// while its query runs.
+var dbTimeoutCeiling = time.Duration(bounds.DBTimeout.Ceiling) * time.Millisecond
+
+// dbBounds reads the flags, refusing a value out of range: below 1 is a usage error, above a
+// ceiling over_ceiling (a flag the user typed is refused, never silently clamped).
+func dbBounds(cmd *cobra.Command) (queries.UserBounds, error) {
+	limit, _ := cmd.Flags().GetInt("limit")
+	maxBytes, _ := cmd.Flags().GetInt64("max-bytes")
+	timeout, _ := cmd.Flags().GetDuration("timeout")
+	switch {
+	case limit < 1:
+		return queries.UserBounds{}, usagef("--limit %d: print at least one row (at most %d)", limit, bounds.DBRows.Ceiling)
+	case int64(limit) > bounds.DBRows.Ceiling:
+		return queries.UserBounds{}, bounds.DBRows.OverCeiling(int64(limit))
+	case maxBytes < 1:
+		return queries.UserBounds{}, usagef("--max-bytes %d: allow at least one byte (at most %d)", maxBytes, bounds.DBBytes.Ceiling)
+	case maxBytes > bounds.DBBytes.Ceiling:
+		return queries.UserBounds{}, bounds.DBBytes.OverCeiling(maxBytes)
+	case timeout <= 0:
+		return queries.UserBounds{}, usagef("--timeout %s: give a positive duration (at most %s)", timeout, dbTimeoutCeiling)
+	case timeout > dbTimeoutCeiling:
+		return queries.UserBounds{}, bounds.DBTimeout.OverCeiling(timeout.Milliseconds())
 	}
-	return out
+	return queries.UserBounds{Limit: limit, MaxBytes: maxBytes, Timeout: timeout}, nil
+}
+
+// runDB runs the query into the format's sink. Rows printed before result_too_large stay
+// printed (json closes its array); a note says when --limit left rows unread.
+func runDB(ctx context.Context, cmd *cobra.Command, a *app, sql, format string, b queries.UserBounds) error {
+	var tab queries.Table
+	var sink queries.RowSink = &tab
+	js := &jsonRows{w: cmd.OutOrStdout()}
+	if format == "json" {
+		sink = js
+	}
+	sum, err := a.Queries.UserSQL(ctx, sql, b, sink)
+	var tooLarge *readmodel.TooLargeError
+	switch {
+	case format == "json":
+		if cerr := js.close(err == nil); err == nil {
+			err = cerr
+		}
+	case err == nil || errors.As(err, &tooLarge):
+		if werr := writeTable(cmd.OutOrStdout(), tab.Columns, tab.Rows); err == nil {
+			err = werr
+		}
+	}
+	if err == nil && sum.More {
+		fmt.Fprintf(cmd.ErrOrStderr(), "zuno db: note: printed the first %d rows; the query has more: narrow it, or pass a larger --limit (at most %d)\n",
+			sum.Rows, bounds.DBRows.Ceiling)
+	}
+	return err
 }

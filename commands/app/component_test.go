@@ -149,12 +149,9 @@ func (r readModels) Query(ctx context.Context, sql string, limit int, args ...an
 	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
 }
 
-func (r readModels) UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (queries.Table, error) {
-	rows, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: limit, Timeout: timeout})
-	if err != nil {
-		return queries.Table{}, err
-	}
-	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
+func (r readModels) UserQuery(ctx context.Context, sql string, b queries.UserBounds, sink queries.RowSink) (queries.UserSummary, error) {
+	s, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: b.Limit, MaxBytes: b.MaxBytes, Timeout: b.Timeout}, sink)
+	return queries.UserSummary(s), err
 }
 
 // drift replays the log into a scratch SQLite read model under scratchDirs and compares, as the

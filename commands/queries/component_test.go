@@ -65,12 +65,9 @@ func (r readModels) Query(ctx context.Context, sql string, limit int, args ...an
 	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
 }
 
-func (r readModels) UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (queries.Table, error) {
-	rows, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: limit, Timeout: timeout})
-	if err != nil {
-		return queries.Table{}, err
-	}
-	return queries.Table{Columns: rows.Columns, Rows: rows.Rows}, nil
+func (r readModels) UserQuery(ctx context.Context, sql string, b queries.UserBounds, sink queries.RowSink) (queries.UserSummary, error) {
+	s, err := r.db.UserQuery(ctx, sql, readmodel.UserOptions{Limit: b.Limit, MaxBytes: b.MaxBytes, Timeout: b.Timeout}, sink)
+	return queries.UserSummary(s), err
 }
 
 // create creates a session working in dir through h.
@@ -138,13 +135,16 @@ func TestComponentReadYourWrites(t *testing.T) {
 		code(t, err, queries.CodeNotFound)
 	})
 	t.Run("the user's SQL reads, and cannot write", func(t *testing.T) {
-		tab, err := r.q.UserSQL(ctx, "SELECT id FROM session ORDER BY id", 0, time.Second)
+		b := queries.UserBounds{Timeout: time.Second}
+		var tab queries.Table
+		_, err := r.q.UserSQL(ctx, "SELECT id FROM session ORDER BY id", b, &tab)
 		if err != nil || len(tab.Rows) != 3 {
 			t.Fatalf("user query: %+v %v", tab, err)
 		}
-		_, err = r.q.UserSQL(ctx, "UPDATE session SET title = 'x'", 0, time.Second)
+		_, err = r.q.UserSQL(ctx, "UPDATE session SET title = 'x'", b, &queries.Table{})
 		code(t, err, readmodel.CodeReadOnly)
-		tab, _ = r.q.UserSQL(ctx, "SELECT title FROM session WHERE id = 'ses_1'", 0, time.Second)
+		tab = queries.Table{}
+		_, _ = r.q.UserSQL(ctx, "SELECT title FROM session WHERE id = 'ses_1'", b, &tab)
 		if len(tab.Rows) != 1 || tab.Rows[0][0] != "one" {
 			t.Fatalf("the refused write changed a row: %+v", tab)
 		}

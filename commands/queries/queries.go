@@ -33,13 +33,47 @@ type Table struct {
 	Rows    [][]any
 }
 
+// Header and Row make a Table the sink of a user query that keeps the whole result (what
+// a table format needs to align its columns), within the query's bounds.
+func (t *Table) Header(columns []string) error {
+	t.Columns, t.Rows = columns, [][]any{}
+	return nil
+}
+
+func (t *Table) Row(values []any) error {
+	t.Rows = append(t.Rows, values)
+	return nil
+}
+
+// RowSink receives a user query's result as it is read: the column names once, then each row.
+type RowSink interface {
+	Header(columns []string) error
+	Row(values []any) error
+}
+
+// UserBounds bound a query a user typed (docs/config.md, "Bounds"): at most Limit rows
+// (0: none), MaxBytes of values (0: none; past it the query ends with result_too_large), and
+// Timeout (0: the adapter's default).
+type UserBounds struct {
+	Limit    int
+	MaxBytes int64
+	Timeout  time.Duration
+}
+
+// UserSummary is what a user query passed to its sink; More: it had rows past the limit.
+type UserSummary struct {
+	Rows  int
+	Bytes int64
+	More  bool
+}
+
 // ReadModels runs read-only SQL over the read models; limit 0 returns every row. Query runs
 // Zuno's own SQL, with its values as '?' parameters, never spliced into the text; UserQuery
-// runs SQL a user typed, which may be hostile, on a connection that cannot write, within
-// timeout (0: the adapter's default).
+// runs SQL a user typed, which may be hostile, on a connection that cannot write, within its
+// bounds, streaming rows into sink as they are read.
 type ReadModels interface {
 	Query(ctx context.Context, sql string, limit int, args ...any) (Table, error)
-	UserQuery(ctx context.Context, sql string, limit int, timeout time.Duration) (Table, error)
+	UserQuery(ctx context.Context, sql string, b UserBounds, sink RowSink) (UserSummary, error)
 }
 
 // Projections is the process's projection runner, as the queries wait on it: Head is the
@@ -102,12 +136,13 @@ func (q *Queries) SQL(ctx context.Context, sql string, limit int, args ...any) (
 }
 
 // UserSQL runs SQL a user typed (`zuno db`) over the read models, once they are current: one
-// query, read-only by construction, ended after timeout (docs/readmodels.md).
-func (q *Queries) UserSQL(ctx context.Context, sql string, limit int, timeout time.Duration) (Table, error) {
+// query, read-only by construction, within its bounds, its rows streamed into sink
+// (docs/readmodels.md).
+func (q *Queries) UserSQL(ctx context.Context, sql string, b UserBounds, sink RowSink) (UserSummary, error) {
 	if err := q.current(ctx); err != nil {
-		return Table{}, err
+		return UserSummary{}, err
 	}
-	return q.rm.UserQuery(ctx, sql, limit, timeout)
+	return q.rm.UserQuery(ctx, sql, b, sink)
 }
 
 // Sessions lists the live sessions newest first: a pruned one is left out.
