@@ -42,6 +42,8 @@ type TurnStarted struct {
 	// replay and debug permissions --session check they evaluate again. Variables and flags
 	// are one invocation's and are not recorded.
 	Config []ConfigFile `json:"config,omitempty"`
+	// Bounds are the tool output limits in effect for the turn (events/bounds.go).
+	Bounds *Bounds `json:"bounds,omitempty"`
 }
 
 // ConfigFile is one configuration file a turn read: its layer, path and the SHA-256 (hex) of

@@ -19,6 +19,7 @@ import (
 	"github.com/zuno-run/zuno/domain/bounds"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
+	"github.com/zuno-run/zuno/events"
 )
 
 // config is the merged configuration of every layer (docs/config.md): the global
@@ -104,6 +105,12 @@ type toolOutputConfig struct {
 	MaxSessionArtifactBytes int64 `json:"max_session_artifact_bytes"`
 }
 
+// recorded is the limits as a turn records them.
+func (o toolOutputConfig) recorded() *events.Bounds {
+	return &events.Bounds{MaxBytes: o.MaxBytes, MaxLines: o.MaxLines, MaxArtifactBytes: o.MaxArtifactBytes,
+		MaxSessionArtifactBytes: o.MaxSessionArtifactBytes}
+}
+
 // clamp puts every limit in effect: the default for unset, the ceiling for a value above it,
 // each clamping said as a note (no layer lifts a ceiling, docs/config.md "Bounds").
 func (o *toolOutputConfig) clamp() []string {
@@ -125,7 +132,7 @@ func (o *toolOutputConfig) clamp() []string {
 // settings are the keys the application layer acts on.
 func (c config) settings() zapp.Settings {
 	return zapp.Settings{Model: c.Model, ContextWindow: c.ContextWindow, MaxTokens: c.MaxTokens, Agents: c.Agents,
-		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Delegations: c.Concurrency.Delegations, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
+		Tools: c.Tools, ToolCalls: c.Concurrency.ToolCalls, Bounds: c.ToolOutput.recorded(), Delegations: c.Concurrency.Delegations, Permission: c.Raw("permission"), ToolSwitches: c.Raw("tools"),
 		Home: homeDir(), FullAccess: c.SandboxConfig.Mode == "danger-full-access", Zuno: zunoData(c), Own: ownLocations(c)}
 }
 

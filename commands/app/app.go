@@ -24,6 +24,7 @@ import (
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/work"
+	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
 
@@ -38,6 +39,8 @@ type Settings struct {
 	Tools map[string]bool
 	// ToolCalls is concurrency.tool_calls; 0 is the default.
 	ToolCalls int
+	// Bounds are the tool output limits in effect, recorded on each turn's start.
+	Bounds *events.Bounds
 	// Delegations is concurrency.delegations, the children that run at once; 0 is the
 	// default.
 	Delegations int

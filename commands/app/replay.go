@@ -78,6 +78,6 @@ func (c *Commands) replayResolve(t replay.Turn, sc SessionConfig, ag agent.Agent
 	// before the turn, as a run's are from the log (docs/replay.md).
 	g := c.gateFor(policy, set, t.Directory, offered.Tools, conf, t.Interactive, t.Child)
 	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: set.ContextWindow},
-		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
+		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files, Bounds: set.Bounds,
 		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil
 }

@@ -160,7 +160,7 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	}
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
-		MaxTokens: set.MaxTokens, Tools: avail, ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files,
+		MaxTokens: set.MaxTokens, Tools: avail, ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files, Bounds: set.Bounds,
 		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
 		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive, in.Child != nil), Inbox: c.inbox(),
 		Suspend: in.Suspend, Resume: resume, Report: in.Report, Inputs: c.jobs()})

@@ -76,6 +76,9 @@ type Request struct {
 	ToolsConfig map[string]bool
 	// ToolCalls is concurrency.tool_calls (1..=64); 0 means the default.
 	ToolCalls int
+	// Bounds are the tool output limits in effect, recorded on the turn's start (nil: none
+	// recorded).
+	Bounds *events.Bounds
 	// Directory, when set and not the session's recorded workspace, moves the session there
 	// (recorded before the turn starts).
 	Directory string

@@ -74,7 +74,7 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,
 		Agent: r.req.Agent.Name, Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps,
-		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire(), Config: r.req.Config}), nil
+		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire(), Config: r.req.Config, Bounds: r.req.Bounds}), nil
 }
 
 // wire is the provider's description, recorded on the turn's start.

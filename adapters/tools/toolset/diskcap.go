@@ -94,3 +94,25 @@ func dirBytes(dir string) int64 {
 	})
 	return n
 }
+
+// withholdKept stores what a command stopped at its disk cap kept, and renders the notice
+// the model gets: the first bytes only, the rest dropped, never "nothing was cut".
+func (a *artifacts) withholdKept(callID string, res shell.Result, w *tools.WithheldOutput) (withheld, error) {
+	var p string
+	var err error
+	switch {
+	case res.Spool != "":
+		p, err = a.keep(callID, tools.NameShell, res.Spool)
+	case res.SpoolErr != nil:
+		err = fmt.Errorf("spooling the output: %w", res.SpoolErr)
+	default:
+		p, err = a.store(callID, tools.NameShell, res.Output)
+	}
+	if err != nil {
+		return withheld{}, err
+	}
+	w.Path = p
+	text := fmt.Sprintf("Output withheld: %d bytes were written, over tool_output.max_bytes (%d bytes); the first %d are saved at %s and the rest was dropped. "+
+		`Read it back a window at a time with bg {"action": "artifact", "outputPath": %q}.`, res.TotalBytes, w.MaxBytes, res.Kept, p, p)
+	return withheld{notice: text, meta: tools.Metadata{OutputPaths: []string{p}, WithheldOutput: w}}, nil
+}

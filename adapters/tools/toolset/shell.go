@@ -291,6 +291,9 @@ func (s *Set) shellResult(callID string, timeout time.Duration, res shell.Result
 // and is kept from there, never read into memory.
 func (s *Set) withholdShell(callID string, res shell.Result, w *tools.WithheldOutput) (withheld, error) {
 	const hint = "Do not rerun the command just to see its output."
+	if res.Capped {
+		return s.art.withholdKept(callID, res, w)
+	}
 	switch {
 	case res.Spool != "":
 		return s.art.withholdSpool(callID, tools.NameShell, res.Spool, w, hint)
