@@ -60,3 +60,21 @@ func userQueryBounds(t *testing.T, rm *readmodel.DB, q [2]string) {
 		})
 	}
 }
+
+// On SQLite no value longer than the result may be is read into memory at all: the engine
+// refuses it (SQLITE_LIMIT_LENGTH), and the query ends with result_too_large.
+func TestUserQueryValueOverTheBoundSQLite(t *testing.T) {
+	_, _, rm := seededSQLite(t)
+	var c counted
+	_, err := rm.UserQuery(context.Background(), `SELECT substr(hex(zeroblob(1500000)), 1, 3000000) AS v`,
+		readmodel.UserOptions{Limit: 10, MaxBytes: 2 << 20}, &c)
+	var tl *readmodel.TooLargeError
+	if !errors.As(err, &tl) || c.rows != 0 {
+		t.Fatalf("rows %d, %v; want result_too_large before any row", c.rows, err)
+	}
+	// Under the bound the same query answers.
+	if _, err := rm.UserQuery(context.Background(), `SELECT substr(hex(zeroblob(1500000)), 1, 3000000) AS v`,
+		readmodel.UserOptions{Limit: 10, MaxBytes: 4 << 20}, &c); err != nil || c.rows != 1 {
+		t.Fatalf("rows %d, %v", c.rows, err)
+	}
+}

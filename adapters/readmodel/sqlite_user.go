@@ -27,10 +27,13 @@ func (d *DB) userSQLite(ctx context.Context, stmt string, p *pass) error {
 		return err
 	}
 	defer conn.Close()
-	if err := lockDown(conn); err != nil {
+	if err := lockDown(conn, valueLimit(p.o.MaxBytes)); err != nil {
 		return err
 	}
 	rows, err := conn.QueryContext(ctx, stmt)
+	if tooBig(err) {
+		return &TooLargeError{MaxBytes: p.o.MaxBytes}
+	}
 	if err != nil {
 		return d.classify(err)
 	}
@@ -58,13 +61,13 @@ func (d *DB) userPool(ctx context.Context) (*sql.DB, error) {
 
 // lockDown installs the limits and the authorizer on conn's physical connection; both stay on
 // it, and installing them again is harmless.
-func lockDown(conn *sql.Conn) error {
+func lockDown(conn *sql.Conn, maxValue int) error {
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
 		return fmt.Errorf("limit attached databases: %w", err)
 	}
 	// A string or blob a query builds (randomblob, zeroblob, group_concat) stays far below
 	// the default gigabyte, so one query cannot take the machine's memory.
-	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, maxValueBytes); err != nil {
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, maxValue); err != nil {
 		return fmt.Errorf("limit value length: %w", err)
 	}
 	return conn.Raw(func(c any) error {
@@ -76,8 +79,19 @@ func lockDown(conn *sql.Conn) error {
 	})
 }
 
-// maxValueBytes bounds one value a user query may build on SQLite.
+// maxValueBytes bounds one value a user query may build or read on SQLite.
 const maxValueBytes = 64 << 20
+
+// valueLimit is the longest value SQLite may build or read for a query whose result is
+// bounded to maxBytes: no value longer than the whole result may be is read into memory at
+// all (docs/config.md, "Bounds"), though never less than 1 MiB, so a small bound does not
+// refuse a query's intermediate strings.
+func valueLimit(maxBytes int64) int {
+	if maxBytes <= 0 {
+		return maxValueBytes
+	}
+	return int(min(maxValueBytes, max(maxBytes, 1<<20)))
+}
 
 // deniedFunctions are SQL functions with effects beyond reading.
 var deniedFunctions = map[string]bool{"load_extension": true, "fts3_tokenizer": true}

@@ -156,6 +156,9 @@ func (d *DB) passRows(rows *sql.Rows, p *pass) error {
 		p.sum.Bytes += n
 	}
 	if err := rows.Err(); err != nil {
+		if tooBig(err) {
+			return &TooLargeError{MaxBytes: p.o.MaxBytes, Rows: p.sum.Rows}
+		}
 		return d.classify(err)
 	}
 	return nil
@@ -163,7 +166,7 @@ func (d *DB) passRows(rows *sql.Rows, p *pass) error {
 
 // scanRow reads the current row's values, normalized (normalize).
 func (d *DB) scanRow(rows *sql.Rows, n int) ([]any, error) {
-	vals := make([]any, n)
+	vals := make([]value, n)
 	ptrs := make([]any, n)
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -171,10 +174,21 @@ func (d *DB) scanRow(rows *sql.Rows, n int) ([]any, error) {
 	if err := rows.Scan(ptrs...); err != nil {
 		return nil, d.classify(err)
 	}
+	out := make([]any, n)
 	for i, v := range vals {
-		vals[i] = normalize(v)
+		out[i] = v.v
 	}
-	return vals, nil
+	return out, nil
+}
+
+// value takes a column's value from the driver as it is, normalized: scanning into an any
+// would copy a byte value once more before it is made text (database/sql clones bytes for
+// an *any), and a user query's values may be as long as its whole bound.
+type value struct{ v any }
+
+func (v *value) Scan(src any) error {
+	v.v = normalize(src)
+	return nil
 }
 
 // rowBytes is what a row's values weigh: a string its length, anything else 8 bytes.

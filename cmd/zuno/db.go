@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/readmodel"
@@ -89,9 +90,17 @@ func dbBounds(cmd *cobra.Command) (queries.UserBounds, error) {
 	return queries.UserBounds{Limit: limit, MaxBytes: maxBytes, Timeout: timeout}, nil
 }
 
+// dbMemoryBase is zuno db's memory apart from the rows in flight (the runtime, the driver,
+// the schema), for the soft limit.
+const dbMemoryBase = 64 << 20
+
 // runDB runs the query into the format's sink. Rows printed before result_too_large stay
 // printed (json closes its array); a note says when --limit left rows unread.
 func runDB(ctx context.Context, cmd *cobra.Command, a *app, sql, format string, b queries.UserBounds) error {
+	// A long value passes through a few copies (the driver's, its text, its JSON); a soft
+	// memory limit makes the collector reclaim each row's before the heap doubles, so the
+	// peak follows the rows in flight, not the result (docs/config.md, "Bounds").
+	debug.SetMemoryLimit(dbMemoryBase + 2*b.MaxBytes)
 	var tab queries.Table
 	var sink queries.RowSink = &tab
 	js := &jsonRows{w: cmd.OutOrStdout()}
