@@ -51,6 +51,7 @@ func (c *comparer) check(ev events.Event) (events.Recorded, error) {
 	recorded, replayed := c.withImplied(i, ev)
 	if ev.Type == events.TypeTurnStarted {
 		recorded, replayed = c.configCompared(recorded, replayed)
+		recorded, replayed = boundsCompared(recorded, replayed)
 	}
 	if ev.Type == events.TypePromptAssembled {
 		recorded, replayed = c.headersRestored(recorded, replayed)
