@@ -28,7 +28,9 @@ func TestToolOutputClampedToCeilings(t *testing.T) {
 		got.MaxArtifactBytes != bounds.ArtifactBytes.Ceiling || got.MaxSessionArtifactBytes != bounds.SessionBytes.Ceiling {
 		t.Fatalf("in effect %+v", got)
 	}
-	if !slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "tool_output.max_bytes is 2000000000 bytes, above its ceiling") }) {
+	if !slices.ContainsFunc(c.Notes, func(n string) bool {
+		return strings.Contains(n, "tool_output.max_bytes is 2000000000 bytes, above its ceiling")
+	}) {
 		t.Fatalf("no note of the clamp: %q", c.Notes)
 	}
 }
