@@ -158,7 +158,10 @@ var configFlag string
 
 // cliSettings are the CLI layer: flags that set a configuration key append here before the
 // configuration is loaded (e.g. --sandbox-backend → sandbox.backend).
-var cliSettings []struct {
+var cliSettings []cliSetting
+
+// cliSetting is one flag's configuration key and JSON value.
+type cliSetting struct {
 	Flag, Key string
 	JSON      json.RawMessage
 }
