@@ -390,7 +390,7 @@ func record(d permission.Decision, source string) events.PermissionDecision {
 func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 	why := v.Decision.Message
 	if v.Decision.Source != SourceRisk {
-		why, _, _ = strings.Cut(d.Message(), "; ")
+		why = d.Summary()
 	}
 	// The lowest layer that accepts the rule and wins over the one that asked: the project
 	// layer may not allow external_directory, so that hint names a layer above it.
@@ -400,8 +400,12 @@ func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 		where = "after that rule " + where
 	}
 	fix := fmt.Sprintf("to allow it without asking, add permission.rules.%s {%q: \"allow\"} %s (zuno debug paths shows where each layer lives), or run zuno at a terminal to answer", d.Key, d.Resource, where)
-	if v.Decision.Source == SourceRisk {
+	switch gate, _ := asker(v.Decision, d); gate {
+	case events.AskGateRisk:
 		fix = riskFix(d.Key, v.Decision.Resource)
+	case events.AskGateStrict:
+		// No rule lets strict mode skip an ask (docs/permissions.md, "Deciding a call").
+		fix = "strict mode asks for every side-effecting call, whatever the rules say: run zuno at a terminal to answer, or run in standard mode (zuno run --permission-mode standard)"
 	}
 	v.Decision.Action, v.Decision.Source = string(permission.Deny), SourceNoTerminal
 	v.Decision.Message = "no terminal to ask at: " + why
