@@ -52,16 +52,22 @@ writes a file that names them.`,
 			if err != nil {
 				return err
 			}
-			set, err := adconfig.Load(configOptions())
-			if err != nil {
-				return err
+			// Checked as every command checks it (loadConfigFrom): what the layers set is
+			// shown, and a configuration the other commands refuse is refused here too, with
+			// the same error, after it (docs/config.md, "zuno config show").
+			cfg, invalid := loadConfigFrom(configOptions())
+			if cfg.Layers == nil {
+				return invalid
 			}
-			entries := configEntries(set)
+			entries := configEntries(cfg.Layers)
 			if format == "json" {
-				return writeJSON(cmd.OutOrStdout(), entries)
+				if err := writeJSON(cmd.OutOrStdout(), entries); err != nil {
+					return err
+				}
+			} else {
+				printConfigEntries(cmd.OutOrStdout(), entries)
 			}
-			printConfigEntries(cmd.OutOrStdout(), entries)
-			return nil
+			return invalid
 		},
 	}
 	addFormatFlag(cmd, "table")

@@ -51,7 +51,7 @@ ZUNO_READMODEL_READER_URL), in a READ ONLY transaction. The query is cancelled a
 	addFormatFlag(cmd, "table")
 	cmd.Flags().Int("limit", 0, "return at most this many rows (0: all)")
 	cmd.Flags().Duration("timeout", readmodel.DefaultTimeout, "cancel the query after this long")
-	return cmd
+	return readOnly(cmd)
 }
 
 // rowsAsObjects turns rows into one JSON object per row, keyed by column name.

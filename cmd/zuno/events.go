@@ -65,6 +65,6 @@ func newEventsCmd() *cobra.Command {
 	read.Flags().String("stream", "", "read only this stream (e.g. session-ses_…); --from is then a stream revision")
 	read.Flags().Uint64("from", 0, "without --stream: events after this global position; with it: from this revision")
 	read.Flags().Int("limit", 0, "at most this many events (0: all)")
-	cmd.AddCommand(read)
+	cmd.AddCommand(readOnly(read))
 	return cmd
 }

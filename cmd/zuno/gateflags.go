@@ -24,7 +24,8 @@ func addSandboxFlags(root *cobra.Command) {
 	for i, f := range sandboxFlags {
 		root.PersistentFlags().StringVar(&values[i], f.flag, "", f.usage)
 	}
-	root.PersistentPreRun = func(*cobra.Command, []string) {
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		readOnlyCommand = isReadOnly(cmd)
 		for i, f := range sandboxFlags {
 			if values[i] == "" {
 				continue

@@ -166,7 +166,7 @@ func newSessionListCmd() *cobra.Command {
 	}
 	addFormatFlag(list, "table")
 	list.Flags().Int("limit", 50, "at most this many sessions")
-	return list
+	return readOnly(list)
 }
 
 func newSessionShowCmd() *cobra.Command {
@@ -199,7 +199,7 @@ func newSessionShowCmd() *cobra.Command {
 		},
 	}
 	addFormatFlag(show, "table")
-	return show
+	return readOnly(show)
 }
 
 func newSessionForkCmd() *cobra.Command {
