@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -52,6 +53,7 @@ session: the prompt receipts, the tool parts, the evidence SQL.`,
 			if err := os.WriteFile(script, b, 0o644); err != nil {
 				return err
 			}
+			env := demoDatabase(cmd, dir)
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Workspace: %s\nPrompt:    %s\n\n", ws, demoPrompt)
 			var sessionID string
@@ -65,7 +67,7 @@ session: the prompt receipts, the tool parts, the evidence SQL.`,
 				return err
 			}
 			fmt.Fprintf(out, `
-Inspect the session:
+Inspect the session (%[3]s):
   zuno debug prompt --session %[1]s            # the last prompt, re-verified byte for byte
   zuno debug prompt --session %[1]s --step 1   # the first one
   zuno db "SELECT json_extract(data, '$.tool') AS tool, COUNT(*) AS calls FROM part WHERE session_id = '%[1]s' AND json_extract(data, '$.type') = 'tool' GROUP BY tool ORDER BY tool"
@@ -74,13 +76,35 @@ Inspect the session:
   zuno events read --stream session-%[1]s
   zuno run --session %[1]s --model scripted:<file> "..."   # continue it
   (cd %[2]s && sh test.sh)
-`, sessionID, ws)
+`, sessionID, ws, env)
 			return nil
 		},
 	}
-	cmd.Flags().String("dir", "", "directory for the scratch workspace (default: a new temporary directory)")
+	cmd.Flags().String("dir", "", "directory for the scratch workspace and the demo's database (default: a new temporary directory)")
+	cmd.PersistentFlags().Bool("use-configured-db", false, "record into the configured event store (ZUNO_DB, ZUNO_EVENTSTORE_URL, the configuration) instead of the demo's own database")
 	cmd.AddCommand(newDemoWorkCmd())
 	return cmd
+}
+
+// demoDatabase points this invocation at a database of the demo's own, dir/zuno.db, unless
+// --use-configured-db: a demo never writes into the user's real log (docs/cli.md, "zuno
+// demo"). It is the CLI layer of the storage keys, so ZUNO_DB, ZUNO_EVENTSTORE_URL and the
+// files are overridden for this invocation only. It returns what to say before the commands
+// that inspect the demo (they read the configured store otherwise).
+func demoDatabase(cmd *cobra.Command, dir string) string {
+	if own, _ := cmd.Flags().GetBool("use-configured-db"); own {
+		return "in the configured database (--use-configured-db)"
+	}
+	db, err := filepath.Abs(filepath.Join(dir, "zuno.db"))
+	if err != nil {
+		db = filepath.Join(dir, "zuno.db")
+	}
+	js, _ := json.Marshal(db)
+	cliSettings = append(cliSettings, cliSetting{"zuno demo", "db", js})
+	for _, key := range []string{"eventstore_url", "readmodel_url", "readmodel_reader_url", "bus_url"} {
+		cliSettings = append(cliSettings, cliSetting{"zuno demo", key, json.RawMessage(`""`)})
+	}
+	return fmt.Sprintf("in the demo's own database: prefix each command with ZUNO_DB=%s, or run the demo with --use-configured-db", db)
 }
 
 func copyDemo(ws string) error {
