@@ -9,6 +9,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/queries"
 )
 
 // commandMeta builds the command envelope from --command-id (a fresh id when absent).
@@ -172,7 +173,7 @@ func newSessionListCmd() *cobra.Command {
 func newSessionShowCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show SESSION [--format json|table]",
-		Short: "Show a session: its agent, workspace, messages and turns with their status",
+		Short: "Show a session: its agent, workspace, turns with their status, and its conversation",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := getFormat(cmd)
@@ -184,8 +185,15 @@ func newSessionShowCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				conv, err := a.Queries.Conversation(ctx, args[0])
+				if err != nil {
+					return err
+				}
 				if format == "json" {
-					return writeJSON(cmd.OutOrStdout(), info)
+					return writeJSON(cmd.OutOrStdout(), struct {
+						queries.SessionInfo
+						Conversation []queries.ConversationMessage `json:"conversation"`
+					}{info, conv})
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "session:   %s\ntitle:     %s\nagent:     %s\nworkspace: %s\nmessages:  %d\n\n",
@@ -194,7 +202,11 @@ func newSessionShowCmd() *cobra.Command {
 				for i, t := range info.Turns {
 					rows[i] = []any{t.TurnID, t.Agent, t.Model, t.Status, t.Steps, t.Error}
 				}
-				return writeTable(w, []string{"TURN", "AGENT", "MODEL", "STATUS", "STEPS", "ERROR"}, rows)
+				if err := writeTable(w, []string{"TURN", "AGENT", "MODEL", "STATUS", "STEPS", "ERROR"}, rows); err != nil {
+					return err
+				}
+				printConversation(w, conv)
+				return nil
 			})
 		},
 	}
