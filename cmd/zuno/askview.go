@@ -147,12 +147,12 @@ func lineDiff(a, b []string) []string {
 		case i < n && j < m && a[i] == b[j]:
 			ops = append(ops, op{' ', a[i]})
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', b[j]})
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]): // what goes, before what comes
 			ops = append(ops, op{'-', a[i]})
 			i++
+		default:
+			ops = append(ops, op{'+', b[j]})
+			j++
 		}
 	}
 	var out []string

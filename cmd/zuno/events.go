@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"time"
@@ -83,7 +84,13 @@ func (r eventsRead) run(ctx context.Context, a *app, out io.Writer) error {
 	from, printed := r.from, 0
 	for batch := 0; ; batch++ {
 		recs, err := a.Queries.Events(ctx, r.stream, from, r.limit-printed)
-		if err != nil && !(r.follow && ctx.Err() != nil) {
+		var none *queries.NotFoundError
+		switch {
+		case err == nil:
+		case r.follow && errors.As(err, &none):
+			// a stream that has no events yet: --follow waits for its first
+		case r.follow && ctx.Err() != nil:
+		default:
 			return err
 		}
 		if err := r.print(out, recs, batch == 0); err != nil {
