@@ -45,7 +45,9 @@ func newConfigShowCmd() *cobra.Command {
 variables, flags, managed policy), with the value that wins and where it came from. Values
 of keys whose name says key, token, secret or password, and the password of a URL, are
 masked. Keys no layer sets keep their built-in defaults and are not listed; zuno config init
-writes a file that names them.`,
+writes a file that names them. The configuration is then checked as every command checks it:
+one they refuse (an unknown key, a bad value, a rule the project may not write) is refused
+here too, after the table, with the same error and exit status 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)

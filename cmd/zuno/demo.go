@@ -21,6 +21,9 @@ func newDemoWorkCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "work",
 		Short: "Drive plan and todo commands through the bus, aggregates and projections, and print the read models",
+		Long: `Drives a scripted sequence of plan and todo commands through the whole pipeline and prints
+the read models. It records into a new temporary database of its own, never the configured
+one, unless --use-configured-db.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := os.MkdirTemp("", "zuno-demo-work-")

@@ -28,7 +28,10 @@ func newDemoCmd() *cobra.Command {
 		Long: `Copies a small project with a failing test into D/workspace and runs the build agent on it
 with the scripted provider: it reproduces the failure, greps, reads, patches the file and
 runs the test again, every step recorded as events. Then it prints how to inspect the
-session: the prompt receipts, the tool parts, the evidence SQL.`,
+session: the prompt receipts, the tool parts, the evidence SQL.
+
+The session is recorded in a database of the demo's own, D/zuno.db, never the configured
+one (ZUNO_DB, ZUNO_EVENTSTORE_URL, the configuration files), unless --use-configured-db.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, _ := cmd.Flags().GetString("dir")

@@ -36,7 +36,13 @@ preview of its result of at most 8 lines (a command's first and last output line
 diffstat and first hunk, the path and size read or written); --quiet leaves previews out. --format json
 prints every recorded event as one JSON line, each with the session id.
 An interrupted run (Ctrl-C, or a killed process) is recorded; the next run of the session
-settles calls that were cut short as uncertain and never re-runs them.`,
+settles calls that were cut short as uncertain and never re-runs them.
+
+Approvals for this run (the CLI layer of permission.mode and permission.rules):
+--permission-mode standard|strict|allow_all, --allow TOOL[:PATTERN] and --deny
+TOOL[:PATTERN], repeatable, every --deny after every --allow. Without a terminal an ask is a
+denial that says which rule would allow the call; a destructive shell command runs headless
+only when an allow rule names it (--allow 'shell:rm -rf build*'), never a catastrophic one.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("the prompt is one argument, and %d were given: quote it, as in zuno run 'fix the failing test'", len(args))

@@ -45,6 +45,8 @@ func newSessionCreateCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create --title T [--agent A] [--id ses_…]",
 		Short: "Create a session",
+		Long: `Creates a session of --agent (build by default): an agent that does not exist, or one that
+only runs as a delegated child, is refused (unknown_agent, naming the valid agents).`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)
@@ -174,6 +176,10 @@ func newSessionShowCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show SESSION [--format json|table]",
 		Short: "Show a session: its agent, workspace, turns with their status, and its conversation",
+		Long: `Prints the session, its turns, and its conversation as the model is shown it: each message
+with who said it (at most 8 lines of its text, the first and last around what is left out),
+each tool call with its arguments, each result under the call it answers. --format json has
+the whole conversation under "conversation".`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := getFormat(cmd)
