@@ -24,7 +24,7 @@ func newDemoWorkCmd() *cobra.Command {
 		Long: `Drives a scripted sequence of plan and todo commands through the whole pipeline and prints
 the read models. It records into a new temporary database of its own, never the configured
 one, unless --use-configured-db.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, err := os.MkdirTemp("", "zuno-demo-work-")
 			if err != nil {

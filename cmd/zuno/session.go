@@ -47,7 +47,7 @@ func newSessionCreateCmd() *cobra.Command {
 		Short: "Create a session",
 		Long: `Creates a session of --agent (build by default): an agent that does not exist, or one that
 only runs as a delegated child, is refused (unknown_agent, naming the valid agents).`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)
 			if err != nil {
@@ -180,7 +180,7 @@ func newSessionShowCmd() *cobra.Command {
 with who said it (at most 8 lines of its text, the first and last around what is left out),
 each tool call with its arguments, each result under the call it answers. --format json has
 the whole conversation under "conversation".`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := getFormat(cmd)
 			if err != nil {
