@@ -107,7 +107,13 @@ func demoDatabase(cmd *cobra.Command, dir string) string {
 	for _, key := range []string{"eventstore_url", "readmodel_url", "readmodel_reader_url", "bus_url"} {
 		cliSettings = append(cliSettings, cliSetting{"zuno demo", key, json.RawMessage(`""`)})
 	}
-	return fmt.Sprintf("in the demo's own database: prefix each command with ZUNO_DB=%s, or run the demo with --use-configured-db", db)
+	prefix := "ZUNO_DB=" + db
+	for _, v := range []string{"ZUNO_EVENTSTORE_URL", "ZUNO_READMODEL_URL", "ZUNO_BUS_URL"} {
+		if os.Getenv(v) != "" { // set, it would point the inspecting command elsewhere
+			prefix += " " + v + "="
+		}
+	}
+	return fmt.Sprintf("in the demo's own database: prefix each command with %s, or run the demo with --use-configured-db", prefix)
 }
 
 func copyDemo(ws string) error {

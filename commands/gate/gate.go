@@ -400,10 +400,10 @@ func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 		where = "after that rule " + where
 	}
 	fix := fmt.Sprintf("to allow it without asking, add permission.rules.%s {%q: \"allow\"} %s (zuno debug paths shows where each layer lives), or run zuno at a terminal to answer", d.Key, d.Resource, where)
-	switch gate, _ := asker(v.Decision, d); gate {
-	case events.AskGateRisk:
+	switch gate, _ := asker(v.Decision, d); {
+	case gate == events.AskGateRisk && d.Mode != permission.Strict:
 		fix = riskFix(d.Key, v.Decision.Resource)
-	case events.AskGateStrict:
+	case gate == events.AskGateStrict, gate == events.AskGateRisk:
 		// No rule lets strict mode skip an ask (docs/permissions.md, "Deciding a call").
 		fix = "strict mode asks for every side-effecting call, whatever the rules say: run zuno at a terminal to answer, or run in standard mode (zuno run --permission-mode standard)"
 	}
