@@ -40,3 +40,34 @@ func TestRedactEvent(t *testing.T) {
 		t.Errorf("malformed data changed: %s", got)
 	}
 }
+
+// FuzzRedactEvent: whatever a log holds, redaction never fails, a receipt's output is JSON,
+// and no section's blob survives it.
+func FuzzRedactEvent(f *testing.F) {
+	f.Add(`{"sections":[{"sha256":"a"}],"blobs":{"a":"SECRET","b":"kept"}}`)
+	f.Add(`{"messages":[{"role":"system","sha256":"a"}],"blobs":{"a":"x"}}`)
+	f.Add(`not json`)
+	f.Fuzz(func(t *testing.T, data string) {
+		out := queries.RedactEvent(events.TypePromptAssembled, json.RawMessage(data))
+		var r struct {
+			Sections []struct {
+				SHA256 string `json:"sha256"`
+			} `json:"sections"`
+			Blobs map[string]string `json:"blobs"`
+		}
+		if json.Unmarshal([]byte(data), &r) != nil || len(r.Blobs) == 0 {
+			return
+		}
+		var got struct {
+			Blobs map[string]string `json:"blobs"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("redacted receipt is not JSON: %v: %s", err, out)
+		}
+		for _, s := range r.Sections {
+			if v, ok := got.Blobs[s.SHA256]; ok && v != "<redacted>" {
+				t.Fatalf("section blob %q kept: %q", s.SHA256, v)
+			}
+		}
+	})
+}
