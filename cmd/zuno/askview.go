@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -73,6 +74,22 @@ func (o *runObserver) askView(e events.PermissionAsked) []string {
 		lines = append(lines[:editAskLines-1:editAskLines-1], fmt.Sprintf("… (%d more lines)", len(lines)-editAskLines+1))
 	}
 	return lines
+}
+
+// askWorkspace is where a run's file tools resolve relative paths, for the diff of a write's
+// ask: --dir, else the continued session's recorded workspace, else the working directory (a
+// new session's). A session whose place cannot be read leaves the working directory: the
+// diff then says when the file is not found there.
+func askWorkspace(ctx context.Context, a *app, session, dir, cwd string) string {
+	if dir != "" {
+		return dir
+	}
+	if session != "" {
+		if p, err := a.Queries.Place(ctx, session); err == nil && p.Directory != "" {
+			return p.Directory
+		}
+	}
+	return cwd
 }
 
 // workspacePath places a tool's path in the run's workspace.

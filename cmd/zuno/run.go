@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -217,7 +216,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		o.CommandID = zapp.NewID("cmd_")
 	}
 	obs := newRunObserver(w, o.Format, o.Quiet)
-	obs.dir = cmp.Or(dir, cwd)
+	obs.dir = askWorkspace(ctx, a, o.Session, dir, cwd)
 	if o.Ask != nil {
 		o.Ask.answer = func(e events.PermissionAsked, reply string) error {
 			res, err := a.Commands.AnswerPermission(ctx, commands.Meta{CommandID: zapp.NewID("cmd_"), Actor: "user"},
@@ -322,10 +321,6 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 	switch e := p.(type) {
 	case events.ProviderRequest:
 		o.noteEdits(e.Response)
-	case events.SessionCreated:
-		if e.ParentSessionID == "" && o.dir == "" {
-			o.dir = e.Directory
-		}
 	case events.DirectoryChanged:
 		o.dir = e.Directory
 	}
