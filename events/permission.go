@@ -39,8 +39,13 @@ type PermissionDecision struct {
 	// AskID names the ask this decision answered.
 	AskID string `json:"askId,omitempty"`
 	Mode  string `json:"mode"`
-	// Message is the denial as the model and the user read it.
+	// Message is the denial as the model and the user read it, or what the risk gate made of
+	// the command (a destructive command asked about or pre-approved by a rule).
 	Message string `json:"message,omitempty"`
+	// Risk is the risk gate's grade of a shell command that is not safe: catastrophic
+	// (refused), destructive (asked about, or with source rule pre-approved by an allow rule
+	// that names it: docs/risk.md, "Pre-approval by a rule").
+	Risk string `json:"risk,omitempty"`
 }
 
 // SandboxResolution is how a shell call was confined, as the sandbox resolver decided it.
@@ -71,7 +76,20 @@ type PermissionAsked struct {
 	// Always is the pattern an "always" answer would approve for the rest of the session;
 	// empty when the call has none (then only once or reject can be answered).
 	Always string `json:"always,omitempty"`
+	// Gate names what asked: risk (the shell risk gate, for a destructive command), strict
+	// (strict mode, where a rule allows), rule (a rule says ask) or no_rule (no rule matches);
+	// Reason says why in a sentence. Empty on asks recorded before they were named.
+	Gate   string `json:"gate,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
+
+// What asked (PermissionAsked.Gate).
+const (
+	AskGateRisk   = "risk"
+	AskGateStrict = "strict"
+	AskGateRule   = "rule"
+	AskGateNoRule = "no_rule"
+)
 
 func (PermissionAsked) EventType() string { return TypePermissionAsked }
 

@@ -110,7 +110,7 @@ func discover(o *Options) (Paths, []file, error) {
 			files = append(files, file{layer: settings.Global, path: legacy.Path, legacy: true})
 		}
 	}
-	if p.ProjectRoot != "" {
+	if p.ProjectRoot != "" && !o.SkipProject {
 		// The root file first, then .zuno/: the more specific directory wins (docs/config.md).
 		if err := add(settings.Project, p.ProjectRoot, "zuno"); err != nil {
 			return p, nil, err

@@ -33,6 +33,9 @@ type Options struct {
 	Getenv func(string) string
 	// ManagedDir holds managed.json[c]; DefaultManagedDir in production.
 	ManagedDir string
+	// SkipProject leaves the project layer out: a read-only command whose project file does
+	// not load warns and goes on without it (docs/config.md, "Errors").
+	SkipProject bool
 
 	cli []cliValue
 }

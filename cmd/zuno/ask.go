@@ -32,14 +32,12 @@ func isTerminal(f *os.File) bool {
 
 // ask shows the call with its matched rule and the choices, and records the answer. End of
 // input is a rejection: nothing runs that nobody approved.
-func (t *terminalAsker) ask(e events.PermissionAsked) {
+func (t *terminalAsker) ask(e events.PermissionAsked, view []string) {
 	fmt.Fprintf(t.out, "\n? %s wants permission %q for %s\n", e.Tool, e.Key, e.Resource)
-	if e.Rule != "" {
-		fmt.Fprintf(t.out, "  rule %s (%s layer) says ask", e.Rule, e.Layer)
-	} else {
-		fmt.Fprint(t.out, "  no rule decides it, so it asks")
+	for _, l := range view { // an edit's change (askview.go)
+		fmt.Fprintln(t.out, previewIndent+previewLine(l))
 	}
-	fmt.Fprintf(t.out, "; mode %s\n", e.Mode)
+	fmt.Fprintf(t.out, "  %s; mode %s\n", askedBy(e), e.Mode)
 	reply := t.read(e)
 	if err := t.answer(e, reply); err != nil {
 		fmt.Fprintf(t.out, "! the answer was not recorded: %v; press Ctrl-C to stop the run\n", err)

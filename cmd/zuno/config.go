@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	adconfig "github.com/zuno-run/zuno/adapters/config"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
@@ -190,7 +192,10 @@ var configFlag string
 
 // cliSettings are the CLI layer: flags that set a configuration key append here before the
 // configuration is loaded (e.g. --sandbox-backend → sandbox.backend).
-var cliSettings []struct {
+var cliSettings []cliSetting
+
+// cliSetting is one flag's configuration key and JSON value.
+type cliSetting struct {
 	Flag, Key string
 	JSON      json.RawMessage
 }
@@ -259,6 +264,9 @@ func (e *configError) Code() string  { return zapp.CodeBadConfig }
 // it once.
 func loadConfig() (config, error) {
 	c, err := loadConfigFrom(configOptions())
+	if err != nil && readOnlyCommand {
+		c, err = withoutProject(c, err)
+	}
 	if c.Layers != nil {
 		for _, w := range c.Layers.Warnings {
 			fmt.Fprintln(os.Stderr, "zuno: warning: "+w)
@@ -270,6 +278,49 @@ func loadConfig() (config, error) {
 		}
 	}
 	return c, err
+}
+
+// readOnlyCommand is set, before the command runs, for a command that only reads (annotated
+// readOnly: session list and show, db, events read, debug): a project file that does not load
+// does not block it (withoutProject).
+var readOnlyCommand bool
+
+// annotationReadOnly marks a command (and every command under it) as only reading.
+const annotationReadOnly = "zuno.readOnly"
+
+// readOnly marks cmd as a command that only reads (readOnlyCommand).
+func readOnly(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[annotationReadOnly] = "true"
+	return cmd
+}
+
+// isReadOnly reports whether cmd or a command above it is marked readOnly.
+func isReadOnly(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[annotationReadOnly] == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutProject is a read-only command's answer to a configuration that does not load: when
+// the project layer is what fails (the configuration loads without it), the command warns and
+// goes on without that layer, since it acts on nothing the project file could govern; the
+// project's settings are not applied, and every command that acts still refuses the file
+// (docs/config.md, "Errors"). Any other failure stands.
+func withoutProject(_ config, cause error) (config, error) {
+	o := configOptions()
+	o.SkipProject = true
+	c, err := loadConfigFrom(o)
+	if err != nil {
+		return c, cause
+	}
+	fmt.Fprintf(os.Stderr, "zuno: warning: %v; this command only reads, so it goes on without the project's configuration (commands that act refuse it until it is fixed)\n", cause)
+	return c, nil
 }
 
 // loadConfigFrom loads, merges and checks the layers o finds, saying nothing.

@@ -45,23 +45,31 @@ func newConfigShowCmd() *cobra.Command {
 variables, flags, managed policy), with the value that wins and where it came from. Values
 of keys whose name says key, token, secret or password, and the password of a URL, are
 masked. Keys no layer sets keep their built-in defaults and are not listed; zuno config init
-writes a file that names them.`,
+writes a file that names them. The configuration is then checked as every command checks it:
+one they refuse (an unknown key, a bad value, a rule the project may not write) is refused
+here too, after the table, with the same error and exit status 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)
 			if err != nil {
 				return err
 			}
-			set, err := adconfig.Load(configOptions())
-			if err != nil {
-				return err
+			// Checked as every command checks it (loadConfigFrom): what the layers set is
+			// shown, and a configuration the other commands refuse is refused here too, with
+			// the same error, after it (docs/config.md, "zuno config show").
+			cfg, invalid := loadConfigFrom(configOptions())
+			if cfg.Layers == nil {
+				return invalid
 			}
-			entries := configEntries(set)
+			entries := configEntries(cfg.Layers)
 			if format == "json" {
-				return writeJSON(cmd.OutOrStdout(), entries)
+				if err := writeJSON(cmd.OutOrStdout(), entries); err != nil {
+					return err
+				}
+			} else {
+				printConfigEntries(cmd.OutOrStdout(), entries)
 			}
-			printConfigEntries(cmd.OutOrStdout(), entries)
-			return nil
+			return invalid
 		},
 	}
 	addFormatFlag(cmd, "table")

@@ -60,7 +60,7 @@ ceiling is refused (over_ceiling).`,
 	cmd.Flags().Int("limit", int(bounds.DBRows.Default), fmt.Sprintf("print at most this many rows (at most %d)", bounds.DBRows.Ceiling))
 	cmd.Flags().Int64("max-bytes", bounds.DBBytes.Default, fmt.Sprintf("stop with result_too_large past this many bytes of values (at most %d)", bounds.DBBytes.Ceiling))
 	cmd.Flags().Duration("timeout", readmodel.DefaultTimeout, fmt.Sprintf("cancel the query after this long (at most %s)", dbTimeoutCeiling))
-	return cmd
+	return readOnly(cmd)
 }
 
 // dbTimeoutCeiling is --timeout's ceiling: a reader holds a snapshot and a connection

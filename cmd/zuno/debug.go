@@ -18,7 +18,7 @@ func newDebugCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "debug", Short: "Diagnostics: the exact prompt a model was sent, an agent's effective configuration"}
 	cmd.AddCommand(newDebugPromptCmd(), newDebugAgentCmd(), newDebugPathsCmd(), newDebugPermissionsCmd(), newDebugSandboxCmd(),
 		newDebugReceiptCmd())
-	return cmd
+	return readOnly(cmd)
 }
 
 func newDebugPromptCmd() *cobra.Command {

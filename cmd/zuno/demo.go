@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,8 +21,16 @@ func newDemoWorkCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "work",
 		Short: "Drive plan and todo commands through the bus, aggregates and projections, and print the read models",
-		Args:  cobra.NoArgs,
+		Long: `Drives a scripted sequence of plan and todo commands through the whole pipeline and prints
+the read models. It records into a new temporary database of its own, never the configured
+one, unless --use-configured-db.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := os.MkdirTemp("", "zuno-demo-work-")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Recorded %s\n", demoDatabase(cmd, dir))
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				return runDemo(ctx, a, cmd.OutOrStdout())
 			})

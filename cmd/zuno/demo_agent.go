@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -27,7 +28,10 @@ func newDemoCmd() *cobra.Command {
 		Long: `Copies a small project with a failing test into D/workspace and runs the build agent on it
 with the scripted provider: it reproduces the failure, greps, reads, patches the file and
 runs the test again, every step recorded as events. Then it prints how to inspect the
-session: the prompt receipts, the tool parts, the evidence SQL.`,
+session: the prompt receipts, the tool parts, the evidence SQL.
+
+The session is recorded in a database of the demo's own, D/zuno.db, never the configured
+one (ZUNO_DB, ZUNO_EVENTSTORE_URL, the configuration files), unless --use-configured-db.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir, _ := cmd.Flags().GetString("dir")
@@ -52,6 +56,7 @@ session: the prompt receipts, the tool parts, the evidence SQL.`,
 			if err := os.WriteFile(script, b, 0o644); err != nil {
 				return err
 			}
+			env := demoDatabase(cmd, dir)
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Workspace: %s\nPrompt:    %s\n\n", ws, demoPrompt)
 			var sessionID string
@@ -65,7 +70,7 @@ session: the prompt receipts, the tool parts, the evidence SQL.`,
 				return err
 			}
 			fmt.Fprintf(out, `
-Inspect the session:
+Inspect the session (%[3]s):
   zuno debug prompt --session %[1]s            # the last prompt, re-verified byte for byte
   zuno debug prompt --session %[1]s --step 1   # the first one
   zuno db "SELECT json_extract(data, '$.tool') AS tool, COUNT(*) AS calls FROM part WHERE session_id = '%[1]s' AND json_extract(data, '$.type') = 'tool' GROUP BY tool ORDER BY tool"
@@ -74,13 +79,41 @@ Inspect the session:
   zuno events read --stream session-%[1]s
   zuno run --session %[1]s --model scripted:<file> "..."   # continue it
   (cd %[2]s && sh test.sh)
-`, sessionID, ws)
+`, sessionID, ws, env)
 			return nil
 		},
 	}
-	cmd.Flags().String("dir", "", "directory for the scratch workspace (default: a new temporary directory)")
+	cmd.Flags().String("dir", "", "directory for the scratch workspace and the demo's database (default: a new temporary directory)")
+	cmd.PersistentFlags().Bool("use-configured-db", false, "record into the configured event store (ZUNO_DB, ZUNO_EVENTSTORE_URL, the configuration) instead of the demo's own database")
 	cmd.AddCommand(newDemoWorkCmd())
 	return cmd
+}
+
+// demoDatabase points this invocation at a database of the demo's own, dir/zuno.db, unless
+// --use-configured-db: a demo never writes into the user's real log (docs/cli.md, "zuno
+// demo"). It is the CLI layer of the storage keys, so ZUNO_DB, ZUNO_EVENTSTORE_URL and the
+// files are overridden for this invocation only. It returns what to say before the commands
+// that inspect the demo (they read the configured store otherwise).
+func demoDatabase(cmd *cobra.Command, dir string) string {
+	if own, _ := cmd.Flags().GetBool("use-configured-db"); own {
+		return "in the configured database (--use-configured-db)"
+	}
+	db, err := filepath.Abs(filepath.Join(dir, "zuno.db"))
+	if err != nil {
+		db = filepath.Join(dir, "zuno.db")
+	}
+	js, _ := json.Marshal(db)
+	cliSettings = append(cliSettings, cliSetting{"zuno demo", "db", js})
+	for _, key := range []string{"eventstore_url", "readmodel_url", "readmodel_reader_url", "bus_url"} {
+		cliSettings = append(cliSettings, cliSetting{"zuno demo", key, json.RawMessage(`""`)})
+	}
+	prefix := "ZUNO_DB=" + db
+	for _, v := range []string{"ZUNO_EVENTSTORE_URL", "ZUNO_READMODEL_URL", "ZUNO_BUS_URL"} {
+		if os.Getenv(v) != "" { // set, it would point the inspecting command elsewhere
+			prefix += " " + v + "="
+		}
+	}
+	return fmt.Sprintf("in the demo's own database: prefix each command with %s, or run the demo with --use-configured-db", prefix)
 }
 
 func copyDemo(ws string) error {

@@ -81,7 +81,11 @@ esdb://…), ZUNO_READMODEL_URL (postgres://…), or the same keys (db, eventsto
 readmodel_url) in a trusted configuration file: ~/.config/zuno/zuno.json[c], the file
 --config (or $ZUNO_CONFIG) names, or the managed policy. The repository's zuno.json[c] may
 not set them: the checkout does not choose where its audit log goes.
-zuno debug paths shows every place and which are in effect.`,
+zuno debug paths shows every place and which are in effect.
+
+A configuration that does not load is refused by every command that acts. The commands that
+only read (session list and show, db, events read, debug) warn about a project file that does
+not load and go on without it; zuno config show lists what the layers set, then refuses it.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

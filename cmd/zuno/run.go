@@ -35,7 +35,13 @@ preview of its result of at most 8 lines (a command's first and last output line
 diffstat and first hunk, the path and size read or written); --quiet leaves previews out. --format json
 prints every recorded event as one JSON line, each with the session id.
 An interrupted run (Ctrl-C, or a killed process) is recorded; the next run of the session
-settles calls that were cut short as uncertain and never re-runs them.`,
+settles calls that were cut short as uncertain and never re-runs them.
+
+Approvals for this run (the CLI layer of permission.mode and permission.rules):
+--permission-mode standard|strict|allow_all, --allow TOOL[:PATTERN] and --deny
+TOOL[:PATTERN], repeatable, every --deny after every --allow. Without a terminal an ask is a
+denial that says which rule would allow the call; a destructive shell command runs headless
+only when an allow rule names it (--allow 'shell:rm -rf build*'), never a catastrophic one.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("the prompt is one argument, and %d were given: quote it, as in zuno run 'fix the failing test'", len(args))
@@ -94,6 +100,7 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 	cmd.Flags().Bool("continue", false, "continue the latest session working in this directory (--session last: the latest of all)")
 	cmd.Flags().Bool("quiet", false, "text output: one line per tool call, without the preview of its result")
 	cmd.Flags().Bool("recover", false, "settle the session's unfinished turn although its process seems alive on another host (which cannot be checked from here); a process on this host that still runs is never overruled")
+	addApprovalFlags(cmd)
 	cmd.Flags().String("asks", "", "what a permission ask does: ask (at the terminal; the default at one), deny (the default without one), wait (for zuno session answer from another process) or suspend (the turn suspends and this process exits; zuno session resume goes on)")
 	return cmd
 }
@@ -209,6 +216,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 		o.CommandID = zapp.NewID("cmd_")
 	}
 	obs := newRunObserver(w, o.Format, o.Quiet)
+	obs.dir = askWorkspace(ctx, a, o.Session, dir, cwd)
 	if o.Ask != nil {
 		o.Ask.answer = func(e events.PermissionAsked, reply string) error {
 			res, err := a.Commands.AnswerPermission(ctx, commands.Meta{CommandID: zapp.NewID("cmd_"), Actor: "user"},
@@ -263,10 +271,15 @@ type runObserver struct {
 	// call id, from the recorded response, for its preview.
 	quiet   bool
 	patches map[string]string
+	// edits holds each write and apply_patch call's arguments, by call id, and dir the run's
+	// workspace, for the diff an ask about the call shows (askview.go).
+	edits map[string]string
+	dir   string
 }
 
 func newRunObserver(w io.Writer, format string, quiet bool) *runObserver {
-	return &runObserver{w: w, json: format == "json", enc: json.NewEncoder(w), quiet: quiet, patches: map[string]string{}}
+	return &runObserver{w: w, json: format == "json", enc: json.NewEncoder(w), quiet: quiet, patches: map[string]string{},
+		edits: map[string]string{}}
 }
 
 type runEventLine struct {
@@ -294,13 +307,22 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 		if o.midLine {
 			o.line("")
 		}
-		o.asker.ask(e)
+		o.asker.ask(e, o.askView(e))
 		return
 	}
 	if e, ok := p.(events.PermissionAsked); ok && !o.json {
-		o.line(fmt.Sprintf("? %s %s asks permission %q for %s: zuno session answer %s %s once|always|reject",
-			e.Tool, e.CallID, e.Key, e.Resource, e.SessionID, e.AskID))
+		o.line(fmt.Sprintf("? %s %s asks permission %q for %s (%s): zuno session answer %s %s %s",
+			e.Tool, e.CallID, e.Key, e.Resource, askedBy(e), e.SessionID, e.AskID, replies(e)))
+		for _, l := range o.askView(e) {
+			o.line(previewIndent + previewLine(l))
+		}
 		return
+	}
+	switch e := p.(type) {
+	case events.ProviderRequest:
+		o.noteEdits(e.Response)
+	case events.DirectoryChanged:
+		o.dir = e.Directory
 	}
 	if o.json {
 		return
@@ -311,6 +333,9 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 		o.preview(e)
 	case events.ToolBlocked:
 		o.line(fmt.Sprintf("· %s %s → blocked (%s): %s", e.Tool, e.CallID, e.Category, e.Message))
+		if e.Fix != "" { // what the gate recorded to do about it, as the model reads it
+			o.line(previewIndent + "fix: " + e.Fix)
+		}
 	case events.ProviderRequest:
 		o.notePatches(e.Response)
 		if e.Status == events.RequestFailed && e.Error != nil && e.RetryInMs > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/queries"
 )
 
 // commandMeta builds the command envelope from --command-id (a fresh id when absent).
@@ -44,7 +45,9 @@ func newSessionCreateCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create --title T [--agent A] [--id ses_…]",
 		Short: "Create a session",
-		Args:  cobra.NoArgs,
+		Long: `Creates a session of --agent (build by default): an agent that does not exist, or one that
+only runs as a delegated child, is refused (unknown_agent, naming the valid agents).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)
 			if err != nil {
@@ -166,14 +169,18 @@ func newSessionListCmd() *cobra.Command {
 	}
 	addFormatFlag(list, "table")
 	list.Flags().Int("limit", 50, "at most this many sessions")
-	return list
+	return readOnly(list)
 }
 
 func newSessionShowCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show SESSION [--format json|table]",
-		Short: "Show a session: its agent, workspace, messages and turns with their status",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show a session: its agent, workspace, turns with their status, and its conversation",
+		Long: `Prints the session, its turns, and its conversation as the model is shown it: each message
+with who said it (at most 8 lines of its text, the first and last around what is left out),
+each tool call with its arguments, each result under the call it answers. --format json has
+the whole conversation under "conversation".`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := getFormat(cmd)
 			if err != nil {
@@ -184,8 +191,15 @@ func newSessionShowCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				conv, err := a.Queries.Conversation(ctx, args[0])
+				if err != nil {
+					return err
+				}
 				if format == "json" {
-					return writeJSON(cmd.OutOrStdout(), info)
+					return writeJSON(cmd.OutOrStdout(), struct {
+						queries.SessionInfo
+						Conversation []queries.ConversationMessage `json:"conversation"`
+					}{info, conv})
 				}
 				w := cmd.OutOrStdout()
 				fmt.Fprintf(w, "session:   %s\ntitle:     %s\nagent:     %s\nworkspace: %s\nmessages:  %d\n\n",
@@ -194,12 +208,16 @@ func newSessionShowCmd() *cobra.Command {
 				for i, t := range info.Turns {
 					rows[i] = []any{t.TurnID, t.Agent, t.Model, t.Status, t.Steps, t.Error}
 				}
-				return writeTable(w, []string{"TURN", "AGENT", "MODEL", "STATUS", "STEPS", "ERROR"}, rows)
+				if err := writeTable(w, []string{"TURN", "AGENT", "MODEL", "STATUS", "STEPS", "ERROR"}, rows); err != nil {
+					return err
+				}
+				printConversation(w, conv)
+				return nil
 			})
 		},
 	}
 	addFormatFlag(show, "table")
-	return show
+	return readOnly(show)
 }
 
 func newSessionForkCmd() *cobra.Command {

@@ -94,6 +94,7 @@ session_busy while a live process still holds the turn.`,
 	}
 	resume.Flags().String("format", "text", "output format: text or json (one event per line)")
 	resume.Flags().String("model", "", "the model to go on with (default: the turn's own; a scripted turn needs scripted:<file>)")
+	addApprovalFlags(resume) // not recorded with the turn: a resumed turn takes what its resume is given
 	resume.Flags().String("asks", "suspend", "a later ask: suspend (the turn suspends again), wait (for zuno session answer from another process) or deny")
 	addCommandIDFlag(resume)
 	return resume

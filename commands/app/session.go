@@ -28,8 +28,15 @@ type NewSession struct {
 	ParentSessionID string
 }
 
-// CreateSession creates a session.
+// CreateSession creates a session. Its agent must be one the configuration knows, and a
+// session of its own (not a delegated child's) must be a primary agent: a session that names
+// no agent could never run a turn (unknown_agent, with the valid names).
 func (c *Commands) CreateSession(ctx context.Context, meta commands.Meta, s NewSession) (commands.Result, error) {
+	if s.Agent != "" {
+		if _, err := agent.Resolve(s.Agent, c.settings.Agents, s.ParentSessionID == ""); err != nil {
+			return commands.Result{}, err
+		}
+	}
 	return c.send(ctx, &commands.CreateSession{Meta: meta,
 		Create: session.Create{SessionID: s.SessionID, Title: s.Title, Agent: s.Agent, Directory: s.Directory,
 			ParentSessionID: s.ParentSessionID}})

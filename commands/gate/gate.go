@@ -18,6 +18,7 @@ import (
 	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/risk"
+	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -119,11 +120,14 @@ func (g *Gate) Check(c tools.Call) turn.Verdict {
 			return noTerminal(v, d)
 		}
 		v.Ask = &events.PermissionAsked{Tool: c.Decl.Name, Key: d.Key, Resource: d.Resource, Rule: v.Decision.Rule,
-			Layer: v.Decision.Layer, Mode: string(d.Mode), Always: d.Always}
+			Layer: v.Decision.Layer, Mode: string(d.Mode)}
+		v.Ask.Gate, v.Ask.Reason = asker(v.Decision, d)
 		// What an always would approve travels with the ask, so the answer needs nothing
-		// this gate remembered.
+		// this gate remembered. An ask that can save nothing (strict mode, the risk gate, a
+		// one-off confirmation) offers no always.
 		if saved := permission.Savable(d); len(saved) > 0 {
 			v.Grants = permission.Recorded(saved)
+			v.Ask.Always = d.Always
 		}
 	}
 	v.ExternalRoot = externalRoot(subjects)
@@ -152,15 +156,57 @@ func (g *Gate) evaluate(c tools.Call, subjects []tools.Subject) Evaluation {
 	d := g.decide(c, subjects)
 	ev := Evaluation{Decision: d, Record: record(d, SourceRule)}
 	if d.Action != permission.Deny && rv.Level == risk.Destructive && risk.Decide(rv.Verdict, string(d.Mode)) == risk.Ask {
+		if r := preapproval(c, d, rv); r != nil {
+			ev.Record.Risk = string(risk.Destructive)
+			ev.Record.Message = fmt.Sprintf("destructive command pre-approved by rule %s: %s (%s layer): %s", r.Key, r.Pattern, r.Layer, rv.Reason)
+			return ev
+		}
 		ev.Decision = destructive(&ev.Record, d, rv)
 	}
 	return ev
 }
 
+// preapproval is the rule that pre-approves a destructive command (docs/risk.md,
+// "Pre-approval by a rule"): the call is allowed, and the allow comes from an explicit rule of
+// a trusted layer (never the builtin catch-all, the project file the agent's shell can write,
+// or an agent's own rules) whose pattern names the command (risk.Preapproves). nil otherwise.
+func preapproval(c tools.Call, d permission.Decision, rv assessed) *permission.Rule {
+	if d.Action != permission.Allow {
+		return nil
+	}
+	key := permission.KeyFor(c.Decl.Name)
+	for _, ch := range d.Checks {
+		if ch.Key != key || ch.Resource != rv.command {
+			continue
+		}
+		r := ch.Rule
+		if r == nil || ch.RuleAction != permission.Allow || r.Action != permission.Allow || !r.Layer.Trusted() || r.Layer == settings.Builtin ||
+			!risk.Preapproves(r.Pattern, rv.command, rv.Verdict) {
+			return nil
+		}
+		return r
+	}
+	return nil
+}
+
+// asker names the gate that asked, and why: the risk gate, strict mode (where a rule
+// allows), a rule that says ask, or no rule at all.
+func asker(rec events.PermissionDecision, d permission.Decision) (gate, reason string) {
+	switch {
+	case rec.Source == SourceRisk:
+		return events.AskGateRisk, rec.Message
+	case d.Mode == permission.Strict && d.RuleAction == permission.Allow:
+		return events.AskGateStrict, "strict mode asks afresh for every side-effecting call"
+	case d.Rule != nil:
+		return events.AskGateRule, d.Reason
+	}
+	return events.AskGateNoRule, d.Reason
+}
+
 // catastrophic is the risk gate's denial, in every mode, before any rule is read.
 func (g *Gate) catastrophic(c tools.Call, rv assessed) Evaluation {
 	rec := events.PermissionDecision{Key: permission.KeyFor(c.Decl.Name), Resource: rv.command,
-		RuleAction: string(permission.Deny), Action: string(permission.Deny), Source: SourceRisk,
+		RuleAction: string(permission.Deny), Action: string(permission.Deny), Source: SourceRisk, Risk: string(risk.Catastrophic),
 		Mode: string(g.policy.Mode()), Message: "catastrophic command refused: " + rv.Reason}
 	return Evaluation{Record: rec, Refusal: &tools.Block{Kind: tools.BlockDenied, Message: rec.Message,
 		Fix: "nothing ran; catastrophic commands are refused in every permission mode — do the work another way"}}
@@ -175,7 +221,7 @@ func destructive(rec *events.PermissionDecision, d permission.Decision, rv asses
 	for i := range d.Checks {
 		d.Checks[i].Always = ""
 	}
-	rec.Action, rec.Source = string(permission.Ask), SourceRisk
+	rec.Action, rec.Source, rec.Risk = string(permission.Ask), SourceRisk, string(risk.Destructive)
 	rec.Message = "destructive command: " + rv.Reason
 	return d
 }
@@ -344,7 +390,7 @@ func record(d permission.Decision, source string) events.PermissionDecision {
 func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 	why := v.Decision.Message
 	if v.Decision.Source != SourceRisk {
-		why, _, _ = strings.Cut(d.Message(), "; ")
+		why = d.Summary()
 	}
 	// The lowest layer that accepts the rule and wins over the one that asked: the project
 	// layer may not allow external_directory, so that hint names a layer above it.
@@ -354,13 +400,29 @@ func noTerminal(v turn.Verdict, d permission.Decision) turn.Verdict {
 		where = "after that rule " + where
 	}
 	fix := fmt.Sprintf("to allow it without asking, add permission.rules.%s {%q: \"allow\"} %s (zuno debug paths shows where each layer lives), or run zuno at a terminal to answer", d.Key, d.Resource, where)
-	if v.Decision.Source == SourceRisk {
-		fix = "run zuno at a terminal to approve it once, or set permission.mode to allow_all in a trusted layer; destructive commands ask in standard mode"
+	switch gate, _ := asker(v.Decision, d); {
+	case gate == events.AskGateRisk && d.Mode != permission.Strict:
+		fix = riskFix(d.Key, v.Decision.Resource)
+	case gate == events.AskGateStrict, gate == events.AskGateRisk:
+		// No rule lets strict mode skip an ask (docs/permissions.md, "Deciding a call").
+		fix = "strict mode asks for every side-effecting call, whatever the rules say: run zuno at a terminal to answer, or run in standard mode (zuno run --permission-mode standard)"
 	}
 	v.Decision.Action, v.Decision.Source = string(permission.Deny), SourceNoTerminal
 	v.Decision.Message = "no terminal to ask at: " + why
 	v.Block = &tools.Block{Kind: tools.BlockDenied, Message: v.Decision.Message, Fix: fix}
 	return v
+}
+
+// riskFix is what lets a destructive command run without a terminal: an allow rule that names
+// it, in a trusted layer or on the command line, when it is one plain command (docs/risk.md,
+// "Pre-approval by a rule").
+func riskFix(key, command string) string {
+	const rest = "run zuno at a terminal to approve it once, or set permission.mode to allow_all in a trusted layer; destructive commands ask in standard mode"
+	if !risk.Plain(command) {
+		return "split it into plain commands (one program, literal words) that a rule can pre-approve, " + rest
+	}
+	return fmt.Sprintf("pre-approve it with an allow rule that names it: zuno run --allow '%s:%s', or permission.rules.%s {%q: \"allow\"} in the global layer (not the project file); or %s",
+		key, command, key, command, rest)
 }
 
 // toParent turns a delegated child's ask into a refusal that hands the question to its parent:

@@ -133,6 +133,15 @@ func normalise(v any) any {
 			// The decision's prose, derived from the fields compared beside it: a wording fix
 			// (a hint naming other layers) is not another decision (docs/replay.md).
 			delete(p, "message")
+			// The risk gate's grade, derived from the source and action compared beside it
+			// (a pre-approval is a rule's allow), and absent from decisions recorded before it.
+			delete(p, "risk")
+		}
+		if _, ask := x["askId"]; ask && x["key"] != nil && x["mode"] != nil {
+			// An ask's gate and reason name what asked, derived from the decision's source,
+			// mode and rule (docs/replay.md); asks recorded before them have neither.
+			delete(x, "gate")
+			delete(x, "reason")
 		}
 		for k, e := range x {
 			x[k] = normalise(e)

@@ -116,10 +116,10 @@ func TestMessages(t *testing.T) {
 	}{
 		{file("read", "secrets/k"), []string{"tool read was denied", `permission "read"`, `"secrets/k"`,
 			`permission.rules.read["secrets/*"] in the project layer (project.json) says deny`,
-			`add permission.rules.read {"secrets/k": "allow"} after that rule in the project layer or in a layer above it (explicit, managed)`}},
+			`add permission.rules.read {"secrets/k": "allow"} after that rule in the project layer or in a layer above it (explicit, cli, managed)`}},
 		{shell("curl x"), []string{"tool shell was denied", "in the managed layer", "no other layer can override it"}},
 		{file("read", "/etc/hosts"), []string{"tool read needs approval", `permission "external_directory" asks before "/etc/*"`,
-			`answer "always"`, `permission.rules.external_directory {"/etc/*": "allow"} in the global layer or a layer above it (explicit, managed)`}},
+			`answer "always"`, `permission.rules.external_directory {"/etc/*": "allow"} in the global layer or a layer above it (explicit, cli, managed)`}},
 	}
 	for _, r := range rows {
 		d := p.Decide(r.req)

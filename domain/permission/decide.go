@@ -193,6 +193,12 @@ func (d Decision) Message() string {
 	return m + "; " + fix
 }
 
+// Summary is Message without its fix: what the decision says about the call, and why.
+func (d Decision) Summary() string {
+	m, _ := d.text()
+	return m
+}
+
 // Err is the typed error of a denied call (code denied, the tool scheduler's block kind), nil
 // otherwise.
 func (d Decision) Err() error {

@@ -6,13 +6,13 @@ import (
 	"github.com/zuno-run/zuno/domain/settings"
 )
 
-// ruleLayers are the layers a permission rule can be written in: the configuration files. The
-// env and CLI layers carry only the ZUNO_* variables and the sandbox flags (docs/config.md),
-// so no hint names them.
-var ruleLayers = []settings.Layer{settings.Global, settings.Project, settings.Explicit, settings.Managed}
+// ruleLayers are the layers a permission rule can be written in: the configuration files and
+// the CLI layer (zuno run --allow and --deny, docs/permissions.md, "Per-run flags"). The env
+// layer carries only the ZUNO_* variables (docs/config.md), so no hint names it.
+var ruleLayers = []settings.Layer{settings.Global, settings.Project, settings.Explicit, settings.CLI, settings.Managed}
 
 // AcceptsAllow reports whether a configuration layer accepts a rule that allows key: the env
-// and CLI layers hold no rules, and the project layer, which the sandboxed shell can write,
+// layer holds no rules, and the project layer, which the sandboxed shell can write,
 // refuses an allow for the keys it may not loosen (ProjectProtectedKeys; the loader's check is
 // adapters/config/trust.go).
 func AcceptsAllow(l settings.Layer, key string) bool {
