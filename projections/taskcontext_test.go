@@ -61,4 +61,3 @@ func testTaskContextRows(t *testing.T, e *env) {
 
 func TestTaskContextRowsSQLite(t *testing.T)   { testTaskContextRows(t, sqliteEnv(t)) }
 func TestTaskContextRowsPostgres(t *testing.T) { testTaskContextRows(t, postgresEnv(t)) }
-
