@@ -186,6 +186,9 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	if err := r.deliverInputs(ctx); err != nil {
 		return true, err
 	}
+	if info := r.loop.observe(resp.ToolCalls); info != nil {
+		return true, r.finish(ctx, out, events.FinishFailed, info)
+	}
 	for _, c := range resp.ToolCalls {
 		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate
 	}
