@@ -21,7 +21,7 @@ func runWorkScript(t *testing.T, steps ...string) (turn.Outcome, int) {
 	p := script(t, `{"turns":[`+strings.Join(steps, ",")+`]}`)
 	work := worktools.New(commands.NewHandlers(h.store, h.registry, commands.SystemClock{}, nil))
 	out, err := h.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: h.session, Text: "go",
-		Agent: buildAgent(tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate),
+		Agent:    buildAgent(tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate),
 		Provider: p, ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: work})
 	if err != nil {
 		t.Fatal(err)
