@@ -15,7 +15,7 @@ func samplePayloads() []events.Payload {
 	zero := 0
 	plan := events.WorkPlan{
 		PlanID: "plan-2", Title: "Fix the receipt gap", Status: "in_progress", Depth: 1,
-		ParentPlanID: "plan-1",
+		ParentPlanID: "plan-1", Origin: "host",
 		Steps: []events.WorkPlanStep{
 			{ID: "step-1", Title: "Reproduce", Status: "completed"},
 			{ID: "step-2", Title: "Fix", Status: "pending"},
