@@ -33,6 +33,9 @@ func (r *run) drive(ctx context.Context) (Outcome, error) {
 		if err := r.stage(opening...); err != nil {
 			return Outcome{}, err
 		}
+		if err := r.classifyPlan(ctx); err != nil {
+			return Outcome{}, err
+		}
 	}
 	for {
 		done, err := r.step(ctx, &out)
