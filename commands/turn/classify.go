@@ -169,7 +169,7 @@ func (r *run) classifyPlan(ctx context.Context) error {
 	}
 	h := commands.NewHandlers(r.d.Store, r.d.Registry, r.d.Clock, nil)
 	res, err := h.UpdatePlan(ctx, &commands.UpdatePlan{SessionID: r.req.SessionID,
-		Meta: commands.Meta{CommandID: "plan-classifier/" + r.turnID, Actor: "host", CorrelationID: r.req.SessionID, CausationID: r.turnID},
+		Meta:   commands.Meta{CommandID: "plan-classifier/" + r.turnID, Actor: "host", CorrelationID: r.req.SessionID, CausationID: r.turnID},
 		Update: seedUpdate(path, r.req.Agent.Name, r.req.Text, r.work)})
 	if err == nil && res.Error != nil {
 		var de *domain.Error
