@@ -89,7 +89,7 @@ zuno debug paths shows every place and which are in effect.`,
 	addSandboxFlags(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
-		newPlanCmd(), newTodoCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
+		newPlanCmd(), newTodoCmd(), newTaskContextCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
 	usageArgs(root)
