@@ -44,17 +44,23 @@ func (h *Handlers) UpdateTaskContext(ctx context.Context, c *UpdateTaskContext) 
 // TaskContext reads the task context of a session's root from its stream, with the root's
 // durable user messages (what a source may cite, and whether a newer one makes it stale).
 func (h *Handlers) TaskContext(ctx context.Context, sessionID string) (taskcontext.View, error) {
-	root, err := RootSession(ctx, h.store, h.registry, sessionID)
+	return LoadTaskContext(ctx, h.store, h.registry, sessionID)
+}
+
+// LoadTaskContext is the task context view of a session's root, read from its streams (the
+// tool's get, zuno task-context show).
+func LoadTaskContext(ctx context.Context, store StreamReader, registry *events.Registry, sessionID string) (taskcontext.View, error) {
+	root, err := RootSession(ctx, store, registry, sessionID)
 	if err != nil {
 		return taskcontext.View{}, err
 	}
 	st := &taskcontext.State{}
-	if _, err := Load(ctx, h.store, h.registry, TaskContextStream(root), 0, func(_ events.Recorded, p events.Payload) error {
+	if _, err := Load(ctx, store, registry, TaskContextStream(root), 0, func(_ events.Recorded, p events.Payload) error {
 		return st.Evolve(p)
 	}); err != nil {
 		return taskcontext.View{}, err
 	}
-	log, err := SessionMessages(ctx, h.store, h.registry, root)
+	log, err := SessionMessages(ctx, store, registry, root)
 	if err != nil {
 		return taskcontext.View{}, err
 	}

@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/zuno-run/zuno/domain/taskcontext"
 )
 
 // newTaskContextCmd is `zuno task-context show`: task_context action=get from a shell, read
@@ -28,14 +27,22 @@ func newTaskContextCmd() *cobra.Command {
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				v, err := a.handlers.TaskContext(ctx, session)
+				v, err := a.Queries.TaskContext(ctx, session)
 				if err != nil {
 					return err
 				}
 				if format == "json" {
 					return writeJSON(cmd.OutOrStdout(), v)
 				}
-				_, err = fmt.Fprint(cmd.OutOrStdout(), taskContextText(v))
+				b, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				var tv taskContextView
+				if err := json.Unmarshal(b, &tv); err != nil {
+					return err
+				}
+				_, err = fmt.Fprint(cmd.OutOrStdout(), tv.text())
 				return err
 			})
 		},
@@ -46,8 +53,28 @@ func newTaskContextCmd() *cobra.Command {
 	return cmd
 }
 
-// taskContextText is the table form: one line per fact, checks with their status.
-func taskContextText(v taskcontext.View) string {
+// taskContextView is the part of the JSON view the table shows.
+type taskContextView struct {
+	Revision uint64 `json:"revision"`
+	Stale    bool   `json:"stale"`
+	Task     *struct {
+		TaskID    string `json:"task_id"`
+		Objective string `json:"objective"`
+		TaskKind  string `json:"task_kind"`
+		Status    string `json:"status"`
+		Sources   []struct {
+			MessageID string `json:"message_id"`
+			Summary   string `json:"summary"`
+		} `json:"sources"`
+		Constraints []string `json:"constraints"`
+		Checks      []struct {
+			ID, Kind, Title, Status string
+		} `json:"checks"`
+	} `json:"task"`
+}
+
+// text is the table form: one line per fact, checks with their status.
+func (v taskContextView) text() string {
 	t := v.Task
 	if t == nil {
 		return fmt.Sprintf("no task context (revision %d)\n", v.Revision)
