@@ -20,6 +20,9 @@ func AllPayloads() []Payload {
 		WorkTodoUpdated{},
 		WorkSnapshot{},
 
+		TaskContextStarted{},
+		TaskContextUpdated{},
+
 		PromptAssembled{},
 		TurnStarted{},
 		ProviderRequest{},

@@ -15,7 +15,7 @@ func samplePayloads() []events.Payload {
 	zero := 0
 	plan := events.WorkPlan{
 		PlanID: "plan-2", Title: "Fix the receipt gap", Status: "in_progress", Depth: 1,
-		ParentPlanID: "plan-1",
+		ParentPlanID: "plan-1", Origin: "host",
 		Steps: []events.WorkPlanStep{
 			{ID: "step-1", Title: "Reproduce", Status: "completed"},
 			{ID: "step-2", Title: "Fix", Status: "pending"},
@@ -47,6 +47,15 @@ func samplePayloads() []events.Payload {
 		events.WorkSnapshot{SessionID: "ses_1", WorkRevision: 63, PlanRevision: 4, TodoRevision: 60, PlanSeq: 2, StepSeq: 5, TodoSeq: 61,
 			Plans: []events.WorkPlan{{PlanID: "plan-2", Title: "Ship", Status: "active", Steps: []events.WorkPlanStep{{ID: "step-5", Title: "a", Status: "pending"}}}},
 			Items: []events.WorkItem{{ID: "todo-61", Title: "b", Status: "pending", Dependencies: []string{}}}},
+		events.TaskContextStarted{SessionID: "ses_1", Revision: 2, ReplacedTaskID: "task-1", TaskContext: events.TaskContext{
+			TaskID: "task-2", Objective: "Fix login", TaskKind: "delivery", Status: "active",
+			Sources:           []events.TaskContextSource{{MessageID: "msg_1", Summary: "Fix the login bug"}},
+			AuthorizedActions: []string{"edit src/"}, Constraints: []string{"do not announce"}, DecisionOwner: "user",
+			Checks: []events.TaskContextCheck{{ID: "tests", Kind: "delivery", Title: "login tests pass", Status: "passed", Evidence: "rcp_1"}}}},
+		events.TaskContextUpdated{SessionID: "ses_1", Revision: 3, RevisedCheckIDs: []string{"tests"}, TaskContext: events.TaskContext{
+			TaskID: "task-2", Objective: "Fix login", TaskKind: "delivery", Status: "completed",
+			Sources: []events.TaskContextSource{{MessageID: "msg_1", Summary: "s"}}, AuthorizedActions: []string{}, Constraints: []string{},
+			Checks: []events.TaskContextCheck{{ID: "tests", Kind: "delivery", Title: "t", Status: "pending"}}}},
 		events.JobAdmitted{JobState: job, Contract: events.DelegationContract{Agent: "explore", Objective: "o", Deliverable: "d",
 			Instructions: "i", SuccessEvidence: "s", Scope: &events.ContractScope{Include: []string{"a"}},
 			Constraints: &events.ContractConstraints{MustNot: []string{"edit"}}, Dependencies: []string{"x"}},

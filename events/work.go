@@ -36,6 +36,10 @@ type WorkPlan struct {
 	Depth        int            `json:"depth"`
 	ParentPlanID string         `json:"parentPlanId,omitempty"`
 	Steps        []WorkPlanStep `json:"steps"`
+	// Origin is "host" for a plan the plan classifier seeded before the model's first request
+	// (docs/plan-classifier.md), and for the model's refinements of it, which must keep its
+	// step ids and completed states; empty for a plan the model created.
+	Origin string `json:"origin,omitempty"`
 }
 
 // WorkPlanCreated opens a new root plan (depth 0), which becomes the focused plan. When it

@@ -83,6 +83,8 @@ var tables = map[string]string{
 
 	"agent_job": "id",
 	"inbox":     "session_id, input_id",
+
+	"task_context": "session_id, task_id",
 }
 
 // dump returns every row of every read model as text, in key order.

@@ -93,7 +93,7 @@ not load and go on without it; zuno config show lists what the layers set, then 
 	addSandboxFlags(root)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
-		newPlanCmd(), newTodoCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
+		newPlanCmd(), newTodoCmd(), newTaskContextCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
 	usageArgs(root)

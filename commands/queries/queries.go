@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/taskcontext"
 	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
@@ -343,6 +344,15 @@ func (q *Queries) RequireSession(ctx context.Context, sessionID string) error {
 		return sessionNotFound(sessionID)
 	}
 	return nil
+}
+
+// TaskContext is task_context action=get: the task context of a session's root, read from its
+// stream (docs/task-context.md).
+func (q *Queries) TaskContext(ctx context.Context, sessionID string) (taskcontext.View, error) {
+	if err := q.RequireSession(ctx, sessionID); err != nil {
+		return taskcontext.View{}, err
+	}
+	return commands.LoadTaskContext(ctx, q.log, q.registry, sessionID)
 }
 
 func (q *Queries) work(ctx context.Context, sessionID string) (*work.State, error) {

@@ -263,6 +263,8 @@ type run struct {
 	resumed *receiptFold
 	// awaiting is the ask the turn suspended at.
 	awaiting []events.Awaited
+	// loop counts identical read-only observations (stagnant.go).
+	loop stagnation
 }
 
 // priorTurn is what the log holds of this request's command, if it was handled before.
@@ -505,6 +507,7 @@ func (r *run) stage(ps ...events.Payload) error {
 		if f, ok := p.(events.TurnFinished); ok && f.TurnID == r.turnID {
 			r.prior.finished = &f
 		}
+		r.loop.staged(p)
 		r.staged = append(r.staged, p)
 	}
 	return nil

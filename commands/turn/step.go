@@ -33,6 +33,9 @@ func (r *run) drive(ctx context.Context) (Outcome, error) {
 		if err := r.stage(opening...); err != nil {
 			return Outcome{}, err
 		}
+		if err := r.classifyPlan(ctx); err != nil {
+			return Outcome{}, err
+		}
 	}
 	for {
 		done, err := r.step(ctx, &out)
@@ -185,6 +188,9 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	}
 	if err := r.deliverInputs(ctx); err != nil {
 		return true, err
+	}
+	if info := r.loop.observe(resp.ToolCalls); info != nil {
+		return true, r.finish(ctx, out, events.FinishFailed, info)
 	}
 	for _, c := range resp.ToolCalls {
 		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate

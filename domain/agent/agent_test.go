@@ -22,11 +22,11 @@ func runtime() map[string]agent.Capability {
 		tools.NameWrite: {Enabled: true, Writes: true}, tools.NameApplyPatch: {Enabled: true, Writes: true},
 		tools.NameShell: {Enabled: true, Writes: true}, tools.NameBg: {Enabled: true},
 		tools.NameReportWrite: {Enabled: true}, tools.NamePlanGet: {Enabled: true}, tools.NamePlanUpdate: {Enabled: true},
-		tools.NameTodoGet: {Enabled: true}, tools.NameTodoUpdate: {Enabled: true},
+		tools.NameTodoGet: {Enabled: true}, tools.NameTodoUpdate: {Enabled: true}, tools.NameTaskContext: {Enabled: true},
 	}
 }
 
-var workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate}
+var workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate, tools.NameTaskContext}
 
 func domainError(t *testing.T, err error, code string) *domain.Error {
 	t.Helper()
@@ -247,9 +247,9 @@ func TestEffectiveTools(t *testing.T) {
 	}{
 		{name: "build gets its whole list", agent: get("build", nil), runtime: runtime(),
 			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
-				"todo_get", "todo_update", "write"}},
+				"task_context", "todo_get", "todo_update", "write"}},
 		{name: "plan gets no writing tool, and the work tools", agent: get("plan", nil), runtime: runtime(),
-			tools: []string{"bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "todo_get", "todo_update"}},
+			tools: []string{"bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "task_context", "todo_get", "todo_update"}},
 		{name: "plan without the work tools in the runtime", agent: get("plan", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
@@ -260,12 +260,13 @@ func TestEffectiveTools(t *testing.T) {
 			}(),
 			tools: []string{"bg", "glob", "grep", "read", "report_write"},
 			unavailable: []agent.Unavailable{{Tool: "plan_get", Reason: notImpl}, {Tool: "plan_update", Reason: notImpl},
+				{Tool: "task_context", Reason: notImpl},
 				{Tool: "todo_get", Reason: notImpl}, {Tool: "todo_update", Reason: notImpl}}},
 		{name: "explorer gets no writing tool", agent: get("explorer", nil), runtime: runtime(),
 			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
 		{name: "orchestrator without a task tool", agent: get("orchestrator", nil), runtime: runtime(),
 			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
-				"todo_get", "todo_update", "write"},
+				"task_context", "todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "job", Reason: notImpl}, {Tool: "job_reconcile", Reason: notImpl},
 				{Tool: "session_message", Reason: notImpl}, {Tool: "task", Reason: notImpl}}},
 		{name: "orchestrator with a task tool", agent: get("orchestrator", nil),
@@ -278,7 +279,7 @@ func TestEffectiveTools(t *testing.T) {
 				return r
 			}(),
 			tools: []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read",
-				"report_write", "session_message", "shell", "task", "todo_get", "todo_update", "write"}},
+				"report_write", "session_message", "shell", "task", "task_context", "todo_get", "todo_update", "write"}},
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
@@ -286,12 +287,12 @@ func TestEffectiveTools(t *testing.T) {
 				delete(r, tools.NameBg)
 				return r
 			}(),
-			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "todo_get",
+			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "task_context", "todo_get",
 				"todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "shell", Reason: disabled}}},
 		{name: "missing bg", agent: get("deep", nil), runtime: noBg,
 			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
-				"todo_get", "todo_update", "write"},
+				"task_context", "todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}}},
 		{name: "read-only agent configured with writing tools", agent: get("plan", &agent.Override{Tools: []string{"write", "shell", "read", "apply_patch", "nope"}}),
 			runtime: runtime(), tools: []string{"read"},
@@ -394,7 +395,7 @@ func TestAllowlistPatterns(t *testing.T) {
 		{"everything", []string{"*"}, false, slices.Sorted(maps.Keys(runtime())), nil},
 		{"read-only agent keeps its rule", []string{"*"}, true,
 			[]string{tools.NameBg, tools.NameGlob, tools.NameGrep, tools.NamePlanGet, tools.NamePlanUpdate, tools.NameRead,
-				tools.NameReportWrite, tools.NameTodoGet, tools.NameTodoUpdate},
+				tools.NameReportWrite, tools.NameTaskContext, tools.NameTodoGet, tools.NameTodoUpdate},
 			[]agent.Unavailable{{tools.NameApplyPatch, "writes the workspace; the agent is read-only"},
 				{tools.NameShell, "writes the workspace; the agent is read-only"}, {tools.NameWrite, "writes the workspace; the agent is read-only"}}},
 		{"matches nothing", []string{"mcp_github_*", tools.NameRead}, false, []string{tools.NameRead},

@@ -16,6 +16,8 @@ const (
 	NamePlanUpdate  = "plan_update"
 	NameTodoGet     = "todo_get"
 	NameTodoUpdate  = "todo_update"
+	// NameTaskContext keeps a long task's managed context (adapters/tools/contexttools).
+	NameTaskContext = "task_context"
 	// goal is not built yet; named because prompt assembly already reacts to it. job and
 	// job_reconcile are adapters/tools/delegate's.
 	NameGoal         = "goal"

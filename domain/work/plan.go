@@ -42,7 +42,17 @@ type PlanUpdate struct {
 	// Status sets the focused plan's own status (patch) or the closing status of the sub-plan
 	// (pop: completed, the default, or superseded).
 	Status string `json:"status,omitempty"`
+	// Origin is OriginHost when the plan classifier seeds the plan (create only); the model
+	// never sets it (no JSON name).
+	Origin string `json:"-"`
 }
+
+// OriginHost marks a plan the host seeded (docs/plan-classifier.md).
+const OriginHost = "host"
+
+// CodeHostStepDropped: a create that replaces a host-seeded plan would drop one of its steps or
+// reopen a completed one. Refinement keeps the host's step ids and completed states.
+const CodeHostStepDropped = "host_step_dropped"
 
 // StepInput is a step of a new plan or an appended step; Status defaults to pending.
 type StepInput struct {
@@ -199,9 +209,15 @@ func decideCreate(s *State, c PlanUpdate) ([]events.Payload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.keepsHostSteps(steps); err != nil {
+		return nil, err
+	}
 	rev := s.planRevision + 1
 	plan := events.WorkPlan{
-		PlanID: fmt.Sprintf("plan-%d", s.planSeq+1), Title: title, Status: StatusInProgress, Steps: steps,
+		PlanID: fmt.Sprintf("plan-%d", s.planSeq+1), Title: title, Status: StatusInProgress, Steps: steps, Origin: c.Origin,
+	}
+	if root := s.hostRoot(); root != nil {
+		plan.Origin = OriginHost // a refinement of the host's plan is held to the same rule
 	}
 	var out []events.Payload
 	// Innermost first, so that a projector replaying in order never sees an open sub-plan under
@@ -427,4 +443,41 @@ func buildSteps(in []StepInput, taken map[string]bool, explicitIDs bool, seq *in
 		}
 	}
 	return steps, nil
+}
+
+// hostRoot returns the open root plan when the host seeded it, else nil.
+func (s *State) hostRoot() *events.WorkPlan {
+	if len(s.stack) == 0 || s.stack[0].Origin != OriginHost || Terminal(s.stack[0].Status) {
+		return nil
+	}
+	return &s.stack[0]
+}
+
+// keepsHostSteps holds a create that replaces an open host-seeded plan to refinement: every
+// step of the host's plan keeps its id, and a completed one stays completed (it may be marked
+// superseded if no longer needed, never dropped), so the model cannot treat the seed as a
+// stateless draft (docs/plan-classifier.md).
+func (s *State) keepsHostSteps(steps []events.WorkPlanStep) *domain.Error {
+	root := s.hostRoot()
+	if root == nil {
+		return nil
+	}
+	for _, old := range root.Steps {
+		i := slices.IndexFunc(steps, func(st events.WorkPlanStep) bool { return st.ID == old.ID })
+		var msg string
+		switch {
+		case i < 0:
+			msg = fmt.Sprintf("the new plan drops step %s (%q) of the host-seeded plan %s", old.ID, old.Title, root.PlanID)
+		case old.Status == StatusCompleted && steps[i].Status != StatusCompleted:
+			msg = fmt.Sprintf("the new plan reopens step %s, which is completed in the host-seeded plan %s", old.ID, root.PlanID)
+		default:
+			continue
+		}
+		e := domain.NewError(CodeHostStepDropped, msg,
+			"refine the host's plan instead of replacing it: keep every host step with its id (completed ones completed; mark one you no longer need superseded), "+
+				"or change it with action=patch and add steps with action=append")
+		e.Field, e.ID = "steps", old.ID
+		return e
+	}
+	return nil
 }

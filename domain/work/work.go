@@ -188,6 +188,9 @@ type PlanView struct {
 	// ParentPlanID is empty for the root plan.
 	ParentPlanID string     `json:"parent_plan_id"`
 	Steps        []StepView `json:"steps"`
+	// Origin is "host" for a plan the host seeded, whose step ids and completed states a
+	// refinement keeps; absent for the model's own plan.
+	Origin string `json:"origin,omitempty"`
 }
 
 // StepView is one step of a PlanView.
@@ -206,7 +209,7 @@ func (s *State) PlanView() *PlanView {
 	}
 	v := &PlanView{
 		PlanID: p.PlanID, Revision: s.planRevision, Title: p.Title, Status: p.Status,
-		Depth: p.Depth, ParentPlanID: p.ParentPlanID, Steps: make([]StepView, len(p.Steps)),
+		Depth: p.Depth, ParentPlanID: p.ParentPlanID, Steps: make([]StepView, len(p.Steps)), Origin: p.Origin,
 	}
 	for i, st := range p.Steps {
 		v.Steps[i] = StepView(st)

@@ -15,6 +15,7 @@ import (
 
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/contexttools"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
@@ -91,12 +92,24 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 		all = append(all, bg.NewTool(mgr))
 	}
 	all = append(all, worktools.New(c.Work)...)
+	all = append(all, contexttools.New(contextCommands(c.Work))...)
 	all = append(all, delegate.New(c.Jobs)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
 	}
 	return &surface{tools: all, bg: mgr, confinement: confinement(sb, refused)}, nil
+}
+
+// contextCommands are the task_context tool's commands: the work commands carry them
+// (commands.WorkCommands, *commands.Handlers), so the host wires nothing more. Work commands
+// without them (nil, for a report that only reads the declarations) leave the tool declared and
+// every call failing.
+func contextCommands(work worktools.Commands) contexttools.Commands {
+	if c, ok := work.(contexttools.Commands); ok {
+		return c
+	}
+	return nil
 }
 
 // checkDeclarations holds the session's tools to one registry: unique names, valid

@@ -47,7 +47,7 @@ func TestOpenConfined(t *testing.T) {
 	}
 	s := open(t, sandbox.Probe{})
 	want := []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read", "report_write", "session_message",
-		"shell", "task", "todo_get", "todo_update", "write"}
+		"shell", "task", "task_context", "todo_get", "todo_update", "write"}
 	if got := names(s); !slices.Equal(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
