@@ -47,7 +47,7 @@ func testTaskContextRows(t *testing.T, e *env) {
 	if _, err := e.runner.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.rm.UserQuery(ctx, `SELECT task_id, revision, task_kind, status, objective, decision_owner,
+	res, err := userRows(e.rm, ctx, `SELECT task_id, revision, task_kind, status, objective, decision_owner,
 		json_extract(constraints, '$[0]') AS c, json_extract(checks, '$[0].status') AS s, json_extract(sources, '$[0].messageId') AS m
 		FROM task_context WHERE session_id = 'ses_t' ORDER BY task_id`, readmodel.UserOptions{})
 	if err != nil {
