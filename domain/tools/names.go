@@ -16,11 +16,13 @@ const (
 	NamePlanUpdate  = "plan_update"
 	NameTodoGet     = "todo_get"
 	NameTodoUpdate  = "todo_update"
-	// goal is not built yet; named because prompt assembly already reacts to it. job and
-	// job_reconcile are adapters/tools/delegate's.
-	NameGoal         = "goal"
-	NameJob          = "job"
-	NameJobReconcile = "job_reconcile"
+	// The Goal's tools (adapters/tools/goaltools, docs/goals.md). job and job_reconcile
+	// are adapters/tools/delegate's.
+	NameGoalGet          = "goal_get"
+	NameGoalUpdate       = "goal_update"
+	NameGoalRequestInput = "goal_request_input"
+	NameJob              = "job"
+	NameJobReconcile     = "job_reconcile"
 	// NameSessionMessage is root-only peer context (seeds 000): never offered to a delegated
 	// child (agent.ChildTools).
 	NameSessionMessage = "session_message"

@@ -16,6 +16,7 @@ import (
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
+	"github.com/zuno-run/zuno/adapters/tools/goaltools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -85,12 +86,23 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 		all = append(all, bg.NewTool(mgr))
 	}
 	all = append(all, worktools.New(c.Work)...)
+	all = append(all, goaltools.New(goalCommands(c.Work))...)
 	all = append(all, delegate.New(c.Jobs)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
 	}
 	return &surface{tools: all, bg: mgr, confinement: confinement(sb, refused)}, nil
+}
+
+// goalCommands are the Goal's commands of the work commands (commands.WorkCommands has
+// them): the Goal lives in the work stream, so one port serves both tool sets. nil when work
+// does not have them (a report that only reads the declarations).
+func goalCommands(work worktools.Commands) goaltools.Commands {
+	if g, ok := work.(goaltools.Commands); ok {
+		return g
+	}
+	return nil
 }
 
 // checkDeclarations holds the session's tools to one registry: unique names, valid
