@@ -56,6 +56,23 @@ type WorkState struct {
 	Jobs []Job
 	// Reports may hold every report input: only unconsumed ones are shown.
 	Reports []Report
+	// Goal is the root session's Goal (docs/goals.md), nil when it never had one. It is
+	// read with the Plan and the Todo items from the one work stream, so all three come
+	// from the same revision.
+	Goal *Goal
+}
+
+// Goal is the Goal as the work state shows it. Its identity, status, revision and criteria
+// ids are never cut; the objective, criteria texts and question are free text.
+type Goal struct {
+	ID          string
+	Revision    uint64
+	Status      string
+	Objective   string
+	OwnerTurnID string
+	Criteria    []events.GoalCriterion
+	// Waiting is the open input request, nil when none.
+	Waiting *events.GoalInputRequest
 }
 
 // Job is one agent job as the work state shows it.
@@ -83,7 +100,7 @@ type Report struct {
 }
 
 func (ws *WorkState) empty() bool {
-	return ws == nil || len(ws.Plans) == 0 && len(ws.Todos) == 0 && len(ws.Jobs) == 0 && len(ws.Reports) == 0
+	return ws == nil || len(ws.Plans) == 0 && len(ws.Todos) == 0 && len(ws.Jobs) == 0 && len(ws.Reports) == 0 && ws.Goal == nil
 }
 
 // wsItem is one projected line of a collection.
@@ -116,7 +133,7 @@ func RenderWorkState(ws *WorkState) (string, events.PromptWorkState, error) {
 	}
 	r := &wsRender{ws: ws}
 	r.collect()
-	if len(ws.Plans) == 0 && len(r.todos) == 0 && len(r.jobs) == 0 && len(r.rs) == 0 {
+	if len(ws.Plans) == 0 && len(r.todos) == 0 && len(r.jobs) == 0 && len(r.rs) == 0 && ws.Goal == nil {
 		return "", events.PromptWorkState{}, nil
 	}
 	for _, items := range [][]*wsItem{r.todos, r.steps, r.rs, r.jobs} {
@@ -275,6 +292,7 @@ func (r *wsRender) render(limit int) (string, int) {
 	if ws.PreviousReceiptID != "" {
 		line("Previous prompt receipt: " + ident(ws.PreviousReceiptID))
 	}
+	renderGoal(line, ws.Goal, limit, &truncated)
 	if len(ws.Plans) > 0 {
 		line(fmt.Sprintf("Plan revision %d:", ws.PlanRevision))
 		for pi, p := range ws.Plans {
@@ -313,6 +331,32 @@ func (r *wsRender) render(limit int) (string, int) {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n"), truncated
+}
+
+// renderGoal writes the Goal first: it is what the Plan and the Todo items serve.
+func renderGoal(line func(string), g *Goal, limit int, truncated *int) {
+	if g == nil {
+		return
+	}
+	head := fmt.Sprintf("Goal revision %d: %s [%s]", g.Revision, ident(g.ID), ident(g.Status))
+	if g.OwnerTurnID != "" {
+		head += " owner=" + ident(g.OwnerTurnID)
+	}
+	line(head + " " + quote(g.Objective, limit, truncated))
+	for _, c := range g.Criteria {
+		s := "  criterion " + ident(c.ID)
+		if c.NeedsEvidence {
+			s += " needs_evidence"
+		}
+		if c.Evidence != "" {
+			s += " evidence=" + ident(c.Evidence)
+		}
+		line(s + " " + quote(c.Text, limit, truncated))
+	}
+	if w := g.Waiting; w != nil {
+		line(fmt.Sprintf("  waiting for input request %s (observed revision %d): %s", ident(w.RequestID), w.ObservedRevision,
+			quote(w.Question, limit, truncated)))
+	}
 }
 
 func renderItems(line func(string), items []*wsItem, limit int, truncated *int) {
