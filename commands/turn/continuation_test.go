@@ -253,7 +253,7 @@ func TestFailedRefreshStopsBeforeTheRequest(t *testing.T) {
 	g.driver.Store = fs
 	arm := &armTool{probeTool: probeTool{name: "arm"}, store: fs}
 	out, err := g.driver.Run(context.Background(), turn.Request{Meta: turnMeta(), SessionID: g.session, Text: "go", Agent: buildAgent("arm"),
-		Provider: script(t, `{"turns":[{"toolCalls":[{"id":"a","name":"arm","arguments":{"n":1}}]},{"text":"never sent"}]}`),
+		Provider:     script(t, `{"turns":[{"toolCalls":[{"id":"a","name":"arm","arguments":{"n":1}}]},{"text":"never sent"}]}`),
 		ProviderName: "scripted", Model: model.ModelInfo{ID: "scripted"}, Tools: []turn.Tool{arm}})
 	if err != nil {
 		t.Fatal(err)
