@@ -92,6 +92,7 @@ zuno debug paths shows every place and which are in effect.`,
 		newPlanCmd(), newTodoCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newGoalCmd())
 	usageArgs(root)
 	return root
 }
