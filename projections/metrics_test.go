@@ -28,6 +28,7 @@ func TestProjectionMetrics(t *testing.T) {
 # TYPE zuno_projection_lag_events gauge
 zuno_projection_lag_events{projector="agent_job"} 0
 zuno_projection_lag_events{projector="event"} 0
+zuno_projection_lag_events{projector="goal"} 0
 zuno_projection_lag_events{projector="inbox"} 0
 zuno_projection_lag_events{projector="part"} 0
 zuno_projection_lag_events{projector="permission_decision"} 0
