@@ -112,6 +112,22 @@ type wsItem struct {
 	omitted bool
 	plan    int // index into Plans, for steps
 	render  func(limit int, truncated *int) string
+	// memo is the line rendered at memoLimit and the fields it truncated: a budget search
+	// renders the section again for every item it omits, each line at the same limit.
+	memo          string
+	memoLimit     int
+	memoTruncated int
+	memoized      bool
+}
+
+// line renders the item at limit, counting truncated fields into truncated, once per limit.
+func (it *wsItem) line(limit int, truncated *int) string {
+	if !it.memoized || it.memoLimit != limit {
+		n := 0
+		it.memo, it.memoLimit, it.memoTruncated, it.memoized = it.render(limit, &n), limit, n, true
+	}
+	*truncated += it.memoTruncated
+	return it.memo
 }
 
 type wsRender struct {
@@ -145,16 +161,16 @@ func RenderWorkState(ws *WorkState) (string, events.PromptWorkState, error) {
 		}
 	}
 	for _, limit := range textLimits {
-		text, truncated := r.render(limit)
-		if len(text) <= MaxWorkStateBytes {
+		if r.size(limit) <= MaxWorkStateBytes {
+			text, truncated := r.render(limit)
 			return text, r.report(text, limit, truncated), nil
 		}
 	}
 	floor := textLimits[len(textLimits)-1]
 	for _, items := range [][]*wsItem{r.todos, r.steps, r.rs, r.jobs} {
 		for omitOne(items) {
-			text, truncated := r.render(floor)
-			if len(text) <= MaxWorkStateBytes {
+			if r.size(floor) <= MaxWorkStateBytes {
+				text, truncated := r.render(floor)
 				return text, r.report(text, floor, truncated), nil
 			}
 		}
@@ -283,10 +299,24 @@ func (r *wsRender) collect() {
 }
 
 func (r *wsRender) render(limit int) (string, int) {
+	var b strings.Builder
+	truncated := r.write(limit, func(s string) { b.WriteString(s); b.WriteByte('\n') })
+	return strings.TrimSuffix(b.String(), "\n"), truncated
+}
+
+// size is the length of render(limit)'s text, without building it: the budget search asks
+// it once per omitted item, and the lines themselves are memoized.
+func (r *wsRender) size(limit int) int {
+	n := 0
+	r.write(limit, func(s string) { n += len(s) + 1 })
+	return max(n-1, 0)
+}
+
+// write hands each line of the section at limit to line and returns how many fields it
+// truncated.
+func (r *wsRender) write(limit int, line func(string)) int {
 	ws := r.ws
 	truncated := 0
-	var b strings.Builder
-	line := func(s string) { b.WriteString(s); b.WriteByte('\n') }
 	line("Durable work state at the start of this step, read from the store, which is the source of truth: " +
 		"prefer it to anything earlier in the conversation, and change it only through the typed tools.")
 	if ws.PreviousReceiptID != "" {
@@ -303,7 +333,7 @@ func (r *wsRender) render(limit int) (string, int) {
 			line(head + " " + quote(p.Title, limit, &truncated))
 			for _, it := range r.steps {
 				if it.plan == pi && !it.omitted {
-					line(it.render(limit, &truncated))
+					line(it.line(limit, &truncated))
 				}
 			}
 		}
@@ -330,7 +360,7 @@ func (r *wsRender) render(limit int) (string, int) {
 			break
 		}
 	}
-	return strings.TrimSuffix(b.String(), "\n"), truncated
+	return truncated
 }
 
 // renderGoal writes the Goal first: it is what the Plan and the Todo items serve.
@@ -362,7 +392,7 @@ func renderGoal(line func(string), g *Goal, limit int, truncated *int) {
 func renderItems(line func(string), items []*wsItem, limit int, truncated *int) {
 	for _, it := range items {
 		if !it.omitted {
-			line(it.render(limit, truncated))
+			line(it.line(limit, truncated))
 		}
 	}
 }
