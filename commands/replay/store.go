@@ -54,9 +54,9 @@ func (s *store) ReadStream(ctx context.Context, stream string, from uint64, limi
 	return recs, err
 }
 
-func (s *store) Append(_ context.Context, stream string, _ events.ExpectedRevision, evs ...events.Event) (events.AppendResult, error) {
+func (s *store) Append(ctx context.Context, stream string, _ events.ExpectedRevision, evs ...events.Event) (events.AppendResult, error) {
 	if stream != s.stream {
-		return events.AppendResult{}, fmt.Errorf("replay: the turn appended to %s; a replay writes only its session's stream", stream)
+		return s.recorded(ctx, stream, evs)
 	}
 	var res events.AppendResult
 	for i, ev := range evs {
@@ -67,6 +67,41 @@ func (s *store) Append(_ context.Context, stream string, _ events.ExpectedRevisi
 		rec.StreamRevision = uint64(len(s.recs))
 		s.recs = append(s.recs, rec)
 		s.reached(rec.Position)
+		if i == 0 {
+			res.FirstPosition = rec.Position
+		}
+		res.NextRevision, res.LastPosition = rec.StreamRevision, rec.Position
+	}
+	return res, nil
+}
+
+// recorded answers the driver's append to another stream than the session's — the Goal's
+// progress observation on the work stream (docs/goals.md) — with the events the recorded run
+// appended there: the same ids (they derive from the command id) and the same content. The
+// replay's point moves past them, so the driver reads the work stream as it was after them.
+// Anything else is a decision the recorded run did not take, and stops the replay.
+func (s *store) recorded(ctx context.Context, stream string, evs []events.Event) (events.AppendResult, error) {
+	byID := map[string]events.Recorded{}
+	for from := uint64(0); ; {
+		recs, err := s.log.ReadStream(ctx, stream, from, 1000)
+		if err != nil {
+			return events.AppendResult{}, err
+		}
+		for _, r := range recs {
+			byID[r.ID] = r
+		}
+		if len(recs) < 1000 {
+			break
+		}
+		from += uint64(len(recs))
+	}
+	var res events.AppendResult
+	for i, ev := range evs {
+		rec, ok := byID[ev.ID]
+		if !ok || !rec.SameContent(ev) {
+			return events.AppendResult{}, fmt.Errorf("replay: the turn appended to %s what the recorded run did not (event %s); %w", stream, ev.ID, errStop)
+		}
+		s.reached(rec.Position + 1) // written now: the cutoff excludes what is at or after it
 		if i == 0 {
 			res.FirstPosition = rec.Position
 		}

@@ -48,6 +48,20 @@ func (r *run) refreshWork(ctx context.Context) error {
 	return nil
 }
 
+// workStateReceipt is the previous prompt receipt runtime.work_state names: the receipt of
+// the step before the work state last changed (or of the first step that had one). Naming
+// the latest receipt at every step would make the section differ at every step, and a
+// section that differs invalidates every prefix cache after it: the request's History and
+// digest, the provider's conversation check, the provider's prompt cache. A step after 1,000
+// steps then costs twice one after 10 (docs/goals.md, "Benchmarks"). Every receipt still
+// names its predecessor in the receipt chain.
+func (r *run) workStateReceipt() string {
+	if r.shownReceipt == "" || r.shownRevision != r.workRevision {
+		r.shownReceipt, r.shownRevision = r.prevID, r.workRevision
+	}
+	return r.shownReceipt
+}
+
 // promptGoal is the Goal as runtime.work_state shows it, nil when the session never had one.
 func promptGoal(w *work.State) *prompt.Goal {
 	gs := w.Goal()

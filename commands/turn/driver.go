@@ -239,6 +239,10 @@ type run struct {
 	work         *work.State
 	workRoot     string // the root session, whose work stream this is
 	workRevision int64
+	// shownReceipt is the previous receipt id runtime.work_state names, taken when the work
+	// state last changed (shownRevision): see workStateReceipt.
+	shownReceipt  string
+	shownRevision int64
 	// lastWire is the wire exchange of the latest request sent (nil when none left).
 	lastWire *events.WireExchange
 	// settled are the session's earlier tool results, in log order, kept for the tools that
@@ -420,7 +424,7 @@ func (r *run) workState() *prompt.WorkState {
 	if len(r.work.Plans()) == 0 && len(r.work.Items()) == 0 && g == nil {
 		return nil
 	}
-	return &prompt.WorkState{PreviousReceiptID: r.prevID, PlanRevision: r.work.PlanRevision(), Plans: r.work.Plans(),
+	return &prompt.WorkState{PreviousReceiptID: r.workStateReceipt(), PlanRevision: r.work.PlanRevision(), Plans: r.work.Plans(),
 		TodoRevision: r.work.TodoRevision(), Todos: r.work.Items(), Goal: g}
 }
 
