@@ -186,3 +186,40 @@ func newGoalAnswerCmd() *cobra.Command {
 	cmd.Flags().String("request", "", "the input request id (req_…) the answer is for")
 	return cmd
 }
+
+// goalLine recognises a zuno run prompt that is a Goal control line, "/goal complete" or
+// "/goal resume" (docs/goals.md, "Faces"): the user's control, never the model's input.
+func goalLine(prompt string) (string, bool) {
+	switch strings.Join(strings.Fields(prompt), " ") {
+	case "/goal complete":
+		return "complete", true
+	case "/goal resume":
+		return "resume", true
+	}
+	return "", false
+}
+
+// runGoalLine runs a Goal control line of zuno run as zuno goal complete|resume: no turn
+// starts and no model is called.
+func runGoalLine(cmd *cobra.Command, opts runOptions, line string) error {
+	if opts.Session == "" {
+		return usagef("/goal %s needs --session: the session whose Goal it is", line)
+	}
+	return withApp(cmd, func(ctx context.Context, a *app) error {
+		meta := commandMeta(cmd, opts.Session)
+		var res commands.Result
+		var err error
+		if line == "complete" {
+			res, err = a.Commands.CompleteGoal(ctx, meta, opts.Session, nil, nil)
+		} else {
+			res, err = a.Commands.ResumeGoal(ctx, meta, opts.Session, nil)
+		}
+		if err != nil {
+			return err
+		}
+		if opts.Format == "json" {
+			return writeJSON(cmd.OutOrStdout(), res)
+		}
+		return printGoal(cmd.OutOrStdout(), res.View)
+	})
+}

@@ -75,6 +75,9 @@ settles calls that were cut short as uncertain and never re-runs them.`,
 			if opts.Asks == "ask" {
 				opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 			}
+			if line, ok := goalLine(text); ok {
+				return runGoalLine(cmd, opts, line)
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				ctx, out, stop := watchOutput(ctx, cmd.OutOrStdout())
 				defer stop()
