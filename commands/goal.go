@@ -215,3 +215,27 @@ func (g GoalCommands) ObserveGoal(ctx context.Context, c *ObserveGoal) (Result, 
 func (g GoalCommands) Work(ctx context.Context, sessionID string) (*work.State, error) {
 	return g.h.Work(ctx, sessionID)
 }
+
+// GoalInputPort is what the questions' answer path calls for a Goal's input request
+// (docs/goals.md, "Input requests"): which request the session's Goal waits on, and the
+// answer to it. Only an answer naming that exact request satisfies the wait.
+type GoalInputPort interface {
+	GoalWaiting(ctx context.Context, sessionID string) (*events.GoalInputRequest, error)
+	AnswerGoalInput(ctx context.Context, c *AnswerGoalInput) (Result, error)
+}
+
+var _ GoalInputPort = GoalCommands{}
+
+// GoalWaiting is the open input request of the session's Goal (of its root), nil when the
+// Goal waits on none.
+func (g GoalCommands) GoalWaiting(ctx context.Context, sessionID string) (*events.GoalInputRequest, error) {
+	st, err := g.h.Work(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if gl := st.Goal().Goal(); gl != nil && gl.Waiting != nil {
+		w := *gl.Waiting
+		return &w, nil
+	}
+	return nil, nil
+}

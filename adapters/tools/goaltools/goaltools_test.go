@@ -194,10 +194,17 @@ func TestInputRequest(t *testing.T) {
 	if r, _ := h.call(t, "goal_update", "c4", `{"expected_revision": 2, "status": "complete"}`); r.ErrorCode != goal.CodeGoalState {
 		t.Fatalf("completing a paused goal: %s", r.Output)
 	}
+	port := commands.GoalInputPort(h.h.GoalCommands())
+	if w, err := port.GoalWaiting(ctx, session); err != nil || w == nil || w.RequestID != req {
+		t.Fatalf("the port's wait: %+v %v", w, err)
+	}
 	res := send("a3", goal.Answer{RequestID: req, Answer: "postgres"})
 	var v goal.View
 	if res.Error != nil || json.Unmarshal(res.View, &v) != nil || v.Status != "active" || v.Waiting != nil || v.OwnerTurnID != "" {
 		t.Fatalf("answer: %+v %s", res.Error, res.View)
+	}
+	if w, err := port.GoalWaiting(ctx, session); err != nil || w != nil {
+		t.Fatalf("the port's wait after the answer: %+v %v", w, err)
 	}
 	if again := send("a3", goal.Answer{RequestID: req, Answer: "postgres"}); !again.Duplicate {
 		t.Fatalf("the same answer again: %+v", again)
