@@ -75,8 +75,8 @@ func promptGoal(w *work.State) *prompt.Goal {
 
 // afterFinal decides what a final answer (a response without tool calls) does. An ordinary
 // final ends the turn: no extra request, and the Plan and Todos stay as they are. Only an
-// active Goal owned by this turn (or by none: a resumed one) continues it, one host message
-// at a time, each after a durable observation of the work state's fingerprint; the third
+// active Goal owned by this turn (or by none: a resumed one), with work to do now
+// (goal.Actionable) or running in the background, continues it, one host message at a time, each after a durable observation of the work state's fingerprint; the third
 // identical observation ends it with no_progress, and background work that will wake the
 // session ends it with waiting_background.
 func (r *run) afterFinal(ctx context.Context, out *Outcome) (bool, error) {
@@ -87,6 +87,12 @@ func (r *run) afterFinal(ctx context.Context, out *Outcome) (bool, error) {
 		return true, r.finish(ctx, out, events.FinishFailed, errorInfo(err))
 	}
 	if !r.work.Goal().Continues(r.turnID) {
+		return true, r.finish(ctx, out, events.FinishCompleted, nil)
+	}
+	if _, background, err := r.progress(ctx); err != nil {
+		return true, err
+	} else if !background && !goal.Actionable(r.work.Plans(), r.work.Items()) {
+		// Nothing to do now and nothing running: continuing would only ask the model again.
 		return true, r.finish(ctx, out, events.FinishCompleted, nil)
 	}
 	obs, err := r.observeGoal(ctx)

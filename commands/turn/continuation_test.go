@@ -50,6 +50,24 @@ func (g *goalHarness) createGoal(t *testing.T, turnID string) {
 	}
 }
 
+// todos records items (id:status) in the session's todo list, as a user's zuno todo update.
+func (g *goalHarness) todos(t *testing.T, id string, items ...string) {
+	t.Helper()
+	var in []work.TodoInput
+	for _, it := range items {
+		name, status, _ := strings.Cut(it, ":")
+		in = append(in, work.TodoInput{ID: name, Title: &name, Status: &status})
+	}
+	res, err := g.handlers.UpdateTodos(context.Background(), &commands.UpdateTodos{Meta: commands.Meta{CommandID: id, Actor: "user"},
+		SessionID: g.session, Update: work.TodoUpdate{Items: in}})
+	if err == nil {
+		err = res.Err()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (g *goalHarness) toolNames() []string {
 	var out []string
 	for _, tl := range g.tools {
@@ -137,6 +155,7 @@ func TestOrdinaryFinalEndsTheCycle(t *testing.T) {
 func TestActiveGoalContinuesUntilNoProgress(t *testing.T) {
 	g := newGoalHarness(t)
 	g.createGoal(t, "")
+	g.todos(t, "todos", "fix:pending")
 	out := g.run(t, `{"turns":[{"text":"one"},{"text":"two"},{"text":"three"},{"text":"never sent"}]}`)
 	if out.Reason != turn.FinishNoProgress || out.Error == nil || out.Error.Code != turn.CodeNoProgress || g.requests(t) != 3 {
 		t.Fatalf("outcome %+v, %d requests", out, g.requests(t))
@@ -169,11 +188,13 @@ func TestActiveGoalContinuesUntilNoProgress(t *testing.T) {
 func TestGoalContinuesWhileProgressingAndEndsWhenCompleted(t *testing.T) {
 	g := newGoalHarness(t)
 	g.createGoal(t, "")
+	g.todos(t, "todos", "y:pending")
 	out := g.run(t, `{"turns":[
 		{"text":"first pass"},
-		{"toolCalls":[{"id":"t1","name":"todo_update","arguments":{"items":[{"id":"x","title":"X","status":"completed"}]}}]},
+		{"toolCalls":[{"id":"t1","name":"todo_update","arguments":{"items":[{"id":"y","status":"in_progress"}]}}]},
 		{"text":"second pass"},
-		{"toolCalls":[{"id":"g1","name":"goal_update","arguments":{"expected_revision":1,"status":"complete"}}]},
+		{"toolCalls":[{"id":"t2","name":"todo_update","arguments":{"items":[{"id":"y","status":"completed"}]}},
+			{"id":"g1","name":"goal_update","arguments":{"expected_revision":1,"status":"complete"}}]},
 		{"text":"done"},
 		{"text":"never sent"}]}`)
 	if out.Reason != events.FinishCompleted || out.Text != "done" || g.requests(t) != 5 {
@@ -188,6 +209,25 @@ func TestGoalContinuesWhileProgressingAndEndsWhenCompleted(t *testing.T) {
 		t.Fatalf("goal %+v", st.Goal().View())
 	}
 }
+
+// An active Goal with nothing to do now (a blocked todo, a todo waiting on it) and nothing
+// running does not continue: the final ends the turn without an observation.
+func TestGoalWithNothingActionableEndsTheTurn(t *testing.T) {
+	g := newGoalHarness(t)
+	g.createGoal(t, "")
+	g.todos(t, "todos", "a:blocked")
+	res, err := g.handlers.UpdateTodos(context.Background(), &commands.UpdateTodos{Meta: commands.Meta{CommandID: "dep", Actor: "user"},
+		SessionID: g.session, Update: work.TodoUpdate{Items: []work.TodoInput{{ID: "b", Title: ptr("b"), Dependencies: &[]string{"a"}}}}})
+	if err != nil || res.Error != nil {
+		t.Fatal(err, res.Error)
+	}
+	out := g.run(t, `{"turns":[{"text":"blocked on a"},{"text":"never sent"}]}`)
+	if out.Reason != events.FinishCompleted || g.requests(t) != 1 || len(observations(g.workEvents(t))) != 0 {
+		t.Fatalf("outcome %+v, %d requests", out, g.requests(t))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // A Goal owned by another turn does not continue this one.
 func TestGoalOfAnotherCycleDoesNotContinue(t *testing.T) {

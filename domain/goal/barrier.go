@@ -117,3 +117,37 @@ func (f Facts) evidence(criterionID, receiptID string) *Blocker {
 	}
 	return b
 }
+
+// Actionable reports whether the work has something to do now (seeds 000: auto-continuation
+// needs executable items): a Todo pending or in progress whose dependencies are all
+// completed, or a step in progress of a plan still open. A blocked Todo, a Todo waiting on
+// another, or a plan whose steps nobody took up is not, by itself, reason to continue.
+func Actionable(plans []events.WorkPlan, todos []events.WorkItem) bool {
+	status := make(map[string]string, len(todos))
+	for _, it := range todos {
+		status[it.ID] = it.Status
+	}
+	for _, it := range todos {
+		if it.Status != "pending" && it.Status != "in_progress" {
+			continue
+		}
+		ready := true
+		for _, d := range it.Dependencies {
+			ready = ready && status[d] == "completed"
+		}
+		if ready {
+			return true
+		}
+	}
+	for _, p := range plans {
+		if terminalWork(p.Status) {
+			continue
+		}
+		for _, st := range p.Steps {
+			if st.Status == "in_progress" {
+				return true
+			}
+		}
+	}
+	return false
+}

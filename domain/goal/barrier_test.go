@@ -135,3 +135,31 @@ func TestCompletionRecordsEvidence(t *testing.T) {
 		t.Fatalf("completion %+v", c)
 	}
 }
+
+// TestActionable: what counts as work to do now for the auto-continuation.
+func TestActionable(t *testing.T) {
+	item := func(id, status string, deps ...string) events.WorkItem {
+		return events.WorkItem{ID: id, Status: status, Dependencies: deps}
+	}
+	for _, c := range []struct {
+		name  string
+		plans []events.WorkPlan
+		todos []events.WorkItem
+		want  bool
+	}{
+		{name: "nothing", want: false},
+		{name: "pending todo", todos: []events.WorkItem{item("a", "pending")}, want: true},
+		{name: "in-progress todo", todos: []events.WorkItem{item("a", "in_progress")}, want: true},
+		{name: "blocked todo", todos: []events.WorkItem{item("a", "blocked")}, want: false},
+		{name: "todo waiting on an open one", todos: []events.WorkItem{item("a", "blocked"), item("b", "pending", "a")}, want: false},
+		{name: "todo whose dependency completed", todos: []events.WorkItem{item("a", "completed"), item("b", "pending", "a")}, want: true},
+		{name: "finished todos", todos: []events.WorkItem{item("a", "completed"), item("b", "cancelled")}, want: false},
+		{name: "plan step in progress", plans: []events.WorkPlan{plan("in_progress", "completed", "in_progress")}, want: true},
+		{name: "plan steps nobody took up", plans: []events.WorkPlan{plan("pending", "pending", "pending")}, want: false},
+		{name: "superseded plan's step in progress", plans: []events.WorkPlan{plan("superseded", "in_progress")}, want: false},
+	} {
+		if got := goal.Actionable(c.plans, c.todos); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
