@@ -2,10 +2,19 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/goal"
 )
+
+// CodeGoalTurnOpen: a user's completion while the session's latest turn is open. The barrier
+// reads the job ledger before it writes the work stream (two streams: docs/goals.md), and a
+// task call of the open turn could admit a job in between; the model's own goal_update runs
+// inside that turn, after its task calls, and is not refused.
+const CodeGoalTurnOpen = "goal_turn_open"
 
 // The user's Goal commands (docs/goals.md): `zuno goal complete|resume|answer`, and the
 // /goal lines of zuno run. A completion goes through the same barrier as goal_update.
@@ -16,6 +25,17 @@ import (
 func (c *Commands) CompleteGoal(ctx context.Context, meta commands.Meta, sessionID string, expected *uint64, evidence map[string]string) (commands.Result, error) {
 	if err := c.queries.RequireSession(ctx, sessionID); err != nil {
 		return commands.Result{}, err
+	}
+	info, err := c.queries.Session(ctx, sessionID)
+	if err != nil {
+		return commands.Result{}, err
+	}
+	if n := len(info.Turns); n > 0 && info.Turns[n-1].Status == queries.TurnOpen {
+		e := domain.NewError(CodeGoalTurnOpen, fmt.Sprintf("turn %s of session %s is open: a task call of it may admit a job the completion barrier would not see",
+			info.Turns[n-1].TurnID, sessionID),
+			"wait for the turn to finish, or recover it with zuno run --session; then complete the Goal")
+		e.ID = sessionID
+		return commands.Result{}, e
 	}
 	if expected == nil {
 		v, err := c.queries.Goal(ctx, sessionID)
