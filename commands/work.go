@@ -86,8 +86,15 @@ func LoadWork(ctx context.Context, store StreamReader, registry *events.Registry
 // updateWork runs a work command on the root session's work stream and, when its events
 // cross a multiple of workSnapshotEvery, records a snapshot of the state after them.
 func updateWork(ctx context.Context, h *Handlers, name string, meta Meta, root string, cmd work.Command, body any, view func(*work.State) any) Result {
+	return h.workAppend(ctx, name, root, workExecution(meta, root, cmd), body, view)
+}
+
+// workAppend runs one command of the root's work stream (a plan, todo or Goal command) and,
+// when its events cross a multiple of workSnapshotEvery, records a snapshot of the state
+// after them.
+func (h *Handlers) workAppend(ctx context.Context, name string, root string, x execution[*work.State], body any, view func(*work.State) any) Result {
 	var after *work.State
-	res := handle(ctx, h, name, workExecution(meta, root, cmd), body, func(s *work.State) any { after = s; return view(s) })
+	res := handle(ctx, h, name, x, body, func(s *work.State) any { after = s; return view(s) })
 	if res.Error != nil || res.Duplicate || after == nil || res.Revision < 0 {
 		return res
 	}
@@ -170,4 +177,15 @@ func (w WorkCommands) UpdateTodos(ctx context.Context, c *UpdateTodos) (Result, 
 // Work reads the work state (a read, not a command: not measured here).
 func (w WorkCommands) Work(ctx context.Context, sessionID string) (*work.State, error) {
 	return w.h.Work(ctx, sessionID)
+}
+
+// UpdateGoal handles UpdateGoal, measured: the goal tools share the work tools' port, the
+// Goal being part of the work stream (docs/goals.md).
+func (w WorkCommands) UpdateGoal(ctx context.Context, c *UpdateGoal) (Result, error) {
+	return w.h.GoalCommands().UpdateGoal(ctx, c)
+}
+
+// RequestGoalInput handles RequestGoalInput, measured.
+func (w WorkCommands) RequestGoalInput(ctx context.Context, c *RequestGoalInput) (Result, error) {
+	return w.h.GoalCommands().RequestGoalInput(ctx, c)
 }

@@ -19,6 +19,13 @@ func AllPayloads() []Payload {
 		WorkPlanSuperseded{},
 		WorkTodoUpdated{},
 		WorkSnapshot{},
+		GoalCreated{},
+		GoalUpdated{},
+		GoalInputRequested{},
+		GoalInputAnswered{},
+		GoalResumed{},
+		GoalCompleted{},
+		GoalProgressObserved{},
 
 		TaskContextStarted{},
 		TaskContextUpdated{},

@@ -21,6 +21,13 @@ func samplePayloads() []events.Payload {
 			{ID: "step-2", Title: "Fix", Status: "pending"},
 		},
 	}
+	goal := events.Goal{GoalID: "goal-1", Objective: "Ship the fix", Status: "active", OwnerTurnID: "turn_1",
+		Criteria: []events.GoalCriterion{{ID: "tests", Text: "the tests pass", NeedsEvidence: true}}}
+	goalWaiting := goal
+	goalWaiting.Status, goalWaiting.Waiting = "paused", &events.GoalInputRequest{RequestID: "req_1", Question: "Which DB?", ObservedRevision: 2, TurnID: "turn_1"}
+	goalDone := goal
+	goalDone.Status, goalDone.Criteria = "complete", []events.GoalCriterion{{ID: "tests", Text: "the tests pass", NeedsEvidence: true,
+		Evidence: "rcp_0123456789abcdef0123456789abcdef"}}
 	job := events.JobState{JobID: "job_1", ParentSessionID: "ses_0", ChildSessionID: "ses_1", Agent: "explore", Status: "completed",
 		Background: true, ReportDelivery: "nextStep", LogicalKey: "lk_1", ReportInputID: "input_1"}
 	report := events.TaskReport{SchemaVersion: 2, JobID: "job_1", SessionID: "ses_1", ParentSessionID: "ses_0", Agent: "explore",
@@ -56,6 +63,13 @@ func samplePayloads() []events.Payload {
 			TaskID: "task-2", Objective: "Fix login", TaskKind: "delivery", Status: "completed",
 			Sources: []events.TaskContextSource{{MessageID: "msg_1", Summary: "s"}}, AuthorizedActions: []string{}, Constraints: []string{},
 			Checks: []events.TaskContextCheck{{ID: "tests", Kind: "delivery", Title: "t", Status: "pending"}}}},
+		events.GoalCreated{SessionID: "ses_1", Revision: 1, Goal: goal},
+		events.GoalUpdated{SessionID: "ses_1", Revision: 2, Goal: goal},
+		events.GoalInputRequested{SessionID: "ses_1", Revision: 3, Goal: goalWaiting},
+		events.GoalInputAnswered{SessionID: "ses_1", Revision: 4, RequestID: "req_1", Answer: "postgres", Goal: goal},
+		events.GoalResumed{SessionID: "ses_1", Revision: 5, Goal: goal},
+		events.GoalCompleted{SessionID: "ses_1", Revision: 6, JobsRevision: 3, Goal: goalDone},
+		events.GoalProgressObserved{SessionID: "ses_1", GoalID: "goal-1", TurnID: "turn_1", Fingerprint: "sha256:ab", Repeats: 2, Outcome: "continue"},
 		events.JobAdmitted{JobState: job, Contract: events.DelegationContract{Agent: "explore", Objective: "o", Deliverable: "d",
 			Instructions: "i", SuccessEvidence: "s", Scope: &events.ContractScope{Include: []string{"a"}},
 			Constraints: &events.ContractConstraints{MustNot: []string{"edit"}}, Dependencies: []string{"x"}},

@@ -153,6 +153,8 @@ type WorkSnapshot struct {
 	// Plans is the plan stack, root first; Items the todo items in creation order.
 	Plans []WorkPlan `json:"plans"`
 	Items []WorkItem `json:"items"`
+	// Goal is the Goal's state (docs/goals.md); absent when the session never had one.
+	Goal *GoalSnapshot `json:"goal,omitempty"`
 }
 
 func (WorkSnapshot) EventType() string { return TypeWorkSnapshot }

@@ -20,8 +20,8 @@ func newDBCmd() *cobra.Command {
 		Short: "Run read-only SQL over the read models",
 		Long: `Run read-only SQL over the read models: event, session, part (the transcript: text and
 tool parts), prompt_receipt, provider_request, agent_job (the jobs a session delegated),
-inbox (the job reports a session received), work_plan, work_item, task_context (the
-objective, sources and checks of a long task),
+inbox (the job reports a session received), work_plan, work_item, goal (each Goal),
+task_context (the objective, sources and checks of a long task),
 permission_decision (who allowed each call, under which rule and layer),
 verification_receipt (what each shell call's exit status proves) and
 projection_checkpoint. json_extract(data, '$.path') works on SQLite and Postgres alike.

@@ -96,6 +96,7 @@ not load and go on without it; zuno config show lists what the layers set, then 
 		newPlanCmd(), newTodoCmd(), newTaskContextCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newGoalCmd())
 	usageArgs(root)
 	return root
 }

@@ -81,6 +81,9 @@ only when an allow rule names it (--allow 'shell:rm -rf build*'), never a catast
 			if opts.Asks == "ask" {
 				opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
 			}
+			if line, ok := goalLine(text); ok {
+				return runGoalLine(cmd, opts, line)
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				ctx, out, stop := watchOutput(ctx, cmd.OutOrStdout())
 				defer stop()

@@ -49,6 +49,11 @@ func newGroup(registry *events.Registry, recs []events.Recorded) (*group, error)
 		case events.TurnStarted:
 			g.started = &e
 		case events.UserMessageAppended:
+			if g.started != nil && e.InputID == "" {
+				// The host's continuation of an active Goal (docs/goals.md): the driver's own
+				// decision, compared like any other, not an input to give it.
+				break
+			}
 			if g.started != nil { // delivered inside the turn, at a tool-safe boundary
 				g.inputs[g.requests] = append(g.inputs[g.requests], inputOf(e))
 				break

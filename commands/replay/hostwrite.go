@@ -2,9 +2,7 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/zuno-run/zuno/commands"
 
@@ -13,7 +11,7 @@ import (
 
 // hostWrite answers a replayed turn's append to a stream other than its session's: the plan
 // classifier's seed, which the host writes to the work stream before the first request
-// (docs/plan-classifier.md). The replay never writes the real log; it accepts the append only
+// (docs/plan-classifier.md), and the Goal's progress observation (docs/goals.md). The replay never writes the real log; it accepts the append only
 // when the recorded run wrote exactly these events (same ids, types and data) after the point
 // the replay has reached, and moves that point past them, so the rest of the turn reads the
 // work stream as the recorded run did. Anything else is a difference the turn cannot hide.
@@ -28,8 +26,8 @@ func (s *store) hostWrite(ctx context.Context, stream string, evs []events.Event
 	var res events.AppendResult
 	for i, ev := range evs {
 		r, ok := byID[ev.ID]
-		if !ok || r.Type != ev.Type || !sameJSON(r.Data, ev.Data) {
-			return events.AppendResult{}, fmt.Errorf("replay: the turn appended to %s what the recorded run did not (event %s, %s); a replay writes only its session's stream", stream, ev.ID, ev.Type)
+		if !ok || !r.SameContent(ev) {
+			return events.AppendResult{}, fmt.Errorf("replay: the turn appended to %s what the recorded run did not (event %s, %s); a replay writes only its session's stream: %w", stream, ev.ID, ev.Type, errStop)
 		}
 		s.reached(r.Position + 1)
 		if i == 0 {
@@ -38,11 +36,4 @@ func (s *store) hostWrite(ctx context.Context, stream string, evs []events.Event
 		res.NextRevision, res.LastPosition = r.StreamRevision, r.Position
 	}
 	return res, nil
-}
-
-// sameJSON compares two JSON documents by value: a store may keep its own key order and
-// spacing (Postgres jsonb).
-func sameJSON(a, b json.RawMessage) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }

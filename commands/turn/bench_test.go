@@ -26,10 +26,12 @@ import (
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/gate"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain/goal"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/permission"
 	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -161,9 +163,12 @@ func processCPU() time.Duration {
 // its own, as a model server does, so the CPU and allocation figures are the runtime's alone
 // (sending the whole conversation is in them; the server reading it is not).
 func BenchmarkStepOverhead(b *testing.B) {
-	b.Run("ungated", func(b *testing.B) { stepOverhead(b, false, scriptedSteps) })
-	b.Run("gated", func(b *testing.B) { stepOverhead(b, true, scriptedSteps) })
-	b.Run("openai", func(b *testing.B) { stepOverhead(b, false, chatServerSteps) })
+	b.Run("ungated", func(b *testing.B) { stepOverhead(b, false, scriptedSteps, false) })
+	b.Run("gated", func(b *testing.B) { stepOverhead(b, true, scriptedSteps, false) })
+	b.Run("openai", func(b *testing.B) { stepOverhead(b, false, chatServerSteps, false) })
+	// A session with a Goal, a Plan and Todos: runtime.work_state is rendered and the work
+	// stream read again before every request (docs/goals.md).
+	b.Run("work", func(b *testing.B) { stepOverhead(b, false, scriptedSteps, true) })
 }
 
 const benchSteps = 1000
@@ -327,8 +332,8 @@ func (c *stepCosts) report(b *testing.B, at int) {
 	b.ReportMetric(c.objects/c.steps, fmt.Sprintf("allocs/step@%d", at))
 }
 
-func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider) {
-	runSession(b, gated, provider, early.last, nil) // the process's one-off costs, measured nowhere
+func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider, work bool) {
+	runSession(b, gated, provider, early.last, nil, work) // the process's one-off costs, measured nowhere
 	c10, c100, c1000 := &stepCosts{}, &stepCosts{}, &stepCosts{}
 	for b.Loop() {
 		// Before each stretch of the late window, a short session measures step 10.
@@ -337,11 +342,11 @@ func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model
 				return false
 			}
 			b.StopTimer()
-			c10.add(runSession(b, gated, provider, early.last, nil), early)
+			c10.add(runSession(b, gated, provider, early.last, nil, work), early)
 			b.StartTimer()
 			return true
 		}
-		clock := runSession(b, gated, provider, benchSteps, between)
+		clock := runSession(b, gated, provider, benchSteps, between, work)
 		c100.add(clock, at100)
 		c1000.add(clock, late)
 	}
@@ -355,8 +360,9 @@ func stepOverhead(b *testing.B, gated bool, provider func(*testing.B, int) model
 }
 
 // runSession runs one turn of steps tool steps (and a last answer) in a new session on a new
-// SQLite store, with between (if not nil) run between steps, and returns its clock.
-func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider, steps int, between func(int) bool) *stepClock {
+// SQLite store, with between (if not nil) run between steps, and returns its clock. With work
+// the session has a Goal, a Plan and Todos before the turn starts (seedWork).
+func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.Provider, steps int, between func(int) bool, work bool) *stepClock {
 	ctx := context.Background()
 	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(b.TempDir(), "events.db"))
 	if err != nil {
@@ -368,6 +374,9 @@ func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.P
 	if _, err := handlers.CreateSession(ctx, &commands.CreateSession{Meta: commands.Meta{CommandID: "c", Actor: "user"},
 		Create: sessionCreate("ses_bench")}); err != nil {
 		b.Fatal(err)
+	}
+	if work {
+		seedWork(b, handlers, "ses_bench")
 	}
 	p := provider(b, steps)
 	var look turn.Tool = &probeTool{name: "look", policy: tools.Policy{SideEffect: tools.ReadOnly, Replay: tools.Safe, Concurrency: tools.ParallelSafe}}
@@ -387,6 +396,45 @@ func runSession(b *testing.B, gated bool, provider func(*testing.B, int) model.P
 		b.Fatalf("outcome %+v %v", out, err)
 	}
 	return clock
+}
+
+// seedWork gives a session a Goal of another cycle (it does not continue this turn), a Plan
+// of 8 steps and 16 Todos.
+func seedWork(b *testing.B, h *commands.Handlers, session string) {
+	ctx := context.Background()
+	var steps []work.StepInput
+	for i := range 8 {
+		steps = append(steps, work.StepInput{Title: fmt.Sprintf("stage %d of the migration", i)})
+	}
+	var items []work.TodoInput
+	for i := range 16 {
+		title := fmt.Sprintf("todo %d: change the call sites in package %d", i, i)
+		items = append(items, work.TodoInput{ID: fmt.Sprintf("t%d", i), Title: &title})
+	}
+	obj := "Migrate the store to format 4"
+	crit := []goal.CriterionInput{{ID: "tests", Text: "go test ./... passes", NeedsEvidence: true}, {ID: "docs", Text: "documented"}}
+	meta := func(id string) commands.Meta { return commands.Meta{CommandID: id, Actor: "user"} }
+	for _, send := range []func() (commands.Result, error){
+		func() (commands.Result, error) {
+			return h.UpdatePlan(ctx, &commands.UpdatePlan{Meta: meta("plan"), SessionID: session,
+				Update: work.PlanUpdate{Action: work.ActionCreate, Title: "Migrate", Steps: steps}})
+		},
+		func() (commands.Result, error) {
+			return h.UpdateTodos(ctx, &commands.UpdateTodos{Meta: meta("todo"), SessionID: session, Update: work.TodoUpdate{Items: items}})
+		},
+		func() (commands.Result, error) {
+			return h.UpdateGoal(ctx, &commands.UpdateGoal{Meta: meta("goal"), SessionID: session,
+				Update: goal.Update{TurnID: "turn_elsewhere", Objective: &obj, Criteria: &crit}})
+		},
+	} {
+		res, err := send()
+		if err == nil {
+			err = res.Err()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // waitTool is a read-only, parallel-safe tool whose call waits for the milliseconds it is

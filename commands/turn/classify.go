@@ -177,6 +177,5 @@ func (r *run) classifyPlan(ctx context.Context) error {
 			err = nil
 		}
 	}
-	r.workStale = true
 	return err
 }

@@ -235,14 +235,17 @@ type run struct {
 	sess   session.State
 	tr     *transcript.State
 	turnID string
-	// work is the session's durable work state (plan, todos), kept current at every step for
-	// the prompt's runtime.work_state section; workRevision is how far its stream was read.
-	// It is read when the turn starts and again after a step that called a tool that changes
-	// it (workStale), so a step that did not costs no read.
+	// work is the session's durable work state (Goal, plan, todos), kept current at every
+	// step for the prompt's runtime.work_state section; workRevision is how far its stream
+	// was read. It is read when the turn starts and folded forward before every request
+	// (refreshWork, docs/goals.md), so a change by a tool or by the user is never missed.
 	work         *work.State
 	workRoot     string // the root session, whose work stream this is
 	workRevision int64
-	workStale    bool
+	// shownReceipt is the previous receipt id runtime.work_state names, taken when the work
+	// state last changed (shownRevision): see workStateReceipt.
+	shownReceipt  string
+	shownRevision int64
 	// lastWire is the wire exchange of the latest request sent (nil when none left).
 	lastWire *events.WireExchange
 	// settled are the session's earlier tool results, in log order, kept for the tools that
@@ -416,18 +419,18 @@ func (r *run) readWork(ctx context.Context) error {
 	rev, err := commands.Load(ctx, r.d.Store, r.d.Registry, commands.WorkStream(r.workRoot), uint64(r.workRevision+1),
 		func(_ events.Recorded, p events.Payload) error { return r.work.Evolve(p) })
 	r.workRevision = max(rev, r.workRevision)
-	r.workStale = false
 	return err
 }
 
-// workState is the runtime.work_state input of the next prompt, nil while there is no plan and
-// no todo.
+// workState is the runtime.work_state input of the next prompt, nil while there is no Goal,
+// no plan and no todo.
 func (r *run) workState() *prompt.WorkState {
-	if len(r.work.Plans()) == 0 && len(r.work.Items()) == 0 {
+	g := promptGoal(r.work)
+	if len(r.work.Plans()) == 0 && len(r.work.Items()) == 0 && g == nil {
 		return nil
 	}
-	return &prompt.WorkState{PreviousReceiptID: r.prevID, PlanRevision: r.work.PlanRevision(), Plans: r.work.Plans(),
-		TodoRevision: r.work.TodoRevision(), Todos: r.work.Items()}
+	return &prompt.WorkState{PreviousReceiptID: r.workStateReceipt(), PlanRevision: r.work.PlanRevision(), Plans: r.work.Plans(),
+		TodoRevision: r.work.TodoRevision(), Todos: r.work.Items(), Goal: g}
 }
 
 // repeat answers a command that was handled before: the finished turn's outcome, or, when its

@@ -181,7 +181,7 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	case finalizing:
 		return true, r.finish(ctx, out, events.FinishStepLimit, nil)
 	case len(resp.ToolCalls) == 0:
-		return true, r.finish(ctx, out, events.FinishCompleted, nil)
+		return r.afterFinal(ctx, out)
 	}
 	if err := r.runCalls(ctx, base.RequestID, resp.ToolCalls); err != nil {
 		return true, err
@@ -191,9 +191,6 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	}
 	if info := r.loop.observe(resp.ToolCalls); info != nil {
 		return true, r.finish(ctx, out, events.FinishFailed, info)
-	}
-	for _, c := range resp.ToolCalls {
-		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate
 	}
 	return false, nil
 }
@@ -222,10 +219,8 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 		sum := sha256.Sum256([]byte(FinalizationInstruction))
 		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
 	}
-	if r.workStale {
-		if err := r.readWork(ctx); err != nil {
-			return prompt.Assembled{}, events.ProviderRequest{}, err
-		}
+	if err := r.refreshWork(ctx); err != nil {
+		return prompt.Assembled{}, events.ProviderRequest{}, &refusedPrompt{err}
 	}
 	work := r.workState()
 	asm, err := prompt.Assemble(prompt.Input{

@@ -9,7 +9,6 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
-	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
 )
@@ -119,13 +118,7 @@ func (r *run) resume(ctx context.Context) error {
 		calls[i] = model.ToolCall{ID: c.ID, ProviderID: c.ProviderID, Name: c.Name, Arguments: c.Arguments}
 		settled[c.ID] = c.Settled
 	}
-	if err := r.runCallsExcept(ctx, open.Calls[0].RequestID, calls, settled); err != nil {
-		return err
-	}
-	for _, c := range calls {
-		r.workStale = r.workStale || c.Name == tools.NamePlanUpdate || c.Name == tools.NameTodoUpdate
-	}
-	return nil
+	return r.runCallsExcept(ctx, open.Calls[0].RequestID, calls, settled)
 }
 
 // suspendedError refuses a new input while the session's turn waits for an answer, suspended

@@ -55,7 +55,8 @@ var (
 	// workTools are the durable work state's tools, which join the default surface. They
 	// change the session's plan and todo items, never the workspace, so a read-only agent
 	// keeps them: the plan agent's deliverable is a durable Plan.
-	workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate, tools.NameTaskContext}
+	workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate, tools.NameTaskContext,
+		tools.NameGoalGet, tools.NameGoalUpdate, tools.NameGoalRequestInput}
 	planTools = slices.Concat(readOnlyTools, workTools)
 	// delegationTools start children, read and settle their jobs, and message peer sessions.
 	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}

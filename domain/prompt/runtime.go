@@ -22,7 +22,7 @@ func RuntimeSource(id string) string { return "zuno-runtime:" + id }
 
 // durableTools read or change the durable work state; any of them makes
 // runtime.persistence relevant even before any state exists.
-var durableTools = []string{tools.NameGoal, tools.NameJob, tools.NameJobReconcile, tools.NamePlanGet, tools.NamePlanUpdate,
+var durableTools = []string{tools.NameGoalGet, tools.NameGoalUpdate, tools.NameGoalRequestInput, tools.NameJob, tools.NameJobReconcile, tools.NamePlanGet, tools.NamePlanUpdate,
 	tools.NameTodoGet, tools.NameTodoUpdate}
 
 // Collaboration modes. ModeNone produces no mode section.

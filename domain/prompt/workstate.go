@@ -56,6 +56,23 @@ type WorkState struct {
 	Jobs []Job
 	// Reports may hold every report input: only unconsumed ones are shown.
 	Reports []Report
+	// Goal is the root session's Goal (docs/goals.md), nil when it never had one. It is
+	// read with the Plan and the Todo items from the one work stream, so all three come
+	// from the same revision.
+	Goal *Goal
+}
+
+// Goal is the Goal as the work state shows it. Its identity, status, revision and criteria
+// ids are never cut; the objective, criteria texts and question are free text.
+type Goal struct {
+	ID          string
+	Revision    uint64
+	Status      string
+	Objective   string
+	OwnerTurnID string
+	Criteria    []events.GoalCriterion
+	// Waiting is the open input request, nil when none.
+	Waiting *events.GoalInputRequest
 }
 
 // Job is one agent job as the work state shows it.
@@ -83,7 +100,7 @@ type Report struct {
 }
 
 func (ws *WorkState) empty() bool {
-	return ws == nil || len(ws.Plans) == 0 && len(ws.Todos) == 0 && len(ws.Jobs) == 0 && len(ws.Reports) == 0
+	return ws == nil || len(ws.Plans) == 0 && len(ws.Todos) == 0 && len(ws.Jobs) == 0 && len(ws.Reports) == 0 && ws.Goal == nil
 }
 
 // wsItem is one projected line of a collection.
@@ -95,6 +112,22 @@ type wsItem struct {
 	omitted bool
 	plan    int // index into Plans, for steps
 	render  func(limit int, truncated *int) string
+	// memo is the line rendered at memoLimit and the fields it truncated: a budget search
+	// renders the section again for every item it omits, each line at the same limit.
+	memo          string
+	memoLimit     int
+	memoTruncated int
+	memoized      bool
+}
+
+// line renders the item at limit, counting truncated fields into truncated, once per limit.
+func (it *wsItem) line(limit int, truncated *int) string {
+	if !it.memoized || it.memoLimit != limit {
+		n := 0
+		it.memo, it.memoLimit, it.memoTruncated, it.memoized = it.render(limit, &n), limit, n, true
+	}
+	*truncated += it.memoTruncated
+	return it.memo
 }
 
 type wsRender struct {
@@ -116,7 +149,7 @@ func RenderWorkState(ws *WorkState) (string, events.PromptWorkState, error) {
 	}
 	r := &wsRender{ws: ws}
 	r.collect()
-	if len(ws.Plans) == 0 && len(r.todos) == 0 && len(r.jobs) == 0 && len(r.rs) == 0 {
+	if len(ws.Plans) == 0 && len(r.todos) == 0 && len(r.jobs) == 0 && len(r.rs) == 0 && ws.Goal == nil {
 		return "", events.PromptWorkState{}, nil
 	}
 	for _, items := range [][]*wsItem{r.todos, r.steps, r.rs, r.jobs} {
@@ -128,16 +161,16 @@ func RenderWorkState(ws *WorkState) (string, events.PromptWorkState, error) {
 		}
 	}
 	for _, limit := range textLimits {
-		text, truncated := r.render(limit)
-		if len(text) <= MaxWorkStateBytes {
+		if r.size(limit) <= MaxWorkStateBytes {
+			text, truncated := r.render(limit)
 			return text, r.report(text, limit, truncated), nil
 		}
 	}
 	floor := textLimits[len(textLimits)-1]
 	for _, items := range [][]*wsItem{r.todos, r.steps, r.rs, r.jobs} {
 		for omitOne(items) {
-			text, truncated := r.render(floor)
-			if len(text) <= MaxWorkStateBytes {
+			if r.size(floor) <= MaxWorkStateBytes {
+				text, truncated := r.render(floor)
 				return text, r.report(text, floor, truncated), nil
 			}
 		}
@@ -266,15 +299,30 @@ func (r *wsRender) collect() {
 }
 
 func (r *wsRender) render(limit int) (string, int) {
+	var b strings.Builder
+	truncated := r.write(limit, func(s string) { b.WriteString(s); b.WriteByte('\n') })
+	return strings.TrimSuffix(b.String(), "\n"), truncated
+}
+
+// size is the length of render(limit)'s text, without building it: the budget search asks
+// it once per omitted item, and the lines themselves are memoized.
+func (r *wsRender) size(limit int) int {
+	n := 0
+	r.write(limit, func(s string) { n += len(s) + 1 })
+	return max(n-1, 0)
+}
+
+// write hands each line of the section at limit to line and returns how many fields it
+// truncated.
+func (r *wsRender) write(limit int, line func(string)) int {
 	ws := r.ws
 	truncated := 0
-	var b strings.Builder
-	line := func(s string) { b.WriteString(s); b.WriteByte('\n') }
 	line("Durable work state at the start of this step, read from the store, which is the source of truth: " +
 		"prefer it to anything earlier in the conversation, and change it only through the typed tools.")
 	if ws.PreviousReceiptID != "" {
 		line("Previous prompt receipt: " + ident(ws.PreviousReceiptID))
 	}
+	renderGoal(line, ws.Goal, limit, &truncated)
 	if len(ws.Plans) > 0 {
 		line(fmt.Sprintf("Plan revision %d:", ws.PlanRevision))
 		for pi, p := range ws.Plans {
@@ -285,7 +333,7 @@ func (r *wsRender) render(limit int) (string, int) {
 			line(head + " " + quote(p.Title, limit, &truncated))
 			for _, it := range r.steps {
 				if it.plan == pi && !it.omitted {
-					line(it.render(limit, &truncated))
+					line(it.line(limit, &truncated))
 				}
 			}
 		}
@@ -312,13 +360,39 @@ func (r *wsRender) render(limit int) (string, int) {
 			break
 		}
 	}
-	return strings.TrimSuffix(b.String(), "\n"), truncated
+	return truncated
+}
+
+// renderGoal writes the Goal first: it is what the Plan and the Todo items serve.
+func renderGoal(line func(string), g *Goal, limit int, truncated *int) {
+	if g == nil {
+		return
+	}
+	head := fmt.Sprintf("Goal revision %d: %s [%s]", g.Revision, ident(g.ID), ident(g.Status))
+	if g.OwnerTurnID != "" {
+		head += " owner=" + ident(g.OwnerTurnID)
+	}
+	line(head + " " + quote(g.Objective, limit, truncated))
+	for _, c := range g.Criteria {
+		s := "  criterion " + ident(c.ID)
+		if c.NeedsEvidence {
+			s += " needs_evidence"
+		}
+		if c.Evidence != "" {
+			s += " evidence=" + ident(c.Evidence)
+		}
+		line(s + " " + quote(c.Text, limit, truncated))
+	}
+	if w := g.Waiting; w != nil {
+		line(fmt.Sprintf("  waiting for input request %s (observed revision %d): %s", ident(w.RequestID), w.ObservedRevision,
+			quote(w.Question, limit, truncated)))
+	}
 }
 
 func renderItems(line func(string), items []*wsItem, limit int, truncated *int) {
 	for _, it := range items {
 		if !it.omitted {
-			line(it.render(limit, truncated))
+			line(it.line(limit, truncated))
 		}
 	}
 }

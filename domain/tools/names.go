@@ -18,11 +18,13 @@ const (
 	NameTodoUpdate  = "todo_update"
 	// NameTaskContext keeps a long task's managed context (adapters/tools/contexttools).
 	NameTaskContext = "task_context"
-	// goal is not built yet; named because prompt assembly already reacts to it. job and
-	// job_reconcile are adapters/tools/delegate's.
-	NameGoal         = "goal"
-	NameJob          = "job"
-	NameJobReconcile = "job_reconcile"
+	// The Goal's tools (adapters/tools/goaltools, docs/goals.md). job and job_reconcile
+	// are adapters/tools/delegate's.
+	NameGoalGet          = "goal_get"
+	NameGoalUpdate       = "goal_update"
+	NameGoalRequestInput = "goal_request_input"
+	NameJob              = "job"
+	NameJobReconcile     = "job_reconcile"
 	// NameSessionMessage is root-only peer context (seeds 000): never offered to a delegated
 	// child (agent.ChildTools).
 	NameSessionMessage = "session_message"

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/goal"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -67,7 +68,14 @@ type State struct {
 
 	items     []events.WorkItem // creation order
 	itemIndex map[string]int
+
+	// goal is the root session's Goal (docs/goals.md), in this stream so that the
+	// completion barrier reads it, the plan and the todos at one revision.
+	goal goal.State
 }
+
+// Goal is the Goal part of the state; read it, never change it.
+func (s *State) Goal() *goal.State { return &s.goal }
 
 // SessionID is the root session the state belongs to, empty before the first event.
 func (s *State) SessionID() string { return s.sessionID }
@@ -90,6 +98,9 @@ func (s *State) TodoRevision() uint64 { return s.todoRevision }
 // applied as far as it can be rather than panicking, because a reader must never die on the
 // log.
 func (s *State) Evolve(p events.Payload) error {
+	if goal.Handles(p) {
+		return s.goal.Evolve(p)
+	}
 	switch e := p.(type) {
 	case events.WorkPlanCreated:
 		s.sessionID, s.planRevision = e.SessionID, e.Revision

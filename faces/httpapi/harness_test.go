@@ -19,6 +19,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/adapters/tools/goaltools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
@@ -177,7 +178,11 @@ func openTools(artifacts string, work worktools.Commands) turn.OpenTools {
 		if err != nil {
 			return nil, err
 		}
-		return surface(append(set.Tools(), worktools.New(work)...)), nil
+		all := append(set.Tools(), worktools.New(work)...)
+		if g, ok := work.(goaltools.Commands); ok {
+			all = append(all, goaltools.New(g)...)
+		}
+		return surface(all), nil
 	}
 }
 

@@ -33,6 +33,7 @@ func (s *Server) table() []route {
 		{"POST", "/api/sessions/{sessionId}/messages", true, s.postMessage},
 		{"POST", "/api/session/prune", true, s.prune},
 		{"GET", "/api/sessions/{sessionId}/plan", false, s.plan},
+		{"GET", "/api/sessions/{sessionId}/goal", false, s.goal},
 		{"GET", "/api/sessions/{sessionId}/todos", false, s.todos},
 		{"GET", "/api/sessions/{sessionId}/jobs", false, s.jobs},
 		{"GET", "/api/sessions/{sessionId}/jobs/{jobId}", false, s.job},

@@ -491,3 +491,40 @@ func testAPIWorkReads(t *testing.T, postgres bool) {
 		t.Fatalf("no job: %d %s", r.status, r.body)
 	}
 }
+
+// The Goal read: goal_get's view folded from the root's work stream, null for a session that
+// never had one.
+func TestAPIGoal(t *testing.T) {
+	f := newFixture(t, options{tokens: tokenCI})
+	f.writeScript("default", `{"turns":[
+		{"toolCalls":[{"id":"g1","name":"goal_update","arguments":{"objective":"Ship it","criteria":[{"id":"tests","text":"tests pass","needs_evidence":true}]}}]},
+		{"toolCalls":[{"id":"g2","name":"goal_update","arguments":{"expected_revision":1,"status":"paused"}}]},
+		{"text":"paused"}]}`)
+	a := f.start("goal-1", "set a goal")
+	if got := f.waitTurn(a.SessionID, a.TurnID); got != "completed" {
+		t.Fatalf("turn: %s", got)
+	}
+	var g struct {
+		Goal *struct {
+			GoalID   string `json:"goal_id"`
+			Revision int
+			Status   string
+			Criteria []struct {
+				ID            string
+				NeedsEvidence bool `json:"needs_evidence"`
+			}
+		}
+	}
+	r := f.do("GET", "/api/sessions/"+a.SessionID+"/goal", "")
+	r.decode(t, &g)
+	if r.status != 200 || g.Goal == nil || g.Goal.GoalID != "goal-1" || g.Goal.Revision != 2 || g.Goal.Status != "paused" ||
+		len(g.Goal.Criteria) != 1 || !g.Goal.Criteria[0].NeedsEvidence {
+		t.Fatalf("goal: %d %s", r.status, r.body)
+	}
+	f.writeScript("default", `{"turns":[{"text":"ok"}]}`)
+	empty := f.start("goal-2", "nothing")
+	f.waitTurn(empty.SessionID, empty.TurnID)
+	if r := f.do("GET", "/api/sessions/"+empty.SessionID+"/goal", ""); r.status != 200 || string(r.body) != "{\"goal\":null}\n" {
+		t.Fatalf("no goal: %d %s", r.status, r.body)
+	}
+}

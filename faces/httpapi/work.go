@@ -4,8 +4,8 @@ import "net/http"
 
 // The session's durable work state (docs/server.md, "Work state"): its plan and todos folded
 // from its root's work stream, as plan_get and todo_get read them, and the jobs it delegated
-// and the reports in its inbox, as zuno job list|show|inbox read them. Goals and questions
-// come with issue 29.
+// and the reports in its inbox, as zuno job list|show|inbox read them; its Goal as goal_get
+// reads it (docs/goals.md).
 
 // plan is GET /api/sessions/{sessionId}/plan: the focused plan (null when there is none).
 func (s *Server) plan(w http.ResponseWriter, r *http.Request, _ string) error {
@@ -16,6 +16,17 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request, _ string) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"plan": v})
+}
+
+// goal is GET /api/sessions/{sessionId}/goal: the Goal (null when the session never had one).
+func (s *Server) goal(w http.ResponseWriter, r *http.Request, _ string) error {
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	v, err := s.app.Queries.Goal(ctx, r.PathValue("sessionId"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"goal": v})
 }
 
 // todos is GET /api/sessions/{sessionId}/todos: the todo list and its revision.

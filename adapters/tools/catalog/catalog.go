@@ -17,6 +17,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/contexttools"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
+	"github.com/zuno-run/zuno/adapters/tools/goaltools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -93,6 +94,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	}
 	all = append(all, worktools.New(c.Work)...)
 	all = append(all, contexttools.New(contextCommands(c.Work))...)
+	all = append(all, goaltools.New(goalCommands(c.Work))...)
 	all = append(all, delegate.New(c.Jobs)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
@@ -108,6 +110,16 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 func contextCommands(work worktools.Commands) contexttools.Commands {
 	if c, ok := work.(contexttools.Commands); ok {
 		return c
+	}
+	return nil
+}
+
+// goalCommands are the Goal's commands of the work commands (commands.WorkCommands has
+// them): the Goal lives in the work stream, so one port serves both tool sets. nil when work
+// does not have them (a report that only reads the declarations).
+func goalCommands(work worktools.Commands) goaltools.Commands {
+	if g, ok := work.(goaltools.Commands); ok {
+		return g
 	}
 	return nil
 }
