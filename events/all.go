@@ -45,6 +45,11 @@ func AllPayloads() []Payload {
 		InboxMessageAdmitted{},
 		InboxMessageConsumed{},
 
+		QuestionPublished{},
+		QuestionAnswered{},
+		QuestionDeferred{},
+		QuestionVoided{},
+
 		TurnLeased{},
 		TurnLeaseReleased{},
 		TurnInterruptRequested{},
