@@ -27,22 +27,6 @@ const (
 	CodeQuestionToParent = question.CodeQuestionToParent
 )
 
-// Outcomes of an Ask (Receipt.Outcome).
-const (
-	// AskPublished: the request was published and the call returned at once.
-	AskPublished = "published"
-	// AskAnswered: the call waited and the first response was an answer; the answer itself
-	// reaches the model through the inbox, never in the call's result.
-	AskAnswered = "answered"
-	// AskDeferred: the call waited and the wait was released unanswered (later, or the
-	// deadline); the request stays open.
-	AskDeferred = "deferred"
-	// AskVoided: the request was closed while the call waited.
-	AskVoided = "voided"
-	// AskParent: a delegated child's question, handed to its parent as a blocker.
-	AskParent = "parent"
-)
-
 // Questions is the application's QuestionPort (docs/questions.md): the tools publish and wait
 // through it, and every face (zuno run at a terminal, zuno question, the HTTP API) lists,
 // answers and defers through it, so all meet the same commands and the same typed refusals.
@@ -63,29 +47,6 @@ func (c *Commands) Questions() *Questions {
 	return c.questionPort
 }
 
-// Ask is what a question tool asks: Tool is question, question_async or plan_exit.
-type Ask struct {
-	Tool  string
-	Title string
-	Items []events.QuestionItem
-}
-
-// Receipt is what an Ask returns to the tool.
-type Receipt struct {
-	RequestID string   `json:"requestId"`
-	Revision  uint64   `json:"revision"`
-	Outcome   string   `json:"outcome"`
-	Status    string   `json:"status"`
-	Items     []string `json:"items"`
-	Pending   []string `json:"pending,omitempty"`
-	// DeferAt is the stored deferral deadline of a waiting question.
-	DeferAt string `json:"deferAt,omitempty"`
-	// Blocker is the child's question as its parent reads it (AskParent only).
-	Blocker string `json:"blocker,omitempty"`
-	// PlanExit is what a plan_exit request binds.
-	PlanExit *events.PlanExitBinding `json:"planExit,omitempty"`
-}
-
 // RequestID is the stable id of the request a tool call publishes: derived from the session
 // and the call, so a call executed again names the same request.
 func RequestID(sessionID, callID string) string {
@@ -95,23 +56,23 @@ func RequestID(sessionID, callID string) string {
 // Ask publishes one tool call's request and, for the Plan agent's question (no active Goal),
 // waits for its first response. A delegated child's question is not published: it becomes a
 // blocker its parent reads in the child's report.
-func (q *Questions) Ask(ctx context.Context, inv tools.Invocation, a Ask) (Receipt, error) {
+func (q *Questions) Ask(ctx context.Context, inv tools.Invocation, a question.Ask) (question.Receipt, error) {
 	comp, ok := q.c.jobs().compositionOf(inv.SessionID)
 	if !ok {
-		return Receipt{}, domain.NewError(CodeQuestionOutsideTurn, a.Tool+" was called outside a running turn of this process",
+		return question.Receipt{}, domain.NewError(CodeQuestionOutsideTurn, a.Tool+" was called outside a running turn of this process",
 			"ask from a turn: the question tools run only inside one")
 	}
 	if _, depth, err := commands.Ancestry(ctx, q.c.ports.Log, q.c.ports.Driver.Registry, inv.SessionID); err != nil {
-		return Receipt{}, err
+		return question.Receipt{}, err
 	} else if depth > 0 {
-		return Receipt{Outcome: AskParent, Blocker: blocker(a)}, nil
+		return question.Receipt{Outcome: question.AskParent, Blocker: blocker(a)}, nil
 	}
 	p := events.QuestionPublished{SessionID: inv.SessionID, RequestID: RequestID(inv.SessionID, inv.CallID),
 		Kind: events.QuestionKindQuestion, Mode: events.QuestionModeReceipt, Tool: a.Tool, CallID: inv.CallID,
 		TurnID: inv.TurnID, Agent: comp.agent.Name, Title: a.Title, Items: a.Items}
 	wait, err := q.waits(ctx, inv.SessionID, a.Tool, comp.agent.Collaboration)
 	if err != nil {
-		return Receipt{}, err
+		return question.Receipt{}, err
 	}
 	if wait {
 		now := q.now().UTC()
@@ -120,17 +81,17 @@ func (q *Questions) Ask(ctx context.Context, inv tools.Invocation, a Ask) (Recei
 	}
 	if a.Tool == tools.NamePlanExit {
 		if p.PlanExit, err = q.binding(ctx, inv, comp); err != nil {
-			return Receipt{}, err
+			return question.Receipt{}, err
 		}
 		p.Kind = events.QuestionKindPlanExit
 	}
 	r, err := q.publish(ctx, p)
 	if err != nil {
-		return Receipt{}, err
+		return question.Receipt{}, err
 	}
 	if r.Mode == events.QuestionModeWait && r.Revision == 1 {
 		if r, err = q.Wait(ctx, inv.SessionID, r.RequestID); err != nil {
-			return Receipt{}, err
+			return question.Receipt{}, err
 		}
 	}
 	return receipt(r), nil
@@ -170,8 +131,17 @@ func (q *Questions) binding(ctx context.Context, inv tools.Invocation, comp comp
 		return nil, domain.NewError(domain.CodeNoPlan, "there is no plan to approve",
 			"write the plan with plan_update first, then ask for its approval")
 	}
-	return &events.PlanExitBinding{PlanID: view.PlanID, PlanRevision: st.PlanRevision(), Agent: comp.agent.Name,
-		Model: comp.model, TurnID: inv.TurnID}, nil
+	// The identity is the asking turn's own, as its turn.started records it: the one a later
+	// turn is compared with (PlanExitApproval).
+	agentName, model, err := q.latestIdentity(ctx, inv.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if agentName == "" {
+		agentName = comp.agent.Name
+	}
+	return &events.PlanExitBinding{PlanID: view.PlanID, PlanRevision: st.PlanRevision(), Agent: agentName,
+		Model: model, TurnID: inv.TurnID}, nil
 }
 
 func (q *Questions) publish(ctx context.Context, p events.QuestionPublished) (*question.Request, error) {
@@ -184,27 +154,27 @@ func (q *Questions) publish(ctx context.Context, p events.QuestionPublished) (*q
 	return b.Get(p.RequestID), nil
 }
 
-func receipt(r *question.Request) Receipt {
-	out := Receipt{RequestID: r.RequestID, Revision: r.Revision, Status: r.Status(), Pending: r.Pending(),
-		DeferAt: r.DeferAt, PlanExit: r.PlanExit, Outcome: AskPublished}
+func receipt(r *question.Request) question.Receipt {
+	out := question.Receipt{RequestID: r.RequestID, Revision: r.Revision, Status: r.Status(), Pending: r.Pending(),
+		DeferAt: r.DeferAt, PlanExit: r.PlanExit, Outcome: question.AskPublished}
 	for _, it := range r.Items {
 		out.Items = append(out.Items, it.ID)
 	}
 	if r.Mode == events.QuestionModeWait {
 		switch {
 		case r.Voided != "":
-			out.Outcome = AskVoided
+			out.Outcome = question.AskVoided
 		case len(r.Answers) > 0:
-			out.Outcome = AskAnswered
+			out.Outcome = question.AskAnswered
 		case r.Deferred != "":
-			out.Outcome = AskDeferred
+			out.Outcome = question.AskDeferred
 		}
 	}
 	return out
 }
 
 // blocker is a child's question as its parent reads it.
-func blocker(a Ask) string {
+func blocker(a question.Ask) string {
 	var b strings.Builder
 	b.WriteString("The child needs a decision it may not ask the user for")
 	if a.Title != "" {

@@ -455,3 +455,42 @@ func Render(r *Request, answers []events.QuestionItemAnswer, complete bool) stri
 	}
 	return b.String()
 }
+
+// Outcomes of an Ask (Receipt.Outcome).
+const (
+	// AskPublished: the request was published and the call returned at once.
+	AskPublished = "published"
+	// AskAnswered: the call waited and the first response was an answer; the answer itself
+	// reaches the model through the inbox, never in the call's result.
+	AskAnswered = "answered"
+	// AskDeferred: the call waited and the wait was released unanswered (later, or the
+	// deadline); the request stays open.
+	AskDeferred = "deferred"
+	// AskVoided: the request was closed while the call waited.
+	AskVoided = "voided"
+	// AskParent: a delegated child's question, handed to its parent as a blocker.
+	AskParent = "parent"
+)
+
+// Ask is what a question tool asks: Tool is question, question_async or plan_exit.
+type Ask struct {
+	Tool  string
+	Title string
+	Items []events.QuestionItem
+}
+
+// Receipt is what an Ask returns to the tool.
+type Receipt struct {
+	RequestID string   `json:"requestId"`
+	Revision  uint64   `json:"revision"`
+	Outcome   string   `json:"outcome"`
+	Status    string   `json:"status"`
+	Items     []string `json:"items"`
+	Pending   []string `json:"pending,omitempty"`
+	// DeferAt is the stored deferral deadline of a waiting question.
+	DeferAt string `json:"deferAt,omitempty"`
+	// Blocker is the child's question as its parent reads it (AskParent only).
+	Blocker string `json:"blocker,omitempty"`
+	// PlanExit is what a plan_exit request binds.
+	PlanExit *events.PlanExitBinding `json:"planExit,omitempty"`
+}

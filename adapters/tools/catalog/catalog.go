@@ -16,6 +16,7 @@ import (
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
+	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -41,6 +42,9 @@ type Catalog struct {
 	// Jobs runs the delegation tools' jobs (task, job, job_reconcile); nil for a report that
 	// only reads the declarations (a call fails).
 	Jobs delegate.Jobs
+	// Questions is the QuestionPort the question tools publish through; nil for a report
+	// that only reads the declarations (a call fails).
+	Questions questiontools.Port
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -86,6 +90,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	}
 	all = append(all, worktools.New(c.Work)...)
 	all = append(all, delegate.New(c.Jobs)...)
+	all = append(all, questiontools.New(c.Questions)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
