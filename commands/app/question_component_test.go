@@ -1,0 +1,399 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
+	"github.com/zuno-run/zuno/adapters/instructions"
+	"github.com/zuno-run/zuno/adapters/provider"
+	"github.com/zuno-run/zuno/adapters/readmodel"
+	"github.com/zuno-run/zuno/adapters/tools/delegate"
+	"github.com/zuno-run/zuno/adapters/tools/questiontools"
+	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/adapters/tools/worktools"
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/app"
+	"github.com/zuno-run/zuno/commands/live"
+	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/question"
+	"github.com/zuno-run/zuno/events"
+	"github.com/zuno-run/zuno/projections"
+)
+
+// questionApp is one process's Application over a real SQLite event log file: building a
+// second one over the same file is a restart.
+type questionApp struct {
+	app      *app.Application
+	store    *sqlstore.Store
+	handlers *commands.Handlers
+	stop     func()
+}
+
+// newQuestionApp opens the Application over the log at dbPath, with the file, work,
+// delegation and question tools, waiting questions deferred after deferAfter.
+func newQuestionApp(t *testing.T, dbPath, workspace string, deferAfter time.Duration) *questionApp {
+	t.Helper()
+	ctx := context.Background()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	store, err := sqlstore.OpenSQLite(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := events.NewRegistry(events.AllPayloads()...)
+	rm, err := readmodel.OpenSQLite(ctx, filepath.Join(t.TempDir(), "rm.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := projections.NewRunner(rm.Writer, store, registry, projections.All())
+	handlers := commands.NewHandlers(store, registry, commands.SystemClock{}, nil)
+	bus, err := commands.StartBus(ctx, handlers, commands.GoChannelTransport(commands.NewGoChannel(nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := live.New(store)
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	go feed.Run(feedCtx)
+	artifacts := t.TempDir()
+	settings := app.Settings{Model: "scripted:none", Home: t.TempDir(), QuestionDefer: deferAfter}
+	qa := &questionApp{store: store, handlers: handlers}
+	qa.app = app.New(settings, nil, app.Ports{
+		Send:   bus.Send,
+		Log:    store,
+		Driver: &turn.Driver{Store: store, Registry: registry, Clock: commands.SystemClock{}, Feed: feed},
+		OpenProvider: func(spec string) (model.Provider, error) {
+			return provider.Open(spec)
+		},
+		Configure: func(dir string) (app.SessionConfig, error) {
+			return app.SessionConfig{Settings: settings, OpenTools: func(req turn.ToolsRequest) (turn.Surface, error) {
+				set, err := toolset.New(toolset.Config{Root: req.Dir, ArtifactDir: filepath.Join(artifacts, req.SessionID), SessionID: req.SessionID})
+				if err != nil {
+					return nil, err
+				}
+				return surface(slices.Concat(set.Tools(), worktools.New(handlers.WorkCommands()), delegate.New(qa.app.Commands.Jobs()),
+					questiontools.New(qa.app.Commands.Questions()))), nil
+			}}, nil
+		},
+		Feed:         feed,
+		Instructions: instructions.Read,
+		Projections:  runner,
+		Jobs:         handlers,
+		Work:         handlers.Work,
+	}, queries.New(store, registry, readModels{rm}, runner))
+	var once sync.Once
+	qa.stop = func() {
+		once.Do(func() {
+			_, _ = qa.app.Commands.SettleJobs(context.Background())
+			stopFeed()
+			bus.Close()
+			runner.Close()
+			rm.Close()
+			store.Close()
+		})
+	}
+	t.Cleanup(qa.stop)
+	return qa
+}
+
+// session runs a one-step turn so that a session exists, and returns its id.
+func (qa *questionApp) session(t *testing.T, scripts, workspace string) string {
+	t.Helper()
+	spec := writeScript(t, scripts, "hello", `{"turns":[{"text":"hello"}]}`)
+	res, err := qa.app.Commands.RunTurn(context.Background(), app.RunTurn{Meta: meta("run-hello"), Prompt: "hi", Model: spec, Cwd: workspace})
+	if err != nil || res.Err() != nil {
+		t.Fatalf("turn: %v %v", err, res.Err())
+	}
+	return res.SessionID
+}
+
+func writeScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	c := &component{t: t, scripts: dir}
+	return c.script(name, body)
+}
+
+// publish opens a request directly through the command layer, as the tools do.
+func (qa *questionApp) publish(t *testing.T, session, id string, deferAt time.Time, items ...events.QuestionItem) {
+	t.Helper()
+	p := events.QuestionPublished{SessionID: session, RequestID: id, Kind: events.QuestionKindQuestion,
+		Mode: events.QuestionModeReceipt, Tool: "question", CallID: "call_" + id, Items: items}
+	if !deferAt.IsZero() {
+		p.Mode, p.DeferAt = events.QuestionModeWait, deferAt.UTC().Format(time.RFC3339Nano)
+	}
+	res, _ := qa.handlers.HandleQuestion(context.Background(), &commands.QuestionCommand{Meta: meta("publish-" + id),
+		SessionID: session, RequestID: id, Cmd: question.Publish{QuestionPublished: p}})
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inbox counts the session's inbox inputs that carry answers to request id, and its
+// deferrals.
+func (qa *questionApp) inbox(t *testing.T, session, id string) (answers, deferrals []events.Payload) {
+	t.Helper()
+	recs, err := qa.store.ReadStream(context.Background(), commands.JobStream(session), 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry(events.AllPayloads()...)
+	for _, r := range recs {
+		p, err := reg.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := p.(type) {
+		case events.InboxMessageAdmitted:
+			if e.QuestionRequestID == id {
+				answers = append(answers, e)
+			}
+		case events.QuestionDeferred:
+			if e.RequestID == id {
+				deferrals = append(deferrals, e)
+			}
+		}
+	}
+	return answers, deferrals
+}
+
+var (
+	itemDB   = events.QuestionItem{ID: "db", Question: "Which database?", Options: []events.QuestionOption{{Label: "SQLite"}, {Label: "Postgres"}}}
+	itemName = events.QuestionItem{ID: "name", Question: "What is the service called?", Custom: true}
+)
+
+func pick(item, label string) []events.QuestionItemAnswer {
+	return []events.QuestionItemAnswer{{ItemID: item, Selected: []string{label}}}
+}
+
+// Answers are commands with commandId and expectedRevision: the same command is idempotent,
+// an old revision or a reused id with other content is refused with typed errors, a partial
+// answer keeps what it confirms, and every real answer is one inbox input.
+func TestQuestionAnswerCommands(t *testing.T) {
+	ctx := context.Background()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	qa.publish(t, s, "qst_1", time.Time{}, itemDB, itemName)
+	q := qa.app.Commands.Questions()
+
+	_, err := q.Answer(ctx, meta("a-unknown"), s, "qst_1", 1, pick("nope", "x"), "cli")
+	if domain.CodeOf(err) != question.CodeItemNotFound {
+		t.Fatalf("unknown item: %v", err)
+	}
+	_, err = q.Answer(ctx, meta("a-bad-option"), s, "qst_1", 1, pick("db", "Oracle"), "cli")
+	if domain.CodeOf(err) != domain.CodeInvalidArgument {
+		t.Fatalf("not an option: %v", err)
+	}
+	v, err := q.Answer(ctx, meta("a-1"), s, "qst_1", 1, pick("db", "SQLite"), "cli")
+	if err != nil || v.Status != question.StatusPartial || v.Revision != 2 || !slices.Equal(v.Pending, []string{"name"}) {
+		t.Fatalf("partial answer: %+v %v", v, err)
+	}
+	again, err := q.Answer(ctx, meta("a-1"), s, "qst_1", 1, pick("db", "SQLite"), "cli")
+	if err != nil || again.Revision != 2 {
+		t.Fatalf("the same command again is its first result: %+v %v", again, err)
+	}
+	_, err = q.Answer(ctx, meta("a-1"), s, "qst_1", 1, pick("db", "Postgres"), "cli")
+	if domain.CodeOf(err) != commands.CodeCommandIDReused {
+		t.Fatalf("reused id with other content: %v", err)
+	}
+	_, err = q.Answer(ctx, meta("a-old"), s, "qst_1", 1, []events.QuestionItemAnswer{{ItemID: "name", Text: "billing"}}, "cli")
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Code() != domain.CodeStaleRevision || de.Expected != 1 || de.Current != 2 {
+		t.Fatalf("old revision: %v", err)
+	}
+	_, err = q.Answer(ctx, meta("a-db-again"), s, "qst_1", 2, pick("db", "Postgres"), "cli")
+	if domain.CodeOf(err) != question.CodeItemAnswered {
+		t.Fatalf("answered item: %v", err)
+	}
+	v, err = q.Answer(ctx, meta("a-2"), s, "qst_1", 2, []events.QuestionItemAnswer{{ItemID: "name", Text: "billing"}}, "http")
+	if err != nil || v.Status != question.StatusAnswered || len(v.Pending) != 0 {
+		t.Fatalf("rest answered: %+v %v", v, err)
+	}
+	_, err = q.Answer(ctx, meta("a-3"), s, "qst_1", 3, []events.QuestionItemAnswer{{ItemID: "name", Text: "x"}}, "cli")
+	if domain.CodeOf(err) != question.CodeQuestionClosed {
+		t.Fatalf("answered request: %v", err)
+	}
+	_, err = q.Later(ctx, meta("later"), s, "qst_1", 3)
+	if domain.CodeOf(err) != question.CodeQuestionClosed {
+		t.Fatalf("later on an answered request: %v", err)
+	}
+	inputs, _ := qa.inbox(t, s, "qst_1")
+	if len(inputs) != 2 {
+		t.Fatalf("%d inbox inputs, want one per real answer (2)", len(inputs))
+	}
+	first := inputs[0].(events.InboxMessageAdmitted)
+	if !strings.Contains(first.Text, "Selected: SQLite") || !strings.Contains(first.Text, "Still unanswered: name") {
+		t.Fatalf("first input: %q", first.Text)
+	}
+	if ok, err := q.Answered(ctx, s, "qst_1"); err != nil || !ok {
+		t.Fatalf("Answered: %v %v", ok, err)
+	}
+}
+
+// Skip, later and timeout are not answers: a deferred request has no real answer and creates
+// no model input.
+func TestQuestionLaterIsNoAnswer(t *testing.T) {
+	ctx := context.Background()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	qa.publish(t, s, "qst_l", time.Time{}, itemDB)
+	q := qa.app.Commands.Questions()
+	v, err := q.Later(ctx, meta("later-1"), s, "qst_l", 1)
+	if err != nil || v.Status != question.StatusPending || v.Deferred != events.DeferLater || v.Revision != 2 {
+		t.Fatalf("later: %+v %v", v, err)
+	}
+	if ok, err := q.Answered(ctx, s, "qst_l"); err != nil || ok {
+		t.Fatalf("a deferral is no answer: %v %v", ok, err)
+	}
+	inputs, deferrals := qa.inbox(t, s, "qst_l")
+	if len(inputs) != 0 || len(deferrals) != 1 {
+		t.Fatalf("inputs %d, deferrals %d", len(inputs), len(deferrals))
+	}
+	if _, err := q.Answer(ctx, meta("after-later"), s, "qst_l", 2, pick("db", "Postgres"), "cli"); err != nil {
+		t.Fatalf("answered after later: %v", err)
+	}
+}
+
+// Two answers race for one request: exactly one is recorded, the other is refused, and the
+// model gets one input. The same command sent twice at once is recorded once.
+func TestQuestionAnswerRace(t *testing.T) {
+	ctx := context.Background()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	q := qa.app.Commands.Questions()
+	for i := range 10 {
+		id := fmt.Sprintf("qst_race_%d", i)
+		qa.publish(t, s, id, time.Time{}, itemDB)
+		errs := make([]error, 4)
+		var wg sync.WaitGroup
+		for j, cmd := range []string{"x-" + id, "y-" + id, "same-" + id, "same-" + id} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				label := []string{"SQLite", "Postgres", "SQLite", "SQLite"}[j]
+				_, errs[j] = q.Answer(ctx, meta(cmd), s, id, 1, pick("db", label), "race")
+			}()
+		}
+		wg.Wait()
+		inputs, _ := qa.inbox(t, s, id)
+		if len(inputs) != 1 {
+			t.Fatalf("%s: %d inputs, want 1 (errors %v)", id, len(inputs), errs)
+		}
+		ok := 0
+		for _, err := range errs {
+			switch domain.CodeOf(err) {
+			case "":
+				ok++
+			case domain.CodeStaleRevision, question.CodeQuestionClosed:
+			default:
+				t.Fatalf("%s: unexpected refusal %v", id, err)
+			}
+		}
+		// The winner is one command: one of x, y, or the pair of identical commands.
+		if ok != 1 && !(ok == 2 && errs[2] == nil && errs[3] == nil) {
+			t.Fatalf("%s: %d commands succeeded: %v", id, ok, errs)
+		}
+	}
+}
+
+// An answer races the deferral at the deadline: either the answer is recorded and no
+// deferral, or the deferral is recorded and the answer, made against the first revision, is
+// refused (and can be made again against the new one). Never both against one revision.
+func TestQuestionAnswerVersusDeferral(t *testing.T) {
+	ctx := context.Background()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	q := qa.app.Commands.Questions()
+	for i := range 12 {
+		id := fmt.Sprintf("qst_dl_%d", i)
+		qa.publish(t, s, id, time.Now().Add(time.Duration(5+i*3)*time.Millisecond), itemDB)
+		var wg sync.WaitGroup
+		var waited *question.Request
+		var waitErr, answerErr error
+		wg.Add(2)
+		go func() { defer wg.Done(); waited, waitErr = q.Wait(ctx, s, id) }()
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i*2) * time.Millisecond)
+			_, answerErr = q.Answer(ctx, meta("ans-"+id), s, id, 1, pick("db", "SQLite"), "race")
+		}()
+		wg.Wait()
+		if waitErr != nil {
+			t.Fatal(waitErr)
+		}
+		inputs, deferrals := qa.inbox(t, s, id)
+		switch {
+		case answerErr == nil:
+			t.Logf("%s: the answer won", id)
+			if len(deferrals) != 0 || len(inputs) != 1 {
+				t.Fatalf("%s: answer won, yet %d deferrals, %d inputs", id, len(deferrals), len(inputs))
+			}
+		case domain.CodeOf(answerErr) == domain.CodeStaleRevision:
+			t.Logf("%s: the deferral won", id)
+			if len(deferrals) != 1 || len(inputs) != 0 || waited.Deferred != events.DeferTimeout {
+				t.Fatalf("%s: deferral won, yet %d deferrals, %d inputs, wait %+v", id, len(deferrals), len(inputs), waited)
+			}
+			if _, err := q.Answer(ctx, meta("ans2-"+id), s, id, 2, pick("db", "SQLite"), "race"); err != nil {
+				t.Fatalf("%s: answer after the deferral: %v", id, err)
+			}
+		default:
+			t.Fatalf("%s: answer: %v", id, answerErr)
+		}
+	}
+}
+
+// After a restart, a request is answered from the log (the revision it was left at), a
+// command handled before the restart is still its first result, and a waiting request is
+// deferred at its ORIGINAL stored deadline: the new process, whose own period is an hour,
+// neither waits a new period nor recomputes the deadline.
+func TestQuestionAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	db := filepath.Join(dir, "log.db")
+	qa := newQuestionApp(t, db, ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	qa.publish(t, s, "qst_r", deadline, itemDB, itemName)
+	if _, err := qa.app.Commands.Questions().Answer(ctx, meta("before"), s, "qst_r", 1, pick("db", "Postgres"), "cli"); err != nil {
+		t.Fatal(err)
+	}
+	qa.publish(t, s, "qst_w", deadline, itemDB)
+	qa.stop()
+
+	again := newQuestionApp(t, db, ws, time.Hour)
+	q := again.app.Commands.Questions()
+	if v, err := q.Answer(ctx, meta("before"), s, "qst_r", 1, pick("db", "Postgres"), "cli"); err != nil || v.Revision != 2 {
+		t.Fatalf("the command handled before the restart: %+v %v", v, err)
+	}
+	if v, err := q.Answer(ctx, meta("after"), s, "qst_r", 2, []events.QuestionItemAnswer{{ItemID: "name", Text: "ledger"}}, "cli"); err != nil || v.Status != question.StatusAnswered {
+		t.Fatalf("answer after the restart: %+v %v", v, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := q.Wait(wctx, s, "qst_w")
+	if err != nil {
+		t.Fatalf("wait after the restart (a recomputed deadline would wait an hour): %v", err)
+	}
+	_, deferrals := again.inbox(t, s, "qst_w")
+	if len(deferrals) != 1 || r.Deferred != events.DeferTimeout {
+		t.Fatalf("deferrals %v, request %+v", deferrals, r)
+	}
+	if d := deferrals[0].(events.QuestionDeferred); d.Deadline != deadline.UTC().Format(time.RFC3339Nano) || d.Deadline != r.DeferAt {
+		t.Fatalf("deferred for %s, the stored deadline is %s", d.Deadline, r.DeferAt)
+	}
+	if r.Open() != true || len(r.Answers) != 0 {
+		t.Fatalf("a deferral closes and answers nothing: %+v", r)
+	}
+}
