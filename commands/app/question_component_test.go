@@ -397,3 +397,111 @@ func TestQuestionAfterRestart(t *testing.T) {
 		t.Fatalf("a deferral closes and answers nothing: %+v", r)
 	}
 }
+
+// sessionEvents decodes the session's stream.
+func (qa *questionApp) sessionEvents(t *testing.T, session string) []events.Payload {
+	t.Helper()
+	recs, err := qa.store.ReadStream(context.Background(), commands.SessionStream(session), 0, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := events.NewRegistry(events.AllPayloads()...)
+	var out []events.Payload
+	for _, r := range recs {
+		p, err := reg.Decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// answerWhenAsked answers the session's first open request once it is published.
+func (qa *questionApp) answerWhenAsked(t *testing.T, ctx context.Context, session func() string, answer func(r *question.Request) error) chan error {
+	done := make(chan error, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if s := session(); s != "" {
+				if rs, err := qa.app.Commands.Questions().List(ctx, s, true); err == nil && len(rs) > 0 {
+					done <- answer(rs[0])
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		done <- ctx.Err()
+	}()
+	return done
+}
+
+const askScript = `{"turns":[
+ {"toolCalls":[{"id":"call_ask","name":"question","arguments":{"title":"Storage","questions":[{"id":"db","question":"Which database?","options":[{"label":"SQLite"},{"label":"Postgres"}]}]}}]},
+ {"text":"Understood."}]}`
+
+// In the plan agent, question waits for the first response; the answer reaches the model
+// exactly once, as an inbox input delivered as a user message, never in the tool's result.
+func TestQuestionPlanWaitsAndAnswersOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	spec := writeScript(t, scripts, "ask", askScript)
+	answered := qa.answerWhenAsked(t, ctx, func() string { return s }, func(r *question.Request) error {
+		_, err := qa.app.Commands.Questions().Answer(ctx, meta("answer-db"), s, r.RequestID, r.Revision, pick("db", "Postgres"), "terminal")
+		return err
+	})
+	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-ask"), SessionID: s, Prompt: "plan the storage", Model: spec, Agent: "plan", Cwd: ws})
+	if err != nil || res.Err() != nil {
+		t.Fatalf("turn: %v %v", err, res.Err())
+	}
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	qa.app.Commands.Jobs().Settle(ctx)
+	var settled *events.ToolSettled
+	delivered := 0
+	for _, p := range qa.sessionEvents(t, s) {
+		switch e := p.(type) {
+		case events.ToolSettled:
+			if e.CallID == "call_ask" {
+				settled = &e
+			}
+		case events.UserMessageAppended:
+			if strings.Contains(e.Text, "Selected: Postgres") {
+				delivered++
+				if e.InputID != app.AnswerInputID(app.RequestID(s, "call_ask"), "answer-db") {
+					t.Fatalf("the answer's message carries input %q", e.InputID)
+				}
+			}
+		}
+	}
+	if settled == nil || settled.Outcome != "completed" || !strings.Contains(settled.Output, `"outcome":"answered"`) {
+		t.Fatalf("question's result: %+v", settled)
+	}
+	if strings.Contains(settled.Output, "Postgres") {
+		t.Fatalf("the answer is in the tool result: %s", settled.Output)
+	}
+	if delivered != 1 {
+		t.Fatalf("the answer reached the model %d times, want once", delivered)
+	}
+}
+
+// In Work (the build agent) question publishes and returns a receipt at once: no wait, and
+// the request stays open for a later answer.
+func TestQuestionWorkReturnsReceipt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Hour)
+	spec := writeScript(t, scripts, "ask", askScript)
+	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-ask"), Prompt: "build it", Model: spec, Agent: "build", Cwd: ws})
+	if err != nil || res.Err() != nil || res.Reason != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	rs, err := qa.app.Commands.Questions().List(ctx, res.SessionID, true)
+	if err != nil || len(rs) != 1 || rs[0].Mode != events.QuestionModeReceipt || rs[0].DeferAt != "" || rs[0].Status() != question.StatusPending {
+		t.Fatalf("requests: %+v %v", rs, err)
+	}
+}
