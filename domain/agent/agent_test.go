@@ -23,6 +23,7 @@ func runtime() map[string]agent.Capability {
 		tools.NameShell: {Enabled: true, Writes: true}, tools.NameBg: {Enabled: true},
 		tools.NameReportWrite: {Enabled: true}, tools.NamePlanGet: {Enabled: true}, tools.NamePlanUpdate: {Enabled: true},
 		tools.NameTodoGet: {Enabled: true}, tools.NameTodoUpdate: {Enabled: true},
+		tools.NameQuestion: {Enabled: true}, tools.NameQuestionAsync: {Enabled: true}, tools.NamePlanExit: {Enabled: true},
 	}
 }
 
@@ -246,10 +247,11 @@ func TestEffectiveTools(t *testing.T) {
 		unavailable []agent.Unavailable
 	}{
 		{name: "build gets its whole list", agent: get("build", nil), runtime: runtime(),
-			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
-				"todo_get", "todo_update", "write"}},
-		{name: "plan gets no writing tool, and the work tools", agent: get("plan", nil), runtime: runtime(),
-			tools: []string{"bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "todo_get", "todo_update"}},
+			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "question", "question_async", "read",
+				"report_write", "shell", "todo_get", "todo_update", "write"}},
+		{name: "plan gets no writing tool, and the work and question tools", agent: get("plan", nil), runtime: runtime(),
+			tools: []string{"bg", "glob", "grep", "plan_exit", "plan_get", "plan_update", "question", "question_async", "read",
+				"report_write", "todo_get", "todo_update"}},
 		{name: "plan without the work tools in the runtime", agent: get("plan", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
@@ -258,13 +260,13 @@ func TestEffectiveTools(t *testing.T) {
 				}
 				return r
 			}(),
-			tools: []string{"bg", "glob", "grep", "read", "report_write"},
+			tools: []string{"bg", "glob", "grep", "plan_exit", "question", "question_async", "read", "report_write"},
 			unavailable: []agent.Unavailable{{Tool: "plan_get", Reason: notImpl}, {Tool: "plan_update", Reason: notImpl},
 				{Tool: "todo_get", Reason: notImpl}, {Tool: "todo_update", Reason: notImpl}}},
 		{name: "explorer gets no writing tool", agent: get("explorer", nil), runtime: runtime(),
 			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
 		{name: "orchestrator without a task tool", agent: get("orchestrator", nil), runtime: runtime(),
-			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+			tools: []string{"apply_patch", "bg", "glob", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "shell",
 				"todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "job", Reason: notImpl}, {Tool: "job_reconcile", Reason: notImpl},
 				{Tool: "session_message", Reason: notImpl}, {Tool: "task", Reason: notImpl}}},
@@ -277,7 +279,7 @@ func TestEffectiveTools(t *testing.T) {
 				r["session_message"] = agent.Capability{Enabled: true}
 				return r
 			}(),
-			tools: []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read",
+			tools: []string{"apply_patch", "bg", "glob", "grep", "job", "job_reconcile", "plan_get", "plan_update", "question", "question_async", "read",
 				"report_write", "session_message", "shell", "task", "todo_get", "todo_update", "write"}},
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
@@ -286,11 +288,11 @@ func TestEffectiveTools(t *testing.T) {
 				delete(r, tools.NameBg)
 				return r
 			}(),
-			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "todo_get",
+			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "todo_get",
 				"todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "shell", Reason: disabled}}},
 		{name: "missing bg", agent: get("deep", nil), runtime: noBg,
-			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+			tools: []string{"apply_patch", "glob", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "shell",
 				"todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}}},
 		{name: "read-only agent configured with writing tools", agent: get("plan", &agent.Override{Tools: []string{"write", "shell", "read", "apply_patch", "nope"}}),
@@ -389,12 +391,12 @@ func TestAllowlistPatterns(t *testing.T) {
 		tools       []string
 		unavailable []agent.Unavailable
 	}{
-		{"prefix", []string{"plan_*"}, false, []string{tools.NamePlanGet, tools.NamePlanUpdate}, nil},
+		{"prefix", []string{"plan_*"}, false, []string{tools.NamePlanExit, tools.NamePlanGet, tools.NamePlanUpdate}, nil},
 		{"suffix and name", []string{"*_get", tools.NameRead}, false, []string{tools.NamePlanGet, tools.NameRead, tools.NameTodoGet}, nil},
 		{"everything", []string{"*"}, false, slices.Sorted(maps.Keys(runtime())), nil},
 		{"read-only agent keeps its rule", []string{"*"}, true,
-			[]string{tools.NameBg, tools.NameGlob, tools.NameGrep, tools.NamePlanGet, tools.NamePlanUpdate, tools.NameRead,
-				tools.NameReportWrite, tools.NameTodoGet, tools.NameTodoUpdate},
+			[]string{tools.NameBg, tools.NameGlob, tools.NameGrep, tools.NamePlanExit, tools.NamePlanGet, tools.NamePlanUpdate,
+				tools.NameQuestion, tools.NameQuestionAsync, tools.NameRead, tools.NameReportWrite, tools.NameTodoGet, tools.NameTodoUpdate},
 			[]agent.Unavailable{{tools.NameApplyPatch, "writes the workspace; the agent is read-only"},
 				{tools.NameShell, "writes the workspace; the agent is read-only"}, {tools.NameWrite, "writes the workspace; the agent is read-only"}}},
 		{"matches nothing", []string{"mcp_github_*", tools.NameRead}, false, []string{tools.NameRead},
