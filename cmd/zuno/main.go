@@ -90,6 +90,7 @@ zuno debug paths shows every place and which are in effect.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
 		newPlanCmd(), newTodoCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
+	root.AddCommand(newQuestionCmd())
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
 	usageArgs(root)

@@ -370,3 +370,65 @@ func (q *Questions) Answered(ctx context.Context, sessionID, requestID string) (
 	}
 	return len(r.Answers) > 0, nil
 }
+
+// RequestView is a request as the faces show it (zuno question, the HTTP API).
+type RequestView struct {
+	RequestID   string                               `json:"requestId"`
+	SessionID   string                               `json:"sessionId"`
+	Kind        string                               `json:"kind"`
+	Mode        string                               `json:"mode"`
+	Tool        string                               `json:"tool"`
+	CallID      string                               `json:"callId"`
+	TurnID      string                               `json:"turnId,omitempty"`
+	Agent       string                               `json:"agent,omitempty"`
+	Title       string                               `json:"title,omitempty"`
+	Status      string                               `json:"status"`
+	Revision    uint64                               `json:"revision"`
+	Items       []events.QuestionItem                `json:"items"`
+	Answers     map[string]events.QuestionItemAnswer `json:"answers"`
+	Pending     []string                             `json:"pending"`
+	Deferred    string                               `json:"deferred,omitempty"`
+	DeferAt     string                               `json:"deferAt,omitempty"`
+	CountdownAt string                               `json:"countdownAt,omitempty"`
+	Voided      string                               `json:"voided,omitempty"`
+	PlanExit    *events.PlanExitBinding              `json:"planExit,omitempty"`
+}
+
+// ViewRequest is r as the faces show it.
+func ViewRequest(r *question.Request) RequestView {
+	pending := r.Pending()
+	if pending == nil {
+		pending = []string{}
+	}
+	return RequestView{RequestID: r.RequestID, SessionID: r.SessionID, Kind: r.Kind, Mode: r.Mode, Tool: r.Tool, CallID: r.CallID,
+		TurnID: r.TurnID, Agent: r.Agent, Title: r.Title, Status: r.Status(), Revision: r.Revision, Items: r.Items,
+		Answers: r.Answers, Pending: pending, Deferred: r.Deferred, DeferAt: r.DeferAt, CountdownAt: r.CountdownAt,
+		Voided: r.Voided, PlanExit: r.PlanExit}
+}
+
+// ParseAnswers turns a face's item=value pairs into item answers for r: a value that is one
+// of the item's option labels selects it, anything else is free text (which the domain
+// refuses for an item that takes options only).
+func ParseAnswers(r *question.Request, pairs []string) ([]events.QuestionItemAnswer, error) {
+	var out []events.QuestionItemAnswer
+	for _, p := range pairs {
+		id, value, ok := strings.Cut(p, "=")
+		if !ok || id == "" {
+			return nil, domain.Invalid("answer", fmt.Sprintf("%q is not ITEM=VALUE", p),
+				"answer as ITEM=VALUE, for example db=Postgres (the item ids are in zuno question list)")
+		}
+		a := events.QuestionItemAnswer{ItemID: id, Text: value}
+		for _, it := range r.Items {
+			if it.ID != id {
+				continue
+			}
+			for _, o := range it.Options {
+				if o.Label == value {
+					a = events.QuestionItemAnswer{ItemID: id, Selected: []string{value}}
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
