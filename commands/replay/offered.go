@@ -1,0 +1,69 @@
+package replay
+
+import (
+	"github.com/zuno-run/zuno/domain/tools"
+	"github.com/zuno-run/zuno/events"
+)
+
+// recordedOffer is the tools a turn's first prompt receipt declared, with those its request
+// hooks removed, following header bases back through the session's earlier receipts; nil when
+// the turn recorded no receipt (nothing to narrow to). A replay offers the turn no tool
+// beyond these: a build whose agents have gained tools since (the question tools,
+// docs/questions.md) replays a log recorded before them as it was decided, instead of
+// reporting every step of it changed.
+func recordedOffer(registry *events.Registry, before []events.Recorded, g *group) map[string]bool {
+	receipts := map[string]events.PromptAssembled{}
+	for _, rec := range before {
+		if rec.Type != events.TypePromptAssembled {
+			continue
+		}
+		if p, err := registry.Decode(rec); err == nil {
+			e := p.(events.PromptAssembled)
+			receipts[e.ReceiptID] = e
+		}
+	}
+	var first *events.PromptAssembled
+	for _, p := range g.payloads {
+		if e, ok := p.(events.PromptAssembled); ok {
+			first = &e
+			break
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	e := *first
+	for hops := 0; e.HeaderBase != nil && hops < len(receipts); hops++ {
+		base, ok := receipts[e.HeaderBase.ReceiptID]
+		if !ok {
+			return nil
+		}
+		e = base
+	}
+	if e.HeaderBase != nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, t := range e.Tools {
+		names[t.Name] = true
+	}
+	for _, n := range first.Hooks.RemovedTools {
+		names[n] = true
+	}
+	return names
+}
+
+// narrowed is ts without the tools the recorded offer did not hold; all of ts when there is
+// no recorded offer.
+func narrowed(ts []tools.Tool, offer map[string]bool) []tools.Tool {
+	if offer == nil {
+		return ts
+	}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if offer[t.Declaration().Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
