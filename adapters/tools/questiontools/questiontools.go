@@ -182,9 +182,12 @@ func (t *planExit) Validate(args json.RawMessage) (tools.Parsed, error) {
 	if err := planExitSchema.Decode(args, &a); err != nil {
 		return tools.Parsed{}, err
 	}
-	return tools.Parsed{Args: question.Ask{Tool: tools.NamePlanExit, Title: "Approve the plan for Work",
-		Items: []events.QuestionItem{{ID: question.PlanExitItem, Question: a.Summary,
-			Options: []events.QuestionOption{{Label: question.Approve}, {Label: question.Reject}}}}}}, nil
+	items := []events.QuestionItem{{ID: question.PlanExitItem, Question: a.Summary,
+		Options: []events.QuestionOption{{Label: question.Approve}, {Label: question.Reject}}}}
+	if err := question.CheckItems(events.QuestionKindPlanExit, items); err != nil {
+		return tools.Parsed{}, err
+	}
+	return tools.Parsed{Args: question.Ask{Tool: tools.NamePlanExit, Title: "Approve the plan for Work", Items: items}}, nil
 }
 
 func (t *planExit) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
