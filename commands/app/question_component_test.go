@@ -27,6 +27,7 @@ import (
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/question"
+	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -503,5 +504,78 @@ func TestQuestionWorkReturnsReceipt(t *testing.T) {
 	rs, err := qa.app.Commands.Questions().List(ctx, res.SessionID, true)
 	if err != nil || len(rs) != 1 || rs[0].Mode != events.QuestionModeReceipt || rs[0].DeferAt != "" || rs[0].Status() != question.StatusPending {
 		t.Fatalf("requests: %+v %v", rs, err)
+	}
+}
+
+const planExitScript = `{"turns":[
+ {"toolCalls":[{"id":"call_plan","name":"plan_update","arguments":{"action":"create","title":"Storage","steps":[{"title":"migrate"}]}}]},
+ {"toolCalls":[{"id":"call_exit","name":"plan_exit","arguments":{"summary":"Storage plan: migrate."}}]},
+ {"toolCalls":[{"id":"call_ask","name":"question","arguments":{"questions":[{"id":"go","question":"Anything else?"}]}}]},
+ {"text":"Plan ready."}]}`
+
+// plan_exit binds the exact Plan revision and the agent/model identity; only approve
+// authorises, an early approval waits for the source Plan turn to hand over normally, and a
+// Plan change voids it.
+func TestQuestionPlanExit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Minute)
+	s := qa.session(t, scripts, ws)
+	spec := writeScript(t, scripts, "exit", planExitScript)
+	q := qa.app.Commands.Questions()
+	exitID := app.RequestID(s, "call_exit")
+	early := make(chan app.Approval, 1)
+	// While the turn waits on its question, the user approves the plan early: it does not
+	// take effect yet. Then the question is answered and the turn ends normally.
+	answered := qa.answerWhenAsked(t, ctx, func() string { return s }, func(r *question.Request) error {
+		for r.Kind == events.QuestionKindPlanExit || r.Mode != events.QuestionModeWait {
+			time.Sleep(10 * time.Millisecond)
+			rs, err := q.List(ctx, s, true)
+			if err != nil {
+				return err
+			}
+			r = rs[len(rs)-1]
+		}
+		if _, err := q.Answer(ctx, meta("approve"), s, exitID, 1, pick(question.PlanExitItem, question.Approve), "cli"); err != nil {
+			return err
+		}
+		a, err := q.PlanExitApproval(ctx, s, exitID)
+		if err != nil {
+			return err
+		}
+		early <- a
+		_, err = q.Answer(ctx, meta("go"), s, r.RequestID, r.Revision, []events.QuestionItemAnswer{{ItemID: "go", Text: "no"}}, "cli")
+		return err
+	})
+	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-exit"), SessionID: s, Prompt: "plan", Model: spec, Agent: "plan", Cwd: ws})
+	if err != nil || res.Err() != nil {
+		t.Fatalf("turn: %v %v", err, res.Err())
+	}
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	if a := <-early; a.Effective || a.Reason != app.PlanExitAwaitingHandoff || a.Decision != question.Approve {
+		t.Fatalf("early approval: %+v", a)
+	}
+	qa.app.Commands.Jobs().Settle(ctx)
+	a, err := q.PlanExitApproval(ctx, s, exitID)
+	if err != nil || !a.Effective || a.Binding.PlanRevision != 1 || a.Binding.Agent != "plan" {
+		t.Fatalf("after the handover: %+v %v", a, err)
+	}
+	// A Plan change voids it, recorded so that every face sees the request closed.
+	rev := a.Binding.PlanRevision
+	up, err := qa.handlers.UpdatePlan(ctx, &commands.UpdatePlan{Meta: meta("append-step"), SessionID: s,
+		Update: work.PlanUpdate{Action: "append", ExpectedRevision: &rev, Steps: []work.StepInput{{Title: "verify"}}}})
+	if err != nil || up.Err() != nil {
+		t.Fatalf("plan change: %v %v", err, up.Err())
+	}
+	a, err = q.PlanExitApproval(ctx, s, exitID)
+	if err != nil || a.Effective || a.Reason != app.PlanExitPlanChanged {
+		t.Fatalf("after a plan change: %+v %v", a, err)
+	}
+	r, err := q.Get(ctx, s, exitID)
+	if err != nil || r.Status() != question.StatusVoided {
+		t.Fatalf("voided: %+v %v", r, err)
 	}
 }
