@@ -5,12 +5,16 @@ import (
 	"github.com/zuno-run/zuno/events"
 )
 
+// addedTools are the tools the built-in agents gained after logs were recorded without them:
+// a replay leaves one out of a turn whose recorded receipt did not offer it, so a log recorded
+// before the tool existed replays as it was decided instead of reporting every step changed.
+// Any other difference in the offer (a tool the configuration disables or enables now) is
+// still the replay's to report.
+var addedTools = map[string]bool{tools.NameQuestion: true, tools.NameQuestionAsync: true, tools.NamePlanExit: true}
+
 // recordedOffer is the tools a turn's first prompt receipt declared, with those its request
 // hooks removed, following header bases back through the session's earlier receipts; nil when
-// the turn recorded no receipt (nothing to narrow to). A replay offers the turn no tool
-// beyond these: a build whose agents have gained tools since (the question tools,
-// docs/questions.md) replays a log recorded before them as it was decided, instead of
-// reporting every step of it changed.
+// the turn recorded no receipt (nothing to narrow to).
 func recordedOffer(registry *events.Registry, before []events.Recorded, g *group) map[string]bool {
 	receipts := map[string]events.PromptAssembled{}
 	for _, rec := range before {
@@ -53,15 +57,15 @@ func recordedOffer(registry *events.Registry, before []events.Recorded, g *group
 	return names
 }
 
-// narrowed is ts without the tools the recorded offer did not hold; all of ts when there is
-// no recorded offer.
+// narrowed is ts without the added tools the recorded offer did not hold; all of ts when
+// there is no recorded offer.
 func narrowed(ts []tools.Tool, offer map[string]bool) []tools.Tool {
 	if offer == nil {
 		return ts
 	}
 	out := ts[:0:0]
 	for _, t := range ts {
-		if offer[t.Declaration().Name] {
+		if name := t.Declaration().Name; offer[name] || !addedTools[name] {
 			out = append(out, t)
 		}
 	}
