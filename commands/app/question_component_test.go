@@ -579,3 +579,39 @@ func TestQuestionPlanExit(t *testing.T) {
 		t.Fatalf("voided: %+v %v", r, err)
 	}
 }
+
+// The user's "later" releases the plan agent's wait without answering: the call ends
+// deferred, nothing reaches the model, and the request stays open for a later answer.
+func TestQuestionSnoozeReleasesWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Hour)
+	s := qa.session(t, scripts, ws)
+	spec := writeScript(t, scripts, "ask", askScript)
+	q := qa.app.Commands.Questions()
+	snoozed := qa.answerWhenAsked(t, ctx, func() string { return s }, func(r *question.Request) error {
+		_, err := q.Later(ctx, meta("later"), s, r.RequestID, r.Revision)
+		return err
+	})
+	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-ask"), SessionID: s, Prompt: "plan", Model: spec, Agent: "plan", Cwd: ws})
+	if err != nil || res.Err() != nil || res.Reason != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	if err := <-snoozed; err != nil {
+		t.Fatal(err)
+	}
+	id := app.RequestID(s, "call_ask")
+	inputs, deferrals := qa.inbox(t, s, id)
+	if len(inputs) != 0 || len(deferrals) != 1 || deferrals[0].(events.QuestionDeferred).Reason != events.DeferLater {
+		t.Fatalf("inputs %v, deferrals %v", inputs, deferrals)
+	}
+	for _, p := range qa.sessionEvents(t, s) {
+		if e, ok := p.(events.ToolSettled); ok && e.CallID == "call_ask" && !strings.Contains(e.Output, `"outcome":"deferred"`) {
+			t.Fatalf("the call's result: %s", e.Output)
+		}
+	}
+	if ok, err := q.Answered(ctx, s, id); err != nil || ok {
+		t.Fatalf("answered after later: %v %v", ok, err)
+	}
+}

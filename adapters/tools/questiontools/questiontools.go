@@ -242,6 +242,13 @@ func run(ctx context.Context, port Port, inv tools.Invocation, a question.Ask) t
 			Output: "The call was cancelled before it started (" + err.Error() + "); nothing was asked."}
 	}
 	r, err := port.Ask(ctx, inv, a)
+	if err != nil && ctx.Err() != nil {
+		// The run was stopped while the call waited: the request, if published, stays open
+		// and an answer given later still arrives as an input.
+		return result(tools.OutcomeCancelled, CodeCancelled, output{Error: &refusal{Code: CodeCancelled,
+			Message: "the wait was interrupted: " + ctx.Err().Error()},
+			Note: "Nothing was answered. If the request was published it stays open."}, details{Code: CodeCancelled})
+	}
 	if err != nil {
 		return refusedOrFailed(err)
 	}
