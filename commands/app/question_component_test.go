@@ -615,3 +615,47 @@ func TestQuestionSnoozeReleasesWait(t *testing.T) {
 		t.Fatalf("answered after later: %v %v", ok, err)
 	}
 }
+
+// An interrupted source Plan turn voids its plan_exit request, approved or not.
+func TestQuestionPlanExitVoidedByInterruptedTurn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Hour)
+	s := qa.session(t, scripts, ws)
+	spec := writeScript(t, scripts, "exit", planExitScript)
+	q := qa.app.Commands.Questions()
+	exitID := app.RequestID(s, "call_exit")
+	runCtx, stopRun := context.WithCancel(ctx)
+	stopped := qa.answerWhenAsked(t, ctx, func() string { return s }, func(*question.Request) error {
+		for {
+			rs, err := q.List(ctx, s, true)
+			if err != nil {
+				return err
+			}
+			if len(rs) == 2 { // the plan_exit request and the waiting question
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := q.Answer(ctx, meta("approve"), s, exitID, 1, pick(question.PlanExitItem, question.Approve), "cli"); err != nil {
+			return err
+		}
+		stopRun() // Ctrl-C while the turn waits on its question
+		return nil
+	})
+	res, _ := qa.app.Commands.RunTurn(runCtx, app.RunTurn{Meta: meta("run-exit"), SessionID: s, Prompt: "plan", Model: spec, Agent: "plan", Cwd: ws})
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != "interrupted" {
+		t.Fatalf("turn: %+v", res)
+	}
+	a, err := q.PlanExitApproval(ctx, s, exitID)
+	if err != nil || a.Effective || a.Reason != app.PlanExitTurnInterrupted {
+		t.Fatalf("after an interrupted turn: %+v %v", a, err)
+	}
+	if r, err := q.Get(ctx, s, exitID); err != nil || r.Status() != question.StatusVoided {
+		t.Fatalf("voided: %+v %v", r, err)
+	}
+}
