@@ -320,8 +320,9 @@ func AnswerInputID(requestID, commandID string) string {
 
 // Answer records a real answer to some or all of a request's items (meta.CommandID is the
 // face's command id; expectedRevision the revision it showed). The answer and the inbox input
-// that carries it to the model are one append; the session is woken so that its running turn
-// takes the input at its next tool-safe boundary, or a turn of its own delivers it.
+// that carries it to the model are one append; a session this process runs is woken so that
+// its running turn takes the input at its next tool-safe boundary, or a turn of its own
+// delivers it.
 func (q *Questions) Answer(ctx context.Context, meta commands.Meta, sessionID, requestID string, expectedRevision uint64,
 	answers []events.QuestionItemAnswer, source string) (commands.QuestionView, error) {
 	if meta.CommandID == "" {
@@ -337,7 +338,17 @@ func (q *Questions) Answer(ctx context.Context, meta commands.Meta, sessionID, r
 	if err := res.Err(); err != nil {
 		return commands.QuestionView{}, err
 	}
-	q.c.jobs().wake(sessionID)
+	// A session this process runs or ran is driven with the answer now; another process's
+	// running turn takes it from its inbox watch, and an idle session at its next run
+	// (docs/delegation.md, "Peer messages"): a process that only answers (zuno question
+	// answer) never runs the session's turn itself.
+	j := q.c.jobs()
+	j.mu.Lock()
+	_, known := j.last[sessionID]
+	j.mu.Unlock()
+	if known {
+		j.wake(sessionID)
+	}
 	return *commands.ViewOf(b.Get(requestID)), nil
 }
 

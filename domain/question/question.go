@@ -7,6 +7,7 @@
 package question
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -201,7 +202,9 @@ func DecidePublish(b *Book, c Publish) ([]events.Payload, error) {
 // anew, are the first's.
 func same(a, b events.QuestionPublished) bool {
 	a.DeferAt, a.CountdownAt, b.DeferAt, b.CountdownAt = "", "", "", ""
-	return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
 // CheckItems checks a request's items: 1 to MaxItems, unique non-empty ids, a question each,

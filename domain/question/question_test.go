@@ -27,6 +27,28 @@ func book(t testing.TB) *question.Book {
 	return b
 }
 
+// A plan_exit publication made again (its binding is a pointer) is the same publication.
+func TestPublishPlanExitAgain(t *testing.T) {
+	b := &question.Book{}
+	pub := func() question.Publish {
+		return question.Publish{QuestionPublished: events.QuestionPublished{SessionID: "s", RequestID: "p", Kind: events.QuestionKindPlanExit,
+			Items:    []events.QuestionItem{{ID: question.PlanExitItem, Question: "ok?", Options: []events.QuestionOption{{Label: question.Approve}, {Label: question.Reject}}}},
+			PlanExit: &events.PlanExitBinding{PlanID: "plan-1", PlanRevision: 2}}}
+	}
+	ps, err := question.DecidePublish(b, pub())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if err := b.Evolve(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ps, err := question.DecidePublish(b, pub()); err != nil || len(ps) != 0 {
+		t.Fatalf("again: %v %v", ps, err)
+	}
+}
+
 // The publication is idempotent by content, and the deadline of a publication made again (a
 // retried call) is the first's: it is not recomputed.
 func TestPublishAgain(t *testing.T) {
