@@ -293,8 +293,14 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 		o.enc.Encode(runEventLine{SessionID: strings.TrimPrefix(rec.Stream, "session-"), Position: rec.Position,
 			Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
 	}
-	if e, ok := p.(events.ToolStarted); ok && o.questions != nil && isQuestionTool(e.Tool) && rec.Stream == "session-"+o.root {
-		o.questions.started(e)
+	if e, ok := p.(events.ToolStarted); ok && isQuestionTool(e.Tool) && rec.Stream == "session-"+o.root {
+		switch {
+		case o.questions != nil:
+			o.questions.started(e)
+		case !o.json: // nobody at a terminal: say how to answer from elsewhere
+			o.line(fmt.Sprintf("? %s %s asks the user: zuno question list --session %s (request %s)",
+				e.Tool, e.CallID, e.SessionID, zapp.RequestID(e.SessionID, e.CallID)))
+		}
 	}
 	if e, ok := p.(events.PermissionAsked); ok && o.asker != nil {
 		if o.midLine {
