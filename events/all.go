@@ -55,6 +55,11 @@ func AllPayloads() []Payload {
 		InboxMessageAdmitted{},
 		InboxMessageConsumed{},
 
+		QuestionPublished{},
+		QuestionAnswered{},
+		QuestionDeferred{},
+		QuestionVoided{},
+
 		TurnLeased{},
 		TurnLeaseReleased{},
 		TurnInterruptRequested{},

@@ -229,6 +229,10 @@ type InboxMessageAdmitted struct {
 	// turn"), delivered as an ordinary user message at the turn's next tool-safe boundary, or
 	// as the session's next turn; PeerMessage and ToolCallID are empty.
 	Steer bool `json:"steer,omitempty"`
+	// QuestionRequestID: the input carries the user's answer to this question request
+	// (docs/questions.md), delivered as an ordinary user message whose Text renders it; the
+	// question.answered.1 of the same append names this input.
+	QuestionRequestID string `json:"questionRequestId,omitempty"`
 }
 
 func (InboxMessageAdmitted) EventType() string { return TypeInboxMessageAdmitted }

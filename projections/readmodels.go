@@ -25,7 +25,8 @@ func AggregateID(stream string) string {
 // All returns the standard projectors, in the order they are applied.
 func All() []Projector {
 	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{},
-		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}, Jobs{}, Inbox{}, TaskContexts{}, Goals{}}
+		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}, Jobs{}, Inbox{}, TaskContexts{}, Goals{},
+		Questions{}}
 }
 
 // EventLog is the "event" table: every event, queryable with json_extract. Where the read

@@ -123,7 +123,7 @@ func (e *ReadOnlyError) Unwrap() error { return e.Cause }
 type QueryError struct{ Cause error }
 
 func (e *QueryError) Error() string {
-	return "query_failed: " + e.Cause.Error() + " (tables: event, session, part, prompt_receipt, provider_request, agent_job, inbox, work_plan, work_item, goal, permission_decision, verification_receipt, projection_checkpoint)"
+	return "query_failed: " + e.Cause.Error() + " (tables: event, session, part, prompt_receipt, provider_request, agent_job, inbox, question, work_plan, work_item, goal, task_context, permission_decision, verification_receipt, projection_checkpoint)"
 }
 
 // Code returns the stable error code.

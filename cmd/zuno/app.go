@@ -32,6 +32,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/catalog"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
+	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
@@ -131,7 +132,12 @@ func open(ctx context.Context, worker bool) (*app, error) {
 		return nil, err
 	}
 	said := append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)
-	a.Application = zapp.New(cfg.settings(), said, zapp.Ports{
+	settings := cfg.settings()
+	if settings.QuestionDefer, err = questionDefer(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Application = zapp.New(settings, said, zapp.Ports{
 		Send:         a.bus.Send,
 		Log:          a.store,
 		Driver:       a.turns,
@@ -158,7 +164,7 @@ func (a *app) configure(dir string) (zapp.SessionConfig, error) {
 	if err != nil {
 		return zapp.SessionConfig{}, err
 	}
-	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.Commands.Jobs(), a.bg),
+	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.Commands.Jobs(), a.Commands.Questions(), a.bg),
 		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
 }
 
@@ -241,10 +247,10 @@ func dataDir(cfg config) string {
 // openTools is the session's tool catalogue as this configuration sets it up (package
 // adapters/tools/catalog): work runs the plan and todo tools, sup the background tasks of the
 // process.
-func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jobs, sup *bg.Supervisor) turn.OpenTools {
+func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jobs, questions questiontools.Port, sup *bg.Supervisor) turn.OpenTools {
 	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
 		MaxLines: cfg.ToolOutput.MaxLines, MaxArtifactBytes: cfg.ToolOutput.MaxArtifactBytes,
-		MaxSessionArtifactBytes: cfg.ToolOutput.MaxSessionArtifactBytes, DataDir: dir, Work: work, Jobs: jobs, Supervisor: sup,
+		MaxSessionArtifactBytes: cfg.ToolOutput.MaxSessionArtifactBytes, DataDir: dir, Work: work, Jobs: jobs, Questions: questions, Supervisor: sup,
 		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
 	return c.OpenTools()
 }
@@ -258,6 +264,20 @@ func thisProcess() *events.TurnOwner {
 // defaultLeaseTTL is how long a turn's lease lasts unless renewed (a third of it apart): how
 // long a turn whose process vanished with its host blocks its session.
 const defaultLeaseTTL = 30 * time.Second
+
+// questionDefer is ZUNO_QUESTION_DEFER (a Go duration, 1s to 1h): the deferral period of a
+// waiting question, else the native 120 s (docs/questions.md); tests shorten it.
+func questionDefer() (time.Duration, error) {
+	v := os.Getenv("ZUNO_QUESTION_DEFER")
+	if v == "" {
+		return zapp.DefaultQuestionDefer, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > time.Hour {
+		return 0, &configError{fmt.Sprintf("ZUNO_QUESTION_DEFER %q: want a duration from 1s to 1h, such as 120s, or unset it for %v", v, zapp.DefaultQuestionDefer)}
+	}
+	return d, nil
+}
 
 // leaseTTL is ZUNO_TURN_LEASE (a Go duration, 1s to 1h), else the default.
 func leaseTTL() (time.Duration, error) {

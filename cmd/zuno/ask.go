@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -16,6 +17,8 @@ import (
 // answer as a command (AnswerPermission): the turn waits for it in the session's inbox
 // (docs/permissions.md, "Asking").
 type terminalAsker struct {
+	// mu holds the terminal for one ask or question at a time (terminalQuestions).
+	mu     sync.Mutex
 	in     *bufio.Reader
 	out    io.Writer
 	answer func(e events.PermissionAsked, reply string) error
@@ -33,6 +36,8 @@ func isTerminal(f *os.File) bool {
 // ask shows the call with its matched rule and the choices, and records the answer. End of
 // input is a rejection: nothing runs that nobody approved.
 func (t *terminalAsker) ask(e events.PermissionAsked, view []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	fmt.Fprintf(t.out, "\n? %s wants permission %q for %s\n", e.Tool, e.Key, e.Resource)
 	for _, l := range view { // an edit's change (askview.go)
 		fmt.Fprintln(t.out, previewIndent+previewLine(l))

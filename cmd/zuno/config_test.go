@@ -69,7 +69,7 @@ func TestUnbuiltToolsAreNotBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sup.Close()
-	surface, err := openTools(config{}, dir, nil, nil, sup)(turn.ToolsRequest{Dir: dir, SessionID: "ses_test"})
+	surface, err := openTools(config{}, dir, nil, nil, nil, sup)(turn.ToolsRequest{Dir: dir, SessionID: "ses_test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func scratchTools(cfg config) (open turn.OpenTools, done func(), err error) {
 		os.RemoveAll(scratch)
 		return nil, nil, err
 	}
-	return openTools(cfg, scratch, nil, nil, sup), func() { sup.Close(); os.RemoveAll(scratch) }, nil
+	return openTools(cfg, scratch, nil, nil, nil, sup), func() { sup.Close(); os.RemoveAll(scratch) }, nil
 }
 
 func printAgent(w io.Writer, format string, rep queries.AgentReport) error {

@@ -94,6 +94,7 @@ not load and go on without it; zuno config show lists what the layers set, then 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &zapp.UsageError{Message: err.Error()} })
 	root.AddCommand(newDBCmd(), newProjectionsCmd(), newEventsCmd(), newSessionCmd(),
 		newPlanCmd(), newTodoCmd(), newTaskContextCmd(), newJobCmd(), newDemoCmd(), newWorkerCmd(), newRunCmd(), newDebugCmd(), newModelsCmd(), newAuthCmd(), newVersionCmd(), newConfigCmd(), newVerifyCmd(), newAnchorCmd(), newReplayCmd(), newServeCmd())
+	root.AddCommand(newQuestionCmd())
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newGoalCmd())

@@ -89,7 +89,7 @@ func receiptTools(t *testing.T, agentName string) []string {
 			t.Fatal(err)
 		}
 		dir, _ := os.Getwd()
-		surface, err := openTools(a.cfg, dataDir(a.cfg), a.handlers, a.Commands.Jobs(), a.bg)(turn.ToolsRequest{Dir: dir, SessionID: sessionID})
+		surface, err := openTools(a.cfg, dataDir(a.cfg), a.handlers, a.Commands.Jobs(), a.Commands.Questions(), a.bg)(turn.ToolsRequest{Dir: dir, SessionID: sessionID})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,6 +230,7 @@ func runTurn(ctx context.Context, w io.Writer, a *app, o runOptions) (string, er
 			return err
 		}
 		obs.asker = o.Ask
+		obs.questions = &terminalQuestions{ctx: ctx, asker: o.Ask, port: a.Commands.Questions()}
 	}
 	res, err := a.Commands.RunTurn(ctx, zapp.RunTurn{Meta: commands.Meta{CommandID: o.CommandID, Actor: "user"},
 		SessionID: o.Session, Prompt: o.Prompt, Model: o.Model, Agent: o.Agent, Title: o.Title, Dir: dir, Cwd: cwd,
@@ -263,13 +264,15 @@ func finishTurn(ctx context.Context, a *app, obs *runObserver, res zapp.TurnResu
 type runObserver struct {
 	// mu serialises what the turns of a run print: a parent and its children record at
 	// the same time (docs/delegation.md).
-	mu      sync.Mutex
-	root    string // the run's session, once known: another session's events are a child's
-	w       io.Writer
-	asker   *terminalAsker
-	json    bool
-	enc     *json.Encoder
-	midLine bool
+	mu    sync.Mutex
+	root  string // the run's session, once known: another session's events are a child's
+	w     io.Writer
+	asker *terminalAsker
+	// questions puts the run's question requests at the terminal (nil without one).
+	questions *terminalQuestions
+	json      bool
+	enc       *json.Encoder
+	midLine   bool
 	// quiet hides tool result previews; patches holds each apply_patch call's envelope, by
 	// call id, from the recorded response, for its preview.
 	quiet   bool
@@ -305,6 +308,15 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 	if o.json {
 		o.enc.Encode(runEventLine{SessionID: strings.TrimPrefix(rec.Stream, "session-"), Position: rec.Position,
 			Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
+	}
+	if e, ok := p.(events.ToolStarted); ok && isQuestionTool(e.Tool) && rec.Stream == "session-"+o.root {
+		switch {
+		case o.questions != nil:
+			o.questions.started(e)
+		case !o.json: // nobody at a terminal: say how to answer from elsewhere
+			o.line(fmt.Sprintf("? %s %s asks the user: zuno question list --session %s (request %s)",
+				e.Tool, e.CallID, e.SessionID, zapp.RequestID(e.SessionID, e.CallID)))
+		}
 	}
 	if e, ok := p.(events.PermissionAsked); ok && o.asker != nil {
 		if o.midLine {

@@ -11,6 +11,7 @@ package app
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/live"
@@ -21,6 +22,7 @@ import (
 	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
+	"github.com/zuno-run/zuno/domain/question"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/work"
@@ -59,6 +61,9 @@ type Settings struct {
 	// Own are Zuno's own files (database, data directory): a turn refuses a workspace that
 	// holds them (docs/sandbox.md, "The log outside the agent's reach").
 	Own sandbox.Locations
+	// QuestionDefer is the deferral period of a waiting question; 0 is
+	// DefaultQuestionDefer (docs/questions.md).
+	QuestionDefer time.Duration
 }
 
 // Ports are the adapters the application works through, wired by the host.
@@ -94,6 +99,8 @@ type Ports struct {
 	// straight to it, as the work tools' do.
 	Jobs interface {
 		HandleJob(ctx context.Context, c *commands.JobCommand) (commands.Result, *job.Ledger)
+		// HandleQuestion handles the question commands, which share the inbox stream.
+		HandleQuestion(ctx context.Context, c *commands.QuestionCommand) (commands.Result, *question.Book)
 	}
 	// Work reads the authoritative work state of a session's root (the plan a job's work
 	// context is captured from).
@@ -122,6 +129,9 @@ type Commands struct {
 	// jobRuntime is the process's job runtime, made at first use (jobs()).
 	jobsOnce   sync.Once
 	jobRuntime *Jobs
+	// questionPort is the process's QuestionPort, made at first use (Questions()).
+	questionsOnce sync.Once
+	questionPort  *Questions
 }
 
 // send delivers a command. Its result's LastPosition is what a query that must see the

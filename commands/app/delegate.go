@@ -110,6 +110,14 @@ func (j *Jobs) composition(session string) (composition, error) {
 	return comp, nil
 }
 
+// compositionOf is the composition of session's turn running in this process.
+func (j *Jobs) compositionOf(session string) (composition, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	comp, ok := j.comps[session]
+	return comp, ok
+}
+
 // Delegate admits one task call's job and, for a foreground task, runs the child to its end.
 func (j *Jobs) Delegate(ctx context.Context, inv tools.Invocation, req delegation.Request) (delegation.Outcome, error) {
 	comp, err := j.composition(inv.SessionID)

@@ -142,7 +142,7 @@ func pendingInputs(l *job.Ledger) []*input {
 		in := &input{id: m.InputID, causation: m.ToolCallID, prompt: job.RenderPeer(m.InboxMessageAdmitted),
 			report:   turn.Report{InputID: m.InputID, Peer: &m.PeerMessage},
 			consumed: func(msg string) any { return job.ConsumeMessage{InputID: m.InputID, MessageID: msg} }}
-		if m.Steer { // the user's own words, as the user wrote them
+		if m.Steer || m.QuestionRequestID != "" { // the user's own words (a steer, or an answer to a question)
 			in.causation, in.prompt, in.report = m.InputID, m.Text, turn.Report{InputID: m.InputID, Steer: true}
 		}
 		out = append(out, in)

@@ -57,11 +57,13 @@ var (
 	// keeps them: the plan agent's deliverable is a durable Plan.
 	workTools = []string{tools.NamePlanGet, tools.NamePlanUpdate, tools.NameTodoGet, tools.NameTodoUpdate, tools.NameTaskContext,
 		tools.NameGoalGet, tools.NameGoalUpdate, tools.NameGoalRequestInput}
-	planTools = slices.Concat(readOnlyTools, workTools)
+	// questionTools ask the user (docs/questions.md); plan_exit is the plan agent's alone.
+	questionTools = []string{tools.NameQuestion, tools.NameQuestionAsync}
+	planTools     = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit})
 	// delegationTools start children, read and settle their jobs, and message peer sessions.
 	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}
 	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
-		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools)
+		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools, questionTools)
 )
 
 const (

@@ -24,6 +24,7 @@ func runtime() map[string]agent.Capability {
 		tools.NameReportWrite: {Enabled: true}, tools.NamePlanGet: {Enabled: true}, tools.NamePlanUpdate: {Enabled: true},
 		tools.NameTodoGet: {Enabled: true}, tools.NameTodoUpdate: {Enabled: true}, tools.NameTaskContext: {Enabled: true},
 		tools.NameGoalGet: {Enabled: true}, tools.NameGoalUpdate: {Enabled: true}, tools.NameGoalRequestInput: {Enabled: true},
+		tools.NameQuestion: {Enabled: true}, tools.NameQuestionAsync: {Enabled: true}, tools.NamePlanExit: {Enabled: true},
 	}
 }
 
@@ -248,10 +249,11 @@ func TestEffectiveTools(t *testing.T) {
 		unavailable []agent.Unavailable
 	}{
 		{name: "build gets its whole list", agent: get("build", nil), runtime: runtime(),
-			tools: []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+			tools: []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "shell",
 				"task_context", "todo_get", "todo_update", "write"}},
-		{name: "plan gets no writing tool, and the work tools", agent: get("plan", nil), runtime: runtime(),
-			tools: []string{"bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "read", "report_write", "task_context", "todo_get", "todo_update"}},
+		{name: "plan gets no writing tool, and the work and question tools", agent: get("plan", nil), runtime: runtime(),
+			tools: []string{"bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_exit", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "task_context",
+				"todo_get", "todo_update"}},
 		{name: "plan without the work tools in the runtime", agent: get("plan", nil),
 			runtime: func() map[string]agent.Capability {
 				r := runtime()
@@ -260,7 +262,7 @@ func TestEffectiveTools(t *testing.T) {
 				}
 				return r
 			}(),
-			tools: []string{"bg", "glob", "grep", "read", "report_write"},
+			tools: []string{"bg", "glob", "grep", "plan_exit", "question", "question_async", "read", "report_write"},
 			unavailable: []agent.Unavailable{{Tool: "goal_get", Reason: notImpl}, {Tool: "goal_request_input", Reason: notImpl},
 				{Tool: "goal_update", Reason: notImpl}, {Tool: "plan_get", Reason: notImpl}, {Tool: "plan_update", Reason: notImpl},
 				{Tool: "task_context", Reason: notImpl},
@@ -268,7 +270,7 @@ func TestEffectiveTools(t *testing.T) {
 		{name: "explorer gets no writing tool", agent: get("explorer", nil), runtime: runtime(),
 			tools: []string{"bg", "glob", "grep", "read", "report_write"}},
 		{name: "orchestrator without a task tool", agent: get("orchestrator", nil), runtime: runtime(),
-			tools: []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+			tools: []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "shell",
 				"task_context", "todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "job", Reason: notImpl}, {Tool: "job_reconcile", Reason: notImpl},
 				{Tool: "session_message", Reason: notImpl}, {Tool: "task", Reason: notImpl}}},
@@ -281,7 +283,7 @@ func TestEffectiveTools(t *testing.T) {
 				r["session_message"] = agent.Capability{Enabled: true}
 				return r
 			}(),
-			tools: []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "job", "job_reconcile", "plan_get", "plan_update", "read",
+			tools: []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "job", "job_reconcile", "plan_get", "plan_update", "question", "question_async", "read",
 				"report_write", "session_message", "shell", "task", "task_context", "todo_get", "todo_update", "write"}},
 		{name: "disabled and missing tools are reported", agent: get("build", nil),
 			runtime: func() map[string]agent.Capability {
@@ -290,11 +292,11 @@ func TestEffectiveTools(t *testing.T) {
 				delete(r, tools.NameBg)
 				return r
 			}(),
-			tools: []string{"apply_patch", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "read", "report_write", "task_context", "todo_get",
+			tools: []string{"apply_patch", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "task_context", "todo_get",
 				"todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "shell", Reason: disabled}}},
 		{name: "missing bg", agent: get("deep", nil), runtime: noBg,
-			tools: []string{"apply_patch", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "read", "report_write", "shell",
+			tools: []string{"apply_patch", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "shell",
 				"task_context", "todo_get", "todo_update", "write"},
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}}},
 		{name: "read-only agent configured with writing tools", agent: get("plan", &agent.Override{Tools: []string{"write", "shell", "read", "apply_patch", "nope"}}),
@@ -393,12 +395,12 @@ func TestAllowlistPatterns(t *testing.T) {
 		tools       []string
 		unavailable []agent.Unavailable
 	}{
-		{"prefix", []string{"plan_*"}, false, []string{tools.NamePlanGet, tools.NamePlanUpdate}, nil},
+		{"prefix", []string{"plan_*"}, false, []string{tools.NamePlanExit, tools.NamePlanGet, tools.NamePlanUpdate}, nil},
 		{"suffix and name", []string{"*_get", tools.NameRead}, false, []string{tools.NameGoalGet, tools.NamePlanGet, tools.NameRead, tools.NameTodoGet}, nil},
 		{"everything", []string{"*"}, false, slices.Sorted(maps.Keys(runtime())), nil},
 		{"read-only agent keeps its rule", []string{"*"}, true,
 			[]string{tools.NameBg, tools.NameGlob, tools.NameGoalGet, tools.NameGoalRequestInput, tools.NameGoalUpdate, tools.NameGrep,
-				tools.NamePlanGet, tools.NamePlanUpdate, tools.NameRead,
+				tools.NamePlanExit, tools.NamePlanGet, tools.NamePlanUpdate, tools.NameQuestion, tools.NameQuestionAsync, tools.NameRead,
 				tools.NameReportWrite, tools.NameTaskContext, tools.NameTodoGet, tools.NameTodoUpdate},
 			[]agent.Unavailable{{tools.NameApplyPatch, "writes the workspace; the agent is read-only"},
 				{tools.NameShell, "writes the workspace; the agent is read-only"}, {tools.NameWrite, "writes the workspace; the agent is read-only"}}},

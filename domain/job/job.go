@@ -121,6 +121,9 @@ func (l *Ledger) Evolve(p events.Payload) error {
 			m.Consumed = true
 		}
 	default:
+		if events.IsQuestionEvent(p) { // questions share the inbox stream (docs/questions.md)
+			return nil
+		}
 		return domain.UnexpectedEvent("job ledger", p)
 	}
 	return nil

@@ -1,10 +1,12 @@
 package job
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/zuno-run/zuno/domain/question"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -29,6 +31,15 @@ func (e *Evidence) Fold(p events.Payload) {
 			if !slices.Contains(e.changed, path) {
 				e.changed = append(e.changed, path)
 			}
+		}
+		// A child's question is never put to the user: it reaches its parent here, as a
+		// blocker (docs/questions.md), from the recorded result's typed details.
+		if v.ErrorCode == question.CodeQuestionToParent {
+			var d struct {
+				Blocker string `json:"blocker"`
+			}
+			_ = json.Unmarshal(v.Metadata.Details, &d) // the question tool's own JSON
+			e.errors = append(e.errors, fmt.Sprintf("call %s (%s) is a question for you: %s", v.CallID, v.Tool, d.Blocker))
 		}
 		if v.Outcome == "uncertain" {
 			e.uncertain = append(e.uncertain, fmt.Sprintf("call %s (%s) may or may not have taken effect", v.CallID, v.Tool))

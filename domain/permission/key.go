@@ -20,6 +20,8 @@ func KeyFor(tool string) string {
 		return "edit"
 	case "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource":
 		return tools.NameRead
+	case tools.NameQuestionAsync: // seeds 000: question_async is governed by question
+		return tools.NameQuestion
 	}
 	return tool
 }

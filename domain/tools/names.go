@@ -28,4 +28,9 @@ const (
 	// NameSessionMessage is root-only peer context (seeds 000): never offered to a delegated
 	// child (agent.ChildTools).
 	NameSessionMessage = "session_message"
+	// The user-mediated tools (docs/questions.md). question_async asks under the permission
+	// key question (permission.KeyFor).
+	NameQuestion      = "question"
+	NameQuestionAsync = "question_async"
+	NamePlanExit      = "plan_exit"
 )

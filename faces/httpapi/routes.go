@@ -41,6 +41,8 @@ func (s *Server) table() []route {
 		{"POST", "/api/sessions/{sessionId}/abort", true, s.abort},
 		{"GET", "/api/sessions/{sessionId}/asks", false, s.listAsks},
 		{"POST", "/api/sessions/{sessionId}/asks/{askId}/reply", true, s.reply},
+		{"GET", "/api/session/questions", false, s.listQuestions},
+		{"POST", "/api/session/question/reply", true, s.replyQuestion},
 		{"GET", "/api/sessions/{sessionId}/prompt", false, s.prompt},
 		{"GET", "/api/sessions/{sessionId}/events", false, s.sessionEvents},
 		{"GET", "/api/events", false, s.allEvents},

@@ -18,6 +18,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/contexttools"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/goaltools"
+	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -47,6 +48,9 @@ type Catalog struct {
 	// Jobs runs the delegation tools' jobs (task, job, job_reconcile); nil for a report that
 	// only reads the declarations (a call fails).
 	Jobs delegate.Jobs
+	// Questions is the QuestionPort the question tools publish through; nil for a report
+	// that only reads the declarations (a call fails).
+	Questions questiontools.Port
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -96,6 +100,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	all = append(all, contexttools.New(contextCommands(c.Work))...)
 	all = append(all, goaltools.New(goalCommands(c.Work))...)
 	all = append(all, delegate.New(c.Jobs)...)
+	all = append(all, questiontools.New(c.Questions)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
