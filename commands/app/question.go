@@ -35,16 +35,25 @@ type Questions struct {
 	c *Commands
 	// Defer is the deferral period of a waiting question; 0 is DefaultQuestionDefer.
 	Defer time.Duration
-	// GoalActive reports whether the session has an active Goal; with one, question publishes
-	// and returns a receipt even in the Plan agent (seeds 000). nil: no Goal exists.
-	GoalActive func(ctx context.Context, sessionID string) (bool, error)
-	now        func() time.Time
+	now   func() time.Time
 }
 
 // Questions returns the process's question port.
 func (c *Commands) Questions() *Questions {
 	c.questionsOnce.Do(func() { c.questionPort = &Questions{c: c, Defer: c.settings.QuestionDefer, now: time.Now} })
 	return c.questionPort
+}
+
+// goalActive reports whether the session's root has an active Goal, read from the work
+// stream (the Goal lives there, docs/goals.md); with one, question publishes and returns a
+// receipt even in the Plan agent (seeds 000).
+func (q *Questions) goalActive(ctx context.Context, sessionID string) (bool, error) {
+	st, err := q.c.ports.Work(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	g := st.Goal().Goal()
+	return g != nil && g.Status == events.GoalActive, nil
 }
 
 // RequestID is the stable id of the request a tool call publishes: derived from the session
@@ -103,10 +112,7 @@ func (q *Questions) waits(ctx context.Context, sessionID, tool, collaboration st
 	if tool != tools.NameQuestion || collaboration != "plan" {
 		return false, nil
 	}
-	if q.GoalActive == nil {
-		return true, nil
-	}
-	active, err := q.GoalActive(ctx, sessionID)
+	active, err := q.goalActive(ctx, sessionID)
 	return !active, err
 }
 

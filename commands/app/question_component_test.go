@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
+	"github.com/zuno-run/zuno/adapters/tools/goaltools"
 	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
@@ -82,7 +83,7 @@ func newQuestionApp(t *testing.T, dbPath, workspace string, deferAfter time.Dura
 					return nil, err
 				}
 				return surface(slices.Concat(set.Tools(), worktools.New(handlers.WorkCommands()), delegate.New(qa.app.Commands.Jobs()),
-					questiontools.New(qa.app.Commands.Questions()))), nil
+					goaltools.New(handlers.GoalCommands()), questiontools.New(qa.app.Commands.Questions()))), nil
 			}}, nil
 		},
 		Feed:         feed,
@@ -499,6 +500,33 @@ func TestQuestionWorkReturnsReceipt(t *testing.T) {
 	spec := writeScript(t, scripts, "ask", askScript)
 	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-ask"), Prompt: "build it", Model: spec, Agent: "build", Cwd: ws})
 	if err != nil || res.Err() != nil || res.Reason != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	rs, err := qa.app.Commands.Questions().List(ctx, res.SessionID, true)
+	if err != nil || len(rs) != 1 || rs[0].Mode != events.QuestionModeReceipt || rs[0].DeferAt != "" || rs[0].Status() != question.StatusPending {
+		t.Fatalf("requests: %+v %v", rs, err)
+	}
+}
+
+// With an active Goal, the plan agent's question publishes and returns a receipt like
+// Work's (seeds 000): the Goal is read from the work stream when the call asks.
+func TestQuestionPlanWithActiveGoalReturnsReceipt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Hour)
+	spec := writeScript(t, scripts, "goal-ask", `{"turns":[
+ {"toolCalls":[{"id":"g1","name":"goal_update","arguments":{"objective":"Plan the storage"}}]},
+ {"toolCalls":[{"id":"call_ask","name":"question","arguments":{"questions":[{"id":"db","question":"Which database?"}]}}]},
+ {"toolCalls":[{"id":"g2","name":"goal_update","arguments":{"expected_revision":1,"status":"paused"}}]},
+ {"text":"Asked."}]}`)
+	ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-goal-ask"), Prompt: "plan", Model: spec, Agent: "plan", Cwd: ws})
+	if err != nil || res.Err() != nil || res.Reason != "completed" {
+		for _, p := range qa.sessionEvents(t, res.SessionID) {
+			t.Logf("%T %+v", p, p)
+		}
 		t.Fatalf("turn: %+v %v", res, err)
 	}
 	rs, err := qa.app.Commands.Questions().List(ctx, res.SessionID, true)

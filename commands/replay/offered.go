@@ -10,7 +10,8 @@ import (
 // before the tool existed replays as it was decided instead of reporting every step changed.
 // Any other difference in the offer (a tool the configuration disables or enables now) is
 // still the replay's to report.
-var addedTools = map[string]bool{tools.NameQuestion: true, tools.NameQuestionAsync: true, tools.NamePlanExit: true}
+var addedTools = map[string]bool{tools.NameQuestion: true, tools.NameQuestionAsync: true, tools.NamePlanExit: true,
+	tools.NameGoalGet: true, tools.NameGoalUpdate: true, tools.NameGoalRequestInput: true, tools.NameTaskContext: true}
 
 // recordedOffer is the tools a turn's first prompt receipt declared, with those its request
 // hooks removed, following header bases back through the session's earlier receipts; nil when
