@@ -28,6 +28,7 @@ func AllPayloads() []Payload {
 		ToolSettled{},
 		VerificationReceipt{},
 		TurnFinished{},
+		TranscriptCompacted{},
 
 		LogAnchored{},
 
