@@ -54,5 +54,7 @@ func AllPayloads() []Payload {
 
 		BackgroundStarted{},
 		BackgroundCompleted{},
+
+		NoteWritten{},
 	}
 }

@@ -95,6 +95,8 @@ func samplePayloads() []events.Payload {
 			Signal: "SIGTERM", Coverage: "last_statement", Authority: "derived", Reason: "exit 0; derived",
 			Limitations: []events.VerificationLimitation{{Construct: "fallback", Text: "go test ./... || true", Note: "n", Remedy: "r"}},
 			Cancelled:   true, TimedOut: true},
+		events.NoteWritten{SessionID: "ses_1", Name: "plans/api.md", Action: events.NoteAppend, Revision: 2, Content: "more",
+			Bytes: 9, SHA256: "ab", CallID: "call_n"},
 		events.TranscriptCompacted{SessionID: "ses_1", TurnID: "turn_1", Window: 1, RequestID: "req_c", PromptReceiptID: "rcpt_c", Step: 4,
 			Through: 6, KeptMessages: 3, SummarisedResponses: 2, SummarisedDigest: "d", Summary: "s", SummaryMessage: "h\n\ns",
 			SummarySHA256: "x", EstimatedTokensBefore: 900, EstimatedTokensAfter: 200},

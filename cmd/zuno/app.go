@@ -31,6 +31,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/catalog"
+	"github.com/zuno-run/zuno/adapters/tools/continuity"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands"
@@ -248,6 +249,9 @@ func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jo
 	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
 		MaxLines: cfg.ToolOutput.MaxLines, DataDir: dir, Work: work, Jobs: jobs, Supervisor: sup,
 		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
+	if b, ok := work.(continuity.Backend); ok && cfg.Continuity.Enabled {
+		c.Continuity = b
+	}
 	return c.OpenTools()
 }
 

@@ -24,4 +24,8 @@ const (
 	// NameSessionMessage is root-only peer context (seeds 000): never offered to a delegated
 	// child (agent.ChildTools).
 	NameSessionMessage = "session_message"
+	// NameHistory and NameNotes are the continuity tools, offered only when continuity is
+	// enabled (adapters/tools/continuity).
+	NameHistory = "history"
+	NameNotes   = "notes"
 )

@@ -15,6 +15,7 @@ import (
 
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
+	"github.com/zuno-run/zuno/adapters/tools/continuity"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
@@ -41,6 +42,9 @@ type Catalog struct {
 	// Jobs runs the delegation tools' jobs (task, job, job_reconcile); nil for a report that
 	// only reads the declarations (a call fails).
 	Jobs delegate.Jobs
+	// Continuity, when set (continuity.enabled, docs/config.md), adds the history and notes
+	// tools over it; nil leaves them out.
+	Continuity continuity.Backend
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -86,6 +90,9 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	}
 	all = append(all, worktools.New(c.Work)...)
 	all = append(all, delegate.New(c.Jobs)...)
+	if c.Continuity != nil {
+		all = append(all, continuity.New(c.Continuity)...)
+	}
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
