@@ -75,7 +75,9 @@ func (r *run) compact(ctx context.Context, in prompt.Input, over *prompt.Context
 	if err != nil {
 		return false, err
 	}
+	r.summarising = true
 	resp, base, begun, err := r.send(ctx, asm.Request, base)
+	r.summarising = false
 	if err != nil {
 		return false, r.failCompaction(base, begun, err)
 	}

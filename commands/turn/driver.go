@@ -260,6 +260,9 @@ type run struct {
 	resumed *receiptFold
 	// awaiting is the ask the turn suspended at.
 	awaiting []events.Awaited
+	// summarising is set while a compaction request streams: its text is a summary for the
+	// transcript, not an answer to show (docs/compaction.md).
+	summarising bool
 }
 
 // priorTurn is what the log holds of this request's command, if it was handled before.

@@ -329,7 +329,7 @@ func (r *run) request(ctx context.Context, req model.Request) (resp model.Respon
 		if _, start := ev.(model.ResponseStart); !start {
 			output = true
 		}
-		if t, ok := ev.(model.TextDelta); ok {
+		if t, ok := ev.(model.TextDelta); ok && !r.summarising {
 			r.req.Observer.TextDelta(t.Text)
 		}
 	}

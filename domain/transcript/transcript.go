@@ -428,7 +428,7 @@ func (s *State) recover(recovered bool, startedInSource func(string) bool) []eve
 	if r := t.Request; r != nil {
 		out = append(out, events.ProviderRequest{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: r.RequestID,
 			Step: r.Step, Status: events.RequestFailed, PromptReceiptID: r.PromptReceiptID, Provider: r.Provider,
-			Model: r.Model, StepLimitFinalization: r.StepLimitFinalization,
+			Model: r.Model, StepLimitFinalization: r.StepLimitFinalization, Purpose: r.Purpose,
 			Error: &events.ErrorInfo{Code: CodeInterrupted, Message: "the run stopped before the provider answered"}})
 	}
 	var recs []tools.Recorded
