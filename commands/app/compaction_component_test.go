@@ -39,7 +39,9 @@ func compactionScript() string {
 	var turns []string
 	turns = append(turns, `{"toolCalls":[
 	 {"id":"c_plan","name":"plan_update","arguments":{"action":"create","title":"Long haul","steps":[{"title":"read everything"},{"title":"report"}]}},
-	 {"id":"c_todo","name":"todo_update","arguments":{"items":[{"id":"keep","title":"survive compactions"}]}}]}`)
+	 {"id":"c_todo","name":"todo_update","arguments":{"items":[{"id":"keep","title":"survive compactions"}]}},
+	 {"id":"c_task","name":"task","arguments":{"agent":"explorer","objective":"Lane Z: look once","deliverable":"d",
+	   "instructions":"read only","success_evidence":"s","background":true}}]}`)
 	for i := 2; i < compactionSteps; i++ {
 		switch i {
 		case 150:
@@ -51,7 +53,8 @@ func compactionScript() string {
 		}
 	}
 	turns = append(turns, `{"text":"Done after many compactions."}`)
-	return `{"turns":[` + strings.Join(turns, ",\n") + `]}`
+	return `{"turns":[` + strings.Join(turns, ",\n") + `],
+	 "sessions":[{"when":"Lane Z","turns":[{"text":"Lane Z done."}]}]}`
 }
 
 // A 300-step session whose transcript exceeds a small context window many times keeps going
@@ -63,7 +66,8 @@ func TestComponentCompaction(t *testing.T) {
 	// Measure the prompt's fixed part (sections, tools) to give the window a little room.
 	probe := newComponent(t)
 	probe.file("big.txt", big)
-	first := probe.run(t, app.RunTurn{Meta: meta("probe"), Prompt: "hello", Model: probe.script("probe", `{"turns":[{"text":"hi"}]}`)})
+	first := probe.run(t, app.RunTurn{Meta: meta("probe"), Prompt: "hello", Model: probe.script("probe", `{"turns":[{"text":"hi"}]}`),
+		Agent: "orchestrator"})
 	pv, err := probe.app.Queries.Prompt(ctx, first.SessionID, 1, false)
 	if err != nil {
 		t.Fatal(err)
@@ -72,11 +76,21 @@ func TestComponentCompaction(t *testing.T) {
 
 	c := newComponent(t, func(s *app.Settings) { s.ContextWindow = window })
 	c.file("big.txt", big)
-	rec := &recording{}
-	c.wrapProvider = func(p model.Provider) model.Provider { rec.Provider = p; return rec }
+	// Each provider opened is recorded on its own: the first is the parent's turn, later ones
+	// the child's.
+	var opened []*recording
+	var mu sync.Mutex
+	c.wrapProvider = func(p model.Provider) model.Provider {
+		mu.Lock()
+		defer mu.Unlock()
+		r := &recording{Provider: p}
+		opened = append(opened, r)
+		return r
+	}
 	q := c.app.Queries
 	begun := time.Now()
-	res := c.run(t, app.RunTurn{Meta: meta("long"), Prompt: "read big.txt again and again", Model: c.script("long", compactionScript())})
+	res := c.run(t, app.RunTurn{Meta: meta("long"), Prompt: "read big.txt again and again", Model: c.script("long", compactionScript()),
+		Agent: "orchestrator"})
 	session := res.SessionID
 	if res.Reason != "completed" || res.Steps != compactionSteps || res.Text != "Done after many compactions." {
 		t.Fatalf("outcome: %+v", res.Outcome)
@@ -86,6 +100,7 @@ func TestComponentCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("projected at %v", time.Since(begun))
+	rec := opened[0]
 	log, err := q.Events(ctx, commands.SessionStream(session), 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +160,7 @@ func TestComponentCompaction(t *testing.T) {
 	t.Run("debug prompt rebuilds exactly what was sent, around every few compactions", func(t *testing.T) {
 		// Each lookup folds the whole session; a sample keeps the test short.
 		check := []int{1, len(steps)}
-		for i := 0; i < len(compactions); i += 20 {
+		for i := 0; i < len(compactions); i += 25 {
 			check = append(check, compactions[i].Step-1, compactions[i].Step, compactions[i].Step+1)
 		}
 		for _, step := range check {
@@ -197,6 +212,19 @@ func TestComponentCompaction(t *testing.T) {
 		}
 		if len(rep.Compactions) != len(compactions) || rep.Compactions[0].Step != compactions[0].Step {
 			t.Fatalf("replay shows %d compactions, the log has %d", len(rep.Compactions), len(compactions))
+		}
+	})
+	t.Run("the job settled and its report was delivered once, through the inbox", func(t *testing.T) {
+		if _, err := c.app.Commands.SettleJobs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, _, err := commands.LoadJobs(ctx, c.store, events.NewRegistry(events.AllPayloads()...), session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := l.Jobs()
+		if len(jobs) != 1 || jobs[0].Status != events.JobCompleted || !jobs[0].ReportConsumed {
+			t.Fatalf("jobs: %+v", jobs)
 		}
 	})
 	t.Run("the plan, the todos, the verification receipt and the log survive", func(t *testing.T) {
