@@ -61,7 +61,7 @@ func (r *run) compact(ctx context.Context, in prompt.Input, over *prompt.Context
 	through := transcript.Boundary(msgs, budget/2, prompt.MessageTokens)
 	// The compaction request carries the messages it summarises: summarise at most what fits.
 	through = min(through, fitting(msgs, budget-prompt.MessageTokens(instruction)))
-	if through < 1 {
+	if through < 1 || futile(msgs, through, budget) {
 		return false, nil
 	}
 	cin := in
@@ -138,6 +138,24 @@ func (r *run) failCompaction(base events.ProviderRequest, begun time.Time, err e
 		return err
 	}
 	return &refusedPrompt{err}
+}
+
+// futile reports whether a compaction at through could not help, so no request is spent on
+// it: the messages that must stay verbatim (those after the latest boundary position, the
+// current input among them) do not fit the room on their own, or the range to summarise is
+// only the previous summary (a summary of a summary gains nothing).
+func futile(msgs []model.Message, through int, budget int64) bool {
+	if through == 1 {
+		if _, ok := transcript.SummarisedResponses(msgs[0].Text); ok && msgs[0].Role == model.RoleUser {
+			return true
+		}
+	}
+	last := transcript.Boundary(msgs, 0, prompt.MessageTokens) // the latest position: the least kept
+	var kept int64
+	for _, m := range msgs[last:] {
+		kept += prompt.MessageTokens(m)
+	}
+	return kept > budget
 }
 
 // fitting is the latest position b ≥ 1 whose first b messages cost at most budget and end
