@@ -150,6 +150,10 @@ func TestNotesRevisionsAndIdempotence(t *testing.T) {
 	if m := found["matches"].([]any); len(m) != 1 || m[0].(map[string]any)["line"] != 2.0 {
 		t.Fatalf("search: %v", found)
 	}
+	// Redelivered after later writes, the first call still answers with its own result.
+	if r, again := h.call(t, "notes", "c1", `{"action": "write_file", "name": "plans/api.md", "content": "line one\n", "expected_revision": 0}`); again["revision"] != 1.0 || again["duplicate"] != true {
+		t.Fatalf("a late redelivery: %s", r.Output)
+	}
 	if r, _ := h.call(t, "notes", "c8", `{"action": "read_file", "name": "nope.md"}`); r.ErrorCode != "note_not_found" {
 		t.Fatalf("missing note: %s", r.Output)
 	}
@@ -256,4 +260,39 @@ func TestHistoryWindowsAndEvidence(t *testing.T) {
 	h.refusedAtValidate(t, "history", `{"action": "read_item"}`, domain.CodeInvalidArgument)
 	h.refusedAtValidate(t, "history", `{}`, domain.CodeInvalidAction)
 	_ = r
+}
+
+// Concurrent creates of one note with expected_revision 0 race on the notes stream: exactly
+// one is written, every other is refused with the current revision (or told to read again
+// when others kept writing), and nothing is lost or doubled.
+func TestNotesConcurrentWritesOneWins(t *testing.T) {
+	h := newHarness(t)
+	const writers = 8
+	results := make(chan tools.Result, writers)
+	for i := range writers {
+		go func() {
+			tl := h.tools["notes"]
+			parsed, err := tl.Validate(json.RawMessage(fmt.Sprintf(`{"action": "write_file", "name": "race.md", "content": "writer %d", "expected_revision": 0}`, i)))
+			if err != nil {
+				t.Error(err)
+				results <- tools.Result{}
+				return
+			}
+			results <- tl.Execute(context.Background(), tools.Invocation{SessionID: session, CallID: fmt.Sprintf("w%d", i), Parsed: parsed})
+		}()
+	}
+	won := 0
+	for range writers {
+		r := <-results
+		switch {
+		case r.Outcome == tools.OutcomeCompleted:
+			won++
+		case r.ErrorCode == domain.CodeStaleRevision, r.ErrorCode == commands.CodeContention:
+		default:
+			t.Errorf("unexpected result %+v", r)
+		}
+	}
+	if won != 1 || h.events(t, commands.NotesStream(session)) != 1 {
+		t.Fatalf("%d writers won, %d events", won, h.events(t, commands.NotesStream(session)))
+	}
 }
