@@ -48,9 +48,9 @@ func looks(ns ...string) string {
 	return `{"turns":[` + strings.Join(append(turns, `{"text":"done"}`), ",") + `]}`
 }
 
-// The window is measured from a one-step session: its first prompt plus room for about four
-// results.
-func windowFor(t *testing.T) int64 {
+// windowFor measures a one-step session's first prompt and returns a window with room
+// tokens more.
+func windowFor(t *testing.T, room int64) int64 {
 	h := newHarness(t)
 	out, _ := runWindow(t, h, `{"turns":[{"text":"hi"}]}`, 0)
 	if out.Reason != events.FinishCompleted {
@@ -58,7 +58,7 @@ func windowFor(t *testing.T) int64 {
 	}
 	for _, ev := range h.events(t) {
 		if a, ok := ev.(events.PromptAssembled); ok {
-			return a.EstimatedInputTokens + 1400
+			return a.EstimatedInputTokens + room
 		}
 	}
 	t.Fatal("no receipt")
@@ -66,7 +66,7 @@ func windowFor(t *testing.T) int64 {
 }
 
 func TestCompactionKeepsATurnGoing(t *testing.T) {
-	window := windowFor(t)
+	window := windowFor(t, 1400)
 	h := newHarness(t)
 	out, _ := runWindow(t, h, looks("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"), window)
 	if out.Reason != events.FinishCompleted || out.Steps != 11 {
@@ -91,7 +91,7 @@ func TestCompactionKeepsATurnGoing(t *testing.T) {
 // A result that cannot fit the window even alone is not worth a compaction request: the turn
 // fails with context_overflow before the next request, as without compaction.
 func TestCompactionThatCannotHelpIsNotTried(t *testing.T) {
-	window := windowFor(t)
+	window := windowFor(t, 1400)
 	h := newHarness(t)
 	out, _ := runWindow(t, h, looks("1", "99", "3"), window)
 	if out.Reason != events.FinishFailed || out.Error == nil || out.Error.Code != prompt.CodeContextOverflow || out.Steps != 2 {
