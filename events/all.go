@@ -38,6 +38,7 @@ func AllPayloads() []Payload {
 		ToolSettled{},
 		VerificationReceipt{},
 		TurnFinished{},
+		TranscriptCompacted{},
 
 		LogAnchored{},
 
@@ -68,5 +69,7 @@ func AllPayloads() []Payload {
 
 		BackgroundStarted{},
 		BackgroundCompleted{},
+
+		NoteWritten{},
 	}
 }

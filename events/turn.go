@@ -94,6 +94,9 @@ type ProviderRequest struct {
 	Model           string `json:"model"`
 	// StepLimitFinalization is set on the extra text-only request after the step limit.
 	StepLimitFinalization *StepLimitFinalization `json:"stepLimitFinalization,omitempty"`
+	// Purpose is PurposeCompaction on the request that summarises the transcript for a
+	// compaction (docs/compaction.md); empty on the model's own steps.
+	Purpose string `json:"purpose,omitempty"`
 	// Attempt numbers a step's retries from 2 (omitted on the first request): each attempt is
 	// a request of its own, with its own id and outcome, for the step's one prompt receipt.
 	Attempt int `json:"attempt,omitempty"`

@@ -101,8 +101,8 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		data := textPart{Type: PartText, Role: "user", MessageID: e.MessageID, Text: e.Text}
 		return upsertPart(ctx, tx, ev, 0, e.SessionID, "user:"+e.MessageID, "", "", PartText, data)
 	case events.ProviderRequest:
-		if e.Status != events.RequestCompleted || e.Response == nil {
-			return nil
+		if e.Status != events.RequestCompleted || e.Response == nil || e.Purpose == events.PurposeCompaction {
+			return nil // a compaction's summary is not an answer (docs/compaction.md)
 		}
 		ordinal := 0
 		if e.Response.Text != "" {

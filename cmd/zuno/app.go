@@ -31,6 +31,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/catalog"
+	"github.com/zuno-run/zuno/adapters/tools/continuity"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
@@ -252,6 +253,9 @@ func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jo
 		MaxLines: cfg.ToolOutput.MaxLines, MaxArtifactBytes: cfg.ToolOutput.MaxArtifactBytes,
 		MaxSessionArtifactBytes: cfg.ToolOutput.MaxSessionArtifactBytes, DataDir: dir, Work: work, Jobs: jobs, Questions: questions, Supervisor: sup,
 		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
+	if b, ok := work.(continuity.Backend); ok && cfg.Continuity.Enabled {
+		c.Continuity = b
+	}
 	return c.OpenTools()
 }
 

@@ -58,7 +58,11 @@ type config struct {
 	// also read each layer's tools through Layers.Raw("tools").
 	Tools       map[string]bool   `json:"tools"`
 	Concurrency concurrencyConfig `json:"concurrency"`
-	ToolOutput  toolOutputConfig  `json:"tool_output"`
+	// Continuity offers the history and notes tools when enabled (docs/tools.md).
+	Continuity struct {
+		Enabled bool `json:"enabled"`
+	} `json:"continuity"`
+	ToolOutput toolOutputConfig `json:"tool_output"`
 
 	// Permission and Sandbox are read layer by layer (Layers.Raw) by the permission
 	// evaluator and the sandbox resolver: which layer said what is part of their meaning.

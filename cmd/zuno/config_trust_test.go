@@ -53,6 +53,9 @@ var schemaTrust = map[string]trustClass{
 	"trust.project_host_commands": {"refused", `{"trust": {"project_host_commands": ["/"]}}`, "trust"},
 	// The project's own work: how far an agent goes and what it is offered, within the
 	// permission rules and the sandbox (a read-only agent never receives a tool that writes).
+	// Offering the continuity tools: they read the session's own records and keep notes in the
+	// log, never outside the workspace, and the permission rules still judge every call.
+	"continuity.enabled":          {"allowed", `{"continuity": {"enabled": true}}`, ""},
 	"agents.*.steps":              {"allowed", `{"agents": {"build": {"steps": 3}}}`, ""},
 	"agents.*.tools":              {"allowed", `{"agents": {"build": {"tools": ["read", "grep"]}}}`, ""},
 	"agents.*.delegates":          {"allowed", `{"agents": {"orchestrator": {"delegates": ["explorer", "build"]}}}`, ""},

@@ -121,6 +121,13 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 		window = fmt.Sprint(r.ContextWindow)
 	}
 	fmt.Fprintf(w, "tokens:    %d estimated (%s), context window %s\n", r.EstimatedInputTokens, r.Estimator, window)
+	if v.Purpose != "" {
+		fmt.Fprintf(w, "purpose:   %s (summarises the transcript before a boundary; docs/compaction.md)\n", v.Purpose)
+	}
+	if b := v.Boundary; b != nil {
+		fmt.Fprintf(w, "boundary:  compaction %d at step %d (request %s, event %s): the conversation opens with its summary (sha256 %s), then the messages from %d on\n",
+			b.Window, b.Step, b.RequestID, b.EventID, b.SummarySHA256, b.Through)
+	}
 	hooks := "none"
 	if len(r.Hooks.Ran) > 0 {
 		hooks = strings.Join(r.Hooks.Ran, ", ")

@@ -133,6 +133,10 @@ func printReplay(w io.Writer, out replayOut) {
 		for _, u := range r.Unchecked {
 			fmt.Fprintf(w, "  step %d %s: not checked, it needs %s from %s\n", u.Step, u.Event, u.Needs, u.Workspace)
 		}
+		for _, k := range r.Compactions {
+			fmt.Fprintf(w, "  compaction %d at step %d (request %s): later steps open with its summary, then the messages from %d on\n",
+				k.Window, k.Step, k.RequestID, k.Through)
+		}
 		for _, ch := range r.ConfigChanged {
 			fmt.Fprintf(w, "  note: the %s configuration %s %s\n", ch.Layer, ch.Path, describeChange(ch))
 		}

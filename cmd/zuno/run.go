@@ -362,6 +362,11 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 		if e.Status == events.RequestStarted && e.StepLimitFinalization != nil {
 			o.line(fmt.Sprintf("· step limit %d reached: tools closed, asking for a final summary", e.StepLimitFinalization.Limit))
 		}
+		if e.Status == events.RequestStarted && e.Purpose == events.PurposeCompaction {
+			o.line(fmt.Sprintf("· the conversation no longer fits the context window: step %d summarises it", e.Step))
+		}
+	case events.TranscriptCompacted:
+		o.line(fmt.Sprintf("· compaction %d: %d messages summarised, %d kept", e.Window, e.Through, e.KeptMessages))
 	}
 }
 

@@ -51,6 +51,9 @@ type component struct {
 	// each stream read of the Application's log, before the read returns: a test pauses
 	// there to force an interleaving of a read with the process's own work.
 	afterRead func(ctx context.Context, stream string)
+	// wrapProvider, when set, wraps every provider the Application opens (a test records the
+	// requests sent).
+	wrapProvider func(model.Provider) model.Provider
 }
 
 // pausableLog is the event store as the Application reads it (Ports.Log), with the
@@ -101,10 +104,16 @@ func newComponent(t testing.TB, options ...func(*app.Settings)) *component {
 	}
 	q := queries.New(c.store, registry, readModels{rm}, runner)
 	c.app = app.New(settings, nil, app.Ports{
-		Send:         bus.Send,
-		Log:          pausableLog{c.store, c},
-		Driver:       &turn.Driver{Store: c.store, Registry: registry, Clock: commands.SystemClock{}, Feed: feed},
-		OpenProvider: func(spec string) (model.Provider, error) { return provider.Open(spec) },
+		Send:   bus.Send,
+		Log:    pausableLog{c.store, c},
+		Driver: &turn.Driver{Store: c.store, Registry: registry, Clock: commands.SystemClock{}, Feed: feed},
+		OpenProvider: func(spec string) (model.Provider, error) {
+			p, err := provider.Open(spec)
+			if err == nil && c.wrapProvider != nil {
+				p = c.wrapProvider(p)
+			}
+			return p, err
+		},
 		Configure: func(dir string) (app.SessionConfig, error) {
 			return app.SessionConfig{Settings: settings, OpenTools: openTools(artifacts, handlers.WorkCommands(), c.app.Commands.Jobs())}, nil
 		},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/transcript"
 	"github.com/zuno-run/zuno/events"
@@ -44,6 +45,12 @@ type PromptView struct {
 	ReceiptID string `json:"receiptId"`
 	EventID   string `json:"eventId"`
 	Verified  bool   `json:"verified"`
+	// Purpose is "compaction" for a request that summarised the transcript.
+	Purpose string `json:"purpose,omitempty"`
+	// Boundary is the compaction whose window this request's conversation is in: the
+	// conversation opens with its summary message, then the messages after its boundary
+	// (docs/compaction.md). Nil before the session's first compaction.
+	Boundary *Boundary `json:"boundary,omitempty"`
 	prompt.DebugView
 }
 
@@ -63,7 +70,7 @@ func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensit
 		return PromptView{}, err
 	}
 	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
-		DebugView: prompt.NewDebugView(f.receipt, sensitive)}
+		Purpose: f.purpose, Boundary: f.boundary, DebugView: prompt.NewDebugView(f.receipt, sensitive)}
 	v.Verified = v.Verification == ""
 	var mismatch *prompt.ReceiptError
 	if err := prompt.Verify(f.receipt); errors.As(err, &mismatch) {
@@ -72,6 +79,17 @@ func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensit
 		return v, &ReceiptMismatchError{v.Verification}
 	}
 	return v, nil
+}
+
+// Boundary is a compaction as debug prompt and replay show it.
+type Boundary struct {
+	Window          int    `json:"window"`
+	Through         int    `json:"through"`
+	Step            int    `json:"step"`
+	RequestID       string `json:"requestId"`
+	PromptReceiptID string `json:"promptReceiptID"`
+	SummarySHA256   string `json:"summarySha256"`
+	EventID         string `json:"eventId"`
 }
 
 func (q *Queries) latestReceiptSession(ctx context.Context) (string, error) {
@@ -91,6 +109,8 @@ type foundReceipt struct {
 	eventID              string
 	receipt              prompt.Receipt
 	sent                 []events.ProviderRequest
+	purpose              string
+	boundary             *Boundary
 }
 
 // receiptLog is what a session's stream holds for receipt lookups.
@@ -107,6 +127,13 @@ type receiptLog struct {
 	// still shown, and one that needs the transcript is reported as not expanding.
 	tr    *transcript.State
 	trErr error
+	// views are the transcript's messages as each receipt was assembled from them, and
+	// windows the compaction window each was in: a compaction replaces the conversation, so a
+	// receipt before it is expanded with the messages of its own window (docs/compaction.md).
+	views   map[string][]model.Message
+	windows map[string]int
+	// boundaries are the session's compactions by the window they opened.
+	boundaries map[int]*Boundary
 }
 
 func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
@@ -125,6 +152,12 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 	case events.PromptAssembled:
 		l.receipts[e.ReceiptID] = e
 		l.eventIDs[e.ReceiptID] = rec.ID
+		// Every result of the transcript so far is in (a request starts only then) and the
+		// messages are only ever appended to or replaced, so this view stays as it is.
+		l.views[e.ReceiptID], l.windows[e.ReceiptID] = l.tr.Messages, l.tr.Window
+	case events.TranscriptCompacted:
+		l.boundaries[e.Window] = &Boundary{Window: e.Window, Through: e.Through, Step: e.Step, RequestID: e.RequestID,
+			PromptReceiptID: e.PromptReceiptID, SummarySHA256: e.SummarySHA256, EventID: rec.ID}
 	}
 	return nil
 }
@@ -135,7 +168,7 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 // messages and every blob of the session as the pool.
 func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (foundReceipt, error) {
 	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{},
-		tr: transcript.New()}
+		tr: transcript.New(), views: map[string][]model.Message{}, windows: map[string]int{}, boundaries: map[int]*Boundary{}}
 	if _, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0, l.fold); err != nil {
 		return foundReceipt{}, err
 	}
@@ -167,7 +200,7 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 	var logged prompt.Logged
 	if l.trErr == nil {
 		var err error
-		if logged, err = prompt.LoggedMessages(l.tr.Messages); err != nil {
+		if logged, err = prompt.LoggedMessages(l.views[r.ReceiptID]); err != nil {
 			return foundReceipt{}, err
 		}
 		for d, b := range logged.Blobs {
@@ -186,5 +219,5 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 		return foundReceipt{}, &ReceiptMismatchError{err.Error()}
 	}
 	return foundReceipt{step: step, requestID: req.RequestID, receiptID: r.ReceiptID, eventID: l.eventIDs[r.ReceiptID],
-		receipt: receipt, sent: l.sent[step]}, nil
+		receipt: receipt, sent: l.sent[step], purpose: req.Purpose, boundary: l.boundaries[l.windows[r.ReceiptID]]}, nil
 }

@@ -75,6 +75,19 @@ type Report struct {
 	// ConfigChanged are the configuration files not as the turns read them: the likely cause
 	// of differences, never one itself.
 	ConfigChanged []ConfigChange `json:"configChanged"`
+	// Compactions are the transcript boundaries the session's turns moved (docs/compaction.md),
+	// compared like every other decision: each is shown so a reader sees where the
+	// conversation the later steps were sent starts.
+	Compactions []Compaction `json:"compactions,omitempty"`
+}
+
+// Compaction is one recorded boundary move.
+type Compaction struct {
+	TurnID    string `json:"turnId"`
+	Step      int    `json:"step"`
+	Window    int    `json:"window"`
+	Through   int    `json:"through"`
+	RequestID string `json:"requestId"`
 }
 
 // Err is the report as an error: nil when every decision agreed.
@@ -130,6 +143,11 @@ func Session(ctx context.Context, log commands.StreamReader, registry *events.Re
 			rep.Differences = append(rep.Differences, diffs...)
 			rep.Unchecked = append(rep.Unchecked, skipped...)
 			rep.ConfigChanged = append(rep.ConfigChanged, changed...)
+		}
+		for _, p := range g.payloads {
+			if k, ok := p.(events.TranscriptCompacted); ok {
+				rep.Compactions = append(rep.Compactions, Compaction{TurnID: k.TurnID, Step: k.Step, Window: k.Window, Through: k.Through, RequestID: k.RequestID})
+			}
 		}
 		rep.Events += c.events
 	}

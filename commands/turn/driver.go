@@ -268,6 +268,9 @@ type run struct {
 	awaiting []events.Awaited
 	// loop counts identical read-only observations (stagnant.go).
 	loop stagnation
+	// summarising is set while a compaction request streams: its text is a summary for the
+	// transcript, not an answer to show (docs/compaction.md).
+	summarising bool
 }
 
 // priorTurn is what the log holds of this request's command, if it was handled before.

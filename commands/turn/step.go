@@ -135,7 +135,10 @@ func (r *run) step(ctx context.Context, out *Outcome) (bool, error) {
 	asm, base, err := r.assemble(ctx, finalizing, limit)
 	var refused *refusedPrompt
 	if errors.As(err, &refused) {
-		// Refused before any request: nothing was sent, and the turn ends with the reason.
+		if ctx.Err() != nil { // cancelled during a compaction request
+			return true, r.interrupt(ctx, out)
+		}
+		// Refused before the step's request: the turn ends with the reason.
 		return true, r.finish(ctx, out, events.FinishFailed, errorInfo(refused.err))
 	}
 	if err != nil {
@@ -204,7 +207,7 @@ func (e *refusedPrompt) Error() string { return e.err.Error() }
 // the assembly and the request record the step completes. Past the step limit the tools are
 // closed and the finalisation instruction is added.
 func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.Assembled, events.ProviderRequest, error) {
-	conversation := r.tr.Messages
+	conversation := func() []model.Message { return r.tr.Messages }
 	var choice model.ToolChoice
 	var final *events.StepLimitFinalization
 	if finalizing {
@@ -214,8 +217,10 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 		// (Anthropic), the prompt stays the one the model has been working with, and any call
 		// the model names anyway is not run.
 		choice = model.ToolChoice{Mode: model.ToolChoiceNone}
-		conversation = append(conversation[:len(conversation):len(conversation)],
-			model.Message{Role: model.RoleDeveloper, Text: FinalizationInstruction})
+		conversation = func() []model.Message {
+			msgs := r.tr.Messages
+			return append(msgs[:len(msgs):len(msgs)], model.Message{Role: model.RoleDeveloper, Text: FinalizationInstruction})
+		}
 		sum := sha256.Sum256([]byte(FinalizationInstruction))
 		final = &events.StepLimitFinalization{Limit: limit, Instruction: FinalizationInstruction, InstructionDigest: hex.EncodeToString(sum[:])}
 	}
@@ -223,35 +228,43 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 		return prompt.Assembled{}, events.ProviderRequest{}, &refusedPrompt{err}
 	}
 	work := r.workState()
-	asm, err := prompt.Assemble(prompt.Input{
+	// fit compacts the transcript when the prompt would not fit the window (docs/compaction.md).
+	asm, err := r.fit(ctx, prompt.Input{
 		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
 		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
 		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
-		Conversation: conversation, Tools: r.decls, History: &r.history, WorkState: work,
-	})
+		Tools: r.decls, History: &r.history, WorkState: work,
+	}, conversation)
 	if err != nil {
-		return asm, events.ProviderRequest{}, &refusedPrompt{err}
+		return asm, events.ProviderRequest{}, err
 	}
+	base, err := r.recordPrompt(ctx, asm, len(r.tr.Messages), events.ProviderRequest{StepLimitFinalization: final})
+	return asm, base, err
+}
+
+// recordPrompt records an assembled prompt's receipt and its request's start, durable before
+// the request is sent, and returns the request record (base's purpose kept) the step
+// completes. logged counts the leading conversation messages that are the transcript's.
+func (r *run) recordPrompt(ctx context.Context, asm prompt.Assembled, logged int, base events.ProviderRequest) (events.ProviderRequest, error) {
 	receiptID, requestID := r.d.newID(), r.d.newID()
 	// Stored relative to the previous receipt of this run, with only blobs the session's log
 	// does not hold yet: a step records what is new, not the whole history again. The
 	// conversation opens with the transcript's messages, whose own events hold them, so the
 	// receipt leaves them out too and lists only what the turn added (docs/storage.md, "Bytes
 	// per step").
-	receipt := prompt.LeaveLogged(prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history), len(r.tr.Messages))
+	receipt := prompt.LeaveLogged(prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history), logged)
 	receipt.Blobs = r.newBlobs(receipt, asm.Receipt.Blobs)
 	full := asm.Receipt
 	r.prev, r.prevID = &full, receiptID
-	base := events.ProviderRequest{SessionID: r.req.SessionID, TurnID: r.turnID, RequestID: requestID,
-		Step: r.tr.Steps + 1, PromptReceiptID: receiptID, Provider: r.req.ProviderName, Model: r.req.Model.ID,
-		StepLimitFinalization: final}
+	base.SessionID, base.TurnID, base.RequestID, base.Step = r.req.SessionID, r.turnID, requestID, r.tr.Steps+1
+	base.PromptReceiptID, base.Provider, base.Model = receiptID, r.req.ProviderName, r.req.Model.ID
 	startedReq := base
 	startedReq.Status = events.RequestStarted
 	if err := r.stage(events.PromptAssembled{SessionID: r.req.SessionID, ReceiptID: receiptID, PromptReceipt: receipt}, startedReq); err != nil {
-		return asm, base, err
+		return base, err
 	}
-	return asm, base, r.commit(ctx)
+	return base, r.commit(ctx)
 }
 
 // errWaitCancelled: the run was cancelled while waiting to retry; the failed attempt is
@@ -317,7 +330,7 @@ func (r *run) request(ctx context.Context, req model.Request) (resp model.Respon
 		if _, start := ev.(model.ResponseStart); !start {
 			output = true
 		}
-		if t, ok := ev.(model.TextDelta); ok {
+		if t, ok := ev.(model.TextDelta); ok && !r.summarising {
 			r.req.Observer.TextDelta(t.Text)
 		}
 	}

@@ -59,11 +59,14 @@ var (
 		tools.NameGoalGet, tools.NameGoalUpdate, tools.NameGoalRequestInput}
 	// questionTools ask the user (docs/questions.md); plan_exit is the plan agent's alone.
 	questionTools = []string{tools.NameQuestion, tools.NameQuestionAsync}
-	planTools     = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit})
+	// continuityTools are offered only when continuity is enabled (docs/tools.md, "history and
+	// notes"); they read the session's records and keep its notes, never the workspace.
+	continuityTools = []string{tools.NameHistory, tools.NameNotes}
+	planTools       = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools)
 	// delegationTools start children, read and settle their jobs, and message peer sessions.
 	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}
 	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
-		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools, questionTools)
+		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools, questionTools, continuityTools)
 )
 
 const (
@@ -203,12 +206,18 @@ type Capability struct {
 	Writes  bool
 }
 
+// OptIn reports whether a listed tool exists only when the configuration turns it on (the
+// continuity tools, continuity.enabled): its absence is not reported as unavailable.
+func OptIn(name string) bool { return slices.Contains(continuityTools, name) }
+
 // EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)
 // and returns the tools the agent gets, sorted, and the ones it does not, with the reason.
 func (a Agent) EffectiveTools(runtime map[string]Capability) (tools []string, unavailable []Unavailable) {
 	for _, name := range a.expand(runtime) {
 		c, ok := runtime[name]
 		switch {
+		case !ok && OptIn(name):
+			// Opt-in by configuration: absent, it is not a gap to report.
 		case !ok && strings.Contains(name, "*"):
 			unavailable = append(unavailable, Unavailable{name, "a pattern that matches no tool of this runtime"})
 		case !ok:

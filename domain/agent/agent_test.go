@@ -307,6 +307,9 @@ func TestEffectiveTools(t *testing.T) {
 			unavailable: []agent.Unavailable{{Tool: "shell", Reason: disabled}}},
 		{name: "writable agent configured down", agent: get("build", &agent.Override{Tools: []string{"shell", "read", "read"}}),
 			runtime: runtime(), tools: []string{"read", "shell"}},
+		{name: "the continuity tools are offered when the runtime has them", agent: get("plan", &agent.Override{Tools: []string{"history", "notes", "read"}}),
+			runtime: map[string]agent.Capability{"history": {Enabled: true}, "notes": {Enabled: true}, "read": {Enabled: true}},
+			tools:   []string{"history", "notes", "read"}},
 		{name: "no runtime tools", agent: get("explorer", nil), runtime: nil,
 			unavailable: []agent.Unavailable{{Tool: "bg", Reason: notImpl}, {Tool: "glob", Reason: notImpl}, {Tool: "grep", Reason: notImpl},
 				{Tool: "read", Reason: notImpl}, {Tool: "report_write", Reason: notImpl}}},
@@ -349,7 +352,7 @@ func TestEffectiveTools(t *testing.T) {
 				seen[u.Tool] = true
 			}
 			for _, n := range tc.agent.Tools {
-				if !seen[n] {
+				if !seen[n] && !agent.OptIn(n) {
 					t.Errorf("%s is neither offered nor reported unavailable", n)
 				}
 			}

@@ -558,3 +558,9 @@ func (l *sectionList) addAgentsFiles(in Input) error {
 func pathDepth(p string) int {
 	return strings.Count(filepath.ToSlash(filepath.Clean(p)), "/")
 }
+
+// MessageTokens is the estimate Assemble counts for one conversation message, its framing
+// included: what a compaction weighs to choose its boundary (docs/compaction.md).
+func MessageTokens(m model.Message) int64 {
+	return int64(messageTokens(m) + MessageOverheadTokens)
+}

@@ -62,7 +62,7 @@ func (s *State) Evolve(p events.Payload) error {
 		s.Directory = e.Directory
 	case events.PromptAssembled, events.TurnStarted, events.ProviderRequest, events.ToolBlocked,
 		events.ToolStarted, events.ToolSettled, events.TurnFinished, events.PermissionAsked, events.VerificationReceipt,
-		events.PermissionGranted, events.PermissionRevoked, events.TurnSuspended, events.TurnResumed:
+		events.PermissionGranted, events.PermissionRevoked, events.TurnSuspended, events.TurnResumed, events.TranscriptCompacted:
 	default:
 		return domain.UnexpectedEvent("session", p)
 	}

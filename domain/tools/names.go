@@ -33,4 +33,8 @@ const (
 	NameQuestion      = "question"
 	NameQuestionAsync = "question_async"
 	NamePlanExit      = "plan_exit"
+	// NameHistory and NameNotes are the continuity tools, offered only when continuity is
+	// enabled (adapters/tools/continuity).
+	NameHistory = "history"
+	NameNotes   = "notes"
 )

@@ -40,6 +40,12 @@ type State struct {
 	Turns int
 	// Open is the turn in progress, nil when none is.
 	Open *Turn
+	// Window counts the compactions of the session: Messages is the conversation after the
+	// latest one's boundary (docs/compaction.md).
+	Window int
+	// lastCompactionRequest is the compaction request that completed and whose compaction is
+	// not recorded yet.
+	lastCompactionRequest string
 
 	// results maps a call id whose result is still awaited to its message slot.
 	results map[string]int
@@ -182,6 +188,8 @@ func (s *State) Check(p events.Payload) error {
 		}
 	case events.TurnSuspended, events.TurnResumed:
 		return checkWaiting(t, p)
+	case events.TranscriptCompacted:
+		return s.checkCompacted(e)
 	case events.TurnFinished:
 		if t == nil || t.TurnID != e.TurnID {
 			return order("turn %s finished but it is not open", e.TurnID)
@@ -287,8 +295,11 @@ func (s *State) Evolve(p events.Payload) error {
 		if t := s.Open; t != nil {
 			t.Suspended = false
 		}
+	case events.TranscriptCompacted:
+		s.compact(e)
 	case events.TurnFinished:
 		s.Open = nil
+		s.lastCompactionRequest = ""
 	case events.SessionTitled, events.DirectoryChanged, events.VerificationReceipt, events.PermissionGranted,
 		events.PermissionRevoked, events.SessionPruned:
 	default:
@@ -303,7 +314,9 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 	case events.RequestStarted:
 		if e.Attempt <= 1 { // a retry is the same step, sent again
 			s.Steps++
-			if t != nil {
+			// A compaction request is a session step (debug prompt finds it) but not one of
+			// the turn's: the step limit counts the model's work.
+			if t != nil && e.Purpose != events.PurposeCompaction {
 				t.Steps++
 			}
 		}
@@ -321,6 +334,10 @@ func (s *State) evolveRequest(e events.ProviderRequest) {
 		}
 		if t != nil {
 			t.Usage = t.Usage.Add(e.Response.Usage)
+		}
+		if e.Purpose == events.PurposeCompaction {
+			s.lastCompactionRequest = e.RequestID // its text is the summary, recorded by the compaction
+			return
 		}
 		msg := model.Message{Role: model.RoleAssistant, Text: e.Response.Text}
 		for _, r := range e.Response.Reasoning {
@@ -411,7 +428,7 @@ func (s *State) recover(recovered bool, startedInSource func(string) bool) []eve
 	if r := t.Request; r != nil {
 		out = append(out, events.ProviderRequest{SessionID: s.SessionID, TurnID: t.TurnID, RequestID: r.RequestID,
 			Step: r.Step, Status: events.RequestFailed, PromptReceiptID: r.PromptReceiptID, Provider: r.Provider,
-			Model: r.Model, StepLimitFinalization: r.StepLimitFinalization,
+			Model: r.Model, StepLimitFinalization: r.StepLimitFinalization, Purpose: r.Purpose,
 			Error: &events.ErrorInfo{Code: CodeInterrupted, Message: "the run stopped before the provider answered"}})
 	}
 	var recs []tools.Recorded

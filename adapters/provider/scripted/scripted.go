@@ -15,6 +15,9 @@
 // to make that request fail with the typed error, so error paths can be scripted too.
 // Usage may also give cacheReadTokens and cacheWriteTokens.
 //
+// A compaction request (docs/compaction.md) takes no turn of the script: it is answered with
+// a summary naming how many messages it summarises and quoting the first user message.
+//
 // A script that plays a parent and the children it delegates to (docs/delegation.md) adds
 // "sessions": [{"when": "lane A", "turns": [...]}, ...]. A request whose first user message
 // contains a session's "when" (the first that matches) plays that session's turns, the others
@@ -39,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/transcript"
 )
 
 // Script is a parsed, validated script.
@@ -401,6 +405,15 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
+		if summary, ok := compactionSummary(req); ok {
+			// A compaction request takes no turn: the script plays the session's own steps.
+			for _, ev := range turnEvents(-1, req.Model, &Turn{Text: summary}) {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			return
+		}
 		i, turn, err := p.take(req)
 		if err != nil {
 			yield(nil, err)
@@ -421,6 +434,37 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 		}
 	}
 }
+
+// compactionSummary answers a compaction request (docs/compaction.md), one ending with the
+// host's compaction instruction, with a summary that names how many messages it summarises
+// and quotes the first user message, so a script with sessions still recognises the session
+// by its first user message after the compaction.
+func compactionSummary(req model.Request) (string, bool) {
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != model.RoleDeveloper || req.Messages[n-1].Text != transcript.CompactionInstruction {
+		return "", false
+	}
+	first, count := "", 0
+	for _, m := range req.Messages[:n-1] {
+		if m.Role == model.RoleSystem || m.Role == model.RoleDeveloper {
+			continue
+		}
+		count++
+		if m.Role == model.RoleUser && first == "" {
+			first = m.Text
+		}
+	}
+	if _, ok := transcript.SummarisedResponses(first); ok {
+		// An earlier summary: quote what it quoted, so summaries do not nest.
+		if i := strings.Index(first, summaryQuote); i >= 0 {
+			first = first[i+len(summaryQuote):]
+		}
+	}
+	return fmt.Sprintf("Scripted summary of %d messages.%s%s", count, summaryQuote, first), true
+}
+
+// summaryQuote introduces the first user message in a scripted summary.
+const summaryQuote = " The conversation began with: "
 
 // validate checks req as a real provider would, the conversation from where the previous
 // request's stopped.
@@ -522,6 +566,9 @@ func (p *Provider) takeFor(req model.Request) (int, *Turn, error) {
 			first = m.Text
 		case m.Role == model.RoleAssistant:
 			played++
+		}
+		if n, ok := transcript.SummarisedResponses(m.Text); ok && m.Role == model.RoleUser {
+			played += n // a compaction's summary stands for the answers it replaced
 		}
 	}
 	for k, s := range p.script.Sessions {

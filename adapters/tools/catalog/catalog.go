@@ -16,6 +16,7 @@ import (
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/contexttools"
+	"github.com/zuno-run/zuno/adapters/tools/continuity"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/goaltools"
 	"github.com/zuno-run/zuno/adapters/tools/questiontools"
@@ -51,6 +52,9 @@ type Catalog struct {
 	// Questions is the QuestionPort the question tools publish through; nil for a report
 	// that only reads the declarations (a call fails).
 	Questions questiontools.Port
+	// Continuity, when set (continuity.enabled, docs/config.md), adds the history and notes
+	// tools over it; nil leaves them out.
+	Continuity continuity.Backend
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -101,6 +105,9 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	all = append(all, goaltools.New(goalCommands(c.Work))...)
 	all = append(all, delegate.New(c.Jobs)...)
 	all = append(all, questiontools.New(c.Questions)...)
+	if c.Continuity != nil {
+		all = append(all, continuity.New(c.Continuity)...)
+	}
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
