@@ -9,9 +9,6 @@ import (
 
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
-	"github.com/zuno-run/zuno/domain"
-	"github.com/zuno-run/zuno/domain/question"
-	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -25,11 +22,6 @@ type terminalQuestions struct {
 	ctx   context.Context
 	asker *terminalAsker
 	port  *zapp.Questions
-}
-
-// isQuestionTool reports whether a call of tool publishes a question request.
-func isQuestionTool(tool string) bool {
-	return tool == tools.NameQuestion || tool == tools.NameQuestionAsync || tool == tools.NamePlanExit
 }
 
 // started puts the request call publishes once it is published.
@@ -46,7 +38,7 @@ func (t *terminalQuestions) started(e events.ToolStarted) {
 }
 
 // published waits (up to 30 s: a call the port refused publishes nothing) for the request.
-func (t *terminalQuestions) published(session, request string) *question.Request {
+func (t *terminalQuestions) published(session, request string) *zapp.QuestionRequest {
 	for range 600 {
 		if r, err := t.port.Get(t.ctx, session, request); err == nil {
 			return r
@@ -60,7 +52,7 @@ func (t *terminalQuestions) published(session, request string) *question.Request
 	return nil
 }
 
-func (t *terminalQuestions) put(r *question.Request) {
+func (t *terminalQuestions) put(r *zapp.QuestionRequest) {
 	out := t.asker.out
 	title := r.Title
 	if title == "" {
@@ -133,7 +125,7 @@ func (t *terminalQuestions) item(it events.QuestionItem) (events.QuestionItemAns
 
 // record answers against the request's current revision (read again: the deadline may have
 // deferred it meanwhile, which leaves it open), or defers it when every item was skipped.
-func (t *terminalQuestions) record(r *question.Request, answers []events.QuestionItemAnswer) error {
+func (t *terminalQuestions) record(r *zapp.QuestionRequest, answers []events.QuestionItemAnswer) error {
 	for range 3 {
 		cur, err := t.port.Get(t.ctx, r.SessionID, r.RequestID)
 		if err != nil {
@@ -149,7 +141,7 @@ func (t *terminalQuestions) record(r *question.Request, answers []events.Questio
 		} else {
 			_, err = t.port.Answer(t.ctx, m, r.SessionID, r.RequestID, cur.Revision, answers, "terminal")
 		}
-		if domain.CodeOf(err) != domain.CodeStaleRevision {
+		if zapp.CodeOf(err) != zapp.CodeStaleRevision {
 			if err == nil && len(answers) == 0 {
 				fmt.Fprintln(t.asker.out, "  (later: no answer; the request stays open)")
 			}

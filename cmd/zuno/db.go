@@ -9,7 +9,6 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/commands/queries"
-	"github.com/zuno-run/zuno/domain/bounds"
 
 	"github.com/spf13/cobra"
 )
@@ -58,15 +57,15 @@ ceiling is refused (over_ceiling).`,
 		},
 	}
 	addFormatFlag(cmd, "table")
-	cmd.Flags().Int("limit", int(bounds.DBRows.Default), fmt.Sprintf("print at most this many rows (at most %d)", bounds.DBRows.Ceiling))
-	cmd.Flags().Int64("max-bytes", bounds.DBBytes.Default, fmt.Sprintf("stop with result_too_large past this many bytes of values (at most %d)", bounds.DBBytes.Ceiling))
+	cmd.Flags().Int("limit", int(queries.UserRowsLimit.Default), fmt.Sprintf("print at most this many rows (at most %d)", queries.UserRowsLimit.Ceiling))
+	cmd.Flags().Int64("max-bytes", queries.UserBytesLimit.Default, fmt.Sprintf("stop with result_too_large past this many bytes of values (at most %d)", queries.UserBytesLimit.Ceiling))
 	cmd.Flags().Duration("timeout", readmodel.DefaultTimeout, fmt.Sprintf("cancel the query after this long (at most %s)", dbTimeoutCeiling))
 	return readOnly(cmd)
 }
 
 // dbTimeoutCeiling is --timeout's ceiling: a reader holds a snapshot and a connection
 // while its query runs.
-var dbTimeoutCeiling = time.Duration(bounds.DBTimeout.Ceiling) * time.Millisecond
+var dbTimeoutCeiling = time.Duration(queries.UserTimeoutLimit.Ceiling) * time.Millisecond
 
 // dbBounds reads the flags, refusing a value out of range: below 1 is a usage error, above a
 // ceiling over_ceiling (a flag the user typed is refused, never silently clamped).
@@ -76,17 +75,17 @@ func dbBounds(cmd *cobra.Command) (queries.UserBounds, error) {
 	timeout, _ := cmd.Flags().GetDuration("timeout")
 	switch {
 	case limit < 1:
-		return queries.UserBounds{}, usagef("--limit %d: print at least one row (at most %d)", limit, bounds.DBRows.Ceiling)
-	case int64(limit) > bounds.DBRows.Ceiling:
-		return queries.UserBounds{}, bounds.DBRows.OverCeiling(int64(limit))
+		return queries.UserBounds{}, usagef("--limit %d: print at least one row (at most %d)", limit, queries.UserRowsLimit.Ceiling)
+	case int64(limit) > queries.UserRowsLimit.Ceiling:
+		return queries.UserBounds{}, queries.UserRowsLimit.OverCeiling(int64(limit))
 	case maxBytes < 1:
-		return queries.UserBounds{}, usagef("--max-bytes %d: allow at least one byte (at most %d)", maxBytes, bounds.DBBytes.Ceiling)
-	case maxBytes > bounds.DBBytes.Ceiling:
-		return queries.UserBounds{}, bounds.DBBytes.OverCeiling(maxBytes)
+		return queries.UserBounds{}, usagef("--max-bytes %d: allow at least one byte (at most %d)", maxBytes, queries.UserBytesLimit.Ceiling)
+	case maxBytes > queries.UserBytesLimit.Ceiling:
+		return queries.UserBounds{}, queries.UserBytesLimit.OverCeiling(maxBytes)
 	case timeout <= 0:
 		return queries.UserBounds{}, usagef("--timeout %s: give a positive duration (at most %s)", timeout, dbTimeoutCeiling)
 	case timeout > dbTimeoutCeiling:
-		return queries.UserBounds{}, bounds.DBTimeout.OverCeiling(timeout.Milliseconds())
+		return queries.UserBounds{}, queries.UserTimeoutLimit.OverCeiling(timeout.Milliseconds())
 	}
 	return queries.UserBounds{Limit: limit, MaxBytes: maxBytes, Timeout: timeout}, nil
 }
@@ -122,7 +121,7 @@ func runDB(ctx context.Context, cmd *cobra.Command, a *app, sql, format string, 
 	}
 	if err == nil && sum.More {
 		fmt.Fprintf(cmd.ErrOrStderr(), "zuno db: note: printed the first %d rows; the query has more: narrow it, or pass a larger --limit (at most %d)\n",
-			sum.Rows, bounds.DBRows.Ceiling)
+			sum.Rows, queries.UserRowsLimit.Ceiling)
 	}
 	return err
 }

@@ -36,8 +36,8 @@ var (
 // file, the project file), every layer the refusal's hint names (Decision.Message) and the one
 // the no-terminal denial names (the gate's fix) accepts the rule it says to add — loaded
 // through the real configuration loader — and the rule, added there, allows the call. The
-// project layer may not allow external_directory (docs/config.md, "Trust"), and the env and
-// CLI layers hold no rules, so no hint names them for it.
+// project layer may not allow external_directory (docs/config.md, "Trust"); the CLI layer's
+// rule is zuno run's --allow (docs/permissions.md, "Per-run flags").
 func TestHintNamesLayersThatAcceptTheRule(t *testing.T) {
 	named := 0
 	for _, hc := range hintCalls {
@@ -103,7 +103,14 @@ func hintWorld(t *testing.T, key, asker, addTo string, resource ...string) adcon
 	if asker != "builtin" {
 		rules[asker] = append(rules[asker], `"*": "ask"`)
 	}
-	if addTo != "" {
+	var cliRules json.RawMessage
+	if addTo == "cli" { // zuno run --allow KEY:RESOURCE
+		r, err := approvalRules([]string{key + ":" + resource[0]}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cliRules = r
+	} else if addTo != "" {
 		if files[addTo] == "" {
 			t.Fatalf("the hint names the %s layer, which holds no permission rules", addTo)
 		}
@@ -127,6 +134,9 @@ func hintWorld(t *testing.T, key, asker, addTo string, resource ...string) adcon
 		Getenv: func(string) string { return "" }}
 	if _, ok := rules["explicit"]; ok {
 		o.Explicit, o.ExplicitFrom = files["explicit"], "--config"
+	}
+	if cliRules != nil {
+		o.AddCLI("--allow/--deny", "permission.rules", cliRules)
 	}
 	return o
 }

@@ -84,8 +84,13 @@ func receiptTools(t *testing.T, agentName string) []string {
 		}
 		sessionID = res.SessionID
 	} else {
+		parent := zapp.NewSessionID(meta.CommandID + "/parent")
+		pmeta := commands.Meta{CommandID: meta.CommandID + "/parent", Actor: "user"}
+		if _, err := a.Commands.CreateSession(ctx, pmeta, zapp.NewSession{SessionID: parent, Title: "parent", Agent: "build"}); err != nil {
+			t.Fatal(err)
+		}
 		sessionID = zapp.NewSessionID(meta.CommandID)
-		if _, err := a.Commands.CreateSession(ctx, meta, zapp.NewSession{SessionID: sessionID, Title: "child", Agent: agentName}); err != nil {
+		if _, err := a.Commands.CreateSession(ctx, meta, zapp.NewSession{SessionID: sessionID, Title: "child", Agent: agentName, ParentSessionID: parent}); err != nil {
 			t.Fatal(err)
 		}
 		dir, _ := os.Getwd()

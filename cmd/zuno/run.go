@@ -309,7 +309,7 @@ func (o *runObserver) Recorded(rec events.Recorded, p events.Payload) {
 		o.enc.Encode(runEventLine{SessionID: strings.TrimPrefix(rec.Stream, "session-"), Position: rec.Position,
 			Revision: rec.StreamRevision, Type: rec.Type, Data: rec.Data})
 	}
-	if e, ok := p.(events.ToolStarted); ok && isQuestionTool(e.Tool) && rec.Stream == "session-"+o.root {
+	if e, ok := p.(events.ToolStarted); ok && zapp.AsksUser(e.Tool) && rec.Stream == "session-"+o.root {
 		switch {
 		case o.questions != nil:
 			o.questions.started(e)

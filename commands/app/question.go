@@ -27,6 +27,19 @@ const (
 	CodeQuestionToParent = question.CodeQuestionToParent
 )
 
+// QuestionRequest is a question request as the port returns it (the faces name the type
+// without reaching into the domain).
+type QuestionRequest = question.Request
+
+// CodeStaleRevision: an answer named a revision the request has moved past; read it again.
+const CodeStaleRevision = domain.CodeStaleRevision
+
+// AsksUser reports whether a call of tool publishes a question request (question,
+// question_async, plan_exit).
+func AsksUser(tool string) bool {
+	return tool == tools.NameQuestion || tool == tools.NameQuestionAsync || tool == tools.NamePlanExit
+}
+
 // Questions is the application's QuestionPort (docs/questions.md): the tools publish and wait
 // through it, and every face (zuno run at a terminal, zuno question, the HTTP API) lists,
 // answers and defers through it, so all meet the same commands and the same typed refusals.

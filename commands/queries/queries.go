@@ -8,6 +8,7 @@ package queries
 import (
 	"context"
 	"fmt"
+	"github.com/zuno-run/zuno/domain/bounds"
 	"math"
 	"strings"
 	"time"
@@ -60,6 +61,14 @@ type UserBounds struct {
 	MaxBytes int64
 	Timeout  time.Duration
 }
+
+// The defaults and ceilings of UserBounds' limits (domain/bounds; the timeout's in
+// milliseconds), for the faces that take them from a user.
+var (
+	UserRowsLimit    = bounds.DBRows
+	UserBytesLimit   = bounds.DBBytes
+	UserTimeoutLimit = bounds.DBTimeout
+)
 
 // UserSummary is what a user query passed to its sink; More: it had rows past the limit.
 type UserSummary struct {

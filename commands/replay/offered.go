@@ -59,14 +59,17 @@ func recordedOffer(registry *events.Registry, before []events.Recorded, g *group
 }
 
 // narrowed is ts without the added tools the recorded offer did not hold; all of ts when
-// there is no recorded offer.
-func narrowed(ts []tools.Tool, offer map[string]bool) []tools.Tool {
+// there is no recorded offer. A tool the tools config names stays: the config decides it (a
+// recording that disabled it left it out of its offer, and the config must still find it),
+// and a config that enables it now is a difference the replay reports.
+func narrowed(ts []tools.Tool, offer, configured map[string]bool) []tools.Tool {
 	if offer == nil {
 		return ts
 	}
 	out := ts[:0:0]
 	for _, t := range ts {
-		if name := t.Declaration().Name; offer[name] || !addedTools[name] {
+		name := t.Declaration().Name
+		if _, named := configured[name]; named || offer[name] || !addedTools[name] {
 			out = append(out, t)
 		}
 	}

@@ -196,7 +196,7 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 	if w := t.Started.Wire; w != nil {
 		req.Retry = model.RetryPolicy{Retries: w.Retries}
 	}
-	req.Tools = recordedTools(narrowed(req.Tools, recordedOffer(registry, before, g)), g, st, cancel)
+	req.Tools = recordedTools(narrowed(req.Tools, recordedOffer(registry, before, g), req.ToolsConfig), g, st, cancel)
 	req.Inbox = inbox{log: log, registry: registry, cancel: cancel}
 	_, err = d.Run(ctx, req)
 	if err != nil && !errors.Is(err, errStop) && cmp.diffs == nil && cmp.skipped == nil {
