@@ -331,7 +331,25 @@ func TestComponentReportAtToolSafeBoundary(t *testing.T) {
 	if res.Text != "Integrated the report inside the turn." {
 		t.Fatalf("outcome %+v", res.Outcome)
 	}
-	l, _, err := commands.LoadJobs(ctx, c.store, events.NewRegistry(events.AllPayloads()...), res.SessionID)
+	// runtime.work_state shows the job while it runs (seeds 002 §9), and each receipt names
+	// how much of the job stream its prompt was built from.
+	registry := events.NewRegistry(events.AllPayloads()...)
+	var prompts []events.PromptAssembled
+	for _, rec := range recs {
+		if rec.Type == events.TypePromptAssembled {
+			p, err := registry.Decode(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompts = append(prompts, p.(events.PromptAssembled))
+		}
+	}
+	if len(prompts) != 3 || prompts[0].WorkState != nil || prompts[0].JobsRead != 0 ||
+		prompts[1].WorkState == nil || prompts[1].WorkState.Shown.Jobs != 1 || prompts[1].JobsRead == 0 ||
+		prompts[2].JobsRead <= prompts[1].JobsRead {
+		t.Fatalf("prompts' work states and job reads: %+v", prompts)
+	}
+	l, _, err := commands.LoadJobs(ctx, c.store, registry, res.SessionID)
 	if err != nil || !l.Jobs()[0].ReportConsumed {
 		t.Fatalf("ledger: %+v %v", l.Jobs(), err)
 	}

@@ -192,3 +192,14 @@ func (r *recordedInputs) Take(context.Context, string) []turn.Input {
 }
 
 func (r *recordedInputs) Recorded(context.Context, string, []turn.Input, error) {}
+
+// jobsReads are the job-stream reads the group's prompts recorded, in log order.
+func (g *group) jobsReads() []recordedRead {
+	var out []recordedRead
+	for i, p := range g.payloads {
+		if e, ok := p.(events.PromptAssembled); ok {
+			out = append(out, recordedRead{position: g.recs[i].Position, read: e.JobsRead})
+		}
+	}
+	return out
+}

@@ -160,7 +160,7 @@ func replayTurn(ctx context.Context, log commands.StreamReader, registry *events
 	g *group, t Turn, build Build) ([]Difference, []Unchecked, []ConfigChange, error) {
 	cmp := &comparer{g: g}
 	st := &store{log: log, stream: commands.SessionStream(t.Started.SessionID), recs: append([]events.Recorded(nil), before...),
-		cutoff: g.recs[0].Position, check: cmp.check}
+		cutoff: g.recs[0].Position, check: cmp.check, jobStream: commands.JobStream(t.Started.SessionID), jobsRead: g.jobsReads()}
 	// The workspace as the session's history says, a fork's included (its source's events).
 	var sess session.State
 	if _, err := commands.Load(ctx, st, registry, st.stream, 0, func(_ events.Recorded, p events.Payload) error { return sess.Evolve(p) }); err != nil {

@@ -28,6 +28,30 @@ type store struct {
 	// check compares one appended event with the recorded one and returns what the memory
 	// copy keeps (the recorded event, so a difference does not derail the rest of the turn).
 	check func(events.Event) (events.Recorded, error)
+	// jobStream is the session's job stream and jobsRead the reads its recorded prompts
+	// name (prompt.assembled.1's jobsRead, by position): a read of that stream returns what
+	// the next recorded prompt says the run had read, since children settle concurrently.
+	jobStream string
+	jobsRead  []recordedRead
+}
+
+// recordedRead is one recorded prompt's read of the job stream: at position, read events.
+type recordedRead struct {
+	position, read uint64
+}
+
+// jobsLimit is how many events of the job stream the next recorded prompt after the replay's
+// point had read; false when no later prompt recorded it (the cutoff rules).
+func (s *store) jobsLimit() (uint64, bool) {
+	s.mu.Lock()
+	cutoff := s.cutoff
+	s.mu.Unlock()
+	for _, r := range s.jobsRead {
+		if r.position >= cutoff {
+			return r.read, r.read > 0
+		}
+	}
+	return 0, false
 }
 
 func (s *store) ReadStream(ctx context.Context, stream string, from uint64, limit int) ([]events.Recorded, error) {
@@ -40,6 +64,15 @@ func (s *store) ReadStream(ctx context.Context, stream string, from uint64, limi
 			out = out[:limit]
 		}
 		return append([]events.Recorded(nil), out...), nil
+	}
+	if n, ok := s.jobsLimit(); ok && stream == s.jobStream {
+		if from >= n {
+			return nil, nil
+		}
+		if left := int(n - from); limit <= 0 || limit > left {
+			limit = left
+		}
+		return s.log.ReadStream(ctx, stream, from, limit)
 	}
 	recs, err := s.log.ReadStream(ctx, stream, from, limit)
 	s.mu.Lock()

@@ -56,8 +56,8 @@ func (r *run) refreshWork(ctx context.Context) error {
 // steps then costs twice one after 10 (docs/goals.md, "Benchmarks"). Every receipt still
 // names its predecessor in the receipt chain.
 func (r *run) workStateReceipt() string {
-	if r.shownReceipt == "" || r.shownRevision != r.workRevision {
-		r.shownReceipt, r.shownRevision = r.prevID, r.workRevision
+	if now := [2]int64{r.workRevision, r.jobsRevision}; r.shownReceipt == "" || r.shownRevisions != now {
+		r.shownReceipt, r.shownRevisions = r.prevID, now
 	}
 	return r.shownReceipt
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
+	"github.com/zuno-run/zuno/domain/job"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/session"
@@ -242,10 +243,14 @@ type run struct {
 	work         *work.State
 	workRoot     string // the root session, whose work stream this is
 	workRevision int64
+	// jobs is the session's own job ledger (its jobs and their reports) for the same
+	// section, read and folded forward with work; jobsRevision is how far its stream was read.
+	jobs         *job.Ledger
+	jobsRevision int64
 	// shownReceipt is the previous receipt id runtime.work_state names, taken when the work
-	// state last changed (shownRevision): see workStateReceipt.
-	shownReceipt  string
-	shownRevision int64
+	// state last changed (shownRevisions): see workStateReceipt.
+	shownReceipt   string
+	shownRevisions [2]int64
 	// lastWire is the wire exchange of the latest request sent (nil when none left).
 	lastWire *events.WireExchange
 	// settled are the session's earlier tool results, in log order, kept for the tools that
@@ -413,27 +418,39 @@ func (r *run) loadWork(ctx context.Context) error {
 	}
 	var err error
 	r.work, r.workRevision, err = commands.LoadWork(ctx, r.d.Store, r.d.Registry, r.workRoot)
+	if err != nil {
+		return err
+	}
+	r.jobs, r.jobsRevision, err = commands.LoadJobs(ctx, r.d.Store, r.d.Registry, r.req.SessionID)
 	return err
 }
 
-// readWork folds what the root's work stream gained since it was last read: the plan and
-// todo tools (or a user's zuno plan update) change it between steps.
+// readWork folds what the root's work stream and the session's job ledger gained since they
+// were last read: the plan, todo and Goal tools (or a user's zuno plan update) change the
+// first between steps, task calls and settling children the second.
 func (r *run) readWork(ctx context.Context) error {
 	rev, err := commands.Load(ctx, r.d.Store, r.d.Registry, commands.WorkStream(r.workRoot), uint64(r.workRevision+1),
 		func(_ events.Recorded, p events.Payload) error { return r.work.Evolve(p) })
 	r.workRevision = max(rev, r.workRevision)
+	if err != nil {
+		return err
+	}
+	rev, err = commands.Load(ctx, r.d.Store, r.d.Registry, commands.JobStream(r.req.SessionID), uint64(r.jobsRevision+1),
+		func(_ events.Recorded, p events.Payload) error { return r.jobs.Evolve(p) })
+	r.jobsRevision = max(rev, r.jobsRevision)
 	return err
 }
 
 // workState is the runtime.work_state input of the next prompt, nil while there is no Goal,
-// no plan and no todo.
+// no plan, no todo and no job.
 func (r *run) workState() *prompt.WorkState {
 	g := promptGoal(r.work)
-	if len(r.work.Plans()) == 0 && len(r.work.Items()) == 0 && g == nil {
+	jobs, reports := promptJobs(r.jobs)
+	if len(r.work.Plans()) == 0 && len(r.work.Items()) == 0 && g == nil && len(jobs) == 0 && len(reports) == 0 {
 		return nil
 	}
 	return &prompt.WorkState{PreviousReceiptID: r.workStateReceipt(), PlanRevision: r.work.PlanRevision(), Plans: r.work.Plans(),
-		TodoRevision: r.work.TodoRevision(), Todos: r.work.Items(), Goal: g}
+		TodoRevision: r.work.TodoRevision(), Todos: r.work.Items(), Goal: g, Jobs: jobs, Reports: reports}
 }
 
 // repeat answers a command that was handled before: the finished turn's outcome, or, when its

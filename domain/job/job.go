@@ -37,6 +37,12 @@ type Job struct {
 	// ParentTurnID is the turn whose task call admitted the job, ParentRequestID the
 	// provider request whose response made that call.
 	ParentTurnID, ParentRequestID string
+	// WorkContext is the Plan step the job works for, captured at admission; nil when the
+	// parent had no current plan.
+	WorkContext *events.WorkContext
+	// Reconciliation is the authority that settled the job once it was uncertain; empty
+	// when it never was.
+	Reconciliation string
 }
 
 // Ledger is the jobs of one parent. The zero value has none; Evolve it with the stream's
@@ -102,7 +108,8 @@ func (l *Ledger) Evolve(p events.Payload) error {
 	}
 	switch e := p.(type) {
 	case events.JobAdmitted:
-		l.jobs[e.JobID] = &Job{JobState: e.JobState, Contract: e.Contract, ParentTurnID: e.ParentTurnID, ParentRequestID: e.ParentRequestID}
+		l.jobs[e.JobID] = &Job{JobState: e.JobState, Contract: e.Contract, ParentTurnID: e.ParentTurnID, ParentRequestID: e.ParentRequestID,
+			WorkContext: e.WorkContext}
 		l.order = append(l.order, e.JobID)
 	case events.JobStarted:
 		return l.update(e.JobState, func(j *Job) { j.Owner = e.Owner })
@@ -113,7 +120,7 @@ func (l *Ledger) Evolve(p events.Payload) error {
 	case events.JobReportConsumed:
 		return l.update(e.JobState, func(j *Job) { j.ReportConsumed = true })
 	case events.JobReconciled:
-		return l.update(e.JobState, func(j *Job) { j.Error, j.Result = e.Error, &e.Result })
+		return l.update(e.JobState, func(j *Job) { j.Error, j.Result, j.Reconciliation = e.Error, &e.Result, e.Authority })
 	case events.InboxMessageAdmitted:
 		l.messages = append(l.messages, &Message{InboxMessageAdmitted: e})
 	case events.InboxMessageConsumed:
