@@ -48,49 +48,7 @@ only when an allow rule names it (--allow 'shell:rm -rf build*'), never a catast
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, _ := cmd.Flags().GetString("format")
-			if format != "json" && format != "text" {
-				return usagef("--format %q: use text or json", format)
-			}
-			file, _ := cmd.Flags().GetString("file")
-			text, err := promptText(cmd.InOrStdin(), args, file)
-			if err != nil {
-				return err
-			}
-			opts := runOptions{Format: format, Prompt: text, Stderr: cmd.ErrOrStderr()}
-			opts.Model, _ = cmd.Flags().GetString("model")
-			opts.Agent, _ = cmd.Flags().GetString("agent")
-			opts.Title, _ = cmd.Flags().GetString("title")
-			opts.Session, _ = cmd.Flags().GetString("session")
-			opts.Dir, _ = cmd.Flags().GetString("dir")
-			opts.Recover, _ = cmd.Flags().GetBool("recover")
-			opts.CommandID, _ = cmd.Flags().GetString("command-id")
-			opts.Continue, _ = cmd.Flags().GetBool("continue")
-			opts.Quiet, _ = cmd.Flags().GetBool("quiet")
-			if opts.Continue && opts.Session != "" {
-				return usagef("--continue picks the latest session of this workspace; drop it or --session")
-			}
-			if opts.Recover && opts.Session == "" && !opts.Continue {
-				return usagef("--recover needs --session: it settles that session's unfinished turn")
-			}
-			terminal := interactive() && !(len(args) == 1 && args[0] == "-")
-			if opts.Asks, err = asksMode(cmd, terminal); err != nil {
-				return err
-			}
-			if opts.Asks == "ask" {
-				opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
-			}
-			if line, ok := goalLine(text); ok {
-				return runGoalLine(cmd, opts, line)
-			}
-			return withApp(cmd, func(ctx context.Context, a *app) error {
-				ctx, out, stop := watchOutput(ctx, cmd.OutOrStdout())
-				defer stop()
-				_, err := runTurn(ctx, out, a, opts)
-				return err
-			})
-		},
+		RunE: runRun,
 	}
 	cmd.Flags().String("format", "text", "output format: text or json (one event per line)")
 	cmd.Flags().String("file", "", "read the prompt from this file (PROMPT - reads it from standard input)")
@@ -106,6 +64,60 @@ only when an allow rule names it (--allow 'shell:rm -rf build*'), never a catast
 	addApprovalFlags(cmd)
 	cmd.Flags().String("asks", "", "what a permission ask does: ask (at the terminal; the default at one), deny (the default without one), wait (for zuno session answer from another process) or suspend (the turn suspends and this process exits; zuno session resume goes on)")
 	return cmd
+}
+
+// runRun reads zuno run's prompt and flags and runs the turn (or the /goal line it is).
+func runRun(cmd *cobra.Command, args []string) error {
+	format, _ := cmd.Flags().GetString("format")
+	if format != "json" && format != "text" {
+		return usagef("--format %q: use text or json", format)
+	}
+	file, _ := cmd.Flags().GetString("file")
+	text, err := promptText(cmd.InOrStdin(), args, file)
+	if err != nil {
+		return err
+	}
+	opts, err := runFlags(cmd, format, text)
+	if err != nil {
+		return err
+	}
+	terminal := interactive() && !(len(args) == 1 && args[0] == "-")
+	if opts.Asks, err = asksMode(cmd, terminal); err != nil {
+		return err
+	}
+	if opts.Asks == "ask" {
+		opts.Ask = &terminalAsker{in: bufio.NewReader(cmd.InOrStdin()), out: cmd.ErrOrStderr()}
+	}
+	if line, ok := goalLine(text); ok {
+		return runGoalLine(cmd, opts, line)
+	}
+	return withApp(cmd, func(ctx context.Context, a *app) error {
+		ctx, out, stop := watchOutput(ctx, cmd.OutOrStdout())
+		defer stop()
+		_, err := runTurn(ctx, out, a, opts)
+		return err
+	})
+}
+
+// runFlags is zuno run's options from its flags, the combinations that make no sense refused.
+func runFlags(cmd *cobra.Command, format, text string) (runOptions, error) {
+	opts := runOptions{Format: format, Prompt: text, Stderr: cmd.ErrOrStderr()}
+	opts.Model, _ = cmd.Flags().GetString("model")
+	opts.Agent, _ = cmd.Flags().GetString("agent")
+	opts.Title, _ = cmd.Flags().GetString("title")
+	opts.Session, _ = cmd.Flags().GetString("session")
+	opts.Dir, _ = cmd.Flags().GetString("dir")
+	opts.Recover, _ = cmd.Flags().GetBool("recover")
+	opts.CommandID, _ = cmd.Flags().GetString("command-id")
+	opts.Continue, _ = cmd.Flags().GetBool("continue")
+	opts.Quiet, _ = cmd.Flags().GetBool("quiet")
+	if opts.Continue && opts.Session != "" {
+		return opts, usagef("--continue picks the latest session of this workspace; drop it or --session")
+	}
+	if opts.Recover && opts.Session == "" && !opts.Continue {
+		return opts, usagef("--recover needs --session: it settles that session's unfinished turn")
+	}
+	return opts, nil
 }
 
 // asksMode is --asks, checked: ask needs a terminal (the default at one), deny is the default
