@@ -170,6 +170,9 @@ func (s *Server) authenticate(r *http.Request) (string, error) {
 	}
 	h := r.Header.Get("Authorization")
 	token, ok := strings.CutPrefix(h, "Bearer ")
+	if h == "" { // a browser's read of the console, or its event stream (console.go)
+		token, ok = cookieToken(r)
+	}
 	if !ok || token == "" {
 		return "", &Error{code: CodeUnauthorized, Message: "no bearer token", Fix: "send Authorization: Bearer <token>"}
 	}

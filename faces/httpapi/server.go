@@ -99,6 +99,7 @@ func New(a *app.Application, cfg Config) *Server {
 	for _, r := range s.routes {
 		s.mux.Handle(r.method+" "+r.pattern, s.guard(r))
 	}
+	s.mountConsole()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.authenticate(r); err != nil {
 			writeError(w, err)
