@@ -141,7 +141,8 @@ func (f *fixture) openTools(artifacts string, work worktools.Commands) turn.Open
 
 type surface []turn.Tool
 
-func (s surface) Tools() []turn.Tool            { return s }
+func (s surface) Tools() []turn.Tool { return s }
+
 // Confinement says what the test's shell does: it runs commands natively, as
 // danger-full-access would (the permission mode is left as configured, so the gate's rules
 // decide and the timeline shows them).
@@ -149,7 +150,7 @@ func (s surface) Confinement() turn.Confinement {
 	return turn.Confinement{Resolution: &events.SandboxResolution{RequestedMode: "danger-full-access", Network: "enabled",
 		EffectiveAuthority: "danger-full-access", ResolutionKind: "full_access", Reason: "test_native"}}
 }
-func (s surface) Close() error                  { return nil }
+func (s surface) Close() error { return nil }
 
 type readModels struct{ db *readmodel.DB }
 
