@@ -87,7 +87,7 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 // screenshot for docs/console.png.
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browser(t)
-	f := newFixture(t, "work", nil)
+	f := newFixture(t, options{})
 	sc := populate(t, f, 2)
 
 	do(t, ctx, "load the list", chromedp.Navigate(f.base+"/console"), chromedp.WaitVisible(chromedp.CSS("table#sessions")))
@@ -162,7 +162,7 @@ const attacked = `(() => {
 // each is shown as the text it is.
 func TestConsoleXSSInBrowser(t *testing.T) {
 	ctx := browser(t)
-	f := newFixture(t, payload(3)+" "+payload(5), nil)
+	f := newFixture(t, options{workspace: payload(3) + " " + payload(5)})
 	sc := populate(t, f, 0)
 	shown := map[int]bool{}
 	visit := func(path string) {

@@ -19,7 +19,7 @@ import (
 // the receipt's redaction (debug prompt's), the verify page before and after the log is
 // altered, and the typed error pages.
 func TestConsolePages(t *testing.T) {
-	f := newFixture(t, "work", nil)
+	f := newFixture(t, options{})
 	sc := populate(t, f, 3)
 
 	t.Run("every page is HTML with the console's headers", func(t *testing.T) {
@@ -37,46 +37,7 @@ func TestConsolePages(t *testing.T) {
 		}
 	})
 
-	t.Run("the list: status, agent, title, pages", func(t *testing.T) {
-		status, _, body := f.get("/console/")
-		if status != 200 || !contains(body, sc.parent) || !contains(body, sc.child) || !contains(body, "plain session 02") {
-			t.Fatalf("%d %s", status, body)
-		}
-		ids := func(body string) []string {
-			var out []string
-			for _, m := range regexp.MustCompile(`class="session-link" href="/console/sessions/([^"]+)"`).FindAllStringSubmatch(body, -1) {
-				out = append(out, m[1])
-			}
-			return out
-		}
-		for _, tc := range []struct {
-			query string
-			want  []string
-		}{
-			{"agent=orchestrator", []string{sc.parent}},
-			{"agent=explorer", []string{sc.child}},
-			{"q=PLAIN+session+01", []string{sc.plain[1]}},
-			{"q=%25", nil}, // a LIKE wildcard is taken literally
-			{"q=plain&per=2", []string{sc.plain[2], sc.plain[1]}},
-			{"q=plain&per=2&page=2", []string{sc.plain[0]}},
-			{"status=completed&q=plain&per=10", []string{sc.plain[2], sc.plain[1], sc.plain[0]}},
-			{"status=archived", nil},
-		} {
-			status, _, body := f.get("/console/?" + tc.query)
-			if got := ids(body); status != 200 || strings.Join(got, ",") != strings.Join(tc.want, ",") {
-				t.Errorf("%s: %d %v, want %v", tc.query, status, got, tc.want)
-			}
-		}
-		_, _, first := f.get("/console/?q=plain&per=2")
-		if !contains(first, `id="next" href="/console/?page=2&amp;per=2&amp;q=plain"`) || contains(first, `id="prev"`) {
-			t.Errorf("first page's links: %s", first)
-		}
-		for _, bad := range []string{"page=0", "page=x", "per=0", "per=501"} {
-			if status, _, body := f.get("/console/?" + bad); status != 400 || !contains(body, "bad_request") {
-				t.Errorf("%s: %d", bad, status)
-			}
-		}
-	})
+	t.Run("the list: status, agent, title, pages", func(t *testing.T) { checkList(t, f, sc) })
 
 	t.Run("the timeline: turns, steps, calls with decisions, receipts, children", func(t *testing.T) {
 		status, _, body := f.get("/console/sessions/" + sc.parent)
@@ -190,7 +151,7 @@ func TestConsolePages(t *testing.T) {
 // a write.
 func TestConsoleSignIn(t *testing.T) {
 	const token = "0123456789abcdef0123456789abcdef"
-	f := newFixture(t, "work", map[string]string{"auditor": token})
+	f := newFixture(t, options{tokens: map[string]string{"auditor": token}})
 	sc := populate(t, f, 0)
 	f.token = ""
 	if status, h, body := f.get("/console/"); status != 401 || !contains(body, `action="/console/login"`) ||
@@ -252,7 +213,7 @@ func TestConsoleSignIn(t *testing.T) {
 // Every hostile text is escaped on every page it reaches, before any browser sees it: the
 // raw markup never appears in a body.
 func TestConsoleEscapes(t *testing.T) {
-	f := newFixture(t, payload(3)+" "+payload(5), nil)
+	f := newFixture(t, options{workspace: payload(3) + " " + payload(5)})
 	sc := populate(t, f, 0)
 	pages := []string{"/console/", "/console/sessions/" + sc.parent, "/console/sessions/" + sc.child,
 		"/console/sessions/" + sc.parent + "/prompt?step=1&show=content", "/console/sessions/" + sc.parent + "/prompt?step=3&show=content",
@@ -279,4 +240,53 @@ func TestConsoleEscapes(t *testing.T) {
 			t.Errorf("payload %d (%q) is on no page: the table does not test it", x.n, x.text)
 		}
 	}
+}
+
+// checkList checks the session list's filters and pages over the sessions populate recorded
+// with 3 plain ones.
+func checkList(t *testing.T, f *fixture, sc scenario) {
+	status, _, body := f.get("/console/")
+	if status != 200 || !contains(body, sc.parent) || !contains(body, sc.child) || !contains(body, "plain session 02") {
+		t.Fatalf("%d %s", status, body)
+	}
+	ids := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`class="session-link" href="/console/sessions/([^"]+)"`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"agent=orchestrator", []string{sc.parent}},
+		{"agent=explorer", []string{sc.child}},
+		{"q=PLAIN+session+01", []string{sc.plain[1]}},
+		{"q=%25", nil}, // a LIKE wildcard is taken literally
+		{"q=plain&per=2", []string{sc.plain[2], sc.plain[1]}},
+		{"q=plain&per=2&page=2", []string{sc.plain[0]}},
+		{"status=completed&q=plain&per=10", []string{sc.plain[2], sc.plain[1], sc.plain[0]}},
+		{"status=archived", nil},
+	} {
+		status, _, body := f.get("/console/?" + tc.query)
+		if got := ids(body); status != 200 || strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: %d %v, want %v", tc.query, status, got, tc.want)
+		}
+	}
+	_, _, first := f.get("/console/?q=plain&per=2")
+	if !contains(first, `id="next" href="/console/?page=2&amp;per=2&amp;q=plain"`) || contains(first, `id="prev"`) {
+		t.Errorf("first page's links: %s", first)
+	}
+	for _, bad := range []string{"page=0", "page=x", "per=0", "per=501"} {
+		if status, _, body := f.get("/console/?" + bad); status != 400 || !contains(body, "bad_request") {
+			t.Errorf("%s: %d", bad, status)
+		}
+	}
+}
+
+// The list's filters are SQL over the read models: the same on Postgres.
+func TestConsoleListPostgres(t *testing.T) {
+	f := newFixture(t, options{postgres: true})
+	checkList(t, f, populate(t, f, 3))
 }

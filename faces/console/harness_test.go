@@ -17,6 +17,7 @@ import (
 
 	"github.com/zuno-run/zuno/adapters/eventstore/sqlstore"
 	"github.com/zuno-run/zuno/adapters/instructions"
+	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/provider/scripted"
 	"github.com/zuno-run/zuno/adapters/readmodel"
@@ -50,24 +51,28 @@ type fixture struct {
 	scripts   string
 }
 
-func newFixture(t *testing.T, workspaceName string, tokens map[string]string) *fixture {
+// options are a fixture's: its workspace directory's name, the server's tokens, and whether
+// the log and the read models are on a fresh database of the Postgres server
+// ZUNO_TEST_POSTGRES_URL names (skipped without one) rather than a SQLite file.
+type options struct {
+	workspace string
+	tokens    map[string]string
+	postgres  bool
+}
+
+func newFixture(t *testing.T, o options) *fixture {
 	t.Helper()
+	workspaceName, tokens := o.workspace, o.tokens
+	if workspaceName == "" {
+		workspaceName = "work"
+	}
 	ctx := context.Background()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	f := &fixture{t: t, workspace: filepath.Join(t.TempDir(), workspaceName), scripts: t.TempDir()}
 	if err := os.Mkdir(f.workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f.dbPath = filepath.Join(t.TempDir(), "zuno.db")
-	store, err := sqlstore.OpenSQLite(ctx, f.dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	rm, err := readmodel.OpenSQLite(ctx, f.dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, rm := f.openStores(o.postgres)
 	registry := events.NewRegistry(events.AllPayloads()...)
 	runner := projections.NewRunner(rm.Writer, store, registry, projections.All())
 	t.Cleanup(func() { runner.Close(); rm.Close() })
@@ -125,6 +130,31 @@ func newFixture(t *testing.T, workspaceName string, tokens map[string]string) *f
 		}
 	})
 	return f
+}
+
+// openStores opens the event store and the read models on one database.
+func (f *fixture) openStores(postgres bool) (*sqlstore.Store, *readmodel.DB) {
+	f.t.Helper()
+	ctx := context.Background()
+	var store *sqlstore.Store
+	var rm *readmodel.DB
+	var err error
+	if postgres {
+		url := pgtest.NewDatabase(f.t)
+		if store, err = sqlstore.OpenPostgres(ctx, url); err == nil {
+			rm, err = readmodel.OpenPostgres(ctx, url)
+		}
+	} else {
+		f.dbPath = filepath.Join(f.t.TempDir(), "zuno.db")
+		if store, err = sqlstore.OpenSQLite(ctx, f.dbPath); err == nil {
+			rm, err = readmodel.OpenSQLite(ctx, f.dbPath)
+		}
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { store.Close() })
+	return store, rm
 }
 
 // openTools are the real file, shell, work and delegation tools; the shell runs natively

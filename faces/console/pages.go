@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -111,7 +112,7 @@ func (c *Console) verify(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := verifyView{Report: rep}
 	if len(rep.Faults) > 0 {
-		first := slices.MinFunc(rep.Faults, func(a, b events.ChainFault) int { return int(a.Position) - int(b.Position) })
+		first := slices.MinFunc(rep.Faults, func(a, b events.ChainFault) int { return cmp.Compare(a.Position, b.Position) })
 		v.First = &first
 	}
 	c.render(w, http.StatusOK, "verify", page{Title: "Verify " + sid, Session: sid, Data: v})

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/commands/queries"
@@ -143,6 +144,10 @@ func fold(e *entry, p events.Payload, calls map[string]*callEntry, args map[stri
 		return !ok
 	case events.VerificationReceipt:
 		e.Kind, e.Receipt = "receipt", &x
+	case events.SessionTitled:
+		e.Kind, e.Summary = "event", "titled: "+x.Title
+	case events.PermissionAsked:
+		e.Kind, e.Summary = "event", "asked: "+x.Tool+" "+x.Key+" "+x.Resource+" (rule "+x.Rule+", mode "+x.Mode+")"
 	case events.PromptAssembled:
 		return false // a step links to its receipt
 	default:
@@ -151,9 +156,11 @@ func fold(e *entry, p events.Payload, calls map[string]*callEntry, args map[stri
 	return true
 }
 
+// setOutput keeps the first outputShown bytes of a call's output, cut on a character
+// boundary.
 func (ce *callEntry) setOutput(out string) {
 	if len(out) > outputShown {
-		out, ce.Truncated = out[:outputShown], true
+		out, ce.Truncated = strings.ToValidUTF8(out[:outputShown], ""), true
 	}
 	ce.Output = out
 }
