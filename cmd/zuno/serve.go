@@ -22,7 +22,7 @@ ZUNO_SERVER_TOKEN (named "env") and from server-tokens.json in Zuno's data direc
 the writes made with it record the actor http:NAME. An address other machines can reach is
 refused unless a token is configured (bind_refused). Turns started through the API run in this
 process; their permission asks wait for a reply through the API. The OpenAPI document is at
-/openapi.json.`,
+/openapi.json; the audit console's pages are at /console/ (docs/console.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			listen, _ := cmd.Flags().GetString("listen")
