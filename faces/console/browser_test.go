@@ -212,3 +212,26 @@ func hostileTexts() []string {
 	}
 	return out
 }
+
+// With a token configured, a browser signs in through the form; the cookie it gets is hidden
+// from scripts and carries the pages and the live stream.
+func TestConsoleSignInInBrowser(t *testing.T) {
+	const token = "fedcba9876543210fedcba9876543210"
+	ctx := browser(t)
+	f := newFixture(t, options{tokens: map[string]string{"auditor": token}})
+	sc := populate(t, f, 0)
+	do(t, ctx, "load the console", chromedp.Navigate(f.base+"/console/"), chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`)))
+	do(t, ctx, "a wrong token", chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), "not-the-token-at-all"),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#login-message")))
+	do(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), token),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("table#sessions")))
+	if c := eval[string](t, ctx, `document.cookie`); c != "" {
+		t.Fatalf("a script reads the cookie: %q", c)
+	}
+	do(t, ctx, "open the parent", chromedp.Click(chromedp.CSS(`a.session-link[href="/console/sessions/`+sc.parent+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS("ol#timeline")),
+		poll(`document.getElementById("live-status").textContent.includes("following")`))
+	spec := f.script("live", scripted.Script{Turns: []scripted.Turn{{Text: "signed-in answer"}}})
+	f.run(app.RunTurn{Meta: meta("live-s"), SessionID: sc.parent, Prompt: "asked while signed in", Model: spec})
+	do(t, ctx, "see the turn live", poll(`[...document.querySelectorAll("li.live")].some(li => li.textContent.includes("asked while signed in"))`))
+}

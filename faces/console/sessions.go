@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/events"
 )
 
 // pageSize is how many sessions one page of the list shows unless ?per=N says otherwise, up
@@ -35,7 +36,8 @@ type sessionsView struct {
 
 // statusChoices are the statuses the filter offers: a session's status is open, suspended,
 // how its latest turn finished, or how it was pruned (docs/readmodels.md).
-var statusChoices = []string{"", "all", "open", "completed", "failed", "interrupted", "step_limit", "suspended", "archived", "deleted"}
+var statusChoices = []string{"", "all", "open", events.FinishCompleted, events.FinishFailed, events.FinishInterrupted, events.FinishStepLimit,
+	"suspended", "archived", "deleted"}
 
 // sessions is GET /console/?status=&agent=&q=&page=N&per=M: the sessions, newest first, filtered
 // and paged in the read models.
