@@ -3,6 +3,8 @@ package queries
 import (
 	"context"
 
+	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/projections"
 )
 
@@ -23,4 +25,12 @@ func (q *Queries) SessionPage(ctx context.Context, f SessionFilter) (t Table, mo
 		t.Rows, more = t.Rows[:f.Limit-1], true
 	}
 	return t, more, nil
+}
+
+// Fold hands fn each event of a stream with its decoded payload, in stream order: what a
+// face that shows a stream's events (the audit console's timeline) reads, each event decoded
+// once. An event this build cannot decode is an error naming it, never skipped.
+func (q *Queries) Fold(ctx context.Context, stream string, fn func(events.Recorded, events.Payload) error) error {
+	_, err := commands.Load(ctx, q.log, q.registry, stream, 0, fn)
+	return err
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain"
-	"github.com/zuno-run/zuno/events"
 )
 
 //go:embed templates/*.html static/*
@@ -35,15 +34,14 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // Console is the console's pages over one Application.
 type Console struct {
-	app      *app.Application
-	registry *events.Registry
-	pages    map[string]*template.Template
-	mux      *http.ServeMux
+	app   *app.Application
+	pages map[string]*template.Template
+	mux   *http.ServeMux
 }
 
 // New returns the console of a.
 func New(a *app.Application) *Console {
-	c := &Console{app: a, registry: events.NewRegistry(events.AllPayloads()...), pages: parsePages(), mux: http.NewServeMux()}
+	c := &Console{app: a, pages: parsePages(), mux: http.NewServeMux()}
 	static, _ := fs.Sub(files, "static")
 	c.mux.Handle("GET "+Prefix+"static/", http.StripPrefix(Prefix+"static/", http.FileServerFS(static)))
 	c.handle(Prefix+"{$}", c.sessions)

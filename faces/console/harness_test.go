@@ -42,7 +42,7 @@ import (
 
 // fixture is one server and what a test reaches around it.
 type fixture struct {
-	t         *testing.T
+	t         testing.TB
 	app       *app.Application
 	dbPath    string
 	base      string
@@ -60,7 +60,7 @@ type options struct {
 	postgres  bool
 }
 
-func newFixture(t *testing.T, o options) *fixture {
+func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
 	workspaceName, tokens := o.workspace, o.tokens
 	if workspaceName == "" {

@@ -82,25 +82,16 @@ func (c *Console) timeline(w http.ResponseWriter, r *http.Request) error {
 // foldTimeline reads the session's stream into entries; a call's later events fill in the
 // entry its start made, so a call is one line.
 func (c *Console) foldTimeline(ctx context.Context, sid string, v *timelineView) error {
-	recs, err := c.app.Queries.Events(ctx, commands.SessionStream(sid), 0, 0)
-	if err != nil {
-		return err
-	}
 	calls := map[string]*callEntry{}
 	args := map[string]string{}
-	for _, rec := range recs {
-		p, err := c.registry.Decode(rec)
-		if err != nil {
-			return err
-		}
+	return c.app.Queries.Fold(ctx, commands.SessionStream(sid), func(rec events.Recorded, p events.Payload) error {
 		v.After = max(v.After, rec.Position)
 		e := &entry{Position: rec.Position, Time: rec.Metadata.Time.UTC().Format("2006-01-02 15:04:05"), Type: rec.Type}
-		if !fold(e, p, calls, args, &v.Parent) {
-			continue
+		if fold(e, p, calls, args, &v.Parent) {
+			v.Entries = append(v.Entries, e)
 		}
-		v.Entries = append(v.Entries, e)
-	}
-	return nil
+		return nil
+	})
 }
 
 // fold fills e from one event, and says whether it is a line of its own.
