@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
 	"regexp"
 	"strings"
@@ -42,8 +41,7 @@ type Console struct {
 // New returns the console of a.
 func New(a *app.Application) *Console {
 	c := &Console{app: a, pages: parsePages(), mux: http.NewServeMux()}
-	static, _ := fs.Sub(files, "static")
-	c.mux.Handle("GET "+Prefix+"static/", http.StripPrefix(Prefix+"static/", http.FileServerFS(static)))
+	c.mux.HandleFunc("GET "+Prefix+"static/{name}", c.static)
 	c.handle(Prefix+"{$}", c.sessions)
 	c.handle(Prefix+"sessions/{sessionId}", c.timeline)
 	c.handle(Prefix+"sessions/{sessionId}/prompt", c.prompt)
@@ -58,12 +56,23 @@ func New(a *app.Application) *Console {
 
 // ServeHTTP answers a console request with the console's security headers.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	SecurityHeaders(w.Header())
+	securityHeaders(w.Header())
 	c.mux.ServeHTTP(w, r)
 }
 
-// SecurityHeaders are set on every console answer, the login page's included.
-func SecurityHeaders(h http.Header) {
+// static serves the stylesheet and the script; nothing else of the embedded files, and no
+// directory listing.
+func (c *Console) static(w http.ResponseWriter, r *http.Request) {
+	switch name := r.PathValue("name"); name {
+	case "console.css", "console.js":
+		http.ServeFileFS(w, r, files, "static/"+name)
+	default:
+		c.fail(w, &pageError{status: http.StatusNotFound, code: "route_not_found", message: "no console file " + name})
+	}
+}
+
+// securityHeaders are set on every console answer, the sign-in page's included.
+func securityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
@@ -163,7 +172,7 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, p page)
 // Login renders the console's login page with status and a message (the server's guard shows
 // it to a browser without a valid token).
 func (c *Console) Login(w http.ResponseWriter, status int, message string) {
-	SecurityHeaders(w.Header())
+	securityHeaders(w.Header())
 	c.render(w, status, "login", page{Title: "Sign in", Data: message})
 }
 

@@ -290,3 +290,25 @@ func TestConsoleListPostgres(t *testing.T) {
 	f := newFixture(t, options{postgres: true})
 	checkList(t, f, populate(t, f, 3))
 }
+
+// The console serves its stylesheet and script with their types, and nothing else of what
+// it embeds: no template, no directory listing.
+func TestConsoleStatic(t *testing.T) {
+	f := newFixture(t, options{})
+	for _, tc := range []struct {
+		path   string
+		status int
+		typ    string
+	}{
+		{"/console/static/console.js", 200, "text/javascript; charset=utf-8"},
+		{"/console/static/console.css", 200, "text/css; charset=utf-8"},
+		{"/console/static/", 404, "text/html; charset=utf-8"},
+		{"/console/static/layout.html", 404, "text/html; charset=utf-8"},
+		{"/console/static/..%2ftemplates%2flayout.html", 404, "text/html; charset=utf-8"},
+	} {
+		status, h, _ := f.get(tc.path)
+		if status != tc.status || h.Get("Content-Type") != tc.typ || h.Get("Content-Security-Policy") != console.ContentSecurityPolicy {
+			t.Errorf("%s: %d %q", tc.path, status, h.Get("Content-Type"))
+		}
+	}
+}
