@@ -41,7 +41,7 @@ func TestConsolePages(t *testing.T) {
 
 	t.Run("the timeline: turns, steps, calls with decisions, receipts, children", func(t *testing.T) {
 		status, _, body := f.get("/console/sessions/" + sc.parent)
-		for _, want := range []string{"Turn started", "Turn finished", "Step 1", `href="/console/sessions/` + sc.parent + `/prompt?step=1"`,
+		for _, want := range []string{"Turn started", "Turn finished", "Step 1", `href="/console/sessions/` + sc.parent + `/prompt?step=1"`, `<code class="tool">plan_update</code>`,
 			`<code class="tool">shell</code>`, `<code class="tool">write</code> <code>call_w</code> <span class="status status-completed">`, `<code class="tool">task</code>`,
 			"Permission: <strong>allow</strong>", "; source rule;", "Sandbox: full_access", `href="/console/receipts/` + sc.receipt + `"`,
 			`class="child-link" href="/console/sessions/` + sc.child + `"`, "Lane A: read the notes",
@@ -97,9 +97,12 @@ func TestConsolePages(t *testing.T) {
 	})
 
 	t.Run("plan, todos and goal", func(t *testing.T) {
-		status, _, body := f.get("/console/sessions/" + sc.parent + "/work")
-		if status != 200 || !contains(body, `id="goal"`) || !contains(body, `id="plan"`) || !contains(body, `id="todos"`) {
-			t.Fatalf("%d %s", status, body)
+		for _, sid := range []string{sc.parent, sc.child} { // a child's are its root's
+			status, _, body := f.get("/console/sessions/" + sid + "/work")
+			if status != 200 || !contains(body, `<dd id="plan-title">Audit the notes</dd>`) || !contains(body, "delegate the reading") ||
+				!contains(body, `<td class="todo-title">read the notes</td>`) || !contains(body, `<p id="goal">No Goal.</p>`) {
+				t.Fatalf("%s: %d %s", sid, status, body)
+			}
 		}
 	})
 

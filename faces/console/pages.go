@@ -11,6 +11,7 @@ import (
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/domain/goal"
+	"github.com/zuno-run/zuno/domain/work"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -60,10 +61,13 @@ func (c *Console) receipt(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// workView is the session's Plan, Todos and Goal, each as its tool reads it.
+// workView is the session's Plan, Todos and Goal, each as its tool reads it. A plan or todo
+// list of a shape this page does not know is shown as its JSON.
 type workView struct {
-	Plan, Todos string
-	Goal        *goal.View
+	Plan  *work.PlanView
+	Todos *work.TodoView
+	Goal  *goal.View
+	Other string
 }
 
 // work is GET /console/sessions/{sessionId}/work: plan_get, todo_get and goal_get's answers,
@@ -82,7 +86,20 @@ func (c *Console) work(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := workView{Plan: indent(plan), Todos: indent(todos), Goal: g}
+	v := workView{Goal: g}
+	switch p := plan.(type) {
+	case *work.PlanView:
+		v.Plan = p
+	case nil:
+	default:
+		v.Other += indent(p)
+	}
+	switch td := todos.(type) {
+	case work.TodoView:
+		v.Todos = &td
+	default:
+		v.Other += indent(td)
+	}
 	c.render(w, http.StatusOK, "work", page{Title: "Plan, Todos and Goal", Session: sid, Data: v})
 	return nil
 }

@@ -48,18 +48,21 @@ type scenario struct {
 }
 
 // populate records real sessions through the Application: a parent (orchestrator) whose turn
-// runs a shell command (a verification receipt), writes a file and delegates a foreground
-// child, whose turn reads the file; then plain sessions for the list. With hostile, every
+// makes a plan and a todo list, runs a shell command (a verification receipt), writes a file
+// and delegates a foreground child, whose turn reads the file; then plain sessions for the
+// list. With hostile, every
 // text an attacker could control carries a payload.
 func populate(t *testing.T, f *fixture, plain int) scenario {
 	t.Helper()
 	file := "out.txt"
 	title, prompt, out, answer := "Audit parent", "Check the notes and report.", "hello", "All checked."
 	agents := "Project rules: be careful."
+	planTitle, todoTitle := "Audit the notes", "read the notes"
 	if strings.ContainsAny(filepath.Base(f.workspace), "<>") {
 		file = payload(2) + ".txt"
 		title, prompt, out, answer = payload(1)+" "+payload(7), payload(4)+" "+payload(8), payload(5), payload(6)+" "+payload(10)
 		agents = payload(8) + "\n" + payload(9)
+		planTitle, todoTitle = payload(9), payload(10)
 	}
 	if err := os.WriteFile(filepath.Join(f.workspace, "AGENTS.md"), []byte(agents+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,8 +74,11 @@ func populate(t *testing.T, f *fixture, plain int) scenario {
 		"instructions": "read only", "success_evidence": "the text", "background": false})
 	shell, _ := json.Marshal(map[string]any{"command": "printf '%s\\n' " + shellQuote(out)})
 	write, _ := json.Marshal(map[string]any{"path": file, "content": out + "\n"})
+	plan, _ := json.Marshal(map[string]any{"action": "create", "title": planTitle, "steps": []map[string]string{{"title": "delegate the reading"}}})
+	todo, _ := json.Marshal(map[string]any{"items": []map[string]string{{"id": "t1", "title": todoTitle}}})
 	s := scripted.Script{
 		Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{{ID: "call_plan", Name: "plan_update", Arguments: plan}, {ID: "call_todo", Name: "todo_update", Arguments: todo}}},
 			{ToolCalls: []scripted.ToolCall{{ID: "call_sh", Name: "shell", Arguments: shell}, {ID: "call_w", Name: "write", Arguments: write}}},
 			{ToolCalls: []scripted.ToolCall{{ID: "call_task", Name: "task", Arguments: task}}},
 			{Text: answer},
