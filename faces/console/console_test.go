@@ -42,6 +42,8 @@ func TestConsolePages(t *testing.T) {
 	t.Run("the timeline: turns, steps, calls with decisions, receipts, children", func(t *testing.T) {
 		status, _, body := f.get("/console/sessions/" + sc.parent)
 		for _, want := range []string{"Turn started", "Turn finished", "Step 1", `href="/console/sessions/` + sc.parent + `/prompt?step=1"`, `<code class="tool">plan_update</code>`,
+			`<code>call_push</code> <span class="status status-blocked">blocked</span>`,
+			"Permission: <strong>deny</strong> (rule said deny) key <code>shell</code> on <code>git push origin main</code>; rule <code>shell: git push*</code>, layer global; source rule;",
 			`<code class="tool">shell</code>`, `<code class="tool">write</code> <code>call_w</code> <span class="status status-completed">`, `<code class="tool">task</code>`,
 			"Permission: <strong>allow</strong>", "; source rule;", "Sandbox: full_access", `href="/console/receipts/` + sc.receipt + `"`,
 			`class="child-link" href="/console/sessions/` + sc.child + `"`, "Lane A: read the notes",

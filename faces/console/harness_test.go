@@ -30,6 +30,7 @@ import (
 	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/events"
 	"github.com/zuno-run/zuno/faces/httpapi"
 	"github.com/zuno-run/zuno/projections"
@@ -87,7 +88,9 @@ func newFixture(t testing.TB, o options) *fixture {
 	feedDone := make(chan struct{})
 	go func() { defer close(feedDone); feed.Run(feedCtx) }()
 	t.Cleanup(func() { stopFeed(); <-feedDone })
-	settings := app.Settings{Model: "scripted:" + filepath.Join(f.scripts, "default.json"), Home: t.TempDir()}
+	// A global rule denies git push, so a call the gate refuses shows its rule and layer.
+	settings := app.Settings{Model: "scripted:" + filepath.Join(f.scripts, "default.json"), Home: t.TempDir(),
+		Permission: []settings.Raw{{Layer: settings.Global, Source: "test", JSON: json.RawMessage(`{"rules": {"shell": {"git push*": "deny"}}}`)}}}
 	artifacts := t.TempDir()
 	clock := commands.SystemClock{}
 	leases := &commands.Leases{Store: store, Registry: registry, Clock: clock, Holder: "test/1/" + t.Name(), TTL: 30 * time.Second}

@@ -48,7 +48,7 @@ type scenario struct {
 }
 
 // populate records real sessions through the Application: a parent (orchestrator) whose turn
-// makes a plan and a todo list, runs a shell command (a verification receipt), writes a file
+// makes a plan and a todo list, runs a shell command (a verification receipt), writes a file, is refused a git push by a rule
 // and delegates a foreground child, whose turn reads the file; then plain sessions for the
 // list. With hostile, every
 // text an attacker could control carries a payload.
@@ -79,7 +79,8 @@ func populate(t *testing.T, f *fixture, plain int) scenario {
 	s := scripted.Script{
 		Turns: []scripted.Turn{
 			{ToolCalls: []scripted.ToolCall{{ID: "call_plan", Name: "plan_update", Arguments: plan}, {ID: "call_todo", Name: "todo_update", Arguments: todo}}},
-			{ToolCalls: []scripted.ToolCall{{ID: "call_sh", Name: "shell", Arguments: shell}, {ID: "call_w", Name: "write", Arguments: write}}},
+			{ToolCalls: []scripted.ToolCall{{ID: "call_sh", Name: "shell", Arguments: shell}, {ID: "call_w", Name: "write", Arguments: write},
+				{ID: "call_push", Name: "shell", Arguments: json.RawMessage(`{"command":"git push origin main"}`)}}},
 			{ToolCalls: []scripted.ToolCall{{ID: "call_task", Name: "task", Arguments: task}}},
 			{Text: answer},
 		},
