@@ -93,6 +93,9 @@ func populate(t *testing.T, f *fixture, plain int) scenario {
 	if res.Reason != "completed" {
 		t.Fatalf("parent turn: %+v", res.Outcome)
 	}
+	if b, err := os.ReadFile(filepath.Join(f.workspace, file)); err != nil || string(b) != out+"\n" {
+		t.Fatalf("the write to %q: %q %v", file, b, err)
+	}
 	sc := scenario{parent: res.SessionID, receipt: verification.ReceiptID(res.SessionID, "call_sh")}
 	jobs, err := f.app.Queries.Jobs(context.Background(), sc.parent)
 	if err != nil || len(jobs) != 1 || jobs[0].ChildSessionID == "" {
