@@ -234,4 +234,6 @@ func TestConsoleSignInInBrowser(t *testing.T) {
 	spec := f.script("live", scripted.Script{Turns: []scripted.Turn{{Text: "signed-in answer"}}})
 	f.run(app.RunTurn{Meta: meta("live-s"), SessionID: sc.parent, Prompt: "asked while signed in", Model: spec})
 	do(t, ctx, "see the turn live", poll(`[...document.querySelectorAll("li.live")].some(li => li.textContent.includes("asked while signed in"))`))
+	do(t, ctx, "sign out", chromedp.Click(chromedp.CSS("#sign-out")), chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`)))
+	do(t, ctx, "the pages ask again", chromedp.Navigate(f.base+"/console/sessions/"+sc.parent), chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`)))
 }

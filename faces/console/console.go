@@ -33,14 +33,15 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // Console is the console's pages over one Application.
 type Console struct {
-	app   *app.Application
-	pages map[string]*template.Template
-	mux   *http.ServeMux
+	app     *app.Application
+	signOut bool
+	pages   map[string]*template.Template
+	mux     *http.ServeMux
 }
 
-// New returns the console of a.
-func New(a *app.Application) *Console {
-	c := &Console{app: a, pages: parsePages(), mux: http.NewServeMux()}
+// New returns the console of a; signOut shows the sign-out button (the server takes tokens).
+func New(a *app.Application, signOut bool) *Console {
+	c := &Console{app: a, signOut: signOut, pages: parsePages(), mux: http.NewServeMux()}
 	c.mux.HandleFunc("GET "+Prefix+"static/{name}", c.static)
 	c.handle(Prefix+"{$}", c.sessions)
 	c.handle(Prefix+"sessions/{sessionId}", c.timeline)
@@ -157,11 +158,13 @@ type page struct {
 	Title   string
 	Session string
 	Data    any
+	SignOut bool
 }
 
 // render writes a page; a template that fails midway has written part of the page already,
 // so its error goes to the end of what was written.
 func (c *Console) render(w http.ResponseWriter, status int, name string, p page) {
+	p.SignOut = c.signOut && name != "login"
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := c.pages[name].ExecuteTemplate(w, "layout", p); err != nil {

@@ -189,7 +189,8 @@ func TestConsoleSignIn(t *testing.T) {
 		t.Fatalf("sign-in: %d %v", res.StatusCode, cookies)
 	}
 	cookie := cookies[0].Name + "=" + cookies[0].Value
-	if status, _, body := f.get("/console/sessions/"+sc.parent, "Cookie", cookie); status != 200 || !contains(body, "Turn started") {
+	if status, _, body := f.get("/console/sessions/"+sc.parent, "Cookie", cookie); status != 200 || !contains(body, "Turn started") ||
+		!contains(body, `id="sign-out"`) {
 		t.Fatalf("with the cookie: %d", status)
 	}
 	// The event stream the timeline follows takes the cookie too.
@@ -212,6 +213,24 @@ func TestConsoleSignIn(t *testing.T) {
 	wres.Body.Close()
 	if status, _, _ := f.get("/console/", "Cookie", "zuno_console=not-the-token-at-all"); status != 401 {
 		t.Fatalf("a forged cookie: %d", status)
+	}
+	logout := func(headers ...string) *http.Response {
+		req, _ := http.NewRequest("POST", f.base+"/console/logout", nil)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	if res := logout("Cookie", cookie, "Sec-Fetch-Site", "cross-site"); res.StatusCode != 403 || len(res.Cookies()) != 0 {
+		t.Fatalf("a cross-site sign-out: %d", res.StatusCode)
+	}
+	if res := logout("Cookie", cookie); res.StatusCode != 303 || len(res.Cookies()) != 1 || res.Cookies()[0].MaxAge >= 0 {
+		t.Fatalf("sign-out: %d %v", res.StatusCode, res.Cookies())
 	}
 }
 
@@ -251,7 +270,8 @@ func TestConsoleEscapes(t *testing.T) {
 // with 3 plain ones.
 func checkList(t *testing.T, f *fixture, sc scenario) {
 	status, _, body := f.get("/console/")
-	if status != 200 || !contains(body, sc.parent) || !contains(body, sc.child) || !contains(body, "plain session 02") {
+	if status != 200 || !contains(body, sc.parent) || !contains(body, sc.child) || !contains(body, "plain session 02") ||
+		contains(body, "sign-out") { // no token, nothing to sign out of
 		t.Fatalf("%d %s", status, body)
 	}
 	ids := func(body string) []string {

@@ -17,10 +17,23 @@ const consoleCookie = "zuno_console"
 // mountConsole serves the audit console under /console/, behind the server's authentication:
 // a browser without a valid token gets the sign-in page, which sets the cookie.
 func (s *Server) mountConsole() {
-	pages := console.New(s.app)
+	pages := console.New(s.app, s.tokens.Len() > 0)
 	s.mux.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusSeeOther))
 	s.mux.Handle("GET "+console.Prefix, s.consolePage(pages, pages))
 	s.mux.Handle("POST "+console.Prefix+"login", s.consoleLogin(pages))
+	s.mux.Handle("POST "+console.Prefix+"logout", http.HandlerFunc(consoleLogout))
+}
+
+// consoleLogout is POST /console/logout: the browser forgets the console cookie. Refused from
+// another origin, so no other site can sign the user out.
+func consoleLogout(w http.ResponseWriter, r *http.Request) {
+	if err := sameOrigin(r); err != nil {
+		writeError(w, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: consoleCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, console.Prefix, http.StatusSeeOther)
 }
 
 // consolePage is guard for a page: authentication, then the page; a refusal is the sign-in
