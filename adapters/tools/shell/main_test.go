@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -31,7 +32,11 @@ func guardBeside() string {
 }
 
 func installGuard() error {
-	out, err := exec.Command("go", "build", "-o", guardBeside(), "github.com/zuno-run/zuno/cmd/zuno-guard").CombinedOutput()
+	gobin, err := exec.LookPath("go")
+	if err != nil { // go test ran with a go that is not on PATH: its GOROOT's
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out, err := exec.Command(gobin, "build", "-o", guardBeside(), "github.com/zuno-run/zuno/cmd/zuno-guard").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%v: %s", err, out)
 	}
