@@ -344,12 +344,7 @@ func TestComponentReportAtToolSafeBoundary(t *testing.T) {
 			prompts = append(prompts, p.(events.PromptAssembled))
 		}
 	}
-	read := func(p events.PromptAssembled) int64 {
-		if p.JobsRead == nil {
-			return -1
-		}
-		return int64(*p.JobsRead)
-	}
+	read := func(p events.PromptAssembled) uint64 { return p.JobsRead }
 	if len(prompts) != 3 || prompts[0].WorkState != nil || read(prompts[0]) != 0 ||
 		prompts[1].WorkState == nil || prompts[1].WorkState.Shown.Jobs != 1 || read(prompts[1]) <= 0 ||
 		read(prompts[2]) <= read(prompts[1]) {

@@ -12,7 +12,7 @@ import (
 // A replayed turn reads the session's job stream as the next recorded prompt says its run
 // had read it (jobsRead), whatever the log's order around the replay's point: a child's
 // settlement or a peer's message can land between the parent's read and its next event.
-// A prompt without the record (an older build) leaves the cutoff to decide.
+// A receipt without the record read none (this build omits 0; older builds showed no jobs).
 func TestJobStreamReadsAsTheRecordedPrompt(t *testing.T) {
 	ctx := context.Background()
 	log := memstore.New()
@@ -29,18 +29,17 @@ func TestJobStreamReadsAsTheRecordedPrompt(t *testing.T) {
 		}
 		last = res.LastPosition
 	}
-	n := func(v uint64) *uint64 { return &v }
 	for _, tc := range []struct {
 		name   string
 		cutoff uint64
 		reads  []recordedRead
 		want   int
 	}{
-		{"the run had read one, the log holds three before the point", last + 1, []recordedRead{{position: last + 5, read: n(1)}}, 1},
-		{"the run had read none", last + 1, []recordedRead{{position: last + 5, read: n(0)}}, 0},
-		{"the run had read all three, the point is before them", 1, []recordedRead{{position: last + 5, read: n(3)}}, 3},
-		{"an earlier prompt is behind the point: the next one counts", last + 1, []recordedRead{{position: 1, read: n(0)}, {position: last + 5, read: n(2)}}, 2},
-		{"no record: the cutoff", last, []recordedRead{{position: last + 5}}, 2},
+		{"the run had read one, the log holds three before the point", last + 1, []recordedRead{{position: last + 5, read: 1}}, 1},
+		{"the run had read none", last + 1, []recordedRead{{position: last + 5, read: 0}}, 0},
+		{"the run had read all three, the point is before them", 1, []recordedRead{{position: last + 5, read: 3}}, 3},
+		{"an earlier prompt is behind the point: the next one counts", last + 1, []recordedRead{{position: 1, read: 0}, {position: last + 5, read: 2}}, 2},
+		{"no record: none read", last, []recordedRead{{position: last + 5}}, 0},
 		{"no later prompt: the cutoff", last + 1, nil, 3},
 	} {
 		st := &store{log: log, stream: "session-s", cutoff: tc.cutoff, jobStream: stream, jobsRead: tc.reads}

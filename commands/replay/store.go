@@ -36,25 +36,20 @@ type store struct {
 }
 
 // recordedRead is one recorded prompt's read of the job stream: at position, read events
-// (nil when its build did not record it).
+// (0 also for a receipt of a build that did not record it: its prompts showed no jobs).
 type recordedRead struct {
-	position uint64
-	read     *uint64
+	position, read uint64
 }
 
 // jobsLimit is how many events of the job stream the next recorded prompt after the replay's
-// point had read; false when there is no later prompt or it did not record it (the cutoff
-// rules then).
+// point had read; false when there is no later prompt (the cutoff rules then).
 func (s *store) jobsLimit() (uint64, bool) {
 	s.mu.Lock()
 	cutoff := s.cutoff
 	s.mu.Unlock()
 	for _, r := range s.jobsRead {
 		if r.position >= cutoff {
-			if r.read == nil {
-				return 0, false
-			}
-			return *r.read, true
+			return r.read, true
 		}
 	}
 	return 0, false

@@ -261,7 +261,7 @@ func (r *run) recordPrompt(ctx context.Context, asm prompt.Assembled, logged int
 	base.PromptReceiptID, base.Provider, base.Model = receiptID, r.req.ProviderName, r.req.Model.ID
 	startedReq := base
 	startedReq.Status = events.RequestStarted
-	if err := r.stage(events.PromptAssembled{SessionID: r.req.SessionID, ReceiptID: receiptID, JobsRead: jobsRead(r.jobsRevision), PromptReceipt: receipt}, startedReq); err != nil {
+	if err := r.stage(events.PromptAssembled{SessionID: r.req.SessionID, ReceiptID: receiptID, JobsRead: uint64(r.jobsRevision + 1), PromptReceipt: receipt}, startedReq); err != nil {
 		return base, err
 	}
 	return base, r.commit(ctx)
@@ -487,10 +487,4 @@ func (r *run) stageInputs(in []Input) error {
 		}
 	}
 	return nil
-}
-
-// jobsRead is the count of job-stream events read, for the receipt (revision -1: none).
-func jobsRead(revision int64) *uint64 {
-	n := uint64(revision + 1)
-	return &n
 }
