@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,11 +86,13 @@ func TestDashboardQueriesOnARealDeployment(t *testing.T) {
 		r := timeRange{started.Add(-time.Hour), time.Now().Add(time.Minute)}
 		qs := queries(ds, readerUID)
 		for _, q := range qs {
-			n, err := runReadOnly(reader, q.t.RawSQL, r)
+			n, cols, err := runReadOnly(reader, q.t.RawSQL, r)
 			_, allowed := emptyAllowed[q.name]
 			switch {
 			case err != nil:
 				t.Errorf("%s: %v", q.name, err)
+			case q.t.Format == "time_series" && !slices.Contains(cols, "time"):
+				t.Errorf("%s: a time series without a column named time (Grafana needs one): %v", q.name, cols)
 			case n == 0 && !allowed:
 				t.Errorf("%s: no rows after a real session run; the query matches nothing", q.name)
 			default:
@@ -125,6 +128,7 @@ func TestDashboardQueriesOnARealDeployment(t *testing.T) {
 			t.Errorf("only %d PromQL expressions found", len(qs))
 		}
 	})
+	t.Run("alert rules evaluate", func(t *testing.T) { prom.checkRules(t) })
 }
 
 // prometheusBinary is the Debian package's prometheus; the test skips visibly without it,
@@ -331,29 +335,33 @@ func (d *deployment) reader(t *testing.T) *sql.DB {
 }
 
 // runReadOnly runs a panel's SQL, its macros expanded, in a read-only transaction that is
-// rolled back, and counts its rows.
-func runReadOnly(db *sql.DB, raw string, r timeRange) (int, error) {
+// rolled back, and returns how many rows it gave and its columns.
+func runReadOnly(db *sql.DB, raw string, r timeRange) (int, []string, error) {
 	q, err := expandSQL(raw, r)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, q)
 	if err != nil {
-		return 0, fmt.Errorf("%w\n%s", err, q)
+		return 0, nil, fmt.Errorf("%w\n%s", err, q)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, nil, err
+	}
 	n := 0
 	for rows.Next() {
 		n++
 	}
-	return n, rows.Err()
+	return n, cols, rows.Err()
 }
 
 type prometheusServer struct{ base string }
@@ -446,6 +454,37 @@ func (p *prometheusServer) query(expr string) (int, error) {
 			return 0, nil
 		}
 		return 1, nil
+	}
+}
+
+// checkRules: Prometheus loaded the alert rules of ops/prometheus and evaluated each against
+// the server's series without an error.
+func (p *prometheusServer) checkRules(t *testing.T) {
+	t.Helper()
+	resp, err := http.Get(p.base + "/api/v1/rules")
+	must(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct {
+					Name, Health, LastError string
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	must(t, json.NewDecoder(resp.Body).Decode(&out))
+	n := 0
+	for _, g := range out.Data.Groups {
+		for _, r := range g.Rules {
+			n++
+			if r.Health != "ok" {
+				t.Errorf("alert %s: health %q: %s", r.Name, r.Health, r.LastError)
+			}
+		}
+	}
+	if n < 6 {
+		t.Errorf("Prometheus loaded %d alert rules, want the 6 of ops/prometheus/alerts.yml", n)
 	}
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops what ops/stack/up.sh STATE started: the processes it recorded in STATE/pids (by
-# their ids, nothing else), then its PostgreSQL cluster. Logs stay in STATE.
+# their ids, nothing else), then its PostgreSQL cluster, which it removes. Logs stay in STATE.
 set -uo pipefail
 state=${1:-/tmp/zuno-stack}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,5 +18,8 @@ if [ -f "$state/pids" ]; then
   : >"$state/pids"
 fi
 if [ -f "$state/pgdir" ]; then
-  "$here/../../.ci/stop-postgres" "$(cat "$state/pgdir")"
+  # The cluster is the stack's own, made by up.sh: stopped, then removed with its data.
+  pgdir=$(cat "$state/pgdir")
+  "$here/../../.ci/stop-postgres" "$pgdir" && case "$pgdir" in /tmp/zuno-stack-pg.*) rm -rf "$pgdir" ;; esac
+  rm -f "$state/pgdir"
 fi
