@@ -122,6 +122,9 @@ func TestDashboardsAreWellFormed(t *testing.T) {
 			if want, ok := provisioned[p.Datasource.UID]; !ok || want != p.Datasource.Type {
 				t.Errorf("%s: datasource %+v is not provisioned (provisioned: %v)", where, p.Datasource, provisioned)
 			}
+			if !panelTypes[p.Type] {
+				t.Errorf("%s: panel type %q is none of Grafana's built-in panels the dashboards use", where, p.Type)
+			}
 			if len(p.Targets) == 0 {
 				t.Errorf("%s: no queries", where)
 			}
@@ -160,6 +163,9 @@ func checkTarget(t *testing.T, where string, p panel, tg target) {
 		}
 	}
 }
+
+// panelTypes are Grafana's built-in panels the dashboards use: no plugin to install.
+var panelTypes = map[string]bool{"timeseries": true, "stat": true, "table": true, "piechart": true, "bargauge": true}
 
 // provisionedDatasources reads provisioning/datasources/zuno.yaml: uid → type. The read
 // models' datasource must log in as a role given by the environment (the reader), never a
