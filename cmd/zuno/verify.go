@@ -71,6 +71,9 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	if path, _ := cmd.Flags().GetString("bundle"); path != "" {
 		return runVerifyBundle(cmd, path, format)
 	}
+	if cmd.Flags().Changed("public-key") || cmd.Flags().Changed("require-signature") {
+		return usagef("--public-key and --require-signature check a bundle: name it with --bundle FILE")
+	}
 	// Bad keys are refused before anything is opened, with or without --anchor.
 	if _, err := anchorKeys(); err != nil {
 		return err
