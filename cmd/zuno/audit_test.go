@@ -237,37 +237,67 @@ func TestBundleVerifiersAgree(t *testing.T) {
 
 var updateVectors = flag.Bool("update-vectors", false, "rewrite docs/formats/vectors from a real session")
 
-// The test vectors of docs/formats.md: a real session's bundle, signed with the test key.
-// With -update-vectors they are made anew; otherwise they must still verify with the key.
+// vectorVerdict is what a test vector must give.
+type vectorVerdict struct {
+	File  string `json:"file"`
+	Valid bool   `json:"valid"`
+	Line  int    `json:"line"`
+	Code  string `json:"code,omitempty"`
+}
+
+// The test vectors of docs/formats.md: a real session's bundle signed with the test key, and
+// the same bundle with one byte of its first message changed. With -update-vectors they are
+// made anew; otherwise each must still give the verdict expected.json records.
 func TestBundleVectors(t *testing.T) {
 	dir := filepath.Join("..", "..", "docs", "formats", "vectors")
-	path := filepath.Join(dir, "bundle.jsonl")
 	if *updateVectors {
-		a, _ := bundleLog(t, "sqlite")
-		ctx := context.Background()
-		if _, err := a.Commands.CreateSession(ctx, commands.Meta{CommandID: "vector", Actor: "user"}, zapp.NewSession{SessionID: "ses_vector", Title: "vector", Agent: "build"}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := a.Commands.AppendMessage(ctx, commands.Meta{CommandID: "vector-msg", Actor: "user"}, "ses_vector", "msg_vector", "hello <world> & é"); err != nil {
-			t.Fatal(err)
-		}
-		data, _ := exportBundle(t, a, zapp.ExportBundle{Session: "ses_vector", Key: testBundleKey})
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeVectors(t, dir)
 	}
-	data, err := os.ReadFile(path)
+	raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 	if err != nil {
-		t.Fatalf("%v (make it with go test ./cmd/zuno -run TestBundleVectors -update-vectors)", err)
+		t.Fatalf("%v (make the vectors with go test ./cmd/zuno -run TestBundleVectors -update-vectors)", err)
 	}
-	res := bundle.Verify(data, bundle.Options{TrustedKey: testBundleKey.Public().(ed25519.PublicKey)})
-	if !res.Valid || res.Events < 2 {
-		t.Fatalf("the committed vector does not verify: %+v", res)
+	var want []vectorVerdict
+	if err := json.Unmarshal(raw, &want); err != nil || len(want) != 2 {
+		t.Fatalf("expected.json: %d verdicts, %v", len(want), err)
 	}
-	if !strings.HasPrefix(string(data), `{"format":"zuno.bundle","version":1,`) {
-		t.Fatalf("the vector does not start with the header")
+	pub, err := os.ReadFile(filepath.Join(dir, "bundle.public-key"))
+	if err != nil || strings.TrimSpace(string(pub)) != base64.StdEncoding.EncodeToString(testBundleKey.Public().(ed25519.PublicKey)) {
+		t.Fatalf("bundle.public-key is not the test key's: %q, %v", pub, err)
+	}
+	for _, w := range want {
+		data, err := os.ReadFile(filepath.Join(dir, w.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := bundle.Verify(data, bundle.Options{TrustedKey: testBundleKey.Public().(ed25519.PublicKey)})
+		if res.Valid != w.Valid || res.Line != w.Line || (!w.Valid && res.Code() != w.Code) {
+			t.Errorf("%s: %+v, want %+v", w.File, res, w)
+		}
+	}
+}
+
+func writeVectors(t *testing.T, dir string) {
+	a, _ := bundleLog(t, "sqlite")
+	ctx := context.Background()
+	if _, err := a.Commands.CreateSession(ctx, commands.Meta{CommandID: "vector", Actor: "user"}, zapp.NewSession{SessionID: "ses_vector", Title: "vector", Agent: "build"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Commands.AppendMessage(ctx, commands.Meta{CommandID: "vector-msg", Actor: "user"}, "ses_vector", "msg_vector", "hello <world> & é"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := exportBundle(t, a, zapp.ExportBundle{Session: "ses_vector", Key: testBundleKey})
+	altered := bytes.Replace(data, []byte("hello"), []byte("jello"), 1)
+	verdicts := []vectorVerdict{{File: "bundle.jsonl", Valid: true}, {File: "bundle-altered.jsonl", Line: 3, Code: bundle.ReasonChainAltered}}
+	expected, _ := json.MarshalIndent(verdicts, "", "  ")
+	pub := base64.StdEncoding.EncodeToString(testBundleKey.Public().(ed25519.PublicKey))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{"bundle.jsonl": data, "bundle-altered.jsonl": altered,
+		"expected.json": append(expected, '\n'), "bundle.public-key": []byte(pub + "\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
