@@ -277,16 +277,23 @@ func (v *verifier) event(obj map[string]json.RawMessage) *failure {
 	return nil
 }
 
-// hashMember is how the metadata string ends when it carries a hash (events.SealPrepared).
-var hashMember = regexp.MustCompile(`,"hash":"([0-9a-f]{64})"\}$`)
+// hashMember is how the metadata string ends when it carries a hash (events.SealPrepared):
+// this prefix, 64 lowercase hex digits, and `"}`.
+const hashMember = `,"hash":"`
 
 // splitHash returns the metadata the chain hashed (without its final hash member) and the hash.
 func splitHash(md string) (body, hash string, ok bool) {
-	m := hashMember.FindStringSubmatchIndex(md)
-	if m == nil {
+	const tail = len(hashMember) + 64 + len(`"}`)
+	if len(md) < tail || md[len(md)-tail:len(md)-tail+len(hashMember)] != hashMember || md[len(md)-2:] != `"}` {
 		return md, "", false
 	}
-	return md[:m[0]] + "}", md[m[2]:m[3]], true
+	hash = md[len(md)-tail+len(hashMember) : len(md)-2]
+	for i := range len(hash) {
+		if c := hash[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return md, "", false
+		}
+	}
+	return md[:len(md)-tail] + "}", hash, true
 }
 
 // headerMatches holds the header's streams to the events read: the same streams, counts and

@@ -4,10 +4,11 @@
 Written from the specification alone, with the Python 3 standard library only: it shares no
 code with Zuno. Usage:
 
-    python3 zuno_verify.py BUNDLE [--public-key BASE64] [--require-signature]
+    python3 zuno_verify.py BUNDLE... [--public-key BASE64] [--require-signature]
 
-prints {"valid": bool, "line": L, "eventId": ..., "reason": "<code>: text"} and exits 0 when
-the bundle verifies, 1 when it does not (2 for a wrong command line).
+prints {"valid": bool, "line": L, "eventId": ..., "reason": "<code>: text"} for each bundle (one
+line each, with "file" when several are given) and exits 0 when every bundle verifies, 1 when
+one does not (2 for a wrong command line).
 
 When a module receipts.py beside this file defines check_session(events), it is called with
 the event records (dicts, in file order) once every chain has verified, before the seal is
@@ -482,19 +483,25 @@ def main(argv):
         if a == "--require-signature":
             require = True
         elif a.startswith("-"):
-            print("usage: zuno_verify.py BUNDLE [--public-key BASE64] [--require-signature]", file=sys.stderr)
+            print("usage: zuno_verify.py BUNDLE... [--public-key BASE64] [--require-signature]", file=sys.stderr)
             return 2
         else:
             args.append(a)
         i += 1
-    if len(args) != 1:
-        print("usage: zuno_verify.py BUNDLE [--public-key BASE64] [--require-signature]", file=sys.stderr)
+    if not args:
+        print("usage: zuno_verify.py BUNDLE... [--public-key BASE64] [--require-signature]", file=sys.stderr)
         return 2
-    with open(args[0], "rb") as f:
-        data = f.read()
-    out = verify(data, trusted, require)
-    print(json.dumps(out))
-    return 0 if out["valid"] else 1
+    status = 0
+    for path in args:
+        with open(path, "rb") as f:
+            data = f.read()
+        out = verify(data, trusted, require)
+        if len(args) > 1:
+            out["file"] = path
+        print(json.dumps(out))
+        if not out["valid"]:
+            status = 1
+    return status
 
 
 if __name__ == "__main__":
