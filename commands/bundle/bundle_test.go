@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -184,4 +185,18 @@ func resign(data []byte, with string) []byte {
 	out := bytes.Clone(data)
 	copy(out[i:], with[:4])
 	return out
+}
+
+// The verdict's JSON has the members docs/formats.md lists, as the Python verifier prints them.
+func TestVerdictJSON(t *testing.T) {
+	evs := chained(t, []string{"session-ses_a"}, 2, 0)
+	data := write(t, Contents{Events: evs}, key)
+	valid, _ := json.Marshal(Verify(data, Options{}))
+	bad, _ := json.Marshal(Verify(bytes.Replace(data, []byte(`\u003c1`), []byte(`\u003c2`), 1), Options{}))
+	if !regexp.MustCompile(`^\{"valid":true,"line":0,"events":2,"streams":1,"signed":true,"publicKey":"[A-Za-z0-9+/]{43}="\}$`).Match(valid) {
+		t.Errorf("valid: %s", valid)
+	}
+	if !regexp.MustCompile(`^\{"valid":false,"line":3,"eventId":"session-ses_a-1","stream":"session-ses_a","revision":1,"reason":"chain_altered: [^"]+"\}$`).Match(bad) {
+		t.Errorf("invalid: %s", bad)
+	}
 }

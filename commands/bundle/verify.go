@@ -64,6 +64,29 @@ type Result struct {
 	PublicKey string `json:"publicKey,omitempty"`
 }
 
+// MarshalJSON writes the verdict as docs/formats.md shows it, the same members the
+// independent verifier prints: a failure's line, event and reason, or a valid bundle's counts.
+func (r Result) MarshalJSON() ([]byte, error) {
+	if !r.Valid {
+		return json.Marshal(struct {
+			Valid    bool    `json:"valid"`
+			Line     int     `json:"line"`
+			EventID  string  `json:"eventId,omitempty"`
+			Stream   string  `json:"stream,omitempty"`
+			Revision *uint64 `json:"revision,omitempty"`
+			Reason   string  `json:"reason"`
+		}{false, r.Line, r.EventID, r.Stream, r.Revision, r.Reason})
+	}
+	return json.Marshal(struct {
+		Valid     bool   `json:"valid"`
+		Line      int    `json:"line"`
+		Events    int    `json:"events"`
+		Streams   int    `json:"streams"`
+		Signed    bool   `json:"signed"`
+		PublicKey string `json:"publicKey,omitempty"`
+	}{true, 0, r.Events, r.Streams, r.Signed, r.PublicKey})
+}
+
 // Code is the stable code of the reason.
 func (r Result) Code() string {
 	code, _, _ := strings.Cut(r.Reason, ":")
