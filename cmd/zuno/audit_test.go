@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -312,5 +313,40 @@ func writeVectors(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The Python verifier hands the event records to receipts.py's check_session, when that module
+// is beside it, after the chains verify and before the seal; a receipt it refuses fails the
+// bundle at that event's line.
+func TestPythonVerifierCallsReceiptChecks(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the independent verifier cannot run (Debian package python3)")
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile(bundlePython)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := `def check_session(events):
+    for e in events:
+        if e["kind"] == "event" and e["type"] == "session.user_message.appended.1" and e["revision"] == 1:
+            return (e["eventId"], "receipt_mismatch: refused by the test's module")
+    return None
+`
+	for name, body := range map[string][]byte{"zuno_verify.py": src, "receipts.py": []byte(hook)} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vector := filepath.Join("..", "..", "docs", "formats", "vectors", "bundle.jsonl")
+	out, err := exec.Command(python, filepath.Join(dir, "zuno_verify.py"), vector).Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, output %s", err, out)
+	}
+	if !regexp.MustCompile(`^\{"valid": false, "line": 3, "eventId": "[0-9a-f-]+", "stream": "session-ses_vector", "revision": 1, "reason": "receipt_mismatch: refused by the test's module"\}\n$`).Match(out) {
+		t.Fatalf("verdict %s", out)
 	}
 }

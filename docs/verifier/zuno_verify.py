@@ -350,7 +350,8 @@ class Verifier:
         self.last_pos = ev["position"]
         st.next += 1
         st.links.append(computed)
-        self.events.append(ev)
+        # The record as the line holds it (integers as ints), for the receipt checks.
+        self.events.append(dict(ev, kind="event"))
         self.event_lines.setdefault(ev["eventId"], (n, ev))
 
     def header_matches(self):
