@@ -94,17 +94,16 @@ func runAuditExport(cmd *cobra.Command, _ []string) error {
 func runVerifyBundle(cmd *cobra.Command, path, format string) error {
 	opts := bundle.Options{}
 	opts.RequireSignature, _ = cmd.Flags().GetBool("require-signature")
-	trusted, _ := cmd.Flags().GetString("public-key")
-	if trusted == "" {
-		trusted = os.Getenv("ZUNO_ANCHOR_PUBLIC_KEY")
+	// The trusted key is --public-key, else the environment's anchor key (either half), as
+	// zuno verify --anchor checks anchors.
+	keys, err := anchorKeys()
+	if trusted, _ := cmd.Flags().GetString("public-key"); trusted != "" {
+		keys, err = zanchor.ParseKeys("", trusted)
 	}
-	if trusted != "" {
-		keys, err := zanchor.ParseKeys("", trusted)
-		if err != nil {
-			return err
-		}
-		opts.TrustedKey = keys.Public
+	if err != nil {
+		return err
 	}
+	opts.TrustedKey = keys.Public
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the bundle: %w", err)

@@ -44,8 +44,8 @@ everything verifies.
 data directory: every line's shape, each stream's revisions and hash chain, the header's
 counts and heads, the anchor it carries, the seal's SHA-256 and its signature, in file
 order, naming the first bad line and event (docs/formats.md). A trusted key (--public-key or
-ZUNO_ANCHOR_PUBLIC_KEY) must be the one that signed it; --require-signature refuses an
-unsigned bundle. Fails with bundle_invalid.`,
+ZUNO_ANCHOR_PUBLIC_KEY, or ZUNO_ANCHOR_KEY's public half) must be the one that signed it;
+--require-signature refuses an unsigned bundle. Fails with bundle_invalid.`,
 		Args: cobra.NoArgs,
 		RunE: runVerify,
 	}
@@ -56,7 +56,7 @@ unsigned bundle. Fails with bundle_invalid.`,
 	cmd.Flags().String("anchor", "", "compare with, then record, the stream heads in this file")
 	cmd.Flags().Bool("init", false, "with --anchor: start a new anchor chain where no file is (the log records it)")
 	cmd.Flags().String("bundle", "", "check this evidence bundle offline (zuno audit export)")
-	cmd.Flags().String("public-key", "", "with --bundle: the base64 ed25519 key the bundle must be signed with (default $ZUNO_ANCHOR_PUBLIC_KEY)")
+	cmd.Flags().String("public-key", "", "with --bundle: the base64 ed25519 key the bundle must be signed with (default: $ZUNO_ANCHOR_PUBLIC_KEY, or the public half of $ZUNO_ANCHOR_KEY)")
 	cmd.Flags().Bool("require-signature", false, "with --bundle: refuse an unsigned bundle (implied by a trusted key)")
 	cmd.MarkFlagsMutuallyExclusive("session", "stream", "all", "bundle")
 	cmd.MarkFlagsMutuallyExclusive("anchor", "bundle")

@@ -494,8 +494,12 @@ def main(argv):
         return 2
     status = 0
     for path in args:
-        with open(path, "rb") as f:
-            data = f.read()
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            print("zuno_verify: cannot read %s: %s" % (path, e.strerror), file=sys.stderr)
+            return 2
         out = verify(data, trusted, require)
         if len(args) > 1:
             out["file"] = path
