@@ -57,7 +57,7 @@ type Result struct {
 	// Reason is "<code>: text".
 	Reason string `json:"reason,omitempty"`
 	// Events and Streams count what a valid bundle holds; Signed says it carried a signature
-	// that verified, KeyID its public key.
+	// that verified, PublicKey its key.
 	Events    int    `json:"events"`
 	Streams   int    `json:"streams"`
 	Signed    bool   `json:"signed"`
@@ -112,7 +112,6 @@ func (e *InvalidError) Code() string { return CodeBundleInvalid }
 type verifier struct {
 	opts    Options
 	header  *Header
-	headers map[string]StreamSummary
 	streams map[string]*streamState
 	order   []string
 	events  int
