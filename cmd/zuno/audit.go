@@ -28,7 +28,8 @@ bundled sessions and each stream's event count and head, every event of the sess
 chain hash, the events of the source a fork was made from, the log's record of its anchors,
 and the anchor file given with --anchor; then a seal: the SHA-256 of every byte before it,
 signed with ZUNO_ANCHOR_KEY when it is set. --with-children adds every delegated descendant
-the job ledgers name. zuno verify --bundle FILE checks it on any machine, with no database.`,
+the job ledgers name. zuno verify --bundle FILE checks it on any machine, with no database;
+export warns when the bundle it wrote does not verify (the log was changed).`,
 		Args: cobra.NoArgs,
 		RunE: runAuditExport,
 	}
@@ -70,6 +71,10 @@ func runAuditExport(cmd *cobra.Command, _ []string) error {
 		sum, err := a.Commands.ExportBundle(ctx, r, &buf)
 		if err != nil {
 			return err
+		}
+		// The log itself may have been changed: say so now, not only when an auditor checks.
+		if res := bundle.Verify(buf.Bytes(), bundle.Options{}); !res.Valid {
+			fmt.Fprintf(cmd.ErrOrStderr(), "zuno: warning: the bundle does not verify at line %d (%s): the log was changed outside zuno; run zuno verify\n", res.Line, res.Reason)
 		}
 		if output == "" {
 			_, err := cmd.OutOrStdout().Write(buf.Bytes())
