@@ -9,8 +9,11 @@ PG_DIR    ?= /tmp/zuno-pg-$(shell printf %s "$(CURDIR)" | cksum | cut -d' ' -f1)
 
 .PHONY: run ripgrep build test test-go deps postgres stop-postgres bench fuzz vet clean
 
+# build: zuno and, beside it, the dedicated shell guard it runs for every command
+# (docs/shell-execution.md, "The guard").
 build:
 	$(GO) build -buildvcs=auto -o bin/zuno ./cmd/zuno
+	$(GO) build -buildvcs=auto -o bin/zuno-guard ./cmd/zuno-guard
 
 # run: a scripted agent session (build agent, scripted provider) that reproduces a failing
 # test in a scratch workspace, reads, greps, patches the file and re-runs the test.

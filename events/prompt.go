@@ -18,8 +18,8 @@ type PromptAssembled struct {
 	// JobsRead is how many events of the session's job stream (jobs-<sessionId>) the turn had
 	// read when it assembled this prompt: runtime.work_state's jobs and reports come from
 	// them. A child settles concurrently, so a replay reads exactly these, not what the log
-	// held at the position it reached (docs/replay.md). 0 (absent) when none, or recorded by
-	// a build that did not show jobs.
+	// held at the position it reached (docs/replay.md). Absent when 0, as in receipts of
+	// builds that did not show jobs: their prompts showed none either.
 	JobsRead uint64 `json:"jobsRead,omitempty"`
 	PromptReceipt
 }

@@ -515,9 +515,9 @@ func (b *Bubblewrap) WrapFiles(argv []string, dir string) ([]string, []*os.File,
 // (adapters/tools/shell.StatusLauncher; docs/sandbox.md, "How a confined command ended").
 // With --unshare-pid, bwrap's init waits for the command and exits 128+N when signal N
 // killed it, and --json-status-fd reports that same number, so bwrap's status cannot tell a
-// `kill -9 $$` from an `exit 137`. The reporter is this binary (its guard package), executed
-// through a descriptor onto /proc/self/exe, because the binary's path may be hidden inside
-// (a test binary under /tmp); it waits for the command and writes the real wait status on a
+// `kill -9 $$` from an `exit 137`. The reporter is the guard's program (guard.Program: the
+// dedicated zuno-guard, or this binary), executed through a descriptor, because its path may
+// be hidden inside (a test binary under /tmp); it waits for the command and writes the real wait status on a
 // pipe whose read end is returned. The files are WrapFiles' (the filter, under network
 // deny), then the binary, then the pipe's write end.
 func (b *Bubblewrap) WrapStatus(argv []string, dir string) ([]string, []*os.File, *os.File, error) {
@@ -533,7 +533,7 @@ func (b *Bubblewrap) WrapStatus(argv []string, dir string) ([]string, []*os.File
 		}
 		files, extra = append(files, f), []string{"--seccomp", "3"}
 	}
-	exe, err := os.Open("/proc/self/exe")
+	exe, err := os.Open(guard.Program())
 	if err != nil {
 		closeFiles(files)
 		return nil, nil, nil, fmt.Errorf("sandbox: the status reporter's binary: %w", err)

@@ -464,5 +464,14 @@ func (a *app) readModelDrift(ctx context.Context) ([]projections.Drift, error) {
 // own beside Zuno's (docs/server.md, "Metrics").
 func (a *app) metricsHandler() http.Handler {
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{Registry: a.metrics})
+	h := promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{Registry: a.metrics})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// zuno_projection_lag_events is set by a status check; without one at each scrape a
+		// server never reported it, and the projection-lag alert and panel read nothing
+		// (docs/operations.md). An error leaves the last values: a scrape still answers.
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		a.runner.Status(ctx)
+		cancel()
+		h.ServeHTTP(w, r)
+	})
 }

@@ -98,6 +98,7 @@ not load and go on without it; zuno config show lists what the layers set, then 
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newGoalCmd())
+	root.AddCommand(newAuditCmd())
 	usageArgs(root)
 	return root
 }

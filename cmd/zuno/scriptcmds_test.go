@@ -96,6 +96,21 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	// pseudo-terminal (its controlling terminal), typing INPUT's lines; what the terminal
 	// showed becomes stdout. It is how a script answers zuno's permission asks as a person would.
 	"pty": runOnPTY,
+	// editline FILE N OLD NEW replaces the first OLD in line N of FILE with NEW: an evidence
+	// bundle tampered with by hand, one line of it.
+	"editline": func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 4 || neg {
+			ts.Fatalf("usage: editline FILE N OLD NEW")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		lines := strings.SplitAfter(ts.ReadFile(args[0]), "\n")
+		if n < 1 || n > len(lines) || !strings.Contains(lines[n-1], args[2]) {
+			ts.Fatalf("editline: line %d of %s has no %q", n, args[0], args[2])
+		}
+		lines[n-1] = strings.Replace(lines[n-1], args[2], args[3], 1)
+		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(lines, "")), 0o644))
+	},
 	// eventlog-exec SQL runs SQL against the event log's own database (bypassing zuno), to
 	// tamper with stored events the way an attacker with database access could.
 	"eventlog-exec": func(ts *testscript.TestScript, neg bool, args []string) {

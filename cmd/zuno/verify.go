@@ -20,7 +20,7 @@ import (
 
 func newVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "verify [--session S | --stream X | --all] [--anchor FILE] [--format json|table]",
+		Use:   "verify [--session S | --stream X | --all] [--anchor FILE] [--format json|table] | --bundle FILE [--public-key B64]",
 		Short: "Check the event log's hash chains, the read models and an anchor of stream heads",
 		Long: `Walk the hash chain of every stream (or of one session's streams, or of one stream) and
 report the first altered, missing, inserted or reordered event of each, with its position.
@@ -38,7 +38,14 @@ records that. With ZUNO_ANCHOR_KEY (base64 ed25519 seed; zuno anchor keygen) the
 signed, and checked with it or with ZUNO_ANCHOR_PUBLIC_KEY (zuno anchor public-key), which
 only checks: the file is never written then. An anchor inside a recorded session's workspace is refused
 (log_in_workspace): the agent working there could rewrite it. Exit status 0 only when
-everything verifies.`,
+everything verifies.
+
+--bundle FILE checks an evidence bundle (zuno audit export) offline, with no database or
+data directory: every line's shape, each stream's revisions and hash chain, the header's
+counts and heads, the anchor it carries, the seal's SHA-256 and its signature, in file
+order, naming the first bad line and event (docs/formats.md). A trusted key (--public-key or
+ZUNO_ANCHOR_PUBLIC_KEY, or ZUNO_ANCHOR_KEY's public half) must be the one that signed it;
+--require-signature refuses an unsigned bundle. Fails with bundle_invalid.`,
 		Args: cobra.NoArgs,
 		RunE: runVerify,
 	}
@@ -48,7 +55,11 @@ everything verifies.`,
 	cmd.Flags().Bool("all", false, "verify every stream and the read models (the default)")
 	cmd.Flags().String("anchor", "", "compare with, then record, the stream heads in this file")
 	cmd.Flags().Bool("init", false, "with --anchor: start a new anchor chain where no file is (the log records it)")
-	cmd.MarkFlagsMutuallyExclusive("session", "stream", "all")
+	cmd.Flags().String("bundle", "", "check this evidence bundle offline (zuno audit export)")
+	cmd.Flags().String("public-key", "", "with --bundle: the base64 ed25519 key the bundle must be signed with (default: $ZUNO_ANCHOR_PUBLIC_KEY, or the public half of $ZUNO_ANCHOR_KEY)")
+	cmd.Flags().Bool("require-signature", false, "with --bundle: refuse an unsigned bundle (implied by a trusted key)")
+	cmd.MarkFlagsMutuallyExclusive("session", "stream", "all", "bundle")
+	cmd.MarkFlagsMutuallyExclusive("anchor", "bundle")
 	return cmd
 }
 
@@ -56,6 +67,12 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	format, err := getFormat(cmd)
 	if err != nil {
 		return err
+	}
+	if path, _ := cmd.Flags().GetString("bundle"); path != "" {
+		return runVerifyBundle(cmd, path, format)
+	}
+	if cmd.Flags().Changed("public-key") || cmd.Flags().Changed("require-signature") {
+		return usagef("--public-key and --require-signature check a bundle: name it with --bundle FILE")
 	}
 	// Bad keys are refused before anything is opened, with or without --anchor.
 	if _, err := anchorKeys(); err != nil {

@@ -344,9 +344,10 @@ func TestComponentReportAtToolSafeBoundary(t *testing.T) {
 			prompts = append(prompts, p.(events.PromptAssembled))
 		}
 	}
-	if len(prompts) != 3 || prompts[0].WorkState != nil || prompts[0].JobsRead != 0 ||
-		prompts[1].WorkState == nil || prompts[1].WorkState.Shown.Jobs != 1 || prompts[1].JobsRead == 0 ||
-		prompts[2].JobsRead <= prompts[1].JobsRead {
+	read := func(p events.PromptAssembled) uint64 { return p.JobsRead }
+	if len(prompts) != 3 || prompts[0].WorkState != nil || read(prompts[0]) != 0 ||
+		prompts[1].WorkState == nil || prompts[1].WorkState.Shown.Jobs != 1 || read(prompts[1]) <= 0 ||
+		read(prompts[2]) <= read(prompts[1]) {
 		t.Fatalf("prompts' work states and job reads: %+v", prompts)
 	}
 	l, _, err := commands.LoadJobs(ctx, c.store, registry, res.SessionID)

@@ -35,20 +35,21 @@ type store struct {
 	jobsRead  []recordedRead
 }
 
-// recordedRead is one recorded prompt's read of the job stream: at position, read events.
+// recordedRead is one recorded prompt's read of the job stream: at position, read events
+// (0 also for a receipt of a build that did not record it: its prompts showed no jobs).
 type recordedRead struct {
 	position, read uint64
 }
 
 // jobsLimit is how many events of the job stream the next recorded prompt after the replay's
-// point had read; false when no later prompt recorded it (the cutoff rules).
+// point had read; false when there is no later prompt (the cutoff rules then).
 func (s *store) jobsLimit() (uint64, bool) {
 	s.mu.Lock()
 	cutoff := s.cutoff
 	s.mu.Unlock()
 	for _, r := range s.jobsRead {
 		if r.position >= cutoff {
-			return r.read, r.read > 0
+			return r.read, true
 		}
 	}
 	return 0, false

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,8 +15,9 @@ import (
 )
 
 // The guard (docs/shell-execution.md, "The guard"): every command, foreground or background,
-// runs as the child of a small guard process, which is this very binary re-executed under the
-// name GuardName (package guard's init runs it). The guard leads the command's process group
+// runs as the child of a small guard process: the dedicated zuno-guard beside the binary, or
+// this very binary re-executed (guard.Program), under the name GuardName (package guard's
+// init runs it). The guard leads the command's process group
 // and binds that group to the runtime's lifetime:
 //
 //   - It holds the read end of a lifeline pipe whose only write end is the runtime's. When
@@ -64,10 +64,7 @@ type guardProc struct {
 // guardedCommand returns the command that runs argv (with files at fd 3, …) under a guard.
 // After Start the caller calls g.started(); after Wait, g.settle.
 func guardedCommand(argv []string, files []*os.File) (*exec.Cmd, *guardProc, error) {
-	exe, err := guardExecutable()
-	if err != nil {
-		return nil, nil, err
-	}
+	exe := guard.Program()
 	lr, lw, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -81,15 +78,6 @@ func guardedCommand(argv []string, files []*os.File) (*exec.Cmd, *guardProc, err
 	args := append([]string{GuardName, strconv.Itoa(len(files)), "--"}, argv...)
 	cmd := &exec.Cmd{Path: exe, Args: args, ExtraFiles: append([]*os.File{lr, rw}, files...)}
 	return cmd, &guardProc{lifeline: lw, report: rr, children: []*os.File{lr, rw}}, nil
-}
-
-// guardExecutable is this binary: on Linux /proc/self/exe, which still works when the file
-// was replaced or deleted since the runtime started.
-func guardExecutable() (string, error) {
-	if runtime.GOOS == "linux" {
-		return "/proc/self/exe", nil
-	}
-	return os.Executable()
 }
 
 // started closes the runtime's copies of the guard's ends of both pipes.
