@@ -854,14 +854,21 @@ class _Stream:
         self.views = {}  # receipt id -> the transcript's messages when it was recorded
         self.own = []  # (event id, receipt id) of the stream's own receipts, in order
 
-    def fold(self, stream, upto=None, depth=0, own=True):
+    def fold(self, stream, upto=None, depth=0, own=True, pinned=None):
+        """Folds stream's events (up to revision upto, for a fork's history, whose last
+        event must carry the chain link pinned)."""
         if depth > FORK_DEPTH:
             raise Invalid("fork_source", "%s is more than %d forks deep" % (stream, FORK_DEPTH))
-        found = False
+        found, prev = False, ""
         for ev in self.by_stream.get(stream, []):
             rev = ev.get("revision")
             if upto is not None and rev > upto:
                 break
+            if upto is not None:
+                prev = _check_link(ev, prev, stream, upto)
+                if rev == upto and prev != pinned:
+                    raise Invalid("fork_source", "the fork's history ends at %s revision %d, which no longer carries "
+                                  "the hash the fork recorded" % (stream, upto))
             found = found or rev == upto
             data = _data(ev)
             try:
@@ -874,9 +881,9 @@ class _Stream:
     def _one(self, ev, data, depth, own):
         type_ = ev.get("type")
         if type_ == T_FORKED and ev.get("revision") == 0:
-            src = d_struct(data, {"source": (lambda v: d_struct(v, {"stream": (d_str, ""), "revision": (d_int, 0)}),
-                                             lambda: {"stream": "", "revision": 0})})["source"]
-            self.fold(src["stream"], src["revision"], depth + 1, own=False)
+            src = d_struct(data, {"source": (lambda v: d_struct(v, {"stream": (d_str, ""), "revision": (d_int, 0), "hash": (d_str, "")}),
+                                             lambda: {"stream": "", "revision": 0, "hash": ""})})["source"]
+            self.fold(src["stream"], src["revision"], depth + 1, own=False, pinned=src["hash"])
         if type_ == T_RECEIPT:
             r = d_struct(data, RECEIPT)
             self.receipts[r["receiptId"]] = r
@@ -886,6 +893,34 @@ class _Stream:
             if own:
                 self.own.append((ev.get("eventId"), r["receiptId"]))
         self.tr.evolve(type_, data)
+
+
+CHAIN_VERSION = "zuno.chain.1"
+METADATA = ("commandId", "commandDigest", "causationId", "correlationId", "actor", "time")
+
+
+def _check_link(ev, prev, stream, upto):
+    """A fork's history is folded only while each event still carries its link in its
+    stream's hash chain (docs/storage.md, "Hash chain"; its rules are docs/formats.md's): an
+    event without a link is older than the chain and restarts it. Returns the event's link."""
+    try:
+        md = d_struct(loads(ev["metadata"]), {k: (d_str, "") for k in METADATA + ("hash",)})
+    except (ValueError, TypeError, KeyError) as e:
+        raise Invalid("fork_source", "event %s of the fork's history has unreadable metadata: %s" % (ev.get("eventId"), e))
+    if md["hash"] == "":
+        return ""
+    meta = enc_obj([(k, enc_str(md[k]), k in ("commandDigest", "causationId", "correlationId") and md[k] == "")
+                    for k in METADATA]).encode("utf-8")
+    h = hashlib.sha256((CHAIN_VERSION + "\n").encode())
+    for field in (ev["eventId"].encode("utf-8"), stream.encode("utf-8"), ev["type"].encode("utf-8"),
+                  ev["data"].encode("utf-8"), meta):
+        h.update(b"%d:" % len(field))
+        h.update(field)
+    link = sha256_hex(("%s\n%s\n%d\n%s" % (CHAIN_VERSION, prev, ev["revision"], h.hexdigest())).encode("utf-8"))
+    if link != md["hash"]:
+        raise Invalid("fork_source", "the fork's history ends at %s revision %d, which has a history changed since the "
+                      "fork (revision %d no longer matches its hash)" % (stream, upto, ev["revision"]))
+    return link
 
 
 def _sessions(events):
