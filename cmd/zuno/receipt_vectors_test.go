@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/eventstore/memstore"
 	"github.com/zuno-run/zuno/adapters/sqldb"
 	"github.com/zuno-run/zuno/commands/queries"
+	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/events"
 )
@@ -106,6 +109,7 @@ func TestReceiptVectors(t *testing.T) {
 		writeVectors(t, recordVectorSession(t))
 	}
 	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "encoding.json" })
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no vectors in %s (%v): run go test ./cmd/zuno -run TestReceiptVectors -update", vectorsDir, err)
 	}
@@ -392,7 +396,7 @@ func writeVectors(t *testing.T, lines []eventLine) {
 	if err := os.MkdirAll(vectorsDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old, _ := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
+	old, _ := filepath.Glob(filepath.Join(vectorsDir, "*-*.json"))
 	for _, f := range old {
 		os.Remove(f)
 	}
@@ -639,4 +643,93 @@ json.dump(out, sys.stdout)
 		}
 	}
 	t.Logf("%d alterations: %d fail in both, %d pass in both (bytes no receipt depends on)", len(cases), failed, len(cases)-failed)
+}
+
+// encodingCase is one message of the encoding vector: each string field as the hex of its
+// bytes (so that bytes which are not UTF-8 survive the JSON file), the canonical blob Zuno
+// records for it and its part (docs/formats/receipts.md §3, §4).
+type encodingCase struct {
+	Name       string              `json:"name"`
+	Role       string              `json:"role"`
+	TextHex    string              `json:"textHex,omitempty"`
+	ToolCallID string              `json:"toolCallId,omitempty"`
+	IsError    bool                `json:"isError,omitempty"`
+	ToolCalls  []map[string]string `json:"toolCallsHex,omitempty"`
+	Reasoning  []map[string]string `json:"reasoningHex,omitempty"`
+	Blob       string              `json:"blob"`
+	Part       events.PromptPart   `json:"part"`
+}
+
+// encodingMessages are messages the session vector does not hold: reasoning items, provider
+// call ids, every kind of escape, and bytes that are not UTF-8.
+var encodingMessages = []struct {
+	name string
+	m    model.Message
+}{
+	{"html and separators", model.Message{Role: model.RoleUser, Text: "<a href=\"x\">&amp;</a>\u2028\u2029 done"}},
+	{"control characters", model.Message{Role: model.RoleUser, Text: "\x00\x01\b\f\n\r\t\x1f\x7f\\\"end"}},
+	{"non-ASCII", model.Message{Role: model.RoleUser, Text: "ü é 中文 😀 \ufeff"}},
+	{"invalid UTF-8", model.Message{Role: model.RoleUser, Text: "a\xffb\xe4\xb8c\xed\xa0\x80d\xc0\xaf"}},
+	{"assistant with calls and reasoning", model.Message{Role: model.RoleAssistant, Text: "Let me look.",
+		ToolCalls: []model.ToolCall{{ID: "call_1", ProviderID: "toolu_01", Name: "read", Arguments: `{"path":"a<b>.go"}`},
+			{ID: "call_2", Name: "shell", Arguments: "not json \xff"}},
+		Reasoning: []model.Reasoning{{ID: "rs_1", Summary: "thinking & planning", EncryptedContent: "gAAAA=="}, {ID: "rs_2"}}}},
+	{"tool result, error", model.Message{Role: model.RoleTool, ToolCallID: "call_2", Text: "exit 1\n", IsError: true}},
+	{"tool result, empty", model.Message{Role: model.RoleTool, ToolCallID: "call_1"}},
+	{"developer instruction", model.Message{Role: model.RoleDeveloper, Text: "Stop & summarise."}},
+}
+
+func hexFields(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if v != "" {
+			out[k] = hex.EncodeToString([]byte(v))
+		}
+	}
+	return out
+}
+
+func encodingCases(t *testing.T) []encodingCase {
+	t.Helper()
+	var out []encodingCase
+	for _, c := range encodingMessages {
+		logged, err := prompt.LoggedMessages([]model.Message{c.m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := encodingCase{Name: c.name, Role: string(c.m.Role), TextHex: hex.EncodeToString([]byte(c.m.Text)),
+			ToolCallID: c.m.ToolCallID, IsError: c.m.IsError, Part: logged.Parts[0], Blob: logged.Blobs[logged.Parts[0].SHA256]}
+		for _, tc := range c.m.ToolCalls {
+			e.ToolCalls = append(e.ToolCalls, hexFields(map[string]string{"id": tc.ID, "providerId": tc.ProviderID, "name": tc.Name, "arguments": tc.Arguments}))
+		}
+		for _, r := range c.m.Reasoning {
+			e.Reasoning = append(e.Reasoning, hexFields(map[string]string{"id": r.ID, "summary": r.Summary, "encryptedContent": r.EncryptedContent}))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestReceiptEncodingVector: encoding.json holds the canonical blob and part of each
+// message above as Zuno records it; -update rewrites it.
+func TestReceiptEncodingVector(t *testing.T) {
+	path := filepath.Join(vectorsDir, "encoding.json")
+	got := encodingCases(t)
+	if *update {
+		b, err := json.MarshalIndent(map[string]any{"format": "zuno receipts v1", "description": "conversation messages, " +
+			"their string fields as the hex of their bytes, with the canonical blob and the part a receipt lists for each", "messages": got}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want struct {
+		Messages []encodingCase `json:"messages"`
+	}
+	readJSON(t, path, &want)
+	if !reflect.DeepEqual(got, want.Messages) {
+		t.Fatalf("the Go code encodes the messages otherwise than encoding.json says:\n got %+v\nwant %+v", got, want.Messages)
+	}
 }

@@ -82,6 +82,27 @@ def go_string(s):
     return _SURROGATE.sub("\ufffd", s)
 
 
+def go_utf8(b):
+    """Bytes as text the way Zuno's first encoding of a message reads them: every byte that
+    does not begin a valid UTF-8 sequence (overlong forms, surrogates and code points above
+    U+10FFFF are not valid) becomes one U+FFFD, and decoding goes on at the next byte."""
+    out, i = [], 0
+    while i < len(b):
+        for n in (1, 2, 3, 4):
+            try:
+                c = b[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(c) == 1:
+                out.append(c)
+                i += n
+                break
+        else:
+            out.append("\ufffd")
+            i += 1
+    return "".join(out)
+
+
 def _fold(name):
     return "".join(c.lower().upper() if len(c.lower().upper()) == 1 else c for c in name)
 

@@ -195,6 +195,33 @@ class Encoding(unittest.TestCase):
             self.assertIsNone(receipts._canonical(blob, receipts.decode_message, receipts.enc_message), blob)
 
 
+class EncodingVector(unittest.TestCase):
+    """encoding.json: messages the session does not hold (reasoning, provider call ids, every
+    escape, bytes that are not UTF-8), with the blob and part Zuno records for each."""
+
+    def test_messages(self):
+        cases = load("encoding.json")["messages"]
+        self.assertGreaterEqual(len(cases), 8)
+
+        def text(h):
+            return receipts.go_utf8(bytes.fromhex(h or ""))
+
+        for c in cases:
+            with self.subTest(case=c["name"]):
+                calls = [{k: text(call.get(k)) for k in ("id", "providerId", "name", "arguments")}
+                         for call in c.get("toolCallsHex") or []] or None
+                reasoning = [{k: text(r.get(k)) for k in ("id", "summary", "encryptedContent")}
+                             for r in c.get("reasoningHex") or []] or None
+                m = receipts.message(c["role"], text(c.get("textHex")), calls, c.get("toolCallId", ""),
+                                     c.get("isError", False), reasoning)
+                part, blob = receipts.message_part(m)
+                self.assertEqual(blob, c["blob"])
+                want = dict({"section": "", "name": ""}, **c["part"])
+                self.assertEqual(part, want)
+                # The blob is canonical: it decodes to what it encodes.
+                self.assertIsNotNone(receipts._canonical(blob, receipts.decode_message, receipts.enc_message))
+
+
 class CommandLine(unittest.TestCase):
     def run_cli(self, events):
         with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
