@@ -591,13 +591,27 @@ func TestReceiptVerifierAgrees(t *testing.T) {
 	}
 	var cases []alteredEvent
 	var goResults []*failure
+	const alnum = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	for len(cases) < 60 {
 		l := session.Events[rng.IntN(len(session.Events))]
 		if !strings.HasPrefix(l.Stream, "session-") {
 			continue
 		}
+		// Half the bytes are any printable byte, which mostly breaks the JSON; half are a
+		// letter or digit of a receipt changed to another, which keeps it JSON and reaches
+		// the digests, blobs, sizes and ids.
+		inReceipt := len(cases)%2 == 1
+		if inReceipt && l.Type != events.TypePromptAssembled {
+			continue
+		}
 		i := rng.IntN(len(l.Data))
 		b := byte(0x20 + rng.IntN(0x5f))
+		if inReceipt {
+			b = alnum[rng.IntN(len(alnum))]
+			if !strings.ContainsRune(alnum, rune(l.Data[i])) {
+				continue
+			}
+		}
 		if l.Data[i] >= 0x80 || l.Data[i] == b {
 			continue
 		}
@@ -631,18 +645,19 @@ json.dump(out, sys.stdout)
 	if err := json.Unmarshal(out, &pyResults); err != nil {
 		t.Fatalf("python3 answered %q: %v", out, err)
 	}
-	failed := 0
+	failed, codes := 0, map[string]int{}
 	for i, c := range cases {
 		g, p := goResults[i], pyResults[i]
 		switch {
 		case g == nil && p == nil:
 		case g != nil && p != nil && g.EventID == p[0] && strings.Contains(g.Code, strings.SplitN(p[1], ":", 2)[0]):
 			failed++
+			codes[strings.SplitN(p[1], ":", 2)[0]]++
 		default:
 			t.Errorf("event %s altered to %q:\n  Go:     %+v\n  Python: %q", c.EventID, c.Data, g, p)
 		}
 	}
-	t.Logf("%d alterations: %d fail in both, %d pass in both (bytes no receipt depends on)", len(cases), failed, len(cases)-failed)
+	t.Logf("%d alterations: %d fail in both %v, %d pass in both (bytes no receipt depends on)", len(cases), failed, codes, len(cases)-failed)
 }
 
 // encodingCase is one message of the encoding vector: each string field as the hex of its
