@@ -148,6 +148,7 @@ func TestReceiptVerifierPython(t *testing.T) {
 	}
 	cmd := exec.Command(py, "-m", "unittest", "-v", "test_receipts")
 	cmd.Dir = "../../docs/verifier"
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1") // leave no __pycache__ in docs/
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3 -m unittest test_receipts: %v\n%s", err, out)
@@ -636,6 +637,7 @@ for c in req["cases"]:
 json.dump(out, sys.stdout)
 `)
 	cmd.Dir = "../../docs/verifier"
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	cmd.Stdin = strings.NewReader(string(input))
 	out, err := cmd.Output()
 	if err != nil {

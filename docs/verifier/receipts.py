@@ -1022,7 +1022,7 @@ def check_session(events):
 def read_lines(path):
     events = []
     with open(path, "rb") as f:
-        for n, line in enumerate(f, 1):
+        for line in f:
             line = line.strip()
             if not line:
                 continue
