@@ -106,7 +106,7 @@ type failure struct {
 
 func TestReceiptVectors(t *testing.T) {
 	if *update {
-		writeVectors(t, recordVectorSession(t))
+		writeReceiptVectors(t, recordVectorSession(t))
 	}
 	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.json"))
 	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "encoding.json" })
@@ -386,9 +386,9 @@ func readLog(t *testing.T, path string) []eventLine {
 	return out
 }
 
-// writeVectors writes the session's vector and the altered ones, each altered at one byte of
+// writeReceiptVectors writes the session's vector and the altered ones, each altered at one byte of
 // what a receipt proves.
-func writeVectors(t *testing.T, lines []eventLine) {
+func writeReceiptVectors(t *testing.T, lines []eventLine) {
 	t.Helper()
 	receipts, fail := goReceipts(t, lines)
 	if fail != nil {
