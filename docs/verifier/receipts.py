@@ -181,27 +181,23 @@ def d_str_map(v):
 
 
 _CONTROL = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+_ESCAPED = re.compile('[\x00-\x1f"\\\\<>&\u2028\u2029\ud800-\udfff]')
+
+
+def _escape(match):
+    c = match.group()
+    if c in _CONTROL:
+        return _CONTROL[c]
+    if "\ud800" <= c <= "\udfff":
+        return "\\ufffd"
+    return "\\u%04x" % ord(c)
 
 
 def enc_str(s):
     """A string as Go's encoding/json writes it: \\" \\\\ \\b \\f \\n \\r \\t, other control
     characters and < > & as \\u00xx (lower-case hex), U+2028 and U+2029 escaped, everything
     else (all other non-ASCII) as itself in UTF-8."""
-    out = ['"']
-    for c in s:
-        o = ord(c)
-        if c in _CONTROL:
-            out.append(_CONTROL[c])
-        elif o < 0x20 or c in "<>&":
-            out.append("\\u%04x" % o)
-        elif c in "\u2028\u2029":
-            out.append("\\u%04x" % o)
-        elif 0xD800 <= o <= 0xDFFF:
-            out.append("\\ufffd")
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
+    return '"' + _ESCAPED.sub(_escape, s) + '"'
 
 
 def enc_obj(members_):
@@ -264,7 +260,7 @@ def valid_digest(s):
 
 def estimate_tokens(s):
     """One token per four ASCII bytes, rounded up, plus one per non-ASCII character."""
-    ascii_ = sum(1 for c in s if ord(c) < 0x80)
+    ascii_ = len(s.encode("ascii", "ignore"))
     return (ascii_ + 3) // 4 + (len(s) - ascii_)
 
 
@@ -964,11 +960,15 @@ def check_stream(by_stream, stream):
     f = _Stream(by_stream)
     f.fold(stream)
     out = []
+    encoded = {}  # id(message) -> (message, part, blob): the views share their messages
     for event_id, rid in f.own:
         try:
             logged, blobs = [], {}
             for m in f.views[rid]:
-                part, blob = message_part(m)
+                hit = encoded.get(id(m))
+                if hit is None or hit[0] is not m:
+                    hit = encoded[id(m)] = (m,) + message_part(m)
+                _, part, blob = hit
                 logged.append(part)
                 blobs.setdefault(part["sha256"], blob)
 
