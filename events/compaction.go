@@ -34,7 +34,7 @@ type TranscriptCompacted struct {
 	// SummarisedResponses counts the assistant messages summarised, including those an
 	// earlier summary in the range stood for.
 	SummarisedResponses int `json:"summarisedResponses"`
-	// SummarisedDigest is the conversation chain digest (prompt.ConversationDigest) of the
+	// SummarisedDigest is the conversation chain digest (docs/formats/receipts.md §7) of the
 	// summarised messages' receipt parts.
 	SummarisedDigest string `json:"summarisedDigest"`
 	// Summary is the model's text; SummaryMessage the message the conversation now opens with

@@ -63,8 +63,9 @@ type PromptReceipt struct {
 	// session's own messages (the user's, the provider's responses, the tools' results) at
 	// those places of its transcript, which their events hold. Messages lists only the parts
 	// after them (an instruction the turn added). A step records neither its tool call nor
-	// its result a second time (docs/storage.md, "Bytes per step"); prompt.ExpandLogged
-	// restores them from the transcript, and ConversationDigest proves them.
+	// its result a second time (docs/storage.md, "Bytes per step"); expanding the receipt
+	// restores them from the transcript (docs/formats/receipts.md §6), and
+	// ConversationDigest proves them.
 	LoggedParts int `json:"loggedParts,omitempty"`
 	// HeaderBase, when set, means this receipt's sections, their messages and its tools are
 	// exactly those of an earlier receipt of the same session and are left out here: Sections
@@ -98,8 +99,8 @@ type PromptConversationBase struct {
 // that records them.
 type PromptHeaderBase struct {
 	ReceiptID string `json:"receiptId"`
-	// Digest is the header digest (prompt.HeaderDigest) of what is left out, to check the
-	// base really holds the header this receipt was assembled with.
+	// Digest is the header digest (docs/formats/receipts.md §5) of what is left out, to
+	// check the base really holds the header this receipt was assembled with.
 	Digest string `json:"digest"`
 }
 

@@ -17,7 +17,7 @@ import (
 // builds, so it cannot drift from the commands: TestDocs fails when the committed page differs
 // from what the tree says, and -update rewrites it.
 
-var update = flag.Bool("update", false, "rewrite the generated docs page (docs/cli.md)")
+var update = flag.Bool("update", false, "rewrite the generated docs page (docs/cli.md) and the receipt vectors (docs/formats/vectors/receipts)")
 
 const cliDocPath = "../../docs/cli.md"
 
