@@ -61,12 +61,14 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 		re, err := regexp.Compile(args[0])
 		ts.Check(err)
 		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if ts.Exec("zuno", "db", "--format", "json", args[1]) == nil && re.MatchString(ts.ReadFile("stdout")) {
+		for tries := 1; ; tries++ {
+			err := ts.Exec("zuno", "db", "--format", "json", args[1])
+			if err == nil && re.MatchString(ts.ReadFile("stdout")) {
 				return
 			}
 			if time.Now().After(deadline) {
-				ts.Fatalf("waitdb: no match of %s within 30s; last output:\n%s%s", args[0], ts.ReadFile("stdout"), ts.ReadFile("stderr"))
+				ts.Fatalf("waitdb: no match of %s within 30s (%d queries; the last: %v); last output:\n%s%s", args[0], tries, err,
+					ts.ReadFile("stdout"), ts.ReadFile("stderr"))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
