@@ -12,7 +12,9 @@
 //	]}
 //
 // A turn may instead carry "error": {"code": "rate_limit", "message": "...", "retryAfterMs": 500}
-// to make that request fail with the typed error, so error paths can be scripted too.
+// to make that request fail with the typed error, so error paths can be scripted too. A turn's
+// "delayMs" (at most 60000) makes the model take that long to answer, as a real one does: a
+// parent's step and its children's then happen in the order a person watching would see.
 // Usage may also give cacheReadTokens and cacheWriteTokens.
 //
 // A compaction request (docs/compaction.md) takes no turn of the script: it is answered with
@@ -59,6 +61,8 @@ type Session struct {
 
 // Turn is what the model "says" in answer to one request.
 type Turn struct {
+	// DelayMs is how long the model takes before it answers (0: at once).
+	DelayMs   int64      `json:"delayMs,omitempty"`
 	Text      string     `json:"text,omitempty"`
 	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
 	Usage     *Usage     `json:"usage,omitempty"`
@@ -205,16 +209,22 @@ func decodeTurns(field string, turns []json.RawMessage) ([]Turn, *model.Error) {
 	return out, nil
 }
 
-const turnFix = "a turn has text, toolCalls (id, name, arguments), usage (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens) or error (code, message, retryAfterMs)"
+const turnFix = "a turn has text, toolCalls (id, name, arguments), usage (inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens), delayMs (0 to 60000) or error (code, message, retryAfterMs)"
+
+// maxDelayMs bounds a turn's delayMs: a script is a demo or a test, not a wait.
+const maxDelayMs = 60000
 
 func decodeTurn(field string, raw json.RawMessage) (Turn, *model.Error) {
 	var t Turn
 	var calls []json.RawMessage
 	var usage, fail json.RawMessage
 	if err := decodeObject(field, raw, map[string]any{
-		"text": &t.Text, "toolCalls": &calls, "usage": &usage, "error": &fail,
+		"text": &t.Text, "toolCalls": &calls, "usage": &usage, "error": &fail, "delayMs": &t.DelayMs,
 	}); err != nil {
 		return Turn{}, err
+	}
+	if t.DelayMs < 0 || t.DelayMs > maxDelayMs {
+		return Turn{}, scriptErr(field+".delayMs", fmt.Sprintf("is %d", t.DelayMs), "give 0 to 60000 milliseconds")
 	}
 	for j, rc := range calls {
 		var c ToolCall
@@ -419,6 +429,10 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
+		if err := delay(ctx, turn.DelayMs); err != nil {
+			yield(nil, err)
+			return
+		}
 		if turn.Error != nil {
 			yield(nil, p.turnError(i, turn.Error))
 			return
@@ -468,6 +482,21 @@ const summaryQuote = " The conversation began with: "
 
 // validate checks req as a real provider would, the conversation from where the previous
 // request's stopped.
+// delay waits ms milliseconds, or until ctx ends.
+func delay(ctx context.Context, ms int64) error {
+	if ms <= 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 func (p *Provider) validate(req model.Request) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -140,6 +140,8 @@ func TestMalformedScripts(t *testing.T) {
 		{"error code is the script's own", `{"turns":[{"error":{"code":"script_exhausted"}}]}`, "turns[0].error.code"},
 		{"error with answer", `{"turns":[{"text":"a","error":{"code":"transport"}}]}`, "turns[0].error"},
 		{"invalid UTF-8", "{\"turns\":[{\"text\":\"\xff\"}]}", ""},
+		{"delay negative", `{"turns":[{"text":"a","delayMs":-1}]}`, "turns[0].delayMs"},
+		{"delay over a minute", `{"turns":[{"text":"a","delayMs":60001}]}`, "turns[0].delayMs"},
 		{"session without when", `{"turns":[{"text":"a"}],"sessions":[{"turns":[{"text":"b"}]}]}`, "sessions[0].when"},
 		{"session without turns", `{"turns":[{"text":"a"}],"sessions":[{"when":"x"}]}`, "sessions[0].turns"},
 		{"session turn empty", `{"turns":[{"text":"a"}],"sessions":[{"when":"x","turns":[{}]}]}`, "sessions[0].turns[0]"},
@@ -210,6 +212,23 @@ func TestCancelledContext(t *testing.T) {
 	cancel()
 	if _, err := model.Collect(p.Stream(ctx, request())); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// A delayed turn answers after its delay, and a context cancelled during it ends the request
+// with the cancellation, not the turn's answer.
+func TestDelayedTurn(t *testing.T) {
+	p, err := scripted.Parse("inline", []byte(`{"turns":[{"text":"soon","delayMs":1},{"text":"never","delayMs":60000}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := model.Collect(p.Stream(context.Background(), request())); err != nil || r.Text != "soon" {
+		t.Fatalf("delayed turn: %+v %v", r, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go cancel()
+	if r, err := model.Collect(p.Stream(ctx, request())); !errors.Is(err, context.Canceled) || r.Text != "" {
+		t.Fatalf("cancelled during the delay: %+v %v", r, err)
 	}
 }
 
