@@ -46,9 +46,9 @@ func (t *Tool) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameBg, Description: description, Schema: argsSchema.Raw()}
 }
 
-const description = `Background tasks and withheld output, one bounded window at a time; reading never re-runs a command.
-list: the tasks and their status. output: a window of a task's output (no cursor: the tail). wait: up to timeoutMs for the task to end, then a window; timing out is not a failure and the task runs on: wait again. cancel: stop the task's process group. artifact: withheld output at outputPath (no cursor: from byte 0).
-To read on, pass back the cursor a window returned (hasMore: bytes follow; windowFrom, hasEarlier: where it starts).`
+const description = `Background tasks and withheld output, a bounded window at a time; reading never re-runs a command.
+list: tasks and status. output: a task's output (no cursor: the tail). wait: up to timeoutMs for the end, then a window; a timeout is no failure and the task runs on. cancel: stop its process group. artifact: withheld output at outputPath (no cursor: byte 0).
+To read on, pass back the returned cursor (hasMore: bytes follow; windowFrom, hasEarlier: where it starts).`
 
 // schemaText is what the model is shown; argsSchema compiles these bytes.
 const schemaText = `{

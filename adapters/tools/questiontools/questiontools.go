@@ -45,7 +45,7 @@ var policy = tools.Policy{SideEffect: tools.UserMediated, Replay: tools.Safe, Co
 var askSchema = schema.MustCompile(tools.NameQuestion, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "title": {"type": "string", "description": "one line"},
+    "title": {"type": "string"},
     "questions": {"type": "array", "items": {
       "type": "object",
       "properties": {
@@ -55,7 +55,7 @@ var askSchema = schema.MustCompile(tools.NameQuestion, schema.Compact(fmt.Sprint
           "type": "object",
           "properties": {
             "label": {"type": "string", "minLength": 1, "description": "at most %[2]d bytes"},
-            "description": {"type": "string", "description": "what choosing it means"}
+            "description": {"type": "string"}
           },
           "required": ["label"],
           "additionalProperties": false
