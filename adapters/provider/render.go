@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/zuno-run/zuno/adapters/provider/anthropic"
+	"github.com/zuno-run/zuno/adapters/provider/internal/wire"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/domain/model"
 )
@@ -39,5 +40,7 @@ func RenderWire(adapter string, version int, settings map[string]string, req mod
 	if err != nil {
 		return nil, fmt.Errorf("%s mapping: %w", adapter, err)
 	}
+	// The prompt cache key went in the body, not in the prompt: the mapping recorded it.
+	req.PromptCacheKey = settings[wire.SettingPromptCacheKey]
 	return r.RenderWire(req)
 }

@@ -75,8 +75,9 @@ func wireRequests() map[string]model.Request {
 		"the whole conversation": {Model: "m-1", Messages: conv, Tools: []model.Tool{tool}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceAuto}},
 		"tool choice none, output limit": {Model: "m-1", Messages: conv, Tools: []model.Tool{tool}, MaxTokens: 4096,
 			ToolChoice: model.ToolChoice{Mode: model.ToolChoiceNone}},
-		"one tool named": {Model: "m-1", Messages: conv[:3], Tools: []model.Tool{tool}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceTool, Name: "read"}},
-		"tool required":  {Model: "m-1", Messages: conv[:3], Tools: []model.Tool{tool}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceRequired}},
+		"one tool named":   {Model: "m-1", Messages: conv[:3], Tools: []model.Tool{tool}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceTool, Name: "read"}},
+		"tool required":    {Model: "m-1", Messages: conv[:3], Tools: []model.Tool{tool}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceRequired}},
+		"prompt cache key": {Model: "m-1", Messages: conv, Tools: []model.Tool{tool}, PromptCacheKey: "zuno-0123456789abcdef0123456789abcdef"},
 	}
 }
 
@@ -126,8 +127,12 @@ func TestRenderWireIsTheBodySent(t *testing.T) {
 				if !sent || body == nil || w.RequestSHA256 != sum(body) {
 					t.Fatalf("recorded %+v for a body of %d bytes", w, len(body))
 				}
+				// Rendered from the request as a receipt rebuilds it, which holds no cache key: the
+				// recorded mapping has to carry it.
+				rebuilt := req
+				rebuilt.PromptCacheKey = ""
 				for range 2 {
-					again, err := provider.RenderWire(w.Adapter, w.MappingVersion, w.Mapping, req)
+					again, err := provider.RenderWire(w.Adapter, w.MappingVersion, w.Mapping, rebuilt)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -168,4 +173,62 @@ func TestRenderWireRefusesUnknownMappings(t *testing.T) {
 func sum(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// The caching a body asks for is in the bytes sent and in the recorded mapping: OpenAI's own
+// APIs get the session's prompt_cache_key, a compatible server never (it may refuse a field it
+// does not know), and Anthropic's body carries cache_control breakpoints on the system
+// prompt, the tools and the last message, which its mapping names. A request without a key
+// sends the body it always did.
+func TestPromptCachingOnTheWire(t *testing.T) {
+	const key = "zuno-0123456789abcdef0123456789abcdef"
+	req := wireRequests()["prompt cache key"]
+	for _, tt := range []struct {
+		adapter  string
+		wantKey  bool
+		wantMark bool
+	}{
+		{"chat openai", true, false},
+		{"responses", true, false},
+		{"chat compatible", false, false},
+		{"chat without tool choice (ollama)", false, false},
+		{"anthropic", false, true},
+	} {
+		t.Run(tt.adapter, func(t *testing.T) {
+			var open func(string) model.Provider
+			for _, a := range wireAdapters() {
+				if a.name == tt.adapter {
+					open = a.open
+				}
+			}
+			send := func(r model.Request) ([]byte, map[string]string) {
+				srv := newBodyServer(t)
+				ctx, c := model.CaptureWire(context.Background())
+				for range open(srv.URL).Stream(ctx, r) {
+				}
+				w, _ := c.Wire()
+				return srv.last(), w.Mapping
+			}
+			body, mapping := send(req)
+			field := `"prompt_cache_key":"` + key + `"`
+			if got := strings.Contains(string(body), field); got != tt.wantKey {
+				t.Errorf("body has %s: %v, want %v\n%s", field, got, tt.wantKey, body)
+			}
+			if got := mapping["promptCacheKey"] == key; got != tt.wantKey {
+				t.Errorf("mapping %v records the key: %v, want %v", mapping, got, tt.wantKey)
+			}
+			if got := strings.Count(string(body), `"cache_control":{"type":"ephemeral"}`); tt.wantMark != (got == 3) {
+				t.Errorf("%d cache_control breakpoints in\n%s", got, body)
+			}
+			if tt.wantMark && mapping[anthropic.SettingCacheControl] != anthropic.CacheBreakpoints {
+				t.Errorf("mapping %v does not name the breakpoints", mapping)
+			}
+			plain := req
+			plain.PromptCacheKey = ""
+			body, mapping = send(plain)
+			if strings.Contains(string(body), "prompt_cache_key") || mapping["promptCacheKey"] != "" {
+				t.Errorf("a request without a key sent %s with mapping %v", body, mapping)
+			}
+		})
+	}
 }

@@ -87,13 +87,18 @@ func (c *comparer) missing() {
 	c.add(i, c.g.recs[i].Type, "(event)", c.g.recs[i].Type, "(none)")
 }
 
-// add records a difference unless its step has one already.
+// add records a difference unless its step has one already. A prompt receipt's difference
+// does not hide the step's others: a build whose prompts differ (a tool's declaration said
+// anew, docs/prompt-budget.md) differs at every step, and what it decided besides must still
+// show.
 func (c *comparer) add(i int, typ, field, recorded, replayed string) {
 	if c.unchecked(i, typ) {
 		return
 	}
-	step := c.g.steps[i]
-	if slices.ContainsFunc(c.diffs, func(d Difference) bool { return d.Step == step }) {
+	step, prompt := c.g.steps[i], typ == events.TypePromptAssembled
+	if slices.ContainsFunc(c.diffs, func(d Difference) bool {
+		return d.Step == step && (d.Event == events.TypePromptAssembled) == prompt
+	}) {
 		return
 	}
 	c.diffs = append(c.diffs, Difference{TurnID: c.g.started.TurnID, Step: step, Event: typ, Field: field,

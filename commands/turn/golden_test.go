@@ -33,7 +33,9 @@ func (fixedClock) Now() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, ti
 // testdata/golden, which were recorded before those caches existed (and recorded again once,
 // deliberately, when receipts began leaving out the transcript's messages: only those parts
 // and their blobs changed, docs/storage.md "Bytes per step"; the members the envelope implies
-// are put back, as replay compares them). Durations (wall time) and the
+// are put back, as replay compares them; and once more when OpenAI requests began carrying
+// the session's prompt_cache_key: only each request's mapping, body digest and size changed,
+// docs/providers.md "Prompt caching"). Durations (wall time) and the
 // local server's port are the only fields blanked.
 func TestRecordedSessionIsUnchanged(t *testing.T) {
 	for _, tc := range wireCases(t)[:2] { // the Chat Completions adapter, in both dialects

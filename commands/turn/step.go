@@ -319,6 +319,7 @@ func (r *run) send(ctx context.Context, req model.Request, base events.ProviderR
 // request streams the provider's answer, showing text as it arrives. output reports whether
 // anything beyond the response's start arrived: a retry must never repeat shown output.
 func (r *run) request(ctx context.Context, req model.Request) (resp model.Response, output bool, err error) {
+	req.PromptCacheKey = PromptCacheKey(r.req.SessionID)
 	var acc model.Accumulator
 	wctx, capture := model.CaptureWire(ctx)
 	defer func() { r.lastWire = recordWire(capture) }()

@@ -169,6 +169,12 @@ type Request struct {
 	// MaxTokens bounds the output. Zero leaves it to the provider adapter's default, since
 	// some APIs (Anthropic) require a value and others are better left unbounded.
 	MaxTokens int `json:"maxTokens,omitempty"`
+	// PromptCacheKey, when set, asks a provider that routes requests to its prompt cache by
+	// a key (OpenAI's prompt_cache_key) to keep the requests of one session together
+	// (docs/providers.md, "Prompt caching"). It is no part of the prompt: the receipt's
+	// digests leave it out, and the adapter that sends it records it in the request's wire
+	// mapping, from which the body is rendered again.
+	PromptCacheKey string `json:"-"`
 }
 
 // toolNamePattern is the intersection of what OpenAI (64 chars) and Anthropic (128 chars)

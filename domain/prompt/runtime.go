@@ -55,11 +55,11 @@ const (
 	executionText = "Choose the smallest complete workflow that reaches the goal. Batch independent reads into one step. " +
 		"Do not re-read files or state that have not changed since you last read them, and do not repeat a check " +
 		"whose inputs have not changed."
-	planThresholdText = "Plan threshold: keep a durable Plan with plan_update when the work goes through research, change " +
-		"and verification, crosses components, delegates, has several acceptance gates, or may outlive a compaction or " +
-		"restart. A direct answer, one bounded read, or one short commit of a prepared change needs no Plan. When you " +
-		"refine a Plan the host seeded, keep its step ids and completed steps: change titles or statuses or append " +
-		"steps, never replace it wholesale."
+	planThresholdText = "Plan threshold: keep a durable Plan with plan_update when the work spans research, change and " +
+		"verification, crosses components, delegates, has several acceptance gates, or may outlive a compaction or " +
+		"restart; a direct answer, one bounded read or one short commit of a prepared change needs none. Refining a " +
+		"host-seeded Plan, keep its step ids and completed steps: change titles or statuses or append steps, never " +
+		"replace it wholesale."
 	editingText = "Preserve changes you did not make. Fix a problem in the abstraction that owns it rather than around it " +
 		"at a call site. If a write or command may have had a side effect you cannot confirm, do not retry it " +
 		"mechanically: inspect the state first."

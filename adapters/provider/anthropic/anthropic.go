@@ -150,11 +150,20 @@ const Adapter = "anthropic.messages"
 // (docs/turns.md, "Wire receipts").
 const MappingVersion = 1
 
+// SettingCacheControl names, in the recorded mapping, where the body asks Anthropic to cache
+// (docs/providers.md, "Prompt caching"). Version 1 bodies have always carried these
+// breakpoints (markCacheBreakpoints); the setting says so in the record and changes no byte,
+// so a request recorded without it renders as it did.
+const (
+	SettingCacheControl = "cacheControl"
+	CacheBreakpoints    = "ephemeral: system, tools, last message"
+)
+
 // Mapping is how this provider builds bodies: the Messages mapping with its default output
-// limit, which a request without one is sent with.
+// limit, which a request without one is sent with, and its cache breakpoints.
 func (p *Provider) Mapping() wire.Mapping {
 	return wire.Mapping{Adapter: Adapter, Version: MappingVersion,
-		Settings: map[string]string{"defaultMaxTokens": strconv.Itoa(p.maxTokens)}}
+		Settings: map[string]string{"defaultMaxTokens": strconv.Itoa(p.maxTokens), SettingCacheControl: CacheBreakpoints}}
 }
 
 // RenderWire returns the body Stream would send for req, built by the SDK as a real request

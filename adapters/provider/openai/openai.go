@@ -143,7 +143,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request) model.Stream {
 			yield(nil, err)
 			return
 		}
-		s := p.send(ctx, body, option.WithMiddleware(wire.Tap(ctx, p.Mapping())))
+		s := p.send(ctx, body, option.WithMiddleware(wire.Tap(ctx, p.mappingFor(req))))
 		defer s.Close()
 		st := chunkState{}
 		for s.Next() {
@@ -184,6 +184,26 @@ func (p *Provider) Mapping() wire.Mapping {
 	}
 	return wire.Mapping{Adapter: AdapterChat, Version: ChatMappingVersion,
 		Settings: map[string]string{"dialect": string(p.dialect), "toolChoice": choice}}
+}
+
+// mappingFor is the mapping req is sent with: Mapping, and the prompt cache key when the body
+// carries one. A body without a key is the version 1 body it always was, so the key is a
+// setting rather than a new version: the requests recorded before it render as they did.
+func (p *Provider) mappingFor(req model.Request) wire.Mapping {
+	m := p.Mapping()
+	if key := p.cacheKey(req); key != "" {
+		m.Settings[wire.SettingPromptCacheKey] = key
+	}
+	return m
+}
+
+// cacheKey is the prompt_cache_key the body carries: OpenAI's own API only, since a
+// compatible server may refuse a field it does not know.
+func (p *Provider) cacheKey(req model.Request) string {
+	if p.dialect != DialectOpenAI {
+		return ""
+	}
+	return req.PromptCacheKey
 }
 
 // RenderWire returns the body Stream would send for req, built by the SDK as a real request
@@ -261,6 +281,9 @@ func (p *Provider) params(req model.Request) (sdk.ChatCompletionNewParams, error
 		params.ToolChoice.OfAuto = sdk.String(string(req.ToolChoice.Mode))
 	case mode == model.ToolChoiceTool:
 		params.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
+	}
+	if key := p.cacheKey(req); key != "" {
+		params.PromptCacheKey = sdk.String(key)
 	}
 	if req.MaxTokens > 0 {
 		if p.dialect == DialectOpenAI {

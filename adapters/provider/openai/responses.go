@@ -50,7 +50,7 @@ func (r *Responses) Stream(ctx context.Context, req model.Request) model.Stream 
 			yield(nil, err)
 			return
 		}
-		s := r.svc.NewStreaming(ctx, params, option.WithMiddleware(wire.Tap(ctx, r.Mapping())))
+		s := r.svc.NewStreaming(ctx, params, option.WithMiddleware(wire.Tap(ctx, r.mappingFor(req))))
 		defer s.Close()
 		var st responseState
 		for s.Next() {
@@ -85,6 +85,16 @@ func (r *Responses) Mapping() wire.Mapping {
 	return wire.Mapping{Adapter: AdapterResponses, Version: ResponsesMappingVersion, Settings: map[string]string{}}
 }
 
+// mappingFor is the mapping req is sent with: Mapping, and the prompt cache key the body
+// carries, if any (as the Chat mapping records it).
+func (r *Responses) mappingFor(req model.Request) wire.Mapping {
+	m := r.Mapping()
+	if req.PromptCacheKey != "" {
+		m.Settings[wire.SettingPromptCacheKey] = req.PromptCacheKey
+	}
+	return m
+}
+
 // RenderWire returns the body Stream would send for req, without sending it.
 func (r *Responses) RenderWire(req model.Request) ([]byte, error) {
 	if err := req.ValidateFor(r.chat.ep.Provider); err != nil {
@@ -114,6 +124,9 @@ func responseParams(req model.Request) (responses.ResponseNewParams, error) {
 		// conversation keep the model's reasoning across steps.
 		Store:   openaiBool(false),
 		Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
+	}
+	if req.PromptCacheKey != "" {
+		params.PromptCacheKey = openaiString(req.PromptCacheKey)
 	}
 	var items []responses.ResponseInputItemUnionParam
 	var ids model.WireIDs

@@ -46,24 +46,20 @@ func (t *Tool) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameBg, Description: description, Schema: argsSchema.Raw()}
 }
 
-const description = `Background commands and output read-back, one bounded window at a time.
-action=list: every background task with its status.
-action=output: a window of a task's output; without cursor, the latest window (the tail).
-action=wait: wait up to timeoutMs (default and at most 60000: one observation; larger is clamped) for the task to end, then return a window like output. Running out of time is not a failure and does not detach the task: wait again.
-action=cancel: stop the task and its whole process group.
-action=artifact: read withheld output at outputPath (from a tool result's notice); without cursor, from byte 0.
-cursor is an absolute byte offset: to read on, pass back the cursor a window returned (hasMore says bytes follow); windowFrom says where a window starts (hasEarlier: bytes precede it). limit is the window size in bytes (default 16384, max 51200; larger is clamped). Reading back never re-runs a command.`
+const description = `Background tasks and withheld output, a bounded window at a time; reading never re-runs a command.
+list: tasks and status. output: a task's output (no cursor: the tail). wait: up to timeoutMs for the end, then a window; a timeout is no failure and the task runs on. cancel: stop its process group. artifact: withheld output at outputPath (no cursor: byte 0).
+To read on, pass back the returned cursor (hasMore: bytes follow; windowFrom, hasEarlier: where it starts).`
 
 // schemaText is what the model is shown; argsSchema compiles these bytes.
 const schemaText = `{
   "type": "object",
   "properties": {
-    "action": {"type": "string", "enum": ["list", "output", "wait", "artifact", "cancel"], "description": "What to do."},
-    "taskID": {"type": "string", "description": "The background task (output, wait, cancel)."},
-    "outputPath": {"type": "string", "description": "The withheld-output artifact path (artifact)."},
-    "cursor": {"type": "integer", "minimum": 0, "description": "Absolute byte offset where the window starts."},
-    "limit": {"type": "integer", "description": "Window size in bytes: default 16384, clamped to 51200."},
-    "timeoutMs": {"type": "integer", "minimum": 0, "description": "How long wait waits: default 60000, at most 60000 (larger is clamped)."}
+    "action": {"type": "string", "enum": ["list", "output", "wait", "artifact", "cancel"]},
+    "taskID": {"type": "string", "description": "output, wait, cancel"},
+    "outputPath": {"type": "string", "description": "artifact: the path a tool result's notice gave"},
+    "cursor": {"type": "integer", "minimum": 0, "description": "absolute byte offset"},
+    "limit": {"type": "integer", "description": "window bytes: default 16384, at most 51200"},
+    "timeoutMs": {"type": "integer", "minimum": 0, "description": "wait: default and at most 60000"}
   },
   "required": ["action"],
   "additionalProperties": false

@@ -20,7 +20,6 @@ func rules(example string) schema.Rules {
 var noArgs = schema.MustCompile("no_arguments", schema.Compact(`{
   "type": "object",
   "properties": {},
-  "required": [],
   "additionalProperties": false
 }`), rules(`{}`))
 
@@ -33,10 +32,9 @@ func (t *goalGet) Declaration() tools.Declaration {
 }
 
 func (t *goalGet) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameGoalGet, Schema: noArgs.Raw(), Description: "Read this session's Goal: " +
-		"its id, revision, objective, status (active, paused, complete), owning turn, acceptance criteria and the open " +
-		"input request, if any. Returns goal: null when there is none. Pass its revision unchanged as expected_revision " +
-		"to goal_update and goal_request_input."}
+	return tools.Spec{Name: tools.NameGoalGet, Schema: noArgs.Raw(), Description: "Read this session's Goal: revision, objective, " +
+		"status, owning turn, acceptance criteria, open input request; goal: null when there is none. Send its revision " +
+		"as expected_revision to goal_update and goal_request_input."}
 }
 
 func (t *goalGet) WritesWorkspace() bool { return false }
@@ -76,30 +74,29 @@ type evidenceArg struct {
 var updateSchema = schema.MustCompile(tools.NameGoalUpdate, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "expected_revision": {"type": "integer", "minimum": 0, "description": "The revision goal_get returned, unchanged. Required for every change of an existing Goal (and to replace a completed one); only the first Goal of a session may leave it out."},
-    "objective": {"type": "string", "description": "What the Goal achieves, at most %[1]d characters; required to create a Goal."},
+    "expected_revision": {"type": "integer", "minimum": 0, "description": "goal_get's revision, unchanged; only a session's first Goal omits it"},
+    "objective": {"type": "string", "description": "what the Goal achieves, at most %[1]d characters; required to create one"},
     "criteria": {"type": "array", "items": {
       "type": "object",
       "properties": {
-        "id": {"type": "string", "description": "a short id (default c1, c2, ...)"},
+        "id": {"type": "string", "description": "default c1, c2, ..."},
         "text": {"type": "string", "description": "a checkable acceptance criterion, at most %[2]d characters"},
-        "needs_evidence": {"type": "boolean", "description": "true: met only by an authoritative passing [verification rcp_…] receipt cited at completion"}
+        "needs_evidence": {"type": "boolean", "description": "met only by a passing [verification rcp_…] receipt cited at completion"}
       },
       "required": ["text"],
       "additionalProperties": false
-    }, "description": "At most %[3]d acceptance criteria; replaces the list."},
-    "status": {"type": "string", "enum": ["active", "paused", "complete"], "description": "paused: stop working on it; complete: finish it through the completion barrier (no open plan step or todo, no queued, running or uncertain job, no unconsumed job report, evidence for every criterion that needs it). A paused Goal is resumed by the user, not by this tool."},
+    }, "description": "at most %[3]d; replaces the list"},
+    "status": {"type": "string", "enum": ["active", "paused", "complete"], "description": "complete needs no open plan step, todo or job, no unread job report, and evidence for each criterion needing it; only the user resumes a paused Goal"},
     "evidence": {"type": "array", "items": {
       "type": "object",
       "properties": {
         "criterion_id": {"type": "string"},
-        "receipt_id": {"type": "string", "description": "the rcp_… id a shell result named as [verification rcp_…]"}
+        "receipt_id": {"type": "string", "description": "from a shell result's [verification rcp_…]"}
       },
       "required": ["criterion_id", "receipt_id"],
       "additionalProperties": false
-    }, "description": "Only with status complete: the receipt that meets each criterion needing evidence."}
+    }, "description": "status complete: the receipt meeting each criterion that needs evidence"}
   },
-  "required": [],
   "additionalProperties": false
 }`, goal.MaxObjectiveRunes, goal.MaxCriterionRunes, goal.MaxCriteria)),
 	rules(`{"expected_revision": 2, "status": "complete", "evidence": [{"criterion_id": "tests", "receipt_id": "rcp_0123456789abcdef0123456789abcdef"}]}`))
@@ -110,10 +107,9 @@ func (t *goalUpdate) Declaration() tools.Declaration {
 
 func (t *goalUpdate) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameGoalUpdate, Schema: updateSchema.Raw(), Description: "Create or change this " +
-		"session's Goal: a long task's objective and acceptance criteria, kept across turns. Without a Goal (or after a " +
-		"completed one) it creates one; otherwise it changes the objective, the criteria or the status at expected_revision. " +
-		"status=complete is refused with goal_blocked while anything blocks it, listing each blocker. On stale_revision read " +
-		"the current Goal the refusal returns and decide again. Returns the Goal after the change."}
+		"session's Goal, a long task's objective and acceptance criteria kept across turns (a new one without a Goal or " +
+		"after a completed one). goal_blocked lists what blocks status complete; on stale_revision decide again from the " +
+		"Goal the refusal returns. Returns the Goal."}
 }
 
 func (t *goalUpdate) WritesWorkspace() bool { return false }
@@ -149,8 +145,8 @@ type goalRequestInput struct{ cmds Commands }
 var requestSchema = schema.MustCompile(tools.NameGoalRequestInput, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "expected_revision": {"type": "integer", "minimum": 0, "description": "The revision goal_get returned: the request is bound to the Goal as you observed it."},
-    "question": {"type": "string", "description": "What you need from the user to go on, at most %d characters."}
+    "expected_revision": {"type": "integer", "minimum": 0, "description": "goal_get's revision"},
+    "question": {"type": "string", "description": "what you need from the user, at most %d characters"}
   },
   "required": ["expected_revision", "question"],
   "additionalProperties": false
@@ -162,9 +158,8 @@ func (t *goalRequestInput) Declaration() tools.Declaration {
 
 func (t *goalRequestInput) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameGoalRequestInput, Schema: requestSchema.Raw(), Description: "Ask the user for input " +
-		"the active Goal cannot go on without. Pauses the Goal and records the session's wait in one step; only the user's " +
-		"answer to this exact request resumes it (a skip or a later reminder does not). Use it for required input only: " +
-		"for an optional clarification keep working on stated assumptions. After it, end the turn with a final answer."}
+		"the active Goal cannot go on without; it pauses the Goal until the user answers this request. For an optional " +
+		"clarification keep working on stated assumptions instead. Then end the turn with a final answer."}
 }
 
 func (t *goalRequestInput) WritesWorkspace() bool { return false }

@@ -45,26 +45,26 @@ var policy = tools.Policy{SideEffect: tools.UserMediated, Replay: tools.Safe, Co
 var askSchema = schema.MustCompile(tools.NameQuestion, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "title": {"type": "string", "description": "one line naming the request"},
+    "title": {"type": "string"},
     "questions": {"type": "array", "items": {
       "type": "object",
       "properties": {
-        "id": {"type": "string", "description": "a short stable id of the question (q1, q2, … when left out); answers name it"},
-        "question": {"type": "string", "minLength": 1, "description": "the question, complete on its own"},
+        "id": {"type": "string", "description": "default q1, q2, …"},
+        "question": {"type": "string", "minLength": 1, "description": "complete on its own"},
         "options": {"type": "array", "items": {
           "type": "object",
           "properties": {
-            "label": {"type": "string", "minLength": 1, "description": "what the user selects, at most %[2]d bytes"},
-            "description": {"type": "string", "description": "what choosing it means"}
+            "label": {"type": "string", "minLength": 1, "description": "at most %[2]d bytes"},
+            "description": {"type": "string"}
           },
           "required": ["label"],
           "additionalProperties": false
-        }, "description": "at most %[3]d choices; leave out for a free-text question"},
-        "custom": {"type": "boolean", "description": "allow a free-text answer besides the options; default true"}
+        }, "description": "at most %[3]d; none: free text"},
+        "custom": {"type": "boolean", "description": "also allow free text; default true"}
       },
       "required": ["question"],
       "additionalProperties": false
-    }, "description": "1 to %[1]d questions; the user may answer some now and the rest later, or none"}
+    }, "description": "1 to %[1]d; the user may answer some, later, or none"}
   },
   "required": ["questions"],
   "additionalProperties": false
@@ -113,15 +113,13 @@ type ask struct {
 func (t *ask) Declaration() tools.Declaration { return tools.Declaration{Name: t.name, Policy: policy} }
 
 func (t *ask) Spec() tools.Spec {
-	desc := "Ask the user a structured clarification: 1 to 8 questions, each with options or free text. " +
-		"In the plan agent the call waits for the first response; elsewhere (and with an active goal) it publishes the " +
-		"request and returns a receipt at once. Either way the answer is never in this result: when the user answers, " +
-		"the answer arrives once as your next input. A deferral (the user's \"later\", or no response in time) is not " +
-		"an answer: go on from the evidence you have and state your assumptions; do not ask the same again."
+	desc := "Ask the user structured questions. In the plan agent without an active goal it waits for the " +
+		"first response; otherwise it returns at once. The answer is never in this result: it arrives once as your " +
+		"next input. A deferral (\"later\", or no response in time) is no answer: go on from the evidence, state your " +
+		"assumptions, and do not ask the same again."
 	if t.name == tools.NameQuestionAsync {
-		desc = "Publish a non-blocking question to the user and go on working at once, in every agent. When the user " +
-			"answers, the answer arrives once as your next input; until then, work from the evidence you have and state " +
-			"your assumptions. Takes the same arguments as question."
+		desc = "Like question, but never waits, in any agent: go on working; the answer arrives once as your " +
+			"next input. Until then work from the evidence and state your assumptions."
 	}
 	return tools.Spec{Name: t.name, Schema: askSchema.Raw(), Description: desc}
 }

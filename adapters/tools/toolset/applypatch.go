@@ -37,7 +37,7 @@ func (t *applyPatchTool) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameApplyPatch, Schema: applyPatchSchema.Raw(), Description: "Edit files with a patch in this format:\n" +
 		"*** Begin Patch\n" +
 		"*** Update File: path/to/file\n" +
-		"@@ optional line of context, e.g. a function header\n" +
+		"@@ optional context line, e.g. a function header\n" +
 		" unchanged line\n" +
 		"-removed line\n" +
 		"+added line\n" +
@@ -46,11 +46,10 @@ func (t *applyPatchTool) Spec() tools.Spec {
 		"*** Delete File: path/old.txt\n" +
 		"*** End Patch\n" +
 		"An Update may be followed by \"*** Move to: new/path\". Paths are relative to the workspace root. " +
-		"Every existing file you update, delete, move or overwrite must have been read in this session (read_required) " +
-		"and not have changed since (stale_read: read it again). Give about 3 lines of unchanged context around each change, " +
-		"enough to be unique; a hunk that does not match is context_mismatch: re-read near it and send a smaller patch. " +
-		"Never resend a refused patch unchanged (identical_replay). All files are checked before any is written, so a " +
-		"refused patch writes nothing. Line endings, a BOM and a missing final newline are kept; do not type them."}
+		"Each existing file changed must have been read in this session and be unchanged since (read_required, " +
+		"stale_read). Give about 3 unique lines of context per change; on context_mismatch re-read near it and send a " +
+		"smaller patch; never resend a refused patch unchanged. A refused patch writes nothing. Line endings, a BOM " +
+		"and a missing final newline are kept; do not type them."}
 }
 
 func (t *applyPatchTool) WritesWorkspace() bool { return true }

@@ -27,9 +27,9 @@ const maxInt32 = math.MaxInt32
 var readSchema = schema.MustCompile(tools.NameRead, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "file or directory, relative to the workspace root", "minLength": 1},
-    "offset": {"type": "integer", "description": "1-based line to start at; default 1", "minimum": 1, "maximum": %[1]d},
-    "limit": {"type": "integer", "description": "number of lines; default %[2]d", "minimum": 1, "maximum": %[1]d}
+    "path": {"type": "string", "description": "relative to the workspace root", "minLength": 1},
+    "offset": {"type": "integer", "description": "1-based line; default 1", "minimum": 1, "maximum": %[1]d},
+    "limit": {"type": "integer", "description": "lines; default %[2]d", "minimum": 1, "maximum": %[1]d}
   },
   "required": ["path"],
   "additionalProperties": false
@@ -42,10 +42,9 @@ func (t *readTool) Declaration() tools.Declaration {
 
 func (t *readTool) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameRead, Schema: readSchema.Raw(), Description: fmt.Sprintf(
-		"Read a file window with line numbers, or list a directory. A window holds at most %d lines and %d bytes; "+
-			"when the file goes on, the answer says so and gives the offset to read next. "+
-			"Reading a file (even part of it) is what allows write and apply_patch to change it afterwards; "+
-			"read again after the file changes. Line numbers and the tab after them are not part of the file.",
+		"Read a file window with line numbers (at most %d lines and %d bytes; when the file goes on, the answer "+
+			"gives the next offset), or list a directory. write and apply_patch change only files read (even in part) in "+
+			"this session and unchanged since. Line numbers and the tab after them are not part of the file.",
 		files.DefaultReadLines, files.MaxReadBytes)}
 }
 

@@ -41,8 +41,8 @@ type reportArgs struct {
 var reportSchema = schema.MustCompile(tools.NameReportWrite, schema.Compact(`{
   "type": "object",
   "properties": {
-    "name": {"type": "string", "description": "plain file name such as audit.md (no directories), at most 128 bytes", "minLength": 1},
-    "content": {"type": "string", "description": "the complete report text, UTF-8, at most 1 MiB", "minLength": 1}
+    "name": {"type": "string", "description": "plain file name such as audit.md, at most 128 bytes", "minLength": 1},
+    "content": {"type": "string", "description": "UTF-8, at most 1 MiB", "minLength": 1}
   },
   "required": ["name", "content"],
   "additionalProperties": false
@@ -55,10 +55,9 @@ func (t *reportTool) Declaration() tools.Declaration {
 }
 
 func (t *reportTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameReportWrite, Schema: reportSchema.Raw(), Description: "Publish a report file, e.g. the findings " +
-		"of a read-only investigation. You choose only the file name; the host stores it under .zuno/reports/ with a prefix " +
-		"unique to this call and returns the exact path, size and SHA-256. Every call creates a new file: reports are never " +
-		"overwritten, are ignored by Git, and do not grant any other write access. Cite the returned path."}
+	return tools.Spec{Name: tools.NameReportWrite, Schema: reportSchema.Raw(), Description: "Publish a new report file (e.g. a " +
+		"read-only investigation's findings) under .zuno/reports/ with a unique prefix; cite the path returned with its " +
+		"size and SHA-256. Reports are never overwritten, are ignored by Git, and grant no other write access."}
 }
 
 func (t *reportTool) WritesWorkspace() bool { return false }

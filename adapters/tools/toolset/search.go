@@ -25,9 +25,9 @@ type globArgs struct {
 var globSchema = schema.MustCompile(tools.NameGlob, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "glob in gitignore syntax, matched relative to path; without \"/\" it matches a name at any depth (\"*.go\"), \"cmd/*.go\" only directly in cmd/", "minLength": 1},
-    "path": {"type": "string", "description": "directory to search, relative to the workspace root; default the root", "minLength": 1},
-    "limit": {"type": "integer", "description": "most paths to return; default %[2]d", "minimum": 1, "maximum": %[1]d}
+    "pattern": {"type": "string", "description": "gitignore syntax, relative to path: \"*.go\" matches at any depth, \"cmd/*.go\" only directly in cmd/", "minLength": 1},
+    "path": {"type": "string", "description": "directory, relative to the workspace root; default the root", "minLength": 1},
+    "limit": {"type": "integer", "description": "default %[2]d", "minimum": 1, "maximum": %[1]d}
   },
   "required": ["pattern"],
   "additionalProperties": false
@@ -39,12 +39,9 @@ func (t *globTool) Declaration() tools.Declaration {
 }
 
 func (t *globTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameGlob, Schema: globSchema.Raw(), Description: fmt.Sprintf(
-		"Find files by path pattern with ripgrep. Returns workspace-relative paths sorted by path, at most limit "+
-			"(default %d); a cut list says it is truncated. Hidden files and .gitignore'd files are skipped unless the "+
-			"pattern names them. Output over %d bytes or %d lines is saved whole to an artifact you read back with "+
-			`bg {"action": "artifact", "outputPath": ...}.`,
-		search.DefaultLimit, t.s.cfg.MaxBytes, t.s.cfg.MaxLines)}
+	return tools.Spec{Name: tools.NameGlob, Schema: globSchema.Raw(), Description: "Find files by path pattern with ripgrep: " +
+		"sorted workspace-relative paths, at most limit; a cut list says so. Hidden and .gitignore'd files are skipped " +
+		"unless the pattern names them."}
 }
 
 func (t *globTool) WritesWorkspace() bool { return false }
@@ -84,12 +81,12 @@ type grepArgs struct {
 var grepSchema = schema.MustCompile(tools.NameGrep, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "regular expression (Rust/ripgrep syntax), matched one line at a time", "minLength": 1},
-    "path": {"type": "string", "description": "directory or file to search, relative to the workspace root; default the root", "minLength": 1},
-    "include": {"type": "string", "description": "glob choosing the files searched, e.g. \"*.go\" or \"*.{ts,tsx}\"", "minLength": 1},
-    "caseInsensitive": {"type": "boolean", "description": "match regardless of case; default false"},
-    "context": {"type": "integer", "description": "lines shown before and after each match; default 0", "minimum": 0, "maximum": %[3]d},
-    "limit": {"type": "integer", "description": "most matching lines to return; default %[2]d", "minimum": 1, "maximum": %[1]d}
+    "pattern": {"type": "string", "description": "Rust regex, matched line by line", "minLength": 1},
+    "path": {"type": "string", "description": "directory or file, relative to the workspace root; default the root", "minLength": 1},
+    "include": {"type": "string", "description": "file glob, e.g. \"*.{ts,tsx}\"", "minLength": 1},
+    "caseInsensitive": {"type": "boolean"},
+    "context": {"type": "integer", "description": "lines around each match; default 0", "minimum": 0, "maximum": %[3]d},
+    "limit": {"type": "integer", "description": "matching lines; default %[2]d", "minimum": 1, "maximum": %[1]d}
   },
   "required": ["pattern"],
   "additionalProperties": false
@@ -101,12 +98,9 @@ func (t *grepTool) Declaration() tools.Declaration {
 }
 
 func (t *grepTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameGrep, Schema: grepSchema.Raw(), Description: fmt.Sprintf(
-		"Search file contents with ripgrep. Matches are grouped by file (sorted by path, then line) as "+
-			`"Line N: text"; context lines use "Line N- text". At most limit matching lines (default %d); a cut `+
-			"result says it is truncated. An invalid pattern or include is an error, not an empty result. Output over "+
-			`%d bytes or %d lines is saved whole to an artifact you read back with bg {"action": "artifact", "outputPath": ...}.`,
-		search.DefaultLimit, t.s.cfg.MaxBytes, t.s.cfg.MaxLines)}
+	return tools.Spec{Name: tools.NameGrep, Schema: grepSchema.Raw(), Description: "Search file contents with ripgrep. Matches " +
+		`are grouped by file, sorted, as "Line N: text" (context: "Line N- text"), at most limit; a cut result says ` +
+		"so. An invalid pattern or include is an error, not an empty result."}
 }
 
 func (t *grepTool) WritesWorkspace() bool { return false }

@@ -55,11 +55,11 @@ type shellArgs struct {
 var shellSchema = schema.MustCompile(tools.NameShell, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "command": {"type": "string", "description": "bash command line, run as bash -c", "minLength": 1},
-    "workdir": {"type": "string", "description": "working directory, relative to the workspace root; default the root", "minLength": 1},
-    "timeoutMs": {"type": "integer", "description": "timeout in milliseconds; default from the session (2 minutes unless configured), at most 600000", "minimum": 1, "maximum": %d},
-    "exitPolicy": {"type": "string", "description": "pipefail (default): any failing pipeline stage fails the command; all: also stop at the first failing command; last: only the last stage counts", "enum": [%q, %q, %q]},
-    "background": {"type": "boolean", "description": "start the command in the background and return a task id at once; default false"}
+    "command": {"type": "string", "description": "run as bash -c", "minLength": 1},
+    "workdir": {"type": "string", "description": "relative to the workspace root; default the root", "minLength": 1},
+    "timeoutMs": {"type": "integer", "description": "default from the session", "minimum": 1, "maximum": %d},
+    "exitPolicy": {"type": "string", "description": "pipefail (default): any failing pipeline stage fails; all: also stop at the first failing command; last: only the last stage counts", "enum": [%q, %q, %q]},
+    "background": {"type": "boolean"}
   },
   "required": ["command"],
   "additionalProperties": false
@@ -74,13 +74,11 @@ func (t *shellTool) Declaration() tools.Declaration {
 
 func (t *shellTool) Spec() tools.Spec {
 	return tools.Spec{Name: tools.NameShell, Schema: shellSchema.Raw(), Description: fmt.Sprintf(
-		"Run a bash command in the workspace (stdout and stderr combined, in order). The result starts with the exit "+
-			"status; a non-zero exit is reported, not an error. On timeout (default %s, timeoutMs up to 600000) the whole "+
-			"process group is stopped and the result says so; its effects may be partial, so inspect before running "+
-			"anything again. Output over %d bytes or %d lines is not shown: it is saved whole to an artifact you read back "+
-			`with bg {"action": "artifact", "outputPath": ...}; do not rerun a command just to see its output. `+
-			"Use read, glob, grep, write and apply_patch instead of shell for reading, finding and editing files. "+
-			"background: true returns a task id at once; read its output with bg.",
+		"Run a bash command in the workspace, stdout and stderr combined. The result starts with the exit status "+
+			"(non-zero is reported, not an error). On timeout (default %s) the process group is stopped and effects may "+
+			"be partial: inspect before running anything again. Output over %d bytes or %d lines is saved to an artifact "+
+			"instead of shown. Use read, glob, grep, write and apply_patch for files. background: true returns a task "+
+			"id for bg at once.",
 		t.s.cfg.ShellTimeout, t.s.cfg.MaxBytes, t.s.cfg.MaxLines)}
 }
 

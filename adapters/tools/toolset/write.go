@@ -19,8 +19,8 @@ type writeArgs struct {
 var writeSchema = schema.MustCompile(tools.NameWrite, schema.Compact(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "file to create or replace, relative to the workspace root", "minLength": 1},
-    "content": {"type": "string", "description": "the complete new content of the file"}
+    "path": {"type": "string", "description": "relative to the workspace root", "minLength": 1},
+    "content": {"type": "string", "description": "the whole new file"}
   },
   "required": ["path", "content"],
   "additionalProperties": false
@@ -32,10 +32,9 @@ func (t *writeTool) Declaration() tools.Declaration {
 }
 
 func (t *writeTool) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameWrite, Schema: writeSchema.Raw(), Description: "Create a file, or deliberately replace a whole file, with exactly content " +
-		"(missing parent directories are created). Replacing an existing file requires that you read it first in this " +
-		"session and that it has not changed since; otherwise the call is refused (read_required, stale_read) and nothing " +
-		"is written. For local edits prefer apply_patch."}
+	return tools.Spec{Name: tools.NameWrite, Schema: writeSchema.Raw(), Description: "Create a file, or replace a whole one, with " +
+		"exactly content (parent directories are created). Replacing needs a read of the file in this session, unchanged " +
+		"since (read_required, stale_read). For local edits prefer apply_patch."}
 }
 
 func (t *writeTool) WritesWorkspace() bool { return true }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/zuno-run/zuno/adapters/tools/schema"
@@ -18,7 +17,6 @@ import (
 var noArgs = schema.MustCompile("no_arguments", schema.Compact(`{
   "type": "object",
   "properties": {},
-  "required": [],
   "additionalProperties": false
 }`), rules(`{}`, nil))
 
@@ -38,10 +36,9 @@ func (t *planGet) Declaration() tools.Declaration {
 }
 
 func (t *planGet) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NamePlanGet, Schema: noArgs.Raw(), Description: "Read this session's durable plan: " +
-		"the focused plan (an open sub-plan, else the root plan) with its id, revision, title, status, depth and steps. " +
-		"Returns plan: null when there is no plan yet. Call it immediately before every plan_update and pass its " +
-		"revision unchanged as expected_revision."}
+	return tools.Spec{Name: tools.NamePlanGet, Schema: noArgs.Raw(), Description: "Read this session's focused plan (an open " +
+		"sub-plan, else the root): id, revision, title, status, depth, steps; plan: null when there is none. Call it " +
+		"right before every plan_update and send its revision as expected_revision."}
 }
 
 func (t *planGet) WritesWorkspace() bool { return false }
@@ -74,12 +71,12 @@ var planSchema = schema.MustCompile(tools.NamePlanUpdate, schema.Compact(fmt.Spr
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": %[1]s, "description": %[2]s},
-    "expected_revision": {"type": "integer", "minimum": 0, "description": "The revision the last plan_get returned, unchanged. Required for every action except the first create after plan_get returned null. On stale_revision the plan changed since: read the current plan in the result and decide again."},
+    "expected_revision": {"type": "integer", "minimum": 0, "description": "the last plan_get's revision, unchanged"},
     "title": {"type": "string", "description": %[3]s},
     "steps": {"type": "array", "items": {
       "type": "object",
       "properties": {
-        "id": {"type": "string", "description": "create, push: optional step id (host-assigned when left out); append: leave out, the host assigns it"},
+        "id": {"type": "string", "description": "create, push: optional; append: host-assigned"},
         "title": {"type": "string", "description": "one line, at most 200 characters"},
         "status": {"type": "string", "enum": %[4]s, "description": "default pending"}
       },
@@ -89,9 +86,9 @@ var planSchema = schema.MustCompile(tools.NamePlanUpdate, schema.Compact(fmt.Spr
     "patches": {"type": "array", "items": {
       "type": "object",
       "properties": {
-        "id": {"type": "string", "description": "the id of an existing step of the focused plan"},
-        "title": {"type": "string", "description": "the step's new title"},
-        "status": {"type": "string", "enum": %[4]s, "description": "the step's new status; completed and superseded steps cannot change again"}
+        "id": {"type": "string", "description": "an existing step of the focused plan"},
+        "title": {"type": "string"},
+        "status": {"type": "string", "enum": %[4]s}
       },
       "required": ["id"],
       "additionalProperties": false
@@ -100,12 +97,12 @@ var planSchema = schema.MustCompile(tools.NamePlanUpdate, schema.Compact(fmt.Spr
   },
   "required": ["action"],
   "additionalProperties": false
-}`, quote(work.PlanActions()), quote("What to do. "+actionUsage()),
-	quote(usedBy("title")+": the new plan's title (create, push) or the focused plan's new title (patch)"),
+}`, quote(work.PlanActions()), quote(actionUsage()),
+	quote("create, push: the new plan's; patch: the focused plan's"),
 	quote(work.PlanStatuses()),
-	quote(usedBy("steps")+": the new plan's steps (create, push) or the steps to add to the focused plan (append)"),
-	quote(usedBy("patches")+": changes to steps of the focused plan, by id"),
-	quote(usedBy("status")+": the focused plan's own status (patch), or how the sub-plan closes (pop: completed, the default, or superseded)"),
+	quote("create, push: the new plan's; append: added to the focused plan"),
+	quote("patch: step changes of the focused plan, by id"),
+	quote("patch: the focused plan's; pop: how the sub-plan closes (completed by default, or superseded)"),
 )), rules(`{"action": "patch", "expected_revision": 3, "patches": [{"id": "step-2", "status": "completed"}]}`,
 	map[string]schema.Field{"action": {Code: domain.CodeInvalidAction}}))
 
@@ -124,29 +121,15 @@ func actionUsage() string {
 	for _, a := range work.PlanActions() {
 		parts = append(parts, fmt.Sprintf("%s: %s", a, strings.Join(work.PlanActionFields(a), ", ")))
 	}
-	return "Fields each action reads besides expected_revision: " + strings.Join(parts, "; ") + "."
-}
-
-// usedBy names the actions that read field.
-func usedBy(name string) string {
-	var users []string
-	for _, a := range work.PlanActions() {
-		if slices.Contains(work.PlanActionFields(a), name) {
-			users = append(users, a)
-		}
-	}
-	return "Only with action=" + strings.Join(users, ", ")
+	return "Fields read besides expected_revision: " + strings.Join(parts, "; ") + "."
 }
 
 func (t *planUpdate) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NamePlanUpdate, Schema: planSchema.Raw(), Description: "Change this session's durable plan. " +
-		"action=create makes the first plan or replaces it for a new goal (the old one is superseded); " +
-		"patch changes steps by id, the title or the plan's status; append adds steps (the host assigns their ids); " +
-		"push opens a focused sub-plan under the current one; pop closes the sub-plan and returns to its exact parent. " +
-		"Revision rule: call plan_get immediately before, and send the revision it returned as expected_revision; " +
-		"only the first create after plan_get returned null may leave it out. A stale_revision refusal means the plan " +
-		"changed: read the current plan the refusal returns and decide again, never resend blindly. " +
-		"completed and superseded are final for plans and steps. Returns the plan after the change."}
+	return tools.Spec{Name: tools.NamePlanUpdate, Schema: planSchema.Raw(), Description: "Change this session's durable plan. create: " +
+		"the first plan, or a new one for a new goal (the old is superseded); patch: steps by id, title, status; " +
+		"append: add steps; push: open a focused sub-plan; pop: close it. Send expected_revision from a plan_get just " +
+		"before (only the first create after plan_get returned null omits it); on stale_revision decide again from the " +
+		"plan returned, never resend blindly. completed and superseded are final. Returns the plan."}
 }
 
 func (t *planUpdate) WritesWorkspace() bool { return false }

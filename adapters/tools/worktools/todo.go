@@ -21,9 +21,9 @@ func (t *todoGet) Declaration() tools.Declaration {
 }
 
 func (t *todoGet) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameTodoGet, Schema: noArgs.Raw(), Description: "Read this session's todo list: " +
-		"its revision and every item (id, title, status, owner, dependencies, plan_step_id) in creation order. " +
-		"Pass the revision as expected_revision to todo_update when your change depends on what you read."}
+	return tools.Spec{Name: tools.NameTodoGet, Schema: noArgs.Raw(), Description: "Read this session's todo list: its revision " +
+		"and every item in creation order. Send the revision as todo_update's expected_revision when your change " +
+		"depends on what you read."}
 }
 
 func (t *todoGet) WritesWorkspace() bool { return false }
@@ -53,20 +53,19 @@ func (t *todoUpdate) Declaration() tools.Declaration {
 var todoSchema = schema.MustCompile(tools.NameTodoUpdate, schema.Compact(fmt.Sprintf(`{
   "type": "object",
   "properties": {
-    "expected_revision": {"type": "integer", "minimum": 0, "description": "Optional: the revision the last todo_get returned, unchanged, when your change depends on the list as you read it. On stale_revision the list changed since: read the current list in the result and decide again."},
+    "expected_revision": {"type": "integer", "minimum": 0, "description": "optional: the last todo_get's revision, unchanged"},
     "items": {"type": "array", "items": {
       "type": "object",
       "properties": {
-        "id": {"type": "string", "description": "the item's id: an existing item's, or a new one's of your choice"},
+        "id": {"type": "string", "description": "an existing item's id, or a new one"},
         "title": {"type": "string", "description": "one line, at most 200 characters; required for a new item"},
-        "status": {"type": "string", "enum": %[2]s, "description": "default pending for a new item; in_progress and completed need every dependency completed; completed and cancelled are final"},
-        "owner": {"type": "string", "description": "who works on it (an agent or job name); \"\" clears it"},
-        "dependencies": {"type": "array", "items": {"type": "string"}, "description": "ids of the items this one waits for, replacing the list; [] clears it; an item created in the same call may be named"},
-        "plan_step_id": {"type": "string", "description": "links the item to a step of the current plan; \"\" clears the link"}
+        "status": {"type": "string", "enum": %[2]s, "description": "default pending"},
+        "owner": {"type": "string", "description": "an agent or job name; \"\" clears it"},
+        "dependencies": {"type": "array", "items": {"type": "string"}, "description": "ids of items this one waits for (replaces the list; [] clears it; may name items of this call)"},
+        "plan_step_id": {"type": "string", "description": "a step of the current plan; \"\" clears it"}
       },
-      "required": [],
       "additionalProperties": false
-    }, "description": "%[1]d to %[3]d items to create or change. An item whose id exists is changed (only the fields given); any other item is created and needs a title (leave id out for a host-assigned one)."}
+    }, "description": "%[1]d to %[3]d items. An existing id changes only the fields given; any other item is created and needs a title (no id: host-assigned)."}
   },
   "required": ["items"],
   "additionalProperties": false
@@ -74,12 +73,10 @@ var todoSchema = schema.MustCompile(tools.NameTodoUpdate, schema.Compact(fmt.Spr
 	rules(`{"items": [{"id": "tests", "title": "Run the tests", "status": "pending", "dependencies": ["fix"]}]}`, nil))
 
 func (t *todoUpdate) Spec() tools.Spec {
-	return tools.Spec{Name: tools.NameTodoUpdate, Schema: todoSchema.Raw(), Description: "Create or change todo items: " +
-		"concrete work under the plan's steps, with an owner, dependencies and a status. Items not named are left as they are. " +
-		"An item cannot be in_progress or completed before its dependencies are completed (dependency_unmet), and a completed " +
-		"or cancelled item cannot change (terminal_state). Revision rule: expected_revision is optional here, but when sent it " +
-		"must be the revision todo_get returned; on stale_revision read the current list the refusal returns and decide again. " +
-		"Returns the whole todo list after the change."}
+	return tools.Spec{Name: tools.NameTodoUpdate, Schema: todoSchema.Raw(), Description: "Create or change todo items, the concrete " +
+		"work under the plan's steps; items not named are kept. in_progress and completed need every dependency " +
+		"completed; completed and cancelled are final. On stale_revision decide again from the list the refusal " +
+		"returns. Returns the whole list."}
 }
 
 func (t *todoUpdate) WritesWorkspace() bool { return false }

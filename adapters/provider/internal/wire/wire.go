@@ -17,6 +17,10 @@ import (
 	"github.com/zuno-run/zuno/domain/model"
 )
 
+// SettingPromptCacheKey is the mapping setting that records the prompt_cache_key a body
+// carried (docs/providers.md, "Prompt caching"); rendering the body again sends it again.
+const SettingPromptCacheKey = "promptCacheKey"
+
 // Endpoint describes the provider an error came from, for the fix texts.
 type Endpoint struct {
 	Provider string // "openai", "anthropic", or a configured name such as "ollama"
