@@ -124,8 +124,14 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 				return perr
 			}
 		} else {
-			printVerify(cmd.OutOrStdout(), report.VerifyReport)
+			// The verdict comes last, after the receipts' lines.
+			chain := report.VerifyReport
+			chain.OK = false
+			printVerify(cmd.OutOrStdout(), chain)
 			printReceiptAudits(cmd.OutOrStdout(), report.Receipts)
+			if report.OK {
+				fmt.Fprintln(cmd.OutOrStdout(), "verified")
+			}
 		}
 		return err
 	})
