@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/transcript"
@@ -53,7 +54,8 @@ type AuditFault struct {
 // AuditSessions audits each session in turn (AuditSession); with no ids, every session the
 // read models list, pruned ones included.
 func (q *Queries) AuditSessions(ctx context.Context, ids []string, sum WireSummer) ([]SessionAudit, error) {
-	if len(ids) == 0 {
+	listed := len(ids) == 0
+	if listed {
 		t, err := q.AllSessions(ctx, math.MaxInt32)
 		if err != nil {
 			return nil, err
@@ -65,6 +67,9 @@ func (q *Queries) AuditSessions(ctx context.Context, ids []string, sum WireSumme
 	var out []SessionAudit
 	for _, id := range ids {
 		a, err := q.AuditSession(ctx, id, sum)
+		if listed && domain.CodeOf(err) == domain.CodeSessionNotFound {
+			continue // a session pruned from the log is listed, but has nothing left to check
+		}
 		if err != nil {
 			return out, err
 		}

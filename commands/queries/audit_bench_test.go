@@ -14,7 +14,8 @@ import (
 //     (the receipt expanded and verified, the body rendered and hashed), the baseline;
 //   - all@1000: the one-pass audit of every receipt and wire record of a 1,000-step
 //     session, and its ratio to one@10 (the issue's bound: at most 20); all@100, a 100-step
-//     session's, shows the growth: linear when all@1000/all@100 is about 10;
+//     session's, shows the growth: linear when all@1000/all@100 is about 10; each@100 checks
+//     the 100-step session's steps one at a time, as debug prompt --wire would, for comparison;
 //   - prompt@10 and prompt@1000: `zuno debug prompt --step N` at steps 10 and 1,000 of the
 //     1,000-step session, and their ratio.
 //
@@ -30,7 +31,7 @@ func BenchmarkAuditSession(b *testing.B) {
 	long.create(b, "ses_1000")
 	long.turn(b, "ses_1000", "loop", 999)
 	qs, qm, ql := short.queries(), mid.queries(), long.queries()
-	var one, all100, all, p10, p1000 time.Duration
+	var one, each100, all100, all, p10, p1000 time.Duration
 	timed := func(into *time.Duration, f func() error) {
 		start := time.Now()
 		if err := f(); err != nil {
@@ -45,6 +46,17 @@ func BenchmarkAuditSession(b *testing.B) {
 			}
 			_, err := qs.PromptWire(ctx, "ses_10", 10, provider.RenderWire)
 			return err
+		})
+		timed(&each100, func() error {
+			for step := 1; step <= 100; step++ {
+				if _, err := qm.Prompt(ctx, "ses_100", step, false); err != nil {
+					return err
+				}
+				if _, err := qm.PromptWire(ctx, "ses_100", step, provider.RenderWire); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		timed(&all100, func() error { _, err := qm.AuditSession(ctx, "ses_100", provider.NewWireSums().Sum); return err })
 		timed(&all, func() error {
@@ -63,6 +75,7 @@ func BenchmarkAuditSession(b *testing.B) {
 	b.ReportMetric(ms(all), "ms/all@1000")
 	b.ReportMetric(float64(all)/float64(one), "ratio-all@1000/one@10")
 	b.ReportMetric(ms(all100), "ms/all@100")
+	b.ReportMetric(ms(each100), "ms/each@100")
 	b.ReportMetric(float64(all)/float64(all100), "ratio-all@1000/100")
 	b.ReportMetric(ms(p10), "ms/prompt@10")
 	b.ReportMetric(ms(p1000), "ms/prompt@1000")
