@@ -1,6 +1,7 @@
 package prompt_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -23,7 +24,7 @@ type storedSession struct {
 	lookups int
 }
 
-func newStoredSession(t *testing.T, steps int) *storedSession {
+func newStoredSession(t testing.TB, steps int) *storedSession {
 	t.Helper()
 	s := &storedSession{stored: map[string]prompt.Receipt{}, pool: map[string]string{}}
 	var prev *prompt.Receipt
@@ -32,7 +33,11 @@ func newStoredSession(t *testing.T, steps int) *storedSession {
 		transcript := growing(step)
 		in := fullInput()
 		in.Conversation = append(slices.Clone(transcript), model.Message{Role: model.RoleDeveloper, Text: fmt.Sprintf("added at %d", step)})
-		full := mustAssemble(t, in).Receipt
+		assembled, err := prompt.Assemble(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := assembled.Receipt
 		c := prompt.LeaveLogged(prompt.Compact(full, prev, prevID, nil), len(transcript))
 		c.Blobs = map[string]string{}
 		for _, p := range slices.Concat(c.Messages, c.Tools) {
@@ -141,4 +146,53 @@ func TestAuditorRefusesAChangedReceiptWithTheReferenceMismatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzAuditor alters a stored receipt in the middle of a session and holds the Auditor to the
+// reference: it accepts the receipt exactly when ExpandLogged and Verify do, and refuses it
+// with the same first mismatch. The short path must never accept what the reference refuses.
+func FuzzAuditor(f *testing.F) {
+	s := newStoredSession(f, 8)
+	for _, id := range []string{"r5", "r6"} {
+		b, _ := json.Marshal(s.stored[id])
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r prompt.Receipt
+		if json.Unmarshal(data, &r) != nil {
+			return
+		}
+		stored := map[string]prompt.Receipt{}
+		for id, x := range s.stored {
+			stored[id] = x
+		}
+		stored["r5"] = r
+		lookup := func(id string) (prompt.Receipt, bool) { x, ok := stored[id]; return x, ok }
+		pool := func(d string) (string, bool) { b, ok := s.pool[d]; return b, ok }
+		a := prompt.NewAuditor(lookup, pool)
+		for i, id := range s.ids[:6] {
+			_, got := a.Check(id, stored[id], s.logged[i].Parts, 1)
+			if i < 5 {
+				if got != nil {
+					t.Fatalf("step %d: %v", i, got)
+				}
+				continue
+			}
+			back, want := prompt.ExpandLogged(r, lookup, pool, s.logged[i].Parts)
+			if want == nil {
+				want = prompt.Verify(back)
+			}
+			if (got == nil) != (want == nil) || (got != nil && firstCode(got) != firstCode(want)) {
+				t.Fatalf("the auditor says %v, the reference %v", got, want)
+			}
+		}
+	})
+}
+
+func firstCode(err error) string {
+	var re *prompt.ReceiptError
+	if errors.As(err, &re) && len(re.Mismatches) > 0 {
+		return re.Mismatches[0].Code
+	}
+	return err.Error()
 }
