@@ -41,18 +41,12 @@ func BenchmarkAuditSession(b *testing.B) {
 	}
 	for b.Loop() {
 		timed(&one, func() error {
-			if _, err := qs.Prompt(ctx, "ses_10", 10, false); err != nil {
-				return err
-			}
-			_, err := qs.PromptWire(ctx, "ses_10", 10, provider.RenderWire)
+			_, _, err := qs.PromptWithWire(ctx, "ses_10", 10, false, provider.RenderWire)
 			return err
 		})
 		timed(&each100, func() error {
 			for step := 1; step <= 100; step++ {
-				if _, err := qm.Prompt(ctx, "ses_100", step, false); err != nil {
-					return err
-				}
-				if _, err := qm.PromptWire(ctx, "ses_100", step, provider.RenderWire); err != nil {
+				if _, _, err := qm.PromptWithWire(ctx, "ses_100", step, false, provider.RenderWire); err != nil {
 					return err
 				}
 			}

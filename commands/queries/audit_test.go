@@ -190,10 +190,7 @@ func TestAuditSessionVerifiesEveryReceiptAndWireRecord(t *testing.T) {
 			t.Fatalf("%s: audit %+v (fault %+v), want %d receipts and %d wire records", id, got, got.Fault, receipts, wire)
 		}
 		for step := 1; step <= receipts; step++ {
-			if _, err := q.Prompt(context.Background(), id, step, false); err != nil {
-				t.Fatalf("%s step %d: %v", id, step, err)
-			}
-			if _, err := q.PromptWire(context.Background(), id, step, provider.RenderWire); err != nil {
+			if _, _, err := q.PromptWithWire(context.Background(), id, step, false, provider.RenderWire); err != nil {
 				t.Fatalf("%s step %d wire: %v", id, step, err)
 			}
 		}

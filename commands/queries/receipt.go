@@ -69,6 +69,32 @@ func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensit
 	if err != nil {
 		return PromptView{}, err
 	}
+	return promptView(sessionID, f, sensitive)
+}
+
+// PromptWithWire is Prompt, then PromptWire for the same step when its receipt verifies,
+// reading the session once (debug prompt --wire).
+func (q *Queries) PromptWithWire(ctx context.Context, sessionID string, step int, sensitive bool, render WireRenderer) (PromptView, []WireCheck, error) {
+	if sessionID == "" {
+		id, err := q.latestReceiptSession(ctx)
+		if err != nil {
+			return PromptView{}, nil, err
+		}
+		sessionID = id
+	}
+	f, err := q.findReceipt(ctx, sessionID, step)
+	if err != nil {
+		return PromptView{}, nil, err
+	}
+	v, err := promptView(sessionID, f, sensitive)
+	if err != nil {
+		return v, nil, err
+	}
+	checks, err := wireChecks(sessionID, f, render)
+	return v, checks, err
+}
+
+func promptView(sessionID string, f foundReceipt, sensitive bool) (PromptView, error) {
 	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
 		Purpose: f.purpose, Boundary: f.boundary, DebugView: prompt.NewDebugView(f.receipt, sensitive)}
 	v.Verified = v.Verification == ""
