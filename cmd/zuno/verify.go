@@ -76,13 +76,16 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	wire, _ := cmd.Flags().GetBool("wire")
 	if path, _ := cmd.Flags().GetString("bundle"); path != "" {
+		if wire {
+			return usagef("--wire checks the sessions of the log, not a bundle: drop --wire, or name a session with --session S")
+		}
 		return runVerifyBundle(cmd, path, format)
 	}
 	if cmd.Flags().Changed("public-key") || cmd.Flags().Changed("require-signature") {
 		return usagef("--public-key and --require-signature check a bundle: name it with --bundle FILE")
 	}
-	wire, _ := cmd.Flags().GetBool("wire")
 	if wire && cmd.Flags().Changed("stream") {
 		return usagef("--wire checks sessions: name one with --session S, or use --all")
 	}
