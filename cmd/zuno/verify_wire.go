@@ -40,7 +40,7 @@ func auditReceipts(ctx context.Context, a *app, session string, out *wireReport)
 	if err != nil {
 		return err
 	}
-	out.Receipts = audits
+	out.Receipts = append([]queries.SessionAudit{}, audits...) // [] rather than null for no session
 	failed := 0
 	for _, s := range audits {
 		if s.Fault != nil {
