@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -55,14 +54,18 @@ body that was sent ("wire: verified", or wire_mismatch and exit status 1).`,
 				}
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				view, err := a.Queries.Prompt(ctx, sessionID, step, sensitive)
-				var mismatch *queries.ReceiptMismatchError
-				if err != nil && !(errors.As(err, &mismatch) && view.ReceiptID != "") {
-					return err
+				var (
+					view   queries.PromptView
+					checks []queries.WireCheck
+				)
+				if wire { // one read of the session for both
+					view, checks, err = a.Queries.PromptWithWire(ctx, sessionID, step, sensitive, provider.RenderWire)
+				} else {
+					view, err = a.Queries.Prompt(ctx, sessionID, step, sensitive)
 				}
-				var checks []queries.WireCheck
-				if wire && err == nil {
-					checks, err = a.Queries.PromptWire(ctx, view.SessionID, view.Step, provider.RenderWire)
+				// A view comes back only with a receipt or wire mismatch: the receipt to inspect.
+				if err != nil && view.ReceiptID == "" {
+					return err
 				}
 				// A receipt that fails verification is still shown: it is the one to inspect.
 				if format == "json" {

@@ -20,7 +20,7 @@ import (
 
 func newVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "verify [--session S | --stream X | --all] [--anchor FILE] [--format json|table] | --bundle FILE [--public-key B64]",
+		Use:   "verify [--session S | --stream X | --all] [--wire] [--anchor FILE] [--format json|table] | --bundle FILE [--public-key B64]",
 		Short: "Check the event log's hash chains, the read models and an anchor of stream heads",
 		Long: `Walk the hash chain of every stream (or of one session's streams, or of one stream) and
 report the first altered, missing, inserted or reordered event of each, with its position.
@@ -40,6 +40,13 @@ only checks: the file is never written then. An anchor inside a recorded session
 (log_in_workspace): the agent working there could rewrite it. Exit status 0 only when
 everything verifies.
 
+--wire also checks every prompt receipt of the session (or of every session), as zuno debug
+prompt does for one step (docs/formats/receipts.md), and renders every recorded request body
+again to compare it with the digest recorded when it was sent (debug prompt --wire), in one walk
+of each session's events whose cost grows with the session, not its square. Each session
+reports how many receipts and wire records verified, or its first bad event and the reason
+(a mismatch code such as conversation_digest, or wire_mismatch); verify_failed then.
+
 --bundle FILE checks an evidence bundle (zuno audit export) offline, with no database or
 data directory: every line's shape, each stream's revisions and hash chain, the header's
 counts and heads, the anchor it carries, the seal's SHA-256 and its signature, in file
@@ -57,6 +64,7 @@ ZUNO_ANCHOR_PUBLIC_KEY, or ZUNO_ANCHOR_KEY's public half) must be the one that s
 	cmd.Flags().Bool("init", false, "with --anchor: start a new anchor chain where no file is (the log records it)")
 	cmd.Flags().String("bundle", "", "check this evidence bundle offline (zuno audit export)")
 	cmd.Flags().String("public-key", "", "with --bundle: the base64 ed25519 key the bundle must be signed with (default: $ZUNO_ANCHOR_PUBLIC_KEY, or the public half of $ZUNO_ANCHOR_KEY)")
+	cmd.Flags().Bool("wire", false, "also check every prompt receipt and wire record of the session (or of every session), in one walk of each")
 	cmd.Flags().Bool("require-signature", false, "with --bundle: refuse an unsigned bundle (implied by a trusted key)")
 	cmd.MarkFlagsMutuallyExclusive("session", "stream", "all", "bundle")
 	cmd.MarkFlagsMutuallyExclusive("anchor", "bundle")
@@ -68,11 +76,18 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	wire, _ := cmd.Flags().GetBool("wire")
 	if path, _ := cmd.Flags().GetString("bundle"); path != "" {
+		if wire {
+			return usagef("--wire checks the sessions of the log, not a bundle: drop --wire, or name a session with --session S")
+		}
 		return runVerifyBundle(cmd, path, format)
 	}
 	if cmd.Flags().Changed("public-key") || cmd.Flags().Changed("require-signature") {
 		return usagef("--public-key and --require-signature check a bundle: name it with --bundle FILE")
+	}
+	if wire && cmd.Flags().Changed("stream") {
+		return usagef("--wire checks sessions: name one with --session S, or use --all")
 	}
 	// Bad keys are refused before anything is opened, with or without --anchor.
 	if _, err := anchorKeys(); err != nil {
@@ -95,12 +110,31 @@ func runVerify(cmd *cobra.Command, _ []string) error {
 		if err != nil && !errors.As(err, &failed) {
 			return err
 		}
+		report := wireReport{VerifyReport: out}
+		if wire {
+			if aerr := auditReceipts(ctx, a, r.Session, &report); aerr != nil {
+				if err == nil || !errors.As(aerr, new(*receiptsFailedError)) {
+					err = aerr
+				}
+			}
+		}
 		if format == "json" {
-			if perr := writeJSON(cmd.OutOrStdout(), out); perr != nil {
+			var v any = out
+			if wire {
+				v = report
+			}
+			if perr := writeJSON(cmd.OutOrStdout(), v); perr != nil {
 				return perr
 			}
 		} else {
-			printVerify(cmd.OutOrStdout(), out)
+			// The verdict comes last, after the receipts' lines.
+			chain := report.VerifyReport
+			chain.OK = false
+			printVerify(cmd.OutOrStdout(), chain)
+			printReceiptAudits(cmd.OutOrStdout(), report.Receipts)
+			if report.OK {
+				fmt.Fprintln(cmd.OutOrStdout(), "verified")
+			}
 		}
 		return err
 	})

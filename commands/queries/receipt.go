@@ -69,6 +69,32 @@ func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensit
 	if err != nil {
 		return PromptView{}, err
 	}
+	return promptView(sessionID, f, sensitive)
+}
+
+// PromptWithWire is Prompt, then PromptWire for the same step when its receipt verifies,
+// reading the session once (debug prompt --wire).
+func (q *Queries) PromptWithWire(ctx context.Context, sessionID string, step int, sensitive bool, render WireRenderer) (PromptView, []WireCheck, error) {
+	if sessionID == "" {
+		id, err := q.latestReceiptSession(ctx)
+		if err != nil {
+			return PromptView{}, nil, err
+		}
+		sessionID = id
+	}
+	f, err := q.findReceipt(ctx, sessionID, step)
+	if err != nil {
+		return PromptView{}, nil, err
+	}
+	v, err := promptView(sessionID, f, sensitive)
+	if err != nil {
+		return v, nil, err
+	}
+	checks, err := wireChecks(sessionID, f, render)
+	return v, checks, err
+}
+
+func promptView(sessionID string, f foundReceipt, sensitive bool) (PromptView, error) {
 	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
 		Purpose: f.purpose, Boundary: f.boundary, DebugView: prompt.NewDebugView(f.receipt, sensitive)}
 	v.Verified = v.Verification == ""
@@ -162,6 +188,9 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 	return nil
 }
 
+// errStepRead ends the read of a session once the step asked for is over.
+var errStepRead = errors.New("the step's events are read")
+
 // findReceipt finds the receipt of a session's step. A receipt records only the blobs its
 // session had not recorded before, is stored relative to an earlier one and leaves out the
 // messages of its transcript, so it is expanded through its base chain with the transcript's
@@ -169,7 +198,19 @@ func (l *receiptLog) fold(rec events.Recorded, p events.Payload) error {
 func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (foundReceipt, error) {
 	l := receiptLog{requests: map[int]events.ProviderRequest{}, sent: map[int][]events.ProviderRequest{}, receipts: map[string]events.PromptAssembled{}, eventIDs: map[string]string{},
 		tr: transcript.New(), views: map[string][]model.Message{}, windows: map[string]int{}, boundaries: map[int]*Boundary{}}
-	if _, err := commands.Load(ctx, q.log, q.registry, commands.SessionStream(sessionID), 0, l.fold); err != nil {
+	fold, stream := l.fold, commands.SessionStream(sessionID)
+	if step > 0 {
+		// Nothing after step N bears on its receipt: reading stops when the session's own step
+		// N+1 starts (not in a fork's history, whose steps are the source's), so step 10 of a
+		// long session costs what its first 10 steps hold (docs/storage.md, "`zuno verify`").
+		fold = func(rec events.Recorded, p events.Payload) error {
+			if r, ok := p.(events.ProviderRequest); ok && rec.Stream == stream && r.Status == events.RequestStarted && r.Step > step {
+				return errStepRead
+			}
+			return l.fold(rec, p)
+		}
+	}
+	if _, err := commands.Load(ctx, q.log, q.registry, stream, 0, fold); err != nil && !errors.Is(err, errStepRead) {
 		return foundReceipt{}, err
 	}
 	if !l.exists {

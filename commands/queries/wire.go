@@ -1,7 +1,6 @@
 package queries
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -69,15 +68,11 @@ func (e *WireError) Error() string {
 	return e.code + ": " + strings.Join(bad, "; ") + "; " + fix
 }
 
-// PromptWire renders the body of each sent attempt of a session's step again from its prompt
-// receipt, with the adapter mapping the attempt recorded, and compares its SHA-256 with the
-// recorded one (docs/turns.md, "Wire receipts"). The checks are returned with a *WireError
-// when any does not verify; a receipt that does not verify is a *ReceiptMismatchError first.
-func (q *Queries) PromptWire(ctx context.Context, sessionID string, step int, render WireRenderer) ([]WireCheck, error) {
-	f, err := q.findReceipt(ctx, sessionID, step)
-	if err != nil {
-		return nil, err
-	}
+// wireChecks renders the body of each sent attempt of a step again from its prompt receipt,
+// with the adapter mapping the attempt recorded, and compares its SHA-256 with the recorded
+// one (docs/turns.md, "Wire receipts"). The checks are returned with a *WireError when any
+// does not verify; a receipt that does not reconstruct is a *ReceiptMismatchError.
+func wireChecks(sessionID string, f foundReceipt, render WireRenderer) ([]WireCheck, error) {
 	if len(f.sent) == 0 {
 		return nil, &WireError{code: CodeWireUnverifiable, Reason: fmt.Sprintf(
 			"step %d of session %s recorded no wire exchange (no body was sent over HTTP, or it was recorded by a build before wire receipts)", f.step, sessionID)}

@@ -81,7 +81,7 @@ func TestCompactionWireIsProved(t *testing.T) {
 	}
 	q := queries.New(h.store, h.registry, nil, nil)
 	for _, r := range done {
-		checks, err := q.PromptWire(context.Background(), h.session, r.Step, provider.RenderWire)
+		_, checks, err := q.PromptWithWire(context.Background(), h.session, r.Step, false, provider.RenderWire)
 		if err != nil {
 			t.Fatalf("step %d: %v", r.Step, err)
 		}

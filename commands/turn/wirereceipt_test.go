@@ -112,7 +112,7 @@ func TestWireDigestsAreTheBodiesSent(t *testing.T) {
 			}
 			q := queries.New(h.store, h.registry, nil, nil)
 			for step := 1; step <= 20; step++ {
-				checks, err := q.PromptWire(context.Background(), h.session, step, provider.RenderWire)
+				_, checks, err := q.PromptWithWire(context.Background(), h.session, step, false, provider.RenderWire)
 				if err != nil {
 					t.Fatalf("step %d: %v", step, err)
 				}
@@ -183,7 +183,7 @@ func TestWireReportsATamperedRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			log := &tamperedLog{store: h.store, registry: h.registry, t: t, tamper: tt.tamper}
 			q := queries.New(log, h.registry, nil, nil)
-			checks, err := q.PromptWire(context.Background(), h.session, tt.step, provider.RenderWire)
+			_, checks, err := q.PromptWithWire(context.Background(), h.session, tt.step, false, provider.RenderWire)
 			var we *queries.WireError
 			if !errors.As(err, &we) || domain.CodeOf(err) != tt.code || len(checks) != 1 || checks[0].Verified {
 				t.Fatalf("err %v, checks %+v; want %s", err, checks, tt.code)

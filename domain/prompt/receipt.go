@@ -123,6 +123,9 @@ type verifier struct {
 	r    Receipt
 	ms   []Mismatch
 	used map[string]bool
+	// more finds a blob r does not hold (nil: none): an Auditor checks a receipt's new parts
+	// without building its expanded blob map.
+	more func(digest string) (string, bool)
 }
 
 func (v *verifier) add(code, subject string, index int, id, want, got string) {
@@ -133,6 +136,9 @@ func (v *verifier) add(code, subject string, index int, id, want, got string) {
 func (v *verifier) blob(subject string, index int, id, d string) (string, bool) {
 	v.used[d] = true
 	b, ok := v.r.Blobs[d]
+	if !ok && v.more != nil {
+		b, ok = v.more(d)
+	}
 	if !ok {
 		v.add(MismatchBlobMissing, subject, index, id, d, "")
 	}
@@ -271,29 +277,38 @@ func (v *verifier) messages() {
 			}
 			continue
 		}
-		if p.Kind != PartMessage {
-			v.add(MismatchKind, subj, i, p.Section, PartMessage, p.Kind)
-			continue
-		}
-		raw, ok := v.blob(subj, i, "", p.SHA256)
-		if !ok {
-			continue
-		}
-		var m model.Message
-		if !canonical(raw, &m) {
-			v.add(MismatchBlobEncoding, subj, i, p.SHA256, "the JSON encoding of a message", abbreviateRaw(raw))
-			continue
-		}
-		if string(m.Role) != p.Role {
-			v.add(MismatchRole, subj, i, "", string(m.Role), p.Role)
-		}
-		v.checkContent(subj, i, "", p.SHA256, raw, p.Bytes, p.EstimatedTokens, messageTokens(m))
+		v.conversationPart(i, p)
 	}
 	if len(v.r.Messages) < len(secs) {
 		for i := len(v.r.Messages); i < len(secs); i++ {
 			v.add(MismatchSectionRef, "message", i, secs[i].ID, PartSection+" "+secs[i].ID, "")
 		}
 	}
+}
+
+// conversationPart checks the conversation part at index i of messages and returns the
+// message its blob decodes to and the blob (ok false when it records a mismatch).
+func (v *verifier) conversationPart(i int, p events.PromptPart) (model.Message, string, bool) {
+	const subj = "message"
+	if p.Kind != PartMessage {
+		v.add(MismatchKind, subj, i, p.Section, PartMessage, p.Kind)
+		return model.Message{}, "", false
+	}
+	raw, ok := v.blob(subj, i, "", p.SHA256)
+	if !ok {
+		return model.Message{}, "", false
+	}
+	var m model.Message
+	if !canonical(raw, &m) {
+		v.add(MismatchBlobEncoding, subj, i, p.SHA256, "the JSON encoding of a message", abbreviateRaw(raw))
+		return model.Message{}, "", false
+	}
+	before := len(v.ms)
+	if string(m.Role) != p.Role {
+		v.add(MismatchRole, subj, i, "", string(m.Role), p.Role)
+	}
+	v.checkContent(subj, i, "", p.SHA256, raw, p.Bytes, p.EstimatedTokens, messageTokens(m))
+	return m, raw, len(v.ms) == before
 }
 
 func (v *verifier) tools() {
@@ -570,30 +585,59 @@ func conversationChain(r Receipt, lookup func(id string) (Receipt, bool)) ([]Rec
 // each receipt's base prefix, checked against its digest, then the parts it left to the
 // transcript (taken from logged), then its own. The blobs are the chain's, the newest
 // receipt's copy winning.
+//
+// The chain link after each part is kept as the parts are added, so a base's prefix digest is
+// looked up rather than hashed again: a chain of N receipts costs what its parts cost, not N
+// times the conversation (debug prompt at step 1,000 took seconds when it did).
 func rebuildConversation(chain []Receipt, logged []events.PromptPart) ([]events.PromptPart, map[string]string, error) {
 	blobs := map[string]string{}
-	var conv []events.PromptPart
+	var (
+		conv  []events.PromptPart
+		links []string // links[i]: the conversation digest of conv[:i+1]
+	)
+	add := func(parts []events.PromptPart) error {
+		for _, p := range parts {
+			prev := ""
+			if len(links) > 0 {
+				prev = links[len(links)-1]
+			}
+			link, err := chainNext(prev, p)
+			if err != nil {
+				return err
+			}
+			conv, links = append(conv, p), append(links, link)
+		}
+		return nil
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		c := chain[i]
 		if b := c.ConversationBase; b != nil {
 			if b.Parts < 0 || b.Parts > len(conv) {
 				return nil, nil, baseError(b.ReceiptID, fmt.Sprintf("at most %d parts", len(conv)), strconv.Itoa(b.Parts))
 			}
-			if got, err := ConversationDigest(conv[:b.Parts]); err != nil || got != b.Digest {
+			got := ""
+			if b.Parts > 0 {
+				got = links[b.Parts-1]
+			}
+			if got != b.Digest {
 				return nil, nil, baseError(b.ReceiptID, b.Digest, got)
 			}
-			conv = slices.Clone(conv[:b.Parts])
+			conv, links = conv[:b.Parts], links[:b.Parts]
 		} else {
-			conv = nil
+			conv, links = conv[:0], links[:0]
 		}
 		if k := c.LoggedParts; k != 0 {
 			start := len(conv)
 			if k < 0 || start+k > len(logged) {
 				return nil, nil, baseError("transcript", fmt.Sprintf("messages %d to %d of the transcript", start, start+k), fmt.Sprintf("%d messages", len(logged)))
 			}
-			conv = append(conv, logged[start:start+k]...)
+			if err := add(logged[start : start+k]); err != nil {
+				return nil, nil, err
+			}
 		}
-		conv = append(conv, c.Messages[min(len(c.Sections), len(c.Messages)):]...)
+		if err := add(c.Messages[min(len(c.Sections), len(c.Messages)):]); err != nil {
+			return nil, nil, err
+		}
 		for d, blob := range c.Blobs {
 			if _, ok := blobs[d]; !ok || i == 0 {
 				blobs[d] = blob

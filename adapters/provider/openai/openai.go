@@ -224,6 +224,25 @@ func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
 	})
 }
 
+// RenderWireSum returns the SHA-256 and size of the body Stream would send for req. Asked
+// for one conversation's requests in order, it encodes and hashes only what each added (the
+// provider's threads keep the rest), as a sending provider does.
+func (p *Provider) RenderWireSum(req model.Request) ([]byte, int64, error) {
+	t, err := p.validated(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err := p.body(req, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	return wire.RenderSum(func(mw wire.Middleware) error {
+		s := p.send(context.Background(), body, option.WithMiddleware(mw))
+		defer s.Close()
+		return s.Err()
+	})
+}
+
 // send streams a chat completion whose body is already encoded. The SDK is given an empty
 // body and adds "stream": true to it (it would parse and copy the whole body to do so, a cost
 // growing with the conversation); splice then sends the body with the SDK's fields added

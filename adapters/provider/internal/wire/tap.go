@@ -80,6 +80,32 @@ func Render(send func(Middleware) error) ([]byte, error) {
 	return body, nil
 }
 
+// RenderSum is Render that returns the body's SHA-256 and size instead of its bytes: a body
+// an adapter sent in two pieces (Body) is hashed from its prefix's saved state, so checking a
+// long conversation's bodies one step after another costs what each step added
+// (docs/storage.md, "`zuno verify`").
+func RenderSum(send func(Middleware) error) ([]byte, int64, error) {
+	var (
+		sum  []byte
+		size int64
+	)
+	err := send(func(req *http.Request, _ func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		s, n, err := bodySum(req)
+		if err != nil {
+			return nil, err
+		}
+		sum, size = s, n
+		return nil, errRendered
+	})
+	if sum == nil {
+		if err == nil {
+			err = errors.New("wire: the SDK sent no request")
+		}
+		return nil, 0, err
+	}
+	return sum, size, nil
+}
+
 // Body is a request body whose bytes the tap reads without copying them. An adapter that
 // builds a body itself sends it as one: the body holds the whole conversation, so a copy of
 // it at every request is a cost (and garbage) that grows with the history.

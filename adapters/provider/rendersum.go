@@ -1,0 +1,54 @@
+package provider
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/zuno-run/zuno/adapters/provider/openai"
+	"github.com/zuno-run/zuno/domain/model"
+)
+
+// WireSums renders bodies as RenderWire does but returns their SHA-256 and size, keeping one
+// renderer per recorded mapping: the Chat Completions renderer keeps each conversation's
+// encoded start with its hash state, so one session's bodies, checked in order, cost what each
+// step added (docs/storage.md, "`zuno verify`"). The other mappings render the whole body
+// each time. Not safe for concurrent use.
+type WireSums struct {
+	chat map[string]*openai.Provider
+}
+
+// NewWireSums returns a renderer with no mapping loaded yet.
+func NewWireSums() *WireSums { return &WireSums{chat: map[string]*openai.Provider{}} }
+
+// Sum returns the SHA-256 and size of the body the mapping builds for req.
+func (w *WireSums) Sum(adapter string, version int, settings map[string]string, req model.Request) ([]byte, int64, error) {
+	if adapter != openai.AdapterChat || version != openai.ChatMappingVersion {
+		body, err := RenderWire(adapter, version, settings, req)
+		if err != nil {
+			return nil, 0, err
+		}
+		sum := sha256.Sum256(body)
+		return sum[:], int64(len(body)), nil
+	}
+	key := settingsKey(settings)
+	p, ok := w.chat[key]
+	if !ok {
+		var err error
+		if p, err = openai.ForMapping(settings); err != nil {
+			return nil, 0, fmt.Errorf("%s mapping: %w", adapter, err)
+		}
+		w.chat[key] = p
+	}
+	return p.RenderWireSum(req)
+}
+
+func settingsKey(settings map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		fmt.Fprintf(&b, "%q=%q;", k, settings[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,260 @@
+package prompt
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/zuno-run/zuno/domain/model"
+	"github.com/zuno-run/zuno/events"
+)
+
+// Auditor verifies a session's stored receipts in log order, each exactly as Verify verifies
+// the receipt ExpandLogged restores (docs/formats/receipts.md), in time that grows with the
+// session's size rather than its square (docs/storage.md, "`zuno verify`").
+//
+// A receipt is stored relative to the one before it: its header names an earlier receipt's
+// (HeaderBase) and its conversation a prefix of the previous receipt's (ConversationBase).
+// Expanding each receipt on its own walks both chains back to the session's start, and
+// Verify then re-hashes a conversation that grew by a message or two. The Auditor keeps the
+// previous receipt expanded and verified instead: its header, its conversation with the chain
+// link after each part, the running token estimate, and the request's messages with the
+// SHA-256 state after them. A receipt whose bases are that state is checked on what it adds:
+// its own blobs, its new parts (each as Verify checks a part), and the totals and digests,
+// which resume from the state. Anything else (the first receipt, a header of its own, a base
+// further back, a compaction) and anything that does not pass takes the reference path,
+// ExpandLogged and Verify, so a failure is reported with Verify's own mismatches.
+//
+// Soundness rests on one fact: a blob that hashes to its key is the only content of that key,
+// and every blob the kept state was built from passed that check in an earlier receipt or in
+// this one. The Auditor stops being useful at a session's first failing receipt: callers
+// report that receipt and go no further.
+type Auditor struct {
+	lookup func(id string) (Receipt, bool)
+	pool   func(digest string) (string, bool)
+	roots  map[string]string // receipt id → the receipt its HeaderBase chain ends at ("": none)
+	last   *audited
+}
+
+// NewAuditor returns an auditor that finds receipts (the session's, its fork history's) and
+// blobs (every receipt's, in log order, then the transcript's) as ExpandLogged does.
+func NewAuditor(lookup func(id string) (Receipt, bool), pool func(digest string) (string, bool)) *Auditor {
+	return &Auditor{lookup: lookup, pool: pool, roots: map[string]string{}}
+}
+
+// audited is the last receipt verified, expanded.
+type audited struct {
+	id    string
+	epoch int
+	// The header: the receipt its HeaderBase chain ends at, and its digest.
+	root, headerDigest string
+	sections           []events.PromptSection
+	sectionParts       []events.PromptPart
+	tools              []events.PromptPart
+	toolDecls          []model.Tool
+	headerTokens       int64
+	// The conversation, the chain link after each part and the estimate of the first i+1.
+	conv   []events.PromptPart
+	links  []string
+	tokens []int64
+	// The request's messages (sections first) and their encodings, and the digest's state.
+	msgs []model.Message
+	wire [][]byte
+	sum  History
+}
+
+// Check verifies the stored receipt id, appended when the session's transcript held logged
+// (Logged.Parts); epoch changes whenever a part of logged that an earlier call saw may have
+// changed (a compaction, a result recorded late). It returns the provider-visible request
+// the receipt proves, for a wire check; its messages are the Auditor's and stay as they are
+// only until the next Check.
+func (a *Auditor) Check(id string, stored Receipt, logged []events.PromptPart, epoch int) (model.Request, error) {
+	if st, ok := a.fast(id, stored, logged, epoch); ok {
+		a.last = st
+		return st.request(stored), nil
+	}
+	a.last = nil
+	full, err := ExpandLogged(stored, a.lookup, a.pool, logged)
+	if err == nil {
+		err = Verify(full)
+	}
+	if err != nil {
+		return model.Request{}, err
+	}
+	st, err := a.adopt(id, full, epoch)
+	if err != nil {
+		return model.Request{}, err
+	}
+	a.last = st
+	return st.request(stored), nil
+}
+
+// root is the receipt id's HeaderBase chain's end, "" for a missing receipt or a cycle.
+func (a *Auditor) root(id string) string {
+	if r, ok := a.roots[id]; ok {
+		return r
+	}
+	a.roots[id] = "" // a cycle through id ends here
+	r, ok := a.lookup(id)
+	out := ""
+	switch {
+	case !ok:
+	case r.HeaderBase == nil:
+		out = id
+	default:
+		out = a.root(r.HeaderBase.ReceiptID)
+	}
+	a.roots[id] = out
+	return out
+}
+
+// fast checks r against the last receipt's state, extended in place; false when r is not
+// stored relative to it or does not pass (the caller then takes the reference path).
+func (a *Auditor) fast(id string, r Receipt, logged []events.PromptPart, epoch int) (*audited, bool) {
+	st := a.last
+	hb := r.HeaderBase
+	if st == nil || hb == nil || r.SchemaVersion != SchemaVersion || r.Estimator != Estimator ||
+		len(r.Sections)+len(r.Tools) > 0 || hb.Digest != st.headerDigest || a.root(hb.ReceiptID) != st.root {
+		return nil, false
+	}
+	n := 0
+	if b := r.ConversationBase; b != nil {
+		if b.ReceiptID != st.id || st.epoch != epoch || b.Parts < 0 || b.Parts > len(st.conv) || st.link(b.Parts) != b.Digest {
+			return nil, false
+		}
+		n = b.Parts
+	}
+	added := r.Messages
+	if k := r.LoggedParts; k != 0 {
+		if k < 0 || n+k > len(logged) {
+			return nil, false
+		}
+		added = append(slices.Clone(logged[n:n+k]), r.Messages...)
+	}
+	st.truncate(n)
+	v := &verifier{r: Receipt{Blobs: r.Blobs}, used: map[string]bool{}, more: a.pool}
+	for _, p := range added {
+		m, raw, ok := v.conversationPart(len(st.sections)+len(st.conv), p)
+		if !ok || !st.append(p, m, raw) {
+			return nil, false
+		}
+	}
+	for d, b := range r.Blobs {
+		if !v.used[d] || !validDigest(d) || digestString(b) != d {
+			return nil, false
+		}
+	}
+	st.id, st.epoch = id, epoch
+	return st, st.link(len(st.conv)) == r.ConversationDigest && st.estimate() == r.EstimatedInputTokens &&
+		st.assemblyDigest(r) == r.AssemblyDigest && st.actualDigest(r) == r.ActualDigest
+}
+
+// adopt keeps full, a verified expanded receipt, as the state the next receipt resumes from.
+func (a *Auditor) adopt(id string, full Receipt, epoch int) (*audited, error) {
+	d, err := HeaderDigest(full)
+	if err != nil {
+		return nil, err
+	}
+	h := headerOf(full)
+	st := &audited{id: id, epoch: epoch, root: a.root(id), headerDigest: d, sections: h.Sections, sectionParts: h.Messages, tools: h.Tools}
+	for _, s := range st.sections {
+		st.headerTokens += int64(s.EstimatedTokens)
+		m := model.Message{Role: model.Role(s.Role), Text: full.Blobs[s.SHA256]}
+		w, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		st.msgs, st.wire = append(st.msgs, m), append(st.wire, w)
+	}
+	st.headerTokens += int64(MessageOverheadTokens * len(st.sections))
+	for _, p := range st.tools {
+		st.headerTokens += int64(p.EstimatedTokens)
+		var t model.Tool
+		if err := json.Unmarshal([]byte(full.Blobs[p.SHA256]), &t); err != nil {
+			return nil, err
+		}
+		st.toolDecls = append(st.toolDecls, t)
+	}
+	for _, p := range full.Messages[len(st.sections):] {
+		raw := full.Blobs[p.SHA256]
+		var m model.Message
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			return nil, err
+		}
+		if !st.append(p, m, raw) {
+			return nil, &ReceiptError{Mismatches: []Mismatch{{Code: MismatchConversation, Subject: "receipt", Index: -1}}}
+		}
+	}
+	st.actualDigest(full) // primes the digest's state: the next receipt hashes only its new messages
+	return st, nil
+}
+
+// link is the conversation digest of the first n parts.
+func (st *audited) link(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return st.links[n-1]
+}
+
+// truncate keeps the first n parts of the conversation.
+func (st *audited) truncate(n int) {
+	st.conv, st.links, st.tokens = st.conv[:n], st.links[:n], st.tokens[:n]
+	st.msgs, st.wire = st.msgs[:len(st.sections)+n], st.wire[:len(st.sections)+n]
+	if st.sum.sumParts > n {
+		st.sum.sumParts = 0 // the saved state covers parts that are gone
+	}
+}
+
+// append adds a checked part, the message its blob decodes to and the blob.
+func (st *audited) append(p events.PromptPart, m model.Message, raw string) bool {
+	link, err := chainNext(st.link(len(st.conv)), p)
+	if err != nil {
+		return false
+	}
+	total := int64(p.EstimatedTokens)
+	if n := len(st.tokens); n > 0 {
+		total += st.tokens[n-1]
+	}
+	st.conv, st.links, st.tokens = append(st.conv, p), append(st.links, link), append(st.tokens, total)
+	st.msgs, st.wire = append(st.msgs, m), append(st.wire, []byte(raw))
+	return true
+}
+
+// estimate is estimateInput of the expanded receipt.
+func (st *audited) estimate() int64 {
+	n := st.headerTokens + int64(MessageOverheadTokens*len(st.conv))
+	if k := len(st.tokens); k > 0 {
+		n += st.tokens[k-1]
+	}
+	return n
+}
+
+// expandedHeader is r with the state's header: what AssemblyDigest reads of the expanded
+// receipt (it leaves the conversation to ConversationDigest).
+func (st *audited) expandedHeader(r Receipt) Receipt {
+	r.Sections, r.Tools, r.Messages, r.HeaderBase = st.sections, st.tools, st.sectionParts, nil
+	return r
+}
+
+func (st *audited) assemblyDigest(r Receipt) string {
+	d, err := AssemblyDigest(st.expandedHeader(r))
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+func (st *audited) actualDigest(r Receipt) string {
+	d, err := requestDigest(st.request(r), st.wire, len(st.sections), &st.sum)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// request is the request Reconstruct rebuilds from the expanded receipt.
+func (st *audited) request(r Receipt) model.Request {
+	n := len(st.msgs)
+	return model.Request{Model: r.Model, MaxTokens: r.MaxTokens, Messages: st.msgs[:n:n], Tools: st.toolDecls,
+		ToolChoice: model.ToolChoice{Mode: model.ToolChoiceMode(r.ToolChoiceMode), Name: r.ToolChoiceName}}
+}
