@@ -103,6 +103,14 @@ func TestAuditorAgreesWithTheReferenceInLinearLookups(t *testing.T) {
 	}
 }
 
+// flipFirst changes a hex digest's first digit (to another digit, whatever it was).
+func flipFirst(d string) string {
+	if d[0] == '0' {
+		return "1" + d[1:]
+	}
+	return "0" + d[1:]
+}
+
 // A receipt changed anywhere is refused where the reference refuses it, with the reference's
 // first mismatch, whether the short path or the reference path meets it first.
 func TestAuditorRefusesAChangedReceiptWithTheReferenceMismatch(t *testing.T) {
@@ -112,11 +120,11 @@ func TestAuditorRefusesAChangedReceiptWithTheReferenceMismatch(t *testing.T) {
 		code   string
 	}{
 		{"estimate", func(r *prompt.Receipt) { r.EstimatedInputTokens++ }, prompt.MismatchInputTokens},
-		{"conversation digest", func(r *prompt.Receipt) { r.ConversationDigest = "0" + r.ConversationDigest[1:] }, prompt.MismatchConversation},
-		{"assembly digest", func(r *prompt.Receipt) { r.AssemblyDigest = "0" + r.AssemblyDigest[1:] }, prompt.MismatchAssemblyDigest},
-		{"actual digest", func(r *prompt.Receipt) { r.ActualDigest = "0" + r.ActualDigest[1:] }, prompt.MismatchActualDigest},
+		{"conversation digest", func(r *prompt.Receipt) { r.ConversationDigest = flipFirst(r.ConversationDigest) }, prompt.MismatchConversation},
+		{"assembly digest", func(r *prompt.Receipt) { r.AssemblyDigest = flipFirst(r.AssemblyDigest) }, prompt.MismatchAssemblyDigest},
+		{"actual digest", func(r *prompt.Receipt) { r.ActualDigest = flipFirst(r.ActualDigest) }, prompt.MismatchActualDigest},
 		{"a part's size", func(r *prompt.Receipt) { r.Messages[len(r.Messages)-1].Bytes++ }, prompt.MismatchBytes},
-		{"a base's digest", func(r *prompt.Receipt) { r.ConversationBase.Digest = "0" + r.ConversationBase.Digest[1:] }, prompt.MismatchBase},
+		{"a base's digest", func(r *prompt.Receipt) { r.ConversationBase.Digest = flipFirst(r.ConversationBase.Digest) }, prompt.MismatchBase},
 		{"the model", func(r *prompt.Receipt) { r.Model += "x" }, prompt.MismatchAssemblyDigest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
