@@ -38,7 +38,7 @@ func (Goals) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		}
 		return tx.Exec(ctx, `UPDATE goal SET owner_turn_id = ?, progress_fingerprint = ?, progress_repeats = ?, progress_outcome = ?,
 			time_updated = ? WHERE session_id = ? AND goal_id = ?`,
-			owner, e.Fingerprint, e.Repeats, e.Outcome, eventTime(ev), e.SessionID, e.GoalID)
+			owner, e.Fingerprint, e.Repeats, e.Outcome, tx.eventTime(ev), e.SessionID, e.GoalID)
 	}
 	return nil
 }
@@ -56,7 +56,7 @@ func upsertGoal(ctx context.Context, tx *Tx, ev events.Recorded, sessionID strin
 	if w := g.Waiting; w != nil {
 		reqID, question = w.RequestID, w.Question
 	}
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	if jobsRevision != nil {
 		completed, jobs = at, *jobsRevision
 	}

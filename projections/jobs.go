@@ -62,7 +62,7 @@ func admitJob(ctx context.Context, tx *Tx, ev events.Recorded, e events.JobAdmit
 	if err != nil {
 		return err
 	}
-	s, at := e.JobState, eventTime(ev)
+	s, at := e.JobState, tx.eventTime(ev)
 	return tx.Exec(ctx, `INSERT INTO agent_job (id, parent_session_id, child_session_id, agent, status, background,
 			report_delivery, report_input_id, logical_key, contract, parent_turn_id, tool_call_id, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -81,7 +81,7 @@ func updateJobState(ctx context.Context, tx *Tx, ev events.Recorded, s events.Jo
 			background = ?, report_delivery = ?, report_input_id = ?, logical_key = ?, time_updated = ?
 		WHERE id = ?`,
 		s.ParentSessionID, s.ChildSessionID, s.Agent, s.Status, flag(s.Background), s.ReportDelivery,
-		nullable(s.ReportInputID), s.LogicalKey, eventTime(ev), s.JobID)
+		nullable(s.ReportInputID), s.LogicalKey, tx.eventTime(ev), s.JobID)
 }
 
 func setJobResult(ctx context.Context, tx *Tx, jobID string, result *events.TaskReport, errText string) error {
@@ -129,7 +129,7 @@ func (Inbox) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		return tx.Exec(ctx, `INSERT INTO inbox (input_id, session_id, job_id, status, report, replaces, time_created)
 			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (session_id, input_id) DO NOTHING`,
-			e.InputID, e.ParentSessionID, e.JobID, InputQueued, string(report), nullable(e.Replaces), eventTime(ev))
+			e.InputID, e.ParentSessionID, e.JobID, InputQueued, string(report), nullable(e.Replaces), tx.eventTime(ev))
 	case events.JobReportConsumed:
 		return consumeInput(ctx, tx, ev, e.ParentSessionID, e.InputID, e.MessageID)
 	case events.UserMessageAppended:
@@ -149,5 +149,5 @@ const (
 func consumeInput(ctx context.Context, tx *Tx, ev events.Recorded, sessionID, inputID, messageID string) error {
 	return tx.Exec(ctx, `UPDATE inbox SET status = ?, message_id = ?, time_consumed = ?
 		WHERE session_id = ? AND input_id = ? AND status = ?`,
-		InputConsumed, messageID, eventTime(ev), sessionID, inputID, InputQueued)
+		InputConsumed, messageID, tx.eventTime(ev), sessionID, inputID, InputQueued)
 }

@@ -35,7 +35,7 @@ func (Permissions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 	case events.PermissionAnswered:
 		return tx.Exec(ctx, `UPDATE permission_decision SET reply = ?, source = ?, time_answered = ?
 			WHERE session_id = ? AND ask_id = ? AND time_decided IS NULL`,
-			e.Reply, nullable(e.Source), eventTime(ev), e.SessionID, e.AskID)
+			e.Reply, nullable(e.Source), tx.eventTime(ev), e.SessionID, e.AskID)
 	case events.ToolStarted:
 		if e.Permission != nil {
 			return recordDecision(ctx, tx, ev, judgedCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, *e.Permission)
@@ -57,14 +57,14 @@ func recordAsk(ctx context.Context, tx *Tx, ev events.Recorded, e events.Permiss
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, call_id) DO NOTHING`,
 		e.SessionID, e.CallID, e.TurnID, e.RequestID, e.Tool, e.Key, nullable(e.Resource), actionAsk,
-		nullable(e.Rule), nullable(e.Layer), e.AskID, nullable(e.Always), e.Mode, eventTime(ev), int64(ev.Position))
+		nullable(e.Rule), nullable(e.Layer), e.AskID, nullable(e.Always), e.Mode, tx.eventTime(ev), int64(ev.Position))
 }
 
 // recordDecision writes a call's decision, which restates what its ask said (key, resource,
 // rule, layer, ask id) and is authoritative. The row's creation (time_created, position), the
 // always pattern of its ask and the time of its answer are kept.
 func recordDecision(ctx context.Context, tx *Tx, ev events.Recorded, c judgedCall, d events.PermissionDecision) error {
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	return tx.Exec(ctx, `INSERT INTO permission_decision (session_id, call_id, turn_id, request_id, tool, permission_key,
 			resource, rule_action, action, rule, layer, source, reply, ask_id, mode, message, time_created, time_decided, position)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -21,7 +21,7 @@ func (Questions) Name() string     { return "question" }
 func (Questions) Tables() []string { return []string{"question"} }
 
 func (Questions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	switch e := p.(type) {
 	case events.QuestionPublished:
 		return publishQuestion(ctx, tx, at, e)

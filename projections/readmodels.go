@@ -11,7 +11,15 @@ import (
 // TimeFormat is how read models store times: fixed width, so text order is time order.
 const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 
-func eventTime(ev events.Recorded) string { return formatTime(ev.Metadata.Time) }
+// eventTime is ev's time as read models store it, spelt once per event: most projectors write
+// it, several for the same event, and two spelt it for every event whatever its type.
+func (t *Tx) eventTime(ev events.Recorded) string {
+	// The same time.Time value (==, not only the same instant) is the same text.
+	if t.time == "" || t.timeOf != ev.Metadata.Time {
+		t.timeOf, t.time = ev.Metadata.Time, formatTime(ev.Metadata.Time)
+	}
+	return t.time
+}
 
 // AggregateID is the aggregate's own id, the stream name without its "<kind>-" prefix:
 // forensic SQL selects a session's events by its session id (event.aggregate_id).
@@ -48,7 +56,7 @@ func (EventLog) Apply(ctx context.Context, tx *Tx, ev events.Recorded, _ events.
 	return tx.Exec(ctx, `INSERT INTO event (id, position, aggregate_id, stream, revision, type, data, metadata, time)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, int64(ev.Position), AggregateID(ev.Stream), ev.Stream, int64(ev.StreamRevision), ev.Type,
-		string(ev.Data), string(md), eventTime(ev))
+		string(ev.Data), string(md), tx.eventTime(ev))
 }
 
 // Sessions is the "session" table. time_updated is the time of the session's last change: its
@@ -59,7 +67,7 @@ func (Sessions) Name() string     { return "session" }
 func (Sessions) Tables() []string { return []string{"session"} }
 
 func (Sessions) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	switch e := p.(type) {
 	case events.SessionCreated:
 		return tx.Exec(ctx, `INSERT INTO session (id, title, agent, parent_session_id, directory, message_count, time_created, time_updated)
@@ -124,7 +132,7 @@ func (WorkPlans) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events
 		return upsertPlan(ctx, tx, ev, e.SessionID, e.Revision, e.WorkPlan)
 	case events.WorkPlanSuperseded:
 		return tx.Exec(ctx, `UPDATE work_plan SET status = ?, revision = ?, time_updated = ? WHERE session_id = ? AND plan_id = ?`,
-			e.Status, int64(e.Revision), eventTime(ev), e.SessionID, e.PlanID)
+			e.Status, int64(e.Revision), tx.eventTime(ev), e.SessionID, e.PlanID)
 	}
 	return nil
 }
@@ -138,7 +146,7 @@ func upsertPlan(ctx context.Context, tx *Tx, ev events.Recorded, sessionID strin
 	if err != nil {
 		return err
 	}
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	return tx.Exec(ctx, `INSERT INTO work_plan (session_id, plan_id, revision, title, status, depth, parent_plan_id, steps, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, plan_id) DO UPDATE SET revision = excluded.revision, title = excluded.title,
@@ -158,7 +166,7 @@ func (WorkItems) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events
 	if !ok {
 		return nil
 	}
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	for _, it := range e.Items {
 		deps := it.Dependencies
 		if deps == nil {

@@ -20,7 +20,7 @@ func (TaskContexts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p eve
 	case events.TaskContextStarted:
 		if e.ReplacedTaskID != "" {
 			if err := tx.Exec(ctx, `UPDATE task_context SET status = 'replaced', time_updated = ? WHERE session_id = ? AND task_id = ?`,
-				eventTime(ev), e.SessionID, e.ReplacedTaskID); err != nil {
+				tx.eventTime(ev), e.SessionID, e.ReplacedTaskID); err != nil {
 				return err
 			}
 		}
@@ -40,7 +40,7 @@ func upsertTask(ctx context.Context, tx *Tx, ev events.Recorded, sessionID strin
 		}
 		cols[i] = string(b)
 	}
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	return tx.Exec(ctx, `INSERT INTO task_context (session_id, task_id, revision, objective, task_kind, status, sources,
 			authorized_actions, constraints, decision_owner, checks, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -154,7 +154,7 @@ func upsertPart(ctx context.Context, tx *Tx, ev events.Recorded, ordinal int, se
 	if err != nil {
 		return err
 	}
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	return tx.Exec(ctx, `INSERT INTO part (id, session_id, turn_id, request_id, type, data, position, ordinal, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, id) DO UPDATE SET turn_id = excluded.turn_id, request_id = excluded.request_id,
@@ -217,7 +217,7 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, position) DO NOTHING`,
 		e.ReceiptID, e.SessionID, ev.ID, int64(ev.Position), e.Model, e.AssemblyDigest, e.ActualDigest,
-		e.EstimatedInputTokens, e.ContextWindow, headerID, eventTime(ev))
+		e.EstimatedInputTokens, e.ContextWindow, headerID, tx.eventTime(ev))
 }
 
 // receiptHeader returns the id of the prompt_receipt_header row holding the receipt's
@@ -300,7 +300,7 @@ func (ProviderRequests) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p
 	if e.StepLimitFinalization != nil {
 		finalization = 1
 	}
-	at := eventTime(ev)
+	at := tx.eventTime(ev)
 	// The request's identity (turn, step, receipt, provider, model) is the same at every status
 	// and kept from the first; what a later status learns is added to it.
 	return tx.Exec(ctx, `INSERT INTO provider_request (id, session_id, turn_id, step, status, prompt_receipt_id, provider, model,

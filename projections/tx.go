@@ -28,6 +28,9 @@ type Tx struct {
 	shapes   map[string]*batchShape // per query; nil for a statement that is not batched
 	held     map[string]*heldTable  // by table
 	position uint64                 // the log position of the event being applied
+
+	timeOf time.Time // the event time last spelt, as time (eventTime)
+	time   string
 }
 
 func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {

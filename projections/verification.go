@@ -40,7 +40,7 @@ func (VerificationReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorde
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO NOTHING`,
 		e.ReceiptID, e.SessionID, nullable(e.TurnID), e.CallID, ev.ID, e.Command, e.Interpreter, e.Policy, e.Verdict, code,
-		e.Coverage, e.Authority, string(cj), int64(ev.Position), eventTime(ev))
+		e.Coverage, e.Authority, string(cj), int64(ev.Position), tx.eventTime(ev))
 }
 
 // ReceiptSessionQuery finds the session of a verification receipt by id, its one parameter.
