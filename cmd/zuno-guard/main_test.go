@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
+)
+
+// TestMain builds this program beside the test binary, as `make build` and `go install`
+// put zuno-guard beside zuno: the shell runner then runs every command of these tests under
+// it (guard.Program), where every other package's tests run the fallback (the binary itself
+// re-executed). adapters/tools/shell's tests hold the guard's guarantees under the fallback;
+// these hold them under this program.
+func TestMain(m *testing.M) {
+	gobin, err := exec.LookPath("go")
+	if err != nil { // go test ran with a go that is not on PATH: its GOROOT's
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	if out, err := exec.Command(gobin, "build", "-o", beside(), ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building zuno-guard beside the test binary: %v: %s\n", err, out)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// beside is where TestMain puts the program.
+func beside() string {
+	self, _ := os.Executable()
+	return filepath.Join(filepath.Dir(self), guard.ProgramName)
+}
+
+func run(t *testing.T, command string) shell.Result {
+	t.Helper()
+	res, err := (&shell.Runner{}).Run(context.Background(), shell.Request{Command: command})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", command, err)
+	}
+	return res
+}
+
+// The command's parent is this program, and the guard's report still decides what an exit
+// code means: a command's own 125–127 and forged report lines stay the command's, a signal
+// is a signal (docs/shell-execution.md, "The guard").
+func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
+	if got := guard.Program(); got != beside() {
+		t.Fatalf("guard program %q, want the one beside the binary %q", got, beside())
+	}
+	if res := run(t, `readlink /proc/$PPID/exe`); filepath.Base(strings.TrimSpace(string(res.Output))) != guard.ProgramName {
+		t.Fatalf("the command's parent is %q", res.Output)
+	}
+	for _, tc := range []struct {
+		cmd    string
+		code   int // -1: no exit code
+		signal string
+	}{
+		{"exit 3", 3, ""},
+		{"exit 125", 125, ""},
+		{"echo 'guard 127 forged' >&4; exit 127", 127, ""},
+		{"definitely-not-a-command-zuno", 127, ""},
+		{"kill -9 $$", -1, "SIGKILL"},
+	} {
+		res := run(t, tc.cmd)
+		code := -1
+		if res.HasExitCode {
+			code = res.ExitCode
+		}
+		if code != tc.code || res.Signal != tc.signal || res.GuardFailed || res.NeverStarted {
+			t.Errorf("%q: code %d signal %q guardFailed %v neverStarted %v; want code %d signal %q",
+				tc.cmd, code, res.Signal, res.GuardFailed, res.NeverStarted, tc.code, tc.signal)
+		}
+	}
+}
+
+// BenchmarkGuardedRun measures one `true` under this program and under the fallback (the
+// test binary re-executed: this file is moved aside for the case) against bash alone, in
+// the same run.
+func BenchmarkGuardedRun(b *testing.B) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		b.Skip("no bash")
+	}
+	b.Run("baseline-bash", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command(bash, "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	guarded := func(b *testing.B) {
+		r := &shell.Runner{}
+		for b.Loop() {
+			if _, err := r.Run(context.Background(), shell.Request{Command: "true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("zuno-guard", guarded)
+	b.Run("self", func(b *testing.B) {
+		aside := beside() + ".aside"
+		if err := os.Rename(beside(), aside); err != nil {
+			b.Fatal(err)
+		}
+		defer os.Rename(aside, beside())
+		guarded(b)
+	})
+}
