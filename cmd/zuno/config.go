@@ -392,6 +392,7 @@ func (c config) validate() error {
 // layers.go), with the host's own: a ZUNO_CONFIG naming no file.
 func (c *config) notes() {
 	c.Notes = append(c.Notes, zapp.DropUnbuiltTools(c.Tools)...)
+	c.Notes = append(c.Notes, dropUnconfiguredWebSearch(c.Tools, c.WebSearch)...)
 	c.Notes = append(c.Notes, zapp.UnusedNotes(c.Shell, map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
 		"formatter": c.Formatter, "productAgent": c.ProductAgent})...)
 	if configFlag == "" && os.Getenv("ZUNO_CONFIG") != "" {

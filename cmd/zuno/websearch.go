@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/zuno-run/zuno/adapters/tools/web/search"
@@ -29,4 +30,16 @@ func openWebSearch(raw json.RawMessage) (search.Provider, error) {
 		return nil, &configError{err.Error()}
 	}
 	return p, nil
+}
+
+// dropUnconfiguredWebSearch takes tools.web_search out when no web_search provider is
+// configured: the tool is then not in the catalogue, and the entry would reach the registry as
+// an unknown tool. It is said in a note.
+func dropUnconfiguredWebSearch(tools map[string]bool, raw json.RawMessage) []string {
+	v, ok := tools["web_search"]
+	if !ok || (len(raw) > 0 && string(raw) != "null") {
+		return nil
+	}
+	delete(tools, "web_search")
+	return []string{fmt.Sprintf("tools.web_search: %v is ignored: web_search has no provider configured (web_search.url, docs/web.md)", v)}
 }

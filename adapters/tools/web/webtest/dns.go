@@ -10,10 +10,16 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
+
+// T is what the servers need of a test (testing.TB has it; so does a script's adapter):
+// failing it, and stopping the server when it ends.
+type T interface {
+	Fatal(args ...any)
+	Cleanup(func())
+}
 
 // DNS is a DNS server on 127.0.0.1 (UDP). Answer maps a name (lower case, no trailing dot)
 // to the addresses of its n-th query (n counts A queries of that name, from 1); a name it does
@@ -34,7 +40,7 @@ func (d *DNS) Queries(name string) int {
 }
 
 // StartDNS starts the server; it stops with the test.
-func StartDNS(t testing.TB, answer func(name string, n int) ([]netip.Addr, bool)) *DNS {
+func StartDNS(t T, answer func(name string, n int) ([]netip.Addr, bool)) *DNS {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"testing"
 )
 
 // Proxy is a proxy server on loopback that tunnels to Origins: the address a client asks for
@@ -63,7 +62,7 @@ const (
 )
 
 // StartProxy starts a proxy of kind; cert is the TLS certificate of an https proxy.
-func StartProxy(t testing.TB, kind string, origins map[netip.AddrPort]string, cert *tls.Certificate) *Proxy {
+func StartProxy(t T, kind string, origins map[netip.AddrPort]string, cert *tls.Certificate) *Proxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
