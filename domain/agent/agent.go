@@ -209,8 +209,11 @@ type Capability struct {
 }
 
 // OptIn reports whether a listed tool exists only when the configuration turns it on (the
-// continuity tools, continuity.enabled): its absence is not reported as unavailable.
-func OptIn(name string) bool { return slices.Contains(continuityTools, name) }
+// continuity tools, continuity.enabled; web_search, a provider; webfetch, which a runtime
+// without the web catalogue lacks): its absence is not reported as unavailable.
+func OptIn(name string) bool {
+	return slices.Contains(continuityTools, name) || slices.Contains(webTools, name)
+}
 
 // EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)
 // and returns the tools the agent gets, sorted, and the ones it does not, with the reason.
