@@ -46,7 +46,7 @@ const (
 	// CodeTooManyRedirects: more than five redirects.
 	CodeTooManyRedirects = "too_many_redirects"
 	// CodeBodyTooLarge: the response body is over the size cap.
-	CodeBodyTooLarge = "body_too_large"
+	CodeBodyTooLarge = "webfetch_too_large"
 	// CodeDNSFailed: the host name did not resolve.
 	CodeDNSFailed = "dns_failed"
 	// CodeFetchFailed: connecting, TLS or the exchange failed (not a timeout).

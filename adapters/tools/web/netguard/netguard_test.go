@@ -3,6 +3,7 @@ package netguard_test
 import (
 	"errors"
 	"net/netip"
+	"net/url"
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/tools/web/netguard"
@@ -172,6 +173,34 @@ func FuzzParse(f *testing.F) {
 		again, err := netguard.Parse(u.String())
 		if err != nil || again.URL.String() != u.String() || again.Host != tg.Host {
 			t.Fatalf("canonical %q of %q does not parse to itself: %v", u, raw, err)
+		}
+	})
+}
+
+// BenchmarkParse: the guard's parse of a URL against net/url's alone (the baseline, run in
+// the same process), and the classification of one address.
+func BenchmarkParse(b *testing.B) {
+	const raw = "https://docs.example.com:8443/guide/intro?lang=en#top"
+	b.Run("net-url-baseline", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := url.Parse(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("netguard", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := netguard.Parse(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("classify", func(b *testing.B) {
+		a := netip.MustParseAddr("2606:4700::6810:84e5")
+		for b.Loop() {
+			if netguard.Classify(a) != "" {
+				b.Fatal("refused")
+			}
 		}
 	})
 }
