@@ -139,6 +139,23 @@ type tracker struct {
 	phase string
 	route Route
 	start time.Time
+	// pinned is the address the hop in flight connected to; net/http dials in a goroutine of
+	// its own, which may outlive the request, so it is written here, under the lock.
+	pinned string
+}
+
+func (t *tracker) pin(a string) {
+	t.mu.Lock()
+	t.pinned = a
+	t.mu.Unlock()
+}
+
+func (t *tracker) takePinned() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.pinned
+	t.pinned = ""
+	return p
 }
 
 func (t *tracker) set(phase string) {
@@ -258,7 +275,7 @@ func (f *Fetcher) hop(ctx context.Context, tr *tracker, t netguard.Target, hop *
 		hop.Refused = refusedNote(err)
 		return response{}, err
 	}
-	client := &http.Client{Transport: f.transport(tr, t, addrs, hop), CheckRedirect: func(*http.Request, []*http.Request) error {
+	client := &http.Client{Transport: f.transport(tr, t, addrs, route), CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL.String(), nil)
@@ -268,6 +285,7 @@ func (f *Fetcher) hop(ctx context.Context, tr *tracker, t netguard.Target, hop *
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", acceptHeader)
 	resp, err := client.Do(req)
+	hop.Pinned = tr.takePinned()
 	if err != nil {
 		return response{}, err
 	}
@@ -325,7 +343,7 @@ func (f *Fetcher) resolve(ctx context.Context, t netguard.Target) ([]netip.Addr,
 
 // transport is one hop's HTTP transport: its dialers ignore the address net/http passes (the
 // URL's host, which would be resolved again) and connect to the checked addresses only.
-func (f *Fetcher) transport(tr *tracker, t netguard.Target, addrs []netip.Addr, hop *Hop) *http.Transport {
+func (f *Fetcher) transport(tr *tracker, t netguard.Target, addrs []netip.Addr, route Route) *http.Transport {
 	connect := func(ctx context.Context) (net.Conn, error) {
 		tr.set(PhaseConnect)
 		var errs []error
@@ -333,17 +351,17 @@ func (f *Fetcher) transport(tr *tracker, t netguard.Target, addrs []netip.Addr, 
 			if r := netguard.Classify(a); r != "" { // checked already; checked again where it is used
 				return nil, netguard.Refused(t.Host, a, r)
 			}
-			conn, err := f.dial.open(ctx, hop.Route, netip.AddrPortFrom(a, t.Port))
+			conn, err := f.dial.open(ctx, route, netip.AddrPortFrom(a, t.Port))
 			if err == nil {
-				hop.Pinned = a.String()
+				tr.pin(a.String())
 				return conn, nil
 			}
 			errs = append(errs, err)
-			if ctx.Err() != nil || hop.Route.Kind != RouteDirect {
+			if ctx.Err() != nil || route.Kind != RouteDirect {
 				break // a proxy's failure is the fetch's: no other address, no direct retry
 			}
 		}
-		return nil, &dialError{route: hop.Route, err: errors.Join(errs...)}
+		return nil, &dialError{route: route, err: errors.Join(errs...)}
 	}
 	return &http.Transport{
 		Proxy: nil,

@@ -606,3 +606,72 @@ func TestNoProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPSThroughProxy: an https target through an HTTP or SOCKS5 proxy is tunnelled to the
+// checked address, and TLS inside the tunnel carries the original name (SNI) and checks the
+// certificate against it; the Host header is the original.
+func TestHTTPSThroughProxy(t *testing.T) {
+	var sni atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "host=%s", r.Host)
+	}))
+	srv.TLS = &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		sni.Store(h.ServerName)
+		return nil, nil
+	}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	local := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	target := netip.AddrPortFrom(pubA, local.Port())
+	dns := webtest.StartDNS(t, webtest.Static(map[string][]netip.Addr{"example.com": {pubA}}))
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	for _, kind := range []string{webtest.KindHTTP, webtest.KindSOCKS5} {
+		t.Run(kind, func(t *testing.T) {
+			sni.Store("")
+			p := webtest.StartProxy(t, kind, map[netip.AddrPort]string{target: local.String()}, nil)
+			f := fetch.NewForTest(dns.Resolver(), env(map[string]string{"HTTPS_PROXY": kind + "://" + p.Addr}), nil, roots)
+			res, err := f.Fetch(context.Background(), fetch.Request{URL: fmt.Sprintf("https://example.com:%d/", local.Port())})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Body) != fmt.Sprintf("host=example.com:%d", local.Port()) || sni.Load() != "example.com" {
+				t.Fatalf("body %q sni %v", res.Body, sni.Load())
+			}
+			if seen := p.Seen(); len(seen) != 1 || seen[0].Target != target.String() {
+				t.Fatalf("proxy saw %+v", seen)
+			}
+		})
+	}
+}
+
+// TestProxyTimeout: a proxy that accepts and never answers times out naming its route and the
+// connect phase; nothing goes direct.
+func TestProxyTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	o := newOrigin(t, page("direct"))
+	local := netip.MustParseAddrPort(o.Listener.Addr().String())
+	dns := webtest.StartDNS(t, webtest.Static(table))
+	f := fetch.NewForTest(dns.Resolver(), env(map[string]string{"HTTP_PROXY": "http://" + ln.Addr().String()}),
+		map[netip.AddrPort]netip.AddrPort{netip.AddrPortFrom(pubA, local.Port()): local}, nil)
+	_, err = f.Fetch(context.Background(), fetch.Request{URL: w(o, "public.test"), Timeout: 500 * time.Millisecond})
+	if codeOf(err) != fetch.CodeTimeout || !strings.Contains(err.Error(), "route http-proxy "+ln.Addr().String()) || !strings.Contains(err.Error(), "phase connect") {
+		t.Fatalf("err %v", err)
+	}
+	if o.hits.Load() != 0 {
+		t.Fatal("went direct")
+	}
+}
