@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,7 +191,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 	for n := 0; ; n++ {
 		target, err := netguard.Parse(raw)
 		if err != nil {
-			hops = append(hops, Hop{URL: raw, Refused: refusedNote(err)})
+			hops = append(hops, Hop{URL: recordable(raw), Refused: refusedNote(err)})
 			return Result{}, &Error{Err: asDomain(err), Hops: hops}
 		}
 		hop := Hop{URL: target.URL.String()}
@@ -219,6 +220,24 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 		return Result{FinalURL: target.URL.String(), Status: resp.status, ContentType: resp.contentType, Body: resp.body,
 			Hops: hops, Elapsed: time.Since(tr.start)}, nil
 	}
+}
+
+// maxRecordedURL bounds a refused URL as a hop records it.
+const maxRecordedURL = 2048
+
+// recordable is a URL the guard refused, as its hop records it: without user info (a
+// redirect's Location may carry a password, which the record must not keep), and bounded.
+func recordable(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = nil
+		raw = u.String()
+	} else if err != nil && strings.Contains(raw, "@") {
+		return "(a URL that does not parse, with user info; not recorded)"
+	}
+	if len(raw) > maxRecordedURL {
+		raw = strings.ToValidUTF8(raw[:maxRecordedURL], "") + "…"
+	}
+	return raw
 }
 
 // refusedNote is a guard refusal as a hop records it.

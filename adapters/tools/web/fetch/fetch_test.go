@@ -314,6 +314,9 @@ func TestRedirectTable(t *testing.T) {
 			if len(fe.Hops) != 2 || fe.Hops[0].Status != http.StatusFound || fe.Hops[1].Refused == "" {
 				t.Fatalf("hops %+v", fe.Hops)
 			}
+			if strings.Contains(fe.Hops[1].URL, "pw@") || strings.Contains(err.Error(), "pw") {
+				t.Fatalf("a password in the Location was recorded: %+v", fe.Hops[1])
+			}
 			if got := w.origin.hits.Load() - before; got != 1 {
 				t.Fatalf("the origin saw %d requests, want only the redirecting one", got)
 			}
