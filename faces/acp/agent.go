@@ -52,7 +52,7 @@ func Serve(ctx context.Context, a *app.Application, cfg Config, in io.Reader, ou
 	go guard(in, pw, w, func(fe *frameError) {
 		fmt.Fprintf(cfg.Log, "zuno acp: refused a message (%d %s): %s\n", fe.Code, fe.Message, fe.Reason)
 	})
-	ag.conn = sdk.NewAgentSideConnection(ag, w, pr)
+	ag.conn = sdk.NewConnection(ag.handle, w, pr)
 	ag.conn.SetLogger(slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	select {
 	case <-ag.conn.Done():
@@ -73,7 +73,7 @@ func Serve(ctx context.Context, a *app.Application, cfg Config, in io.Reader, ou
 type Agent struct {
 	app  *app.Application
 	cfg  Config
-	conn *sdk.AgentSideConnection
+	conn *sdk.Connection
 	// ctx ends the connection's turns when the connection ends.
 	ctx  context.Context
 	stop context.CancelFunc
@@ -93,9 +93,6 @@ type session struct {
 	// cancel stops the running prompt's turn; nil while none runs.
 	cancel context.CancelFunc
 }
-
-var _ sdk.Agent = (*Agent)(nil)
-var _ sdk.AgentLoader = (*Agent)(nil)
 
 // Initialize negotiates the protocol version (ACP's 1, the only one) and says what the agent
 // takes: session/load, text, resource links and embedded text resources in prompts.
@@ -196,23 +193,6 @@ func (g *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 		s.cancel()
 	}
 	return nil
-}
-
-// The methods ACP marks optional that Zuno does not offer (not advertised in initialize).
-func (g *Agent) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	return sdk.CloseSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionClose)
-}
-
-func (g *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-func (g *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-func (g *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
 
 // ready refuses a method before initialize: ACP's order is initialize first.

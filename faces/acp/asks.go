@@ -72,7 +72,7 @@ func (g *Agent) askClient(ctx context.Context, e events.PermissionAsked, call ev
 	req := sdk.RequestPermissionRequest{SessionId: sdk.SessionId(e.SessionID), Options: permissionOptions(e), Meta: meta,
 		ToolCall: sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(e.CallID), Title: &v.title, Kind: &v.kind, Status: &pending,
 			Locations: v.locations, Content: v.content, RawInput: v.raw}}
-	resp, err := g.conn.RequestPermission(ctx, req)
+	resp, err := sdk.SendRequest[sdk.RequestPermissionResponse](g.conn, ctx, sdk.ClientMethodSessionRequestPermission, req)
 	switch {
 	case ctx.Err() != nil:
 		return // withdrawn: another face answered, or the turn ended
@@ -95,7 +95,7 @@ func (g *Agent) askClient(ctx context.Context, e events.PermissionAsked, call ev
 		code := app.CodeOf(err)
 		u := sdk.UpdateToolCall(sdk.ToolCallId(e.CallID))
 		u.ToolCallUpdate.Meta = zunoMeta(map[string]any{"kind": code, "askId": e.AskID, "reply": reply, "message": err.Error()})
-		_ = g.conn.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{SessionId: sdk.SessionId(e.SessionID), Update: u})
+		_ = g.update(context.WithoutCancel(ctx), sdk.SessionNotification{SessionId: sdk.SessionId(e.SessionID), Update: u})
 	}
 }
 

@@ -73,6 +73,11 @@ func checkFrame(line []byte) *frameError {
 	if err := json.Unmarshal(trimmed, &m); err != nil {
 		return invalid(nil, "a message is a JSON object")
 	}
+	if duplicateMember(trimmed) {
+		// Two decoders may read a doubled member differently (the library's typed one fails on
+		// the first, a map keeps the last): refuse it rather than guess.
+		return invalid(nil, "a member is written twice")
+	}
 	id, hasID := m["id"]
 	if hasID && !validID(id) {
 		return invalid(nil, "id must be a string, a number or null")
@@ -122,6 +127,31 @@ func checkResponse(m map[string]json.RawMessage, id json.RawMessage, hasID bool)
 		}
 	}
 	return nil
+}
+
+// duplicateMember reports whether the top-level object names a member twice.
+func duplicateMember(obj []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 func validID(id json.RawMessage) bool {

@@ -21,7 +21,9 @@ import (
 // testscripts' environment: ZUNO_DB, XDG_CONFIG_HOME, XDG_DATA_HOME).
 
 var (
-	buildOnce sync.Once
+	// buildFlags are go build's flags for the agent process (race_test.go adds -race).
+	buildFlags []string
+	buildOnce  sync.Once
 	zunoBin   string
 	buildErr  error
 )
@@ -35,7 +37,8 @@ func zuno(t testing.TB) string {
 			return
 		}
 		zunoBin = filepath.Join(dir, "zuno")
-		out, err := exec.Command("go", "build", "-o", zunoBin, "../../cmd/zuno").CombinedOutput()
+		args := append(append([]string{"build"}, buildFlags...), "-o", zunoBin, "../../cmd/zuno")
+		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -240,7 +240,7 @@ func (s *stream) plan() {
 // send writes one update. Updates are sent in the order the turn records its events, each
 // before the next event's: the observer is called in log order and sending only writes.
 func (s *stream) send(u sdk.SessionUpdate) {
-	if err := s.g.conn.SessionUpdate(context.WithoutCancel(s.g.ctx), sdk.SessionNotification{SessionId: sdk.SessionId(s.sid), Update: u}); err != nil {
+	if err := s.g.update(context.WithoutCancel(s.g.ctx), sdk.SessionNotification{SessionId: sdk.SessionId(s.sid), Update: u}); err != nil {
 		s.g.logf("update of %s not sent: %v", s.sid, err)
 	}
 }

@@ -25,7 +25,7 @@ func (g *Agent) replay(ctx context.Context, sid string) (string, error) {
 	}
 	mode, dir, delivered := info.Agent, "", false
 	send := func(u sdk.SessionUpdate) error {
-		return g.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(sid), Update: u})
+		return g.update(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(sid), Update: u})
 	}
 	err = g.app.Queries.Fold(ctx, commands.SessionStream(sid), func(rec events.Recorded, p events.Payload) error {
 		var us []sdk.SessionUpdate
