@@ -72,6 +72,9 @@ func TestConformanceTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("conformance.mjs: %v\n%s\nthe log:\n%s", err, stderr.String(), w.run("events", "read"))
 	}
+	if strings.Contains(stderr.String(), "DATA RACE") {
+		t.Errorf("an agent process raced:\n%s", stderr.String())
+	}
 	var seen struct {
 		SessionID  string          `json:"sessionId"`
 		TaskReport json.RawMessage `json:"taskReport"`

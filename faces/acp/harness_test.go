@@ -24,8 +24,8 @@ var (
 	// buildFlags are go build's flags for the agent process (race_test.go adds -race).
 	buildFlags []string
 	buildOnce  sync.Once
-	zunoBin   string
-	buildErr  error
+	zunoBin    string
+	buildErr   error
 )
 
 func zuno(t testing.TB) string {
@@ -172,6 +172,9 @@ func (p *peer) close() {
 	case <-time.After(20 * time.Second):
 		p.cmd.Process.Kill()
 		<-done
+	}
+	if strings.Contains(p.stderr.String(), "DATA RACE") {
+		p.t.Errorf("the agent process raced:\n%s", p.stderr)
 	}
 }
 
