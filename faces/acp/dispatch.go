@@ -30,6 +30,10 @@ func (g *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return call(ctx, params, g.SetSessionMode)
 	case sdk.AgentMethodSessionCancel:
 		return call(ctx, params, func(ctx context.Context, p sdk.CancelNotification) (any, error) { return nil, g.Cancel(ctx, p) })
+	case methodQuestions:
+		return call(ctx, params, g.questions)
+	case methodQuestionsReply:
+		return call(ctx, params, g.replyQuestion)
 	}
 	return nil, sdk.NewMethodNotFound(method)
 }

@@ -17,6 +17,9 @@ const (
 	codeResourceNotFound = -32002
 	codeInvalidParams    = -32602
 	codeInternal         = -32603
+	// codeConflict is Zuno's (JSON-RPC leaves -32000 to -32099 to the implementation): the
+	// request conflicts with the log's state (the HTTP face's 409).
+	codeConflict = -32009
 )
 
 // Codes of refusals only this face makes.
@@ -51,8 +54,12 @@ func busy(sid string) error {
 }
 
 // invalidParamCodes are the refusals of what the client sent: -32602.
-var invalidParamCodes = map[string]bool{"bad_request": true, "bad_id": true, "invalid_argument": true, app.CodeUsage: true,
+var invalidParamCodes = map[string]bool{"bad_request": true, "question_item_not_found": true, "bad_id": true, "invalid_argument": true, app.CodeUsage: true,
 	"unknown_agent": true, app.CodeWorkspaceNotFound: true, "log_in_workspace": true, "model_refused": true}
+
+// conflictCodes are the refusals of a request the log's state has overtaken: -32009.
+var conflictCodes = map[string]bool{"stale_revision": true, "command_id_reused": true, "question_item_answered": true,
+	"session_busy": true, "turn_in_progress": true, "session_pruned": true, "turn_suspended": true}
 
 // toRPC is the JSON-RPC error of an error the Application returned.
 func toRPC(err error) error {
@@ -72,6 +79,8 @@ func toRPC(err error) error {
 		return &sdk.RequestError{Code: codeResourceNotFound, Message: "Resource not found", Data: data}
 	case invalidParamCodes[code]:
 		return &sdk.RequestError{Code: codeInvalidParams, Message: "Invalid params", Data: data}
+	case conflictCodes[code]:
+		return &sdk.RequestError{Code: codeConflict, Message: "Conflict", Data: data}
 	case code == "":
 		data["code"] = "internal"
 	}

@@ -155,10 +155,15 @@ type stream struct {
 	asks map[string]context.CancelFunc
 	dir  string
 	wg   sync.WaitGroup
+	// qctx ends the waits for questions to be published when the prompt ends.
+	qctx    context.Context
+	qcancel context.CancelFunc
 }
 
 func newStream(g *Agent, sid string) *stream {
-	return &stream{g: g, sid: sid, calls: map[string]events.ToolCall{}, asks: map[string]context.CancelFunc{}}
+	s := &stream{g: g, sid: sid, calls: map[string]events.ToolCall{}, asks: map[string]context.CancelFunc{}}
+	s.qctx, s.qcancel = context.WithCancel(g.ctx)
+	return s
 }
 
 // Recorded is called by the turn for each durable event, in log order.
@@ -184,6 +189,9 @@ func (s *stream) Recorded(rec events.Recorded, p events.Payload) {
 	case events.ToolStarted:
 		s.settle(e.CallID)
 		s.send(startedUpdate(e))
+		if app.AsksUser(e.Tool) {
+			s.published(e)
+		}
 	case events.ToolSettled:
 		s.settle(e.CallID)
 		s.send(settledUpdate(e, s.dir))
@@ -253,6 +261,7 @@ func (s *stream) close() {
 		delete(s.asks, id)
 	}
 	s.mu.Unlock()
+	s.qcancel()
 	s.wg.Wait()
 }
 

@@ -254,3 +254,71 @@ func (w *world) serve() string {
 	addr, _, _ := strings.Cut(rest, " ")
 	return "http://" + addr
 }
+
+// questionScript publishes a question and goes on (question_async returns at once).
+const questionScript = `{"turns": [
+  {"toolCalls": [{"id": "call_q", "name": "question_async", "arguments": {"title": "Release", "questions": [{"id": "q1", "question": "Which channel?", "options": [{"label": "stable"}, {"label": "beta"}], "custom": false}]}}]},
+  {"text": "Asked."},
+  {"text": "Going with the answer."}
+]}`
+
+// Questions over ACP (Zuno's extension methods on the QuestionPort): the client is told of
+// the request the turn published, answers it, and a second answer, from the editor or from
+// the HTTP face, gets question_not_pending (the HTTP face's 404).
+func TestQuestionsOverACP(t *testing.T) {
+	w := newWorld(t, questionScript, "", nil)
+	base := w.serve()
+	p := w.acp()
+	initialize(p)
+	sid := newSession(p, 2, w.dir)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+		"params": map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "ask me"}}}})
+	p.send(string(b))
+	note, _ := p.until(func(m map[string]any) bool { return m["method"] == "_zuno/question" })
+	q := note["params"].(map[string]any)["question"].(map[string]any)
+	rid := q["requestId"].(string)
+	if q["revision"] != float64(1) || q["title"] != "Release" {
+		t.Errorf("published %v", q)
+	}
+	resp, _ := p.until(func(m map[string]any) bool { return m["method"] == nil && jsonID(m) == "3" })
+	if r, _ := resp["result"].(map[string]any); r["stopReason"] != "end_turn" {
+		t.Fatalf("prompt: %v", resp)
+	}
+	list, _ := p.call(4, "_zuno/session/questions", map[string]any{"sessionId": sid})
+	if qs := list["result"].(map[string]any)["questions"].([]any); len(qs) != 1 {
+		t.Errorf("open questions %v", list)
+	}
+	answer := map[string]any{"sessionId": sid, "requestId": rid, "expectedRevision": 1,
+		"answers": []any{map[string]any{"itemId": "q1", "selected": []any{"beta"}}}}
+	resp, _ = p.call(5, "_zuno/session/question/reply", answer)
+	if resp["result"] == nil {
+		t.Fatalf("the answer: %v", resp)
+	}
+	answer["expectedRevision"] = 2
+	resp, _ = p.call(6, "_zuno/session/question/reply", answer)
+	if code, zc := errCode(resp); code != -32002 || zc != "question_not_pending" {
+		t.Errorf("a second answer: %v", resp)
+	}
+	answer["expectedRevision"], answer["commandId"] = 2, "cmd-http-1"
+	body, _ := json.Marshal(answer)
+	hr, err := http.Post(base+"/api/session/question/reply", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusNotFound {
+		t.Errorf("the HTTP face's answer after the editor's: %d, want 404", hr.StatusCode)
+	}
+	answered := 0
+	for _, e := range w.events(sid) {
+		if e.Type == "question.answered.1" {
+			answered++
+			if e.Metadata.Actor != "acp" {
+				t.Errorf("answer recorded by %q", e.Metadata.Actor)
+			}
+		}
+	}
+	if answered != 1 {
+		t.Errorf("%d answers recorded, want 1", answered)
+	}
+}
