@@ -161,8 +161,15 @@ func (g *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		mode = defaultMode
 	}
 	g.mu.Lock()
-	g.sessions[sid] = &session{id: sid, mode: mode}
-	g.mu.Unlock()
+	defer g.mu.Unlock()
+	switch s := g.sessions[sid]; {
+	case s == nil:
+		g.sessions[sid] = &session{id: sid, mode: mode}
+	case s.cancel != nil: // a prompt started while the history was read: it keeps its mode
+		mode = s.mode
+	default:
+		s.mode = mode
+	}
 	return sdk.LoadSessionResponse{Modes: modes(mode)}, nil
 }
 
