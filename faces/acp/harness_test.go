@@ -165,13 +165,15 @@ func (l *lockedBuilder) Write(p []byte) (int, error) {
 
 func (p *peer) close() {
 	p.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
+	if p.cmd.ProcessState == nil { // unless a test waited for it already
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			p.cmd.Process.Kill()
+			<-done
+		}
 	}
 	if strings.Contains(p.stderr.String(), "DATA RACE") {
 		p.t.Errorf("the agent process raced:\n%s", p.stderr)

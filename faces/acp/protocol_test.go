@@ -322,3 +322,45 @@ func TestQuestionsOverACP(t *testing.T) {
 		t.Errorf("%d answers recorded, want 1", answered)
 	}
 }
+
+// When the editor goes away (its end of standard input closes) during a prompt, the turn is
+// interrupted and recorded so, and the process exits: nothing is left running or unrecorded.
+func TestConnectionEndInterruptsTheTurn(t *testing.T) {
+	w := newWorld(t, `{"turns": [{"delayMs": 30000, "text": "Too late."}]}`, "", nil)
+	p := w.acp()
+	initialize(p)
+	sid := newSession(p, 2, w.dir)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+		"params": map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "slow"}}}})
+	p.send(string(b))
+	for started := false; !started; {
+		time.Sleep(100 * time.Millisecond)
+		for _, e := range w.events(sid) {
+			started = started || e.Type == "session.provider.request.1"
+		}
+	}
+	begin := time.Now()
+	p.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("zuno acp exited with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("zuno acp did not exit when its input closed")
+	}
+	if d := time.Since(begin); d > 15*time.Second {
+		t.Errorf("exiting took %s: the model's 30 s answer was waited for", d)
+	}
+	var reasons []string
+	for _, e := range w.events(sid) {
+		if e.Type == "session.turn.finished.1" {
+			reasons = append(reasons, fmt.Sprint(e.data(t)["reason"]))
+		}
+	}
+	if strings.Join(reasons, ",") != "interrupted" {
+		t.Errorf("turns finished %v, want the one interrupted", reasons)
+	}
+}
