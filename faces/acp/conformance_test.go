@@ -130,6 +130,12 @@ func TestConformanceTypeScriptSDK(t *testing.T) {
 	if len(seen.Prompts) != 4 {
 		t.Errorf("prompts = %d, want 4", len(seen.Prompts))
 	}
+	// What the editor drove is a log like any other: its chains and read models verify, and
+	// its sessions replay through this build with the same decisions (as every testscript's).
+	if out := w.run("verify"); !strings.Contains(out, "read models: no drift") {
+		t.Errorf("zuno verify:\n%s", out)
+	}
+	w.run("replay", "--all", "--verify")
 }
 
 func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
