@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zuno-run/zuno/adapters/pgtest"
 )
 
 // The tests drive the real `zuno acp` process, built once per test binary from cmd/zuno, over
@@ -91,6 +93,13 @@ func newWorld(t testing.TB, script, config string, files map[string]string) *wor
 	env := append(os.Environ(), "ZUNO_DB="+filepath.Join(data, "zuno.db"), "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
 		"XDG_DATA_HOME="+filepath.Join(data, "data"), "ZUNO_MODEL=scripted:"+scriptPath)
 	return &world{t: t, dir: ws, env: env}
+}
+
+// onPostgres moves the world's log to a new database on the test Postgres server (the
+// processes share it as several servers do); the read models follow the log's store.
+func (w *world) onPostgres() *world {
+	w.env = append(w.env, "ZUNO_EVENTSTORE_URL="+pgtest.NewDatabase(w.t))
+	return w
 }
 
 // run runs a zuno command to its end and returns its standard output.

@@ -162,7 +162,11 @@ const writeScript = `{"turns": [
 // ($/cancel_request), its late answer recording nothing; the editor answering first wins and
 // the HTTP face's reply to the same ask is 404 ask_not_pending.
 func TestAskAnsweredByTwoFaces(t *testing.T) {
-	w := newWorld(t, writeScript, editsAsk, nil)
+	t.Run("sqlite", func(t *testing.T) { askAnsweredByTwoFaces(t, newWorld(t, writeScript, editsAsk, nil)) })
+	t.Run("postgres", func(t *testing.T) { askAnsweredByTwoFaces(t, newWorld(t, writeScript, editsAsk, nil).onPostgres()) })
+}
+
+func askAnsweredByTwoFaces(t *testing.T, w *world) {
 	base := w.serve()
 	p := w.acp()
 	initialize(p)
