@@ -129,6 +129,9 @@ func (g *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, invalidParams("bad_request", fmt.Sprintf("cwd %q is not absolute", p.Cwd),
 			"send the workspace's absolute path")
 	}
+	if len(p.McpServers) > 0 {
+		g.logf("session/new: %d MCP servers not connected: Zuno's are its configuration's (docs/acp.md)", len(p.McpServers))
+	}
 	sid, _, err := g.app.Commands.OpenSession(ctx, g.meta(""), "", defaultMode, p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, toRPC(err)

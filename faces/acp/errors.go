@@ -54,7 +54,7 @@ func busy(sid string) error {
 }
 
 // invalidParamCodes are the refusals of what the client sent: -32602.
-var invalidParamCodes = map[string]bool{"bad_request": true, "question_item_not_found": true, "bad_id": true, "invalid_argument": true, app.CodeUsage: true,
+var invalidParamCodes = map[string]bool{"bad_request": true, "question_item_not_found": true, "bad_id": true, "invalid_argument": true,
 	"unknown_agent": true, app.CodeWorkspaceNotFound: true, "log_in_workspace": true, "model_refused": true}
 
 // conflictCodes are the refusals of a request the log's state has overtaken: -32009.
