@@ -46,7 +46,7 @@ func Serve(ctx context.Context, a *app.Application, cfg Config, in io.Reader, ou
 	}
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
-	ag := &Agent{app: a, cfg: cfg, sessions: map[string]*session{}}
+	ag := &Agent{app: a, cfg: cfg, sessions: map[string]*session{}, connected: make(chan struct{})}
 	ag.ctx, ag.stop = context.WithCancel(ctx)
 	defer ag.stop()
 	go guard(in, pw, w, func(fe *frameError) {
@@ -54,6 +54,7 @@ func Serve(ctx context.Context, a *app.Application, cfg Config, in io.Reader, ou
 	})
 	ag.conn = sdk.NewConnection(ag.handle, w, pr)
 	ag.conn.SetLogger(slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	close(ag.connected)
 	select {
 	case <-ag.conn.Done():
 	case <-ctx.Done():
@@ -74,13 +75,15 @@ type Agent struct {
 	app  *app.Application
 	cfg  Config
 	conn *sdk.Connection
+	// connected is closed once conn is set: the connection reads (and dispatches) from its
+	// creation on, and a handler may send to the client.
+	connected chan struct{}
 	// ctx ends the connection's turns when the connection ends.
 	ctx  context.Context
 	stop context.CancelFunc
 
 	mu          sync.Mutex
 	initialized bool
-	client      sdk.ClientCapabilities
 	sessions    map[string]*session
 	turns       sync.WaitGroup
 }
@@ -98,8 +101,13 @@ type session struct {
 // takes: session/load, text, resource links and embedded text resources in prompts.
 func (g *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	g.mu.Lock()
-	g.initialized, g.client = true, p.ClientCapabilities
+	g.initialized = true
 	g.mu.Unlock()
+	if c := p.ClientCapabilities; c.Fs.ReadTextFile || c.Fs.WriteTextFile || c.Terminal {
+		// The tools read, write and run in the workspace themselves, behind the gate and the
+		// sandbox (docs/acp.md, "Deliberate deviations").
+		g.logf("initialize: the client's file system and terminal are not used")
+	}
 	title := "Zuno"
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,

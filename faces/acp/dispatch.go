@@ -15,6 +15,7 @@ import (
 // on (docs/acp.md, "Malformed and out-of-order messages"). The methods ACP marks optional that
 // Zuno does not offer (and does not advertise in initialize) are "method not found".
 func (g *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError) {
+	<-g.connected
 	switch method {
 	case sdk.AgentMethodInitialize:
 		return call(ctx, params, g.Initialize)
