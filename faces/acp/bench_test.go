@@ -29,7 +29,12 @@ var stepsScript = func() string {
 // of each (µs/step-run, µs/step-acp), their p90, and acp/run, the ratio of the medians (the
 // target is at most 1.1).
 func BenchmarkStepOverheadACP(b *testing.B) {
-	w := newWorld(b, stepsScript, "", map[string]string{"notes.txt": strings.Repeat("a line of notes\n", 40)})
+	notes := map[string]string{"notes.txt": strings.Repeat("a line of notes\n", 40)}
+	b.Run("store=sqlite", func(b *testing.B) { stepOverhead(b, newWorld(b, stepsScript, "", notes)) })
+	b.Run("store=postgres", func(b *testing.B) { stepOverhead(b, newWorld(b, stepsScript, "", notes).onPostgres()) })
+}
+
+func stepOverhead(b *testing.B, w *world) {
 	p := w.acp()
 	initialize(p)
 	var runSessions, acpSessions []string
