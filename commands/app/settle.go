@@ -27,14 +27,22 @@ func (j *Jobs) end() {
 // the reports wait in the inbox for the parent's next run.
 // It reports whether the stop cancelled work that was running.
 func (j *Jobs) Settle(ctx context.Context) (cancelled bool) {
+	stopping := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		defer close(stopping)
 		j.mu.Lock()
 		j.stopped = true
 		cancelled = j.work > 0
 		j.mu.Unlock()
 		j.stop()
 	})
-	defer stop()
+	defer func() {
+		// A stop that began (ctx was done, maybe before the wait) is waited for: its result is
+		// this call's, and the children are cancelled when Settle returns.
+		if !stop() {
+			<-stopping
+		}
+	}()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for j.work > 0 {
