@@ -17,11 +17,11 @@ import (
 // step added (docs/storage.md, "`zuno verify`"). The other mappings render the whole body
 // each time. Not safe for concurrent use.
 type WireSums struct {
-	chat map[string]*openai.Provider
+	chat map[string]*openai.SumRenderer
 }
 
 // NewWireSums returns a renderer with no mapping loaded yet.
-func NewWireSums() *WireSums { return &WireSums{chat: map[string]*openai.Provider{}} }
+func NewWireSums() *WireSums { return &WireSums{chat: map[string]*openai.SumRenderer{}} }
 
 // Sum returns the SHA-256 and size of the body the mapping builds for req.
 func (w *WireSums) Sum(adapter string, version int, settings map[string]string, req model.Request) ([]byte, int64, error) {
@@ -34,15 +34,16 @@ func (w *WireSums) Sum(adapter string, version int, settings map[string]string, 
 		return sum[:], int64(len(body)), nil
 	}
 	key := settingsKey(settings)
-	p, ok := w.chat[key]
+	r, ok := w.chat[key]
 	if !ok {
-		var err error
-		if p, err = openai.ForMapping(settings); err != nil {
+		p, err := openai.ForMapping(settings)
+		if err != nil {
 			return nil, 0, fmt.Errorf("%s mapping: %w", adapter, err)
 		}
-		w.chat[key] = p
+		r = openai.NewSumRenderer(p)
+		w.chat[key] = r
 	}
-	return p.RenderWireSum(req)
+	return r.Sum(req)
 }
 
 func settingsKey(settings map[string]string) string {

@@ -125,7 +125,7 @@ func (q *Queries) AuditSession(ctx context.Context, sessionID string, sum WireSu
 		}
 	}
 	w := &auditWalk{q: q, sum: sum, out: &out, stream: stream, blobs: blobs, tr: transcript.New(),
-		requests: map[string]model.Request{}}
+		requests: map[string]model.Request{}, logged: prompt.Logged{Blobs: blobs}}
 	w.auditor = prompt.NewAuditor(func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
 		func(d string) (string, bool) { b, ok := blobs[d]; return b, ok })
 	for _, f := range all {
@@ -151,7 +151,7 @@ type auditWalk struct {
 	// logged are the transcript's messages as parts, encoded once each; epoch changes when
 	// the parts already encoded may no longer be the transcript's (a compaction, or a result
 	// recorded after a receipt: the slot was empty when the receipt was appended).
-	logged []events.PromptPart
+	logged prompt.Logged
 	epoch  int
 	window int
 	stale  bool
@@ -188,7 +188,7 @@ func (w *auditWalk) receipt(e events.PromptAssembled) *AuditFault {
 	if fault := w.encodeLogged(); fault != nil {
 		return fault
 	}
-	var logged []events.PromptPart
+	var logged prompt.Logged
 	if w.trErr == nil {
 		logged = w.logged
 	}
@@ -213,19 +213,14 @@ func (w *auditWalk) encodeLogged() *AuditFault {
 		return nil
 	}
 	msgs := w.tr.Messages
-	if w.stale || w.tr.Window != w.window || len(msgs) < len(w.logged) {
-		w.logged, w.window, w.epoch = nil, w.tr.Window, w.epoch+1
+	if w.stale || w.tr.Window != w.window || len(msgs) < len(w.logged.Parts) {
+		w.logged, w.window, w.epoch = prompt.Logged{Blobs: w.blobs}, w.tr.Window, w.epoch+1
 	}
-	enc, err := prompt.LoggedMessages(msgs[len(w.logged):])
+	enc, err := prompt.LoggedMessages(msgs[len(w.logged.Parts):])
 	if err != nil {
 		return &AuditFault{Code: CodeEventUndecodable, Detail: "the transcript's messages do not encode: " + err.Error()}
 	}
-	w.logged = append(w.logged, enc.Parts...)
-	for d, b := range enc.Blobs {
-		if _, ok := w.blobs[d]; !ok {
-			w.blobs[d] = b
-		}
-	}
+	w.logged.Append(enc) // its blobs join the pool, the receipts' first
 	// A result slot still empty now is filled later, in place: the parts encoded so far would
 	// no longer be the transcript's.
 	w.stale = w.tr.Pending()
