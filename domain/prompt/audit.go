@@ -138,12 +138,20 @@ func (a *Auditor) fast(id string, r Receipt, logged Logged, epoch int) (*audited
 	st.truncate(n)
 	v := &verifier{r: Receipt{Blobs: r.Blobs}, used: map[string]bool{}, more: a.pool}
 	// A logged part was encoded from the transcript by LoggedMessages, so it passes every
-	// check Verify makes of a part (kind, canonical blob, role, digest, size, estimate); the
-	// receipt's claim about it is the conversation digest's to check.
+	// check Verify makes of a part (kind, canonical blob, role, digest, size, estimate) when
+	// the blob the reference would take for it is that encoding; the receipt's claim about it
+	// is the conversation digest's to check. The reference takes the receipt's own copy, else
+	// the pool's (any receipt's before the transcript's, docs/formats/receipts.md §3): a copy
+	// that differs does not hash to the digest, and the reference path reports it.
 	for j := n; j < n+k; j++ {
 		p := logged.Parts[j]
-		if _, ok := r.Blobs[p.SHA256]; ok {
-			v.used[p.SHA256] = true // the receipt's copy, checked with its other blobs below
+		if b, ok := r.Blobs[p.SHA256]; ok {
+			if b != logged.Encoded[j] {
+				return nil, false
+			}
+			v.used[p.SHA256] = true
+		} else if b, ok := a.pool(p.SHA256); ok && b != logged.Encoded[j] {
+			return nil, false
 		}
 		if !st.append(p, logged.Decoded[j], logged.Encoded[j]) {
 			return nil, false
