@@ -147,8 +147,8 @@ type auditWalk struct {
 	missedBlobs  map[string]bool
 	duplicateIDs bool
 	auditor      *prompt.Auditor
-	tr      *transcript.State
-	trErr   error
+	tr           *transcript.State
+	trErr        error
 	// logged are the transcript's messages as parts, encoded once each; epoch changes when
 	// the parts already encoded may no longer be the transcript's (a compaction, or a result
 	// recorded after a receipt: the slot was empty when the receipt was appended).
