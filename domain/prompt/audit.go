@@ -209,16 +209,9 @@ func (a *Auditor) adopt(id string, full Receipt, epoch int) (*audited, error) {
 			return nil, &ReceiptError{Mismatches: []Mismatch{{Code: MismatchConversation, Subject: "receipt", Index: -1}}}
 		}
 	}
-	secs := st.sectionParts[:min(len(st.sectionParts), len(st.sections))]
-	hdr, err := json.Marshal(struct {
-		Sections []events.PromptSection `json:"sections"`
-		Messages []events.PromptPart    `json:"messages"`
-		Tools    []events.PromptPart    `json:"tools"`
-	}{st.sections, secs, st.tools})
-	if err != nil {
+	if st.header, err = headerMembers(st.sections, st.sectionParts, st.tools); err != nil {
 		return nil, err
 	}
-	st.header = hdr[1 : len(hdr)-1]
 	st.actualDigest(full) // primes the digest's state: the next receipt hashes only its new messages
 	return st, nil
 }
@@ -264,13 +257,6 @@ func (st *audited) estimate() int64 {
 	return n
 }
 
-// expandedHeader is r with the state's header: what AssemblyDigest reads of the expanded
-// receipt (it leaves the conversation to ConversationDigest).
-func (st *audited) expandedHeader(r Receipt) Receipt {
-	r.Sections, r.Tools, r.Messages, r.HeaderBase = st.sections, st.tools, st.sectionParts, nil
-	return r
-}
-
 // assemblyDigest is AssemblyDigest of the expanded receipt. Its ReceiptJSON is r's with the
 // header's members, which are the larger part of it and the same at every receipt of the
 // state: r is encoded without them and st.header is put where they go.
@@ -287,6 +273,20 @@ func (st *audited) assemblyDigest(r Receipt) string {
 	h.Write(st.header)
 	h.Write(b[at+len(headerHole):])
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// headerMembers are the members the assembly digest's ReceiptJSON writes for a header: its
+// sections, its section parts and its tools (docs/formats/receipts.md §8).
+func headerMembers(sections []events.PromptSection, sectionParts, tools []events.PromptPart) ([]byte, error) {
+	hdr, err := json.Marshal(struct {
+		Sections []events.PromptSection `json:"sections"`
+		Messages []events.PromptPart    `json:"messages"`
+		Tools    []events.PromptPart    `json:"tools"`
+	}{sections, sectionParts[:min(len(sectionParts), len(sections))], tools})
+	if err != nil {
+		return nil, err
+	}
+	return hdr[1 : len(hdr)-1], nil
 }
 
 // headerHole is how ReceiptJSON writes a receipt without sections, messages or tools; a
