@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zuno-run/zuno/adapters/provider/internal/wire"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/domain/model"
 )
@@ -33,6 +34,9 @@ func (w *WireSums) Sum(adapter string, version int, settings map[string]string, 
 		sum := sha256.Sum256(body)
 		return sum[:], int64(len(body)), nil
 	}
+	// The prompt cache key went in the body, not in the prompt: the mapping recorded it (as
+	// RenderWire takes it).
+	req.PromptCacheKey = settings[wire.SettingPromptCacheKey]
 	key := settingsKey(settings)
 	r, ok := w.chat[key]
 	if !ok {
