@@ -109,21 +109,7 @@ func (q *Queries) AuditSession(ctx context.Context, sessionID string, sum WireSu
 	if w.answeredOtherwise() {
 		// A lookup the whole session answers otherwise: walk again, every receipt known.
 		out = SessionAudit{SessionID: sessionID}
-		w = newAuditWalk(q, sum, &out, stream)
-		for _, batch := range all {
-			for _, f := range batch {
-				w.add(f.p)
-			}
-		}
-		w.complete = true
-	walk:
-		for _, batch := range all {
-			for _, f := range batch {
-				if w.walk(f) {
-					break walk
-				}
-			}
-		}
+		newAuditWalk(q, sum, &out, stream).walkKnowing(all)
 	}
 	return out, nil
 }

@@ -131,6 +131,23 @@ func (w *auditWalk) walkWhileLoading(ctx context.Context) ([][]folded, error) {
 	return all, loadErr
 }
 
+// walkKnowing walks the events with every receipt of the session known from the start.
+func (w *auditWalk) walkKnowing(all [][]folded) {
+	for _, batch := range all {
+		for _, f := range batch {
+			w.add(f.p)
+		}
+	}
+	w.complete = true
+	for _, batch := range all {
+		for _, f := range batch {
+			if w.walk(f) {
+				return
+			}
+		}
+	}
+}
+
 // answeredOtherwise reports whether the whole session's receipts answer a lookup the walk
 // made otherwise than they did when it made it.
 func (w *auditWalk) answeredOtherwise() bool {
