@@ -110,7 +110,7 @@ func wireAdapters() []wireAdapter {
 
 // For every adapter and request, the body rendered from the recorded mapping is byte for byte
 // the body the server received, and hashes to the digest recorded when it was sent; rendering
-// twice gives the same bytes.
+// twice gives the same bytes, and the audit's renderer the same digest.
 func TestRenderWireIsTheBodySent(t *testing.T) {
 	for _, a := range wireAdapters() {
 		for name, req := range wireRequests() {
@@ -138,6 +138,15 @@ func TestRenderWireIsTheBodySent(t *testing.T) {
 					}
 					if string(again) != string(body) {
 						t.Fatalf("rendered\n%s\nsent\n%s", again, body)
+					}
+				}
+				// The audit's renderer (verify --wire) gives the body's digest and size, the first
+				// time and again from its kept state.
+				sums := provider.NewWireSums()
+				for range 2 {
+					d, n, err := sums.Sum(w.Adapter, w.MappingVersion, w.Mapping, rebuilt)
+					if err != nil || hex.EncodeToString(d) != w.RequestSHA256 || n != int64(len(body)) {
+						t.Fatalf("the audit's renderer: %x, %d bytes, %v; sent %s, %d bytes", d, n, err, w.RequestSHA256, len(body))
 					}
 				}
 			})

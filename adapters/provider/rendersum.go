@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zuno-run/zuno/adapters/provider/internal/wire"
 	"github.com/zuno-run/zuno/adapters/provider/openai"
 	"github.com/zuno-run/zuno/domain/model"
 )
@@ -17,11 +18,11 @@ import (
 // step added (docs/storage.md, "`zuno verify`"). The other mappings render the whole body
 // each time. Not safe for concurrent use.
 type WireSums struct {
-	chat map[string]*openai.Provider
+	chat map[string]*openai.SumRenderer
 }
 
 // NewWireSums returns a renderer with no mapping loaded yet.
-func NewWireSums() *WireSums { return &WireSums{chat: map[string]*openai.Provider{}} }
+func NewWireSums() *WireSums { return &WireSums{chat: map[string]*openai.SumRenderer{}} }
 
 // Sum returns the SHA-256 and size of the body the mapping builds for req.
 func (w *WireSums) Sum(adapter string, version int, settings map[string]string, req model.Request) ([]byte, int64, error) {
@@ -33,16 +34,20 @@ func (w *WireSums) Sum(adapter string, version int, settings map[string]string, 
 		sum := sha256.Sum256(body)
 		return sum[:], int64(len(body)), nil
 	}
+	// The prompt cache key went in the body, not in the prompt: the mapping recorded it (as
+	// RenderWire takes it).
+	req.PromptCacheKey = settings[wire.SettingPromptCacheKey]
 	key := settingsKey(settings)
-	p, ok := w.chat[key]
+	r, ok := w.chat[key]
 	if !ok {
-		var err error
-		if p, err = openai.ForMapping(settings); err != nil {
+		p, err := openai.ForMapping(settings)
+		if err != nil {
 			return nil, 0, fmt.Errorf("%s mapping: %w", adapter, err)
 		}
-		w.chat[key] = p
+		r = openai.NewSumRenderer(p)
+		w.chat[key] = r
 	}
-	return p.RenderWireSum(req)
+	return r.Sum(req)
 }
 
 func settingsKey(settings map[string]string) string {

@@ -88,15 +88,10 @@ func (q *Queries) AuditSessions(ctx context.Context, ids []string, sum WireSumme
 func (q *Queries) AuditSession(ctx context.Context, sessionID string, sum WireSummer) (SessionAudit, error) {
 	out := SessionAudit{SessionID: sessionID}
 	stream := commands.SessionStream(sessionID)
-	type folded struct {
-		rec events.Recorded
-		p   events.Payload
-	}
-	var all []folded
-	if _, err := commands.Load(ctx, q.log, q.registry, stream, 0, func(rec events.Recorded, p events.Payload) error {
-		all = append(all, folded{rec, p})
-		return nil
-	}); err != nil {
+	w := newAuditWalk(q, sum, &out, stream)
+	all, err := w.walkWhileLoading(ctx)
+	if err != nil {
+		out = SessionAudit{SessionID: sessionID} // nothing is checked in a session that does not load
 		if ctx.Err() != nil {
 			return out, err
 		}
@@ -111,47 +106,39 @@ func (q *Queries) AuditSession(ctx context.Context, sessionID string, sum WireSu
 	if len(all) == 0 {
 		return out, sessionNotFound(sessionID)
 	}
-	// Every receipt, its fork history's included, is a base a receipt may name, and the
-	// blobs they record are one pool, the first recorded winning (docs/formats/receipts.md §3).
-	receipts, blobs := map[string]prompt.Receipt{}, map[string]string{}
-	for _, f := range all {
-		if r, ok := f.p.(events.PromptAssembled); ok {
-			receipts[r.ReceiptID] = r.PromptReceipt
-			for d, b := range r.Blobs {
-				if _, ok := blobs[d]; !ok {
-					blobs[d] = b
-				}
-			}
-		}
-	}
-	w := &auditWalk{q: q, sum: sum, out: &out, stream: stream, blobs: blobs, tr: transcript.New(),
-		requests: map[string]model.Request{}}
-	w.auditor = prompt.NewAuditor(func(id string) (prompt.Receipt, bool) { r, ok := receipts[id]; return r, ok },
-		func(d string) (string, bool) { b, ok := blobs[d]; return b, ok })
-	for _, f := range all {
-		if fault := w.step(f.rec, f.p); fault != nil {
-			fault.EventID, fault.Type, fault.Position, fault.Revision = f.rec.ID, f.rec.Type, f.rec.Position, f.rec.StreamRevision
-			out.Fault = fault
-			break
-		}
+	if w.answeredOtherwise() {
+		// A lookup the whole session answers otherwise: walk again, every receipt known.
+		out = SessionAudit{SessionID: sessionID}
+		newAuditWalk(q, sum, &out, stream).walkKnowing(all)
 	}
 	return out, nil
 }
 
 // auditWalk is AuditSession's running state.
 type auditWalk struct {
-	q       *Queries
-	sum     WireSummer
-	out     *SessionAudit
-	stream  string
-	blobs   map[string]string
-	auditor *prompt.Auditor
-	tr      *transcript.State
-	trErr   error
+	q      *Queries
+	sum    WireSummer
+	out    *SessionAudit
+	stream string
+	// Every receipt, its fork history's included, is a base a receipt may name, and the
+	// blobs they record are one pool, the first recorded winning, before the transcript's
+	// (docs/formats/receipts.md §3).
+	receipts   map[string]prompt.Receipt
+	blobs      map[string]string // the receipts'
+	transcript map[string]string // the transcript's messages', encoded
+	// complete is true when receipts and blobs hold the whole session's; until then the walk
+	// records what it looked up and did not find there (see walkWhileLoading).
+	complete     bool
+	missedIDs    map[string]bool
+	missedBlobs  map[string]bool
+	duplicateIDs bool
+	auditor      *prompt.Auditor
+	tr           *transcript.State
+	trErr        error
 	// logged are the transcript's messages as parts, encoded once each; epoch changes when
 	// the parts already encoded may no longer be the transcript's (a compaction, or a result
 	// recorded after a receipt: the slot was empty when the receipt was appended).
-	logged []events.PromptPart
+	logged prompt.Logged
 	epoch  int
 	window int
 	stale  bool
@@ -188,7 +175,7 @@ func (w *auditWalk) receipt(e events.PromptAssembled) *AuditFault {
 	if fault := w.encodeLogged(); fault != nil {
 		return fault
 	}
-	var logged []events.PromptPart
+	var logged prompt.Logged
 	if w.trErr == nil {
 		logged = w.logged
 	}
@@ -213,19 +200,14 @@ func (w *auditWalk) encodeLogged() *AuditFault {
 		return nil
 	}
 	msgs := w.tr.Messages
-	if w.stale || w.tr.Window != w.window || len(msgs) < len(w.logged) {
-		w.logged, w.window, w.epoch = nil, w.tr.Window, w.epoch+1
+	if w.stale || w.tr.Window != w.window || len(msgs) < len(w.logged.Parts) {
+		w.logged, w.window, w.epoch = prompt.Logged{Blobs: w.transcript}, w.tr.Window, w.epoch+1
 	}
-	enc, err := prompt.LoggedMessages(msgs[len(w.logged):])
+	enc, err := prompt.LoggedMessages(msgs[len(w.logged.Parts):])
 	if err != nil {
 		return &AuditFault{Code: CodeEventUndecodable, Detail: "the transcript's messages do not encode: " + err.Error()}
 	}
-	w.logged = append(w.logged, enc.Parts...)
-	for d, b := range enc.Blobs {
-		if _, ok := w.blobs[d]; !ok {
-			w.blobs[d] = b
-		}
-	}
+	w.logged.Append(enc) // its blobs join the transcript's pool
 	// A result slot still empty now is filled later, in place: the parts encoded so far would
 	// no longer be the transcript's.
 	w.stale = w.tr.Pending()

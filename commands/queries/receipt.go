@@ -95,11 +95,12 @@ func (q *Queries) PromptWithWire(ctx context.Context, sessionID string, step int
 }
 
 func promptView(sessionID string, f foundReceipt, sensitive bool) (PromptView, error) {
+	view, err := prompt.VerifiedDebugView(f.receipt, sensitive)
 	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
-		Purpose: f.purpose, Boundary: f.boundary, DebugView: prompt.NewDebugView(f.receipt, sensitive)}
+		Purpose: f.purpose, Boundary: f.boundary, DebugView: view}
 	v.Verified = v.Verification == ""
 	var mismatch *prompt.ReceiptError
-	if err := prompt.Verify(f.receipt); errors.As(err, &mismatch) {
+	if errors.As(err, &mismatch) {
 		return v, &ReceiptMismatchError{mismatch.Detail()}
 	} else if !v.Verified {
 		return v, &ReceiptMismatchError{v.Verification}

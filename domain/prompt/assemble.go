@@ -254,24 +254,38 @@ func (c *encodedTools) holds(tools []ToolDecl) bool {
 // request starts with the same bytes (model and sections) hashing resumes there: the digest
 // still covers every byte sent, but a step only hashes what is new.
 func requestDigest(req model.Request, wire [][]byte, sections int, h *History) (string, error) {
+	l, err := newRequestLayout(req, wire, sections)
+	if err != nil {
+		return "", err
+	}
+	return l.digest(req, wire, sections, h)
+}
+
+// requestLayout is what requestDigest splices the encoded messages into: the request's
+// encoding without its messages, split where they go, and a key of the bytes before the
+// conversation (model and sections) that a History's saved state must have hashed. It
+// depends on the request's model, tools, tool choice and output bound and on its sections,
+// not on its conversation, so a caller whose steps share those keeps it (the Auditor).
+type requestLayout struct {
+	head, tail []byte // `{"model":…,"messages":` and what follows the messages
+	prefix     string
+	whole      bool // the encoding is not the layout this splice knows: encode it whole
+}
+
+func newRequestLayout(req model.Request, wire [][]byte, sections int) (requestLayout, error) {
 	rest := req
 	rest.Messages = nil
 	body, err := json.Marshal(rest)
 	if err != nil {
-		return "", err
+		return requestLayout{}, err
 	}
 	name, err := json.Marshal(req.Model)
 	if err != nil {
-		return "", err
+		return requestLayout{}, err
 	}
 	head := append(append([]byte(`{"model":`), name...), `,"messages":`...)
 	if !bytes.HasPrefix(body, append(head, "null"...)) {
-		// The layout is not the one this splice knows: encode the whole request instead.
-		full, err := RequestBytes(req)
-		if err != nil {
-			return "", err
-		}
-		return digest(full), nil
+		return requestLayout{whole: true}, nil
 	}
 	key := sha256.New()
 	key.Write(head)
@@ -279,11 +293,21 @@ func requestDigest(req model.Request, wire [][]byte, sections int, h *History) (
 		key.Write(w)
 		key.Write([]byte{0})
 	}
-	prefix := hex.EncodeToString(key.Sum(nil))
+	return requestLayout{head: head, tail: body[len(head)+len("null"):], prefix: hex.EncodeToString(key.Sum(nil))}, nil
+}
 
+// digest is requestDigest of req, whose messages are encoded in wire, laid out as l.
+func (l requestLayout) digest(req model.Request, wire [][]byte, sections int, h *History) (string, error) {
+	if l.whole {
+		full, err := RequestBytes(req)
+		if err != nil {
+			return "", err
+		}
+		return digest(full), nil
+	}
 	st := sha256.New()
 	from := 0
-	if h != nil && h.sumPrefix == prefix && h.sumParts > 0 && h.sumParts <= len(wire)-sections {
+	if h != nil && h.sumPrefix == l.prefix && h.sumParts > 0 && h.sumParts <= len(wire)-sections {
 		if err := st.(encoding.BinaryUnmarshaler).UnmarshalBinary(h.sumState); err == nil {
 			from = h.sumParts
 		} else {
@@ -291,7 +315,7 @@ func requestDigest(req model.Request, wire [][]byte, sections int, h *History) (
 		}
 	}
 	if from == 0 {
-		st.Write(head)
+		st.Write(l.head)
 		st.Write([]byte{'['})
 		for i, w := range wire[:sections] {
 			if i > 0 {
@@ -308,11 +332,11 @@ func requestDigest(req model.Request, wire [][]byte, sections int, h *History) (
 	}
 	if h != nil {
 		if state, err := st.(encoding.BinaryMarshaler).MarshalBinary(); err == nil {
-			h.sumPrefix, h.sumParts, h.sumState = prefix, len(wire)-sections, state
+			h.sumPrefix, h.sumParts, h.sumState = l.prefix, len(wire)-sections, state
 		}
 	}
 	st.Write([]byte{']'})
-	st.Write(body[len(head)+len("null"):])
+	st.Write(l.tail)
 	return hex.EncodeToString(st.Sum(nil)), nil
 }
 
@@ -336,13 +360,20 @@ func RequestBytes(req model.Request) ([]byte, error) { return json.Marshal(req) 
 // the list itself: the digest then costs the same at step 1,000 as at step 10, and it does
 // not depend on whether the receipt is stored whole or relative to an earlier one.
 func AssemblyDigest(r Receipt) (string, error) {
-	r.AssemblyDigest, r.ActualDigest, r.Blobs, r.ConversationBase, r.HeaderBase, r.LoggedParts = "", "", nil, nil, nil, 0
-	r.Messages = r.Messages[:min(len(r.Messages), len(r.Sections))]
-	b, err := json.Marshal(r)
+	b, err := assemblyJSON(r)
 	if err != nil {
 		return "", err
 	}
-	return digest(append([]byte("zuno.prompt.assembly.1\n"), b...)), nil
+	return digest(append([]byte(assemblyPrefix), b...)), nil
+}
+
+const assemblyPrefix = "zuno.prompt.assembly.1\n"
+
+// assemblyJSON is the ReceiptJSON the assembly digest covers (docs/formats/receipts.md §8).
+func assemblyJSON(r Receipt) ([]byte, error) {
+	r.AssemblyDigest, r.ActualDigest, r.Blobs, r.ConversationBase, r.HeaderBase, r.LoggedParts = "", "", nil, nil, nil, 0
+	r.Messages = r.Messages[:min(len(r.Messages), len(r.Sections))]
+	return json.Marshal(r)
 }
 
 // roundTrip returns the canonical blob of v and the value it decodes to. One pass is not

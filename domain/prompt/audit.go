@@ -1,8 +1,10 @@
 package prompt
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"slices"
 
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/events"
@@ -52,6 +54,12 @@ type audited struct {
 	tools              []events.PromptPart
 	toolDecls          []model.Tool
 	headerTokens       int64
+	// header is the header's members as the assembly digest's ReceiptJSON writes them, and
+	// layout the request's encoding around its conversation for the last receipt's model,
+	// output bound and tool choice (layoutOf): both the same from one receipt to the next.
+	header   []byte
+	layout   requestLayout
+	layoutOf Receipt
 	// The conversation, the chain link after each part and the estimate of the first i+1.
 	conv   []events.PromptPart
 	links  []string
@@ -63,17 +71,17 @@ type audited struct {
 }
 
 // Check verifies the stored receipt id, appended when the session's transcript held logged
-// (Logged.Parts); epoch changes whenever a part of logged that an earlier call saw may have
+// (LoggedMessages); epoch changes whenever a part of logged that an earlier call saw may have
 // changed (a compaction, a result recorded late). It returns the provider-visible request
 // the receipt proves, for a wire check; its messages are the Auditor's and stay as they are
 // only until the next Check.
-func (a *Auditor) Check(id string, stored Receipt, logged []events.PromptPart, epoch int) (model.Request, error) {
+func (a *Auditor) Check(id string, stored Receipt, logged Logged, epoch int) (model.Request, error) {
 	if st, ok := a.fast(id, stored, logged, epoch); ok {
 		a.last = st
 		return st.request(stored), nil
 	}
 	a.last = nil
-	full, err := ExpandLogged(stored, a.lookup, a.pool, logged)
+	full, err := ExpandLogged(stored, a.lookup, a.pool, logged.Parts)
 	if err == nil {
 		err = Verify(full)
 	}
@@ -109,7 +117,7 @@ func (a *Auditor) root(id string) string {
 
 // fast checks r against the last receipt's state, extended in place; false when r is not
 // stored relative to it or does not pass (the caller then takes the reference path).
-func (a *Auditor) fast(id string, r Receipt, logged []events.PromptPart, epoch int) (*audited, bool) {
+func (a *Auditor) fast(id string, r Receipt, logged Logged, epoch int) (*audited, bool) {
 	st := a.last
 	hb := r.HeaderBase
 	if st == nil || hb == nil || r.SchemaVersion != SchemaVersion || r.Estimator != Estimator ||
@@ -123,16 +131,33 @@ func (a *Auditor) fast(id string, r Receipt, logged []events.PromptPart, epoch i
 		}
 		n = b.Parts
 	}
-	added := r.Messages
-	if k := r.LoggedParts; k != 0 {
-		if k < 0 || n+k > len(logged) {
-			return nil, false
-		}
-		added = append(slices.Clone(logged[n:n+k]), r.Messages...)
+	k := r.LoggedParts
+	if k != 0 && (k < 0 || n+k > len(logged.Parts) || len(logged.Encoded) != len(logged.Parts) || len(logged.Decoded) != len(logged.Parts)) {
+		return nil, false
 	}
 	st.truncate(n)
 	v := &verifier{r: Receipt{Blobs: r.Blobs}, used: map[string]bool{}, more: a.pool}
-	for _, p := range added {
+	// A logged part was encoded from the transcript by LoggedMessages, so it passes every
+	// check Verify makes of a part (kind, canonical blob, role, digest, size, estimate) when
+	// the blob the reference would take for it is that encoding; the receipt's claim about it
+	// is the conversation digest's to check. The reference takes the receipt's own copy, else
+	// the pool's (any receipt's before the transcript's, docs/formats/receipts.md §3): a copy
+	// that differs does not hash to the digest, and the reference path reports it.
+	for j := n; j < n+k; j++ {
+		p := logged.Parts[j]
+		if b, ok := r.Blobs[p.SHA256]; ok {
+			if b != logged.Encoded[j] {
+				return nil, false
+			}
+			v.used[p.SHA256] = true
+		} else if b, ok := a.pool(p.SHA256); ok && b != logged.Encoded[j] {
+			return nil, false
+		}
+		if !st.append(p, logged.Decoded[j], logged.Encoded[j]) {
+			return nil, false
+		}
+	}
+	for _, p := range r.Messages {
 		m, raw, ok := v.conversationPart(len(st.sections)+len(st.conv), p)
 		if !ok || !st.append(p, m, raw) {
 			return nil, false
@@ -184,6 +209,9 @@ func (a *Auditor) adopt(id string, full Receipt, epoch int) (*audited, error) {
 			return nil, &ReceiptError{Mismatches: []Mismatch{{Code: MismatchConversation, Subject: "receipt", Index: -1}}}
 		}
 	}
+	if st.header, err = headerMembers(st.sections, st.sectionParts, st.tools); err != nil {
+		return nil, err
+	}
 	st.actualDigest(full) // primes the digest's state: the next receipt hashes only its new messages
 	return st, nil
 }
@@ -229,23 +257,55 @@ func (st *audited) estimate() int64 {
 	return n
 }
 
-// expandedHeader is r with the state's header: what AssemblyDigest reads of the expanded
-// receipt (it leaves the conversation to ConversationDigest).
-func (st *audited) expandedHeader(r Receipt) Receipt {
-	r.Sections, r.Tools, r.Messages, r.HeaderBase = st.sections, st.tools, st.sectionParts, nil
-	return r
-}
-
+// assemblyDigest is AssemblyDigest of the expanded receipt. Its ReceiptJSON is r's with the
+// header's members, which are the larger part of it and the same at every receipt of the
+// state: r is encoded without them and st.header is put where they go.
 func (st *audited) assemblyDigest(r Receipt) string {
-	d, err := AssemblyDigest(st.expandedHeader(r))
-	if err != nil {
+	r.Sections, r.Messages, r.Tools, r.HeaderBase = nil, nil, nil, nil
+	b, err := assemblyJSON(r)
+	at := bytes.Index(b, []byte(headerHole))
+	if err != nil || at < 0 {
 		return ""
 	}
-	return d
+	h := sha256.New()
+	h.Write([]byte(assemblyPrefix))
+	h.Write(b[:at])
+	h.Write(st.header)
+	h.Write(b[at+len(headerHole):])
+	return hex.EncodeToString(h.Sum(nil))
 }
 
+// headerMembers are the members the assembly digest's ReceiptJSON writes for a header: its
+// sections, its section parts and its tools (docs/formats/receipts.md §8).
+func headerMembers(sections []events.PromptSection, sectionParts, tools []events.PromptPart) ([]byte, error) {
+	hdr, err := json.Marshal(struct {
+		Sections []events.PromptSection `json:"sections"`
+		Messages []events.PromptPart    `json:"messages"`
+		Tools    []events.PromptPart    `json:"tools"`
+	}{sections, sectionParts[:min(len(sectionParts), len(sections))], tools})
+	if err != nil {
+		return nil, err
+	}
+	return hdr[1 : len(hdr)-1], nil
+}
+
+// headerHole is how ReceiptJSON writes a receipt without sections, messages or tools; a
+// string member cannot hold it (its quotes would be escaped), so its first occurrence is
+// the members themselves.
+const headerHole = `"sections":null,"messages":null,"tools":null`
+
 func (st *audited) actualDigest(r Receipt) string {
-	d, err := requestDigest(st.request(r), st.wire, len(st.sections), &st.sum)
+	req := st.request(r)
+	if l := st.layoutOf; st.layout.head == nil && !st.layout.whole || l.Model != r.Model || l.MaxTokens != r.MaxTokens ||
+		l.ToolChoiceMode != r.ToolChoiceMode || l.ToolChoiceName != r.ToolChoiceName {
+		layout, err := newRequestLayout(req, st.wire, len(st.sections))
+		if err != nil {
+			return ""
+		}
+		st.layout = layout
+		st.layoutOf = Receipt{Model: r.Model, MaxTokens: r.MaxTokens, ToolChoiceMode: r.ToolChoiceMode, ToolChoiceName: r.ToolChoiceName}
+	}
+	d, err := st.layout.digest(req, st.wire, len(st.sections), &st.sum)
 	if err != nil {
 		return ""
 	}

@@ -82,7 +82,7 @@ func TestAuditorAgreesWithTheReferenceInLinearLookups(t *testing.T) {
 	s := newStoredSession(t, steps)
 	a := s.auditor()
 	for i, id := range s.ids {
-		req, err := a.Check(id, s.stored[id], s.logged[i].Parts, 1)
+		req, err := a.Check(id, s.stored[id], s.logged[i], 1)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -139,7 +139,7 @@ func TestAuditorRefusesAChangedReceiptWithTheReferenceMismatch(t *testing.T) {
 			s.stored["r5"] = r
 			a := s.auditor()
 			for i, id := range s.ids {
-				_, err := a.Check(id, s.stored[id], s.logged[i].Parts, 1)
+				_, err := a.Check(id, s.stored[id], s.logged[i], 1)
 				if i < 5 {
 					if err != nil {
 						t.Fatalf("step %d: %v", i, err)
@@ -179,7 +179,7 @@ func FuzzAuditor(f *testing.F) {
 		pool := func(d string) (string, bool) { b, ok := s.pool[d]; return b, ok }
 		a := prompt.NewAuditor(lookup, pool)
 		for i, id := range s.ids[:6] {
-			_, got := a.Check(id, stored[id], s.logged[i].Parts, 1)
+			_, got := a.Check(id, stored[id], s.logged[i], 1)
 			if i < 5 {
 				if got != nil {
 					t.Fatalf("step %d: %v", i, got)

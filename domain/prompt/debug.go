@@ -31,9 +31,18 @@ type DebugView struct {
 // AGENTS.md files, the work state and runtime instructions. Ids, sources, sizes and digests
 // stay, though they can still reveal a project's layout.
 func NewDebugView(r Receipt, showSensitive bool) DebugView {
+	v, _ := VerifiedDebugView(r, showSensitive)
+	return v
+}
+
+// VerifiedDebugView is NewDebugView, with Verify's error: a caller that reports the
+// mismatches does not verify the receipt a second time (every message of a long session's
+// receipt is decoded and hashed).
+func VerifiedDebugView(r Receipt, showSensitive bool) (DebugView, error) {
 	v := DebugView{Sensitive: showSensitive}
-	if err := Verify(r); err != nil {
-		v.Verification = err.Error()
+	verr := Verify(r)
+	if verr != nil {
+		v.Verification = verr.Error()
 	}
 	for _, s := range r.Sections {
 		v.Sections = append(v.Sections, Section{PromptSection: s, Content: r.Blobs[s.SHA256]})
@@ -47,7 +56,7 @@ func NewDebugView(r Receipt, showSensitive bool) DebugView {
 	if !showSensitive {
 		v = v.Redact()
 	}
-	return v
+	return v, verr
 }
 
 // Redact returns a copy of the view with section content and system and developer

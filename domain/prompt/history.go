@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -124,20 +125,39 @@ func encodeMessage(m model.Message, prev string) (historyEntry, error) {
 type Logged struct {
 	Parts []events.PromptPart
 	Blobs map[string]string
+	// Encoded are each part's blob and Decoded the message it decodes to, in order: an
+	// Auditor takes a logged part as it is, since it was encoded here, not read from a receipt.
+	Encoded []string
+	Decoded []model.Message
 }
 
 // LoggedMessages encodes a transcript's messages as a receipt's parts and blobs.
 func LoggedMessages(msgs []model.Message) (Logged, error) {
-	l := Logged{Parts: make([]events.PromptPart, 0, len(msgs)), Blobs: make(map[string]string, len(msgs))}
+	l := Logged{Parts: make([]events.PromptPart, 0, len(msgs)), Blobs: make(map[string]string, len(msgs)),
+		Encoded: make([]string, 0, len(msgs)), Decoded: make([]model.Message, 0, len(msgs))}
 	for _, m := range msgs {
-		part, blob, _, err := messagePart(m)
+		part, blob, back, err := messagePart(m)
 		if err != nil {
 			return Logged{}, err
 		}
+		b := string(blob)
 		l.Parts = append(l.Parts, part)
-		l.Blobs[part.SHA256] = string(blob)
+		l.Blobs[part.SHA256] = b
+		l.Encoded, l.Decoded = append(l.Encoded, b), append(l.Decoded, back)
 	}
 	return l, nil
+}
+
+// Append adds more's messages after l's; l.Blobs, when not nil, keeps its first blob of a
+// digest.
+func (l *Logged) Append(more Logged) {
+	l.Parts = append(l.Parts, more.Parts...)
+	l.Encoded, l.Decoded = append(l.Encoded, more.Encoded...), append(l.Decoded, more.Decoded...)
+	for d, b := range more.Blobs {
+		if _, ok := l.Blobs[d]; !ok && l.Blobs != nil {
+			l.Blobs[d] = b
+		}
+	}
 }
 
 // LeaveLogged returns a stored receipt without the conversation parts that are the first
@@ -165,12 +185,36 @@ func LeaveLogged(stored Receipt, logged int) Receipt {
 // messagePart encodes a conversation message as a receipt lists it: its part, its blob, and
 // the message the blob decodes to.
 func messagePart(m model.Message) (events.PromptPart, []byte, model.Message, error) {
-	blob, back, err := roundTrip(m)
+	blob, back, err := messageRoundTrip(m)
 	if err != nil {
 		return events.PromptPart{}, nil, model.Message{}, err
 	}
 	return events.PromptPart{Kind: PartMessage, Role: string(back.Role), Bytes: len(blob),
 		EstimatedTokens: messageTokens(back), SHA256: digest(blob)}, blob, back, nil
+}
+
+// messageRoundTrip is roundTrip(m) in one encoding when that encoding is already the fixed
+// point: every message of a session is encoded once by the turn and once by every reader of
+// its receipts, and the round trip's decoding and second encoding were two thirds of it
+// (docs/storage.md, "`zuno verify`"). encoding/json decodes what it encoded back to the same
+// strings, except an invalid UTF-8 byte, which it writes as the escape \ufffd; a blob
+// without that escape therefore decodes to m, but for the empty lists it omits, which decode
+// as nil. Any other blob takes the round trip.
+func messageRoundTrip(m model.Message) ([]byte, model.Message, error) {
+	blob, err := json.Marshal(m)
+	if err != nil || bytes.Contains(blob, []byte(`\ufffd`)) {
+		return roundTrip(m)
+	}
+	back := m
+	back.ToolCalls, back.Reasoning = nilIfEmpty(slices.Clone(m.ToolCalls)), nilIfEmpty(slices.Clone(m.Reasoning))
+	return blob, back, nil
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 func chainAt(es []historyEntry, n int) string {

@@ -397,7 +397,7 @@ func scanRecords(rows *sql.Rows) ([]events.Recorded, error) {
 		}
 		r.Position, r.StreamRevision = uint64(pos), uint64(rev)
 		r.Data = json.RawMessage(data)
-		if err := json.Unmarshal(md, &r.Metadata); err != nil {
+		if err := events.DecodeMetadata(md, &r.Metadata); err != nil {
 			return nil, &events.MalformedEventError{Type: r.Type, Stream: r.Stream, Position: r.Position,
 				Err: fmt.Errorf("metadata: %w", err)}
 		}

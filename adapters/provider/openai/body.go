@@ -102,7 +102,12 @@ type encoded struct {
 	start    []byte
 	startSum hash.Cloner
 	rest     []byte
+	// spliced, when set, receives the rest as sent, with the SDK's fields (SumRenderer).
+	spliced *[]byte
 }
+
+// chatOpen is how a Chat Completions body starts, before its first message.
+const chatOpen = `{"messages":[`
 
 // body encodes req, validated with t, as the SDK would encode its parameters, and keeps t
 // for the conversation's next request.
@@ -116,7 +121,7 @@ func (p *Provider) body(req model.Request, t *thread) (encoded, error) {
 	if err != nil {
 		return encoded{}, err
 	}
-	const head = `{"messages":[]`
+	const head = chatOpen + `]`
 	if !bytes.HasPrefix(rest, []byte(head)) {
 		// Not the layout this splice knows (another SDK version): encode it all.
 		var ids model.WireIDs
@@ -127,7 +132,7 @@ func (p *Provider) body(req model.Request, t *thread) (encoded, error) {
 		all, err := marshal(params)
 		return encoded{rest: all}, err
 	}
-	if err := p.extend(t, req.Messages, head[:len(head)-1]); err != nil {
+	if err := p.extend(t, req.Messages, chatOpen); err != nil {
 		return encoded{}, err
 	}
 	out := encoded{start: t.start[:len(t.start):len(t.start)]}
@@ -170,6 +175,18 @@ func (p *Provider) extend(t *thread, msgs []model.Message, open string) error {
 		t.startSum.Write(t.start[from:])
 	}
 	return nil
+}
+
+// cloneSum is a copy of the SHA-256 state after t's start, nil when the thread keeps none.
+func cloneSum(t *thread) (hash.Hash, error) {
+	if t.startSum == nil {
+		return nil, nil
+	}
+	c, err := t.startSum.Clone()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // wireIDs advances ids over m: the wire ids of an assistant message's calls, or the wire id
@@ -216,6 +233,9 @@ func splice(body encoded) option.Middleware {
 			rest = b
 			if fields := added[1 : len(added)-1]; len(bytes.TrimSpace(fields)) > 0 {
 				rest = append(append(append(b[:len(b)-1], ','), fields...), '}')
+			}
+			if body.spliced != nil {
+				*body.spliced = rest
 			}
 		}
 		req.ContentLength = int64(len(body.start) + len(rest))

@@ -224,18 +224,9 @@ func (p *Provider) RenderWire(req model.Request) ([]byte, error) {
 	})
 }
 
-// RenderWireSum returns the SHA-256 and size of the body Stream would send for req. Asked
-// for one conversation's requests in order, it encodes and hashes only what each added (the
-// provider's threads keep the rest), as a sending provider does.
-func (p *Provider) RenderWireSum(req model.Request) ([]byte, int64, error) {
-	t, err := p.validated(req)
-	if err != nil {
-		return nil, 0, err
-	}
-	body, err := p.body(req, t)
-	if err != nil {
-		return nil, 0, err
-	}
+// renderSum returns the SHA-256 and size of body as the SDK would send it, without sending
+// it; the SDK's fields are spliced in as they are when a body is sent.
+func renderSum(p *Provider, body encoded) ([]byte, int64, error) {
 	return wire.RenderSum(func(mw wire.Middleware) error {
 		s := p.send(context.Background(), body, option.WithMiddleware(mw))
 		defer s.Close()
