@@ -63,6 +63,9 @@ type config struct {
 		Enabled bool `json:"enabled"`
 	} `json:"continuity"`
 	ToolOutput toolOutputConfig `json:"tool_output"`
+	// Skills and Memory: docs/skills.md, docs/memory.md.
+	Skills skillsConfig `json:"skills"`
+	Memory memoryConfig `json:"memory"`
 
 	// Permission and Sandbox are read layer by layer (Layers.Raw) by the permission
 	// evaluator and the sandbox resolver: which layer said what is part of their meaning.
@@ -361,6 +364,9 @@ func (c config) validate() error {
 		{Key: "delegations", Value: c.Concurrency.Delegations}, {Key: "mcp_connections", Value: c.Concurrency.MCPConnections},
 		{Key: "lsp_requests", Value: c.Concurrency.LSPRequests}},
 		ToolOutputBytes: c.ToolOutput.MaxBytes, ToolOutputLines: c.ToolOutput.MaxLines}); err != nil {
+		return err
+	}
+	if err := c.checkSkillsMemory(); err != nil {
 		return err
 	}
 	if c.ToolOutput.MaxArtifactBytes < 0 || c.ToolOutput.MaxSessionArtifactBytes < 0 {

@@ -233,7 +233,7 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
 		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
-		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
+		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents, Skills: r.req.Skills, Memory: r.req.Memory,
 		Tools: r.decls, History: &r.history, WorkState: work,
 	}, conversation)
 	if err != nil {
