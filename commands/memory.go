@@ -64,8 +64,13 @@ func (h *Handlers) ReviewMemory(ctx context.Context, c *ReviewMemory) (Result, e
 
 // Memory reads a project's memory from its stream (reads never lag a write).
 func (h *Handlers) Memory(ctx context.Context, scope string) (*memory.State, error) {
+	return LoadMemory(ctx, h.store, h.registry, scope)
+}
+
+// LoadMemory folds a project's memory stream.
+func LoadMemory(ctx context.Context, store StreamReader, registry *events.Registry, scope string) (*memory.State, error) {
 	st := &memory.State{}
-	_, err := Load(ctx, h.store, h.registry, MemoryStream(scope), 0, func(_ events.Recorded, p events.Payload) error { return st.Evolve(p) })
+	_, err := Load(ctx, store, registry, MemoryStream(scope), 0, func(_ events.Recorded, p events.Payload) error { return st.Evolve(p) })
 	return st, err
 }
 
@@ -77,4 +82,17 @@ func (w WorkCommands) UpdateMemory(ctx context.Context, c *UpdateMemory) (Result
 // Memory reads a project's memory.
 func (w WorkCommands) Memory(ctx context.Context, scope string) (*memory.State, error) {
 	return w.h.Memory(ctx, scope)
+}
+
+// MemoryAt is the memory's content as revision left it: the stream folded up to the update
+// that made it (a replay's memory lane, docs/memory.md).
+func (w WorkCommands) MemoryAt(ctx context.Context, scope string, revision uint64) (string, error) {
+	content := ""
+	_, err := Load(ctx, w.h.store, w.h.registry, MemoryStream(scope), 0, func(_ events.Recorded, p events.Payload) error {
+		if u, ok := p.(events.MemoryUpdated); ok && u.Revision == revision {
+			content = u.Content
+		}
+		return nil
+	})
+	return content, err
 }

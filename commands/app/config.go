@@ -25,8 +25,9 @@ type SessionConfig struct {
 	Skills      skills.Catalog
 	SkillBudget skills.Settings
 	// Memory reads the project memory a turn starts with, nil when memory is off
-	// (docs/memory.md).
-	Memory func(ctx context.Context) (*prompt.MemoryPrompt, error)
+	// (docs/memory.md): the applied memory now, or, for a replay, as it was at a recorded
+	// revision (at non-nil).
+	Memory func(ctx context.Context, at *events.MemoryRead) (*prompt.MemoryPrompt, error)
 }
 
 // Configure resolves the configuration for a workspace directory.
@@ -66,5 +67,15 @@ func memoryLane(ctx context.Context, sc SessionConfig) (*prompt.MemoryPrompt, er
 	if sc.Memory == nil {
 		return nil, nil
 	}
-	return sc.Memory(ctx)
+	return sc.Memory(ctx, nil)
+}
+
+// replayMemoryLane is the memory lane a recorded turn held: the revision its start records,
+// read again from the memory stream; none when it recorded none (a turn before memory, or
+// with memory off).
+func replayMemoryLane(ctx context.Context, sc SessionConfig, at *events.MemoryRead) (*prompt.MemoryPrompt, error) {
+	if at == nil || sc.Memory == nil {
+		return nil, nil
+	}
+	return sc.Memory(ctx, at)
 }

@@ -65,7 +65,7 @@ func (c *Commands) replayResolve(ctx context.Context, t replay.Turn, sc SessionC
 	if err != nil {
 		return turn.Request{}, err
 	}
-	memory, err := memoryLane(ctx, sc)
+	memory, err := replayMemoryLane(ctx, sc, t.Started.Memory)
 	if err != nil {
 		return turn.Request{}, err
 	}

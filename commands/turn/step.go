@@ -77,7 +77,15 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,
 		Agent: r.req.Agent.Name, Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps,
-		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire(), Config: r.req.Config, Bounds: r.req.Bounds}), nil
+		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire(), Config: r.req.Config, Bounds: r.req.Bounds, Memory: memoryRead(r.req.Memory)}), nil
+}
+
+// memoryRead is the memory a turn's prompt holds, as its start records it.
+func memoryRead(m *prompt.MemoryPrompt) *events.MemoryRead {
+	if m == nil {
+		return nil
+	}
+	return &events.MemoryRead{Scope: m.Scope, Revision: m.Revision}
 }
 
 // wire is the provider's description, recorded on the turn's start.

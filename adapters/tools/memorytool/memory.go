@@ -99,12 +99,11 @@ func (t *Update) Declaration() tools.Declaration {
 }
 
 func (t *Update) Spec() tools.Spec {
-	how := "applied at once"
-	if t.c.Review == memory.ReviewApprove {
-		how = "held for the user's review before it applies"
-	}
+	// One text whatever memory.review says: the policy is the user's (a trusted layer, even
+	// a --config of one run), and the prompt must not change with it; the result says which.
 	return tools.Spec{Name: tools.NameMemoryUpdate, Schema: updateSchema.Raw(), Description: "Replace this project's memory " +
-		"(read it first: name its revision as expectedRevision). The update is " + how + ". Keep it short and factual."}
+		"(read it first: name its revision as expectedRevision). The update applies at once, or waits for the user's " +
+		"approval where they review memory: the result says which. Keep it short and factual."}
 }
 
 func (t *Update) WritesWorkspace() bool { return false }
