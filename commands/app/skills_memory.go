@@ -8,6 +8,7 @@ import (
 	adskills "github.com/zuno-run/zuno/adapters/skills"
 	"github.com/zuno-run/zuno/adapters/tools/catalog"
 	"github.com/zuno-run/zuno/adapters/tools/memorytool"
+	"github.com/zuno-run/zuno/commands/queries"
 	"github.com/zuno-run/zuno/domain/memory"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/domain/skills"
@@ -91,4 +92,13 @@ func WithSkillsAndMemory(sc *SessionConfig, c *catalog.Catalog, x SkillsMemory, 
 		return &prompt.MemoryPrompt{Scope: scope, Revision: st.Revision, Content: st.Content}, nil
 	}
 	return nil
+}
+
+// DebugSkills discovers a workspace's skills for debug agent.
+func DebugSkills(x SkillsMemory) (*queries.AgentSkillSettings, error) {
+	cat, err := adskills.Discover(adskills.Dirs(x.GlobalDir, x.SkillPaths, x.ProjectRoot))
+	if err != nil {
+		return nil, err
+	}
+	return &queries.AgentSkillSettings{Catalog: cat, Budget: x.Budget, ContextWindow: x.ContextWindow}, nil
 }
