@@ -20,7 +20,9 @@ func write(t *testing.T, path, text string) {
 	}
 }
 
-func skillText(name string) string { return "---\nname: " + name + "\ndescription: " + name + " things\n---\nDo " + name + ".\n" }
+func skillText(name string) string {
+	return "---\nname: " + name + "\ndescription: " + name + " things\n---\nDo " + name + ".\n"
+}
 
 // The routes around the project directory's boundary (docs/skills.md, "Trust"), each on a real
 // file system: a project skill is only ever a file inside the checkout, reached through no link.

@@ -27,7 +27,9 @@ type Catalog struct {
 // sees one catalogue.
 func NewCatalog(skills []Skill, problems []Problem) Catalog {
 	s := slices.Clone(skills)
-	slices.SortFunc(s, func(a, b Skill) int { return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Source, b.Source)) })
+	slices.SortFunc(s, func(a, b Skill) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Source, b.Source))
+	})
 	return Catalog{Skills: s, Problems: slices.Clone(problems)}
 }
 
