@@ -10,7 +10,7 @@ import (
 	domskills "github.com/zuno-run/zuno/domain/skills"
 )
 
-func write(t *testing.T, path, text string) {
+func write(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
