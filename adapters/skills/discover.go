@@ -24,6 +24,11 @@ import (
 // million entries under .zuno/skills must not make every turn read them.
 const MaxPerDir = 512
 
+// MaxTotalBytes bounds the bytes one discovery keeps of all the skill files together: 512
+// files of 256 KiB would otherwise hold 128 MiB in every turn's memory. 16 MiB is 500 times
+// the largest selected-body budget.
+const MaxTotalBytes = 16 << 20
+
 // Dir is one configured skill directory and its scope.
 type Dir struct {
 	Path  string
@@ -57,12 +62,13 @@ func Discover(dirs []Dir) (domskills.Catalog, error) {
 	var found []domskills.Skill
 	var problems []domskills.Problem
 	seen := map[string]bool{}
+	left := MaxTotalBytes
 	for _, d := range dirs {
 		if seen[d.Path] {
 			continue
 		}
 		seen[d.Path] = true
-		s, p, err := discoverDir(d)
+		s, p, err := discoverDir(d, &left)
 		if err != nil {
 			return domskills.Catalog{}, err
 		}
@@ -71,7 +77,7 @@ func Discover(dirs []Dir) (domskills.Catalog, error) {
 	return domskills.NewCatalog(found, problems), nil
 }
 
-func discoverDir(d Dir) ([]domskills.Skill, []domskills.Problem, error) {
+func discoverDir(d Dir, left *int) ([]domskills.Skill, []domskills.Problem, error) {
 	dir, err := openDir(d)
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -107,6 +113,10 @@ func discoverDir(d Dir) ([]domskills.Skill, []domskills.Problem, error) {
 		if err != nil {
 			problems = append(problems, domskills.Problem{Source: source, Error: err.Error()})
 			continue
+		}
+		if *left -= len(data); *left < 0 {
+			problems = append(problems, domskills.Problem{Source: source, Error: fmt.Sprintf("the skill files read so far pass %d bytes in all: this one and the rest are left out", MaxTotalBytes)})
+			break
 		}
 		s, err := domskills.Parse(data, e.Name(), d.Scope, source)
 		if err != nil {

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,23 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A checkout cannot make a turn hold more than MaxTotalBytes of skill files.
+func TestDiscoverTotalBound(t *testing.T) {
+	repo := t.TempDir()
+	n := MaxTotalBytes/domskills.MaxFileBytes + 2
+	for i := range n {
+		name := fmt.Sprintf("s%03d", i)
+		text := skillText(name)
+		write(t, filepath.Join(repo, ".zuno", "skills", name, "SKILL.md"), text+strings.Repeat("x", domskills.MaxFileBytes-len(text)))
+	}
+	cat, err := Discover(Dirs("", nil, repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Skills) != MaxTotalBytes/domskills.MaxFileBytes || len(cat.Problems) != 1 || !strings.Contains(cat.Problems[0].Error, "in all") {
+		t.Fatalf("%d skills, problems %v", len(cat.Skills), cat.Problems)
 	}
 }
