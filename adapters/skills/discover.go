@@ -24,6 +24,9 @@ import (
 // million entries under .zuno/skills must not make every turn read them.
 const MaxPerDir = 512
 
+// maxEntries bounds the names read from one configured directory.
+const maxEntries = 4 * MaxPerDir
+
 // MaxTotalBytes bounds the bytes one discovery keeps of all the skill files together: 512
 // files of 256 KiB would otherwise hold 128 MiB in every turn's memory. 16 MiB is 500 times
 // the largest selected-body budget.
@@ -89,9 +92,14 @@ func discoverDir(d Dir, left *int) ([]domskills.Skill, []domskills.Problem, erro
 		return nil, nil, fmt.Errorf("skills: open %s: %w", d.Path, err)
 	}
 	defer dir.Close()
-	entries, err := dir.ReadDir(-1)
-	if err != nil {
+	// At most maxEntries names are read: a directory holding more is left out whole, so what
+	// is discovered never depends on the order the file system lists a huge directory in.
+	entries, err := dir.ReadDir(maxEntries + 1)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, nil, fmt.Errorf("skills: read %s: %w", d.Path, err)
+	}
+	if len(entries) > maxEntries {
+		return nil, []domskills.Problem{{Source: d.Path, Error: fmt.Sprintf("holds more than %d entries: none of its skills are read", maxEntries)}}, nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	var skills []domskills.Skill

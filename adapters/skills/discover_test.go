@@ -123,3 +123,17 @@ func TestDiscoverTotalBound(t *testing.T) {
 		t.Fatalf("%d skills, problems %v", len(cat.Skills), cat.Problems)
 	}
 }
+
+// A directory of more names than discovery reads is left out whole, whatever order the file
+// system lists it in.
+func TestDiscoverHugeDirectory(t *testing.T) {
+	repo := t.TempDir()
+	write(t, filepath.Join(repo, ".zuno", "skills", "real", "SKILL.md"), skillText("real"))
+	for i := range maxEntries {
+		write(t, filepath.Join(repo, ".zuno", "skills", fmt.Sprintf("f%05d", i)), "x")
+	}
+	cat, err := Discover(Dirs("", nil, repo))
+	if err != nil || len(cat.Skills) != 0 || len(cat.Problems) != 1 || !strings.Contains(cat.Problems[0].Error, "more than") {
+		t.Fatalf("%+v %v", cat, err)
+	}
+}
