@@ -128,6 +128,13 @@ func (r *run) offerTools() error {
 		}
 	}
 	r.settled = nil
+	for name, rs := range restorers {
+		if rc, ok := rs.(tools.RestoreChecker); ok && r.tools[name] != nil {
+			if err := rc.CheckRestored(); err != nil {
+				return err
+			}
+		}
+	}
 	r.registry, err = tools.NewRegistry(decls...)
 	return err
 }

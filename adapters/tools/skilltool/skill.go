@@ -108,6 +108,24 @@ func (t *Tool) Restore(s events.ToolSettled) {
 	}
 }
 
+// CheckRestored refuses a turn whose session already loaded more than today's budget allows
+// with the agent's required skills (a budget lowered since, say): seeds 002 §5 fails a
+// restored selection over its budget before the request rather than dropping a skill.
+func (t *Tool) CheckRestored() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	total := int64(0)
+	for _, n := range t.required {
+		total += n
+	}
+	for src, n := range t.loaded {
+		if _, dup := t.required[src]; !dup {
+			total += n
+		}
+	}
+	return t.budgets.CheckSelected(total, "the skills this session loaded, with the required ones,")
+}
+
 func (t *Tool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
 	a, ok := inv.Args.(args)
 	if !ok {

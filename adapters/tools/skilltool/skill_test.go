@@ -66,3 +66,21 @@ func TestSkillToolBudget(t *testing.T) {
 		}
 	}
 }
+
+// "New loads or restored history over the budget fail before the provider request": a session
+// whose earlier loads no longer fit today's budget is refused when its results are restored.
+func TestSkillToolRestoredOverBudget(t *testing.T) {
+	cat := skills.NewCatalog([]skills.Skill{skill("a", strings.Repeat("x", 400)), skill("req", strings.Repeat("r", 400))}, nil)
+	restored := events.ToolSettled{Tool: tools.NameSkill, Outcome: string(tools.OutcomeCompleted),
+		Metadata: events.ToolMetadata{Details: json.RawMessage(`{"name":"a","source":"/u/a/SKILL.md","tokens":140}`)}}
+	fits := skilltool.New(cat, skills.Budgets{Selected: 280, Catalog: 4000}, []string{"req"})
+	fits.Restore(restored)
+	if err := fits.CheckRestored(); err != nil {
+		t.Fatalf("at the budget: %v", err)
+	}
+	over := skilltool.New(cat, skills.Budgets{Selected: 279, Catalog: 4000}, []string{"req"})
+	over.Restore(restored)
+	if err := over.CheckRestored(); err == nil || !strings.Contains(err.Error(), skills.CodeSkillBudget) {
+		t.Fatalf("a token over: %v", err)
+	}
+}
