@@ -266,6 +266,7 @@ func toolCatalog(cfg config, dir string, work worktools.Commands, jobs delegate.
 	if b, ok := work.(continuity.Backend); ok && cfg.Continuity.Enabled {
 		c.Continuity = b
 	}
+	c.WebSearch = cfg.webSearch
 	return c
 }
 

@@ -16,6 +16,7 @@ import (
 	adconfig "github.com/zuno-run/zuno/adapters/config"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/adapters/tools/web/search"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/bounds"
@@ -66,6 +67,9 @@ type config struct {
 	// Skills and Memory: docs/skills.md, docs/memory.md.
 	Skills skillsConfig `json:"skills"`
 	Memory memoryConfig `json:"memory"`
+	// WebSearch configures web_search's provider (docs/web.md); only trusted layers may set it.
+	WebSearch json.RawMessage `json:"web_search"`
+	webSearch search.Provider
 
 	// Permission and Sandbox are read layer by layer (Layers.Raw) by the permission
 	// evaluator and the sandbox resolver: which layer said what is part of their meaning.
@@ -180,6 +184,9 @@ func (c *config) gates() error {
 		return err
 	}
 	c.EnvExclude, err = zapp.MergeEnvExclude(c, shell.ValidateExclude)
+	if err == nil {
+		c.webSearch, err = openWebSearch(c.WebSearch)
+	}
 	return err
 }
 
@@ -391,6 +398,7 @@ func (c config) validate() error {
 // layers.go), with the host's own: a ZUNO_CONFIG naming no file.
 func (c *config) notes() {
 	c.Notes = append(c.Notes, zapp.DropUnbuiltTools(c.Tools)...)
+	c.Notes = append(c.Notes, dropUnconfiguredWebSearch(c.Tools, c.WebSearch)...)
 	c.Notes = append(c.Notes, zapp.UnusedNotes(c.Shell, map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
 		"formatter": c.Formatter, "productAgent": c.ProductAgent})...)
 	if configFlag == "" && os.Getenv("ZUNO_CONFIG") != "" {

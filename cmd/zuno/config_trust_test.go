@@ -65,6 +65,7 @@ var schemaTrust = map[string]trustClass{
 	// Memory (docs/memory.md): the project may turn it on, as continuity; review is the user's.
 	"memory.enabled":              {"allowed", `{"memory": {"enabled": true}}`, ""},
 	"memory.review":               {"refused", `{"memory": {"review": "auto"}}`, "memory.review"},
+	"web_search":                  {"refused", `{"web_search": {"url": "https://agent.example/search"}}`, "web_search"},
 	"agents.*.steps":              {"allowed", `{"agents": {"build": {"steps": 3}}}`, ""},
 	"agents.*.tools":              {"allowed", `{"agents": {"build": {"tools": ["read", "grep"]}}}`, ""},
 	"agents.*.delegates":          {"allowed", `{"agents": {"orchestrator": {"delegates": ["explorer", "build"]}}}`, ""},

@@ -69,14 +69,16 @@ var (
 	// memory, never the workspace. A delegated child does not list them: it reports to its
 	// parent, which owns what is remembered.
 	memoryTools = []string{tools.NameMemoryRead, tools.NameMemoryUpdate}
+	// webTools read the web (docs/web.md); offered only where the catalogue has them.
+	webTools = []string{tools.NameWebFetch, tools.NameWebSearch}
 	// optInTools exist only when the configuration or the workspace brings them: skill when
 	// the session's catalogue holds a skill (docs/skills.md).
-	optInTools = slices.Concat(continuityTools, memoryTools, []string{tools.NameSkill})
-	planTools  = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools, memoryTools)
+	optInTools = slices.Concat(continuityTools, memoryTools, webTools, []string{tools.NameSkill})
+	planTools  = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools, memoryTools, webTools)
 	// delegationTools start children, read and settle their jobs, and message peer sessions.
 	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}
 	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
-		tools.NameShell, tools.NameBg, tools.NameReportWrite, tools.NameSkill}, workTools, questionTools, continuityTools, memoryTools)
+		tools.NameShell, tools.NameBg, tools.NameReportWrite, tools.NameSkill}, workTools, questionTools, continuityTools, memoryTools, webTools)
 )
 
 const (
@@ -223,8 +225,9 @@ type Capability struct {
 }
 
 // OptIn reports whether a listed tool exists only when the configuration turns it on (the
-// continuity tools, continuity.enabled; the memory tools, memory.enabled) or the workspace
-// has skills (skill): its absence is not reported as unavailable.
+// continuity tools, continuity.enabled; the memory tools, memory.enabled; web_search, a
+// provider; webfetch, which a runtime without the web catalogue lacks) or the workspace has
+// skills (skill): its absence is not reported as unavailable.
 func OptIn(name string) bool { return slices.Contains(optInTools, name) }
 
 // EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)

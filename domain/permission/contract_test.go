@@ -38,7 +38,12 @@ func TestContractHides(t *testing.T) {
 		{"build", "bg", false},
 		{"build", "task", true},
 		{"orchestrator", "task", false},
-		{"build", "webfetch", true},
+		{"build", "webfetch", false},
+		{"explorer", "webfetch", true},
+		{"build", "council_run", true},
+		{"build", "memory_read", false},
+		{"explorer", "memory_read", true},
+		{"explorer", "skill", false},
 	}
 	for _, r := range rows {
 		a := builtin(t, r.agent)

@@ -44,4 +44,8 @@ const (
 	// (adapters/tools/memorytool, docs/memory.md), offered only when memory is enabled.
 	NameMemoryRead   = "memory_read"
 	NameMemoryUpdate = "memory_update"
+	// The web tools (adapters/tools/web, docs/web.md): webfetch is always in the catalogue,
+	// web_search when a provider is configured.
+	NameWebFetch  = "webfetch"
+	NameWebSearch = "web_search"
 )

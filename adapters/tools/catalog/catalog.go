@@ -23,6 +23,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/skilltool"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/adapters/tools/web/search"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/bounds"
@@ -58,6 +59,8 @@ type Catalog struct {
 	// Continuity, when set (continuity.enabled, docs/config.md), adds the history and notes
 	// tools over it; nil leaves them out.
 	Continuity continuity.Backend
+	// WebSearch, when set (web_search in a trusted layer, docs/web.md), adds web_search.
+	WebSearch search.Provider
 	// Skills, when its catalogue holds a skill, adds the skill tool under SkillBudgets
 	// (docs/skills.md); Memory, when set (memory.enabled), adds memory_read and memory_update
 	// over MemoryConfig (docs/memory.md).
@@ -118,6 +121,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	if c.Continuity != nil {
 		all = append(all, continuity.New(c.Continuity)...)
 	}
+	all = append(all, c.webTools(set)...)
 	if len(c.Skills.Skills) > 0 {
 		all = append(all, skilltool.New(c.Skills, c.SkillBudgets, req.RequiredSkills))
 	}
