@@ -123,10 +123,10 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	}
 	all = append(all, c.webTools(set)...)
 	if len(c.Skills.Skills) > 0 {
-		all = append(all, skilltool.New(c.Skills, c.SkillBudgets, req.RequiredSkills))
+		all = append(all, skilltool.New(c.Skills, c.SkillBudgets, req.RequiredSkills, set.CapResult))
 	}
 	if c.Memory != nil {
-		all = append(all, memorytool.New(c.Memory, c.MemoryConfig)...)
+		all = append(all, memorytool.New(c.Memory, c.MemoryConfig, set.CapResult)...)
 	}
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()

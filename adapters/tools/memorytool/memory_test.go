@@ -29,7 +29,7 @@ func open(t *testing.T, review string) (read, update tools.Tool) {
 	}
 	t.Cleanup(func() { store.Close() })
 	h := commands.NewHandlers(store, events.NewRegistry(events.AllPayloads()...), clock{}, nil)
-	ts := memorytool.New(h.WorkCommands(), memorytool.Config{Scope: "p", Review: review})
+	ts := memorytool.New(h.WorkCommands(), memorytool.Config{Scope: "p", Review: review}, nil)
 	return ts[0], ts[1]
 }
 

@@ -50,14 +50,24 @@ type Tool struct {
 	// required are the agent's selected skills' sources and their tokens, already in the prompt.
 	required map[string]int64
 
+	// capped puts a result through the session's tool_output caps (toolset.Set.CapResult).
+	capped Capper
+
 	mu     sync.Mutex
 	loaded map[string]int64 // source -> tokens, loaded by this tool in the session
 }
 
+// Capper puts a result through the session's output caps: over a cap, the output is stored
+// as the call's artifact and the model gets the notice (docs/tools.md, "Output caps").
+type Capper func(callID, tool string, r tools.Result) tools.Result
+
 // New returns the tool: catalog is the session's, budgets the turn's, required the agent's
 // requiredSkills (resolved against catalog; one that does not resolve was refused earlier).
-func New(catalog skills.Catalog, budgets skills.Budgets, required []string) *Tool {
-	t := &Tool{catalog: catalog, budgets: budgets, required: map[string]int64{}, loaded: map[string]int64{}}
+func New(catalog skills.Catalog, budgets skills.Budgets, required []string, capped Capper) *Tool {
+	if capped == nil {
+		capped = func(_, _ string, r tools.Result) tools.Result { return r }
+	}
+	t := &Tool{catalog: catalog, budgets: budgets, required: map[string]int64{}, loaded: map[string]int64{}, capped: capped}
 	for _, ref := range required {
 		if s, err := catalog.Find(ref); err == nil {
 			t.required[s.Source] = tokens(s)
@@ -127,6 +137,10 @@ func (t *Tool) CheckRestored() error {
 }
 
 func (t *Tool) Execute(ctx context.Context, inv tools.Invocation) tools.Result {
+	return t.capped(inv.CallID, tools.NameSkill, t.execute(ctx, inv))
+}
+
+func (t *Tool) execute(ctx context.Context, inv tools.Invocation) tools.Result {
 	a, ok := inv.Args.(args)
 	if !ok {
 		return tools.NotValidated(inv)

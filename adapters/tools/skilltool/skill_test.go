@@ -31,7 +31,7 @@ func TestSkillToolBudget(t *testing.T) {
 	cat := skills.NewCatalog([]skills.Skill{skill("a", strings.Repeat("x", 400)), skill("b", strings.Repeat("y", 400)),
 		skill("c", strings.Repeat("z", 400)), skill("req", strings.Repeat("r", 400))}, nil)
 	// Each selected text is its ~40-token header and 100 tokens of body.
-	tool := skilltool.New(cat, skills.Budgets{Selected: 430, Catalog: 4000}, []string{"req"})
+	tool := skilltool.New(cat, skills.Budgets{Selected: 430, Catalog: 4000}, []string{"req"}, nil)
 	r := call(t, tool, `{"name": "a"}`)
 	if r.Outcome != tools.OutcomeCompleted || !strings.Contains(r.Output, strings.Repeat("x", 400)) {
 		t.Fatalf("a: %+v", r)
@@ -54,7 +54,7 @@ func TestSkillToolBudget(t *testing.T) {
 		t.Fatalf("c over the budget: %+v", r)
 	}
 	// A new turn's tool restores what the session loaded.
-	next := skilltool.New(cat, skills.Budgets{Selected: 430, Catalog: 4000}, []string{"req"})
+	next := skilltool.New(cat, skills.Budgets{Selected: 430, Catalog: 4000}, []string{"req"}, nil)
 	next.Restore(events.ToolSettled{Tool: tools.NameSkill, Outcome: string(tools.OutcomeCompleted), Metadata: events.ToolMetadata{Details: json.RawMessage(`{"name":"a","source":"/u/a/SKILL.md","tokens":140}`)}})
 	next.Restore(events.ToolSettled{Tool: tools.NameSkill, Outcome: string(tools.OutcomeCompleted), Metadata: events.ToolMetadata{Details: json.RawMessage(`{"name":"b","source":"/u/b/SKILL.md","tokens":140}`)}})
 	if r := call(t, next, `{"name": "c"}`); r.ErrorCode != skills.CodeSkillBudget {
@@ -73,12 +73,12 @@ func TestSkillToolRestoredOverBudget(t *testing.T) {
 	cat := skills.NewCatalog([]skills.Skill{skill("a", strings.Repeat("x", 400)), skill("req", strings.Repeat("r", 400))}, nil)
 	restored := events.ToolSettled{Tool: tools.NameSkill, Outcome: string(tools.OutcomeCompleted),
 		Metadata: events.ToolMetadata{Details: json.RawMessage(`{"name":"a","source":"/u/a/SKILL.md","tokens":140}`)}}
-	fits := skilltool.New(cat, skills.Budgets{Selected: 280, Catalog: 4000}, []string{"req"})
+	fits := skilltool.New(cat, skills.Budgets{Selected: 280, Catalog: 4000}, []string{"req"}, nil)
 	fits.Restore(restored)
 	if err := fits.CheckRestored(); err != nil {
 		t.Fatalf("at the budget: %v", err)
 	}
-	over := skilltool.New(cat, skills.Budgets{Selected: 279, Catalog: 4000}, []string{"req"})
+	over := skilltool.New(cat, skills.Budgets{Selected: 279, Catalog: 4000}, []string{"req"}, nil)
 	over.Restore(restored)
 	if err := over.CheckRestored(); err == nil || !strings.Contains(err.Error(), skills.CodeSkillBudget) {
 		t.Fatalf("a token over: %v", err)
