@@ -180,6 +180,7 @@ func (h *Handlers) routes(replies *requestreply.PubSubBackend[Result]) []cqrs.Co
 		route(h, replies, "InterruptTurn", h.InterruptTurn),
 		route(h, replies, "RevokeGrants", h.RevokeGrants),
 		route(h, replies, "RecordAnchor", h.RecordAnchor),
+		route(h, replies, "ReviewMemory", h.ReviewMemory),
 	}
 }
 

@@ -71,5 +71,9 @@ func AllPayloads() []Payload {
 		BackgroundCompleted{},
 
 		NoteWritten{},
+
+		MemoryUpdated{},
+		MemoryProposed{},
+		MemoryRejected{},
 	}
 }

@@ -44,6 +44,15 @@ type TurnStarted struct {
 	Config []ConfigFile `json:"config,omitempty"`
 	// Bounds are the tool output limits in effect for the turn (events/bounds.go).
 	Bounds *Bounds `json:"bounds,omitempty"`
+	// Memory is the project memory revision the turn's prompt holds (docs/memory.md), so a
+	// replay assembles the same memory lane; absent when the turn had none.
+	Memory *MemoryRead `json:"memory,omitempty"`
+}
+
+// MemoryRead names the project memory a turn read: its scope and applied revision.
+type MemoryRead struct {
+	Scope    string `json:"scope"`
+	Revision uint64 `json:"revision"`
 }
 
 // ConfigFile is one configuration file a turn read: its layer, path and the SHA-256 (hex) of

@@ -103,6 +103,8 @@ func checkProjectDoc(d Document, p Paths, hostOK, strict bool) error {
 			off, _ := memberOffset(m.Value, "env")
 			return untrusted(d, off, "shell.env", "it decides which host variables tool commands see, and only the host may decide that",
 				fmt.Sprintf("set shell.env.exclude in the global file %s (or --config, or the managed policy)", global))
+		case strings.EqualFold(m.Key, "skills") && hasMember(m.Value, "paths"), strings.EqualFold(m.Key, "memory") && hasMember(m.Value, "review"):
+			return projectSkillsMemory(d, m, global)
 		case hostOK:
 		case strings.EqualFold(m.Key, "shell"):
 			return hostCommand(d, m.Offset, "shell", p, global)
@@ -354,4 +356,19 @@ func fold(raw json.RawMessage) string {
 		return ""
 	}
 	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "_", "-")
+}
+
+// projectSkillsMemory refuses skills.paths and memory.review in the project layer
+// (docs/skills.md, docs/memory.md): the first would send files outside the checkout to the
+// model as instructions (the project's own .zuno/skills is discovered without it), the second
+// would lift the user's review of what agents remember.
+func projectSkillsMemory(d Document, m Member, global string) error {
+	if strings.EqualFold(m.Key, "skills") {
+		off, _ := memberOffset(m.Value, "paths")
+		return untrusted(d, off, "skills.paths", "it names directories whose files are sent to the model as instructions, and a checked-in file may not reach outside its checkout",
+			fmt.Sprintf("put the project's skills in .zuno/skills, or set skills.paths in the global file %s", global))
+	}
+	off, _ := memberOffset(m.Value, "review")
+	return untrusted(d, off, "memory.review", "it decides whether a person reviews what agents remember, and a checked-in file may not decide that for itself",
+		fmt.Sprintf("set memory.review in the global file %s", global))
 }

@@ -165,8 +165,13 @@ func (a *app) configure(dir string) (zapp.SessionConfig, error) {
 	if err != nil {
 		return zapp.SessionConfig{}, err
 	}
-	return zapp.SessionConfig{Settings: cfg.settings(), OpenTools: openTools(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.Commands.Jobs(), a.Commands.Questions(), a.bg),
-		Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}, nil
+	sc := zapp.SessionConfig{Settings: cfg.settings(), Files: configFiles(cfg.Layers), Notes: append(slices.Clone(cfg.Layers.Warnings), cfg.Notes...)}
+	c := toolCatalog(cfg, dataDir(a.cfg), a.handlers.WorkCommands(), a.Commands.Jobs(), a.Commands.Questions(), a.bg)
+	if err := withSkillsAndMemory(&sc, c, cfg, dir, a.handlers.WorkCommands()); err != nil {
+		return zapp.SessionConfig{}, err
+	}
+	sc.OpenTools = c.OpenTools()
+	return sc, nil
 }
 
 // configFiles are the files among the layers, as a turn records them.
@@ -249,6 +254,11 @@ func dataDir(cfg config) string {
 // adapters/tools/catalog): work runs the plan and todo tools, sup the background tasks of the
 // process.
 func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jobs, questions questiontools.Port, sup *bg.Supervisor) turn.OpenTools {
+	return toolCatalog(cfg, dir, work, jobs, questions, sup).OpenTools()
+}
+
+// toolCatalog is openTools' catalogue, before it is opened.
+func toolCatalog(cfg config, dir string, work worktools.Commands, jobs delegate.Jobs, questions questiontools.Port, sup *bg.Supervisor) *catalog.Catalog {
 	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
 		MaxLines: cfg.ToolOutput.MaxLines, MaxArtifactBytes: cfg.ToolOutput.MaxArtifactBytes,
 		MaxSessionArtifactBytes: cfg.ToolOutput.MaxSessionArtifactBytes, DataDir: dir, Work: work, Jobs: jobs, Questions: questions, Supervisor: sup,
@@ -257,7 +267,7 @@ func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jo
 		c.Continuity = b
 	}
 	c.WebSearch = cfg.webSearch
-	return c.OpenTools()
+	return c
 }
 
 // thisProcess is the owner recorded on the turns this process drives.

@@ -64,6 +64,9 @@ type config struct {
 		Enabled bool `json:"enabled"`
 	} `json:"continuity"`
 	ToolOutput toolOutputConfig `json:"tool_output"`
+	// Skills and Memory: docs/skills.md, docs/memory.md.
+	Skills skillsConfig `json:"skills"`
+	Memory memoryConfig `json:"memory"`
 	// WebSearch configures web_search's provider (docs/web.md); only trusted layers may set it.
 	WebSearch json.RawMessage `json:"web_search"`
 	webSearch search.Provider
@@ -368,6 +371,9 @@ func (c config) validate() error {
 		{Key: "delegations", Value: c.Concurrency.Delegations}, {Key: "mcp_connections", Value: c.Concurrency.MCPConnections},
 		{Key: "lsp_requests", Value: c.Concurrency.LSPRequests}},
 		ToolOutputBytes: c.ToolOutput.MaxBytes, ToolOutputLines: c.ToolOutput.MaxLines}); err != nil {
+		return err
+	}
+	if err := c.checkSkillsMemory(); err != nil {
 		return err
 	}
 	if c.ToolOutput.MaxArtifactBytes < 0 || c.ToolOutput.MaxSessionArtifactBytes < 0 {

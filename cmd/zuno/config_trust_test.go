@@ -55,7 +55,16 @@ var schemaTrust = map[string]trustClass{
 	// permission rules and the sandbox (a read-only agent never receives a tool that writes).
 	// Offering the continuity tools: they read the session's own records and keep notes in the
 	// log, never outside the workspace, and the permission rules still judge every call.
-	"continuity.enabled":          {"allowed", `{"continuity": {"enabled": true}}`, ""},
+	"continuity.enabled":      {"allowed", `{"continuity": {"enabled": true}}`, ""},
+	"agents.*.requiredSkills": {"allowed", `{"agents": {"build": {"requiredSkills": ["review"]}}}`, ""},
+	// Skills (docs/skills.md): the project's own .zuno/skills needs no key; a directory
+	// elsewhere is the host's to name. The budgets are bounded by a cap no layer lifts.
+	"skills.paths":                    {"refused", `{"skills": {"paths": ["/home"]}}`, "skills.paths"},
+	"skills.maxContextTokens":         {"allowed", `{"skills": {"maxContextTokens": 1000}}`, ""},
+	"skills.maxSelectedContextTokens": {"allowed", `{"skills": {"maxSelectedContextTokens": 1000}}`, ""},
+	// Memory (docs/memory.md): the project may turn it on, as continuity; review is the user's.
+	"memory.enabled":              {"allowed", `{"memory": {"enabled": true}}`, ""},
+	"memory.review":               {"refused", `{"memory": {"review": "auto"}}`, "memory.review"},
 	"web_search":                  {"refused", `{"web_search": {"url": "https://agent.example/search"}}`, "web_search"},
 	"agents.*.steps":              {"allowed", `{"agents": {"build": {"steps": 3}}}`, ""},
 	"agents.*.tools":              {"allowed", `{"agents": {"build": {"tools": ["read", "grep"]}}}`, ""},

@@ -51,13 +51,16 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 	if err != nil {
 		return queries.AgentReport{}, err
 	}
-	open, done, err := scratchTools(cfg)
+	open, done, err := scratchTools(cfg, dir)
 	if err != nil {
 		return queries.AgentReport{}, err
 	}
 	defer done()
 	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: open,
 		Policy: cfg.settings().Policy}
+	if s.Skills, err = zapp.DebugSkills(cfg.skillsMemory(dir)); err != nil {
+		return queries.AgentReport{}, err
+	}
 	if s.Model == "" {
 		s.ModelNote = "no default model: pass zuno run --model, or set model in the config or ZUNO_MODEL"
 	} else if _, err := zapp.ParseModel(s.Model); err != nil {
@@ -69,7 +72,7 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 // scratchTools opens the runtime's tools with their scratch state in a temporary directory,
 // for a diagnostic that reads only their declarations and what their calls touch; done
 // removes it all.
-func scratchTools(cfg config) (open turn.OpenTools, done func(), err error) {
+func scratchTools(cfg config, dir string) (open turn.OpenTools, done func(), err error) {
 	scratch, err := os.MkdirTemp("", "zuno-debug-")
 	if err != nil {
 		return nil, nil, err
@@ -79,7 +82,13 @@ func scratchTools(cfg config) (open turn.OpenTools, done func(), err error) {
 		os.RemoveAll(scratch)
 		return nil, nil, err
 	}
-	return openTools(cfg, scratch, nil, nil, nil, sup), func() { sup.Close(); os.RemoveAll(scratch) }, nil
+	c := toolCatalog(cfg, scratch, nil, nil, nil, sup)
+	if err := withSkillsAndMemory(&zapp.SessionConfig{}, c, cfg, dir, nil); err != nil {
+		sup.Close()
+		os.RemoveAll(scratch)
+		return nil, nil, err
+	}
+	return c.OpenTools(), func() { sup.Close(); os.RemoveAll(scratch) }, nil
 }
 
 func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
@@ -131,10 +140,32 @@ func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
 		r := sb.Resolution
 		fmt.Fprintf(w, "sandbox:     %s (requested %s, network %s, authority %s)\n", r.ResolutionKind, r.RequestedMode, r.Network, r.EffectiveAuthority)
 	}
+	printSkills(w, rep.Skills)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note:        %s\n", n)
 	}
 	return nil
+}
+
+// printSkills prints the Skill part of the report (docs/skills.md).
+func printSkills(w io.Writer, s *queries.SkillsReport) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "skills:      %d available, ambiguous %s; budgets: catalogue %d/%d tokens, selected %d/%d tokens (%s)\n",
+		s.Available, orNone(strings.Join(s.Ambiguous, ", ")), s.CatalogTokens, s.Budgets.Catalog, s.SelectedTokens, s.Budgets.Selected, s.Budgets.From)
+	for _, r := range s.Required {
+		fmt.Fprintf(w, "  required  %s %s sha256 %s\n", r.Name, r.Source, r.SHA256)
+	}
+	if s.RequiredError != "" {
+		fmt.Fprintf(w, "  error     %s\n", s.RequiredError)
+	}
+	for _, p := range s.Preview {
+		fmt.Fprintf(w, "  skill     %s (%s): %s\n", p.Name, p.Scope, p.Description)
+	}
+	for _, p := range s.Problems {
+		fmt.Fprintf(w, "  not loaded %s: %s\n", p.Source, p.Error)
+	}
 }
 
 func orNone(s string) string {

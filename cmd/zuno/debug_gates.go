@@ -47,7 +47,7 @@ part of this output.`,
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				open, done, err := scratchTools(a.cfg)
+				open, done, err := scratchTools(a.cfg, q.Dir)
 				if err != nil {
 					return err
 				}

@@ -100,6 +100,7 @@ not load and go on without it; zuno config show lists what the layers set, then 
 	root.AddCommand(newGoalCmd())
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newACPCmd())
+	root.AddCommand(newMemoryCmd())
 	usageArgs(root)
 	return root
 }

@@ -32,7 +32,7 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
-	tr := turn.ToolsRequest{Dir: t.Directory, SessionID: t.Started.SessionID, ReadOnly: ag.ReadOnly}
+	tr := turn.ToolsRequest{Dir: t.Directory, SessionID: t.Started.SessionID, ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills}
 	if workspaceGone(t.Directory) {
 		tr.Gone = t.Detach()
 	}
@@ -40,7 +40,7 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
-	req, err := c.replayResolve(t, sc, ag, surface)
+	req, err := c.replayResolve(ctx, t, sc, ag, surface)
 	if err != nil {
 		surface.Close()
 		return turn.Request{}, nil, err
@@ -59,8 +59,16 @@ func workspaceGone(dir string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-func (c *Commands) replayResolve(t replay.Turn, sc SessionConfig, ag agent.Agent, surface turn.Surface) (turn.Request, error) {
+func (c *Commands) replayResolve(ctx context.Context, t replay.Turn, sc SessionConfig, ag agent.Agent, surface turn.Surface) (turn.Request, error) {
 	set := sc.Settings
+	skillLane, err := skillLanes(sc, ag, set.ContextWindow)
+	if err != nil {
+		return turn.Request{}, err
+	}
+	memory, err := replayMemoryLane(ctx, sc, t.Started.Memory)
+	if err != nil {
+		return turn.Request{}, err
+	}
 	offered, err := agent.Offer(ag, surface.Tools(), set.Tools)
 	if err != nil {
 		return turn.Request{}, err
@@ -79,5 +87,5 @@ func (c *Commands) replayResolve(t replay.Turn, sc SessionConfig, ag agent.Agent
 	g := c.gateFor(policy, set, t.Directory, offered.Tools, conf, t.Interactive, t.Child)
 	return turn.Request{Agent: ag, Model: model.ModelInfo{ID: t.Started.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: surface.Tools(), ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files, Bounds: set.Bounds,
-		GlobalAgents: global, ProjectAgents: project, Gate: g}, nil
+		GlobalAgents: global, ProjectAgents: project, Skills: skillLane, Memory: memory, Gate: g}, nil
 }

@@ -113,11 +113,19 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	if err != nil {
 		return TurnResult{}, err
 	}
+	skillLane, err := skillLanes(sc, ag, set.ContextWindow)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	memory, err := memoryLane(ctx, sc)
+	if err != nil {
+		return TurnResult{}, err
+	}
 	prov, err := c.ports.OpenProvider(choice.Spec)
 	if err != nil {
 		return TurnResult{}, err
 	}
-	surface, err := sc.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly})
+	surface, err := sc.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills})
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -161,7 +169,7 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	out, err := c.ports.Driver.Run(ctx, turn.Request{Meta: in.Meta, SessionID: plan.sessionID, Text: in.Prompt, Agent: ag,
 		Provider: prov, ProviderName: choice.Name, Retry: retryOf(prov), Model: model.ModelInfo{ID: choice.Model, ContextWindow: set.ContextWindow},
 		MaxTokens: set.MaxTokens, Tools: avail, ToolsConfig: set.Tools, ToolCalls: set.ToolCalls, Config: sc.Files, Bounds: set.Bounds,
-		Directory: move, GlobalAgents: global, ProjectAgents: project, Observer: in.Observer, ForceRecover: in.Recover,
+		Directory: move, GlobalAgents: global, ProjectAgents: project, Skills: skillLane, Memory: memory, Observer: in.Observer, ForceRecover: in.Recover,
 		Gate: c.gateFor(policy, set, plan.dir, offered.Tools, conf, in.Interactive, in.Child != nil), Inbox: c.inbox(),
 		Suspend: in.Suspend, Resume: resume, Report: in.Report, Inputs: c.jobs()})
 	// The turn's position, whatever happened: a caller that reads the read models next waits

@@ -17,13 +17,15 @@ type AgentSettings struct {
 	OpenTools turn.OpenTools
 	// Policy is the permission policy the agent runs under (app.Settings.Policy).
 	Policy func(agent.Agent, turn.Confinement) (permission.Policy, error)
+	// Skills are the workspace's skills (docs/skills.md); nil reports none.
+	Skills *AgentSkillSettings
 }
 
 // AgentReport is zuno debug agent NAME: the definition, the effective model, the tools offered
 // (the same computation a turn makes, agent.Offer) and those not offered with the reason, and
 // the delegates, the effective permission of each offered tool and the sandbox its commands
-// run under. MCP and Skills are not built yet, and the report says so rather than implying
-// they are ready.
+// run under, and its skills. MCP is not built yet, and the report says so rather than
+// implying it is ready.
 type AgentReport struct {
 	Name        string              `json:"name"`
 	Mode        string              `json:"mode"`
@@ -44,7 +46,9 @@ type AgentReport struct {
 	// rules narrowed by the agent's contract; Sandbox how its commands are confined.
 	Permissions AgentPermissions `json:"permissions"`
 	Sandbox     AgentSandbox     `json:"sandbox"`
-	Notes       []string         `json:"notes"`
+	// Skills is the agent's Skill lanes as a turn would build them (docs/skills.md).
+	Skills *SkillsReport `json:"skills,omitempty"`
+	Notes  []string      `json:"notes"`
 }
 
 // AgentPermissions is the agent's contract applied to the configured policy.
@@ -98,7 +102,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	if err != nil {
 		return AgentReport{}, err
 	}
-	surface, err := s.OpenTools(turn.ToolsRequest{Dir: dir, SessionID: "debug-agent", ReadOnly: ag.ReadOnly})
+	surface, err := s.OpenTools(turn.ToolsRequest{Dir: dir, SessionID: "debug-agent", ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills})
 	if err != nil {
 		return AgentReport{}, err
 	}
@@ -110,7 +114,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	rep := AgentReport{Name: ag.Name, Mode: string(ag.Mode), Source: ag.Source, Description: ag.Description,
 		StepLimit: ag.Steps, Model: s.Model, ModelNote: s.ModelNote, Delegates: ag.Delegates,
 		Unavailable: append([]agent.Unavailable{}, offered.Unavailable...), Tools: []ToolReport{}, Patterns: patternsOf(offered),
-		Notes: []string{"MCP servers and Skills are not supported in this build"}}
+		Notes: []string{"MCP servers are not supported in this build"}, Skills: skillsReport(ag, s.Skills)}
 	conf := surface.Confinement()
 	rep.Sandbox.Resolution = conf.Resolution
 	if conf.Refusal != nil {

@@ -88,7 +88,11 @@ type Request struct {
 	// GlobalAgents and ProjectAgents are the AGENTS.md files, read by the caller.
 	GlobalAgents  *prompt.InstructionFile
 	ProjectAgents []prompt.InstructionFile
-	Observer      Observer
+	// Skills fills the Skill lanes and Memory the memory lane, resolved by the caller before
+	// anything is recorded (docs/skills.md, docs/memory.md); nil adds none.
+	Skills   *prompt.SkillsPrompt
+	Memory   *prompt.MemoryPrompt
+	Observer Observer
 	// ForceRecover recovers an open turn even when its owner seems alive (its process is on
 	// another host, or its pid was reused).
 	ForceRecover bool

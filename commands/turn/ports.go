@@ -63,6 +63,9 @@ type Confinement struct {
 type ToolsRequest struct {
 	Dir, SessionID string
 	ReadOnly       bool
+	// RequiredSkills are the agent's (docs/skills.md): the skill tool counts them against the
+	// selected-skill budget.
+	RequiredSkills []string
 	// Gone, when set, opens the surface over a Dir that no longer exists, for a replay
 	// (docs/replay.md, "A workspace that is gone"): the tools declare, validate and keep
 	// per-session state, no tool can run, and each path inside Dir that the gate's questions

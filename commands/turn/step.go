@@ -77,7 +77,15 @@ func (r *run) open() ([]events.Payload, error) {
 	}
 	return append(out, events.TurnStarted{SessionID: r.req.SessionID, TurnID: r.turnID, MessageID: msgID,
 		Agent: r.req.Agent.Name, Provider: r.req.ProviderName, Model: r.req.Model.ID, StepLimit: r.req.Agent.Steps,
-		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire(), Config: r.req.Config, Bounds: r.req.Bounds}), nil
+		ToolCalls: r.req.ToolCalls, Owner: r.d.Owner, Wire: r.wire(), Config: r.req.Config, Bounds: r.req.Bounds, Memory: memoryRead(r.req.Memory)}), nil
+}
+
+// memoryRead is the memory a turn's prompt holds, as its start records it.
+func memoryRead(m *prompt.MemoryPrompt) *events.MemoryRead {
+	if m == nil {
+		return nil
+	}
+	return &events.MemoryRead{Scope: m.Scope, Revision: m.Revision}
 }
 
 // wire is the provider's description, recorded on the turn's start.
@@ -120,6 +128,13 @@ func (r *run) offerTools() error {
 		}
 	}
 	r.settled = nil
+	for name, rs := range restorers {
+		if rc, ok := rs.(tools.RestoreChecker); ok && r.tools[name] != nil {
+			if err := rc.CheckRestored(); err != nil {
+				return err
+			}
+		}
+	}
 	r.registry, err = tools.NewRegistry(decls...)
 	return err
 }
@@ -233,7 +248,7 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 		Model: r.req.Model.ID, ContextWindow: r.req.Model.ContextWindow, MaxTokens: r.req.MaxTokens, ToolChoice: choice,
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
 		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
-		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents,
+		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents, Skills: r.req.Skills, Memory: r.req.Memory,
 		Tools: r.decls, History: &r.history, WorkState: work,
 	}, conversation)
 	if err != nil {

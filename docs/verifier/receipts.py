@@ -30,7 +30,8 @@ MESSAGE_OVERHEAD_TOKENS = 4
 HEADER_PREFIX = b"zuno.prompt.header.1\n"
 ASSEMBLY_PREFIX = b"zuno.prompt.assembly.1\n"
 CONVERSATION_PREFIX = b"zuno.prompt.conversation.1\n"
-LANES = ["agent_role", "collaboration_mode", "runtime_policy", "global_agents", "project_agents", "work_state"]
+LANES = ["agent_role", "collaboration_mode", "runtime_policy", "global_agents", "project_agents", "work_state",
+         "selected_skills", "skill_index", "memory"]
 TRUST = ("host", "user", "project", "session")
 SECTION_ROLES = ("system", "developer", "user")
 FORK_DEPTH = 32

@@ -48,10 +48,13 @@ type Agent struct {
 	Steps int
 	// Delegates are the agents task may start from this one.
 	Delegates []string
+	// RequiredSkills are loaded before the agent's first request (docs/skills.md): each a
+	// skill name, or name@source to name one of several exactly.
+	RequiredSkills []string
 }
 
 var (
-	readOnlyTools = []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameBg, tools.NameReportWrite}
+	readOnlyTools = []string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameBg, tools.NameReportWrite, tools.NameSkill}
 	// workTools are the durable work state's tools, which join the default surface. They
 	// change the session's plan and todo items, never the workspace, so a read-only agent
 	// keeps them: the plan agent's deliverable is a durable Plan.
@@ -62,13 +65,20 @@ var (
 	// continuityTools are offered only when continuity is enabled (docs/tools.md, "history and
 	// notes"); they read the session's records and keep its notes, never the workspace.
 	continuityTools = []string{tools.NameHistory, tools.NameNotes}
+	// memoryTools are offered only when memory is enabled (docs/memory.md); the project's
+	// memory, never the workspace. A delegated child does not list them: it reports to its
+	// parent, which owns what is remembered.
+	memoryTools = []string{tools.NameMemoryRead, tools.NameMemoryUpdate}
 	// webTools read the web (docs/web.md); offered only where the catalogue has them.
-	webTools  = []string{tools.NameWebFetch, tools.NameWebSearch}
-	planTools = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools, webTools)
+	webTools = []string{tools.NameWebFetch, tools.NameWebSearch}
+	// optInTools exist only when the configuration or the workspace brings them: skill when
+	// the session's catalogue holds a skill (docs/skills.md).
+	optInTools = slices.Concat(continuityTools, memoryTools, webTools, []string{tools.NameSkill})
+	planTools  = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools, memoryTools, webTools)
 	// delegationTools start children, read and settle their jobs, and message peer sessions.
 	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}
 	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
-		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools, questionTools, continuityTools, webTools)
+		tools.NameShell, tools.NameBg, tools.NameReportWrite, tools.NameSkill}, workTools, questionTools, continuityTools, memoryTools, webTools)
 )
 
 const (
@@ -142,6 +152,9 @@ type Override struct {
 	// Delegates, when non-nil, replaces the delegate roster: the agents task may start
 	// from this one (docs/delegation.md).
 	Delegates []string `json:"delegates,omitempty"`
+	// RequiredSkills, when non-nil, replaces the skills loaded before the agent's first
+	// request (docs/skills.md).
+	RequiredSkills []string `json:"requiredSkills,omitempty"`
 }
 
 // CodeUnknownAgent is the stable code of an agent name that names no agent.
@@ -177,6 +190,9 @@ func Resolve(name string, overrides map[string]Override, primary bool) (Agent, e
 				}
 				a.Delegates = slices.Clone(o.Delegates)
 			}
+			if o.RequiredSkills != nil {
+				a.RequiredSkills = slices.Clone(o.RequiredSkills)
+			}
 		}
 		return a, nil
 	}
@@ -209,11 +225,10 @@ type Capability struct {
 }
 
 // OptIn reports whether a listed tool exists only when the configuration turns it on (the
-// continuity tools, continuity.enabled; web_search, a provider; webfetch, which a runtime
-// without the web catalogue lacks): its absence is not reported as unavailable.
-func OptIn(name string) bool {
-	return slices.Contains(continuityTools, name) || slices.Contains(webTools, name)
-}
+// continuity tools, continuity.enabled; the memory tools, memory.enabled; web_search, a
+// provider; webfetch, which a runtime without the web catalogue lacks) or the workspace has
+// skills (skill): its absence is not reported as unavailable.
+func OptIn(name string) bool { return slices.Contains(optInTools, name) }
 
 // EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)
 // and returns the tools the agent gets, sorted, and the ones it does not, with the reason.

@@ -65,6 +65,9 @@ func ChildTools(child Agent, in Child) (offered []string, withheld []Unavailable
 			names = []string{m.Entry}
 		}
 		for _, n := range names {
+			if _, ok := in.Available[n]; !ok && !parent[n] && OptIn(n) {
+				continue // opt-in and absent (no skill, memory off): not a gap, as in EffectiveTools
+			}
 			if reason := childWithholds(child, in, parent, n); reason != "" {
 				withheld = append(withheld, Unavailable{n, reason})
 			} else {

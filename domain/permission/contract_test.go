@@ -40,7 +40,10 @@ func TestContractHides(t *testing.T) {
 		{"orchestrator", "task", false},
 		{"build", "webfetch", false},
 		{"explorer", "webfetch", true},
-		{"build", "memory_read", true},
+		{"build", "council_run", true},
+		{"build", "memory_read", false},
+		{"explorer", "memory_read", true},
+		{"explorer", "skill", false},
 	}
 	for _, r := range rows {
 		a := builtin(t, r.agent)

@@ -45,6 +45,10 @@ type Input struct {
 	// nearest file is read last and wins.
 	ProjectAgents []InstructionFile
 	WorkState     *WorkState
+	// Skills fills the Skill lanes (docs/skills.md); nil adds none.
+	Skills *SkillsPrompt
+	// Memory is the project memory's content (docs/memory.md); nil adds none.
+	Memory *MemoryPrompt
 
 	// Conversation is the transcript after the compaction boundary, ending with the input of
 	// this step.
@@ -546,6 +550,12 @@ func buildSections(in Input, tools []ToolDecl, workState string) ([]Section, err
 		if err := l.add("workState", hostSection(SectionWorkState, LaneWorkState), workState, workState); err != nil {
 			return nil, err
 		}
+	}
+	if err := l.addSkills(in.Skills); err != nil {
+		return nil, err
+	}
+	if err := l.addMemory(in.Memory); err != nil {
+		return nil, err
 	}
 	return l.out, nil
 }

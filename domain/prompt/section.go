@@ -18,8 +18,8 @@ import (
 )
 
 // Lanes in their canonical order. A section's lane decides where it appears; not every lane
-// is present in every prompt. The lanes still to come (routing, selected Skills, the Skill
-// index, memory) are added with the inputs that fill them.
+// is present in every prompt. Routing, the one lane still to come, is added with the input
+// that fills it.
 const (
 	LaneAgentRole     = "agent_role"
 	LaneMode          = "collaboration_mode"
@@ -27,10 +27,16 @@ const (
 	LaneGlobalAgents  = "global_agents"
 	LaneProjectAgents = "project_agents"
 	LaneWorkState     = "work_state"
+	// LaneSelectedSkills, LaneSkillIndex and LaneMemory follow the durable work state
+	// (seeds 002 §1; docs/skills.md, docs/memory.md).
+	LaneSelectedSkills = "selected_skills"
+	LaneSkillIndex     = "skill_index"
+	LaneMemory         = "memory"
 )
 
 var laneOrder = []string{
 	LaneAgentRole, LaneMode, LaneRuntimePolicy, LaneGlobalAgents, LaneProjectAgents, LaneWorkState,
+	LaneSelectedSkills, LaneSkillIndex, LaneMemory,
 }
 
 func laneRank(lane string) (int, bool) {

@@ -37,6 +37,13 @@ const (
 	// enabled (adapters/tools/continuity).
 	NameHistory = "history"
 	NameNotes   = "notes"
+	// NameSkill loads a skill's instructions (adapters/tools/skilltool, docs/skills.md),
+	// offered only when the session's catalogue holds a skill.
+	NameSkill = "skill"
+	// NameMemoryRead and NameMemoryUpdate are the project memory's tools
+	// (adapters/tools/memorytool, docs/memory.md), offered only when memory is enabled.
+	NameMemoryRead   = "memory_read"
+	NameMemoryUpdate = "memory_update"
 	// The web tools (adapters/tools/web, docs/web.md): webfetch is always in the catalogue,
 	// web_search when a provider is configured.
 	NameWebFetch  = "webfetch"

@@ -19,13 +19,16 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/continuity"
 	"github.com/zuno-run/zuno/adapters/tools/delegate"
 	"github.com/zuno-run/zuno/adapters/tools/goaltools"
+	"github.com/zuno-run/zuno/adapters/tools/memorytool"
 	"github.com/zuno-run/zuno/adapters/tools/questiontools"
+	"github.com/zuno-run/zuno/adapters/tools/skilltool"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
 	"github.com/zuno-run/zuno/adapters/tools/web/search"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/bounds"
 	"github.com/zuno-run/zuno/domain/sandbox"
+	"github.com/zuno-run/zuno/domain/skills"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -58,6 +61,13 @@ type Catalog struct {
 	Continuity continuity.Backend
 	// WebSearch, when set (web_search in a trusted layer, docs/web.md), adds web_search.
 	WebSearch search.Provider
+	// Skills, when its catalogue holds a skill, adds the skill tool under SkillBudgets
+	// (docs/skills.md); Memory, when set (memory.enabled), adds memory_read and memory_update
+	// over MemoryConfig (docs/memory.md).
+	Skills       skills.Catalog
+	SkillBudgets skills.Budgets
+	Memory       memorytool.Backend
+	MemoryConfig memorytool.Config
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -112,6 +122,12 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 		all = append(all, continuity.New(c.Continuity)...)
 	}
 	all = append(all, c.webTools(set)...)
+	if len(c.Skills.Skills) > 0 {
+		all = append(all, skilltool.New(c.Skills, c.SkillBudgets, req.RequiredSkills, set.CapResult))
+	}
+	if c.Memory != nil {
+		all = append(all, memorytool.New(c.Memory, c.MemoryConfig, set.CapResult)...)
+	}
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
