@@ -99,6 +99,8 @@ not load and go on without it; zuno config show lists what the layers set, then 
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newGoalCmd())
 	root.AddCommand(newAuditCmd())
+	root.AddCommand(newChatCmd())
+	root.RunE = bareRun
 	usageArgs(root)
 	return root
 }
