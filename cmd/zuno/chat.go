@@ -19,7 +19,7 @@ import (
 func newChatCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chat [--session S | --continue] [--model M] [--agent A] [--dir D] [--plain]",
-		Short: "An interactive session: full-screen at a terminal, plain lines elsewhere (also: zuno with no arguments at a terminal)",
+		Short: "An interactive session (zuno alone at a terminal): full-screen there, plain lines elsewhere",
 		Long: `Runs an interactive session (docs/tui.md): each line typed is the next turn's prompt, the
 answer streams, each tool call is a line with its preview, and permission asks and questions
 are answered where they appear (o/a/r for an ask: once, always for the session, reject). Every

@@ -333,11 +333,11 @@ func (e *Engine) AnswerQuestion(ctx context.Context, r *app.QuestionRequest, ans
 	notPending := &NotPendingError{CodeQuestionNotPending, fmt.Sprintf("session %s has no open question request %s: another face answered it", r.SessionID, r.RequestID)}
 	for range 3 {
 		cur, err := port.Get(ctx, r.SessionID, r.RequestID)
+		if app.CodeOf(err) == question.CodeQuestionNotFound || (err == nil && !cur.Open()) {
+			return notPending
+		}
 		if err != nil {
 			return err
-		}
-		if !cur.Open() {
-			return notPending
 		}
 		if len(answers) == 0 {
 			_, err = port.Later(ctx, meta(), r.SessionID, r.RequestID, cur.Revision)

@@ -174,7 +174,7 @@ func (p *plain) handle(m any) {
 			p.say("", m.Summary)
 		}
 		if m.Err != nil {
-			p.say("! " + m.Err.Error())
+			p.say(errLine(m.Err))
 		}
 		st := p.e.State()
 		if st.Session != "" {
@@ -306,7 +306,7 @@ func (p *plain) lineFor(t *lineTarget, l string) {
 
 func (p *plain) answerAsk(a askMsg, reply string) {
 	if err := p.e.AnswerAsk(p.ctx, a.Ask.SessionID, a.Ask.AskID, reply); err != nil {
-		p.say("! the answer was not recorded: " + err.Error())
+		p.say("! the answer was not recorded: " + errLine(err)[2:])
 	}
 }
 
@@ -336,7 +336,7 @@ func (p *plain) answerItem(l string) {
 
 func (p *plain) finishQuestion(qs *questionState) {
 	if err := p.e.AnswerQuestion(p.ctx, qs.req, qs.answers); err != nil {
-		p.say("! the answer was not recorded: " + err.Error())
+		p.say("! the answer was not recorded: " + errLine(err)[2:])
 	} else if len(qs.answers) == 0 {
 		p.say("  (later: no answer; the request stays open)")
 	}
@@ -350,10 +350,10 @@ func (p *plain) command(l string) {
 	prompt, s, err := ParseLine(l)
 	switch {
 	case err != nil:
-		p.say("! " + err.Error())
+		p.say(errLine(err))
 	case s == nil:
 		if err := p.e.Submit(p.ctx, prompt); err != nil {
-			p.say("! " + err.Error())
+			p.say(errLine(err))
 		}
 	case s.Name == "quit":
 		p.done = true
@@ -363,7 +363,7 @@ func (p *plain) command(l string) {
 		out, err := p.e.Run(p.ctx, s)
 		p.say(out...)
 		if err != nil {
-			p.say("! " + err.Error())
+			p.say(errLine(err))
 		}
 	}
 }
@@ -371,7 +371,7 @@ func (p *plain) command(l string) {
 func (p *plain) listSessions() {
 	rows, err := p.e.Sessions(p.ctx)
 	if err != nil {
-		p.say("! " + err.Error())
+		p.say(errLine(err))
 		return
 	}
 	if len(rows) == 0 {

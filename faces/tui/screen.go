@@ -141,7 +141,7 @@ func (m *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.say(msg.Summary)
 		}
 		if msg.Err != nil {
-			m.say("! " + msg.Err.Error())
+			m.say(errLine(msg.Err))
 		}
 		if len(m.queued) > 0 {
 			next := m.queued[0]
@@ -150,19 +150,19 @@ func (m *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case answeredMsg:
 		if msg.err != nil {
-			m.say("! the answer was not recorded: " + msg.err.Error())
+			m.say("! the answer was not recorded: " + errLine(msg.err)[2:])
 		} else if msg.what != "" {
 			m.say(msg.what)
 		}
 	case noteLinesMsg:
 		m.say(msg.lines...)
 		if msg.err != nil {
-			m.say("! " + msg.err.Error())
+			m.say(errLine(msg.err))
 		}
 	case pickerMsg:
 		switch {
 		case msg.err != nil:
-			m.say("! " + msg.err.Error())
+			m.say(errLine(msg.err))
 		case len(msg.rows) == 0:
 			m.say("· no session yet")
 		default:
@@ -314,7 +314,7 @@ func (m *screen) send(line string) tea.Cmd {
 	prompt, s, err := ParseLine(line)
 	switch {
 	case err != nil:
-		m.say("! " + err.Error())
+		m.say(errLine(err))
 	case s == nil && m.e.State().Running:
 		// Typed ahead: it is the next turn's prompt once this one ends.
 		m.queued = append(m.queued, prompt)
@@ -340,7 +340,7 @@ func (m *screen) send(line string) tea.Cmd {
 
 func (m *screen) submit(prompt string) {
 	if err := m.e.Submit(m.ctx, prompt); err != nil {
-		m.say("! " + err.Error())
+		m.say(errLine(err))
 		return
 	}
 	m.say("", "> "+prompt)

@@ -29,8 +29,8 @@ const CodeUnknownCommand = "unknown_chat_command"
 // that starts with "/". Surrounding white space does not count.
 func ParseLine(line string) (prompt string, cmd *Slash, err error) {
 	t := strings.TrimSpace(line)
-	if rest, ok := strings.CutPrefix(t, "//"); ok {
-		return "/" + rest, nil, nil
+	if strings.HasPrefix(t, "//") {
+		return t[1:], nil, nil
 	}
 	body, ok := strings.CutPrefix(t, "/")
 	if !ok {
@@ -45,6 +45,15 @@ func ParseLine(line string) (prompt string, cmd *Slash, err error) {
 		name = "quit"
 	}
 	return "", &Slash{Name: name, Arg: strings.Join(strings.Fields(arg), " ")}, nil
+}
+
+// errLine is an error as the chat shows it: its stable code first (docs/errors.md).
+func errLine(err error) string {
+	msg, code := err.Error(), app.CodeOf(err)
+	if code == "" || strings.HasPrefix(msg, code+": ") {
+		return "! " + msg
+	}
+	return "! " + code + ": " + msg
 }
 
 type chatError struct{ code, msg string }
@@ -154,7 +163,7 @@ func (e *Engine) setModel(spec string) ([]string, error) {
 		return []string{"· model: " + orDefault(e.model, "the configured default")}, nil
 	}
 	if _, err := app.ParseModel(spec); err != nil {
-		return nil, err
+		return nil, &chatError{app.CodeOf(err), fmt.Sprintf("/model %s: write PROVIDER/<model> or scripted:<file> (zuno models lists them)", spec)}
 	}
 	e.model = spec
 	defer e.emit(stateMsg{})
