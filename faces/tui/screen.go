@@ -425,7 +425,32 @@ func (m *screen) say(lines ...string) {
 	}
 }
 
-func (m *screen) bodyHeight() int { return max(1, m.height-3-len(m.panel())) }
+func (m *screen) bodyHeight() int { return max(1, m.height-3-len(m.fittedPanel())) }
+
+// fittedPanel is the panel wrapped to the width, cut to leave the header, a line of
+// transcript, the hint and the input.
+func (m *screen) fittedPanel() []string {
+	var rows []string
+	for _, l := range m.panel() {
+		rows = append(rows, strings.Split(ansi.Hardwrap(l, max(20, m.width), true), "\n")...)
+	}
+	return fitPanel(rows, max(0, m.height-4))
+}
+
+// fitPanel keeps a panel within rows: its first line and its last two (the question and the
+// choices) are kept, the middle (an edit's change) is cut.
+func fitPanel(panel []string, rows int) []string {
+	if len(panel) <= rows {
+		return panel
+	}
+	if rows < 4 {
+		return panel[len(panel)-max(0, rows):]
+	}
+	cut := len(panel) - rows + 1
+	out := append([]string{}, panel[:rows-3]...)
+	out = append(out, fmt.Sprintf("    … %d more lines", cut))
+	return append(out, panel[len(panel)-2:]...)
+}
 
 // View lays the screen out: header, transcript, panel, hint, input.
 func (m *screen) View() tea.View {
@@ -441,8 +466,8 @@ func (m *screen) View() tea.View {
 	// The state first: it is what changes, and a narrow terminal cuts the end.
 	header := fmt.Sprintf(" %s │ %s │ %s │ %s", state, orDefault(st.Agent, "build"), orDefault(st.Model, "default model"),
 		orDefault(st.Session, "new session"))
-	panel := m.panel()
-	body := m.body(w, max(1, m.height-3-len(panel)))
+	panel := m.fittedPanel()
+	body := m.body(w, m.bodyHeight())
 	out := make([]string, 0, m.height)
 	out = append(out, accent.Render(fit(header, w)))
 	out = append(out, body...)

@@ -36,15 +36,18 @@ func ParseLine(line string) (prompt string, cmd *Slash, err error) {
 	if !ok {
 		return line, nil, nil
 	}
-	name, arg, _ := strings.Cut(body, " ")
-	name = strings.ToLower(name)
+	fields := strings.Fields(body)
+	name, arg := "", ""
+	if len(fields) > 0 && strings.HasPrefix(body, fields[0]) { // "/ goal" names no command
+		name, arg = strings.ToLower(fields[0]), strings.Join(fields[1:], " ")
+	}
 	if !slashNames[name] {
 		return "", nil, &chatError{CodeUnknownCommand, fmt.Sprintf("/%s is not a chat command: /help lists them (start the line with // to send it as a prompt)", name)}
 	}
 	if name == "exit" {
 		name = "quit"
 	}
-	return "", &Slash{Name: name, Arg: strings.Join(strings.Fields(arg), " ")}, nil
+	return "", &Slash{Name: name, Arg: arg}, nil
 }
 
 // errLine is an error as the chat shows it: its stable code first (docs/errors.md).
