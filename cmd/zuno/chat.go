@@ -100,6 +100,9 @@ func runChat(cmd *cobra.Command, o chatOptions) error {
 			}
 		}
 	}()
+	// The application is opened on this context too: its command bus must outlive a SIGINT
+	// (main's context ends at the first one).
+	cmd.SetContext(ctx)
 	return withApp(cmd, func(_ context.Context, a *app) error {
 		cfg, err := chatConfig(ctx, a, o)
 		if err != nil {

@@ -401,6 +401,10 @@ func (m *screen) questionChecked(c questionCheckMsg) tea.Cmd {
 	return nil
 }
 
+// keptLines is how much transcript the screen keeps to scroll back through (the log keeps
+// everything: zuno events read, or /resume, shows it again).
+const keptLines = 10_000
+
 // append adds turn output to the transcript.
 func (m *screen) append(s string) {
 	parts := strings.Split(s, "\n")
@@ -409,6 +413,13 @@ func (m *screen) append(s string) {
 	}
 	m.lines[len(m.lines)-1] += parts[0]
 	m.lines = append(m.lines, parts[1:]...)
+	m.trim()
+}
+
+func (m *screen) trim() {
+	if over := len(m.lines) - keptLines; over > 0 {
+		m.lines = append(m.lines[:0:0], m.lines[over:]...)
+	}
 }
 
 // say adds whole lines, after ending an open one.
@@ -423,6 +434,7 @@ func (m *screen) say(lines ...string) {
 		m.lines[len(m.lines)-1] = Sanitize(l)
 		m.lines = append(m.lines, "")
 	}
+	m.trim()
 }
 
 func (m *screen) bodyHeight() int { return max(1, m.height-3-len(m.fittedPanel())) }
@@ -475,11 +487,18 @@ func (m *screen) View() tea.View {
 		out = append(out, fit(l, w))
 	}
 	hint := m.hint
-	if hint == "" {
+	switch {
+	case hint != "":
+	case m.scroll > 0:
+		hint = fmt.Sprintf("scrolled back %d lines · PgDn", m.scroll)
+	case m.picker != nil:
+		hint = "↑/↓ choose · Enter continue · Esc close"
+	case len(m.asks) > 0:
+		hint = "o once · a always · r reject · Ctrl-C interrupt the turn"
+	case len(m.question) > 0:
+		hint = "Enter answer (a number, a label, or empty to skip) · Ctrl-C interrupt"
+	default:
 		hint = "Enter send · Ctrl-C interrupt · Ctrl-C twice leave · /help"
-		if m.scroll > 0 {
-			hint = fmt.Sprintf("scrolled back %d lines · PgDn", m.scroll)
-		}
 	}
 	out = append(out, faint.Render(fit(hint, w)))
 	prompt, line, cur := m.inputLine(w)
@@ -499,23 +518,29 @@ func fit(s string, w int) string {
 	return ansi.Truncate(s, w, "…")
 }
 
-// body is the transcript's last h lines (scrolled back by scroll), wrapped to w.
+// body is the transcript's last h rows (scrolled back by scroll), wrapped to w. Only the lines
+// that can be shown are wrapped, from the end, so a frame costs the screen's size, not the
+// session's length (BenchmarkView).
 func (m *screen) body(w, h int) []string {
-	var wrapped []string
-	for _, l := range m.lines {
-		if l == "" {
-			wrapped = append(wrapped, "")
-			continue
+	lines := m.lines
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1] // the open line, empty: nothing to show yet
+	}
+	var rows []string // backwards: the last row first
+	for i := len(lines) - 1; i >= 0 && len(rows) < h+m.scroll; i-- {
+		wrapped := []string{""}
+		if lines[i] != "" {
+			wrapped = strings.Split(ansi.Hardwrap(lines[i], w, true), "\n")
 		}
-		wrapped = append(wrapped, strings.Split(ansi.Hardwrap(l, w, true), "\n")...)
+		for j := len(wrapped) - 1; j >= 0; j-- {
+			rows = append(rows, wrapped[j])
+		}
 	}
-	if n := len(wrapped); n > 0 && wrapped[n-1] == "" {
-		wrapped = wrapped[:n-1] // the open line, empty: nothing to show yet
+	m.scroll = min(m.scroll, max(0, len(rows)-h))
+	out := make([]string, 0, h)
+	for i := min(len(rows), m.scroll+h) - 1; i >= m.scroll; i-- {
+		out = append(out, rows[i])
 	}
-	m.scroll = min(m.scroll, max(0, len(wrapped)-h))
-	end := len(wrapped) - m.scroll
-	start := max(0, end-h)
-	out := append([]string{}, wrapped[start:end]...)
 	for len(out) < h {
 		out = append(out, "")
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/goal"
 )
@@ -202,25 +204,28 @@ func (e *Engine) Resume(ctx context.Context, id string) ([]string, error) {
 	e.mu.Unlock()
 	e.emit(stateMsg{})
 	e.OpenQuestions(ctx)
-	out := []string{fmt.Sprintf("· continuing session %s: %s (%s, %d turns)", info.SessionID, info.Title, info.Agent, len(info.Turns))}
+	head := fmt.Sprintf("· continuing session %s: %s (%s, %d turns)", info.SessionID, info.Title, info.Agent, len(info.Turns))
 	conv, err := e.cfg.App.Queries.Conversation(ctx, id)
 	if err != nil {
-		return out, nil // the history is a courtesy: the session continues without it
+		return []string{head}, nil // the history is a courtesy: the session continues without it
 	}
-	if len(conv) > 6 {
-		out = append(out, fmt.Sprintf("  … %d earlier messages", len(conv)-6))
-		conv = conv[len(conv)-6:]
-	}
+	var out []string
 	for _, m := range conv {
+		if m.Role != "user" && m.Role != "assistant" {
+			continue // tool results: zuno session show has them
+		}
 		text := strings.Join(strings.Fields(m.Text), " ")
 		for _, c := range m.ToolCalls {
 			text = strings.TrimSpace(text + " [" + c.Name + " " + c.ID + "]")
 		}
 		if text != "" {
-			out = append(out, "  "+m.Role+": "+text)
+			out = append(out, "  "+m.Role+": "+ansi.Truncate(text, 100, "…"))
 		}
 	}
-	return out, nil
+	if len(out) > 6 {
+		out = append([]string{fmt.Sprintf("  … %d earlier messages", len(out)-6)}, out[len(out)-6:]...)
+	}
+	return append(out, head), nil
 }
 
 // goal is /goal: show, complete, resume or answer the session's Goal, as zuno goal does.

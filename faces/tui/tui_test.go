@@ -258,3 +258,51 @@ func TestScreenFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// PgUp shows older lines, PgDn comes back; the hint says how far back the view is.
+func TestScreenScrolls(t *testing.T) {
+	m := &screen{e: NewEngine(Config{}, func(any) {})}
+	m.Update(tea.WindowSizeMsg{Width: 40, Height: 10})
+	for i := range 100 {
+		m.Update(transcriptMsg(fmt.Sprintf("line %03d\n", i)))
+	}
+	text := func() string { return ansi.Strip(m.View().Content) }
+	if !strings.Contains(text(), "line 099") || strings.Contains(text(), "line 090") {
+		t.Fatalf("the bottom:\n%s", text())
+	}
+	m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	if s := text(); strings.Contains(s, "line 099") || !strings.Contains(s, "line 092") || !strings.Contains(s, "scrolled back 6 lines") {
+		t.Fatalf("one page back:\n%s", s)
+	}
+	for range 30 {
+		m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	}
+	if s := text(); !strings.Contains(s, "line 000") {
+		t.Fatalf("the top:\n%s", s)
+	}
+	for range 30 {
+		m.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	}
+	if s := text(); !strings.Contains(s, "line 099") || strings.Contains(s, "scrolled back") {
+		t.Fatalf("back at the bottom:\n%s", s)
+	}
+}
+
+// A frame's cost against the transcript's length: the body wraps only what it shows, so a
+// session of 10,000 lines draws as fast as one of 100 (the baseline, in the same run).
+func BenchmarkView(b *testing.B) {
+	for _, n := range []int{100, keptLines} {
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			m := &screen{e: NewEngine(Config{Session: "ses_1"}, func(any) {})}
+			m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+			for i := range n {
+				m.Update(transcriptMsg(fmt.Sprintf("line %d: %s\n", i, strings.Repeat("lorem ipsum ", i%30))))
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				m.Update(transcriptMsg("x")) // a streamed delta, then its frame
+				_ = m.View()
+			}
+		})
+	}
+}
