@@ -59,6 +59,7 @@ type Engine struct {
 	agent   string
 	model   string
 	running bool
+	base    context.Context // the chat's, from the last Submit: what the engine's own waits end with
 	cancel  context.CancelFunc
 	done    chan struct{}
 	asks    map[string]string // pending asks shown to the person: call id → ask id
@@ -126,7 +127,7 @@ func (e *Engine) Submit(ctx context.Context, prompt string) error {
 	}
 	in.Observer = e.cfg.Observe(e.session, transcript{e}, e)
 	tctx, cancel := context.WithCancel(ctx)
-	e.running, e.cancel, e.done = true, cancel, make(chan struct{})
+	e.running, e.cancel, e.done, e.base = true, cancel, make(chan struct{}), ctx
 	go e.run(tctx, in, e.done)
 	e.emit(stateMsg{})
 	return nil
@@ -264,16 +265,23 @@ func (e *Engine) Decided(callID string) {
 // published (up to 30 s: a call the port refused publishes nothing).
 func (e *Engine) Question(call events.ToolStarted) {
 	id := app.RequestID(call.SessionID, call.CallID)
+	e.mu.Lock()
+	ctx := e.base
+	e.mu.Unlock()
 	go func() {
 		port := e.cfg.App.Commands.Questions()
 		for range 600 {
-			if r, err := port.Get(context.Background(), call.SessionID, id); err == nil {
+			if r, err := port.Get(ctx, call.SessionID, id); err == nil {
 				if r.Open() {
 					e.emit(questionMsg{Req: r})
 				}
 				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 	}()
 }

@@ -481,7 +481,7 @@ func (m *screen) View() tea.View {
 	panel := m.fittedPanel()
 	body := m.body(w, m.bodyHeight())
 	out := make([]string, 0, m.height)
-	out = append(out, accent.Render(fit(header, w)))
+	out = append(out, accent.Render(fit(Sanitize(header), w)))
 	out = append(out, body...)
 	for _, l := range panel {
 		out = append(out, fit(l, w))
