@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zuno-run/zuno/adapters/pgtest"
 	"github.com/zuno-run/zuno/commands"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/commands/turn"
@@ -18,8 +19,17 @@ import (
 // outcome for a reply that comes second (docs/server.md, "Permission replies"; docs/tui.md,
 // "A second face"): over a real SQLite log, a suspended turn's ask and a published question are
 // answered by the chat and another face at once; exactly one reply is recorded, and every
-// other reply of the chat is refused ask_not_pending / question_not_pending. Run with -race.
+// other reply of the chat is refused ask_not_pending / question_not_pending. On SQLite and on
+// the Postgres server of ZUNO_TEST_POSTGRES_URL. Run with -race.
 func TestChatRepliesAsTheServerDoes(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { chatReplies(t, "") })
+	t.Run("postgres", func(t *testing.T) { chatReplies(t, pgtest.NewDatabase(t)) })
+}
+
+func chatReplies(t *testing.T, postgres string) {
+	if postgres != "" {
+		t.Setenv("ZUNO_EVENTSTORE_URL", postgres)
+	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "script.json")
 	writeFile(t, script, `{"turns": [{"text": "another session"}], "sessions": [
