@@ -235,6 +235,7 @@ var trustedOnly = []trustedKey{
 	{"model", "it picks who answers: a scripted: model is a file of tool calls the checkout would write for the agent, and a provider's model decides where prompts go", "pass --model or set ZUNO_MODEL"},
 	{"context_window", "it is a limit of the model, and the model is the host's to pick", ""},
 	{"max_tokens", "it is the model's output limit, and the model is the host's to pick", ""},
+	{"web_search", "it decides which server receives the agent's search queries, and with which key", ""},
 }
 
 func trustedOnlyKey(d Document, m Member, global string) error {

@@ -256,6 +256,7 @@ func openTools(cfg config, dir string, work worktools.Commands, jobs delegate.Jo
 	if b, ok := work.(continuity.Backend); ok && cfg.Continuity.Enabled {
 		c.Continuity = b
 	}
+	c.WebSearch = cfg.webSearch
 	return c.OpenTools()
 }
 

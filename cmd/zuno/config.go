@@ -16,6 +16,7 @@ import (
 	adconfig "github.com/zuno-run/zuno/adapters/config"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
+	"github.com/zuno-run/zuno/adapters/tools/web/search"
 	zapp "github.com/zuno-run/zuno/commands/app"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/bounds"
@@ -63,6 +64,9 @@ type config struct {
 		Enabled bool `json:"enabled"`
 	} `json:"continuity"`
 	ToolOutput toolOutputConfig `json:"tool_output"`
+	// WebSearch configures web_search's provider (docs/web.md); only trusted layers may set it.
+	WebSearch json.RawMessage `json:"web_search"`
+	webSearch search.Provider
 
 	// Permission and Sandbox are read layer by layer (Layers.Raw) by the permission
 	// evaluator and the sandbox resolver: which layer said what is part of their meaning.
@@ -177,6 +181,9 @@ func (c *config) gates() error {
 		return err
 	}
 	c.EnvExclude, err = zapp.MergeEnvExclude(c, shell.ValidateExclude)
+	if err == nil {
+		c.webSearch, err = openWebSearch(c.WebSearch)
+	}
 	return err
 }
 
@@ -385,6 +392,7 @@ func (c config) validate() error {
 // layers.go), with the host's own: a ZUNO_CONFIG naming no file.
 func (c *config) notes() {
 	c.Notes = append(c.Notes, zapp.DropUnbuiltTools(c.Tools)...)
+	c.Notes = append(c.Notes, dropUnconfiguredWebSearch(c.Tools, c.WebSearch)...)
 	c.Notes = append(c.Notes, zapp.UnusedNotes(c.Shell, map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
 		"formatter": c.Formatter, "productAgent": c.ProductAgent})...)
 	if configFlag == "" && os.Getenv("ZUNO_CONFIG") != "" {

@@ -48,15 +48,38 @@ func TestSeedConfigExamplesLoad(t *testing.T) {
 // A tools entry for a tool the specification names and this build lacks is a note, and the
 // entry does not reach the tool registry (where it would be unknown_tool).
 func TestUnbuiltToolIsANote(t *testing.T) {
-	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"tools": {"webfetch": false, "shell": false}}`))
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"tools": {"council_run": false, "shell": false, "webfetch": false}}`))
 	t.Chdir(t.TempDir())
 	cfg, err := loadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
 	shell, kept := cfg.Tools["shell"]
-	if _, ok := cfg.Tools["webfetch"]; ok || !kept || shell || len(cfg.Notes) != 1 {
+	fetch, fetchKept := cfg.Tools["webfetch"]
+	if _, ok := cfg.Tools["council_run"]; ok || !kept || shell || !fetchKept || fetch || len(cfg.Notes) != 1 {
 		t.Fatalf("tools %v notes %v", cfg.Tools, cfg.Notes)
+	}
+}
+
+// web_search is in the catalogue only with a provider (docs/web.md): without one a
+// tools.web_search entry is a note; with one it stays and reaches the registry.
+func TestWebSearchSwitch(t *testing.T) {
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"tools": {"web_search": false}}`))
+	t.Chdir(t.TempDir())
+	cfg, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Tools["web_search"]; ok || len(cfg.Notes) != 1 || !strings.Contains(cfg.Notes[0], "no provider configured") || cfg.webSearch != nil {
+		t.Fatalf("tools %v notes %v", cfg.Tools, cfg.Notes)
+	}
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"tools": {"web_search": false}, "web_search": {"url": "https://search.example/search"}}`))
+	if cfg, err = loadConfig(); err != nil || cfg.webSearch == nil || cfg.Tools["web_search"] || len(cfg.Notes) != 0 {
+		t.Fatalf("configured: %v %v %v", err, cfg.Tools, cfg.Notes)
+	}
+	t.Setenv("ZUNO_CONFIG", writeTemp(t, `{"web_search": {"url": "https://search.example/search", "apiKey": "{env:HOME}"}}`))
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "ZUNO_") {
+		t.Fatalf("a key outside ZUNO_*: %v", err)
 	}
 }
 

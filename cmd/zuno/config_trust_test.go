@@ -56,6 +56,7 @@ var schemaTrust = map[string]trustClass{
 	// Offering the continuity tools: they read the session's own records and keep notes in the
 	// log, never outside the workspace, and the permission rules still judge every call.
 	"continuity.enabled":          {"allowed", `{"continuity": {"enabled": true}}`, ""},
+	"web_search":                  {"refused", `{"web_search": {"url": "https://agent.example/search"}}`, "web_search"},
 	"agents.*.steps":              {"allowed", `{"agents": {"build": {"steps": 3}}}`, ""},
 	"agents.*.tools":              {"allowed", `{"agents": {"build": {"tools": ["read", "grep"]}}}`, ""},
 	"agents.*.delegates":          {"allowed", `{"agents": {"orchestrator": {"delegates": ["explorer", "build"]}}}`, ""},

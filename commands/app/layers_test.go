@@ -69,9 +69,9 @@ func TestMergeEnvExclude(t *testing.T) {
 // lacks loads and is a note; shell beyond env, mcp, lsp, formatter and productAgent load and are
 // reported as not used yet.
 func TestSettingsNotActedOnAreNotes(t *testing.T) {
-	tools := map[string]bool{"webfetch": false, "shell": false, "lsp": true}
+	tools := map[string]bool{"council_run": false, "shell": false, "lsp": true}
 	notes := app.DropUnbuiltTools(tools)
-	if len(tools) != 1 || tools["shell"] || len(notes) != 2 || !strings.Contains(notes[0]+notes[1], "tools.webfetch: false is ignored") {
+	if len(tools) != 1 || tools["shell"] || len(notes) != 2 || !strings.Contains(notes[0]+notes[1], "tools.council_run: false is ignored") {
 		t.Fatalf("tools %v notes %q", tools, notes)
 	}
 	for _, tc := range []struct {

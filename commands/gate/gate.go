@@ -8,6 +8,7 @@
 package gate
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -305,6 +306,8 @@ func (g *Gate) decide(c tools.Call, subjects []tools.Subject) permission.Decisio
 				take(g.policy.DecideExternal(permission.Request{Tool: c.Decl.Name, Resource: s.ExternalDir, Always: s.ExternalDir,
 					SideEffect: c.Policy.SideEffect.StrictAsks(), Workspace: g.workspace, Home: g.home}))
 			}
+		case s.Resource != "":
+			consider(s.Resource, cmp.Or(s.Always, s.Resource))
 		default:
 			consider("*", "*")
 		}

@@ -62,11 +62,13 @@ var (
 	// continuityTools are offered only when continuity is enabled (docs/tools.md, "history and
 	// notes"); they read the session's records and keep its notes, never the workspace.
 	continuityTools = []string{tools.NameHistory, tools.NameNotes}
-	planTools       = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools)
+	// webTools read the web (docs/web.md); offered only where the catalogue has them.
+	webTools  = []string{tools.NameWebFetch, tools.NameWebSearch}
+	planTools = slices.Concat(readOnlyTools, workTools, questionTools, []string{tools.NamePlanExit}, continuityTools, webTools)
 	// delegationTools start children, read and settle their jobs, and message peer sessions.
 	delegationTools = []string{tools.NameTask, tools.NameJob, tools.NameJobReconcile, tools.NameSessionMessage}
 	buildTools      = slices.Concat([]string{tools.NameRead, tools.NameGlob, tools.NameGrep, tools.NameWrite, tools.NameApplyPatch,
-		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools, questionTools, continuityTools)
+		tools.NameShell, tools.NameBg, tools.NameReportWrite}, workTools, questionTools, continuityTools, webTools)
 )
 
 const (
@@ -207,8 +209,11 @@ type Capability struct {
 }
 
 // OptIn reports whether a listed tool exists only when the configuration turns it on (the
-// continuity tools, continuity.enabled): its absence is not reported as unavailable.
-func OptIn(name string) bool { return slices.Contains(continuityTools, name) }
+// continuity tools, continuity.enabled; web_search, a provider; webfetch, which a runtime
+// without the web catalogue lacks): its absence is not reported as unavailable.
+func OptIn(name string) bool {
+	return slices.Contains(continuityTools, name) || slices.Contains(webTools, name)
+}
 
 // EffectiveTools intersects the agent's allowlist with the runtime's tools (name → capability)
 // and returns the tools the agent gets, sorted, and the ones it does not, with the reason.

@@ -38,7 +38,9 @@ func TestContractHides(t *testing.T) {
 		{"build", "bg", false},
 		{"build", "task", true},
 		{"orchestrator", "task", false},
-		{"build", "webfetch", true},
+		{"build", "webfetch", false},
+		{"explorer", "webfetch", true},
+		{"build", "memory_read", true},
 	}
 	for _, r := range rows {
 		a := builtin(t, r.agent)

@@ -37,4 +37,8 @@ const (
 	// enabled (adapters/tools/continuity).
 	NameHistory = "history"
 	NameNotes   = "notes"
+	// The web tools (adapters/tools/web, docs/web.md): webfetch is always in the catalogue,
+	// web_search when a provider is configured.
+	NameWebFetch  = "webfetch"
+	NameWebSearch = "web_search"
 )

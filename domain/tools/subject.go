@@ -10,6 +10,10 @@ type Subject struct {
 	Path, Target, ExternalDir string
 	// Command is a shell command's text.
 	Command string
+	// Resource is what a tool that names neither a path nor a command touches, matched as
+	// written against its permission key's patterns (webfetch's URL); Always is the pattern
+	// an "always" answer saves (webfetch: the URL's origin with /*), Resource when empty.
+	Resource, Always string
 }
 
 // Subjecter is a tool whose calls touch paths or run commands: the gate asks it what a call

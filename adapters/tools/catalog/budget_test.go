@@ -16,8 +16,9 @@ import (
 // promptBudget is the ceiling on the estimated tokens (zuno.tokens.v1) of the build agent's
 // first request with the default configuration, measured below: 6,559 before the declarations
 // and runtime sections were compacted, 4,901 after (docs/prompt-budget.md). A tool or section
-// that grows past it has to be measured and justified there, not slipped in.
-const promptBudget = 5000
+// that grows past it has to be measured and justified there, not slipped in. webfetch (109
+// tokens, in the default surface by seeds 000) took it to 5,010: the ceiling is 5,100.
+const promptBudget = 5100
 
 // budgetPart is one row of the report: a section or a tool declaration.
 type budgetPart struct {

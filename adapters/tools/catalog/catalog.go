@@ -21,6 +21,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/goaltools"
 	"github.com/zuno-run/zuno/adapters/tools/questiontools"
 	"github.com/zuno-run/zuno/adapters/tools/toolset"
+	"github.com/zuno-run/zuno/adapters/tools/web/search"
 	"github.com/zuno-run/zuno/adapters/tools/worktools"
 	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain/bounds"
@@ -55,6 +56,8 @@ type Catalog struct {
 	// Continuity, when set (continuity.enabled, docs/config.md), adds the history and notes
 	// tools over it; nil leaves them out.
 	Continuity continuity.Backend
+	// WebSearch, when set (web_search in a trusted layer, docs/web.md), adds web_search.
+	WebSearch search.Provider
 	// Supervisor runs the background tasks of every session of the process: they outlive
 	// the turn that started them.
 	Supervisor *bg.Supervisor
@@ -108,6 +111,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	if c.Continuity != nil {
 		all = append(all, continuity.New(c.Continuity)...)
 	}
+	all = append(all, c.webTools(set)...)
 	if err := checkDeclarations(all); err != nil {
 		mgr.Close()
 		return nil, err
