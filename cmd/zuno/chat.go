@@ -30,7 +30,8 @@ within 2 s) leaves; Ctrl-D on an empty line leaves; PgUp/PgDn scroll.
 Slash commands: /goal [complete|resume|answer TEXT], /resume [ses_…] (without an id: a
 session picker from the log), /agent [NAME], /model [SPEC], /new, /help, /quit.
 
-Full-screen when standard input and standard output are terminals; otherwise (or with --plain)
+Full-screen when standard input and standard output are terminals (and TERM is not dumb);
+otherwise (or with --plain)
 plain lines, without escape sequences: a line is read when the chat needs one (a prompt while
 no turn runs, the answer to what it shows), and end of input leaves once the turn has ended.
 zuno with no arguments runs zuno chat at a terminal and prints this help anywhere else.`,
@@ -76,7 +77,8 @@ func bareRun(cmd *cobra.Command, _ []string) error {
 // runChat opens the application and runs the chat. Ctrl-C is the chat's own (it interrupts a
 // turn before it leaves), so the command's context ignores SIGINT; SIGTERM still ends it.
 func runChat(cmd *cobra.Command, o chatOptions) error {
-	full := !o.plain && isTerminal(os.Stdin) && isTerminal(os.Stdout)
+	// A terminal that says it is dumb cannot draw a full screen (no cursor addressing).
+	full := !o.plain && isTerminal(os.Stdin) && isTerminal(os.Stdout) && os.Getenv("TERM") != "dumb"
 	ctx, cancel := context.WithCancel(context.WithoutCancel(cmd.Context()))
 	defer cancel()
 	interrupts := make(chan struct{}, 4)

@@ -34,6 +34,7 @@ var screensDir, _ = filepath.Abs("testdata/screens")
 //	waitrow N TEXT     until row N (0 the top, -1 the bottom) shows TEXT
 //	type TEXT          type TEXT (a Go-quoted string is unquoted first: "x\r")
 //	key NAME           enter, ctrl+c, ctrl+d, esc, up, down, pgup, pgdown
+//	absent TEXT        the screen does not show TEXT now
 //	resize COLS ROWS   resize the terminal (the kernel signals PROG with SIGWINCH)
 //	screen NAME        the screen must equal testdata/screens/NAME.txt (-update-screens writes it)
 //	run PROG [ARGS...] run another program to its end, beside the one at the terminal (it
@@ -99,7 +100,11 @@ func runOnTTY(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	cmd := exec.Command(prog, args[2:]...)
-	cmd.Env, cmd.Dir = append(scriptEnv(ts), "TERM=xterm-256color"), ts.MkAbs(".")
+	termName := ts.Getenv("TERM") // the script's, else a common terminal's
+	if termName == "" {
+		termName = "xterm-256color"
+	}
+	cmd.Env, cmd.Dir = append(scriptEnv(ts), "TERM="+termName), ts.MkAbs(".")
 	term, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	ts.Check(err)
 	defer term.Close()
@@ -120,6 +125,10 @@ func runOnTTY(ts *testscript.TestScript, neg bool, args []string) {
 		case "waitrow":
 			n, text, _ := strings.Cut(arg, " ")
 			r.waitFor(atoi(ts, n), text)
+		case "absent":
+			if shown := r.screen(); strings.Contains(shown, unquote(ts, arg)) {
+				ts.Fatalf("tty: the screen shows %q:\n%s", arg, shown)
+			}
 		case "type":
 			r.send(unquote(ts, arg))
 		case "key":
