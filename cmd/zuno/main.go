@@ -85,7 +85,9 @@ zuno debug paths shows every place and which are in effect.
 
 A configuration that does not load is refused by every command that acts. The commands that
 only read (session list and show, db, events read, debug) warn about a project file that does
-not load and go on without it; zuno config show lists what the layers set, then refuses it.`,
+not load and go on without it; zuno config show lists what the layers set, then refuses it.
+
+At a terminal, zuno with no arguments runs zuno chat, the interactive session.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -101,6 +103,8 @@ not load and go on without it; zuno config show lists what the layers set, then 
 	root.AddCommand(newAuditCmd())
 	root.AddCommand(newACPCmd())
 	root.AddCommand(newMemoryCmd())
+	root.AddCommand(newChatCmd())
+	root.RunE = bareRun
 	usageArgs(root)
 	return root
 }
