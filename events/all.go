@@ -71,5 +71,7 @@ func AllPayloads() []Payload {
 		BackgroundCompleted{},
 
 		NoteWritten{},
+
+		MCPLifecycle{},
 	}
 }
