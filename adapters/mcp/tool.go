@@ -163,4 +163,3 @@ func (c *conn) isLost() bool {
 	defer c.mu.Unlock()
 	return c.lost
 }
-
