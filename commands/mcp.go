@@ -2,8 +2,8 @@ package commands
 
 import (
 	"context"
-	"fmt"
-	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/zuno-run/zuno/events"
 )
@@ -14,40 +14,28 @@ import (
 // fail session_busy.
 func MCPStream(sessionID string) string { return "mcp-" + sessionID }
 
-// MCPLog records the MCP lifecycle of the sessions of one process. Each record is its own
-// command, its id drawn from the process's run of the server (Run) and a count, so a retried
-// append records once.
-type MCPLog struct {
-	Store    EventStore
-	Registry *events.Registry
-	Clock    Clock
-	// Run names this process's opening of the tools (a fresh id per surface): the command ids
-	// of its records derive from it.
-	Run string
-
-	mu sync.Mutex
-	n  int
-}
-
 // mcpLog is the stream's state: nothing is decided from it, every step is recorded as seen.
 type mcpLog struct{}
 
 func (*mcpLog) Evolve(events.Payload) error { return nil }
 
-// Record appends one lifecycle step to its session's MCP stream.
-func (l *MCPLog) Record(ctx context.Context, e events.MCPLifecycle) error {
-	l.mu.Lock()
-	l.n++
-	id := fmt.Sprintf("mcp/%s/%d", l.Run, l.n)
-	l.mu.Unlock()
-	x := execution[*mcpLog]{meta: Meta{CommandID: id, Actor: "host", CorrelationID: e.SessionID},
+// RecordMCP appends one lifecycle step to its session's MCP stream. Each step is a command of
+// its own with a fresh id: a step is an observation of this process, not a request another
+// could repeat.
+func (h *Handlers) RecordMCP(ctx context.Context, e events.MCPLifecycle) error {
+	x := execution[*mcpLog]{meta: Meta{CommandID: "mcp/" + uuid.NewString(), Actor: "host", CorrelationID: e.SessionID},
 		stream: MCPStream(e.SessionID), newState: func() *mcpLog { return &mcpLog{} },
 		decide: func(*mcpLog) ([]events.Payload, error) { return []events.Payload{e}, nil },
-		store:  l.Store, registry: l.Registry, clock: l.Clock}
+		store:  h.store, registry: h.registry, clock: h.clock}
 	var err error
 	if x.digest, err = Digest(e.EventType(), e); err != nil {
 		return err
 	}
 	_, _, err = x.run(ctx)
 	return err
+}
+
+// RecordMCP records an MCP lifecycle step (the catalogue's recorder).
+func (w WorkCommands) RecordMCP(ctx context.Context, e events.MCPLifecycle) error {
+	return w.h.RecordMCP(ctx, e)
 }

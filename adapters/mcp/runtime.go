@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,10 +64,13 @@ type Pool struct {
 	rt    *Runtime
 	conns []*conn
 	tools []dtools.Tool
-	// Diagnostics are the failures of connecting, initialising and listing.
+	// Diagnostics are the failures of connecting, initialising and listing; CleanUp what the
+	// shut-down (Close) could not do cleanly.
 	Diagnostics []Diagnostic
+	CleanUp     []Diagnostic
 	mu          sync.Mutex
 	restarts    int
+	closed      bool
 }
 
 // Connect starts every enabled server, at most Connections at once, initialises it and lists
@@ -99,26 +103,66 @@ func (rt *Runtime) Connect(ctx context.Context) *Pool {
 		}()
 	}
 	wg.Wait()
-	for _, c := range p.conns {
-		p.tools = append(p.tools, c.tools...)
-	}
+	p.tools, p.Diagnostics = unique(p.conns, p.Diagnostics)
 	sort.SliceStable(p.Diagnostics, func(i, j int) bool { return p.Diagnostics[i].Server < p.Diagnostics[j].Server })
 	return p
 }
 
-// Tools are the admitted tools of every connected server, server by server in name order.
-func (p *Pool) Tools() []dtools.Tool { return p.tools }
-
-// Close shuts every connection down and waits for its clean-up (a stdio server's process
-// reaped): what did not end cleanly is a Diagnostic.
-func (p *Pool) Close() []Diagnostic {
-	var out []Diagnostic
-	for _, c := range p.conns {
-		if d := c.close(); d != nil {
-			out = append(out, *d)
+// unique drops the tools whose names two servers share (server a_b's tool c and server a's
+// tool b_c are both mcp_a_b_c): a call could not be told which one it meant, so neither is
+// offered, each with a diagnostic.
+func unique(conns []*conn, diags []Diagnostic) ([]dtools.Tool, []Diagnostic) {
+	count := map[string]int{}
+	for _, c := range conns {
+		for _, t := range c.tools {
+			count[t.Declaration().Name]++
 		}
 	}
-	return out
+	var out []dtools.Tool
+	for _, c := range conns {
+		for _, t := range c.tools {
+			name := t.Declaration().Name
+			if count[name] == 1 {
+				out = append(out, t)
+				continue
+			}
+			diags = append(diags, Diagnostic{Server: c.server.Configured, Tool: t.(*Tool).remote, Phase: events.MCPToolsListed,
+				Code: CodeToolNameCollision, Message: fmt.Sprintf("%d servers offer a tool named %s", count[name], name),
+				Fix: "rename a server so that its tools' names differ"})
+		}
+	}
+	return out, diags
+}
+
+// Tools are the admitted tools of every connected server, server by server in name order
+// (none for a nil Pool: no server is configured).
+func (p *Pool) Tools() []dtools.Tool {
+	if p == nil {
+		return nil
+	}
+	return p.tools
+}
+
+// Close shuts every connection down and waits for its clean-up (a stdio server's process
+// reaped): what did not end cleanly is a Diagnostic, kept in CleanUp too. A second Close
+// does nothing.
+func (p *Pool) Close() []Diagnostic {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return p.CleanUp
+	}
+	p.closed = true
+	p.mu.Unlock()
+	for _, c := range p.conns {
+		if d := c.close(); d != nil {
+			p.CleanUp = append(p.CleanUp, *d)
+		}
+	}
+	return p.CleanUp
 }
 
 // conn is one server's connection, reconnected when it is lost.
@@ -394,9 +438,13 @@ func (t *tail) String() string {
 	return string(t.buf)
 }
 
+// clip cuts s to at most n bytes, never inside a character.
 func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

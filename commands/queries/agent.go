@@ -22,8 +22,8 @@ type AgentSettings struct {
 // AgentReport is zuno debug agent NAME: the definition, the effective model, the tools offered
 // (the same computation a turn makes, agent.Offer) and those not offered with the reason, and
 // the delegates, the effective permission of each offered tool and the sandbox its commands
-// run under. MCP and Skills are not built yet, and the report says so rather than implying
-// they are ready.
+// run under, and the MCP servers as connected. Skills are not built yet, and the report says
+// so rather than implying they are ready.
 type AgentReport struct {
 	Name        string              `json:"name"`
 	Mode        string              `json:"mode"`
@@ -44,7 +44,10 @@ type AgentReport struct {
 	// rules narrowed by the agent's contract; Sandbox how its commands are confined.
 	Permissions AgentPermissions `json:"permissions"`
 	Sandbox     AgentSandbox     `json:"sandbox"`
-	Notes       []string         `json:"notes"`
+	// MCP is every enabled MCP server as the runtime connected it (the host fills it in:
+	// docs/mcp.md, "zuno debug agent").
+	MCP   []MCPServerReport `json:"mcp"`
+	Notes []string          `json:"notes"`
 }
 
 // AgentPermissions is the agent's contract applied to the configured policy.
@@ -110,7 +113,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	rep := AgentReport{Name: ag.Name, Mode: string(ag.Mode), Source: ag.Source, Description: ag.Description,
 		StepLimit: ag.Steps, Model: s.Model, ModelNote: s.ModelNote, Delegates: ag.Delegates,
 		Unavailable: append([]agent.Unavailable{}, offered.Unavailable...), Tools: []ToolReport{}, Patterns: patternsOf(offered),
-		Notes: []string{"MCP servers and Skills are not supported in this build"}}
+		Notes: []string{"Skills are not supported in this build"}, MCP: []MCPServerReport{}}
 	conf := surface.Confinement()
 	rep.Sandbox.Resolution = conf.Resolution
 	if conf.Refusal != nil {
