@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -284,8 +285,8 @@ func (c *conn) lose(cs *mcp.ClientSession, msg string) {
 	}
 	c.lost = true
 	c.mu.Unlock()
-	if c.stderr != nil && c.stderr.String() != "" {
-		msg += "; stderr: " + c.stderr.String()
+	if c.stderr != nil && strings.TrimSpace(c.stderr.String()) != "" {
+		msg += "; stderr: " + strings.TrimSpace(c.stderr.String())
 	}
 	c.record(context.Background(), events.MCPLifecycle{Phase: events.MCPLost, Code: CodeServerLost, Error: clip(msg, 4096)})
 }
