@@ -31,8 +31,8 @@ type Server struct {
 	// Configured is the key as written.
 	Name, Configured string
 	Transport        string
-	// Command is a stdio server's program and arguments; Environment is added to what a
-	// shell command inherits.
+	// Command is a stdio server's program and arguments; Environment (env) is added to what
+	// a shell command inherits.
 	Command     []string
 	Environment map[string]string
 	// URL and Headers are a streamable HTTP server's endpoint and request headers.
@@ -46,7 +46,7 @@ type Server struct {
 type entry struct {
 	Type        string            `json:"type"`
 	Command     []string          `json:"command"`
-	Environment map[string]string `json:"environment"`
+	Environment map[string]string `json:"env"`
 	URL         string            `json:"url"`
 	Headers     map[string]string `json:"headers"`
 	Enabled     *bool             `json:"enabled"`
@@ -98,7 +98,7 @@ func parseServer(name string, raw json.RawMessage) (Server, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		return s, bad(field, "is not a server entry: "+err.Error(),
-			"give type, command, environment, url, headers, enabled and timeout only")
+			"give type, command, env, url, headers, enabled and timeout only")
 	}
 	if e.Enabled != nil {
 		s.Enabled = *e.Enabled
@@ -131,7 +131,7 @@ func parseServer(name string, raw json.RawMessage) (Server, error) {
 			return s, bad(field+".type", fmt.Sprintf("is %q with a url", e.Type), `leave type out, or write "remote"`)
 		}
 		if e.Environment != nil {
-			return s, bad(field+".environment", "applies to a local server only", "leave environment out")
+			return s, bad(field+".env", "applies to a local server only", "leave env out")
 		}
 		if err := checkURL(field+".url", e.URL); err != nil {
 			return s, err

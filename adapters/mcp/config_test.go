@@ -23,7 +23,7 @@ func TestParseServersRefuses(t *testing.T) {
 		{"url without host", `{"a":{"url":"https:///mcp"}}`, CodeBadServer, "mcp.a.url"},
 		{"credentials in url", `{"a":{"url":"https://user:key@h/mcp"}}`, CodeBadServer, "mcp.a.url"},
 		{"headers on local", `{"a":{"command":["x"],"headers":{"A":"b"}}}`, CodeBadServer, "mcp.a.headers"},
-		{"environment on remote", `{"a":{"url":"https://h/mcp","environment":{"A":"b"}}}`, CodeBadServer, "mcp.a.environment"},
+		{"env on remote", `{"a":{"url":"https://h/mcp","env":{"A":"b"}}}`, CodeBadServer, "mcp.a.env"},
 		{"remote type with command", `{"a":{"type":"remote","command":["x"]}}`, CodeBadServer, "mcp.a.type"},
 		{"local type with url", `{"a":{"type":"local","url":"https://h/mcp"}}`, CodeBadServer, "mcp.a.type"},
 		{"timeout too short", `{"a":{"command":["x"],"timeout":10}}`, CodeBadServer, "mcp.a.timeout"},
@@ -43,7 +43,7 @@ func TestParseServersRefuses(t *testing.T) {
 }
 
 func TestParseServersAdmits(t *testing.T) {
-	got, err := ParseServers(json.RawMessage(`{"Git-Hub":{"command":["npx","srv"],"environment":{"K":"v"},"timeout":5000},
+	got, err := ParseServers(json.RawMessage(`{"Git-Hub":{"command":["npx","srv"],"env":{"K":"v"},"timeout":5000},
 		"docs":{"type":"remote","url":"https://docs.example/mcp","headers":{"Authorization":"Bearer k"},"enabled":false}}`))
 	if err != nil {
 		t.Fatal(err)
