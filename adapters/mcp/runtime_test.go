@@ -272,3 +272,34 @@ func TestSandboxRefusedStdio(t *testing.T) {
 		t.Fatalf("tools %d, diagnostics %+v", len(p.Tools()), p.Diagnostics)
 	}
 }
+
+// concurrency.mcp_connections bounds how many servers are connecting at once: at 1, each
+// server starts only after the one before has listed its tools.
+func TestConnectionsBound(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "connecting")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var servers []zmcp.Server
+	for _, n := range []string{"a", "b", "c", "d"} {
+		s := self(n, "tools", 20*time.Second)
+		s.Environment["ZUNO_MCP_CONNECTING"] = dir
+		servers = append(servers, s)
+	}
+	rt := runtime(t, &recorder{}, servers...)
+	rt.Connections = 1
+	p := connect(t, rt)
+	if len(p.Diagnostics) > 0 || len(p.Tools()) != 16 {
+		t.Fatalf("tools %d, diagnostics %+v", len(p.Tools()), p.Diagnostics)
+	}
+	seen, err := filepath.Glob(filepath.Join(root, "seen-*"))
+	if err != nil || len(seen) != 4 {
+		t.Fatalf("seen %v (%v)", seen, err)
+	}
+	for _, f := range seen {
+		if b, _ := os.ReadFile(f); string(b) != "0" {
+			t.Errorf("%s: a server started while %s others were connecting, over mcp_connections 1", f, b)
+		}
+	}
+}

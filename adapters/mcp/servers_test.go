@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,9 @@ type echoArgs struct {
 
 func serveTools() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "zuno-test", Version: "0.1"}, nil)
+	if dir := os.Getenv("ZUNO_MCP_CONNECTING"); dir != "" {
+		countConnecting(s, dir)
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text"}, func(ctx context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
 	})
@@ -60,6 +65,25 @@ func serveTools() {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat(line, 100_000)}}}, nil, nil
 	})
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// countConnecting records how many other servers were between their start and their
+// tools/list when this one started (ZUNO_MCP_CONNECTING=dir): concurrency.mcp_connections
+// bounds exactly that. Each server is a file in dir from its start until its tools/list
+// arrives, and writes the count it saw to dir/../seen-<pid>.
+func countConnecting(s *mcp.Server, dir string) {
+	mine := filepath.Join(dir, strconv.Itoa(os.Getpid()))
+	others, _ := os.ReadDir(dir)
+	_ = os.WriteFile(filepath.Join(filepath.Dir(dir), "seen-"+strconv.Itoa(os.Getpid())), []byte(strconv.Itoa(len(others))), 0o600)
+	_ = os.WriteFile(mine, nil, 0o600)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				_ = os.Remove(mine)
+			}
+			return next(ctx, method, req)
+		}
+	})
 }
 
 // liar answers initialize and tools/list with tools whose schemas lie or cannot be

@@ -111,3 +111,47 @@ func TestDeferralActivatesNextStep(t *testing.T) {
 		t.Fatalf("step 2 sends %d tools, want tool_search and the echo", n)
 	}
 }
+
+// BenchmarkVisibleTools is what deferral adds to each request: filtering the declarations.
+// The baseline is the same surface with nothing deferred (the path before tool_search).
+func BenchmarkVisibleTools(b *testing.B) {
+	var found []string
+	core := []Tool{fakeTool{name: "read"}, fakeTool{name: "glob"}, fakeTool{name: "grep"}, fakeTool{name: "write"},
+		fakeTool{name: "shell"}, fakeTool{name: "bg"}}
+	var mcpTools []Tool
+	for i := range 200 {
+		mcpTools = append(mcpTools, fakeTool{name: "mcp_s_tool" + string(rune('a'+i%26)) + string(rune('a'+i/26)), deferred: true})
+	}
+	runtime := append(slices.Clone(core), fakeTool{name: tools.NameToolSearch, offered: &found})
+	for _, bc := range []struct {
+		name    string
+		offered []Tool
+	}{{"baseline 206 tools nothing deferred", append(slices.Clone(core), plain(mcpTools)...)},
+		{"206 tools 200 deferred 5 activated", append(slices.Clone(core), mcpTools...)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var d deferral
+			for _, t := range mcpTools[:5] {
+				d.observe(settledSearch("completed", t.Declaration().Name))
+			}
+			var decls []prompt.ToolDecl
+			for _, t := range d.offer(slices.Clone(bc.offered), runtime, nil) {
+				decls = append(decls, prompt.ToolDecl{Tool: t.Spec()})
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = d.visible(decls)
+			}
+		})
+	}
+}
+
+// plain is ts without their deferral.
+func plain(ts []Tool) []Tool {
+	out := make([]Tool, len(ts))
+	for i, t := range ts {
+		f := t.(fakeTool)
+		f.deferred = false
+		out[i] = f
+	}
+	return out
+}
