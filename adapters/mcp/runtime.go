@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -413,7 +414,36 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return base.RoundTrip(r)
+	resp, err := base.RoundTrip(r)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// The SDK reads a JSON answer whole (an event stream it bounds per event itself): a
+		// server may not make Zuno hold more than a stdio frame may (MaxMessageBytes).
+		resp.Body = &bounded{ReadCloser: resp.Body, left: MaxMessageBytes}
+	}
+	return resp, err
+}
+
+// MaxMessageBytes bounds one message from a server: the SDK's bound of a stdio frame and of a
+// server-sent event (16 MiB), and Zuno's of an HTTP JSON answer. A larger one fails the
+// connection (the call is uncertain) rather than being held.
+const MaxMessageBytes = mcp.DefaultMaxLineLength
+
+// bounded fails a body that goes past its bound.
+type bounded struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the server's answer is over %d bytes", MaxMessageBytes)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // tail keeps the last bytes a server wrote to stderr, for its diagnostics.

@@ -290,7 +290,7 @@ func TestConnectionsBound(t *testing.T) {
 	rt := runtime(t, &recorder{}, servers...)
 	rt.Connections = 1
 	p := connect(t, rt)
-	if len(p.Diagnostics) > 0 || len(p.Tools()) != 16 {
+	if len(p.Diagnostics) > 0 || len(p.Tools()) != 20 {
 		t.Fatalf("tools %d, diagnostics %+v", len(p.Tools()), p.Diagnostics)
 	}
 	seen, err := filepath.Glob(filepath.Join(root, "seen-*"))
@@ -301,5 +301,22 @@ func TestConnectionsBound(t *testing.T) {
 		if b, _ := os.ReadFile(f); string(b) != "0" {
 			t.Errorf("%s: a server started while %s others were connecting, over mcp_connections 1", f, b)
 		}
+	}
+}
+
+// A result over MaxMessageBytes is not held: the connection fails, the call is uncertain, and
+// the next call restarts the server.
+func TestOversizedMessage(t *testing.T) {
+	rec := &recorder{}
+	p := connect(t, runtime(t, rec, self("t", "tools", 30*time.Second)))
+	res := call(t, context.Background(), find(t, p, "mcp_t_huge"), "call_1", `{}`)
+	if res.Outcome != dtools.OutcomeUncertain || len(res.Output) > 4096 {
+		t.Fatalf("huge: %s %s %.300s", res.Outcome, res.ErrorCode, res.Output)
+	}
+	if res := call(t, context.Background(), find(t, p, "mcp_t_echo"), "call_2", `{"text":"after"}`); res.Outcome != dtools.OutcomeCompleted {
+		t.Fatalf("after the oversized message: %+v", res)
+	}
+	if rec.has("t", events.MCPLost) == nil || rec.has("t", events.MCPRestarted) == nil {
+		t.Fatalf("lifecycle %v", rec.phases("t"))
 	}
 }

@@ -19,7 +19,8 @@ import (
 // badly enough: run with ZUNO_MCP_TEST_SERVER=<mode> it serves stdio and never runs tests.
 //
 //	tools:    echo, crash (exits mid-call), hang (blocks until cancelled; writes
-//	          $ZUNO_MCP_MARK when the cancellation arrives), big (a 10 MB text result)
+//	          $ZUNO_MCP_MARK when the cancellation arrives), big (a 10 MB text result), huge
+//	          (20 MB: over the 16 MiB a message may be)
 //	hang:     reads its input and never answers initialize
 //	liar:     a hand-written JSON-RPC server whose published schemas lie (see liar)
 func TestMain(m *testing.M) {
@@ -63,6 +64,9 @@ func serveTools() {
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "A 10 MB result"}, func(ctx context.Context, _ *mcp.CallToolRequest, a struct{}) (*mcp.CallToolResult, any, error) {
 		line := strings.Repeat("x", 99) + "\n"
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat(line, 100_000)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "huge", Description: "A 20 MB result, over a frame"}, func(ctx context.Context, _ *mcp.CallToolRequest, a struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("y", 20_000_000)}}}, nil, nil
 	})
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
 }

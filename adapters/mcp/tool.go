@@ -154,8 +154,11 @@ func (t *Tool) failed(ctx, cctx context.Context, cs *mcp.ClientSession, inv dtoo
 		return dtools.Result{Outcome: dtools.OutcomeUncertain, ErrorCode: CodeServerLost,
 			Output: "the server's connection ended during the call; it may have acted: inspect its state before calling again (the next call restarts it)"}
 	}
+	// A connection that answered what cannot be read (garbage, a message over MaxMessageBytes)
+	// is not trusted further: the next call connects the server again.
+	t.conn.lose(cs, err.Error())
 	return dtools.Result{Outcome: dtools.OutcomeUncertain, ErrorCode: CodeBadResponse,
-		Output: "the server's answer could not be read (" + clip(err.Error(), 2048) + "); it may have acted"}
+		Output: "the server's answer could not be read (" + clip(err.Error(), 2048) + "); it may have acted (the next call restarts it)"}
 }
 
 func (c *conn) isLost() bool {
