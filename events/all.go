@@ -75,5 +75,6 @@ func AllPayloads() []Payload {
 		MemoryUpdated{},
 		MemoryProposed{},
 		MemoryRejected{},
+		MCPLifecycle{},
 	}
 }

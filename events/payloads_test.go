@@ -155,6 +155,9 @@ func samplePayloads() []events.Payload {
 		events.PermissionGranted{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1",
 			Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
 		events.PermissionRevoked{SessionID: "ses_1", Grants: []events.StandingGrant{{Permission: "edit", Pattern: "a.go"}}},
+		events.MCPLifecycle{SessionID: "ses_1", Server: "github", Transport: "stdio", Phase: events.MCPLost, Connection: 2,
+			ServerName: "gh", ServerVersion: "1.0", Tools: 3, Refused: 1, CallID: "c1", Tool: "mcp_github_x",
+			Code: "mcp_server_lost", Error: "EOF", ElapsedMs: 12},
 	}
 }
 

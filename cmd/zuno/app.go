@@ -262,7 +262,7 @@ func toolCatalog(cfg config, dir string, work worktools.Commands, jobs delegate.
 	c := &catalog.Catalog{Sandbox: cfg.SandboxConfig, EnvExclude: cfg.EnvExclude, MaxBytes: cfg.ToolOutput.MaxBytes,
 		MaxLines: cfg.ToolOutput.MaxLines, MaxArtifactBytes: cfg.ToolOutput.MaxArtifactBytes,
 		MaxSessionArtifactBytes: cfg.ToolOutput.MaxSessionArtifactBytes, DataDir: dir, Work: work, Jobs: jobs, Questions: questions, Supervisor: sup,
-		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }}
+		Own: func(workspace string) sandbox.Locations { return ownLocationsFor(cfg, workspace) }, MCP: mcpCatalog(cfg)}
 	if b, ok := work.(continuity.Backend); ok && cfg.Continuity.Enabled {
 		c.Continuity = b
 	}

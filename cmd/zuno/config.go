@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	adconfig "github.com/zuno-run/zuno/adapters/config"
+	"github.com/zuno-run/zuno/adapters/mcp"
 	"github.com/zuno-run/zuno/adapters/provider"
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/adapters/tools/web/search"
@@ -80,10 +82,14 @@ type config struct {
 	Trust struct {
 		ProjectHostCommands []string `json:"project_host_commands"`
 	} `json:"trust"`
+	// MCP is the MCP servers (docs/mcp.md); mcpRecord, when set, keeps their lifecycle in
+	// memory (zuno debug agent).
+	MCP       json.RawMessage `json:"mcp"`
+	mcpRecord func(context.Context, events.MCPLifecycle) error
+
 	// Host programs the specification configures and this build does not run yet: accepted,
 	// and reported as notes.
 	Shell        json.RawMessage `json:"shell"`
-	MCP          json.RawMessage `json:"mcp"`
 	LSP          json.RawMessage `json:"lsp"`
 	Formatter    json.RawMessage `json:"formatter"`
 	ProductAgent json.RawMessage `json:"productAgent"`
@@ -376,6 +382,9 @@ func (c config) validate() error {
 	if err := c.checkSkillsMemory(); err != nil {
 		return err
 	}
+	if _, err := mcp.ParseServers(c.MCP); err != nil {
+		return err
+	}
 	if c.ToolOutput.MaxArtifactBytes < 0 || c.ToolOutput.MaxSessionArtifactBytes < 0 {
 		return &configError{"tool_output.max_artifact_bytes and max_session_artifact_bytes must be positive (0 or unset: the defaults, docs/config.md \"Bounds\")"}
 	}
@@ -399,7 +408,7 @@ func (c config) validate() error {
 func (c *config) notes() {
 	c.Notes = append(c.Notes, zapp.DropUnbuiltTools(c.Tools)...)
 	c.Notes = append(c.Notes, dropUnconfiguredWebSearch(c.Tools, c.WebSearch)...)
-	c.Notes = append(c.Notes, zapp.UnusedNotes(c.Shell, map[string]json.RawMessage{"mcp": c.MCP, "lsp": c.LSP,
+	c.Notes = append(c.Notes, zapp.UnusedNotes(c.Shell, map[string]json.RawMessage{"lsp": c.LSP,
 		"formatter": c.Formatter, "productAgent": c.ProductAgent})...)
 	if configFlag == "" && os.Getenv("ZUNO_CONFIG") != "" {
 		if _, err := os.Stat(os.Getenv("ZUNO_CONFIG")); errors.Is(err, fs.ErrNotExist) {

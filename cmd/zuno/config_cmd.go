@@ -145,7 +145,7 @@ const masked = "****"
 // a credential, and the password of a URL (a *_url key such as eventstore_url may carry one).
 func maskValue(key, value string) string {
 	k := strings.ToLower(key)
-	for _, w := range []string{"key", "token", "secret", "password"} {
+	for _, w := range []string{"key", "token", "secret", "password", "authorization"} {
 		if strings.Contains(k, w) {
 			return `"` + masked + `"`
 		}

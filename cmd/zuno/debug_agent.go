@@ -21,7 +21,10 @@ func newDebugAgentCmd() *cobra.Command {
 intersected with the enabled runtime tools) and those it does not, with the reason, and its
 delegates: for each, the tools a child of it gets when this agent delegates to it (this
 agent's tools ∩ the delegate's role, allowlist and permission visibility ∩ the runtime's
-tools) and those withheld, with the reason. It creates no session and contacts no provider.`,
+tools) and those withheld, with the reason. It connects every enabled MCP server through the
+runtime a turn uses, lists the real tool ids and schemas, shows which the agent is offered,
+waits for the servers' clean-up, and reports each failure as a structured diagnostic
+(docs/mcp.md). It creates no session and contacts no provider.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := getFormat(cmd)
@@ -51,12 +54,14 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 	if err != nil {
 		return queries.AgentReport{}, err
 	}
+	watch := &mcpWatch{}
+	cfg.mcpRecord = watch.record
 	open, done, err := scratchTools(cfg, dir)
 	if err != nil {
 		return queries.AgentReport{}, err
 	}
 	defer done()
-	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: open,
+	s := queries.AgentSettings{Agents: cfg.Agents, Tools: cfg.Tools, Model: cfg.Model, OpenTools: watch.open(open),
 		Policy: cfg.settings().Policy}
 	if s.Skills, err = zapp.DebugSkills(cfg.skillsMemory(dir)); err != nil {
 		return queries.AgentReport{}, err
@@ -66,7 +71,11 @@ func debugAgent(cfg config, name string) (queries.AgentReport, error) {
 	} else if _, err := zapp.ParseModel(s.Model); err != nil {
 		s.ModelNote = err.Error()
 	}
-	return queries.Agent(name, dir, s)
+	rep, err := queries.Agent(name, dir, s)
+	if err == nil {
+		rep.MCP = watch.report(mcpCatalog(cfg).Servers, rep)
+	}
+	return rep, err
 }
 
 // scratchTools opens the runtime's tools with their scratch state in a temporary directory,
@@ -141,6 +150,7 @@ func printAgent(w io.Writer, format string, rep queries.AgentReport) error {
 		fmt.Fprintf(w, "sandbox:     %s (requested %s, network %s, authority %s)\n", r.ResolutionKind, r.RequestedMode, r.Network, r.EffectiveAuthority)
 	}
 	printSkills(w, rep.Skills)
+	printMCP(w, rep.MCP)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note:        %s\n", n)
 	}

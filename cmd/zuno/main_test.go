@@ -58,6 +58,9 @@ func onPostgres(yes bool) func(string) (bool, error) {
 		if cond == "postgres" {
 			return yes, nil
 		}
+		if cond == "mcpdeps" { // mcp_scriptcmds_test.go
+			return mcpDepsPresent()
+		}
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 }

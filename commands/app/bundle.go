@@ -127,7 +127,7 @@ func bundleStreams(sessions []string) []string {
 	for _, s := range sessions {
 		out = append(out, commands.SessionStream(s), commands.WorkStream(s), commands.WorkSnapshotStream(s),
 			commands.InboxStream(s), commands.BackgroundStream(s), commands.JobStream(s), commands.NotesStream(s),
-			commands.TaskContextStream(s))
+			commands.TaskContextStream(s), commands.MCPStream(s))
 	}
 	return append(out, commands.AnchorStream)
 }

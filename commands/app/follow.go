@@ -44,7 +44,7 @@ func (a *Application) Follow(ctx context.Context, after uint64, match func(event
 
 // SessionEvents matches the events of a session's own streams: its session stream, its
 // inbox (the answers to its asks), its job ledger (the jobs it delegated, and the peer and
-// steering messages admitted for it), its background tasks and, for a root session, its work
+// steering messages admitted for it), its background tasks, its MCP servers' lifecycle and, for a root session, its work
 // (plan and todos). A turn's lease stream names the turn, not the session, and is left out.
 func SessionEvents(sessionID string) func(events.Recorded) bool {
 	own := map[string]bool{
@@ -52,6 +52,7 @@ func SessionEvents(sessionID string) func(events.Recorded) bool {
 		commands.InboxStream(sessionID):      true,
 		commands.JobStream(sessionID):        true,
 		commands.BackgroundStream(sessionID): true,
+		commands.MCPStream(sessionID):        true,
 		commands.WorkStream(sessionID):       true,
 	}
 	return func(rec events.Recorded) bool { return own[rec.Stream] }

@@ -78,7 +78,7 @@ func MergeEnvExclude(l Layers, valid func([]string) error) ([]string, error) {
 // UnbuiltTools are tools the specification names that this build does not have. A tools
 // entry for one is accepted and reported, not refused as unknown_tool, so a configuration
 // written for a fuller build still loads.
-var UnbuiltTools = []string{"council_run", "tool_search",
+var UnbuiltTools = []string{"council_run",
 	"workflow", "lsp"}
 
 // DropUnbuiltTools takes the entries for UnbuiltTools out of tools (they would reach the tool

@@ -32,7 +32,7 @@ func (c *Commands) replayRequest(ctx context.Context, t replay.Turn) (turn.Reque
 	if err != nil {
 		return turn.Request{}, nil, err
 	}
-	tr := turn.ToolsRequest{Dir: t.Directory, SessionID: t.Started.SessionID, ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills}
+	tr := turn.ToolsRequest{Dir: t.Directory, SessionID: t.Started.SessionID, ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills, Replay: true}
 	if workspaceGone(t.Directory) {
 		tr.Gone = t.Detach()
 	}

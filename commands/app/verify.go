@@ -178,14 +178,14 @@ func (c *Commands) verify(ctx context.Context, r VerifyRequest) (VerifyReport, e
 	return out, nil
 }
 
-// verifyStreams are the streams a request names: a session's are its session, work, answer
-// and background-task streams; none is the whole log. (The lease streams of its turns are
+// verifyStreams are the streams a request names: a session's are its session, work, answer,
+// background-task and MCP streams; none is the whole log. (The lease streams of its turns are
 // walked with the whole log: they say who drove a turn, not what it did.)
 func verifyStreams(r VerifyRequest) []string {
 	switch {
 	case r.Session != "":
 		return []string{commands.SessionStream(r.Session), commands.WorkStream(r.Session), commands.WorkSnapshotStream(r.Session),
-			commands.InboxStream(r.Session), commands.BackgroundStream(r.Session)}
+			commands.InboxStream(r.Session), commands.BackgroundStream(r.Session), commands.MCPStream(r.Session)}
 	case r.Stream != "":
 		return []string{r.Stream}
 	}

@@ -24,8 +24,7 @@ type AgentSettings struct {
 // AgentReport is zuno debug agent NAME: the definition, the effective model, the tools offered
 // (the same computation a turn makes, agent.Offer) and those not offered with the reason, and
 // the delegates, the effective permission of each offered tool and the sandbox its commands
-// run under, and its skills. MCP is not built yet, and the report says so rather than
-// implying it is ready.
+// run under, its skills, and the MCP servers as connected.
 type AgentReport struct {
 	Name        string              `json:"name"`
 	Mode        string              `json:"mode"`
@@ -48,7 +47,10 @@ type AgentReport struct {
 	Sandbox     AgentSandbox     `json:"sandbox"`
 	// Skills is the agent's Skill lanes as a turn would build them (docs/skills.md).
 	Skills *SkillsReport `json:"skills,omitempty"`
-	Notes  []string      `json:"notes"`
+	// MCP is every enabled MCP server as the runtime connected it (the host fills it in:
+	// docs/mcp.md, "zuno debug agent").
+	MCP   []MCPServerReport `json:"mcp"`
+	Notes []string          `json:"notes"`
 }
 
 // AgentPermissions is the agent's contract applied to the configured policy.
@@ -114,7 +116,7 @@ func Agent(name, dir string, s AgentSettings) (AgentReport, error) {
 	rep := AgentReport{Name: ag.Name, Mode: string(ag.Mode), Source: ag.Source, Description: ag.Description,
 		StepLimit: ag.Steps, Model: s.Model, ModelNote: s.ModelNote, Delegates: ag.Delegates,
 		Unavailable: append([]agent.Unavailable{}, offered.Unavailable...), Tools: []ToolReport{}, Patterns: patternsOf(offered),
-		Notes: []string{"MCP servers are not supported in this build"}, Skills: skillsReport(ag, s.Skills)}
+		Notes: []string{}, Skills: skillsReport(ag, s.Skills), MCP: []MCPServerReport{}}
 	conf := surface.Confinement()
 	rep.Sandbox.Resolution = conf.Resolution
 	if conf.Refusal != nil {

@@ -266,6 +266,8 @@ type run struct {
 	tools    map[string]Tool
 	registry *tools.Registry
 	decls    []prompt.ToolDecl
+	// deferral holds back the schemas of deferred tools until tool_search activates them.
+	deferral deferral
 	// history caches the conversation's encoding between steps; prev is the last full
 	// receipt, which the next one is stored relative to.
 	history prompt.History
@@ -385,6 +387,7 @@ func (r *run) fold(rec events.Recorded, p events.Payload) error {
 	if r.resumed != nil {
 		r.resumed.fold(r.turnID, p)
 	}
+	r.deferral.observe(p)
 	switch e := p.(type) {
 	case events.ToolSettled:
 		e.Output = "" // the tools restore from the typed metadata, never from the text
@@ -535,6 +538,7 @@ func (r *run) stage(ps ...events.Payload) error {
 			r.prior.finished = &f
 		}
 		r.loop.staged(p)
+		r.deferral.observe(p)
 		r.staged = append(r.staged, p)
 	}
 	return nil

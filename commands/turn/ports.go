@@ -71,6 +71,9 @@ type ToolsRequest struct {
 	// per-session state, no tool can run, and each path inside Dir that the gate's questions
 	// were answered for by its spelling alone is reported here.
 	Gone func(path string)
+	// Replay: a replay opens the surface, which records nothing (the MCP servers connect for
+	// their schemas, and their lifecycle is not recorded; docs/mcp.md).
+	Replay bool
 }
 
 // OpenTools opens a session's tool surface.

@@ -107,7 +107,7 @@ func (r *run) offerTools() error {
 	}
 	r.tools = map[string]Tool{}
 	var decls []tools.Declaration
-	for _, t := range offered.Tools {
+	for _, t := range r.deferral.offer(offered.Tools, r.req.Tools, r.req.ToolsConfig) {
 		d := t.Declaration()
 		r.tools[d.Name] = t
 		decls = append(decls, d)
@@ -249,7 +249,7 @@ func (r *run) assemble(ctx context.Context, finalizing bool, limit int) (prompt.
 		Agent: prompt.AgentPrompt{Name: r.req.Agent.Name, Source: r.req.Agent.Source, Trust: prompt.TrustHost, Text: r.req.Agent.Prompt},
 		Mode:  r.req.Agent.Collaboration, Runtime: prompt.RuntimeState{Delegates: r.req.Agent.Delegates, DurableState: work != nil},
 		GlobalAgents: r.req.GlobalAgents, ProjectAgents: r.req.ProjectAgents, Skills: r.req.Skills, Memory: r.req.Memory,
-		Tools: r.decls, History: &r.history, WorkState: work,
+		Tools: r.deferral.visible(r.decls), History: &r.history, WorkState: work,
 	}, conversation)
 	if err != nil {
 		return asm, events.ProviderRequest{}, err

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/zuno-run/zuno/domain/settings"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -30,6 +31,11 @@ func NewContract(agent string, allowlist []string) Contract {
 	}
 	if slices.Contains(allowlist, tools.NameShell) && !slices.Contains(allowlist, tools.NameBg) {
 		add(tools.NameBg, Allow, "tools allowlist (shell grants bg)")
+	}
+	// tool_search is offered with the deferred MCP tools it reaches (docs/mcp.md): an entry
+	// that can name an MCP tool grants it.
+	if slices.ContainsFunc(allowlist, func(e string) bool { return strings.HasPrefix(e, "mcp_") || matchWildcard(e, "mcp_") }) && !slices.Contains(allowlist, tools.NameToolSearch) {
+		add(tools.NameToolSearch, Allow, "tools allowlist (an MCP tool grants tool_search)")
 	}
 	return c
 }

@@ -141,3 +141,33 @@ func TestMessages(t *testing.T) {
 		t.Fatal("an allowed call has no error and no message")
 	}
 }
+
+// TestContractToolSearch: an allowlist entry that can name an MCP tool grants tool_search
+// (offered beside the deferred tools it reaches, docs/mcp.md); no other entry does.
+func TestContractToolSearch(t *testing.T) {
+	for _, r := range []struct {
+		allowlist []string
+		hidden    bool
+	}{
+		{[]string{"read"}, true},
+		{[]string{"read", "shell", "task"}, true},
+		{[]string{"mcp_github_*"}, false},
+		{[]string{"mcp_github_create_issue"}, false},
+		{[]string{"mcp_*"}, false},
+		{[]string{"mc*"}, false},
+		{[]string{"*"}, false},
+		{[]string{"tool_search"}, false},
+		{[]string{"mcpx"}, true},
+		{[]string{"my_mcp_tool"}, true},
+	} {
+		if got := permission.NewContract("x", r.allowlist).Hidden("tool_search"); got != r.hidden {
+			t.Errorf("%v: Hidden(tool_search) = %t, want %t", r.allowlist, got, r.hidden)
+		}
+	}
+	for _, name := range []string{"build", "plan", "explorer", "orchestrator"} {
+		a := builtin(t, name)
+		if !permission.NewContract(a.Name, a.Tools).Hidden("tool_search") {
+			t.Errorf("the built-in %s grants tool_search without naming an MCP tool", name)
+		}
+	}
+}

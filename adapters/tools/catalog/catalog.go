@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zuno-run/zuno/adapters/mcp"
 	adsandbox "github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/contexttools"
@@ -73,6 +74,8 @@ type Catalog struct {
 	Supervisor *bg.Supervisor
 	// Probe, when set, replaces the probe of the sandbox's launcher (tests).
 	Probe adsandbox.Probe
+	// MCP is the MCP servers whose tools join the session's (docs/mcp.md).
+	MCP MCP
 }
 
 // OpenTools is Open as the turn's port.
@@ -128,11 +131,14 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	if c.Memory != nil {
 		all = append(all, memorytool.New(c.Memory, c.MemoryConfig, set.CapResult)...)
 	}
+	pool := c.openMCP(req, artifacts, sb, refused)
+	all = append(append(all, pool.Tools()...), mcp.NewToolSearch(pool))
+	s := &surface{tools: all, bg: mgr, confinement: confinement(sb, refused), mcp: pool}
 	if err := checkDeclarations(all); err != nil {
-		mgr.Close()
+		s.Close()
 		return nil, err
 	}
-	return &surface{tools: all, bg: mgr, confinement: confinement(sb, refused)}, nil
+	return s, nil
 }
 
 // contextCommands are the task_context tool's commands: the work commands carry them
@@ -198,13 +204,18 @@ type surface struct {
 	tools       []turn.Tool
 	bg          *bg.Manager
 	confinement turn.Confinement
+	mcp         *mcp.Pool
 }
 
 func (s *surface) Tools() []turn.Tool            { return s.tools }
 func (s *surface) Confinement() turn.Confinement { return s.confinement }
 
-// Close drops the view; the session's background tasks run on under the supervisor.
-func (s *surface) Close() error { return s.bg.Close() }
+// Close drops the view, and shuts the MCP servers down; the session's background tasks run on
+// under the supervisor.
+func (s *surface) Close() error {
+	s.closeMCP()
+	return s.bg.Close()
+}
 
 // backgroundStarter lets the shell tool's background option start bg tasks.
 type backgroundStarter struct{ m *bg.Manager }

@@ -47,7 +47,7 @@ func TestOpenConfined(t *testing.T) {
 	}
 	s := open(t, sandbox.Probe{})
 	want := []string{"apply_patch", "bg", "glob", "goal_get", "goal_request_input", "goal_update", "grep", "job", "job_reconcile", "plan_exit", "plan_get", "plan_update", "question", "question_async", "read", "report_write", "session_message",
-		"shell", "task", "task_context", "todo_get", "todo_update", "webfetch", "write"}
+		"shell", "task", "task_context", "todo_get", "todo_update", "tool_search", "webfetch", "write"}
 	if got := names(s); !slices.Equal(got, want) {
 		t.Fatalf("tools %q, want %q", got, want)
 	}
