@@ -17,7 +17,8 @@ import (
 // reaches any site through a proxy: `webproxy NAME ADDR:PORT` starts a page server on
 // loopback and a real HTTP CONNECT proxy that tunnels the public ADDR:PORT to it, and sets
 // $NAME to the proxy's host:port for HTTP_PROXY. The page server answers every path with an
-// HTML page naming the path and the Host header it received.
+// HTML page naming the path and the Host header it received, but /go/REST, which redirects
+// (302) to /REST.
 func init() {
 	scriptCmds["webproxy"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 2 {
@@ -26,6 +27,10 @@ func init() {
 		public, err := netip.ParseAddrPort(args[1])
 		ts.Check(err)
 		origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if rest, ok := strings.CutPrefix(r.URL.Path, "/go/"); ok {
+				http.Redirect(w, r, "/"+rest, http.StatusFound)
+				return
+			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprintf(w, "<html><body><h1>Page %s</h1><p>Served for host %s.</p><script>ignored()</script></body></html>",
 				strings.TrimPrefix(r.URL.Path, "/"), r.Host)

@@ -217,7 +217,7 @@ func (r *run) execute(ctx context.Context, cr *callRun, g tools.Group) []execute
 		e := cr.plan.Entries[g.Calls[k]]
 		begun := time.Now()
 		res := r.tools[e.Decl.Name].Execute(ctx, tools.Invocation{SessionID: r.req.SessionID, CallID: e.Call.Call.ID, TurnID: r.turnID, RequestID: cr.requestID,
-			ExternalRoot: cr.verdicts[g.Calls[k]].ExternalRoot, Parsed: e.Parsed})
+			ExternalRoot: cr.verdicts[g.Calls[k]].ExternalRoot, Permitted: r.permitted(e.Call), Parsed: e.Parsed})
 		if !res.Outcome.Valid() || res.Outcome == tools.OutcomeBlocked {
 			res = tools.Result{Outcome: tools.OutcomeError, ErrorCode: "invalid_result",
 				Output: "The tool returned a result without a valid outcome; treat its effect as unknown and inspect the state."}
@@ -247,4 +247,19 @@ func blockedEvent(sessionID, turnID, requestID string, e tools.Entry) events.Too
 	}
 	return events.ToolBlocked{SessionID: sessionID, TurnID: turnID, RequestID: requestID, CallID: e.Call.Call.ID,
 		Tool: e.Call.Call.Name, Category: string(b.Kind), Field: b.Field, Message: b.Message, Fix: b.Fix, Output: text}
+}
+
+// permitted is the call's Invocation.Permitted: the gate's decision for the same call with
+// other arguments, true only for an allow (an ask cannot be put to the user while the call
+// runs, so the tool refuses and the model makes the call the gate can ask about). Check only
+// reads the gate's state, so parallel calls may ask it.
+func (r *run) permitted(c tools.Call) func(tools.Parsed) bool {
+	if r.req.Gate == nil {
+		return nil
+	}
+	return func(p tools.Parsed) bool {
+		c.Parsed = p
+		v := r.req.Gate.Check(c)
+		return v.Block == nil && v.Ask == nil
+	}
 }

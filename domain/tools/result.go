@@ -97,6 +97,11 @@ type Invocation struct {
 	// when none. The file tools reach a path outside the workspace only when it lies under
 	// this directory, and then from a handle on it (see "Path authority" in docs/tools.md).
 	ExternalRoot string
+	// Permitted reports whether the permission gate, as it stands for this call, allows the
+	// same tool with other arguments without an ask: webfetch asks it before it follows a
+	// redirect, so that a redirect cannot lead past a rule that names its target
+	// (docs/web.md, "Redirects and the permission gate"). Nil where the host runs no gate.
+	Permitted func(Parsed) bool
 	Parsed
 }
 

@@ -138,7 +138,8 @@ func (t *FetchTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if !t.network.Allowed {
 		return failure(det, t.network.refusal())
 	}
-	res, err := t.fetcher.Fetch(ctx, fetch.Request{URL: a.URL, Timeout: time.Duration(a.Timeout) * time.Second})
+	res, err := t.fetcher.Fetch(ctx, fetch.Request{URL: a.URL, Timeout: time.Duration(a.Timeout) * time.Second,
+		Follow: follow(inv, a)})
 	if err != nil {
 		var fe *fetch.Error
 		if errors.As(err, &fe) {
@@ -186,4 +187,25 @@ func withDetails(r tools.Result, det any) tools.Result {
 		r.Metadata.Details = b
 	}
 	return r
+}
+
+// CodeRedirectNotPermitted: a redirect led to a URL the permission rules do not allow
+// without an ask (docs/web.md, "Redirects and the permission gate").
+const CodeRedirectNotPermitted = "redirect_not_permitted"
+
+// follow is the fetch's check before each redirect: the permission gate judges the target
+// as it judged the first URL, so a public page cannot redirect past a rule that names the
+// target. What the gate would ask about is refused too (nobody can be asked while the call
+// runs): the model calls webfetch with the target, and the gate asks about that call.
+func follow(inv tools.Invocation, a fetchArgs) func(string) *domain.Error {
+	return func(target string) *domain.Error {
+		next := a
+		next.URL = target
+		if inv.Permitted == nil || inv.Permitted(tools.Parsed{Args: next}) {
+			return nil // no gate: nothing is refused, a redirect neither
+		}
+		return domain.NewError(CodeRedirectNotPermitted,
+			fmt.Sprintf("the page redirects to %s, which the permission rules do not allow without asking", target),
+			"call webfetch with that URL, so that the permission gate decides it (or fetch another page)")
+	}
 }

@@ -96,6 +96,10 @@ type Request struct {
 	Timeout time.Duration
 	// MaxBody caps the body read (after content decoding): DefaultMaxBody when 0.
 	MaxBody int64
+	// Follow, when set, is asked before each redirect is followed, with the target's
+	// canonical URL; an error refuses the redirect (its hop records the refusal) and ends the
+	// fetch with that error.
+	Follow func(url string) *domain.Error
 }
 
 // Hop is one request of a fetch as its result records it: what was asked, what the guard
@@ -195,6 +199,12 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 			return Result{}, &Error{Err: asDomain(err), Hops: hops}
 		}
 		hop := Hop{URL: target.URL.String()}
+		if n > 0 && req.Follow != nil {
+			if derr := req.Follow(hop.URL); derr != nil {
+				hop.Refused = derr.Code() + ": " + derr.Message
+				return Result{}, &Error{Err: derr, Hops: append(hops, hop)}
+			}
+		}
 		resp, err := f.hop(ctx, tr, target, &hop, maxBody)
 		hops = append(hops, hop)
 		if err != nil {
