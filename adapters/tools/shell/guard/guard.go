@@ -45,6 +45,9 @@ func init() {
 	if len(os.Args) > 0 && os.Args[0] == Name {
 		os.Exit(Main(os.Args[1:]))
 	}
+	if len(os.Args) == 1 && os.Args[0] == SessionName {
+		os.Exit(SessionMain())
+	}
 	if isStatusReporter(os.Args) {
 		os.Exit(StatusMain(os.Args[0], os.Args[2:]))
 	}
@@ -146,11 +149,14 @@ func report(line string) {
 
 // lookPath finds a program named without a slash in PATH; it returns a reserved code when
 // there is no such executable.
-func lookPath(name string) (string, int) {
+func lookPath(name string) (string, int) { return lookPathIn(name, os.Getenv("PATH")) }
+
+// lookPathIn is lookPath in the directories of path.
+func lookPathIn(name, path string) (string, int) {
 	if bytes.IndexByte([]byte(name), '/') >= 0 {
 		return name, 0
 	}
-	for _, dir := range bytes.Split([]byte(os.Getenv("PATH")), []byte(":")) {
+	for _, dir := range bytes.Split([]byte(path), []byte(":")) {
 		if len(dir) == 0 {
 			dir = []byte(".")
 		}
