@@ -225,7 +225,11 @@ func (s *session) report(pid int) {
 	if s.lost.Load() {
 		select {} // the lifeline's sweep and exit are under way
 	}
-	killOutside(pid)
+	if reap() {
+		// Descendants are left (a command that left nothing has no child any more, and
+		// then nothing below the guard needs looking at).
+		killOutside(pid)
+	}
 	s.current.Store(0)
 	line, _ := waitLine(ws, ended)
 	reply(line)

@@ -233,3 +233,41 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSessionGuard measures `bash -c true` started by a session guard (one request, its
+// two reply lines) against bash started directly, one of each in turn, so that the machine's
+// load moves both alike: the guard's own cost, without the shell runner's (output capture,
+// environment, directory checks), which BenchmarkGuardedRun in package shell includes.
+func BenchmarkSessionGuard(b *testing.B) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		b.Skip("no bash")
+	}
+	s := startSession(&testing.T{})
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	var direct, guarded time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command(bash, "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		s.send("/", []string{bash, "-c", "true"}, os.Environ(), devnull)
+		if l := s.line(); !strings.HasPrefix(l, ReplyPID+" ") {
+			b.Fatal(l)
+		}
+		if l := s.line(); !strings.HasPrefix(l, "exit 0 ") {
+			b.Fatal(l)
+		}
+		direct += t1.Sub(t0)
+		guarded += time.Since(t1)
+	}
+	b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N), "bash-ns/op")
+	b.ReportMetric(float64(guarded.Nanoseconds())/float64(b.N), "session-ns/op")
+	b.ReportMetric(float64(guarded)/float64(direct), "session/bash")
+}
+
