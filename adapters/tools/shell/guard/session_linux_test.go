@@ -270,4 +270,3 @@ func BenchmarkSessionGuard(b *testing.B) {
 	b.ReportMetric(float64(guarded.Nanoseconds())/float64(b.N), "session-ns/op")
 	b.ReportMetric(float64(guarded)/float64(direct), "session/bash")
 }
-
