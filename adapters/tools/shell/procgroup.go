@@ -11,9 +11,11 @@ import (
 )
 
 // stopGroup stops a running command's process group: SIGTERM to the whole
-// group, then SIGKILL if the leader has not exited within grace. It returns
-// the leader's wait error.
-func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) error {
+// group, then SIGKILL if the guard has not reported within grace. A guard
+// outside the group (the session guard) that still has not reported a grace
+// later is ended by run.abandon, so a stop always settles. It returns the
+// wait's error.
+func stopGroup(pgid int, grace time.Duration, waitDone <-chan error, run guardedRun) error {
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -23,6 +25,13 @@ func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) error {
 	case <-t.C:
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	t.Reset(grace)
+	select {
+	case err := <-waitDone:
+		return err
+	case <-t.C:
+	}
+	run.abandon()
 	return <-waitDone
 }
 

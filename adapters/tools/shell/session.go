@@ -16,6 +16,9 @@ type guardedRun interface {
 	// settle reads the verdict once wait returned and the group was stopped, and releases
 	// the guard; the error is for a run that has no status at all.
 	settle(waitErr error) (GuardStatus, error)
+	// abandon ends a guard that does not report even though the command's group was
+	// killed (it was stopped, SIGSTOP): wait then returns without a report.
+	abandon()
 }
 
 // commandGuard is a command under a guard process of its own: the fallback where the session
@@ -27,6 +30,9 @@ type commandGuard struct {
 
 func (c *commandGuard) pgid() int   { return c.cmd.Process.Pid }
 func (c *commandGuard) wait() error { return c.cmd.Wait() }
+
+// abandon: the guard is in the group Zuno killed; SIGKILL reaches a stopped process too.
+func (c *commandGuard) abandon() {}
 
 func (c *commandGuard) settle(waitErr error) (GuardStatus, error) {
 	ps := c.cmd.ProcessState

@@ -175,6 +175,10 @@ type sessionRun struct {
 
 func (s *sessionRun) pgid() int { return s.pid }
 
+// abandon kills the guard: its socket closes, so wait returns without a report (no verdict,
+// the guard's signal), and the guard is never used again.
+func (s *sessionRun) abandon() { _ = s.g.cmd.Process.Kill() }
+
 func (s *sessionRun) wait() error {
 	if s.pid == 0 {
 		return nil

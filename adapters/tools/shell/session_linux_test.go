@@ -162,3 +162,18 @@ func TestSessionGuardDirectory(t *testing.T) {
 		t.Fatalf("pwd %q, want %q", res.Output, dir)
 	}
 }
+
+// A command that stops its guard (SIGSTOP) cannot hold a stopped call forever: the timeout's
+// kill settles it with no verdict, under either guard, and the next command runs.
+func TestStoppedGuardStillSettles(t *testing.T) { bothGuards(t, testStoppedGuardStillSettles) }
+
+func testStoppedGuardStillSettles(t *testing.T) {
+	r := &Runner{KillGrace: 100 * time.Millisecond}
+	res := run(t, r, Request{Command: `kill -STOP $PPID; sleep 30`, Timeout: 500 * time.Millisecond})
+	if !res.TimedOut || !res.Killed || res.Authoritative || res.HasExitCode {
+		t.Fatalf("got %+v", res)
+	}
+	if res := run(t, r, Request{Command: "exit 4"}); res.ExitCode != 4 || !res.Authoritative {
+		t.Fatalf("the next command: %+v", res)
+	}
+}

@@ -573,7 +573,7 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 		default:
 			res.Killed = true
 			st.stopSent = time.Now()
-			waitErr = stopGroup(pgid, grace, st.waitDone)
+			waitErr = stopGroup(pgid, grace, st.waitDone, st.run)
 		}
 	}
 	// No orphans: whatever is left in the group (background jobs, a

@@ -1,7 +1,8 @@
-// Package guard is the process side of the shell's guard (docs/shell-execution.md, "The
-// guard"): the binary re-executed as Name runs Main from this package's init and never
-// reaches its own main. The runtime's side (starting a guard, reading its report) is in
-// package shell.
+// Package guard is the process side of the shell's guards (docs/shell-execution.md, "The
+// guard"): a binary executed as Name (a per-command guard) runs Main, one executed as
+// SessionName (the session guard, session_linux.go) runs SessionMain, from this package's
+// init, and never reaches its own main. The runtime's side (starting a guard, reading its
+// report) is in package shell.
 //
 // The package imports as little as it can, all of it packages that every binary initialises
 // early (no fmt, strconv, strings or os/exec): Go initialises packages in import-path order

@@ -14,13 +14,13 @@ import (
 // sessionConn is a test's side of a real session guard process (this test binary, whose
 // init runs SessionMain under SessionName).
 type sessionConn struct {
-	t     *testing.T
+	t     testing.TB
 	fd    int
 	lines *bufio.Reader
 	cmd   *exec.Cmd
 }
 
-func startSession(t *testing.T) *sessionConn {
+func startSession(t testing.TB) *sessionConn {
 	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -243,7 +243,7 @@ func BenchmarkSessionGuard(b *testing.B) {
 	if err != nil {
 		b.Skip("no bash")
 	}
-	s := startSession(&testing.T{})
+	s := startSession(b)
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
