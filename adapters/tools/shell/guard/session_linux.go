@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // session is the state a session guard's goroutines share.
@@ -16,12 +17,21 @@ type session struct {
 	// is started, so the sweep that follows sees every process there will be.
 	forkMu sync.Mutex
 	lost   atomic.Bool
+	once   sync.Once
 	// current is the running command's process group (0: none).
 	current atomic.Int64
+	// running is held while a request is served: only then may its waits reap, so that the
+	// idle reaper never takes a command's status from under it.
+	running sync.Mutex
 }
 
 // SessionMain is the session guard: it serves requests from the runtime on SessionFD until
 // the runtime's end closes, then kills every process it has started and exits.
+//
+// The main goroutine reads each request itself (one wakeup per request, no hand-off between
+// threads: that wakeup is most of what the guard adds to a command's start on a busy
+// machine); watchLifeline notices the runtime's end closing while a command runs, and
+// reapIdle collects what the runtime stopped after the last command ended.
 func SessionMain() int {
 	syscall.CloseOnExec(SessionFD)
 	// Not dumpable: a command (same user) can neither trace this process nor reach its
@@ -33,16 +43,56 @@ func SessionMain() int {
 	runtime.LockOSThread()
 	becomeSubreaper()
 	s := &session{}
-	reqs := make(chan received)
-	go s.readRequests(reqs)
+	go s.watchLifeline()
+	go s.reapIdle()
+	for {
+		r, err := readRequest(SessionFD)
+		if err != nil {
+			s.lifelineLost()
+		}
+		s.serve(r)
+	}
+}
+
+// watchLifeline waits for the runtime's end of the socket to close (POLLRDHUP: the peer is
+// gone; a request waiting to be read does not wake it).
+func (s *session) watchLifeline() {
+	fds := []pollFd{{fd: SessionFD, events: pollRdHup}}
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, 0, 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 || fds[0].revents&(pollRdHup|pollHup|pollErr|pollNval) != 0 {
+			s.lifelineLost()
+		}
+	}
+}
+
+// pollFd is struct pollfd (poll.h).
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+// poll.h's event bits.
+const (
+	pollErr   = 0x8
+	pollHup   = 0x10
+	pollNval  = 0x20
+	pollRdHup = 0x2000
+)
+
+// reapIdle collects children that end between commands (what the runtime stopped after the
+// last one): while a command runs, its own waits reap.
+func (s *session) reapIdle() {
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
-	for {
-		select {
-		case r := <-reqs:
-			s.serve(r)
-		case <-chld:
-			reap() // what the runtime stopped after the last command ended
+	for range chld {
+		if s.running.TryLock() {
+			reap()
+			s.running.Unlock()
 		}
 	}
 }
@@ -51,18 +101,6 @@ func SessionMain() int {
 type received struct {
 	body []byte
 	fds  []int
-}
-
-// readRequests reads requests until the runtime's end closes: the lifeline.
-func (s *session) readRequests(out chan<- received) {
-	for {
-		r, err := readRequest(SessionFD)
-		if err != nil {
-			s.lifelineLost()
-			return
-		}
-		out <- r
-	}
 }
 
 // readRequest reads one frame. Descriptors arrive close-on-exec, so none reaches a command
@@ -134,19 +172,24 @@ func closeAll(fds []int) {
 // lifelineLost kills the running command's group and every process below the guard, until
 // none is left, and exits: the runtime is gone and no one will settle a command.
 func (s *session) lifelineLost() {
-	s.forkMu.Lock()
-	s.lost.Store(true)
-	s.forkMu.Unlock()
-	if pg := int(s.current.Load()); pg > 0 {
-		_ = syscall.Kill(-pg, syscall.SIGKILL)
-	}
-	sweep(5 * time.Second)
-	os.Exit(0)
+	s.once.Do(func() {
+		s.forkMu.Lock()
+		s.lost.Store(true)
+		s.forkMu.Unlock()
+		if pg := int(s.current.Load()); pg > 0 {
+			_ = syscall.Kill(-pg, syscall.SIGKILL)
+		}
+		sweep(5 * time.Second)
+		os.Exit(0)
+	})
+	select {} // another goroutine's sweep and exit are under way
 }
 
 // serve runs one request: clears what the previous command left, starts the command and
 // reports how it ended.
 func (s *session) serve(r received) {
+	s.running.Lock()
+	defer s.running.Unlock()
 	defer func() { closeAll(r.fds) }()
 	if !clear() {
 		// Something survived SIGKILL for the whole bound: this guard can no longer tell
