@@ -25,11 +25,11 @@ const SessionFD = 3
 const (
 	requestHeader  = 8
 	requestVersion = "v1"
-	// MaxRequestBody bounds a request's body (the kernel's own bound on argv and environment
+	// maxRequestBody bounds a request's body (the kernel's own bound on argv and environment
 	// together is smaller).
-	MaxRequestBody = 16 << 20
-	// MaxRequestFiles bounds the descriptors of one request: the output and 64 files.
-	MaxRequestFiles = 65
+	maxRequestBody = 16 << 20
+	// maxRequestFiles bounds the descriptors of one request: the output and 64 files.
+	maxRequestFiles = 65
 )
 
 // Process-group modes of a request.

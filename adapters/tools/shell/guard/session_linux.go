@@ -108,7 +108,7 @@ type received struct {
 func readRequest(fd int) (received, error) {
 	var r received
 	head := make([]byte, requestHeader)
-	oob := make([]byte, syscall.CmsgSpace(4*MaxRequestFiles))
+	oob := make([]byte, syscall.CmsgSpace(4*maxRequestFiles))
 	for got := 0; got < requestHeader; {
 		n, oobn, flags, _, err := syscall.Recvmsg(fd, head[got:], oob, syscall.MSG_CMSG_CLOEXEC)
 		if err == syscall.EINTR {
@@ -126,7 +126,7 @@ func readRequest(fd int) (received, error) {
 		got += n
 	}
 	size := getUint32(head[0:4])
-	if size > MaxRequestBody || int(getUint32(head[4:8])) != len(r.fds) {
+	if size > maxRequestBody || int(getUint32(head[4:8])) != len(r.fds) {
 		closeAll(r.fds)
 		return r, errLifeline // a runtime that sends this is not one to serve
 	}
@@ -198,7 +198,7 @@ func (s *session) serve(r received) {
 		s.lifelineLost()
 	}
 	req, ok := decodeRequest(r.body)
-	if !ok || len(r.fds) < 1 || len(r.fds) > MaxRequestFiles {
+	if !ok || len(r.fds) < 1 || len(r.fds) > maxRequestFiles {
 		reply(ReplyError + " invalid request")
 		return
 	}
