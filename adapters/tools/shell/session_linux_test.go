@@ -177,3 +177,22 @@ func testStoppedGuardStillSettles(t *testing.T) {
 		t.Fatalf("the next command: %+v", res)
 	}
 }
+
+// With Zuno's own directory gone, a command with no directory cannot be told where to run: it
+// runs under a per-command guard, which inherits the directory, as before.
+func TestSessionGuardFallsBackWithoutAWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, nil, Request{Command: `tr '\0' ' ' < /proc/$PPID/cmdline`})
+	// (bash says first that it cannot name its directory.)
+	if !res.Authoritative || !strings.Contains(string(res.Output), "\n"+GuardName+" 0 -- ") {
+		t.Fatalf("%+v %q", res, res.Output)
+	}
+}
