@@ -11,6 +11,8 @@ import (
 type guardedRun interface {
 	// pgid is the process group Zuno signals to stop the command; 0 when nothing was started.
 	pgid() int
+	// guardPid is the guard's process: every process of the command is below it.
+	guardPid() int
 	// wait blocks until the guard reported how the command ended (or is gone).
 	wait() error
 	// settle reads the verdict once wait returned and the group was stopped, and releases
@@ -28,8 +30,9 @@ type commandGuard struct {
 	g   *guardProc
 }
 
-func (c *commandGuard) pgid() int   { return c.cmd.Process.Pid }
-func (c *commandGuard) wait() error { return c.cmd.Wait() }
+func (c *commandGuard) pgid() int     { return c.cmd.Process.Pid }
+func (c *commandGuard) guardPid() int { return c.cmd.Process.Pid }
+func (c *commandGuard) wait() error   { return c.cmd.Wait() }
 
 // abandon: the guard is in the group Zuno killed; SIGKILL reaches a stopped process too.
 func (c *commandGuard) abandon() {}

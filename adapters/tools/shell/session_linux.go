@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
@@ -108,7 +109,42 @@ func startSessionGuard() (*sessionGuard, error) {
 		_ = cmd.Wait()
 		close(g.exited)
 	}()
+	go g.watchStops()
 	return g, nil
+}
+
+// watchStops ends g if its process is ever stopped (SIGSTOP: a command of the same user can
+// send it to its parent, `kill -STOP $PPID`). A stopped guard neither starts, reports nor
+// notices the lifeline, and would hold its call forever: it is killed with everything below
+// it at once, and its call settles with no verdict. The wait ends when g is reaped.
+func (g *sessionGuard) watchStops() {
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(g.cmd.Process.Pid),
+			uintptr(unsafe.Pointer(&info[0])), syscall.WSTOPPED, 0, 0)
+		switch errno {
+		case syscall.EINTR:
+			continue
+		case 0:
+			g.kill()
+		}
+		return
+	}
+}
+
+// pPID is P_PID (sys/wait.h): waitid for one process.
+const pPID = 1
+
+// kill SIGKILLs every process below g, then g itself: what g's lifeline would do, done by
+// the runtime for a guard that cannot. Its socket then closes, which ends a read of a reply.
+func (g *sessionGuard) kill() {
+	pid := g.cmd.Process.Pid
+	for range 3 { // a process that forked while the list was read is in the next one
+		for _, p := range guard.Descendants(pid) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+	_ = g.cmd.Process.Kill()
 }
 
 func (g *sessionGuard) gone() bool {
@@ -171,11 +207,12 @@ type sessionRun struct {
 	status *os.File
 }
 
-func (s *sessionRun) pgid() int { return s.pid }
+func (s *sessionRun) pgid() int     { return s.pid }
+func (s *sessionRun) guardPid() int { return s.g.cmd.Process.Pid }
 
-// abandon kills the guard: its socket closes, so wait returns without a report (no verdict,
-// the guard's signal), and the guard is never used again.
-func (s *sessionRun) abandon() { _ = s.g.cmd.Process.Kill() }
+// abandon kills the guard and everything below it: its socket closes, so wait returns
+// without a report (no verdict, the guard's signal), and the guard is never used again.
+func (s *sessionRun) abandon() { s.g.kill() }
 
 func (s *sessionRun) wait() error {
 	if s.pid == 0 {

@@ -163,16 +163,22 @@ func TestSessionGuardDirectory(t *testing.T) {
 	}
 }
 
-// A command that stops its guard (SIGSTOP) cannot hold a stopped call forever: the timeout's
-// kill settles it with no verdict, under either guard, and the next command runs.
+// A command that stops its guard (SIGSTOP) cannot hold the call: it settles with no verdict,
+// under either guard — the per-command guard by the timeout's kill of the group it is in,
+// the session guard as soon as Zuno sees it stopped (even before it said the command
+// started) — nothing of the command is left, and the next command runs.
 func TestStoppedGuardStillSettles(t *testing.T) { bothGuards(t, testStoppedGuardStillSettles) }
 
 func testStoppedGuardStillSettles(t *testing.T) {
+	dir := t.TempDir()
 	r := &Runner{KillGrace: 100 * time.Millisecond}
-	res := run(t, r, Request{Command: `kill -STOP $PPID; sleep 30`, Timeout: 500 * time.Millisecond})
-	if !res.TimedOut || !res.Killed || res.Authoritative || res.HasExitCode {
+	res := run(t, r, Request{Command: `setsid sh -c 'echo $$ > esc.pid; exec sleep 30' & ` +
+		`while [ ! -s esc.pid ]; do sleep 0.01; done; kill -STOP $PPID; sleep 30`,
+		Dir: dir, Timeout: 2 * time.Second})
+	if res.Authoritative || res.HasExitCode || res.Signal != "SIGKILL" {
 		t.Fatalf("got %+v", res)
 	}
+	assertGone(t, readPID(t, filepath.Join(dir, "esc.pid")))
 	if res := run(t, r, Request{Command: "exit 4"}); res.ExitCode != 4 || !res.Authoritative {
 		t.Fatalf("the next command: %+v", res)
 	}

@@ -193,6 +193,10 @@ func killDescendants(all bool) {
 	}
 }
 
+// Descendants lists the processes below pid (the runtime ends a session guard that can no
+// longer act, and what it started, with it).
+func Descendants(pid int) []int { return descendants(pid) }
+
 // descendants lists the processes below pid. It walks /proc/PID/task/TID/children, whose cost
 // follows the tree, not the machine; without those files (a kernel built without them) it
 // scans every /proc/PID/stat.
