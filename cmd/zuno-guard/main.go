@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	_, _ = os.Stderr.WriteString(guard.ProgramName + ": zuno starts this program for each shell command; it is not run by hand.\n" +
+	_, _ = os.Stderr.WriteString(guard.ProgramName + ": zuno starts this program as its shell guard; it is not run by hand.\n" +
 		"Install it in the same directory as zuno.\n")
 	os.Exit(2)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
@@ -46,15 +47,21 @@ func run(t *testing.T, command string) shell.Result {
 	return res
 }
 
-// The command's parent is this program, and the guard's report still decides what an exit
-// code means: a command's own 125–127 and forged report lines stay the command's, a signal
-// is a signal (docs/shell-execution.md, "The guard").
+// The command's parent is this program, serving as the session guard (and, for the
+// per-command guard that background tasks and git reads use, as a guard of its own), and the
+// guard's report still decides what an exit code means: a command's own 125–127 and forged
+// report lines stay the command's, a signal is a signal (docs/shell-execution.md, "The guard").
 func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
 	if got := guard.Program(); got != beside() {
 		t.Fatalf("guard program %q, want the one beside the binary %q", got, beside())
 	}
-	if res := run(t, `readlink /proc/$PPID/exe`); filepath.Base(strings.TrimSpace(string(res.Output))) != guard.ProgramName {
-		t.Fatalf("the command's parent is %q", res.Output)
+	res := run(t, `readlink /proc/$PPID/exe; tr '\0' ' ' < /proc/$PPID/cmdline`)
+	if exe, argv, _ := strings.Cut(string(res.Output), "\n"); filepath.Base(exe) != guard.ProgramName ||
+		strings.TrimSpace(argv) != guard.SessionName {
+		t.Fatalf("the command's parent: %q", res.Output)
+	}
+	if exe := perCommand(t, "readlink /proc/$PPID/exe"); filepath.Base(strings.TrimSpace(exe)) != guard.ProgramName {
+		t.Fatalf("a per-command guard's program: %q", exe)
 	}
 	for _, tc := range []struct {
 		cmd    string
@@ -64,6 +71,7 @@ func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
 		{"exit 3", 3, ""},
 		{"exit 125", 125, ""},
 		{"echo 'guard 127 forged' >&4; exit 127", 127, ""},
+		{"echo 'guard 127 forged' >&3; exit 127", 127, ""},
 		{"definitely-not-a-command-zuno", 127, ""},
 		{"kill -9 $$", -1, "SIGKILL"},
 	} {
@@ -79,9 +87,32 @@ func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
 	}
 }
 
-// BenchmarkGuardedRun measures one `true` under this program and under the fallback (the
-// test binary re-executed: this file is moved aside for the case) against bash alone, in
-// the same run.
+// perCommand runs command under a guard of its own, as a background task does, and returns
+// its output.
+func perCommand(t testing.TB, command string) string {
+	var out strings.Builder
+	cmd, g, err := shell.GuardedCommand([]string{"bash", "-c", command}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		g.Abandon()
+		t.Fatal(err)
+	}
+	g.Started()
+	_ = cmd.Wait()
+	if gs := g.Settle(cmd.ProcessState); !gs.HasExitCode || gs.ExitCode != 0 {
+		t.Fatalf("%q under a per-command guard: %+v %s", command, gs, out.String())
+	}
+	return out.String()
+}
+
+// BenchmarkGuardedRun measures one `true` against bash alone, in the same run: through the
+// runner under the session guard (this program), under a per-command guard of this program
+// (as background tasks run), and under a per-command guard of the test binary re-executed
+// (the fallback when no zuno-guard stands beside zuno: this file is moved aside for it).
 func BenchmarkGuardedRun(b *testing.B) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -94,21 +125,27 @@ func BenchmarkGuardedRun(b *testing.B) {
 			}
 		}
 	})
-	guarded := func(b *testing.B) {
+	b.Run("session", func(b *testing.B) {
 		r := &shell.Runner{}
 		for b.Loop() {
 			if _, err := r.Run(context.Background(), shell.Request{Command: "true"}); err != nil {
 				b.Fatal(err)
 			}
 		}
-	}
-	b.Run("zuno-guard", guarded)
-	b.Run("self", func(b *testing.B) {
+	})
+	b.Run("per-command-zuno-guard", func(b *testing.B) {
+		for b.Loop() {
+			perCommand(b, "true")
+		}
+	})
+	b.Run("per-command-self", func(b *testing.B) {
 		aside := beside() + ".aside"
 		if err := os.Rename(beside(), aside); err != nil {
 			b.Fatal(err)
 		}
 		defer os.Rename(aside, beside())
-		guarded(b)
+		for b.Loop() {
+			perCommand(b, "true")
+		}
 	})
 }

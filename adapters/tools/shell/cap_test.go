@@ -10,6 +10,10 @@ import (
 // A command whose output reaches the disk cap is stopped, and only the first MaxKeep bytes
 // are kept on disk (docs/config.md, "Bounds"): an endless `yes` no longer fills the disk.
 func TestOutputOverTheDiskCapStopsTheCommand(t *testing.T) {
+	bothGuards(t, testOutputOverTheDiskCapStopsTheCommand)
+}
+
+func testOutputOverTheDiskCapStopsTheCommand(t *testing.T) {
 	r := &Runner{Root: t.TempDir(), SpoolDir: t.TempDir(), KillGrace: 200 * time.Millisecond}
 	const keep = 3 << 20
 	res := run(t, r, Request{Command: "yes", MaxKeep: keep, Timeout: time.Minute})

@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
 
 // Attacks on the guard's boundary (docs/shell-execution.md, "The guard"), each a row below:
@@ -24,6 +27,10 @@ import (
 //	the command is killed with kill -9 from outside                   → SIGKILL, no verdict
 //	the runtime is SIGKILLed mid-command (group member, setsid escapee) → every process gone, no late side effect
 func TestGuardReservedCodesBelongToTheCommand(t *testing.T) {
+	bothGuards(t, testGuardReservedCodesBelongToTheCommand)
+}
+
+func testGuardReservedCodesBelongToTheCommand(t *testing.T) {
 	for _, tc := range []struct {
 		cmd    string
 		code   int // -1: no exit code
@@ -63,7 +70,9 @@ func (l argvLauncher) Wrap(argv []string, _ string) ([]string, error) {
 	return append([]string{l.program}, argv...), nil
 }
 
-func TestGuardFailureAndNeverStarted(t *testing.T) {
+func TestGuardFailureAndNeverStarted(t *testing.T) { bothGuards(t, testGuardFailureAndNeverStarted) }
+
+func testGuardFailureAndNeverStarted(t *testing.T) {
 	dir := t.TempDir()
 	loop := filepath.Join(dir, "loop")
 	if err := os.Symlink(loop, loop); err != nil {
@@ -145,7 +154,9 @@ func TestGuardWithBadArgumentsReports125(t *testing.T) {
 	}
 }
 
-func TestKillMinus9FromOutside(t *testing.T) {
+func TestKillMinus9FromOutside(t *testing.T) { bothGuards(t, testKillMinus9FromOutside) }
+
+func testKillMinus9FromOutside(t *testing.T) {
 	dir := t.TempDir()
 	go func() {
 		_ = syscall.Kill(readPID(t, filepath.Join(dir, "cmd.pid")), syscall.SIGKILL)
@@ -159,21 +170,32 @@ func TestKillMinus9FromOutside(t *testing.T) {
 // The runtime killed with SIGKILL while a command runs: the issue saw the command finish its
 // side effect 3.5 s later. Here the "runtime" is this test binary re-executed; the command
 // has a background job in its group and a setsid daemon that left the group. After the kill,
-// every one of them is gone and the late side effect never happens.
-func TestRuntimeKilledLeavesNoOrphan(t *testing.T) {
+// every one of them is gone, the guard too, and the late side effect never happens.
+func TestRuntimeKilledLeavesNoOrphan(t *testing.T) { bothGuards(t, testRuntimeKilledLeavesNoOrphan) }
+
+func testRuntimeKilledLeavesNoOrphan(t *testing.T) {
 	if os.Getenv("SHELL_GUARD_TEST_RUNTIME") != "" {
 		return
 	}
 	dir := t.TempDir()
-	command := `sleep 30 & echo $! > job.pid; setsid sh -c 'echo $$ > daemon.pid; exec sleep 30' & ` +
+	command := `echo $PPID > guard.pid; tr '\0' ' ' < /proc/$PPID/cmdline > guard.argv; ` +
+		`sleep 30 & echo $! > job.pid; setsid sh -c 'echo $$ > daemon.pid; exec sleep 30' & ` +
 		`echo $$ > cmd.pid; sleep 1.5; touch late-side-effect`
 	rt := exec.Command(os.Args[0], "-test.run=^TestGuardHelperRuntime$")
-	rt.Env = append(os.Environ(), "SHELL_GUARD_TEST_RUNTIME="+command, "SHELL_GUARD_TEST_DIR="+dir)
+	rt.Env = append(os.Environ(), "SHELL_GUARD_TEST_RUNTIME="+command, "SHELL_GUARD_TEST_DIR="+dir,
+		"SHELL_GUARD_TEST_PER_COMMAND="+strconv.FormatBool(perCommand()))
 	if err := rt.Start(); err != nil {
 		t.Fatal(err)
 	}
 	pids := []int{readPID(t, filepath.Join(dir, "cmd.pid")), readPID(t, filepath.Join(dir, "job.pid")),
-		readPID(t, filepath.Join(dir, "daemon.pid"))}
+		readPID(t, filepath.Join(dir, "daemon.pid")), readPID(t, filepath.Join(dir, "guard.pid"))}
+	want := GuardName
+	if !perCommand() {
+		want = guard.SessionName
+	}
+	if argv, _ := os.ReadFile(filepath.Join(dir, "guard.argv")); !strings.HasPrefix(string(argv), want+" ") {
+		t.Fatalf("the command's parent is %q, want %s", argv, want)
+	}
 	if err := rt.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +215,7 @@ func TestGuardHelperRuntime(t *testing.T) {
 	if command == "" {
 		t.Skip("helper process")
 	}
+	setPerCommand(os.Getenv("SHELL_GUARD_TEST_PER_COMMAND") == "true")
 	_, _ = (&Runner{}).Run(context.Background(), Request{Command: command, Dir: os.Getenv("SHELL_GUARD_TEST_DIR")})
 }
 
@@ -200,7 +223,9 @@ func TestGuardHelperRuntime(t *testing.T) {
 // run is marked cancelled, not killed, and its own status is authoritative. The window in
 // which that happens (between the command's exit and its guard's) is too short to hit on
 // purpose, so the stop time is set here, around a real guard's real report.
-func TestStopAfterExitKeepsTheVerdict(t *testing.T) {
+func TestStopAfterExitKeepsTheVerdict(t *testing.T) { bothGuards(t, testStopAfterExitKeepsTheVerdict) }
+
+func testStopAfterExitKeepsTheVerdict(t *testing.T) {
 	r := &Runner{}
 	for _, tc := range []struct {
 		name        string

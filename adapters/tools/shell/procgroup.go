@@ -11,9 +11,13 @@ import (
 )
 
 // stopGroup stops a running command's process group: SIGTERM to the whole
-// group, then SIGKILL if the leader has not exited within grace. It returns
-// the leader's wait error.
-func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) error {
+// group, then SIGKILL if the guard has not reported within grace, to the group
+// and to every process below the guard (what left the group too: the guard
+// would kill it when the command ends, but a guard that was stopped, SIGSTOP,
+// cannot). A guard outside the group (the session guard) that still has not
+// reported a grace later is ended by run.abandon, so a stop always settles. It
+// returns the wait's error.
+func stopGroup(pgid int, grace time.Duration, waitDone <-chan error, run guardedRun) error {
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -22,7 +26,17 @@ func stopGroup(pgid int, grace time.Duration, waitDone <-chan error) error {
 		return err
 	case <-t.C:
 	}
+	for _, p := range guard.Descendants(run.guardPid()) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	t.Reset(grace)
+	select {
+	case err := <-waitDone:
+		return err
+	case <-t.C:
+	}
+	run.abandon()
 	return <-waitDone
 }
 

@@ -498,11 +498,10 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 	return p, err
 }
 
-// started is a running command: its process, the reader of its one output pipe and the
+// started is a running command: its guard, the reader of its one output pipe and the
 // capture that reader fills.
 type started struct {
-	cmd      *exec.Cmd
-	guard    *guardProc
+	run      guardedRun
 	pr       *os.File
 	out      *capture
 	readDone chan struct{}
@@ -511,6 +510,8 @@ type started struct {
 	stopSent time.Time // when Zuno first signalled the group to stop (zero: never)
 }
 
+// start starts the command under the session guard, or under a guard of its own where the
+// session guard cannot take it (docs/shell-execution.md, "The session guard").
 func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -518,40 +519,27 @@ func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 		closeStatus(p.status)
 		return nil, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
-	cmd, g, err := guardedCommand(p.argv, p.files)
-	if err != nil {
-		CloseFiles(p.files)
-		closeStatus(p.status)
-		pr.Close()
-		pw.Close()
-		return nil, &Error{Code: CodeExecFailed, Msg: "prepare the command's guard", Err: err}
-	}
-	g.status = p.status // the guard's now: settle reads it, abandon closes it
-	cmd.Dir, cmd.Env = p.dir, p.env
-	cmd.Stdout = pw // same *os.File for both: one pipe, write order kept
-	cmd.Stderr = pw
-	cmd.SysProcAttr = r.procAttr()
 	began := time.Now()
-	err = cmd.Start()
-	CloseFiles(p.files)
-	g.started()
+	run, ok, err := r.startSession(p, pw)
+	if !ok {
+		run, err = r.startCommandGuard(p, pw)
+	}
 	pw.Close()
 	if err != nil {
-		g.abandon()
 		pr.Close()
-		return nil, &Error{Code: CodeExecFailed, Msg: "start the command's guard", Err: err}
+		return nil, err
 	}
 	maxBytes := r.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	st := &started{cmd: cmd, guard: g, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
+	st := &started{run: run, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
 		readDone: make(chan struct{}), waitDone: make(chan error, 1), began: began}
 	go func() {
 		defer close(st.readDone)
 		st.out.drain(pr)
 	}()
-	go func() { st.waitDone <- cmd.Wait() }()
+	go func() { st.waitDone <- run.wait() }()
 	return st, nil
 }
 
@@ -576,8 +564,8 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 	case <-st.out.capped:
 		// The disk cap: stopped as at a timeout; Run reads Capped from the capture.
 	}
-	pgid := st.cmd.Process.Pid
-	if !exited {
+	pgid := st.run.pgid()
+	if !exited && pgid > 0 {
 		// The kill may race a command that already exited: if it has, its
 		// own verdict stands and it is only marked cancelled.
 		select {
@@ -585,12 +573,14 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 		default:
 			res.Killed = true
 			st.stopSent = time.Now()
-			waitErr = stopGroup(pgid, grace, st.waitDone)
+			waitErr = stopGroup(pgid, grace, st.waitDone, st.run)
 		}
 	}
 	// No orphans: whatever is left in the group (background jobs, a
 	// grandchild that outlived bash) is stopped before the call settles.
-	reapGroup(pgid, grace)
+	if pgid > 0 {
+		reapGroup(pgid, grace)
+	}
 	select {
 	case <-st.readDone:
 	case <-time.After(grace + time.Second):
@@ -606,10 +596,9 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 // exitStatus records how the command ended, from its guard's report; only a wait that
 // failed without a process state is an error.
 func exitStatus(st *started, waitErr error, res *Result) error {
-	ps := st.cmd.ProcessState
-	gs := st.guard.settle(ps)
-	if ps == nil && waitErr != nil {
-		return &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
+	gs, err := st.run.settle(waitErr)
+	if err != nil {
+		return err
 	}
 	res.HasExitCode, res.ExitCode, res.Signal = gs.HasExitCode, gs.ExitCode, gs.Signal
 	res.GuardFailed, res.NeverStarted, res.GuardDiagnostic = gs.GuardFailed, gs.NeverStarted, gs.Diagnostic

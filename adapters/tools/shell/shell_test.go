@@ -24,7 +24,9 @@ func run(t *testing.T, r *Runner, req Request) Result {
 	return res
 }
 
-func TestExitCodes(t *testing.T) {
+func TestExitCodes(t *testing.T) { bothGuards(t, testExitCodes) }
+
+func testExitCodes(t *testing.T) {
 	for _, tc := range []struct {
 		cmd  string
 		code int
@@ -49,7 +51,9 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestSignalled(t *testing.T) {
+func TestSignalled(t *testing.T) { bothGuards(t, testSignalled) }
+
+func testSignalled(t *testing.T) {
 	res := run(t, nil, Request{Command: "kill -KILL $$"})
 	if res.HasExitCode || res.Signal != "SIGKILL" || res.Authoritative {
 		t.Fatalf("got %+v", res)
@@ -124,7 +128,9 @@ func TestUnavailable(t *testing.T) {
 	}
 }
 
-func TestEnvScrubbing(t *testing.T) {
+func TestEnvScrubbing(t *testing.T) { bothGuards(t, testEnvScrubbing) }
+
+func testEnvScrubbing(t *testing.T) {
 	r := &Runner{BaseEnv: func() []string {
 		return []string{
 			"PATH=" + os.Getenv("PATH"), "HOME=/home/x", "LANG=C.UTF-8",
@@ -259,6 +265,10 @@ func assertGone(t *testing.T, pid int) {
 }
 
 func TestTimeoutKillsPipelineAndGrandchildren(t *testing.T) {
+	bothGuards(t, testTimeoutKillsPipelineAndGrandchildren)
+}
+
+func testTimeoutKillsPipelineAndGrandchildren(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "gc.pid")
 	// A grandchild (subshell running sleep) in a pipeline, plus a background
@@ -276,7 +286,9 @@ func TestTimeoutKillsPipelineAndGrandchildren(t *testing.T) {
 	assertGone(t, readPID(t, filepath.Join(dir, "bg.pid")))
 }
 
-func TestTermIgnoredEscalatesToKill(t *testing.T) {
+func TestTermIgnoredEscalatesToKill(t *testing.T) { bothGuards(t, testTermIgnoredEscalatesToKill) }
+
+func testTermIgnoredEscalatesToKill(t *testing.T) {
 	dir := t.TempDir()
 	res := run(t, nil, Request{
 		Command:   `trap '' TERM; sh -c 'trap "" TERM; echo $$ > gc.pid; while :; do sleep 0.05; done'`,
@@ -291,6 +303,10 @@ func TestTermIgnoredEscalatesToKill(t *testing.T) {
 }
 
 func TestBackgroundOrphanReapedAfterExit(t *testing.T) {
+	bothGuards(t, testBackgroundOrphanReapedAfterExit)
+}
+
+func testBackgroundOrphanReapedAfterExit(t *testing.T) {
 	dir := t.TempDir()
 	res := run(t, nil, Request{Command: `sleep 300 & echo $! > bg.pid; echo done`, Dir: dir, KillGrace: 200 * time.Millisecond})
 	if !res.Authoritative || res.ExitCode != 0 || res.Killed || string(res.Output) != "done\n" {
@@ -299,7 +315,9 @@ func TestBackgroundOrphanReapedAfterExit(t *testing.T) {
 	assertGone(t, readPID(t, filepath.Join(dir, "bg.pid")))
 }
 
-func TestCancelViaContext(t *testing.T) {
+func TestCancelViaContext(t *testing.T) { bothGuards(t, testCancelViaContext) }
+
+func testCancelViaContext(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -383,6 +401,10 @@ func TestScrubEnvAndCountLines(t *testing.T) {
 // as a child subreaper, finds it among its descendants and stops it when the command ends,
 // so the call neither hangs nor abandons the capture.
 func TestSetsidEscapeeIsStoppedWithTheCommand(t *testing.T) {
+	bothGuards(t, testSetsidEscapeeIsStoppedWithTheCommand)
+}
+
+func testSetsidEscapeeIsStoppedWithTheCommand(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
 	res := run(t, nil, Request{
@@ -421,7 +443,9 @@ func (l *fileLauncher) WrapFiles(argv []string, dir string) ([]string, []*os.Fil
 	return argv, []*os.File{r}, nil
 }
 
-func TestFileLauncherFilesAtFD3(t *testing.T) {
+func TestFileLauncherFilesAtFD3(t *testing.T) { bothGuards(t, testFileLauncherFilesAtFD3) }
+
+func testFileLauncherFilesAtFD3(t *testing.T) {
 	l := &fileLauncher{msg: "filter-bytes"}
 	res := run(t, &Runner{Launcher: l}, Request{Command: `cat <&3`})
 	if string(res.Output) != "filter-bytes" {

@@ -50,6 +50,10 @@ var hidingPrefix = []string{"bash", "-c", `"$@"; exit $?`, "hide"}
 // no verdict on the work), behind a launcher whose own status hides the signal; and a command
 // that exits 128+N itself keeps its code.
 func TestStatusReporterTellsSignalFromCode(t *testing.T) {
+	bothGuards(t, testStatusReporterTellsSignalFromCode)
+}
+
+func testStatusReporterTellsSignalFromCode(t *testing.T) {
 	r := &Runner{Launcher: reporterLauncher{prefix: hidingPrefix}}
 	for _, tc := range []struct {
 		name, cmd string
@@ -81,6 +85,10 @@ func TestStatusReporterTellsSignalFromCode(t *testing.T) {
 
 // Without the reporter's line the launcher's 137 is no verdict: never read as an exit code.
 func TestStatusLauncherWithoutReportIsNoVerdict(t *testing.T) {
+	bothGuards(t, testStatusLauncherWithoutReportIsNoVerdict)
+}
+
+func testStatusLauncherWithoutReportIsNoVerdict(t *testing.T) {
 	r := &Runner{Launcher: reporterLauncher{prefix: hidingPrefix, quiet: true}}
 	res, err := r.Run(context.Background(), Request{Command: `kill -9 $$`, Timeout: 10 * time.Second})
 	if err != nil {

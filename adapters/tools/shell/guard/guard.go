@@ -1,7 +1,8 @@
-// Package guard is the process side of the shell's guard (docs/shell-execution.md, "The
-// guard"): the binary re-executed as Name runs Main from this package's init and never
-// reaches its own main. The runtime's side (starting a guard, reading its report) is in
-// package shell.
+// Package guard is the process side of the shell's guards (docs/shell-execution.md, "The
+// guard"): a binary executed as Name (a per-command guard) runs Main, one executed as
+// SessionName (the session guard, session_linux.go) runs SessionMain, from this package's
+// init, and never reaches its own main. The runtime's side (starting a guard, reading its
+// report) is in package shell.
 //
 // The package imports as little as it can, all of it packages that every binary initialises
 // early (no fmt, strconv, strings or os/exec): Go initialises packages in import-path order
@@ -44,6 +45,9 @@ const (
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == Name {
 		os.Exit(Main(os.Args[1:]))
+	}
+	if len(os.Args) == 1 && os.Args[0] == SessionName {
+		os.Exit(SessionMain())
 	}
 	if isStatusReporter(os.Args) {
 		os.Exit(StatusMain(os.Args[0], os.Args[2:]))
@@ -146,11 +150,14 @@ func report(line string) {
 
 // lookPath finds a program named without a slash in PATH; it returns a reserved code when
 // there is no such executable.
-func lookPath(name string) (string, int) {
+func lookPath(name string) (string, int) { return lookPathIn(name, os.Getenv("PATH")) }
+
+// lookPathIn is lookPath in the directories of path.
+func lookPathIn(name, path string) (string, int) {
 	if bytes.IndexByte([]byte(name), '/') >= 0 {
 		return name, 0
 	}
-	for _, dir := range bytes.Split([]byte(os.Getenv("PATH")), []byte(":")) {
+	for _, dir := range bytes.Split([]byte(path), []byte(":")) {
 		if len(dir) == 0 {
 			dir = []byte(".")
 		}
@@ -185,6 +192,10 @@ func killDescendants(all bool) {
 		}
 	}
 }
+
+// Descendants lists the processes below pid (the runtime ends a session guard that can no
+// longer act, and what it started, with it).
+func Descendants(pid int) []int { return descendants(pid) }
 
 // descendants lists the processes below pid. It walks /proc/PID/task/TID/children, whose cost
 // follows the tree, not the machine; without those files (a kernel built without them) it

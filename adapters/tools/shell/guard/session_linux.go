@@ -1,0 +1,343 @@
+package guard
+
+import (
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// session is the state a session guard's goroutines share.
+type session struct {
+	// forkMu orders a fork against the lifeline's loss: once lost is set under it, no command
+	// is started, so the sweep that follows sees every process there will be.
+	forkMu sync.Mutex
+	lost   atomic.Bool
+	once   sync.Once
+	// current is the running command's process group (0: none).
+	current atomic.Int64
+	// running is held while a request is served: only then may its waits reap, so that the
+	// idle reaper never takes a command's status from under it.
+	running sync.Mutex
+}
+
+// SessionMain is the session guard: it serves requests from the runtime on SessionFD until
+// the runtime's end closes, then kills every process it has started and exits.
+//
+// The main goroutine reads each request itself (one wakeup per request, no hand-off between
+// threads: that wakeup is most of what the guard adds to a command's start on a busy
+// machine); watchLifeline notices the runtime's end closing while a command runs, and
+// reapIdle collects what the runtime stopped after the last command ended.
+func SessionMain() int {
+	syscall.CloseOnExec(SessionFD)
+	// Not dumpable: a command (same user) can neither trace this process nor reach its
+	// descriptors through /proc/PID/fd.
+	setNotDumpable()
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	// Every command is forked from this goroutine's thread, which lives as long as the
+	// guard: the commands' parent-death signal follows the forking thread.
+	runtime.LockOSThread()
+	becomeSubreaper()
+	s := &session{}
+	go s.watchLifeline()
+	go s.reapIdle()
+	for {
+		r, err := readRequest(SessionFD)
+		if err != nil {
+			s.lifelineLost()
+		}
+		s.serve(r)
+	}
+}
+
+// watchLifeline waits for the runtime's end of the socket to close (POLLRDHUP: the peer is
+// gone; a request waiting to be read does not wake it).
+func (s *session) watchLifeline() {
+	fds := []pollFd{{fd: SessionFD, events: pollRdHup}}
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, 0, 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 || fds[0].revents&(pollRdHup|pollHup|pollErr|pollNval) != 0 {
+			s.lifelineLost()
+		}
+	}
+}
+
+// pollFd is struct pollfd (poll.h).
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+// poll.h's event bits.
+const (
+	pollErr   = 0x8
+	pollHup   = 0x10
+	pollNval  = 0x20
+	pollRdHup = 0x2000
+)
+
+// reapIdle collects children that end between commands (what the runtime stopped after the
+// last one): while a command runs, its own waits reap.
+func (s *session) reapIdle() {
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	for range chld {
+		if s.running.TryLock() {
+			reap()
+			s.running.Unlock()
+		}
+	}
+}
+
+// received is one request as read, with the descriptors that came with it.
+type received struct {
+	body []byte
+	fds  []int
+}
+
+// readRequest reads one frame. Descriptors arrive close-on-exec, so none reaches a command
+// unless placed there.
+func readRequest(fd int) (received, error) {
+	var r received
+	head := make([]byte, requestHeader)
+	oob := make([]byte, syscall.CmsgSpace(4*maxRequestFiles))
+	for got := 0; got < requestHeader; {
+		n, oobn, flags, _, err := syscall.Recvmsg(fd, head[got:], oob, syscall.MSG_CMSG_CLOEXEC)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			closeAll(r.fds)
+			return r, errLifeline
+		}
+		r.fds = append(r.fds, rights(oob[:oobn])...)
+		if flags&syscall.MSG_CTRUNC != 0 {
+			closeAll(r.fds)
+			return r, errLifeline // more descendants than a request may carry
+		}
+		got += n
+	}
+	size := getUint32(head[0:4])
+	if size > maxRequestBody || int(getUint32(head[4:8])) != len(r.fds) {
+		closeAll(r.fds)
+		return r, errLifeline // a runtime that sends this is not one to serve
+	}
+	r.body = make([]byte, size)
+	for got := 0; got < len(r.body); {
+		n, err := syscall.Read(fd, r.body[got:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			closeAll(r.fds)
+			return r, errLifeline
+		}
+		got += n
+	}
+	return r, nil
+}
+
+var errLifeline = syscall.EPIPE
+
+func rights(oob []byte) []int {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if f, err := syscall.ParseUnixRights(&m); err == nil {
+			fds = append(fds, f...)
+		}
+	}
+	return fds
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+// lifelineLost kills the running command's group and every process below the guard, until
+// none is left, and exits: the runtime is gone and no one will settle a command.
+func (s *session) lifelineLost() {
+	s.once.Do(func() {
+		s.forkMu.Lock()
+		s.lost.Store(true)
+		s.forkMu.Unlock()
+		if pg := int(s.current.Load()); pg > 0 {
+			_ = syscall.Kill(-pg, syscall.SIGKILL)
+		}
+		sweep(5 * time.Second)
+		os.Exit(0)
+	})
+	select {} // another goroutine's sweep and exit are under way
+}
+
+// serve runs one request: clears what the previous command left, starts the command and
+// reports how it ended.
+func (s *session) serve(r received) {
+	s.running.Lock()
+	defer s.running.Unlock()
+	defer func() { closeAll(r.fds) }()
+	if !clear() {
+		// Something survived SIGKILL for the whole bound: this guard can no longer tell
+		// whose its descendants are. Nothing was started; the runtime uses another guard.
+		reply(ReplyBusy)
+		s.lifelineLost()
+	}
+	req, ok := decodeRequest(r.body)
+	if !ok || len(r.fds) < 1 || len(r.fds) > maxRequestFiles {
+		reply(ReplyError + " invalid request")
+		return
+	}
+	out := r.fds[0]
+	if err := syscall.Chdir(req.dir); err != nil {
+		reply(ReplyError + " could not enter the working directory " + req.dir + ": " + err.Error())
+		return
+	}
+	path, code := lookPathIn(req.argv[0], pathOf(req.env))
+	if code != 0 {
+		_ = syscall.Chdir("/")
+		s.startFailed(out, code, "could not start "+req.argv[0]+": not found")
+		return
+	}
+	files := []uintptr{0, uintptr(out), uintptr(out)}
+	for _, fd := range r.fds[1:] {
+		files = append(files, uintptr(fd))
+	}
+	attr := commandAttr()
+	attr.Setsid, attr.Setpgid = req.setsid, !req.setsid
+	s.forkMu.Lock()
+	if s.lost.Load() {
+		s.forkMu.Unlock()
+		_ = syscall.Chdir("/")
+		select {} // the lifeline's sweep and exit are under way
+	}
+	pid, err := syscall.ForkExec(path, req.argv, &syscall.ProcAttr{Env: req.env, Files: files, Sys: attr})
+	if err == nil {
+		s.current.Store(int64(pid))
+	}
+	s.forkMu.Unlock()
+	_ = syscall.Chdir("/") // no command's directory is held between commands
+	if err != nil {
+		s.startFailed(out, startFailureCode(err), "could not start "+req.argv[0]+": "+err.Error())
+		return
+	}
+	closeAll(r.fds)
+	r.fds = nil
+	reply(ReplyPID + " " + itoa(int64(pid)))
+	s.report(pid)
+}
+
+// startFailed is a command that could not be started: the diagnostic goes to its output and
+// the report, as the per-command guard's does.
+func (s *session) startFailed(out, code int, msg string) {
+	_, _ = syscall.Write(out, []byte(DiagPrefix+msg+"\n"))
+	reply("guard " + itoa(int64(code)) + " " + msg)
+}
+
+// report waits for the command, reaping every other descendant that ends meanwhile, kills
+// what left the command's group, and reports. The group itself is stopped by the runtime
+// (TERM, then KILL after its grace), as under the per-command guard.
+func (s *session) report(pid int) {
+	var ws syscall.WaitStatus
+	for {
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR || (err == nil && got != pid) {
+			continue
+		}
+		if err != nil {
+			s.waitFailed(err)
+			return
+		}
+		break
+	}
+	ended := time.Now().UnixNano()
+	if s.lost.Load() {
+		select {} // the lifeline's sweep and exit are under way
+	}
+	if reap() {
+		// Descendants are left (a command that left nothing has no child any more, and
+		// then nothing below the guard needs looking at).
+		killOutside(pid)
+	}
+	s.current.Store(0)
+	line, _ := waitLine(ws, ended)
+	reply(line)
+}
+
+func (s *session) waitFailed(err error) {
+	if s.lost.Load() {
+		select {}
+	}
+	reply("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error())
+}
+
+func reply(line string) {
+	_, _ = syscall.Write(SessionFD, []byte(line+"\n"))
+}
+
+// reap collects every child that has ended; it reports whether any child is left.
+func reap() bool {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err != nil: // ECHILD: no child at all
+			return false
+		case pid == 0:
+			return true
+		}
+	}
+}
+
+// clear makes sure nothing of an earlier command is left before the next starts, so that
+// every descendant of the guard belongs to the command it runs. The runtime has stopped the
+// last command's group before it sends another request; anything still there (a process
+// that left the group after the guard's own sweep) is killed now.
+func clear() bool {
+	if !reap() {
+		return true
+	}
+	return sweep(2 * time.Second)
+}
+
+// sweep SIGKILLs every descendant and reaps them until none is left, within bound.
+func sweep(bound time.Duration) bool {
+	deadline := time.Now().Add(bound)
+	for {
+		if !reap() {
+			return true
+		}
+		for _, p := range descendants(os.Getpid()) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// killOutside SIGKILLs every descendant outside process group pgid: what left the command's
+// group (setsid, setpgid), re-parented to this subreaper.
+func killOutside(pgid int) {
+	for _, p := range descendants(os.Getpid()) {
+		if _, pgrp, ok := ProcStat(p); ok && pgrp != pgid {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}

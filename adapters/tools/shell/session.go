@@ -1,0 +1,102 @@
+package shell
+
+import (
+	"os"
+	"os/exec"
+)
+
+// guardedRun is one command running under a guard: a per-command guard process
+// (commandGuard) or a request to the session guard (sessionRun, docs/shell-execution.md,
+// "The session guard").
+type guardedRun interface {
+	// pgid is the process group Zuno signals to stop the command; 0 when nothing was started.
+	pgid() int
+	// guardPid is the guard's process: every process of the command is below it.
+	guardPid() int
+	// wait blocks until the guard reported how the command ended (or is gone).
+	wait() error
+	// settle reads the verdict once wait returned and the group was stopped, and releases
+	// the guard; the error is for a run that has no status at all.
+	settle(waitErr error) (GuardStatus, error)
+	// abandon ends a guard that does not report even though the command's group was
+	// killed (it was stopped, SIGSTOP): wait then returns without a report.
+	abandon()
+}
+
+// commandGuard is a command under a guard process of its own: the fallback where the session
+// guard cannot be used.
+type commandGuard struct {
+	cmd *exec.Cmd
+	g   *guardProc
+}
+
+func (c *commandGuard) pgid() int     { return c.cmd.Process.Pid }
+func (c *commandGuard) guardPid() int { return c.cmd.Process.Pid }
+func (c *commandGuard) wait() error   { return c.cmd.Wait() }
+
+// abandon: the guard is in the group Zuno killed; SIGKILL reaches a stopped process too.
+func (c *commandGuard) abandon() {}
+
+func (c *commandGuard) settle(waitErr error) (GuardStatus, error) {
+	ps := c.cmd.ProcessState
+	gs := c.g.settle(ps)
+	if ps == nil && waitErr != nil {
+		return gs, &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
+	}
+	return gs, nil
+}
+
+// startCommandGuard starts p under a guard process of its own, writing to out.
+func (r *Runner) startCommandGuard(p prepared, out *os.File) (guardedRun, error) {
+	cmd, g, err := guardedCommand(p.argv, p.files)
+	if err != nil {
+		CloseFiles(p.files)
+		closeStatus(p.status)
+		return nil, &Error{Code: CodeExecFailed, Msg: "prepare the command's guard", Err: err}
+	}
+	g.status = p.status // the guard's now: settle reads it, abandon closes it
+	cmd.Dir, cmd.Env = p.dir, p.env
+	cmd.Stdout = out // same *os.File for both: one pipe, write order kept
+	cmd.Stderr = out
+	cmd.SysProcAttr = r.procAttr()
+	err = cmd.Start()
+	CloseFiles(p.files)
+	g.started()
+	if err != nil {
+		g.abandon()
+		return nil, &Error{Code: CodeExecFailed, Msg: "start the command's guard", Err: err}
+	}
+	return &commandGuard{cmd: cmd, g: g}, nil
+}
+
+// newSession reports whether the Runner's commands start in a session of their own
+// (procAttr's choice, for the session guard's request).
+func (r *Runner) newSession() bool {
+	sl, ok := r.Launcher.(SessionLauncher)
+	return ok && sl.NewSession()
+}
+
+// dedupEnv keeps the last entry of each name, in the order os/exec gives a command's
+// environment (exec.Cmd deduplicates the same way for the per-command guard).
+func dedupEnv(env []string) []string {
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		last[envName(kv)] = i
+	}
+	out := make([]string, 0, len(last))
+	for i, kv := range env {
+		if last[envName(kv)] == i {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func envName(kv string) string {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i]
+		}
+	}
+	return kv
+}
