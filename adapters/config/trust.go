@@ -34,11 +34,15 @@ func checkTrust(docs []Document, p Paths) error {
 	hostOK := p.ProjectRoot != "" && slices.Contains(admitted, canonical(p.ProjectRoot))
 	strict := strictBelowProject(docs)
 	below := toolOutputBelowProject(docs)
+	trustedMCP := trustedMCPServers(docs)
 	for _, d := range docs {
 		if d.Layer.Trusted() {
 			continue
 		}
 		if err := checkProjectToolOutput(d, below, p); err != nil {
+			return err
+		}
+		if err := checkProjectMCP(d, trustedMCP, p); err != nil {
 			return err
 		}
 		if err := checkProjectDoc(d, p, hostOK, strict); err != nil {
