@@ -84,7 +84,24 @@ func ParseServers(raw json.RawMessage) ([]Server, error) {
 		seen[s.Name] = n
 		out = append(out, s)
 	}
-	return out, nil
+	return out, prefixCollision(out)
+}
+
+// prefixCollision refuses a server whose name is another's followed by _: a rule or allowlist
+// entry for the shorter (mcp_github_*) would match every tool of the longer (mcp_github_x_…),
+// so a server a checked-in file declares would inherit the user's allow (docs/mcp.md).
+func prefixCollision(servers []Server) error {
+	for _, a := range servers {
+		for _, b := range servers {
+			if strings.HasPrefix(b.Name, a.Name+"_") {
+				e := domain.NewError(CodeServerNameCollision, fmt.Sprintf("server %q's tools would match every rule for server %q (mcp_%s_*)", b.Configured, a.Configured, a.Name),
+					"rename one of them so that neither name is the other's followed by _")
+				e.Field = "mcp." + b.Configured
+				return e
+			}
+		}
+	}
+	return nil
 }
 
 func parseServer(name string, raw json.RawMessage) (Server, error) {
