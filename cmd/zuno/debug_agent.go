@@ -165,16 +165,17 @@ func printSkills(w io.Writer, s *queries.SkillsReport) {
 	fmt.Fprintf(w, "skills:      %d available, ambiguous %s; budgets: catalogue %d/%d tokens, selected %d/%d tokens (%s)\n",
 		s.Available, orNone(strings.Join(s.Ambiguous, ", ")), s.CatalogTokens, s.Budgets.Catalog, s.SelectedTokens, s.Budgets.Selected, s.Budgets.From)
 	for _, r := range s.Required {
-		fmt.Fprintf(w, "  required  %s %s sha256 %s\n", r.Name, r.Source, r.SHA256)
+		fmt.Fprintf(w, "  required  %s %s sha256 %s\n", r.Name, printable(r.Source, 0), r.SHA256)
 	}
 	if s.RequiredError != "" {
-		fmt.Fprintf(w, "  error     %s\n", s.RequiredError)
+		fmt.Fprintf(w, "  error     %s\n", printable(s.RequiredError, 0))
 	}
 	for _, p := range s.Preview {
-		fmt.Fprintf(w, "  skill     %s (%s): %s\n", p.Name, p.Scope, p.Description)
+		// A checked-in SKILL.md's words: escaped, as a command's output is (printable).
+		fmt.Fprintf(w, "  skill     %s (%s): %s\n", p.Name, p.Scope, printable(p.Description, 0))
 	}
 	for _, p := range s.Problems {
-		fmt.Fprintf(w, "  not loaded %s: %s\n", p.Source, p.Error)
+		fmt.Fprintf(w, "  not loaded %s: %s\n", printable(p.Source, 0), printable(p.Error, 0))
 	}
 }
 

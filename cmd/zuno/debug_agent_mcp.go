@@ -122,7 +122,8 @@ func printMCP(w io.Writer, servers []queries.MCPServerReport) {
 			if d.Tool != "" {
 				tool = " tool " + d.Tool
 			}
-			fmt.Fprintf(w, "  failed%s (%s, %s): %s\n", tool, d.Phase, d.Code, d.Message)
+			// The server's tool names and stderr are its own words: escaped (printable).
+			fmt.Fprintf(w, "  failed%s (%s, %s): %s\n", printable(tool, 0), d.Phase, d.Code, printable(d.Message, 0))
 		}
 	}
 }
