@@ -22,7 +22,7 @@ func TestHTTPAnswerBounded(t *testing.T) {
 		_, _ = io.WriteString(w, big)
 	}))
 	defer srv.Close()
-	c := &http.Client{Transport: headers{set: map[string]string{"Authorization": "Bearer k"}}}
+	c := &http.Client{Transport: headers{set: map[string]string{"Authorization": "Bearer k"}, origin: origin(srv.URL)}}
 	for _, tc := range []struct {
 		typ  string
 		fail bool

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -362,7 +363,7 @@ func (c *conn) transport() (mcp.Transport, []*os.File, error) {
 		if hc == nil {
 			hc = &http.Client{}
 		}
-		hc = &http.Client{Transport: headers{base: hc.Transport, set: c.server.Headers}, Timeout: 0}
+		hc = &http.Client{Transport: headers{base: hc.Transport, set: c.server.Headers, origin: origin(c.server.URL)}, Timeout: 0}
 		return &mcp.StreamableClientTransport{Endpoint: c.server.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil, nil
 	}
 	if rt.Refused != nil {
@@ -397,14 +398,26 @@ func (c *conn) transport() (mcp.Transport, []*os.File, error) {
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, files, nil
 }
 
-// headers sets a server's configured headers on each request (they are never recorded).
+// headers sets a server's configured headers on each request to the configured origin (they
+// are never recorded). A redirect elsewhere goes without them: this transport runs on every
+// hop, and the headers are the user's credential for that endpoint only.
 type headers struct {
-	base http.RoundTripper
-	set  map[string]string
+	base   http.RoundTripper
+	set    map[string]string
+	origin string
+}
+
+// origin is scheme://host[:port] of a URL, "" when it does not parse (checkURL admitted it).
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
 
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.set) > 0 {
+	if len(h.set) > 0 && h.origin != "" && origin(r.URL.String()) == h.origin {
 		r = r.Clone(r.Context())
 		for k, v := range h.set {
 			r.Header.Set(k, v)
