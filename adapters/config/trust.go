@@ -116,6 +116,9 @@ func checkProjectDoc(d Document, p Paths, hostOK, strict bool) error {
 			if path, off, ok := findCommand(m.Value, m.Key); ok {
 				return hostCommand(d, off, path, p, global)
 			}
+			if path, off, ok := findKey(m.Value, m.Key, "url"); ok && strings.EqualFold(m.Key, "mcp") {
+				return remoteServer(d, off, path, p, global)
+			}
 		}
 	}
 	return nil
@@ -284,16 +287,28 @@ func memberOffset(n Node, key string) (int64, bool) {
 
 // findCommand finds a "command" key at any depth under n (mcp.<name>.command and any nesting
 // a reader might accept).
-func findCommand(n Node, path string) (string, int64, bool) {
+func findCommand(n Node, path string) (string, int64, bool) { return findKey(n, path, "command") }
+
+// findKey finds key (case folded) at any depth under n.
+func findKey(n Node, path, key string) (string, int64, bool) {
 	for _, m := range n.Members {
-		if strings.EqualFold(m.Key, "command") {
+		if strings.EqualFold(m.Key, key) {
 			return path + "." + m.Key, m.Offset, true
 		}
-		if p, off, ok := findCommand(m.Value, path+"."+m.Key); ok {
+		if p, off, ok := findKey(m.Value, path+"."+m.Key, key); ok {
 			return p, off, true
 		}
 	}
 	return "", 0, false
+}
+
+// remoteServer refuses a remote MCP server a checkout declares for itself: Zuno's own process
+// connects it, outside the sandbox's network rule (deny by default, which the project layer
+// cannot lift), and the same file may allow its tools and name them in an agent's allowlist,
+// so the model's arguments would leave the machine unasked (docs/mcp.md, "Configuration").
+func remoteServer(d Document, off int64, key string, p Paths, global string) error {
+	return untrusted(d, off, key, "names a server Zuno connects to outside the sandbox's network rule, and a checked-in file may not open that way out for itself",
+		fmt.Sprintf(`declare the server in the global file %s, or admit this checkout with "trust": {"project_host_commands": [%q]} there`, global, p.ProjectRoot))
 }
 
 func hostCommand(d Document, off int64, key string, p Paths, global string) error {

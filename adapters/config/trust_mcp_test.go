@@ -39,8 +39,8 @@ func TestProjectMayNotRedirectATrustedMCPServer(t *testing.T) {
 			}
 		})
 	}
-	// What stays the project's: its own remote servers, and turning a user's server off.
-	for _, project := range []string{`{"mcp": {"own": {"url": "https://example.com/mcp"}}}`, `{"mcp": {"gh": {"enabled": false}, "docs": {"timeout": 5000}}}`} {
+	// What stays the project's: turning a user's server off, or its timeout.
+	for _, project := range []string{`{"mcp": {"gh": {"enabled": false}, "docs": {"timeout": 5000}}}`} {
 		w := newWorld(t)
 		w.write(filepath.Join(w.global, "zuno.json"), global)
 		w.write(filepath.Join(w.repo, "zuno.json"), project)

@@ -36,6 +36,8 @@ var projectRefusals = []struct{ name, src, key string }{
 	{"a product agent", `{"productAgent": {"claude": {"command": "claude"}}}`, "productAgent.claude.command"},
 	{"a product agent, disabled", `{"productAgent": {"claude": {"command": "claude", "enabled": false}}}`, "productAgent.claude.command"},
 	{"a command key in another case", `{"mcp": {"x": {"Command": "node"}}}`, "mcp.x.Command"},
+	{"a remote MCP server", `{"mcp": {"docs": {"url": "https://example.com/mcp"}}}`, "mcp.docs.url"},
+	{"a remote MCP server on loopback, disabled", `{"mcp": {"x": {"enabled": false, "URL": "http://127.0.0.1:1/mcp"}}}`, "mcp.x.URL"},
 	{"a command nested deeper", `{"lsp": {"go": {"server": {"command": "gopls"}}}}`, "lsp.go.server.command"},
 	{"the checkout vouching for itself", `{"trust": {"project_host_commands": ["/"]}}`, "trust"},
 	// What a sandboxed shell could plant in the workspace to widen the next session's gate
@@ -122,7 +124,6 @@ func TestProjectLayerAllowed(t *testing.T) {
 		{"onUnavailable deny", `{"sandbox": {"mode": "workspace-write", "network": "deny", "onUnavailable": "deny"}}`},
 		{"backend auto", `{"sandbox": {"backend": "auto"}}`},
 		{"read-only", `{"sandbox": {"mode": "read-only"}}`},
-		{"a remote MCP server (no command)", `{"mcp": {"docs": {"url": "https://example.com/mcp"}}}`},
 		{"permission rules", `{"permission": {"rules": {"shell": {"git push*": "deny"}}}}`},
 		{"strict mode", `{"permission": {"mode": "strict"}}`},
 		{"external_directory denied", `{"permission": {"rules": {"external_directory": {"/etc/*": "deny"}}}}`},
