@@ -1,0 +1,721 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"strings"
+)
+
+// Row images: a rebuild on the embedded SQLite writes each read-model row once (docs/storage.md,
+// "Read models and projections"). A projector writes a row as its events come: a session row
+// is inserted, then updated by every message, title and turn; a plan is upserted by every
+// change. In a rebuild only the row as it is after the log counts, and its tables start
+// empty, so the transaction keeps each row it can follow as an image in memory, applies the
+// projector's statements to the image instead of the database, and inserts the image once.
+// What the rebuild stores is unchanged; the tests compare live and rebuilt read models row
+// by row.
+//
+// The image of a row is exact because the rebuild knows every way a row can reach its
+// tables: they were emptied in the same transaction, and every statement on them passes
+// through Tx.Exec. A statement it can follow (an INSERT of one row named by the primary
+// key, with or without an ON CONFLICT on that key, and an UPDATE of one row by its key, whose
+// values are placeholders, constants, excluded.<column> or <the same column> + <integer>)
+// changes the image; a key with no image and never written is no row at all, so an UPDATE
+// of it does nothing, as it would in SQL. Anything else is left to the database, after the
+// images it could see are written:
+//
+//   - a statement it cannot follow on a table, or a read of it (Tx.get), writes that table's
+//     images first; one that could add rows it cannot name (an INSERT it cannot take apart)
+//     also ends the images for that table for the rest of the rebuild;
+//   - a statement on a key already written runs as it is, against the row in the database;
+//   - a statement whose effect on the image cannot be computed (a + 1 on a column the image
+//     does not hold, or that is not an integer) writes that row's image, then runs;
+//   - a plain INSERT of a key that has an image writes the table's images, then runs, and
+//     fails on the key as it would have.
+//
+// Tables with a unique constraint other than the primary key, or with triggers, are not
+// followed: writing a row later could change which statement such a constraint refuses.
+
+// maxImages bounds the images one table keeps; more are written to the database, so a
+// rebuild's memory does not grow with the log.
+const maxImages = 8192
+
+type combiner struct {
+	tables map[string]*combineTable // the tables the rebuild emptied and can follow
+	shapes map[string]*combineShape // per query; nil when the statement cannot be followed
+	reads  map[string]*combineShape // per query read through Tx.get; nil when not answered from images
+	seed   maphash.Seed
+}
+
+type combineTable struct {
+	name    string
+	key     []string // the primary key's columns
+	columns map[string]bool
+	// defaults are the columns whose default is a constant: an image holds them from the
+	// start, so that "n = n + 1" on a row inserted without n follows it.
+	defaults  []assignTo
+	images    map[string]*rowImage
+	noColumns *columnList         // the root of the table's column lists
+	order     []string            // image keys, in the order they were created (rowid order)
+	written   map[uint64]struct{} // hashes of the keys written: a collision only sends a statement to the database
+	stopped   bool                // the table is no longer followed
+}
+
+// rowImage is a row not yet in the database: the columns its statements set, in the order
+// first set; the others take their defaults when it is inserted.
+type rowImage struct {
+	columns  *columnList
+	values   []any
+	position uint64 // the log position of the last event that changed it, for errors
+}
+
+// columnList is a list of columns an image holds, shared by the images that hold the same
+// columns in the same order, with the INSERT that writes them.
+type columnList struct {
+	names  []string
+	insert string
+	next   map[string]*columnList // this list with one more column
+}
+
+func (l *columnList) with(table, column string) *columnList {
+	if n := l.next[column]; n != nil {
+		return n
+	}
+	names := append(append([]string(nil), l.names...), column)
+	n := &columnList{names: names, next: map[string]*columnList{},
+		insert: "INSERT INTO " + table + " (" + strings.Join(names, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(names)-1) + ")"}
+	l.next[column] = n
+	return n
+}
+
+func (im *rowImage) get(column string) (any, bool) {
+	if i := indexOf(im.columns.names, column); i >= 0 {
+		return im.values[i], true
+	}
+	return nil, false
+}
+
+func (im *rowImage) set(table, column string, v any) {
+	if i := indexOf(im.columns.names, column); i >= 0 {
+		im.values[i] = v
+		return
+	}
+	im.columns = im.columns.with(table, column)
+	im.values = append(im.values, v)
+}
+
+// newCombiner reads the keys and columns of the emptied tables.
+func newCombiner(ctx context.Context, t *Tx, tables []string) (*combiner, error) {
+	c := &combiner{tables: map[string]*combineTable{}, shapes: map[string]*combineShape{}, reads: map[string]*combineShape{}, seed: maphash.MakeSeed()}
+	for _, name := range tables {
+		ct, err := followable(ctx, t, name)
+		if err != nil {
+			return nil, err
+		}
+		if ct != nil {
+			c.tables[name] = ct
+		}
+	}
+	return c, nil
+}
+
+// followable returns the table's key and columns, or nil when its rows cannot be followed.
+func followable(ctx context.Context, t *Tx, name string) (*combineTable, error) {
+	var others int
+	if err := t.tx.GetContext(ctx, &others, `SELECT (SELECT COUNT(*) FROM pragma_index_list(?) WHERE "unique" AND origin <> 'pk')
+		+ (SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?)`, name, name); err != nil {
+		return nil, fmt.Errorf("read the constraints of %s: %w", name, err)
+	}
+	var cols []struct {
+		Name    string  `db:"name"`
+		PK      int     `db:"pk"`
+		Default *string `db:"dflt_value"`
+	}
+	if err := t.tx.SelectContext(ctx, &cols, `SELECT name, pk, dflt_value FROM pragma_table_info(?) ORDER BY pk`, name); err != nil {
+		return nil, fmt.Errorf("read the columns of %s: %w", name, err)
+	}
+	ct := &combineTable{name: name, columns: map[string]bool{}, images: map[string]*rowImage{}, written: map[uint64]struct{}{},
+		noColumns: &columnList{next: map[string]*columnList{}}}
+	for _, col := range cols {
+		ct.columns[col.Name] = true
+		if col.Default != nil {
+			var none int
+			if d, ok := parseOperand(*col.Default, "", &none); ok && d.kind == operandConstant {
+				ct.defaults = append(ct.defaults, assignTo{column: col.Name, value: d})
+			}
+		}
+		if col.PK > 0 {
+			ct.key = append(ct.key, col.Name)
+		}
+	}
+	if others > 0 || len(ct.key) == 0 {
+		return nil, nil
+	}
+	return ct, nil
+}
+
+// exec applies a statement to the images; false means the caller runs it on the database
+// (the images it could see are written by then).
+func (c *combiner) exec(ctx context.Context, t *Tx, query string, args []any) (bool, error) {
+	shape, parsed := c.shapes[query]
+	if !parsed {
+		shape = c.parse(query)
+		c.shapes[query] = shape
+	}
+	if shape == nil {
+		return false, c.unfollowed(ctx, t, query)
+	}
+	ct := c.tables[shape.table]
+	if ct == nil || ct.stopped {
+		return false, nil
+	}
+	key, ok := shape.key(args)
+	if !ok {
+		return false, nil // a NULL in the key (never one row in SQLite) or a wrong argument count
+	}
+	im := ct.images[key]
+	if im == nil {
+		if _, done := ct.written[c.hash(key)]; done {
+			return false, nil
+		}
+		if !shape.insert {
+			return true, nil // no such row: the UPDATE changes nothing
+		}
+		im = &rowImage{columns: ct.noColumns, values: make([]any, 0, len(shape.columns)+len(ct.defaults))}
+		for _, d := range ct.defaults {
+			if indexOf(shape.columns, d.column) < 0 {
+				im.set(ct.name, d.column, d.value.constant)
+			}
+		}
+		for i, col := range shape.columns {
+			im.set(ct.name, col, kept(shape.values[i].value(args, nil, nil)))
+		}
+		im.position = t.position
+		ct.images[key] = im
+		ct.order = append(ct.order, key)
+		if len(ct.images) >= maxImages {
+			return true, c.writeTable(ctx, t, ct)
+		}
+		return true, nil
+	}
+	switch {
+	case shape.insert && shape.conflict == conflictNone:
+		return false, c.writeTable(ctx, t, ct) // the database refuses the key, as it would have
+	case shape.insert && shape.conflict == conflictNothing:
+		return true, nil
+	}
+	if !shape.apply(ct.name, im, args) {
+		// Written with the rows created before it, so that rowids keep their order.
+		return false, c.writeTable(ctx, t, ct)
+	}
+	im.position = t.position
+	return true, nil
+}
+
+// unfollowed writes the images a statement the combiner cannot follow could see.
+func (c *combiner) unfollowed(ctx context.Context, t *Tx, query string) error {
+	table := statementTable(query)
+	q := strings.TrimSpace(query)
+	addsRows := !hasPrefixFold(q, "UPDATE ") && !hasPrefixFold(q, "DELETE ") && !hasPrefixFold(q, "SELECT ")
+	for name, ct := range c.tables {
+		if table != "" && name != table {
+			continue
+		}
+		if err := c.writeTable(ctx, t, ct); err != nil {
+			return err
+		}
+		ct.stopped = ct.stopped || addsRows
+	}
+	return nil
+}
+
+// read answers "SELECT column FROM t WHERE <every key column> = ?" into a *string from the
+// images where it can (true); otherwise it writes the images the query could see and leaves
+// the query to the caller (false). A key with no image that was never written is no row.
+func (c *combiner) read(ctx context.Context, t *Tx, dest any, query string, args []any) (bool, error) {
+	shape, parsed := c.reads[query]
+	if !parsed {
+		shape = c.parseRead(query)
+		c.reads[query] = shape
+	}
+	if shape == nil {
+		return false, c.before(ctx, t, query)
+	}
+	ct := c.tables[shape.table]
+	key, ok := shape.key(args)
+	switch {
+	case ct == nil || ct.stopped:
+		return false, nil // no images
+	case !ok:
+		return false, c.writeTable(ctx, t, ct)
+	}
+	im := ct.images[key]
+	if im == nil {
+		if _, done := ct.written[c.hash(key)]; done {
+			return false, nil // the row is in the database, and no image can change what it reads
+		}
+		return true, sql.ErrNoRows
+	}
+	v, held := im.get(shape.column)
+	text, isText := v.(string)
+	out, toText := dest.(*string)
+	if !held || !isText || !toText {
+		return false, c.writeTable(ctx, t, ct)
+	}
+	*out = text
+	return true, nil
+}
+
+// parseRead returns the shape of "SELECT column FROM t WHERE k1 = ? AND ..." naming every key
+// column of a followed table once, nil for any other query.
+func (c *combiner) parseRead(query string) *combineShape {
+	q := strings.TrimSpace(query)
+	if !hasPrefixFold(q, "SELECT ") {
+		return nil
+	}
+	column := firstWord(q[len("SELECT "):])
+	rest := strings.TrimLeft(q[len("SELECT "):], " \t\r\n")[len(column):]
+	rest = strings.TrimLeft(rest, " \t\r\n")
+	if column == "" || !hasPrefixFold(rest, "FROM ") {
+		return nil
+	}
+	table := firstWord(rest[len("FROM "):])
+	ct := c.tables[table]
+	rest = strings.TrimLeft(strings.TrimLeft(rest[len("FROM "):], " \t\r\n")[len(table):], " \t\r\n")
+	if ct == nil || !ct.columns[column] || !hasPrefixFold(rest, "WHERE ") {
+		return nil
+	}
+	conds, ok := splitTopLevel(rest[len("WHERE "):], "AND")
+	if !ok {
+		return nil
+	}
+	s := &combineShape{table: table, column: column}
+	if !s.parseKeyConditions(conds, ct) {
+		return nil
+	}
+	return s
+}
+
+// before writes the images a read of query could see (Tx.get).
+func (c *combiner) before(ctx context.Context, t *Tx, query string) error {
+	table := statementTable(query)
+	for name, ct := range c.tables {
+		if table == "" || name == table {
+			if err := c.writeTable(ctx, t, ct); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeAll writes every image.
+func (c *combiner) writeAll(ctx context.Context, t *Tx) error {
+	return c.before(ctx, t, "")
+}
+
+// writeTable inserts the table's images in the order they were created, as the statements
+// would have inserted their rows.
+func (c *combiner) writeTable(ctx context.Context, t *Tx, ct *combineTable) error {
+	for _, key := range ct.order {
+		if err := c.writeRow(ctx, t, ct, key); err != nil {
+			return err
+		}
+	}
+	ct.order = ct.order[:0]
+	return nil
+}
+
+// writeRow inserts one image (none when it was written already).
+func (c *combiner) writeRow(ctx context.Context, t *Tx, ct *combineTable, key string) error {
+	im := ct.images[key]
+	if im == nil {
+		return nil
+	}
+	delete(ct.images, key)
+	ct.written[c.hash(key)] = struct{}{}
+	stmt, err := t.prepared(ctx, im.columns.insert)
+	if err != nil {
+		return err
+	}
+	if _, err := stmt.ExecContext(ctx, im.values...); err != nil {
+		return fmt.Errorf("write the row of %s from the events up to position %d: %w", ct.name, im.position, err)
+	}
+	return nil
+}
+
+func (c *combiner) hash(key string) uint64 { return maphash.String(c.seed, key) }
+
+// combineShape is a statement the combiner can follow.
+type combineShape struct {
+	table    string
+	insert   bool
+	columns  []string  // an INSERT's columns
+	values   []operand // an INSERT's values, one per column
+	conflict int
+	set      []assignTo // an upsert's DO UPDATE SET, or an UPDATE's SET
+	column   string     // the column a read returns
+	keyOf    []operand  // the value of each key column
+	args     int        // placeholders
+}
+
+const (
+	conflictNone = iota
+	conflictNothing
+	conflictUpdate
+)
+
+type assignTo struct {
+	column string
+	value  operand
+}
+
+// operand is a value in a statement: a placeholder, a constant, excluded.<column> of an
+// upsert, or the column's own value plus an integer.
+type operand struct {
+	kind     int
+	arg      int
+	constant any
+	column   string
+	add      int64
+}
+
+const (
+	operandArg = iota
+	operandConstant
+	operandExcluded
+	operandSelfPlus
+)
+
+// value is the operand's value; excluded is the upsert's row (nil for an UPDATE), im the
+// image being changed (nil while it is created).
+func (o operand) value(args []any, excluded *combineShape, exArgs []any) any {
+	switch o.kind {
+	case operandArg:
+		return args[o.arg]
+	case operandConstant:
+		return o.constant
+	case operandExcluded:
+		for i, col := range excluded.columns {
+			if col == o.column {
+				return excluded.values[i].value(exArgs, nil, nil)
+			}
+		}
+	}
+	return nil
+}
+
+// key is the row's key as text, false when a key value is NULL or the arguments do not fit.
+func (s *combineShape) key(args []any) (string, bool) {
+	if len(args) != s.args {
+		return "", false
+	}
+	var b strings.Builder
+	for _, o := range s.keyOf {
+		v := o.value(args, nil, nil)
+		switch v := v.(type) {
+		case nil:
+			return "", false
+		case []byte:
+			b.Write(v)
+		case string:
+			b.WriteString(v)
+		default:
+			fmt.Fprint(&b, v)
+		}
+		b.WriteByte(0)
+	}
+	return b.String(), true
+}
+
+// apply changes im as the statement would change its row; false, leaving im as it was, when
+// it cannot tell how. Each column is set once and an expression reads only its own column,
+// so setting them one after another is setting them together, as SQL does.
+func (s *combineShape) apply(table string, im *rowImage, args []any) bool {
+	for _, a := range s.set {
+		if a.value.kind == operandSelfPlus {
+			v, held := im.get(a.column)
+			if _, isInt := asInt64(v); !held || !isInt {
+				return false
+			}
+		}
+	}
+	for _, a := range s.set {
+		var v any
+		switch a.value.kind {
+		case operandSelfPlus:
+			old, _ := im.get(a.column)
+			n, _ := asInt64(old)
+			v = n + a.value.add
+		case operandExcluded:
+			v = a.value.value(nil, s, args)
+		default:
+			v = a.value.value(args, nil, nil)
+		}
+		im.set(table, a.column, kept(v))
+	}
+	return true
+}
+
+// kept is v as an image keeps it: a projector's byte slice is copied, as the database copies
+// it when the statement runs, so that the caller may reuse it.
+func kept(v any) any {
+	switch b := v.(type) {
+	case []byte:
+		return append([]byte(nil), b...)
+	case json.RawMessage:
+		return append(json.RawMessage(nil), b...)
+	}
+	return v
+}
+
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// parse returns the shape of query, nil when the combiner cannot follow it.
+func (c *combiner) parse(query string) *combineShape {
+	q := strings.TrimSpace(query)
+	switch {
+	case hasPrefixFold(q, "INSERT INTO "):
+		return c.parseInsert(q)
+	case hasPrefixFold(q, "UPDATE "):
+		return c.parseUpdate(q)
+	}
+	return nil
+}
+
+// parseInsert follows "INSERT INTO t (columns) VALUES (values)" with an optional ON CONFLICT
+// (the primary key) DO NOTHING or DO UPDATE SET column = excluded.<listed column> | constant
+// | column + integer, none of them a key column.
+func (c *combiner) parseInsert(q string) *combineShape {
+	ct := c.tables[firstWord(q[len("INSERT INTO "):])]
+	if ct == nil {
+		return nil
+	}
+	open, close := strings.IndexByte(q, '('), strings.IndexByte(q, ')')
+	if open < 0 || close < open {
+		return nil
+	}
+	s := &combineShape{table: ct.name, insert: true, columns: splitList(q[open+1 : close])}
+	rest := strings.TrimLeft(q[close+1:], " \t\r\n")
+	if !hasPrefixFold(rest, "VALUES") {
+		return nil
+	}
+	rest = strings.TrimLeft(rest[len("VALUES"):], " \t\r\n")
+	end := closing(rest)
+	if end < 0 {
+		return nil
+	}
+	items, ok := splitTopLevel(rest[1:end], ",")
+	if !ok || len(items) != len(s.columns) {
+		return nil
+	}
+	for _, item := range items {
+		o, ok := parseOperand(item, "", &s.args)
+		if !ok || o.kind != operandArg && o.kind != operandConstant {
+			return nil
+		}
+		s.values = append(s.values, o)
+	}
+	for _, col := range s.columns {
+		if !ct.columns[col] {
+			return nil
+		}
+	}
+	if !s.parseConflict(strings.TrimSpace(rest[end+1:]), ct) {
+		return nil
+	}
+	for _, k := range ct.key {
+		i := indexOf(s.columns, k)
+		if i < 0 {
+			return nil // the key would take its default: not a row the combiner can name
+		}
+		s.keyOf = append(s.keyOf, s.values[i])
+	}
+	return s
+}
+
+func (s *combineShape) parseConflict(tail string, ct *combineTable) bool {
+	if tail == "" {
+		return true
+	}
+	if !hasPrefixFold(tail, "ON CONFLICT") {
+		return false
+	}
+	rest := strings.TrimLeft(tail[len("ON CONFLICT"):], " \t\r\n")
+	end := closing(rest)
+	if end < 0 {
+		return false
+	}
+	target := splitList(rest[1:end])
+	if len(target) != len(ct.key) || !containsAll(target, ct.key) {
+		return false
+	}
+	action := strings.TrimSpace(rest[end+1:])
+	switch {
+	case strings.EqualFold(action, "DO NOTHING"):
+		s.conflict = conflictNothing
+		return true
+	case hasPrefixFold(action, "DO UPDATE SET "):
+		s.conflict = conflictUpdate
+		var none int
+		return s.parseSet(action[len("DO UPDATE SET "):], ct, &none) && none == 0
+	}
+	return false
+}
+
+// parseSet takes "column = operand, ..." that sets no key column.
+func (s *combineShape) parseSet(list string, ct *combineTable, args *int) bool {
+	items, ok := splitTopLevel(list, ",")
+	if !ok {
+		return false
+	}
+	for _, item := range items {
+		column, expr, ok := assignment(item)
+		if !ok || !ct.columns[column] || indexOf(ct.key, column) >= 0 {
+			return false
+		}
+		for _, earlier := range s.set {
+			if earlier.column == column {
+				return false // set twice: SQL would read the old value both times
+			}
+		}
+		o, ok := parseOperand(expr, column, args)
+		if !ok || o.kind == operandExcluded && (!s.insert || indexOf(s.columns, o.column) < 0) {
+			return false
+		}
+		s.set = append(s.set, assignTo{column: column, value: o})
+	}
+	return true
+}
+
+// parseUpdate follows "UPDATE t SET column = operand, ... WHERE k1 = ? AND ..." whose
+// conditions are exactly the primary key's columns.
+func (c *combiner) parseUpdate(q string) *combineShape {
+	table, items, conds, ok := updateClauses(q)
+	ct := c.tables[table]
+	if !ok || ct == nil {
+		return nil
+	}
+	s := &combineShape{table: table}
+	if !s.parseSet(strings.Join(items, ", "), ct, &s.args) {
+		return nil
+	}
+	if !s.parseKeyConditions(conds, ct) {
+		return nil
+	}
+	return s
+}
+
+// parseKeyConditions takes "k = ?" conditions, one for each key column and no other.
+func (s *combineShape) parseKeyConditions(conds []string, ct *combineTable) bool {
+	keyOf := map[string]operand{}
+	for _, cond := range conds {
+		column, value, ok := strings.Cut(cond, "=")
+		column, value = strings.TrimSpace(column), strings.TrimSpace(value)
+		if !ok || value != "?" || indexOf(ct.key, column) < 0 {
+			return false
+		}
+		if _, twice := keyOf[column]; twice {
+			return false
+		}
+		keyOf[column] = operand{kind: operandArg, arg: s.args}
+		s.args++
+	}
+	if len(keyOf) != len(ct.key) {
+		return false
+	}
+	for _, k := range ct.key {
+		s.keyOf = append(s.keyOf, keyOf[k])
+	}
+	return true
+}
+
+// parseOperand takes "?", a constant ('text' without quotes inside, an integer, NULL),
+// "excluded.<column>", or "<self> + <integer>" (self being the column assigned; "" where
+// there is none). args counts the placeholders.
+func parseOperand(expr, self string, args *int) (operand, bool) {
+	expr = strings.TrimSpace(expr)
+	switch {
+	case expr == "?":
+		*args++
+		return operand{kind: operandArg, arg: *args - 1}, true
+	case strings.EqualFold(expr, "NULL"):
+		return operand{kind: operandConstant}, true
+	case len(expr) >= 2 && expr[0] == '\'' && expr[len(expr)-1] == '\'' && !strings.ContainsRune(expr[1:len(expr)-1], '\''):
+		return operand{kind: operandConstant, constant: expr[1 : len(expr)-1]}, true
+	case hasPrefixFold(expr, "excluded."):
+		col := expr[len("excluded."):]
+		return operand{kind: operandExcluded, column: col}, col != "" && firstWord(col) == col
+	}
+	if n, err := strconv.ParseInt(expr, 10, 64); err == nil {
+		return operand{kind: operandConstant, constant: n}, true
+	}
+	if self != "" {
+		if rest, ok := strings.CutPrefix(expr, self); ok {
+			rest = strings.TrimSpace(rest)
+			sign := int64(1)
+			switch {
+			case strings.HasPrefix(rest, "+"):
+			case strings.HasPrefix(rest, "-"):
+				sign = -1
+			default:
+				return operand{}, false
+			}
+			if n, err := strconv.ParseInt(strings.TrimSpace(rest[1:]), 10, 64); err == nil && n >= 0 {
+				return operand{kind: operandSelfPlus, column: self, add: sign * n}, true
+			}
+		}
+	}
+	return operand{}, false
+}
+
+// closing returns the index of the parenthesis that closes the one s begins with, outside
+// quotes; -1 when s does not begin with one or it is not closed.
+func closing(s string) int {
+	if !strings.HasPrefix(s, "(") {
+		return -1
+	}
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
