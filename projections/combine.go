@@ -40,9 +40,13 @@ import (
 // Tables with a unique constraint other than the primary key, or with triggers, are not
 // followed: writing a row later could change which statement such a constraint refuses.
 
-// maxImages bounds the images one table keeps; more are written to the database, so a
-// rebuild's memory does not grow with the log.
-const maxImages = 8192
+// maxImages and maxImageBytes bound the images one table keeps (the bytes counted are those
+// of the text and byte values set, each time one is set); more are written to the database,
+// so a rebuild's memory does not grow with the log or with its largest rows.
+const (
+	maxImages     = 8192
+	maxImageBytes = 16 << 20
+)
 
 type combiner struct {
 	tables map[string]*combineTable // the tables the rebuild emptied and can follow
@@ -64,6 +68,7 @@ type combineTable struct {
 	order     []string            // image keys, in the order they were created (rowid order)
 	written   map[uint64]struct{} // hashes of the keys written: a collision only sends a statement to the database
 	stopped   bool                // the table is no longer followed
+	bytes     int                 // the bytes set in the images since they were last written
 }
 
 // rowImage is a row not yet in the database: the columns its statements set, in the order
@@ -208,10 +213,7 @@ func (c *combiner) exec(ctx context.Context, t *Tx, query string, args []any) (b
 		im.position = t.position
 		ct.images[key] = im
 		ct.order = append(ct.order, key)
-		if len(ct.images) >= maxImages {
-			return true, c.writeTable(ctx, t, ct)
-		}
-		return true, nil
+		return true, c.bound(ctx, t, ct, args)
 	}
 	switch {
 	case shape.insert && shape.conflict == conflictNone:
@@ -224,7 +226,26 @@ func (c *combiner) exec(ctx context.Context, t *Tx, query string, args []any) (b
 		return false, c.writeTable(ctx, t, ct)
 	}
 	im.position = t.position
-	return true, nil
+	return true, c.bound(ctx, t, ct, args)
+}
+
+// bound counts the bytes a statement set and writes the table's images once they hold too
+// many rows or bytes.
+func (c *combiner) bound(ctx context.Context, t *Tx, ct *combineTable, args []any) error {
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			ct.bytes += len(v)
+		case []byte:
+			ct.bytes += len(v)
+		case json.RawMessage:
+			ct.bytes += len(v)
+		}
+	}
+	if len(ct.images) >= maxImages || ct.bytes >= maxImageBytes {
+		return c.writeTable(ctx, t, ct)
+	}
+	return nil
 }
 
 // unfollowed writes the images a statement the combiner cannot follow could see.
@@ -344,6 +365,7 @@ func (c *combiner) writeTable(ctx context.Context, t *Tx, ct *combineTable) erro
 		i += n
 	}
 	ct.order = ct.order[:0]
+	ct.bytes = 0
 	return nil
 }
 

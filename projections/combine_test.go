@@ -287,3 +287,38 @@ func dumpTables(t *testing.T, db *sqlx.DB) map[string][]string {
 	}
 	return out
 }
+
+// A table's images are written once they hold maxImageBytes, however few rows they are: a
+// rebuild's memory does not grow with its largest rows.
+func TestCombinerBoundsImageBytes(t *testing.T) {
+	ctx := context.Background()
+	db := combineDB(t)
+	tx, err := newTx(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.rollback()
+	if tx.combine, err = newCombiner(ctx, tx, []string{"nk"}); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 1<<20)
+	rows := maxImageBytes>>20 + 2
+	for i := range rows {
+		if err := tx.Exec(ctx, `INSERT INTO nk (a, b) VALUES (?, ?)`, fmt.Sprint("k", i), big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if held := len(tx.combine.tables["nk"].images); held >= rows || held == 0 {
+		t.Errorf("%d of %d rows of 1 MiB held as images", held, rows)
+	}
+	var n int
+	if err := tx.tx.Get(&n, `SELECT COUNT(*) FROM nk`); err != nil || n == 0 || n == rows {
+		t.Errorf("%d rows in the table before commit (%v), want some but not all", n, err)
+	}
+	if err := tx.commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&n, `SELECT COUNT(*) FROM nk WHERE length(b) = ?`, len(big)); err != nil || n != rows {
+		t.Errorf("%d rows after commit (%v), want %d", n, err, rows)
+	}
+}
