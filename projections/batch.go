@@ -136,11 +136,6 @@ func (t *Tx) flushTable(ctx context.Context, table string) error {
 
 // flush writes every held statement.
 func (t *Tx) flush(ctx context.Context) error {
-	if t.combine != nil {
-		if err := t.combine.writeAll(ctx, t); err != nil {
-			return err
-		}
-	}
 	tables := make([]string, 0, len(t.held))
 	for table := range t.held {
 		tables = append(tables, table)

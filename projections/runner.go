@@ -333,12 +333,6 @@ func (r *Runner) Rebuild(ctx context.Context, names ...string) (count int, err e
 	if err != nil {
 		return 0, err
 	}
-	if tx.schemas == nil && tx.tx.DriverName() == "sqlite" {
-		// The embedded SQLite: each row written once, from its image (combine.go).
-		if tx.combine, err = newCombiner(ctx, tx, tables); err != nil {
-			return 0, err
-		}
-	}
 	deferred, err := secondaryIndexes(ctx, tx.tx, tables)
 	if err != nil {
 		return 0, err

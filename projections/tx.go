@@ -31,10 +31,6 @@ type Tx struct {
 
 	timeOf time.Time // the event time last spelt, as time (eventTime)
 	time   string
-
-	// combine keeps a SQLite rebuild's rows as images and writes each once (combine.go); nil
-	// elsewhere.
-	combine *combiner
 }
 
 func newTx(ctx context.Context, db *sqlx.DB) (*Tx, error) {
@@ -80,11 +76,6 @@ func readViews(ctx context.Context, tx *sqlx.Tx) (map[string]bool, error) {
 // UPDATE of one row by key is held and written, with the rows held beside it, before the next
 // other statement on its table or commit: an error in it may come from a later call.
 func (t *Tx) Exec(ctx context.Context, query string, args ...any) error {
-	if t.combine != nil {
-		if done, err := t.combine.exec(ctx, t, query, args); done || err != nil {
-			return err
-		}
-	}
 	if t.schemas != nil {
 		shape, parsed := t.shapes[query]
 		if !parsed {
@@ -130,11 +121,6 @@ func (t *Tx) applying(position uint64) { t.position = position }
 // owns (never another projector's, whose checkpoint may differ). Rows held for its table are
 // written first.
 func (t *Tx) get(ctx context.Context, dest any, query string, args ...any) error {
-	if t.combine != nil {
-		if done, err := t.combine.read(ctx, t, dest, query, args); done || err != nil {
-			return err
-		}
-	}
 	if err := t.flushBefore(ctx, query); err != nil {
 		return err
 	}
