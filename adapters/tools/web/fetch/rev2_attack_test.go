@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -193,5 +194,24 @@ func TestReviewProxyLowercaseAndNoProxyWildcard(t *testing.T) {
 	}
 	if w.origin.hits.Load() != 0 {
 		t.Fatal("went direct")
+	}
+}
+
+// TestReviewProxyPasswordNotQuoted: a proxy variable that does not parse must not have its
+// password quoted in the error the model reads and the log records.
+func TestReviewProxyPasswordNotQuoted(t *testing.T) {
+	for _, v := range []string{"http://user:SECRET@proxy.test:99999", "http://user:SECRET@proxy.test:8080/%zz", "ftp://user:SECRET@proxy.test:21", "http://user:SECRET@[::1"} {
+		w := newWorld(t, webtest.Static(table), page("x"), env(map[string]string{"HTTP_PROXY": v}))
+		_, err := w.f.Fetch(context.Background(), fetch.Request{URL: w.url("public.test", "/")})
+		if codeOf(err) != fetch.CodeProxyFailed {
+			t.Errorf("%s: %v", v, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: the proxy's password is in the error: %v", v, err)
+		}
+		var fe *fetch.Error
+		if errors.As(err, &fe) && strings.Contains(fmt.Sprint(fe.Hops), "SECRET") {
+			t.Errorf("%s: the proxy's password is in the hops: %v", v, fe.Hops)
+		}
 	}
 }
