@@ -3,11 +3,13 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/zuno-run/zuno/domain"
 )
@@ -45,7 +47,7 @@ type Server struct {
 // entry is one mcp.<name> value as written.
 type entry struct {
 	Type        string            `json:"type"`
-	Command     []string          `json:"command"`
+	Command     argv              `json:"command"`
 	Environment map[string]string `json:"env"`
 	URL         string            `json:"url"`
 	Headers     map[string]string `json:"headers"`
@@ -177,4 +179,27 @@ func bad(field, msg, fix string) error {
 	e := domain.NewError(CodeBadServer, field+" "+msg, fix)
 	e.Field = field
 	return e
+}
+
+// argv is a command as written: an array of the program and its arguments, or a string that
+// names the program alone, as the configuration examples of the specification write it
+// ("command": "node"). A string with white space is refused rather than split: whether
+// "npx server" is one program or two words is not for Zuno to guess.
+type argv []string
+
+func (a *argv) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		if strings.IndexFunc(one, unicode.IsSpace) >= 0 {
+			return errors.New("command is a string with spaces: write it as an array of the program and its arguments")
+		}
+		*a = argv{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("command is neither a string nor an array of strings")
+	}
+	*a = many
+	return nil
 }

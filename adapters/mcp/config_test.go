@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +19,8 @@ func TestParseServersRefuses(t *testing.T) {
 		{"neither", `{"a":{"enabled":true}}`, CodeBadServer, "mcp.a"},
 		{"empty program", `{"a":{"command":[" "]}}`, CodeBadServer, "mcp.a.command[0]"},
 		{"NUL in argument", `{"a":{"command":["x","a\u0000b"]}}`, CodeBadServer, "mcp.a.command[1]"},
-		{"command as string", `{"a":{"command":"npx server"}}`, CodeBadServer, "mcp.a"},
+		{"command as a string with spaces", `{"a":{"command":"npx server"}}`, CodeBadServer, "mcp.a"},
+		{"command neither string nor array", `{"a":{"command":7}}`, CodeBadServer, "mcp.a"},
 		{"ftp url", `{"a":{"url":"ftp://h/mcp"}}`, CodeBadServer, "mcp.a.url"},
 		{"url without host", `{"a":{"url":"https:///mcp"}}`, CodeBadServer, "mcp.a.url"},
 		{"credentials in url", `{"a":{"url":"https://user:key@h/mcp"}}`, CodeBadServer, "mcp.a.url"},
@@ -54,6 +56,9 @@ func TestParseServersAdmits(t *testing.T) {
 	}
 	if got[1].Name != "docs" || got[1].Transport != TransportHTTP || got[1].Enabled || got[1].Timeout != DefaultTimeout {
 		t.Fatalf("http server: %+v", got[1])
+	}
+	if s, err := ParseServers(json.RawMessage(`{"x":{"command":"node"}}`)); err != nil || len(s) != 1 || !slices.Equal(s[0].Command, []string{"node"}) {
+		t.Fatalf("a command as one program's name: %+v %v", s, err)
 	}
 	if s, err := ParseServers(json.RawMessage(`null`)); err != nil || s != nil {
 		t.Fatalf("null: %v %v", s, err)

@@ -38,6 +38,10 @@ var appended = regexp.MustCompile(`\+\s*\\?["']`)
 // apiRoot is an HTTP API's version root (/v1/chat/completions): a URL path, not a file.
 var apiRoot = regexp.MustCompile(`^v[0-9]+$`)
 
+// chatCommand is one of zuno chat's slash commands standing alone (/agent, /resume: docs/tui.md),
+// which the chat's scripts and screens type and show: a command, not a file.
+var chatCommand = regexp.MustCompile(`^/(agent|goal|help|model|new|quit|resume)$`)
+
 // declared is a script's "# recorded path: P" line.
 var declared = regexp.MustCompile(`(?m)^# recorded path: (/\S+)`)
 
@@ -57,7 +61,7 @@ func hostPaths(text string) []string {
 		for _, m := range hostPath.FindAllStringSubmatch(line, -1) {
 			p := m[1]
 			top := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 2)[0]
-			if slices.Contains(systemDirs, top) || apiRoot.MatchString(top) || slices.ContainsFunc(allowed, func(a string) bool {
+			if slices.Contains(systemDirs, top) || apiRoot.MatchString(top) || chatCommand.MatchString(p) || slices.ContainsFunc(allowed, func(a string) bool {
 				return p == a || strings.HasPrefix(p, a+"/")
 			}) {
 				continue
@@ -74,6 +78,8 @@ func TestHostPathsScan(t *testing.T) {
 		want       []string
 	}{
 		{"a recorded workspace", `{"directory":"/tmp/b5/old/ws"}`, []string{"/tmp/b5/old/ws"}},
+		{"a chat command alone", "type /resume then /agent plan", nil},
+		{"a chat command's name as a directory", "cat /resume/x", []string{"/resume/x"}},
 		{"declared", "# recorded path: /tmp/b5 (recorded elsewhere)\n" + `{"directory":"/tmp/b5/old/ws"}`, nil},
 		{"declared elsewhere is not this", "# recorded path: /tmp/b5\n" + `cat /tmp/b55/x`, []string{"/tmp/b55/x"}},
 		{"a home directory", "exec cat /home/ci/.config/zuno/zuno.json", []string{"/home/ci/.config/zuno/zuno.json"}},

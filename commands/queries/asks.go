@@ -22,6 +22,8 @@ type AskView struct {
 	// Pending: no reply is recorded yet. A reply is final, so an ask is pending at most once
 	// (seeds 004: a second reply is refused, not recorded again).
 	Pending bool `json:"pending"`
+
+	settled bool // its call settled before a reply was folded
 }
 
 // SourceStanding is the source of a request a standing approval settled (the gate's decision
@@ -44,6 +46,14 @@ func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error)
 			switch e := p.(type) {
 			case events.PermissionAsked:
 				asks = append(asks, AskView{PermissionAsked: e, Position: rec.Position, Pending: true})
+			case events.ToolSettled:
+				// A call that ended (cancelled while it waited, say) takes no answer: its ask is
+				// no longer pending, and a late reply is ask_not_pending, not a dangling record.
+				for i := range asks {
+					if asks[i].CallID == e.CallID && asks[i].Reply == "" {
+						asks[i].Pending, asks[i].settled = false, true
+					}
+				}
 			case events.ToolStarted:
 				if d := e.Permission; d != nil && d.Source == SourceStanding {
 					asks = append(asks, AskView{Position: rec.Position, Reply: d.Reply, Source: SourceStanding,
@@ -69,7 +79,7 @@ func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error)
 		return nil, err
 	}
 	for i := range asks {
-		if r, ok := replies[asks[i].AskID]; ok && asks[i].Pending {
+		if r, ok := replies[asks[i].AskID]; ok && (asks[i].Pending || asks[i].settled) {
 			asks[i].Reply, asks[i].Source, asks[i].Pending = r.Reply, r.Source, false
 		}
 	}

@@ -54,6 +54,8 @@ func TestFacesLayering(t *testing.T) {
 			case strings.HasPrefix(rel, "faces/") && (strings.HasPrefix(inner, "adapters/") || strings.HasPrefix(inner, "projections") ||
 				strings.HasPrefix(inner, "cmd/")):
 				t.Errorf("%s imports %s: a face reaches the application (commands/app), not what it is built on", rel, path)
+			case narrowFace(rel) && !narrowImport(inner):
+				t.Errorf("%s imports %s: this face reaches the application and names the log's types only (commands, commands/app, commands/queries, events, domain)", rel, path)
 			}
 		}
 		return nil
@@ -64,4 +66,19 @@ func TestFacesLayering(t *testing.T) {
 	if checked < 100 {
 		t.Fatalf("checked %d files; is the walk at the module root?", checked)
 	}
+}
+
+// narrowFace is a face held to the narrower list: the audit console and the ACP agent reach
+// the application and name the log's types, never the turn machinery or another face (the
+// HTTP face serves the console, and it and the terminal name the turn's outcome types).
+func narrowFace(rel string) bool {
+	return strings.HasPrefix(rel, "faces/console/") || strings.HasPrefix(rel, "faces/acp/")
+}
+
+func narrowImport(inner string) bool {
+	switch inner {
+	case "commands", "commands/app", "commands/queries", "events", "domain":
+		return true
+	}
+	return strings.HasPrefix(inner, "domain/")
 }

@@ -223,8 +223,16 @@ func (m *screen) key(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.picker != nil:
 		return m.pickerKey(k)
-	case len(m.asks) > 0:
+	case len(m.asks) > 0 && len(m.input) == 0:
 		return m.askKey(k)
+	case len(m.asks) > 0:
+		// Keys typed into a line the person had begun stay in it: the "a" of "also" must not
+		// save an always (docs/tui.md, "Keys"). The ask takes its key once the line is empty.
+		cmd := m.editKey(k)
+		if len(m.input) > 0 {
+			m.hint = "an ask waits: send or clear the line (ctrl+u), then o, a or r"
+		}
+		return cmd
 	}
 	return m.editKey(k)
 }
@@ -590,7 +598,7 @@ func (m *screen) panel() []string {
 func (m *screen) inputLine(w int) (string, string, int) {
 	prompt := "> "
 	switch {
-	case len(m.asks) > 0:
+	case len(m.asks) > 0 && len(m.input) == 0:
 		prompt = "o/a/r> "
 	case len(m.question) > 0:
 		prompt = "answer> "

@@ -213,12 +213,12 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 		if loc, ok := redirect(resp); ok {
 			if n == MaxRedirects {
 				return Result{}, &Error{Err: domain.NewError(CodeTooManyRedirects,
-					fmt.Sprintf("more than %d redirects (the last to %s)", MaxRedirects, loc), "fetch the final URL directly"), Hops: hops}
+					fmt.Sprintf("more than %d redirects (the last to %s)", MaxRedirects, recordable(loc)), "fetch the final URL directly"), Hops: hops}
 			}
 			next, err := target.URL.Parse(loc)
 			if err != nil {
 				return Result{}, &Error{Err: domain.NewError(CodeHTTPStatus,
-					fmt.Sprintf("status %d redirects to %q, which does not parse", resp.status, loc), "fetch another URL"), Hops: hops}
+					fmt.Sprintf("status %d redirects to %q, which does not parse", resp.status, recordable(loc)), "fetch another URL"), Hops: hops}
 			}
 			raw = next.String()
 			continue
@@ -304,16 +304,17 @@ func (f *Fetcher) hop(ctx context.Context, tr *tracker, t netguard.Target, hop *
 		hop.Refused = refusedNote(err)
 		return response{}, err
 	}
-	client := &http.Client{Transport: f.transport(tr, t, addrs, route), CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}
+	// The transport alone, not an http.Client: a Client parses a redirect's Location itself
+	// and quotes it whole in its error, password included; Fetch parses it and records it
+	// without user info.
+	transport := f.transport(tr, t, addrs, route)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL.String(), nil)
 	if err != nil {
 		return response{}, err
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", acceptHeader)
-	resp, err := client.Do(req)
+	resp, err := transport.RoundTrip(req)
 	hop.Pinned = tr.takePinned()
 	if err != nil {
 		return response{}, err

@@ -72,6 +72,9 @@ func chooseRoute(getenv func(string) string, u *url.URL) (Route, error) {
 	if u.Scheme == "https" {
 		src, val = httpsSrc, httpsP
 	}
+	if err := parsesAsProxy(src, val); err != nil {
+		return Route{}, proxyError(Route{Kind: "proxy", Source: src}, "", err)
+	}
 	// Under CGI (REQUEST_METHOD set) httpproxy refuses HTTP_PROXY, the httpoxy defence.
 	cfg := httpproxy.Config{HTTPProxy: httpP, HTTPSProxy: httpsP, NoProxy: noP, CGI: getenv("REQUEST_METHOD") != ""}
 	p, err := cfg.ProxyFunc()(u)
@@ -107,6 +110,22 @@ func chooseRoute(getenv func(string) string, u *url.URL) (Route, error) {
 		r.Proxy = net.JoinHostPort(p.Hostname(), map[string]string{RouteHTTP: "80", RouteHTTPS: "443"}[r.Kind])
 	}
 	return r, nil
+}
+
+// parsesAsProxy refuses a proxy value that does not parse as httpproxy reads it (a URL, or
+// host:port taken as http://host:port): httpproxy itself drops such a value without a word,
+// and the request would go direct. The value is not quoted: it may hold a password.
+func parsesAsProxy(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
+		return nil
+	}
+	if _, err := url.Parse("http://" + v); err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s does not parse as a proxy URL (its value is not shown: it may hold a password)", name)
 }
 
 // dialer opens connections for one fetch.
