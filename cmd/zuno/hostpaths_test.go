@@ -23,9 +23,10 @@ import (
 var systemDirs = []string{"bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "sys", "usr"}
 
 // hostPath finds an absolute path starting at a word boundary. It is not preceded by what
-// makes it part of something else: a name or variable ($WORK/x, ${X}/x, ~/x), a URL (host:port/x),
+// makes it part of something else: a name or variable ($WORK/x, ${X}/x, ~/x, a script's own
+// placeholder @WORK@/x that it replaces with $WORK), a URL (host:port/x),
 // a path (a/b), a command substitution ($(…)/x), or a regular expression (\S+/x, .*/x).
-var hostPath = regexp.MustCompile(`(?:^|[^\w.$}~/)+*?\\:-])(/[\w.-]+(?:/[\w.-]+)*)`)
+var hostPath = regexp.MustCompile(`(?:^|[^\w.$}~@/)+*?\\:-])(/[\w.-]+(?:/[\w.-]+)*)`)
 
 // quotedVar is a variable closed by a quote right before a path ("$HOME"/.ssh, '$WORK'/x).
 var quotedVar = regexp.MustCompile(`(\$\{?\w+\}?)\\?["']`)
@@ -78,6 +79,7 @@ func TestHostPathsScan(t *testing.T) {
 		want       []string
 	}{
 		{"a recorded workspace", `{"directory":"/tmp/b5/old/ws"}`, []string{"/tmp/b5/old/ws"}},
+		{"a placeholder the script replaces", `"path": "@WORK@/ws/notes.txt"`, nil},
 		{"a chat command alone", "type /resume then /agent plan", nil},
 		{"a chat command's name as a directory", "cat /resume/x", []string{"/resume/x"}},
 		{"declared", "# recorded path: /tmp/b5 (recorded elsewhere)\n" + `{"directory":"/tmp/b5/old/ws"}`, nil},
