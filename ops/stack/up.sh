@@ -76,7 +76,10 @@ s1=$(cat "$state/serve1.url") s2=$(cat "$state/serve2.url")
 
 for s in "$s1" "$s2"; do
   curl -fsS "$s/api/sessions?limit=1" >/dev/null || fail "$s does not list sessions"
-  curl -fsS "$s/metrics" | grep -q '^zuno_projection_checkpoint_position' || fail "$s serves no zuno metrics"
+  # Read whole, then matched: grep -q stops at the first match, and under pipefail curl's
+  # write to the closed pipe (the page outgrew the pipe's buffer) would fail the check.
+  metrics=$(curl -fsS "$s/metrics") || fail "$s does not serve /metrics"
+  grep -q '^zuno_projection_checkpoint_position' <<<"$metrics" || fail "$s serves no zuno metrics"
 done
 created=$(curl -fsS -X POST "$s1/api/sessions" -H 'Content-Type: application/json' \
   -d "{\"commandId\":\"stack-$$-$RANDOM\",\"title\":\"stack check\",\"directory\":\"$state/ws\"}")
