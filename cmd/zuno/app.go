@@ -468,7 +468,7 @@ func (a *app) readModelDrift(ctx context.Context) ([]projections.Drift, error) {
 	if _, err := replay.CatchUp(ctx); err != nil {
 		return nil, fmt.Errorf("replay the log into a scratch read model: %w", err)
 	}
-	return projections.CompareReadModels(ctx, a.rm.Writer, scratch.Writer, projections.All())
+	return projections.CompareReadModels(ctx, a.rm.Writer, scratch.Writer, projections.All(), upTo)
 }
 
 // metricsHandler serves every collector of this process, the Go runtime's and the process's
