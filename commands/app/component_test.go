@@ -185,7 +185,7 @@ func drift(scratchDirs string, store *memstore.Store, registry *events.Registry,
 		if _, err := replay.CatchUp(ctx); err != nil {
 			return nil, err
 		}
-		return projections.CompareReadModels(ctx, rm.Writer, scratch.Writer, projections.All())
+		return projections.CompareReadModels(ctx, rm.Writer, scratch.Writer, projections.All(), upTo)
 	}
 }
 

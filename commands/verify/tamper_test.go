@@ -160,7 +160,7 @@ func drift(t *testing.T, d *db) []projections.Drift {
 	if _, err := projections.NewRunner(scratch.Writer, projections.UpTo(d.store, upTo), registry, projections.All()).CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	out, err := projections.CompareReadModels(ctx, d.rm.Writer, scratch.Writer, projections.All())
+	out, err := projections.CompareReadModels(ctx, d.rm.Writer, scratch.Writer, projections.All(), upTo)
 	if err != nil {
 		t.Fatal(err)
 	}
