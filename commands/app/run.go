@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/zuno-run/zuno/domain/prompt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,11 +114,7 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	skillLane, err := skillLanes(sc, ag, set.ContextWindow)
-	if err != nil {
-		return TurnResult{}, err
-	}
-	memory, err := memoryLane(ctx, sc)
+	skillLane, memory, err := contextLanes(ctx, sc, ag, set.ContextWindow)
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -183,6 +180,18 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 		err = c.replay(ctx, in, plan.sessionID)
 	}
 	return TurnResult{Outcome: out, Directory: plan.dir, LastPosition: head}, err
+}
+
+// contextLanes are the turn's skill and memory lanes, resolved before anything is recorded:
+// a required skill that is missing or over budget fails the turn before any request
+// (docs/skills.md, docs/memory.md).
+func contextLanes(ctx context.Context, sc SessionConfig, ag agent.Agent, window int64) (*prompt.SkillsPrompt, *prompt.MemoryPrompt, error) {
+	skills, err := skillLanes(sc, ag, window)
+	if err != nil {
+		return nil, nil, err
+	}
+	memory, err := memoryLane(ctx, sc)
+	return skills, memory, err
 }
 
 // placeTurn is where and as whom the turn runs, its workspace resolved and checked: never
