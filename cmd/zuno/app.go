@@ -396,6 +396,12 @@ func (a *app) startFeed() {
 
 func (a *app) Close() error {
 	var errs []error
+	if a.Application != nil {
+		// Before anything it writes to closes: a delegated job or a report's delivery (a
+		// question answered wakes its session) still running is cancelled and waited for; it
+		// records its turn interrupted and its input stays in the inbox for the next run.
+		a.Commands.StopJobs()
+	}
 	if a.bg != nil {
 		// First: stopping the tasks records their completions in the store closed below.
 		errs = append(errs, a.bg.Close())

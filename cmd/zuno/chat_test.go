@@ -165,6 +165,11 @@ func chatReplies(t *testing.T, postgres string) {
 		notPending(t, chat.AnswerQuestion(ctx, req, pick("A")), tui.CodeQuestionNotPending)
 		notPending(t, chat.AnswerQuestion(ctx, req, nil), tui.CodeQuestionNotPending)
 	})
+	// The answer wakes its session: the delivery's turn runs in this process, as under the chat,
+	// which waits for it (SettleJobs) after a reply.
+	if _, err := a.Commands.SettleJobs(ctx); err != nil {
+		t.Fatalf("the answer's delivery: %v", err)
+	}
 }
 
 func writeFile(t *testing.T, path, content string) {

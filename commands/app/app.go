@@ -11,6 +11,7 @@ package app
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zuno-run/zuno/commands"
@@ -129,6 +130,7 @@ type Commands struct {
 	// jobRuntime is the process's job runtime, made at first use (jobs()).
 	jobsOnce   sync.Once
 	jobRuntime *Jobs
+	jobsMade   atomic.Bool // set once jobRuntime exists: StopJobs leaves an unused runtime alone
 	// questionPort is the process's QuestionPort, made at first use (Questions()).
 	questionsOnce sync.Once
 	questionPort  *Questions

@@ -77,6 +77,7 @@ func (c *Commands) jobs() *Jobs {
 			missed: map[string]bool{}, taken: map[string]*input{}, delivering: map[string]bool{}, last: map[string]composition{}, running: map[string]bool{}}
 		c.jobRuntime.idle = sync.NewCond(&c.jobRuntime.mu)
 		c.jobRuntime.background, c.jobRuntime.stop = context.WithCancel(context.Background())
+		c.jobsMade.Store(true)
 	})
 	return c.jobRuntime
 }

@@ -687,3 +687,77 @@ func TestQuestionPlanExitVoidedByInterruptedTurn(t *testing.T) {
 		t.Fatalf("voided: %+v %v", r, err)
 	}
 }
+
+// A process that closes while an answer's delivery runs (the answer woke its session, and the
+// model is still answering) stops the delivery first: StopJobs returns only once the delivery's
+// turn is recorded finished (interrupted), so nothing writes to stores the process closes next.
+// A process that never used the job runtime is left alone.
+func TestStopJobsEndsADeliveryInFlight(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir, ws, scripts := t.TempDir(), t.TempDir(), t.TempDir()
+	qa := newQuestionApp(t, filepath.Join(dir, "log.db"), ws, time.Hour)
+	qa.app.Commands.StopJobs() // unused: nothing to stop, and the runtime stays usable
+	s := qa.session(t, scripts, ws)
+	// Each turn opens its provider anew: the sessions form plays by the conversation's length
+	// (the session's first turn, "hi", played "hello").
+	spec := writeScript(t, scripts, "slow", `{"turns":[{"text":"another session"}], "sessions":[{"when":"hi","turns":[{"text":"hello"},
+ {"toolCalls":[{"id":"call_ask","name":"question","arguments":{"questions":[{"id":"db","question":"Which database?","options":[{"label":"SQLite"},{"label":"Postgres"}]}]}}]},
+ {"text":"Published."},
+ {"text":"Thinking about it.","delayMs":60000}]}]}`)
+	res, err := qa.app.Commands.RunTurn(ctx, app.RunTurn{Meta: meta("run-ask"), SessionID: s, Prompt: "ask", Model: spec, Cwd: ws})
+	if err != nil || res.Err() != nil {
+		t.Fatalf("turn: %v %v", err, res.Err())
+	}
+	q := qa.app.Commands.Questions()
+	r, err := q.Get(ctx, s, app.RequestID(s, "call_ask"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Answer(ctx, meta("answer-db"), s, r.RequestID, r.Revision, pick("db", "Postgres"), "cli"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, func() bool { return turnsStarted(qa.sessionEvents(t, s)) == 3 }) // the delivery runs
+	qa.app.Commands.StopJobs()
+	started, finished := 0, map[string]string{}
+	for _, p := range qa.sessionEvents(t, s) {
+		switch e := p.(type) {
+		case events.TurnStarted:
+			started++
+		case events.TurnFinished:
+			finished[e.TurnID] = e.Reason
+		}
+	}
+	if started != 3 || len(finished) != 3 {
+		t.Fatalf("after StopJobs: %d turns started, %d finished (%v); want every one finished", started, len(finished), finished)
+	}
+	interrupted := 0
+	for _, reason := range finished {
+		if reason == events.FinishInterrupted {
+			interrupted++
+		}
+	}
+	if interrupted != 1 {
+		t.Fatalf("finish reasons %v: want the delivery interrupted", finished)
+	}
+}
+
+func turnsStarted(ps []events.Payload) int {
+	n := 0
+	for _, p := range ps {
+		if _, ok := p.(events.TurnStarted); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -69,5 +69,18 @@ func (c *Commands) SettleJobs(ctx context.Context) (uint64, error) {
 	return head, err
 }
 
+// StopJobs cancels the background jobs and report deliveries of this process and waits until
+// each has recorded its end (Jobs.Settle on a stopped context): the process's Close calls it
+// before the stores they write to close. A process that never used the job runtime pays
+// nothing.
+func (c *Commands) StopJobs() {
+	if !c.jobsMade.Load() {
+		return
+	}
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	c.jobs().Settle(stopped)
+}
+
 // CodeInterrupted: the run was stopped (Ctrl-C, SIGTERM) before its delegated work ended.
 const CodeInterrupted = "interrupted"
