@@ -20,6 +20,7 @@ import (
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/session"
+	"github.com/zuno-run/zuno/domain/tools"
 )
 
 // RunTurn is one user input for an agent: a new session (SessionID empty) or the next turn of
@@ -54,6 +55,9 @@ type RunTurn struct {
 	Child *ChildTurn
 	// Report delivers a job's report from the session's inbox as the turn's input.
 	Report *turn.Report
+	// Editor, when set, is the file system of the editor driving the turn (an ACP client's,
+	// docs/acp.md): the file tools read and write through it, behind the same gates.
+	Editor *tools.Editor
 }
 
 // ChildTurn is what a child's turn inherits from the parent turn that delegated it.
@@ -122,7 +126,8 @@ func (c *Commands) drive(ctx context.Context, in RunTurn, plan turnPlan, choice 
 	if err != nil {
 		return TurnResult{}, err
 	}
-	surface, err := sc.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills})
+	surface, err := sc.OpenTools(turn.ToolsRequest{Dir: plan.dir, SessionID: plan.sessionID, ReadOnly: ag.ReadOnly, RequiredSkills: ag.RequiredSkills,
+		Editor: in.Editor})
 	if err != nil {
 		return TurnResult{}, err
 	}

@@ -71,6 +71,9 @@ type ToolsRequest struct {
 	// per-session state, no tool can run, and each path inside Dir that the gate's questions
 	// were answered for by its spelling alone is reported here.
 	Gone func(path string)
+	// Editor, when set, is the file system of the editor driving the turn (docs/acp.md): the
+	// file tools read and write through it after the gate and their path checks.
+	Editor *tools.Editor
 	// Replay: a replay opens the surface, which records nothing (the MCP servers connect for
 	// their schemas, and their lifecycle is not recorded; docs/mcp.md).
 	Replay bool

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -33,6 +34,9 @@ type Config struct {
 	// Log receives diagnostics (a refused frame, a reply that came second); never the
 	// protocol, which owns standard output.
 	Log io.Writer
+	// ClientTimeout bounds each request to the client's file system (fs.go); 0 is
+	// DefaultClientTimeout.
+	ClientTimeout time.Duration
 }
 
 // Actor is who the commands of an ACP client are recorded as.
@@ -84,6 +88,7 @@ type Agent struct {
 
 	mu          sync.Mutex
 	initialized bool
+	offers      clientOffers // what initialize offered (fs.go)
 	sessions    map[string]*session
 	turns       sync.WaitGroup
 }
@@ -100,13 +105,15 @@ type session struct {
 // Initialize negotiates the protocol version (ACP's 1, the only one) and says what the agent
 // takes: session/load, text, resource links and embedded text resources in prompts.
 func (g *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	c := p.ClientCapabilities
 	g.mu.Lock()
 	g.initialized = true
+	g.offers = clientOffers{readText: c.Fs.ReadTextFile, writeText: c.Fs.WriteTextFile}
 	g.mu.Unlock()
-	if c := p.ClientCapabilities; c.Fs.ReadTextFile || c.Fs.WriteTextFile || c.Terminal {
-		// The tools read, write and run in the workspace themselves, behind the gate and the
-		// sandbox (docs/acp.md, "Deliberate deviations").
-		g.logf("initialize: the client's file system and terminal are not used")
+	if c.Terminal {
+		// A command runs under Zuno's guard and sandbox, never in the editor's terminal
+		// (docs/acp.md, "The editor's file system and terminal").
+		g.logf("initialize: the client's terminal is not used: commands run in Zuno's sandbox")
 	}
 	title := "Zuno"
 	return sdk.InitializeResponse{

@@ -130,7 +130,13 @@ type peer struct {
 
 func (w *world) acp() *peer {
 	w.t.Helper()
-	cmd := exec.Command(zuno(w.t), "acp")
+	return w.acpArgs()
+}
+
+// acpArgs starts `zuno acp` with more flags.
+func (w *world) acpArgs(flags ...string) *peer {
+	w.t.Helper()
+	cmd := exec.Command(zuno(w.t), append([]string{"acp"}, flags...)...)
 	cmd.Dir, cmd.Env = w.dir, w.env
 	in, err := cmd.StdinPipe()
 	if err != nil {

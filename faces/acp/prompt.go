@@ -56,7 +56,7 @@ func (g *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	st.dir = place.Directory
 	res, err := g.app.Commands.RunTurn(tctx, app.RunTurn{Meta: g.meta(sid), SessionID: sid, Prompt: text, Agent: mode,
-		Cwd: g.cfg.Cwd, Observer: st, Interactive: true})
+		Cwd: g.cfg.Cwd, Observer: st, Interactive: true, Editor: g.editorFor(sid)})
 	if err == nil && tctx.Err() == nil {
 		err = g.settle(tctx, sid)
 	}

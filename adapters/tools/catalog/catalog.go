@@ -106,7 +106,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 		MaxBytes: c.MaxBytes, MaxLines: c.MaxLines, Background: backgroundStarter{mgr},
 		MaxArtifactBytes: perCall, MaxSessionArtifactBytes: perSession, UsageDirs: []string{mgr.LogDir()},
-		EnvExclude: c.EnvExclude, Gone: req.Gone, Protected: sb.Protected, ReadOnly: c.Sandbox.Mode == sandbox.ModeReadOnly,
+		EnvExclude: c.EnvExclude, Gone: req.Gone, Protected: sb.Protected, Editor: req.Editor, ReadOnly: c.Sandbox.Mode == sandbox.ModeReadOnly,
 		Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 	if err != nil {
 		mgr.Close()

@@ -23,6 +23,9 @@ type ApplyResult struct {
 	// The caller records them with the result, because only they carry the operations'
 	// digests, which a later process needs to refuse a resent patch (RestoreAttempts).
 	Attempts []patch.PathAttempt
+	// Editor: the written files went to the editor (Workspace.Editor), which wrote them;
+	// deletions, which the editor's protocol has no request for, were Zuno's on the disk.
+	Editor bool
 }
 
 // ApplyPatch parses and applies a patch. Errors:
@@ -57,7 +60,7 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 			h.close()
 		}
 	}()
-	snap, err := w.snapshot(p, externalRoot, targets)
+	snap, err := w.snapshot(ctx, p, externalRoot, targets)
 	if err != nil {
 		return ApplyResult{}, err
 	}
@@ -73,12 +76,21 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 	if err := ctxErr(ctx); err != nil {
 		return ApplyResult{}, err
 	}
+	for _, wr := range plan.Writes {
+		if wr.Delete {
+			continue
+		}
+		if err := w.checkEditorText(targets[wr.Path].pl.key, wr.Content); err != nil {
+			return ApplyResult{}, err
+		}
+	}
 
-	res, err := w.writePlan(plan, targets)
+	res, err := w.writePlan(ctx, plan, targets)
 	if err != nil {
 		return ApplyResult{}, err
 	}
 	res.Attempts = canonical(plan.Attempts(), targets)
+	res.Editor = w.Editor.Writes() && len(res.WrittenPaths) > 0
 	w.Credentials.Record(res.Attempts)
 	return res, nil
 }
@@ -87,7 +99,7 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 // their parents (Paths is sorted, and a child sorts after its parent), so a symbolic link
 // among a new file's directories is reported as the link on that file's way
 // (symlink_refused), not followed as if the directory were the file asked about.
-func (w *Workspace) snapshot(p *patch.Patch, externalRoot string, targets map[string]*held) (patch.Snapshot, error) {
+func (w *Workspace) snapshot(ctx context.Context, p *patch.Patch, externalRoot string, targets map[string]*held) (patch.Snapshot, error) {
 	snap := patch.Snapshot{}
 	paths := p.Paths()
 	slices.Reverse(paths)
@@ -111,6 +123,9 @@ func (w *Workspace) snapshot(p *patch.Patch, externalRoot string, targets map[st
 		if err != nil {
 			return nil, &Error{Kind: InvalidArguments, Field: "patch", Message: "path " + quote(q) + " cannot be read: " + err.Error(), Err: err}
 		}
+		if st, err = w.editorState(ctx, h, st); err != nil {
+			return nil, err
+		}
 		snap[q] = st
 	}
 	return snap, nil
@@ -119,12 +134,12 @@ func (w *Workspace) snapshot(p *patch.Patch, externalRoot string, targets map[st
 // writePlan performs the plan's writes in order. A failure after the first write is uncertain:
 // it names what was written, what failed and what was not, and every touched path must be
 // read again before the next change.
-func (w *Workspace) writePlan(plan patch.WritePlan, targets map[string]*held) (ApplyResult, error) {
+func (w *Workspace) writePlan(ctx context.Context, plan patch.WritePlan, targets map[string]*held) (ApplyResult, error) {
 	res := ApplyResult{Credentials: map[string]patch.ReadCredential{}}
 	var done []string
 	for i, wr := range plan.Writes {
 		key := targets[wr.Path].pl.key
-		if err := w.writeOne(i, wr, plan.Writes, targets); err != nil {
+		if err := w.writeOne(ctx, i, wr, plan.Writes, targets); err != nil {
 			u := &UncertainError{Written: done, Failed: key, Err: err}
 			for _, rest := range plan.Writes[i+1:] {
 				u.NotWritten = append(u.NotWritten, targets[rest.Path].pl.key)
@@ -147,7 +162,7 @@ func (w *Workspace) writePlan(plan patch.WritePlan, targets map[string]*held) (A
 }
 
 // writeOne performs one step of the plan through the handles held for its path.
-func (w *Workspace) writeOne(i int, wr patch.Write, all []patch.Write, targets map[string]*held) error {
+func (w *Workspace) writeOne(ctx context.Context, i int, wr patch.Write, all []patch.Write, targets map[string]*held) error {
 	h := targets[wr.Path]
 	if w.beforeWrite != nil {
 		if err := w.beforeWrite(i, h.pl.key); err != nil {
@@ -166,7 +181,7 @@ func (w *Workspace) writeOne(i int, wr patch.Write, all []patch.Write, targets m
 			break
 		}
 	}
-	return h.write(w, wr.Content, mode)
+	return h.write(ctx, w, wr.Content, mode)
 }
 
 // canonical rekeys attempts from patch paths to the paths' credential keys.

@@ -67,6 +67,9 @@ type ReadResult struct {
 	Size       int
 	Credential patch.ReadCredential
 	Entries    []Entry
+	// Editor: the window and the credential were made from the editor's text
+	// (Workspace.Editor), not the disk's bytes.
+	Editor bool
 }
 
 // Read reads a file window or lists a directory. Reading a file, even part of it, issues a
@@ -103,6 +106,9 @@ func (w *Workspace) Read(ctx context.Context, req ReadRequest) (ReadResult, erro
 	}
 	if !fi.Mode().IsRegular() {
 		return ReadResult{}, invalid("path", "path %q is not a regular file or a directory", req.Path)
+	}
+	if w.Editor.Reads() {
+		return w.readFromEditor(ctx, req, pl, f)
 	}
 	// One pass through a fixed buffer: the credential's digest covers the full bytes, and
 	// only the window is kept (issue 14, "Bounded memory").

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
+	"github.com/zuno-run/zuno/domain/tools"
 )
 
 // Workspace runs the file tools inside Root. Create it with New; it is safe for concurrent
@@ -25,6 +26,9 @@ type Workspace struct {
 	// Protected are the paths no call may change, and the hidden ones no call may read
 	// (sandbox.Protections; the host sets it before the first call).
 	Protected []sandbox.Protection
+	// Editor, when set, is the editor's file system: the bytes of a file already placed and
+	// checked are read from it, and written through it (editor.go, docs/acp.md).
+	Editor *tools.Editor
 
 	mu       sync.Mutex // the mutation lock
 	realRoot string

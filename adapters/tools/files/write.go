@@ -24,6 +24,8 @@ type WriteResult struct {
 	WrittenPaths []string
 	// Credential is the writer's credential for the new content.
 	Credential patch.ReadCredential
+	// Editor: the content went to the editor (Workspace.Editor), which wrote it.
+	Editor bool
 }
 
 // Write creates a file or wholly replaces one. Replacing an existing file needs a current
@@ -78,6 +80,9 @@ func (w *Workspace) WriteIn(ctx context.Context, externalRoot, p string, content
 			"cannot create %s: %s is a %s, not a directory", pl.key, q, st.Kind)
 	}
 	st, err := w.stateOf(h)
+	if err == nil {
+		st, err = w.editorState(ctx, h, st)
+	}
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -99,7 +104,10 @@ func (w *Workspace) WriteIn(ctx context.Context, externalRoot, p string, content
 			return WriteResult{}, c
 		}
 	}
-	if err := h.write(w, content, 0o644); err != nil {
+	if err := w.checkEditorText(pl.key, content); err != nil {
+		return WriteResult{}, err
+	}
+	if err := h.write(ctx, w, content, 0o644); err != nil {
 		// One file, written by rename: either the old or the new bytes are there, but the
 		// model should look before trying again.
 		w.Credentials.Invalidate(pl.key)
@@ -107,7 +115,7 @@ func (w *Workspace) WriteIn(ctx context.Context, externalRoot, p string, content
 	}
 	cred := w.Credentials.Written(pl.key, content)
 	return WriteResult{Path: pl.key, Created: st.Kind == patch.Missing, Bytes: len(content),
-		WrittenPaths: []string{pl.key}, Credential: cred}, nil
+		WrittenPaths: []string{pl.key}, Credential: cred, Editor: w.Editor.Writes()}, nil
 }
 
 // held is a place opened for a mutation: the handle on its base, and the handle on its parent
@@ -217,8 +225,8 @@ func (w *Workspace) blockedState(h *held) (string, patch.FileState, error) {
 }
 
 // write replaces h's file with content through the held parent, creating missing parents
-// through handles first.
-func (h *held) write(w *Workspace, content []byte, mode fs.FileMode) error {
+// through handles first; with an editor that writes, the editor writes the file there.
+func (h *held) write(ctx context.Context, w *Workspace, content []byte, mode fs.FileMode) error {
 	if h.blocked >= 0 {
 		return &fs.PathError{Op: "write", Path: h.pl.key, Err: unix.ENOTDIR}
 	}
@@ -230,6 +238,9 @@ func (h *held) write(w *Workspace, content []byte, mode fs.FileMode) error {
 		}
 		defer nd.close()
 		d = nd
+	}
+	if w.Editor.Writes() {
+		return w.writeThroughEditor(ctx, h, d, content)
 	}
 	return replaceAt(d, h.name, content, mode)
 }

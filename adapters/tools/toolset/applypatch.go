@@ -103,6 +103,9 @@ func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tool
 	b.WriteString("Patch applied.")
 	if len(res.WrittenPaths) > 0 {
 		b.WriteString("\nWritten: " + strings.Join(res.WrittenPaths, ", "))
+		if res.Editor {
+			b.WriteString(" (through the editor)")
+		}
 	}
 	if len(res.DeletedPaths) > 0 {
 		b.WriteString("\nDeleted: " + strings.Join(res.DeletedPaths, ", "))
@@ -119,9 +122,10 @@ func (t *applyPatchTool) Execute(ctx context.Context, inv tools.Invocation) tool
 	for _, a := range res.Attempts {
 		attempts = append(attempts, attemptFacts{Path: a.Path, Op: a.Op.String(), Content: a.Content.String()})
 	}
-	return completed(b.String(), tools.Metadata{
-		WrittenPaths: res.WrittenPaths,
-		Details: details(map[string]any{"writtenPaths": nonNil(res.WrittenPaths), "deletedPaths": nonNil(res.DeletedPaths),
-			"credentials": creds, "attempts": attempts}),
-	})
+	facts := map[string]any{"writtenPaths": nonNil(res.WrittenPaths), "deletedPaths": nonNil(res.DeletedPaths),
+		"credentials": creds, "attempts": attempts}
+	if res.Editor {
+		facts["via"] = tools.ViaEditor
+	}
+	return completed(b.String(), tools.Metadata{WrittenPaths: res.WrittenPaths, Details: details(facts)})
 }

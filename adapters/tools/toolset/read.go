@@ -78,6 +78,7 @@ func (t *readTool) Execute(ctx context.Context, inv tools.Invocation) tools.Resu
 		Path: res.Path, StartLine: res.StartLine, EndLine: res.EndLine, TotalLines: res.TotalLines,
 		HasMore: res.HasMore, NextOffset: res.NextOffset, Truncated: res.Truncated, Size: res.Size,
 		Credential: credentialFacts{Digest: res.Credential.Digest.String(), Generation: res.Credential.Generation},
+		Via:        via(res.Editor),
 	})})
 }
 
@@ -97,6 +98,16 @@ type readFacts struct {
 	Truncated  bool            `json:"truncated,omitempty"`
 	Size       int             `json:"size"`
 	Credential credentialFacts `json:"credential"`
+	// Via is "editor" when the window is the editor's text (docs/acp.md), else absent.
+	Via string `json:"via,omitempty"`
+}
+
+// via is the details' "via": "editor" when the bytes came from or went to the editor.
+func via(editor bool) string {
+	if editor {
+		return tools.ViaEditor
+	}
+	return ""
 }
 
 type credentialFacts struct {
@@ -148,6 +159,9 @@ func renderWindow(r files.ReadResult) string {
 	}
 	if !valid {
 		notes = append(notes, "not valid UTF-8: invalid bytes shown as U+FFFD")
+	}
+	if r.Editor {
+		notes = append(notes, "the editor's text, which may differ from the disk")
 	}
 	if len(notes) > 0 {
 		b.WriteString("; " + strings.Join(notes, "; "))

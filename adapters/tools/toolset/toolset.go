@@ -138,6 +138,10 @@ type Config struct {
 	// Protected are the protected paths (sandbox.Protections, the list the shell's sandbox
 	// mounts): read, write and apply_patch refuse to change any, or to read a hidden one.
 	Protected []sandbox.Protection
+	// Editor, when set, is the editor's file system (docs/acp.md): read, write and apply_patch
+	// take and give a file's bytes through it once the path is placed and checked. Never
+	// with Gone: a replay runs no tool.
+	Editor *tools.Editor
 	// ReadOnly: the user asked for sandbox.mode read-only. write, apply_patch and
 	// report_write then refuse (sandbox_read_only). An agent's read-only contract is not
 	// this: it hides write and apply_patch and keeps report_write (docs/sandbox.md).
@@ -222,6 +226,9 @@ func New(cfg Config) (*Set, error) {
 		return nil, err
 	}
 	ws.Protected = cfg.Protected
+	if cfg.Gone == nil {
+		ws.Editor = cfg.Editor
+	}
 	srch.RG, srch.MaxBytes, srch.MaxLines = cfg.RG, cfg.MaxBytes, cfg.MaxLines
 	s := &Set{
 		cfg:      cfg,

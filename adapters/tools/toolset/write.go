@@ -64,9 +64,12 @@ func (t *writeTool) Execute(ctx context.Context, inv tools.Invocation) tools.Res
 	if res.Created {
 		verb = "Created"
 	}
-	return completed(fmt.Sprintf("%s %s (%d bytes).", verb, res.Path, res.Bytes), tools.Metadata{
-		WrittenPaths: res.WrittenPaths,
-		Details: details(map[string]any{"path": res.Path, "created": res.Created, "bytes": res.Bytes,
-			"credential": credentialFacts{Digest: res.Credential.Digest.String(), Generation: res.Credential.Generation}}),
-	})
+	facts := map[string]any{"path": res.Path, "created": res.Created, "bytes": res.Bytes,
+		"credential": credentialFacts{Digest: res.Credential.Digest.String(), Generation: res.Credential.Generation}}
+	out := fmt.Sprintf("%s %s (%d bytes).", verb, res.Path, res.Bytes)
+	if res.Editor {
+		facts["via"] = tools.ViaEditor
+		out = fmt.Sprintf("%s %s (%d bytes) through the editor.", verb, res.Path, res.Bytes)
+	}
+	return completed(out, tools.Metadata{WrittenPaths: res.WrittenPaths, Details: details(facts)})
 }
