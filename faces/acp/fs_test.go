@@ -1,9 +1,11 @@
 package acp_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -292,4 +294,78 @@ func TestEditorFileSystemFails(t *testing.T) {
 		t.Error("b.txt is on the disk: Zuno wrote it behind the editor")
 	}
 
+}
+
+// editorSDKScript reads a.txt, writes it, runs a command (the client offers a terminal) and
+// reads the file again.
+const editorSDKScript = `{"turns": [
+  {"toolCalls": [{"id": "c_read", "name": "read", "arguments": {"path": "a.txt"}}]},
+  {"toolCalls": [{"id": "c_write", "name": "write", "arguments": {"path": "a.txt", "content": "written by the model\n"}}]},
+  {"toolCalls": [{"id": "c_sh", "name": "shell", "arguments": {"command": "cat a.txt"}}]},
+  {"toolCalls": [{"id": "c_reread", "name": "read", "arguments": {"path": "a.txt"}}]},
+  {"text": "Done."}
+]}`
+
+// TestEditorFileSystemTypeScriptSDK serves the agent's fs requests with the official
+// TypeScript client SDK (ops/testdeps/acp/fs.mjs), which checks them against the protocol's
+// schema: the reads see the SDK client's buffer, the write lands in it and not on the disk
+// (the command, run by Zuno, sees the disk), the terminal is never asked for, and the log
+// records the route.
+func TestEditorFileSystemTypeScriptSDK(t *testing.T) {
+	node := needNode(t)
+	w := newWorld(t, editorSDKScript, "", map[string]string{"a.txt": "on disk\n"})
+	script, err := filepath.Abs(filepath.Join(sdkDir, "fs.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script)
+	cmd.Dir = w.dir
+	cmd.Env = append(w.env, "ZUNO_BIN="+zuno(t), "WORKSPACE="+w.dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fs.mjs: %v\n%s", err, stderr.String())
+	}
+	var seen struct {
+		SessionID string            `json:"sessionId"`
+		Requests  []map[string]any  `json:"requests"`
+		Buffers   map[string]string `json:"buffers"`
+	}
+	if err := json.Unmarshal(out, &seen); err != nil {
+		t.Fatalf("the script's report: %v\n%s", err, out)
+	}
+	aPath := filepath.Join(w.dir, "a.txt")
+	var methods []string
+	for _, r := range seen.Requests {
+		methods = append(methods, fmt.Sprint(r["method"], " ", r["path"]))
+		if r["sessionId"] != seen.SessionID {
+			t.Errorf("a request for another session: %v", r)
+		}
+	}
+	want := []string{"fs/read_text_file " + aPath, "fs/read_text_file " + aPath, "fs/write_text_file " + aPath, "fs/read_text_file " + aPath}
+	if strings.Join(methods, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the SDK client was asked:\n%s\nwant:\n%s", strings.Join(methods, "\n"), strings.Join(want, "\n"))
+	}
+	if seen.Buffers[aPath] != "written by the model\n" {
+		t.Errorf("the editor's buffer: %q", seen.Buffers[aPath])
+	}
+	if got, _ := os.ReadFile(aPath); string(got) != "on disk\n" {
+		t.Errorf("the disk: %q", got)
+	}
+	calls := settledCalls(t, w, seen.SessionID)
+	if out, _ := calls["c_read"]["output"].(string); !strings.Contains(out, "unsaved in the editor") {
+		t.Errorf("the read showed:\n%s", out)
+	}
+	if out, _ := calls["c_sh"]["output"].(string); !strings.Contains(out, "on disk") {
+		t.Errorf("the command (Zuno's, on the disk) showed:\n%s", out)
+	}
+	if out, _ := calls["c_reread"]["output"].(string); !strings.Contains(out, "written by the model") {
+		t.Errorf("the second read showed:\n%s", out)
+	}
+	for _, id := range []string{"c_read", "c_write", "c_reread"} {
+		if details(calls[id])["via"] != "editor" {
+			t.Errorf("%s does not record the editor: %v", id, details(calls[id]))
+		}
+	}
 }

@@ -85,7 +85,7 @@ func TestEditorAttacks(t *testing.T) {
 		ctx := context.Background()
 
 		refused := []struct {
-			name, path string
+			name, path  string
 			read, write Code // "" where that side is not refused (not this table's row)
 		}{
 			{"'..' escape", "../outside/secret.txt", ExternalDirectoryRequired, ExternalDirectoryRequired},
