@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,4 +286,40 @@ func wantCoded(t *testing.T, err error, code Code) {
 	if !errors.As(err, &c) || c.Code() != string(code) {
 		t.Fatalf("want %s, got %T: %v", code, err, err)
 	}
+}
+
+// FuzzEditorText: whatever text the editor answers, and whatever window is asked, the read
+// through the editor is the read of the same bytes from the disk (the same window, line
+// counts, cut and credential digest): the editor changes where the bytes come from, never
+// the bounds they are held to.
+func FuzzEditorText(f *testing.F) {
+	for _, s := range []string{"", "a", "a\n", "a\r\nb", "\uFEFFx\ny\n", strings.Repeat("long", 20000), strings.Repeat("l\n", 3000)} {
+		f.Add(s, 0, 0)
+		f.Add(s, 2, 1)
+	}
+	f.Fuzz(func(t *testing.T, text string, offset, limit int) {
+		if offset < 0 || limit < 0 || offset > 1<<20 || limit > 1<<20 {
+			return
+		}
+		w, root := newWS(t)
+		put(t, root, "disk.txt", text)
+		put(t, root, "buf.txt", "something else\n")
+		ed := &recordingEditor{buffers: map[string]string{filepath.Join(root, "buf.txt"): text}}
+		disk, err := w.Read(context.Background(), ReadRequest{Path: "disk.txt", Offset: offset, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Editor = ed.port()
+		got, err := w.Read(context.Background(), ReadRequest{Path: "buf.txt", Offset: offset, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Content) > MaxReadBytes || !got.Editor {
+			t.Fatalf("window of %d bytes, editor %v", len(got.Content), got.Editor)
+		}
+		got.Path, got.Editor, got.Credential.Generation = disk.Path, false, disk.Credential.Generation
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", disk) {
+			t.Fatalf("through the editor %+v\nfrom the disk %+v", got, disk)
+		}
+	})
 }
