@@ -220,38 +220,29 @@ func TestEditorFileSystemFails(t *testing.T) {
   {"toolCalls": [{"id": "c_err", "name": "read", "arguments": {"path": "a.txt"}}]},
   {"toolCalls": [{"id": "c_silent", "name": "read", "arguments": {"path": "a.txt"}}]},
   {"toolCalls": [{"id": "c_huge", "name": "read", "arguments": {"path": "a.txt"}}]},
-  {"toolCalls": [{"id": "c_big", "name": "read", "arguments": {"path": "a.txt"}}]},
-  {"toolCalls": [{"id": "c_write", "name": "write", "arguments": {"path": "b.txt", "content": "b\n"}}]},
   {"text": "Done."}
 ],
-"sessions": [{"when": "write c.txt", "turns": [
-  {"toolCalls": [{"id": "c_plan", "name": "write", "arguments": {"path": "c.txt", "content": "c\n"}}]},
-  {"text": "Planned."}
-]}]}`
+"sessions": [
+  {"when": "write c.txt", "turns": [
+    {"toolCalls": [{"id": "c_plan", "name": "write", "arguments": {"path": "c.txt", "content": "c\n"}}]},
+    {"text": "Planned."}
+  ]},
+  {"when": "read the big file", "turns": [
+    {"toolCalls": [{"id": "c_big", "name": "read", "arguments": {"path": "a.txt"}}]},
+    {"toolCalls": [{"id": "c_write", "name": "write", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+    {"text": "Done."}
+  ]}
+]}`
 	w := newWorld(t, script, "", map[string]string{"a.txt": "on disk\n"})
-	p := w.acpArgs("--client-timeout", "3s")
-	initializeWith(p, map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}})
+	fs := map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}
+
+	// 1. A client that errs, stays silent, or answers beyond the frame limit, with a short
+	// limit on its answers.
+	p := w.acpArgs("--client-timeout", "2s")
+	initializeWith(p, fs)
 	sid := newSession(p, 2, w.dir)
-	big := strings.Repeat(strings.Repeat("y", 79)+"\n", 40000) // 3.2 MB: within the frame limit
 	n := 0
 	c := &fsClient{p: p, buffers: map[string]string{}}
-	// A read-only agent (the plan mode, in a session of its own) is not offered write,
-	// whatever the client accepts.
-	planSID := newSession(p, 4, w.dir)
-	if resp, _ := p.call(5, "session/set_mode", map[string]any{"sessionId": planSID, "modeId": "plan"}); resp["result"] == nil {
-		t.Fatalf("set_mode: %v", resp)
-	}
-	c.prompt(6, planSID, "write c.txt")
-	if d := settledCalls(t, w, planSID)["c_plan"]; d["type"] != "session.tool.blocked.1" {
-		t.Errorf("the plan agent's write: %v", d)
-	}
-	for _, r := range c.requests {
-		if strings.HasPrefix(r, "fs/write_text_file") {
-			t.Errorf("the plan agent's write reached the client: %v", c.requests)
-		}
-	}
-	c.requests = nil
-
 	c.read = func(id any, _ string) string {
 		n++
 		switch n {
@@ -259,17 +250,15 @@ func TestEditorFileSystemFails(t *testing.T) {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"error":{"code":-32603,"message":"Internal error","data":{"reason":"buffer locked"}}}`, id)
 		case 2:
 			return ""
-		case 3:
-			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"content":"%s"}}`, id, strings.Repeat("z", 9<<20))
 		default:
-			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"content": big}})
-			return string(b)
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"content":"%s"}}`, id, strings.Repeat("z", 9<<20))
 		}
 	}
 	resp := c.prompt(3, sid, "read a.txt")
 	if r, _ := resp["result"].(map[string]any); r["stopReason"] != "end_turn" {
 		t.Fatalf("prompt: %v\n%s", resp, p.stderr)
 	}
+	p.close()
 	calls := settledCalls(t, w, sid)
 	for id, code := range map[string]string{"c_err": "editor_failed", "c_silent": "editor_timeout", "c_huge": "editor_timeout"} {
 		d := calls[id]
@@ -281,6 +270,29 @@ func TestEditorFileSystemFails(t *testing.T) {
 	if out, _ := calls["c_err"]["output"].(string); !strings.Contains(out, "buffer locked") {
 		t.Errorf("the client's words are not in the result: %s", out)
 	}
+
+	// 2. A read-only agent (the plan mode) is not offered write, whatever the client accepts.
+	p = w.acp()
+	initializeWith(p, fs)
+	c = &fsClient{p: p, buffers: map[string]string{}}
+	planSID := newSession(p, 2, w.dir)
+	if resp, _ := p.call(3, "session/set_mode", map[string]any{"sessionId": planSID, "modeId": "plan"}); resp["result"] == nil {
+		t.Fatalf("set_mode: %v", resp)
+	}
+	c.prompt(4, planSID, "write c.txt")
+	if d := settledCalls(t, w, planSID)["c_plan"]; d["type"] != "session.tool.blocked.1" {
+		t.Errorf("the plan agent's write: %v", d)
+	}
+	if len(c.requests) > 0 {
+		t.Errorf("the plan agent's turn asked the client: %v", c.requests)
+	}
+
+	// 3. A 3.2 MB answer: one window reaches the model.
+	big := strings.Repeat(strings.Repeat("y", 79)+"\n", 40000)
+	bigSID := newSession(p, 5, w.dir)
+	c.buffers[filepath.Join(w.dir, "a.txt")] = big
+	c.prompt(6, bigSID, "read the big file")
+	calls = settledCalls(t, w, bigSID)
 	bigCall := calls["c_big"]
 	out, _ := bigCall["output"].(string)
 	if bigCall["outcome"] != "completed" || len(out) > 60000 || details(bigCall)["size"] != float64(len(big)) {
@@ -293,7 +305,6 @@ func TestEditorFileSystemFails(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.dir, "b.txt")); err == nil {
 		t.Error("b.txt is on the disk: Zuno wrote it behind the editor")
 	}
-
 }
 
 // editorSDKScript reads a.txt, writes it, runs a command (the client offers a terminal) and

@@ -54,12 +54,13 @@ func (w *Workspace) readFromEditor(ctx context.Context, req ReadRequest, pl plac
 	if err := sameFileAfter(req.Path, abs, fi); err != nil {
 		return ReadResult{}, err
 	}
+	content := []byte(text)
 	win := newWindower(req.Offset, req.Limit)
-	win.Write([]byte(text))
+	win.Write(content)
 	res := win.result()
 	res.Path = pl.key
 	res.Size = int(win.size)
-	res.Credential = w.Credentials.IssueDigest(pl.key, patch.DigestOf([]byte(text)))
+	res.Credential = w.Credentials.IssueDigest(pl.key, patch.DigestOf(content))
 	res.Editor = true
 	return res, nil
 }
