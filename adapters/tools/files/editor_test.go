@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/sandbox"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -123,6 +125,20 @@ func TestEditorAttacks(t *testing.T) {
 			})
 		}
 
+		t.Run("a FIFO and a directory are the disk's", func(t *testing.T) {
+			if err := unix.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := w.Read(ctx, ReadRequest{Path: "fifo"})
+			wantCoded(t, err, InvalidArguments)
+			res, err := w.Read(ctx, ReadRequest{Path: "dir"})
+			if err != nil || !res.Dir || res.Editor {
+				t.Fatalf("listing: %+v, %v", res, err)
+			}
+			if got := ed.requests(); len(got) > 0 {
+				t.Errorf("the editor was asked: %v", got)
+			}
+		})
 		t.Run("a read sees the buffer, named as the session spells the root", func(t *testing.T) {
 			ed.buffers[filepath.Join(alias, "real.txt")] = "unsaved\n"
 			res, err := w.Read(ctx, ReadRequest{Path: "in-link"})
