@@ -117,6 +117,8 @@ type dependentView struct{ name, create string }
 var logViews = []logView{
 	{name: "event", sqlite: sqliteEventView, postgres: postgresEventView},
 	{name: "verification_receipt", sqlite: sqliteVerificationView, postgres: postgresVerificationView},
+	{name: "prompt_receipt_row", sqlite: sqlitePromptReceiptRowView, postgres: postgresPromptReceiptRowView,
+		dependents: []dependentView{{"prompt_receipt", promptReceiptView}}},
 }
 
 // create is the statement making v's view in dialect.
