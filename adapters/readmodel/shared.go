@@ -159,11 +159,12 @@ func (v logView) statements(dialect sqldb.Dialect, kind string) []string {
 }
 
 // shareEventLog replaces each table of logViews by its view when event_log is in this
-// database, once: afterwards the read model is a view and this does nothing. A database
-// without event_log (the log elsewhere, or the scratch replay of zuno verify --all) keeps the
-// tables, which the projectors fill. It runs under the migration lock, so two processes
-// opening at once convert once. The rows a table held are dropped with it: the view shows
-// the same rows from the log.
+// database, once, and a view another build defined by this build's: afterwards this does
+// nothing. A database without event_log (the log elsewhere, or the scratch replay of zuno
+// verify --all) keeps the tables, which the projectors fill. It runs under the migration
+// lock, so two processes opening at once convert once. The rows a table held are dropped with
+// it: the view shows the same rows from the log (prompt_receipt_row's, from the keys its
+// migration copied into prompt_receipt_key).
 func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) error {
 	// Looked at without the lock first: once converted, an open takes no lock (issue 30).
 	if pending, err := viewsPending(ctx, db, dialect); err != nil || !pending {
