@@ -402,10 +402,14 @@ func renderEventsDoc(t *testing.T) []byte {
 	b.WriteString("Implied members: `session.prompt.assembled.1`, `session.provider.request.1`, " +
 		"`session.tool.blocked.1`, `session.tool.started.1` and `session.tool.settled.1` leave out their " +
 		"leading `sessionId` where it is the session of their stream (`session-<sessionId>`), and then " +
-		"their `turnId` where it is the turn of their command id; a reader decodes them back from the " +
-		"envelope. So `json_extract(data, '$.sessionId')` is NULL for such an event recorded since issue 13: " +
-		"read the session from `event.aggregate_id` (docs/storage.md, \"Bytes per step\"). Events recorded " +
-		"before keep both.\n\n")
+		"their `turnId` where it is the turn of their command id (`turn_` and the first 32 hex digits of " +
+		"SHA-256 of `turn`, a newline and `metadata.commandId`); a reader decodes them back from the " +
+		"envelope. `session.verification.receipt.1` leaves out its leading `sessionId` alone, the same way " +
+		"(since issue 32; its `turnId` is optional, so an absent one is empty, never implied). So " +
+		"`json_extract(data, '$.sessionId')` is NULL for such an event recorded since issue 13 (issue 32 " +
+		"for the verification receipt): read the session from `event.aggregate_id` (docs/storage.md, " +
+		"\"Bytes per step\"). A member present in the data is the value, whatever the envelope says. " +
+		"Events recorded before keep both.\n\n")
 
 	b.WriteString("## Event types\n\n| type | payload | description |\n|---|---|---|\n")
 	for _, name := range names {

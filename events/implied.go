@@ -22,6 +22,10 @@ import (
 // omitempty, so a missing leading "sessionId" can only mean implied, and the stored JSON stays
 // exactly the bytes appended (the hash chain covers them as they are). Events recorded before
 // this build keep both members and decode as they always did.
+//
+// session.verification.receipt.1 leaves out its leading sessionId alone (impliesSession):
+// its turnId is omitempty (a receipt outside a turn has none), so a missing one means empty,
+// and it is stored whenever it is not.
 
 // impliesLeading marks the payload types whose leading sessionId and turnId members are
 // left out where the envelope implies them. Both fields are declared first, in that order,
@@ -33,6 +37,13 @@ func (ProviderRequest) impliesLeading() {}
 func (ToolBlocked) impliesLeading()     {}
 func (ToolStarted) impliesLeading()     {}
 func (ToolSettled) impliesLeading()     {}
+
+// impliesSession marks the payload types whose leading sessionId alone is left out where the
+// stream implies it; their turn id, if any, is always stored (it is omitempty, so its absence
+// already means empty). The field is declared first, without omitempty.
+type impliesSession interface{ impliesSession() }
+
+func (VerificationReceipt) impliesSession() {}
 
 // TurnIDOf is the id of the turn a command runs: derived from its command id, so a
 // re-delivered command drives the same turn.
@@ -57,8 +68,13 @@ func EncodeIn(stream, id string, p Payload, md Metadata) (Event, error) {
 	if err != nil {
 		return ev, err
 	}
-	if _, ok := p.(impliesLeading); ok {
+	switch p.(type) {
+	case impliesLeading:
 		ev.Data = leaveOutImplied(ev.Data, stream, md.CommandID)
+	case impliesSession:
+		if session, ok := SessionOfStream(stream); ok {
+			ev.Data, _ = dropLeading(ev.Data, "sessionId", session)
+		}
 	}
 	return ev, nil
 }
@@ -95,8 +111,10 @@ func dropLeading(data []byte, key, value string) ([]byte, bool) {
 // comparison of a log recorded before this build with one recorded by it (zuno replay
 // --verify); member order is not kept.
 func RestoreImplied(rec Recorded, p Payload) json.RawMessage {
-	if _, ok := p.(impliesLeading); !ok || !bytes.HasPrefix(rec.Data, []byte("{")) ||
-		bytes.HasPrefix(rec.Data, []byte(`{"sessionId":`)) {
+	_, both := p.(impliesLeading)
+	_, sessionOnly := p.(impliesSession)
+	if !both && !sessionOnly || !bytes.HasPrefix(rec.Data, []byte("{")) ||
+		bytes.HasPrefix(rec.Data, []byte(`{"sessionId":`)) || sessionOnly && hasMember(rec.Data, "sessionId") {
 		return rec.Data
 	}
 	session, ok := SessionOfStream(rec.Stream)
@@ -106,7 +124,7 @@ func RestoreImplied(rec Recorded, p Payload) json.RawMessage {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for _, m := range [][2]string{{"sessionId", session}, {"turnId", TurnIDOf(rec.Metadata.CommandID)}} {
-		if m[0] == "turnId" && bytes.HasPrefix(rec.Data, []byte(`{"turnId":`)) {
+		if m[0] == "turnId" && (sessionOnly || bytes.HasPrefix(rec.Data, []byte(`{"turnId":`))) {
 			continue
 		}
 		if _, has := reflect.TypeOf(p).FieldByName(fieldOf[m[0]]); !has {
@@ -121,6 +139,17 @@ func RestoreImplied(rec Recorded, p Payload) json.RawMessage {
 	return buf.Bytes()
 }
 
+// hasMember reports whether the JSON object data has a top-level member key: a verification
+// receipt recorded before its session was implied holds it second, after its receiptId.
+func hasMember(data []byte, key string) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(data, &members) != nil {
+		return false
+	}
+	_, ok := members[key]
+	return ok
+}
+
 // fieldOf names the Go field of each implied member.
 var fieldOf = map[string]string{"sessionId": "SessionID", "turnId": "TurnID"}
 
@@ -129,14 +158,15 @@ var fieldOf = map[string]string{"sessionId": "SessionID", "turnId": "TurnID"}
 type impliedFields struct{ session, turn int }
 
 func impliedFieldsOf(t reflect.Type) (impliedFields, bool) {
-	if !t.Implements(reflect.TypeFor[impliesLeading]()) {
+	both := t.Implements(reflect.TypeFor[impliesLeading]())
+	if !both && !t.Implements(reflect.TypeFor[impliesSession]()) {
 		return impliedFields{}, false
 	}
 	f := impliedFields{session: -1, turn: -1}
 	if sf, ok := t.FieldByName("SessionID"); ok && len(sf.Index) == 1 {
 		f.session = sf.Index[0]
 	}
-	if sf, ok := t.FieldByName("TurnID"); ok && len(sf.Index) == 1 {
+	if sf, ok := t.FieldByName("TurnID"); ok && len(sf.Index) == 1 && both {
 		f.turn = sf.Index[0]
 	}
 	return f, f.session >= 0

@@ -18,7 +18,10 @@ func TestImpliedMembersRoundTrip(t *testing.T) {
 	const command = "cmd_1"
 	md := events.Metadata{CommandID: command, Actor: "host"}
 	leaving := map[string]bool{events.TypePromptAssembled: true, events.TypeProviderRequest: true,
-		events.TypeToolBlocked: true, events.TypeToolStarted: true, events.TypeToolSettled: true}
+		events.TypeToolBlocked: true, events.TypeToolStarted: true, events.TypeToolSettled: true,
+		events.TypeVerificationReceipt: true}
+	// A verification receipt's turn id is optional, so it is stored, implied session or not.
+	keepsTurn := map[string]bool{events.TypeVerificationReceipt: true}
 	for i, p := range samplePayloads() {
 		p = withIDs(p, "ses_1", events.TurnIDOf(command))
 		whole, err := events.Encode(events.DeriveID(command, i), p, md)
@@ -41,8 +44,12 @@ func TestImpliedMembersRoundTrip(t *testing.T) {
 		if left != leaving[p.EventType()] {
 			t.Errorf("%s: sessionId left out %v, want %v: %s", p.EventType(), left, leaving[p.EventType()], stored.Data)
 		}
-		if left && bytes.Contains(stored.Data, []byte(`"turnId"`)) && !strings.Contains(string(whole.Data), `"turnId":""`) {
+		turnKept := bytes.Contains(stored.Data, []byte(`"turnId"`))
+		if left && !keepsTurn[p.EventType()] && turnKept && !strings.Contains(string(whole.Data), `"turnId":""`) {
 			t.Errorf("%s: turnId kept: %s", p.EventType(), stored.Data)
+		}
+		if keepsTurn[p.EventType()] && bytes.Contains(whole.Data, []byte(`"turnId"`)) && !turnKept {
+			t.Errorf("%s: turnId left out: %s", p.EventType(), stored.Data)
 		}
 		if restored := events.RestoreImplied(rec, got); !bytes.Equal(restored, whole.Data) {
 			t.Errorf("%s: restored\n got %s\nwant %s", p.EventType(), restored, whole.Data)
@@ -90,6 +97,57 @@ func TestImpliedMembersOnlyWhereImplied(t *testing.T) {
 	}
 	if restored := events.RestoreImplied(old, got); !bytes.Equal(restored, old.Data) {
 		t.Errorf("an old event restored to %s", restored)
+	}
+}
+
+// A verification receipt leaves out only its session, where the stream names it: its turn id is
+// optional (omitempty), so a missing one is an empty one and a present one is stored as it is,
+// whatever the command. A receipt recorded before (receiptId first, the session in it) decodes
+// and restores unchanged.
+func TestImpliedSessionOnly(t *testing.T) {
+	reg := events.NewRegistry(events.AllPayloads()...)
+	md := events.Metadata{CommandID: "cmd_3", Actor: "agent:build"}
+	own := events.TurnIDOf("cmd_3")
+	for _, c := range []struct {
+		name, stream string
+		p            events.VerificationReceipt
+		want         string // the stored data's beginning
+	}{
+		{"session implied, own turn", "session-ses_1", events.VerificationReceipt{SessionID: "ses_1", ReceiptID: "rcp_1", TurnID: own}, `{"receiptId":"rcp_1","turnId":"` + own + `",`},
+		{"session implied, no turn", "session-ses_1", events.VerificationReceipt{SessionID: "ses_1", ReceiptID: "rcp_1"}, `{"receiptId":"rcp_1","callId":`},
+		{"session implied, another turn", "session-ses_1", events.VerificationReceipt{SessionID: "ses_1", ReceiptID: "rcp_1", TurnID: "turn_old"}, `{"receiptId":"rcp_1","turnId":"turn_old",`},
+		{"another session", "session-ses_9", events.VerificationReceipt{SessionID: "ses_1", ReceiptID: "rcp_1", TurnID: own}, `{"sessionId":"ses_1","receiptId":"rcp_1",`},
+		{"not a session stream", "work-ses_1", events.VerificationReceipt{SessionID: "ses_1", ReceiptID: "rcp_1"}, `{"sessionId":"ses_1","receiptId":"rcp_1",`},
+		{"no session", "session-ses_1", events.VerificationReceipt{ReceiptID: "rcp_1", TurnID: own}, `{"sessionId":"","receiptId":"rcp_1",`},
+	} {
+		ev, err := events.EncodeIn(c.stream, "e1", c.p, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(ev.Data), c.want) {
+			t.Errorf("%s: stored %s, want it to begin %s", c.name, ev.Data, c.want)
+		}
+		rec := events.Recorded{Event: ev, Stream: c.stream, Position: 1}
+		got, err := reg.Decode(rec)
+		if err != nil || !reflect.DeepEqual(got, c.p) {
+			t.Errorf("%s: decoded %#v (%v), want %#v", c.name, got, err, c.p)
+		}
+		whole, _ := events.Encode("e1", c.p, md)
+		if restored := events.RestoreImplied(rec, got); !bytes.Equal(restored, whole.Data) {
+			t.Errorf("%s: restored %s, want %s", c.name, restored, whole.Data)
+		}
+	}
+	old := events.Recorded{Stream: "session-ses_1", Position: 1, Event: events.Event{ID: "e1", Type: events.TypeVerificationReceipt, Metadata: md,
+		Data: json.RawMessage(`{"receiptId":"rcp_1","sessionId":"ses_1","turnId":"turn_x","callId":"c1","command":"true","interpreter":"bash","policy":"pipefail","verdict":"passed","exitCode":0,"coverage":"last_statement","authority":"authoritative","reason":"r"}`)}}
+	got, err := reg.Decode(old)
+	zero := 0
+	want := events.VerificationReceipt{ReceiptID: "rcp_1", SessionID: "ses_1", TurnID: "turn_x", CallID: "c1", Command: "true", Interpreter: "bash",
+		Policy: "pipefail", Verdict: "passed", ExitCode: &zero, Coverage: "last_statement", Authority: "authoritative", Reason: "r"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("an old receipt decoded %#v (%v), want %#v", got, err, want)
+	}
+	if restored := events.RestoreImplied(old, got); !bytes.Equal(restored, old.Data) {
+		t.Errorf("an old receipt restored to %s", restored)
 	}
 }
 

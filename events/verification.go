@@ -11,10 +11,14 @@ const TypeVerificationReceipt = "session.verification.receipt.1"
 
 // VerificationReceipt is one shell call's verification receipt. Its id is derived from the
 // session and the call, so a replayed or re-delivered call derives the same one.
+//
+// SessionID is declared first: it is left out of the stored data where the stream names the
+// session (events/implied.go, impliesSession); the turn id is optional here (a receipt outside
+// a turn has none), so it is always stored as it is.
 type VerificationReceipt struct {
+	SessionID string `json:"sessionId"`
 	// ReceiptID is rcp_ followed by 32 hex digits.
 	ReceiptID string `json:"receiptId"`
-	SessionID string `json:"sessionId"`
 	TurnID    string `json:"turnId,omitempty"`
 	CallID    string `json:"callId"`
 	// Command is the text that ran, exactly as the model sent it; Workdir is where it ran

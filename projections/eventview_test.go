@@ -166,9 +166,20 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 			at := time.Date(2026, 11, 30, 8, 0, 0, 120000000, time.FixedZone("", 3600))
 			for i, r := range receipts {
 				md := events.Metadata{CommandID: fmt.Sprintf("cmd-v%d", i), Actor: "agent:build", Time: at.Add(time.Duration(i) * time.Second)}
-				ev, err := events.Encode(events.DeriveID(md.CommandID, 0), r, md)
+				// The first and last as this build stores them, their session implied by the
+				// stream (docs/events.md); the second whole, as recorded before issue 32.
+				encode := func(id string, p events.Payload, md events.Metadata) (events.Event, error) {
+					return events.EncodeIn("session-"+r.SessionID, id, p, md)
+				}
+				if i == 1 {
+					encode = events.Encode
+				}
+				ev, err := encode(events.DeriveID(md.CommandID, 0), r, md)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if implied := !strings.Contains(string(ev.Data), `"sessionId"`); implied != (i != 1) {
+					t.Fatalf("receipt %d stored %s", i, ev.Data)
 				}
 				if _, err := e.store.Append(ctx, "session-"+r.SessionID, events.Any, ev); err != nil {
 					t.Fatal(err)
@@ -178,10 +189,10 @@ func TestVerificationViewEqualsTheCopy(t *testing.T) {
 				t.Fatal(err)
 			}
 			copied := rebuiltCopy(t, e)
-			want := "rcp_1|turn_1|0|[] rcp_2|NULL|2|[\"pipeline\",\"background_job\"] rcp_3|turn_2|NULL|[]"
+			want := "rcp_1|ses_v|turn_1|0|[] rcp_2|ses_v|NULL|2|[\"pipeline\",\"background_job\"] rcp_3|ses_w|turn_2|NULL|[]"
 			for name, db := range map[string]*sqlx.DB{"the copy": copied, "the view": e.rm.Writer} {
 				var rows []string
-				if err := db.Select(&rows, `SELECT id || '|' || coalesce(turn_id, 'NULL') || '|' || coalesce(CAST(exit_code AS TEXT), 'NULL')
+				if err := db.Select(&rows, `SELECT id || '|' || session_id || '|' || coalesce(turn_id, 'NULL') || '|' || coalesce(CAST(exit_code AS TEXT), 'NULL')
 					|| '|' || constructs FROM verification_receipt ORDER BY position`); err != nil {
 					t.Fatal(err)
 				}

@@ -192,15 +192,18 @@ func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, s
 // metadata and digests. Contents (the receipt's blobs) stay in the event log, which `zuno
 // debug prompt` reads. prompt_receipt is a view joining prompt_receipt_row, one row per
 // receipt, and prompt_receipt_header, the sections and tool names once per header: a run's
-// steps share one (docs/storage.md, "Bytes per step").
+// steps share one (docs/storage.md, "Bytes per step"). prompt_receipt_key holds each row's
+// key, its receipt id and its header id; where the log shares the database,
+// prompt_receipt_row is a view reading the rest from the receipt's event (adapters/readmodel),
+// and only the key is written.
 type PromptReceipts struct{}
 
 func (PromptReceipts) Name() string { return "prompt_receipt" }
 
-// Tables lists the view last: a rebuild empties the two tables, and a drift check compares
-// the view as well.
+// Tables lists the views last: a rebuild empties the tables, and a drift check compares the
+// views as well.
 func (PromptReceipts) Tables() []string {
-	return []string{"prompt_receipt_header", "prompt_receipt_row", "prompt_receipt"}
+	return []string{"prompt_receipt_header", "prompt_receipt_key", "prompt_receipt_row", "prompt_receipt"}
 }
 
 func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
@@ -211,6 +214,13 @@ func (PromptReceipts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	headerID, err := receiptHeader(ctx, tx, e)
 	if err != nil {
 		return err
+	}
+	if err := tx.Exec(ctx, `INSERT INTO prompt_receipt_key (session_id, position, id, header_id) VALUES (?, ?, ?, ?)
+		ON CONFLICT (session_id, position) DO NOTHING`, e.SessionID, int64(ev.Position), e.ReceiptID, headerID); err != nil {
+		return err
+	}
+	if tx.IsView("prompt_receipt_row") {
+		return nil
 	}
 	return tx.Exec(ctx, `INSERT INTO prompt_receipt_row (id, session_id, event_id, position, model, assembly_digest, actual_digest,
 			estimated_input_tokens, context_window, header_id, time_created)
@@ -254,19 +264,19 @@ func receiptHeader(ctx context.Context, tx *Tx, e events.PromptAssembled) (strin
 
 // baseHeader is the header id of the receipt base, which is the session's receipt before this
 // one (a run compacts each receipt against the one before it): the last row of the session's
-// range of prompt_receipt_row, whose key is (session_id, position). A base found elsewhere (an
+// range of prompt_receipt_key, whose key is (session_id, position). A base found elsewhere (an
 // earlier receipt, another session's) is looked up by id, which reads the table: the table
 // keeps no index by id (docs/storage.md "Bytes per step").
 func baseHeader(ctx context.Context, tx *Tx, sessionID, base string) (string, error) {
 	var last sql.NullInt64
-	if err := tx.get(ctx, &last, `SELECT MAX(position) FROM prompt_receipt_row WHERE session_id = ?`, sessionID); err != nil {
+	if err := tx.get(ctx, &last, `SELECT MAX(position) FROM prompt_receipt_key WHERE session_id = ?`, sessionID); err != nil {
 		return "", err
 	}
 	var id string
-	err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE session_id = ? AND position = ? AND id = ?`,
+	err := tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_key WHERE session_id = ? AND position = ? AND id = ?`,
 		sessionID, last.Int64, base)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_row WHERE id = ?`, base)
+		err = tx.get(ctx, &id, `SELECT header_id FROM prompt_receipt_key WHERE id = ?`, base)
 	}
 	return id, err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/pgtest"
+	"github.com/zuno-run/zuno/adapters/sqldb"
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/domain/prompt"
 	"github.com/zuno-run/zuno/events"
@@ -572,11 +573,13 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	// prompt_receipt is a view over two tables since *_prompt_receipt_headers.sql, which is
 	// applied again after 0002 and turns 0002's table into them once more; provider_request
 	// and prompt_receipt_row have their keys of *_clustered_request_rows.sql again after it,
-	// and agent_job its columns of *_agent_jobs.sql.
-	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, `DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`,
+	// and agent_job its columns of *_agent_jobs.sql; prompt_receipt_key is made again by
+	// *_prompt_receipt_keys.sql, and prompt_receipt_row a view over it where the log is here.
+	for _, stmt := range []string{`DROP TABLE part`, `DROP VIEW prompt_receipt`, dropRelation(t, e, "prompt_receipt_row"),
+		`DROP TABLE prompt_receipt_key`, `DROP TABLE prompt_receipt_header`,
 		`DROP TABLE provider_request`, `DROP TABLE agent_job`, `DROP TABLE inbox`,
 		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name = '` + m + `' OR name LIKE '%_prompt_receipt_headers.sql'
-			OR name LIKE '%_clustered_request_rows.sql' OR name LIKE '%_agent_jobs.sql')`} {
+			OR name LIKE '%_clustered_request_rows.sql' OR name LIKE '%_agent_jobs.sql' OR name LIKE '%_prompt_receipt_keys.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -594,6 +597,20 @@ func testMigrationUpgrade(t *testing.T, e *env, reopen func() *env) {
 	}
 	wantRows(t, "jobs after upgrade", e.query(t, `SELECT id, status, background, child_session_id FROM agent_job ORDER BY id`),
 		[]string{"job_a|queued|1|ses_child_a", "job_b|queued|1|ses_child_b", "job_c|queued|0|ses_child_c"})
+}
+
+// dropRelation is the statement dropping name, a table or (where the log shares the
+// database) a view over the log.
+func dropRelation(t *testing.T, e *env, name string) string {
+	t.Helper()
+	q := `SELECT type FROM sqlite_master WHERE name = ?`
+	if e.rm.Dialect == sqldb.Postgres {
+		q = `SELECT CASE relkind WHEN 'v' THEN 'view' ELSE 'table' END FROM pg_class WHERE oid = to_regclass(?)`
+	}
+	if got := e.query(t, q, name); len(got) == 1 && got[0] == "view" {
+		return `DROP VIEW ` + name
+	}
+	return `DROP TABLE ` + name
 }
 
 func TestMigrationUpgradeSQLite(t *testing.T) {
@@ -630,9 +647,10 @@ func testPromptReceiptHeadersMigration(t *testing.T, e *env, reopen func() *env)
 	}
 	headers("live")
 	for _, stmt := range []string{`CREATE TABLE prompt_receipt_0002 AS SELECT * FROM prompt_receipt`, `DROP VIEW prompt_receipt`,
-		`DROP TABLE prompt_receipt_row`, `DROP TABLE prompt_receipt_header`, `ALTER TABLE prompt_receipt_0002 RENAME TO prompt_receipt`,
+		dropRelation(t, e, "prompt_receipt_row"), `DROP TABLE prompt_receipt_key`, `DROP TABLE prompt_receipt_header`,
+		`ALTER TABLE prompt_receipt_0002 RENAME TO prompt_receipt`,
 		`DELETE FROM schema_migration WHERE set_name = 'readmodel' AND (name LIKE '%_prompt_receipt_headers.sql'
-			OR name LIKE '%_clustered_request_rows.sql')`} {
+			OR name LIKE '%_clustered_request_rows.sql' OR name LIKE '%_prompt_receipt_keys.sql')`} {
 		if _, err := e.rm.Writer.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}

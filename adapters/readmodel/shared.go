@@ -2,7 +2,10 @@ package readmodel
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -44,9 +47,11 @@ FROM event_log`
 
 	// verification_receipt is one row per session.verification.receipt.1, with the values
 	// projections.VerificationReceipts writes: an empty turn id is NULL, constructs the JSON
-	// array of the limitations' construct names in order ('[]' for none).
+	// array of the limitations' construct names in order ('[]' for none), and the session the
+	// stream's (session-<id>) where the data leaves it out as implied (docs/events.md).
 	sqliteVerificationView = `CREATE VIEW verification_receipt AS
-SELECT json_extract(data, '$.receiptId') AS id, json_extract(data, '$.sessionId') AS session_id,
+SELECT json_extract(data, '$.receiptId') AS id,
+    coalesce(json_extract(data, '$.sessionId'), CASE WHEN substr(stream, 1, 8) = 'session-' THEN substr(stream, 9) ELSE '' END) AS session_id,
     nullif(json_extract(data, '$.turnId'), '') AS turn_id, json_extract(data, '$.callId') AS call_id, event_id,
     json_extract(data, '$.command') AS command, json_extract(data, '$.interpreter') AS interpreter,
     json_extract(data, '$.policy') AS policy, json_extract(data, '$.verdict') AS verdict,
@@ -57,7 +62,9 @@ SELECT json_extract(data, '$.receiptId') AS id, json_extract(data, '$.sessionId'
 FROM (SELECT *, json_extract(metadata, '$.time') AS t FROM event_log WHERE type = '` + events.TypeVerificationReceipt + `')`
 
 	postgresVerificationView = `CREATE VIEW verification_receipt AS
-SELECT d->>'receiptId' AS id, d->>'sessionId' AS session_id, nullif(d->>'turnId', '') AS turn_id,
+SELECT d->>'receiptId' AS id,
+    coalesce(d->>'sessionId', CASE WHEN substr(stream, 1, 8) = 'session-' THEN substr(stream, 9) ELSE '' END) AS session_id,
+    nullif(d->>'turnId', '') AS turn_id,
     d->>'callId' AS call_id, event_id::text AS event_id, d->>'command' AS command,
     d->>'interpreter' AS interpreter, d->>'policy' AS policy, d->>'verdict' AS verdict,
     (d->>'exitCode')::bigint AS exit_code, d->>'coverage' AS coverage, d->>'authority' AS authority,
@@ -68,20 +75,96 @@ SELECT d->>'receiptId' AS id, d->>'sessionId' AS session_id, nullif(d->>'turnId'
 FROM (SELECT *, data::jsonb AS d FROM event_log WHERE type = '` + events.TypeVerificationReceipt + `') AS r`
 )
 
+// prompt_receipt_row is one row per session.prompt.assembled.1, with the values
+// projections.PromptReceipts writes: prompt_receipt_key holds what the event does not say
+// (the session, the position, the receipt's id and its header's) and the rest is read from the
+// event at that position, a lookup by the log's key (docs/storage.md, "Bytes per step").
+const (
+	sqlitePromptReceiptRowView = `CREATE VIEW prompt_receipt_row AS
+SELECT k.id, k.session_id, e.event_id, k.position, json_extract(e.data, '$.model') AS model,
+    json_extract(e.data, '$.assemblyDigest') AS assembly_digest, json_extract(e.data, '$.actualDigest') AS actual_digest,
+    coalesce(json_extract(e.data, '$.estimatedInputTokens'), 0) AS estimated_input_tokens,
+    coalesce(json_extract(e.data, '$.contextWindow'), 0) AS context_window, k.header_id,
+    ` + sqliteTime + ` AS time_created
+FROM prompt_receipt_key AS k JOIN (SELECT position, event_id, data, json_extract(metadata, '$.time') AS t FROM event_log) AS e
+    ON e.position = k.position`
+
+	postgresPromptReceiptRowView = `CREATE VIEW prompt_receipt_row AS
+SELECT k.id, k.session_id, event_id::text AS event_id, k.position, d->>'model' AS model,
+    d->>'assemblyDigest' AS assembly_digest, d->>'actualDigest' AS actual_digest,
+    coalesce((d->>'estimatedInputTokens')::bigint, 0) AS estimated_input_tokens,
+    coalesce((d->>'contextWindow')::bigint, 0) AS context_window, k.header_id,
+    ` + postgresTime + ` AS time_created
+FROM prompt_receipt_key AS k JOIN event_log AS e ON e.position = k.position CROSS JOIN LATERAL (SELECT e.data::jsonb AS d) AS j`
+
+	// promptReceiptView is migrations' prompt_receipt (sqlite 0009, postgres 0011), made again
+	// over the view: it depends on prompt_receipt_row, which Postgres will not drop under it.
+	promptReceiptView = `CREATE VIEW prompt_receipt AS
+SELECT r.id, r.session_id, r.event_id, r.position, r.model, r.assembly_digest, r.actual_digest,
+    r.estimated_input_tokens, r.context_window, h.section_count, h.sections, h.tool_names, r.time_created
+FROM prompt_receipt_row r JOIN prompt_receipt_header h ON h.id = r.header_id`
+)
+
 // logView is a read model that is a view over event_log where the log shares its database.
-type logView struct{ name, sqlite, postgres string }
+// dependents are views over it, dropped before it and made again after it.
+type logView struct {
+	name, sqlite, postgres string
+	dependents             []dependentView
+}
+
+type dependentView struct{ name, create string }
 
 var logViews = []logView{
-	{"event", sqliteEventView, postgresEventView},
-	{"verification_receipt", sqliteVerificationView, postgresVerificationView},
+	{name: "event", sqlite: sqliteEventView, postgres: postgresEventView},
+	{name: "verification_receipt", sqlite: sqliteVerificationView, postgres: postgresVerificationView},
+	{name: "prompt_receipt_row", sqlite: sqlitePromptReceiptRowView, postgres: postgresPromptReceiptRowView,
+		dependents: []dependentView{{"prompt_receipt", promptReceiptView}}},
+}
+
+// create is the statement making v's view in dialect.
+func (v logView) create(dialect sqldb.Dialect) string {
+	if dialect == sqldb.Postgres {
+		return v.postgres
+	}
+	return v.sqlite
+}
+
+// marker names the definition of v's view in dialect: a digest of its statement, kept with the
+// view (a comment in SQLite's schema text, COMMENT ON VIEW in Postgres), so a database whose
+// view an older build made is given this build's (issue 32: the verification receipt's
+// session is implied since).
+func (v logView) marker(dialect sqldb.Dialect) string {
+	sum := sha256.Sum256([]byte(v.create(dialect)))
+	return "zuno:" + hex.EncodeToString(sum[:8])
+}
+
+// statements make v's view over whatever v.name is now (kind: "table" or "view"), with its
+// dependents dropped first and made again after.
+func (v logView) statements(dialect sqldb.Dialect, kind string) []string {
+	var out []string
+	for _, d := range v.dependents {
+		out = append(out, `DROP VIEW IF EXISTS `+d.name)
+	}
+	out = append(out, `DROP `+strings.ToUpper(kind)+` `+v.name)
+	marker := v.marker(dialect)
+	if dialect == sqldb.Postgres {
+		out = append(out, v.create(dialect), `COMMENT ON VIEW `+v.name+` IS '`+marker+`'`)
+	} else {
+		out = append(out, strings.Replace(v.create(dialect), " AS\n", " AS /* "+marker+" */\n", 1))
+	}
+	for _, d := range v.dependents {
+		out = append(out, d.create)
+	}
+	return out
 }
 
 // shareEventLog replaces each table of logViews by its view when event_log is in this
-// database, once: afterwards the read model is a view and this does nothing. A database
-// without event_log (the log elsewhere, or the scratch replay of zuno verify --all) keeps the
-// tables, which the projectors fill. It runs under the migration lock, so two processes
-// opening at once convert once. The rows a table held are dropped with it: the view shows
-// the same rows from the log.
+// database, once, and a view another build defined by this build's: afterwards this does
+// nothing. A database without event_log (the log elsewhere, or the scratch replay of zuno
+// verify --all) keeps the tables, which the projectors fill. It runs under the migration
+// lock, so two processes opening at once convert once. The rows a table held are dropped with
+// it: the view shows the same rows from the log (prompt_receipt_row's, from the keys its
+// migration copied into prompt_receipt_key).
 func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) error {
 	// Looked at without the lock first: once converted, an open takes no lock (issue 30).
 	if pending, err := viewsPending(ctx, db, dialect); err != nil || !pending {
@@ -99,29 +182,60 @@ func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) erro
 		return err
 	}
 	for _, v := range logViews {
-		table, err := isTable(ctx, tx, dialect, v.name)
-		if err != nil || !table {
+		kind, err := pendingKind(ctx, tx, dialect, v)
+		if err != nil || kind == "" {
 			if err != nil {
 				return err
 			}
 			continue
 		}
-		view := v.sqlite
-		if dialect == sqldb.Postgres {
-			view = v.postgres
-		}
-		for _, stmt := range []string{`DROP TABLE ` + v.name, view} {
+		for _, stmt := range v.statements(dialect, kind) {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("make the %s read model a view over event_log: %w", v.name, err)
 			}
 		}
 		if dialect == sqldb.Postgres {
-			if err := grantReader(ctx, tx, v.name); err != nil {
-				return err
+			for _, name := range append([]string{v.name}, dependentNames(v)...) {
+				if err := grantReader(ctx, tx, name); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return tx.Commit()
+}
+
+func dependentNames(v logView) []string {
+	var out []string
+	for _, d := range v.dependents {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+// pendingKind says what must be replaced to give v this build's view: "table" where the
+// read model is still a table, "view" where its view was made by another build's definition,
+// "" where it is this build's view already.
+func pendingKind(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect, v logView) (string, error) {
+	if table, err := isTable(ctx, q, dialect, v.name); err != nil || table {
+		if table {
+			return "table", nil
+		}
+		return "", err
+	}
+	query := `SELECT COUNT(*), COALESCE(MAX(instr(sql, ?)), 0) FROM sqlite_master WHERE type = 'view' AND name = ?`
+	if dialect == sqldb.Postgres {
+		query = `SELECT COUNT(*), COUNT(*) FILTER (WHERE obj_description(oid, 'pg_class') = $1) FROM pg_class
+			WHERE oid = to_regclass($2) AND relkind = 'v'`
+	}
+	var views, current int
+	if err := q.QueryRowxContext(ctx, query, v.marker(dialect), v.name).Scan(&views, &current); err != nil {
+		return "", fmt.Errorf("look at the %s view: %w", v.name, err)
+	}
+	if views == 0 || current > 0 {
+		return "", nil
+	}
+	return "view", nil
 }
 
 // isTable reports whether name is a table (not a view) of this database.
@@ -138,14 +252,14 @@ func isTable(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect, 
 }
 
 // viewsPending reports whether event_log is here and some read model of logViews is still a
-// table.
+// table, or a view of another build's definition.
 func viewsPending(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect) (bool, error) {
 	if here, err := isTable(ctx, q, dialect, "event_log"); err != nil || !here {
 		return false, err
 	}
 	for _, v := range logViews {
-		if table, err := isTable(ctx, q, dialect, v.name); err != nil || table {
-			return table, err
+		if kind, err := pendingKind(ctx, q, dialect, v); err != nil || kind != "" {
+			return kind != "", err
 		}
 	}
 	return false, nil

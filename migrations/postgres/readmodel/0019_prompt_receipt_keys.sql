@@ -1,0 +1,28 @@
+-- A prompt receipt's row repeated what its event says (model, digests, estimate, context
+-- window, event id, time): about 0.3 KB of every step (issue 32, docs/storage.md "Bytes per
+-- step"). prompt_receipt_key keeps what the event does not say: the session and the position
+-- (the key, so a session's receipts are found by it), the receipt's id and the id of the
+-- receipt holding its header. Where the event log shares this database, prompt_receipt_row
+-- becomes a view reading the rest from the event at that position (adapters/readmodel,
+-- shared.go); elsewhere the table stays, and the projector writes both. The keys of the rows
+-- already here are copied, so the view shows them.
+CREATE TABLE IF NOT EXISTS prompt_receipt_key (
+    session_id TEXT NOT NULL,
+    position   BIGINT NOT NULL,
+    id         TEXT NOT NULL,
+    header_id  TEXT NOT NULL,
+    PRIMARY KEY (session_id, position)
+);
+
+INSERT INTO prompt_receipt_key (session_id, position, id, header_id)
+SELECT session_id, position, id, header_id FROM prompt_receipt_row;
+
+DO $$
+DECLARE
+    reader text := 'zuno_reader_' || left(md5(current_database()), 16);
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = reader) THEN
+        EXECUTE format('GRANT SELECT ON prompt_receipt_key TO %I', reader);
+    END IF;
+END
+$$;
