@@ -355,6 +355,12 @@ func (p *plain) command(l string) {
 		if err := p.e.Submit(p.ctx, prompt); err != nil {
 			p.say(errLine(err))
 		}
+	case s.Name == "queue" && strings.TrimSpace(s.Arg) == "":
+		p.say(errLine(usage("/queue TEXT: the prompt to send when the running turn ends")))
+	case s.Name == "queue": // a line is read only while no turn runs: the next turn is now
+		if err := p.e.Submit(p.ctx, s.Arg); err != nil {
+			p.say(errLine(err))
+		}
 	case s.Name == "quit":
 		p.done = true
 	case s.Name == "resume" && s.Arg == "":
