@@ -49,6 +49,9 @@ func ParseLine(line string) (prompt string, cmd *Slash, err error) {
 	if name == "exit" {
 		name = "quit"
 	}
+	if name == "queue" { // a prompt: sent as typed
+		arg = strings.TrimSpace(body[len(fields[0]):])
+	}
 	return "", &Slash{Name: name, Arg: arg}, nil
 }
 

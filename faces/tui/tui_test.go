@@ -33,6 +33,8 @@ func TestParseLine(t *testing.T) {
 		{line: "/exit", name: "quit"},
 		{line: "/quit", name: "quit"},
 		{line: "/new", name: "new"},
+		{line: "/queue fix  b\t", name: "queue", arg: "fix  b"},
+		{line: "/queue", name: "queue"},
 		{line: "/help", name: "help"},
 		{line: "//etc/hosts is wrong", prompt: "/etc/hosts is wrong"},
 		{line: "  //x", prompt: "/x"},
