@@ -240,6 +240,20 @@ func TestNoReplyFromTypeAhead(t *testing.T) {
 		c.typ("\r")
 		c.wantReplies("p1: once")
 	})
+	t.Run("the ask shown again after the picker closed has its guard again", func(t *testing.T) {
+		c := newConfirmScreen(t)
+		c.ask("ask_1", "p1", true)
+		c.wait(readGuard)
+		c.Update(pickerMsg{rows: []SessionRow{{ID: "ses_2"}}})
+		c.typ("o") // the picker's: nothing
+		c.wait(time.Second)
+		c.press(tea.KeyPressMsg{Code: tea.KeyEscape})
+		c.typ("o\r")
+		c.wantReplies()
+		if c.sel != nil || len(c.asks) != 1 {
+			t.Fatal("a key right after the picker closed answered the ask under it")
+		}
+	})
 	t.Run("Ctrl-C with a selection records nothing", func(t *testing.T) {
 		c := newConfirmScreen(t)
 		c.e.running = false // Ctrl-C arms (a running turn would be interrupted: no App here)
@@ -348,6 +362,9 @@ func TestQuestionNotFromTypeAhead(t *testing.T) {
 		c.wait(readGuard)
 		c.typ("2")
 		c.Update(questionCheckMsg{request: "qst_1", open: false})
+		if c.shows("answer>") {
+			t.Fatal("the line still says it answers a question that went")
+		}
 		c.typ("\r")
 		c.wantInput("2")
 		if !strings.Contains(strings.Join(c.lines, "\n"), "the line was not sent") {

@@ -705,7 +705,7 @@ func (m *screen) inputLine(w int) (string, string, int) {
 		prompt = "pick> "
 	case m.sel != nil:
 		prompt = m.sel.reply + "? Enter> "
-	case len(m.input) > 0 && m.lineFor != "":
+	case len(m.input) > 0 && m.lineFor != "" && m.lineFor == m.questionKey():
 		prompt = "answer> "
 	case len(m.input) > 0 || !m.ready():
 	case m.showsAsk():
