@@ -22,13 +22,15 @@ func newChatCmd() *cobra.Command {
 		Short: "An interactive session (zuno alone at a terminal): full-screen there, plain lines elsewhere",
 		Long: `Runs an interactive session (docs/tui.md): each line typed is the next turn's prompt, the
 answer streams, each tool call is a line with its preview, and permission asks and questions
-are answered where they appear (o/a/r for an ask: once, always for the session, reject). Every
-turn, answer and interruption is a command of the application, recorded as zuno run's are.
+are answered where they appear (o/a/r selects an ask's reply: once, always for the session,
+reject; Enter records it). Every turn, answer, steer and interruption is a command of the
+application, recorded as zuno run's and the server's are.
 
-Keys: Enter sends; Ctrl-C interrupts the running turn, and a second Ctrl-C while idle (or two
-within 2 s) leaves; Ctrl-D on an empty line leaves; PgUp/PgDn scroll.
+Keys: Enter sends (while a turn runs, the line steers it; Tab queues it for the next turn);
+Ctrl-C interrupts the running turn, and a second Ctrl-C while idle (or two within 2 s) leaves;
+Ctrl-D on an empty line leaves; PgUp/PgDn scroll.
 Slash commands: /goal [complete|resume|answer TEXT], /resume [ses_…] (without an id: a
-session picker from the log), /agent [NAME], /model [SPEC], /new, /help, /quit.
+session picker from the log), /agent [NAME], /model [SPEC], /new, /queue TEXT, /help, /quit.
 
 Full-screen when standard input and standard output are terminals (and TERM is not dumb);
 otherwise (or with --plain)

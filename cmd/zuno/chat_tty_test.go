@@ -33,7 +33,7 @@ var screensDir, _ = filepath.Abs("testdata/screens")
 //	wait TEXT          until the screen shows TEXT (at most 60 s)
 //	waitrow N TEXT     until row N (0 the top, -1 the bottom) shows TEXT
 //	type TEXT          type TEXT (a Go-quoted string is unquoted first: "x\r")
-//	key NAME           enter, ctrl+c, ctrl+d, esc, up, down, pgup, pgdown
+//	key NAME           enter, ctrl+c, ctrl+d, ctrl+u, esc, tab, up, down, pgup, pgdown, backspace
 //	absent TEXT        the screen does not show TEXT now
 //	resize COLS ROWS   resize the terminal (the kernel signals PROG with SIGWINCH)
 //	screen NAME        the screen must equal testdata/screens/NAME.txt (-update-screens writes it)
@@ -257,7 +257,8 @@ func (r *ttyRun) compare(name string) {
 
 func keyBytes(ts *testscript.TestScript, name string) string {
 	keys := map[string]string{"enter": "\r", "ctrl+c": "\x03", "ctrl+d": "\x04", "esc": "\x1b", "up": "\x1b[A",
-		"down": "\x1b[B", "pgup": "\x1b[5~", "pgdown": "\x1b[6~", "backspace": "\x7f"}
+		"down": "\x1b[B", "pgup": "\x1b[5~", "pgdown": "\x1b[6~", "backspace": "\x7f",
+		"ctrl+u": "\x15", "tab": "\t"}
 	b, ok := keys[name]
 	if !ok {
 		ts.Fatalf("tty: unknown key %q", name)

@@ -63,6 +63,10 @@ type Engine struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	asks    map[string]string // pending asks shown to the person: call id → ask id
+	steers  map[string]string // steers admitted and not yet taken: input id → text
+	// interrupting: the person pressed Ctrl-C during this run; a turn of the session that
+	// starts before the run ends (a steer's) is interrupted too (steer.go).
+	interrupting bool
 }
 
 // The messages an Engine emits.
@@ -92,7 +96,8 @@ type (
 
 // NewEngine makes the engine of one chat.
 func NewEngine(cfg Config, emit func(any)) *Engine {
-	return &Engine{cfg: cfg, emit: emit, session: cfg.Session, agent: cfg.Agent, model: cfg.Model, asks: map[string]string{}}
+	return &Engine{cfg: cfg, emit: emit, session: cfg.Session, agent: cfg.Agent, model: cfg.Model, asks: map[string]string{},
+		steers: map[string]string{}}
 }
 
 // State is what the header shows.
@@ -125,7 +130,7 @@ func (e *Engine) Submit(ctx context.Context, prompt string) error {
 		// it before the first event, so an interrupt can name it.
 		in.Dir, e.session = e.cfg.Dir, app.NewSessionID(m.CommandID)
 	}
-	in.Observer = e.cfg.Observe(e.session, transcript{e}, e)
+	in.Observer = watch{Observer: e.cfg.Observe(e.session, transcript{e}, e), e: e, session: e.session}
 	tctx, cancel := context.WithCancel(ctx)
 	e.running, e.cancel, e.done, e.base = true, cancel, make(chan struct{}), ctx
 	go e.run(tctx, in, e.done)
@@ -155,7 +160,13 @@ func (e *Engine) run(ctx context.Context, in app.RunTurn, done chan struct{}) {
 		e.session = "" // refused before the session was created: the next prompt starts it
 	}
 	clear(e.asks)
+	left := len(e.steers)
+	clear(e.steers)
+	e.interrupting = false
 	e.mu.Unlock()
+	if left > 0 { // the run was stopped before they were delivered: they are durable in the inbox
+		e.emit(noteMsg(fmt.Sprintf("· %d steer%s not taken: in the session's inbox for its next run", left, plural(left))))
+	}
 	msg := turnDoneMsg{Err: err}
 	if err != nil && ctx.Err() != nil && res.TurnID == "" {
 		// Interrupted before the driver started the turn: nothing ran.
@@ -198,6 +209,9 @@ func (e *Engine) Interrupt(ctx context.Context) bool {
 	if !running {
 		return false
 	}
+	e.mu.Lock()
+	e.interrupting = true
+	e.mu.Unlock()
 	e.emit(noteMsg("· interrupting the turn"))
 	go func() {
 		if _, err := e.cfg.App.Commands.InterruptTurn(ctx, meta(), session, ""); err != nil {

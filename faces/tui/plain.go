@@ -38,6 +38,9 @@ func RunPlain(ctx context.Context, cfg Config, in io.Reader, out io.Writer, inte
 		}
 		if target == nil && !eof {
 			if target = p.wants(); target != nil {
+				if target.ask != nil || target.question != nil {
+					p.discardTypeAhead(in)
+				}
 				want <- struct{}{}
 			}
 		}
@@ -61,6 +64,14 @@ func RunPlain(ctx context.Context, cfg Config, in io.Reader, out io.Writer, inte
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// discardTypeAhead: the answer to what is shown now is read from what is typed after it was
+// shown; lines a person typed ahead at the terminal are dropped, and the chat says so.
+func (p *plain) discardTypeAhead(in io.Reader) {
+	if n := discardTypeAhead(in); n > 0 {
+		p.say(fmt.Sprintf("  (%d byte%s typed before this was shown: discarded, not taken as the answer)", n, plural(n)))
 	}
 }
 
@@ -353,6 +364,12 @@ func (p *plain) command(l string) {
 		p.say(errLine(err))
 	case s == nil:
 		if err := p.e.Submit(p.ctx, prompt); err != nil {
+			p.say(errLine(err))
+		}
+	case s.Name == "queue" && strings.TrimSpace(s.Arg) == "":
+		p.say(errLine(usage("/queue TEXT: the prompt to send when the running turn ends")))
+	case s.Name == "queue": // a line is read only while no turn runs: the next turn is now
+		if err := p.e.Submit(p.ctx, s.Arg); err != nil {
 			p.say(errLine(err))
 		}
 	case s.Name == "quit":

@@ -10,6 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/zuno-run/zuno/commands/app"
 )
 
 // Run runs the chat full-screen at the terminal in and out are (docs/tui.md): the transcript
@@ -86,6 +88,12 @@ type screen struct {
 	question []*questionState
 	picker   *picker
 	ctrlC    ctrlC
+
+	// Answering only on a deliberate confirmation (confirm.go).
+	now     func() time.Time // the clock (nil: time.Now)
+	head    head             // what the panel shows, since when
+	sel     *selection       // an ask's reply selected, not recorded yet
+	lineFor string           // the question item the input line was begun for ("": a message)
 }
 
 type picker struct {
@@ -102,15 +110,23 @@ var (
 func (m *screen) Init() tea.Cmd { return nil }
 
 func (m *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	return m, tea.Batch(cmd, m.track())
+}
+
+func (m *screen) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case tea.KeyPressMsg:
-		return m, m.key(msg)
+		return m.key(msg)
 	case tea.PasteMsg:
+		// A paste is text for the line, never a reply (a pasted "o" and line feed included).
+		m.ctrlC.typed()
+		m.unselect()
 		m.insert(strings.ReplaceAll(Sanitize(msg.Content), "\n", " "))
 	case sigintMsg:
-		return m, m.interrupt()
+		return m.interrupt()
 	case transcriptMsg:
 		m.append(Sanitize(string(msg)))
 	case noteMsg:
@@ -127,14 +143,18 @@ func (m *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case questionMsg:
 		if len(newQuestionState(msg.Req).items) == 0 {
-			return m, nil
+			return nil
 		}
 		m.question = append(m.question, newQuestionState(msg.Req))
 		if len(m.question) == 1 {
-			return m, m.checkQuestion()
+			return m.checkQuestion()
 		}
 	case questionCheckMsg:
-		return m, m.questionChecked(msg)
+		return m.questionChecked(msg)
+	case steeredMsg:
+		return m.steered(msg)
+	case steerTakenMsg:
+		m.say("» steer consumed: the turn reads it now: " + msg.Text)
 	case turnDoneMsg:
 		m.hint = ""
 		if msg.Summary != "" {
@@ -143,11 +163,7 @@ func (m *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Err != nil {
 			m.say(errLine(msg.Err))
 		}
-		if len(m.queued) > 0 {
-			next := m.queued[0]
-			m.queued = m.queued[1:]
-			m.submit(next)
-		}
+		m.next()
 	case answeredMsg:
 		if msg.err != nil {
 			m.say("! the answer was not recorded: " + errLine(msg.err)[2:])
@@ -169,9 +185,18 @@ func (m *screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.picker = &picker{rows: msg.rows}
 		}
 	case quitMsg:
-		return m, tea.Quit
+		return tea.Quit
 	}
-	return m, nil
+	return nil
+}
+
+// next starts the first queued prompt, if no turn runs.
+func (m *screen) next() {
+	if len(m.queued) > 0 && !m.e.State().Running {
+		next := m.queued[0]
+		m.queued = m.queued[1:]
+		m.submit(next)
+	}
 }
 
 // quitMsg leaves once the running turn has recorded its end.
@@ -184,6 +209,10 @@ func (m *screen) leave() tea.Cmd {
 
 // interrupt is a Ctrl-C (ctrlC in plain.go says what it does).
 func (m *screen) interrupt() tea.Cmd {
+	if m.sel != nil {
+		m.say(fmt.Sprintf("· not recorded: the selection %s for %s (Ctrl-C)", m.sel.reply, m.sel.askID))
+		m.sel = nil
+	}
 	switch m.ctrlC.press(m.e.State().Running, time.Now()) {
 	case leave:
 		return m.leave()
@@ -223,32 +252,15 @@ func (m *screen) key(k tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case m.picker != nil:
 		return m.pickerKey(k)
-	case len(m.asks) > 0 && len(m.input) == 0:
-		return m.askKey(k)
-	case len(m.asks) > 0:
-		// Keys typed into a line the person had begun stay in it: the "a" of "also" must not
-		// save an always (docs/tui.md, "Keys"). The ask takes its key once the line is empty.
-		cmd := m.editKey(k)
-		if len(m.input) > 0 {
-			m.hint = "an ask waits: send or clear the line (ctrl+u), then o, a or r"
+	case m.sel != nil:
+		return m.selectionKey(k)
+	case m.showsAsk() && len(m.input) == 0:
+		if cmd, took := m.askKey(k); took {
+			return cmd
 		}
-		return cmd
 	}
+	// Keys typed into a line stay in it: the "a" of "also" never answers an ask (confirm.go).
 	return m.editKey(k)
-}
-
-func (m *screen) askKey(k tea.KeyPressMsg) tea.Cmd {
-	a := m.asks[0]
-	reply := askReply(a.Ask, k.Text)
-	if reply == "" {
-		m.hint = "answer with o, a or r"
-		return nil
-	}
-	m.asks = m.asks[1:]
-	m.say(fmt.Sprintf("· %s %s: %s", a.Ask.Tool, a.Ask.CallID, reply))
-	return func() tea.Msg {
-		return answeredMsg{err: m.e.AnswerAsk(m.ctx, a.Ask.SessionID, a.Ask.AskID, reply)}
-	}
 }
 
 func (m *screen) pickerKey(k tea.KeyPressMsg) tea.Cmd {
@@ -272,14 +284,18 @@ func (m *screen) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 
 // editKey edits the input line; Enter sends it (a question's item answer while one is shown).
 func (m *screen) editKey(k tea.KeyPressMsg) tea.Cmd {
+	defer func() {
+		if len(m.input) == 0 {
+			m.lineFor = ""
+		}
+	}()
 	switch k.String() {
 	case "enter":
-		line := string(m.input)
-		m.input, m.cursor = nil, 0
-		if len(m.question) > 0 {
-			return m.answerItem(line)
+		return m.enter()
+	case "tab":
+		if m.lineFor == "" {
+			m.queue(string(m.input))
 		}
-		return m.send(line)
 	case "backspace":
 		if m.cursor > 0 {
 			m.input = append(m.input[:m.cursor-1], m.input[m.cursor:]...)
@@ -307,7 +323,38 @@ func (m *screen) editKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// enter sends the line where it was begun for: the shown question's item (an empty line
+// skips it, once the item has been on screen for the guard), else the turn or the next one.
+func (m *screen) enter() tea.Cmd {
+	line, target := string(m.input), m.lineFor
+	if len(m.input) == 0 && m.showsQuestion() && m.ready() {
+		target = m.head.key
+	}
+	m.input, m.cursor, m.lineFor = nil, 0, ""
+	switch {
+	case target != "" && target == m.questionKey():
+		return m.answerItem(line)
+	case target != "":
+		// The item it answered went (answered elsewhere): the line is kept, sent nowhere.
+		m.input, m.cursor = []rune(line), len([]rune(line))
+		m.say("· the question this line answered is gone: the line was not sent (Enter sends it as a message, Ctrl-U clears it)")
+		return nil
+	}
+	return m.send(line)
+}
+
+// insert types s into the line. A line begun on an empty input takes its purpose then: the
+// shown question's answer if the question has been on screen for the guard, else a message.
 func (m *screen) insert(s string) {
+	if s == "" {
+		return
+	}
+	if len(m.input) == 0 {
+		m.lineFor = ""
+		if m.showsQuestion() && m.ready() {
+			m.lineFor = m.head.key
+		}
+	}
 	r := []rune(s)
 	m.input = append(m.input[:m.cursor], append(r, m.input[m.cursor:]...)...)
 	m.cursor += len(r)
@@ -324,11 +371,18 @@ func (m *screen) send(line string) tea.Cmd {
 	case err != nil:
 		m.say(errLine(err))
 	case s == nil && m.e.State().Running:
-		// Typed ahead: it is the next turn's prompt once this one ends.
-		m.queued = append(m.queued, prompt)
-		m.say("· queued for when the turn ends: " + prompt)
+		// A line typed while the turn runs steers it (docs/tui.md, "Steering").
+		return func() tea.Msg {
+			st, err := m.e.Steer(m.ctx, prompt)
+			return steeredMsg{Text: prompt, Steered: st, Err: err}
+		}
 	case s == nil:
 		m.submit(prompt)
+	case s.Name == "queue" && strings.TrimSpace(s.Arg) == "":
+		m.say(errLine(usage("/queue TEXT: the prompt to send when the running turn ends")))
+	case s.Name == "queue":
+		m.say("> " + line)
+		m.queue(s.Arg)
 	case s.Name == "quit":
 		return m.leave()
 	case s.Name == "resume" && s.Arg == "":
@@ -342,6 +396,42 @@ func (m *screen) send(line string) tea.Cmd {
 			lines, err := m.e.Run(m.ctx, s)
 			return noteLinesMsg{lines, err}
 		}
+	}
+	return nil
+}
+
+// queue keeps text as the next turn's prompt (Tab, /queue): sent when the running turn ends,
+// at once when none runs. Ctrl-C drops what is queued.
+func (m *screen) queue(text string) {
+	if strings.TrimSpace(text) == "" {
+		m.hint = "nothing to queue: type the next turn's prompt, then Tab"
+		return
+	}
+	if _, s, err := ParseLine(text); err != nil || s != nil {
+		m.hint = "Tab queues a prompt; a /command runs with Enter"
+		return
+	}
+	m.input, m.cursor, m.lineFor = nil, 0, ""
+	m.queued = append(m.queued, text)
+	if m.e.State().Running {
+		m.say("· queued for when the turn ends: " + text)
+	}
+	m.next()
+}
+
+// steered shows where a line typed during the turn went.
+func (m *screen) steered(s steeredMsg) tea.Cmd {
+	switch {
+	case s.Err != nil:
+		m.say("! the steer was not sent: " + errLine(s.Err)[2:])
+	case s.Steered.Delivery == app.DeliverySteering:
+		m.say(fmt.Sprintf("» steer %s for the turn's next tool boundary: %s", s.Steered.Status, s.Text))
+	default: // no turn was open to steer: the next turn's prompt
+		m.queued = append(m.queued, s.Text)
+		if m.e.State().Running {
+			m.say("· no turn open to steer: queued for the next turn: " + s.Text)
+		}
+		m.next()
 	}
 	return nil
 }
@@ -478,7 +568,7 @@ func (m *screen) View() tea.View {
 	st := m.e.State()
 	state := "idle"
 	switch {
-	case len(m.asks) > 0 || len(m.question) > 0:
+	case m.showsAsk() || m.showsQuestion():
 		state = "waiting for you"
 	case st.Running:
 		state = "running"
@@ -501,10 +591,18 @@ func (m *screen) View() tea.View {
 		hint = fmt.Sprintf("scrolled back %d lines · PgDn", m.scroll)
 	case m.picker != nil:
 		hint = "↑/↓ choose · Enter continue · Esc close"
-	case len(m.asks) > 0:
-		hint = "o once · a always · r reject · Ctrl-C interrupt the turn"
-	case len(m.question) > 0:
+	case m.sel != nil:
+		hint = "Enter records " + m.sel.reply + " · Esc clears · Ctrl-C interrupt the turn"
+	case m.showsAsk() && len(m.input) > 0:
+		hint = "an ask waits: Enter sends the line as a message; clear it (Ctrl-U) to answer"
+	case m.showsAsk():
+		hint = choiceKeys(m.asks[0]) + ", then Enter · Ctrl-C interrupt the turn"
+	case m.showsQuestion() && len(m.input) > 0 && m.lineFor == "":
+		hint = "a question waits: this line was begun before it: Enter sends it as a message"
+	case m.showsQuestion():
 		hint = "Enter answer (a number, a label, or empty to skip) · Ctrl-C interrupt"
+	case st.Running:
+		hint = "Enter steer the turn · Tab queue for the next · Ctrl-C interrupt"
 	default:
 		hint = "Enter send · Ctrl-C interrupt · Ctrl-C twice leave · /help"
 	}
@@ -571,18 +669,22 @@ func (m *screen) panel() []string {
 			out = append(out, Sanitize(fmt.Sprintf("%s%s  %-8s %-10s %s", mark, r.ID, r.Agent, r.Status, r.Title)))
 		}
 		return out
-	case len(m.asks) > 0:
+	case m.showsAsk():
 		a := m.asks[0]
 		out := []string{rule, Sanitize(fmt.Sprintf("? %s wants permission %q for %s", a.Ask.Tool, a.Ask.Key, a.Ask.Resource))}
 		for _, l := range a.View {
 			out = append(out, "    "+Sanitize(l))
 		}
-		out = append(out, "  "+Sanitize(a.Why)+"; mode "+a.Ask.Mode, askChoices(a.Ask)+"?")
+		choices := askChoices(a.Ask) + "?"
+		if m.sel != nil {
+			choices += "  ▸ " + m.sel.reply
+		}
+		out = append(out, "  "+Sanitize(a.Why)+"; mode "+a.Ask.Mode, choices)
 		if n := len(m.asks) - 1; n > 0 {
 			out = append(out, fmt.Sprintf("  (%d more waiting)", n))
 		}
 		return out
-	case len(m.question) > 0:
+	case m.showsQuestion():
 		qs := m.question[0]
 		out := []string{rule, Sanitize(fmt.Sprintf("? %s asks %s (%s)", orDefault(qs.req.Agent, "the agent"),
 			orDefault(qs.req.Title, "a question"), qs.req.RequestID))}
@@ -596,14 +698,20 @@ func (m *screen) panel() []string {
 
 // inputLine is the prompt and the part of the input that fits, and the cursor's column.
 func (m *screen) inputLine(w int) (string, string, int) {
+	// The prompt says what Enter does with the line (confirm.go).
 	prompt := "> "
 	switch {
-	case len(m.asks) > 0 && len(m.input) == 0:
-		prompt = "o/a/r> "
-	case len(m.question) > 0:
-		prompt = "answer> "
 	case m.picker != nil:
 		prompt = "pick> "
+	case m.sel != nil:
+		prompt = m.sel.reply + "? Enter> "
+	case len(m.input) > 0 && m.lineFor != "" && m.lineFor == m.questionKey():
+		prompt = "answer> "
+	case len(m.input) > 0 || !m.ready():
+	case m.showsAsk():
+		prompt = "o/a/r> "
+	case m.showsQuestion():
+		prompt = "answer> "
 	}
 	room := max(1, w-len(prompt)-1)
 	start := max(0, m.cursor-room)

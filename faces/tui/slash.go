@@ -15,13 +15,13 @@ import (
 // Slash is a chat line that starts with "/": the chat's own command, never the model's input
 // (docs/tui.md, "Slash commands"). "//text" is the prompt "/text".
 type Slash struct {
-	Name string // goal, resume, agent, model, new, help, quit
+	Name string // goal, resume, agent, model, new, queue, help, quit
 	Arg  string // the rest of the line, trimmed
 }
 
 // slashNames are the commands a line may name.
 var slashNames = map[string]bool{"goal": true, "resume": true, "agent": true, "model": true, "new": true, "help": true,
-	"quit": true, "exit": true}
+	"quit": true, "exit": true, "queue": true}
 
 // CodeUnknownCommand: a chat line names a slash command the chat does not have.
 const CodeUnknownCommand = "unknown_chat_command"
@@ -49,6 +49,9 @@ func ParseLine(line string) (prompt string, cmd *Slash, err error) {
 	if name == "exit" {
 		name = "quit"
 	}
+	if name == "queue" { // a prompt: sent as typed
+		arg = strings.TrimSpace(body[len(fields[0]):])
+	}
 	return "", &Slash{Name: name, Arg: arg}, nil
 }
 
@@ -75,8 +78,10 @@ func usage(format string, a ...any) error {
 
 // helpText lists the chat's keys and commands.
 var helpText = []string{
-	"Enter sends the line as the next turn's prompt; Ctrl-C interrupts the running turn,",
-	"and a second Ctrl-C while idle (or two within 2 s) leaves; PgUp/PgDn scroll.",
+	"Enter sends the line as the next turn's prompt; while a turn runs (full screen) it steers",
+	"that turn, and Tab queues the line for the next turn instead. An ask's o/a/r selects a",
+	"reply and Enter records it (Esc clears). Ctrl-C interrupts the running turn, and a second",
+	"Ctrl-C while idle (or two within 2 s) leaves; PgUp/PgDn scroll.",
 	"/goal                     show the session's Goal",
 	"/goal complete | resume   complete or resume it (as zuno goal complete|resume)",
 	"/goal answer TEXT         answer the Goal's open input request",
@@ -84,6 +89,7 @@ var helpText = []string{
 	"/agent [NAME]             show or set the agent of the next turns (build, deep, plan, …)",
 	"/model [SPEC]             show or set the model of the next turns (provider/model, scripted:FILE)",
 	"/new                      the next prompt starts a new session",
+	"/queue TEXT               TEXT is the next turn's prompt, sent when the running turn ends",
 	"/quit                     leave (a running turn is interrupted first)",
 }
 

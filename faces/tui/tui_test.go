@@ -33,6 +33,8 @@ func TestParseLine(t *testing.T) {
 		{line: "/exit", name: "quit"},
 		{line: "/quit", name: "quit"},
 		{line: "/new", name: "new"},
+		{line: "/queue fix  b\t", name: "queue", arg: "fix  b"},
+		{line: "/queue", name: "queue"},
 		{line: "/help", name: "help"},
 		{line: "//etc/hosts is wrong", prompt: "/etc/hosts is wrong"},
 		{line: "  //x", prompt: "/x"},
@@ -221,7 +223,8 @@ func TestScreenFitsTheTerminal(t *testing.T) {
 	}
 	for _, size := range [][2]int{{80, 24}, {40, 10}, {20, 6}, {120, 50}, {200, 8}} {
 		for _, withAsk := range []bool{false, true} {
-			m := &screen{e: NewEngine(Config{Session: "ses_1"}, func(any) {})}
+			at := time.Now()
+			m := &screen{e: NewEngine(Config{Session: "ses_1"}, func(any) {}), now: func() time.Time { return at }}
 			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 			for i := range 30 {
 				m.Update(transcriptMsg(fmt.Sprintf("line %d: %s\n", i, strings.Repeat("word ", i))))
@@ -229,6 +232,7 @@ func TestScreenFitsTheTerminal(t *testing.T) {
 			m.Update(transcriptMsg("\x1b[2Jstreaming… 数据库"))
 			if withAsk {
 				m.Update(ask)
+				at = at.Add(readGuard) // the ask has been read: the prompt offers it
 			}
 			rows := strings.Split(m.View().Content, "\n")
 			if len(rows) != size[1] {
