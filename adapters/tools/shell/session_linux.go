@@ -172,16 +172,24 @@ func (g *sessionGuard) state(d time.Duration) *os.ProcessState {
 // errBusy: the session guard started nothing and is exiting; another one is asked.
 var errBusy = errors.New("the session guard could not clear its last command's processes")
 
-// send writes a request with its descriptors: out (the command's fd 1 and 2) and files (its
-// fd 3, …).
-func (g *sessionGuard) send(mode, dir string, argv, env []string, out *os.File, files []*os.File) error {
-	header, body := guard.EncodeRequest(mode, dir, argv, env, 1+len(files))
+// errStale: the session guard cannot read a request that splits the command's fd 1 and 2 (a
+// zuno-guard older than this zuno); it started nothing and serves the next request.
+var errStale = errors.New("the session guard does not know a split request")
+
+// send writes a request with its descriptors: out (the command's fd 1, and 2 unless errOut
+// is set), errOut, and files (its fd 3, …).
+func (g *sessionGuard) send(mode, dir string, argv, env []string, out, errOut *os.File, files []*os.File) error {
 	fds := []int{int(out.Fd())}
+	if errOut != nil {
+		fds = append(fds, int(errOut.Fd()))
+	}
+	header, body := guard.EncodeRequest(mode, dir, argv, env, errOut != nil, len(fds)+len(files))
 	for _, f := range files {
 		fds = append(fds, int(f.Fd()))
 	}
 	err := syscall.Sendmsg(int(g.conn.Fd()), header, syscall.UnixRights(fds...), nil, syscall.MSG_NOSIGNAL)
 	runtime.KeepAlive(out)
+	runtime.KeepAlive(errOut)
 	runtime.KeepAlive(files)
 	if err == nil {
 		_, err = g.conn.Write(body)
@@ -243,9 +251,10 @@ func (s *sessionRun) settle(error) (GuardStatus, error) {
 	return gs, nil
 }
 
-// startSession starts p under a session guard, writing to out. ok is false when no session
-// guard could take it and nothing was started: the caller runs the per-command guard.
-func (r *Runner) startSession(p prepared, out *os.File) (run guardedRun, ok bool, err error) {
+// startSession starts p under a session guard, writing to out (and errOut, when not nil, for
+// fd 2). ok is false when no session guard could take it and nothing was started: the caller
+// runs the per-command guard.
+func (r *Runner) startSession(p prepared, out, errOut *os.File) (run guardedRun, ok bool, err error) {
 	dir := p.dir
 	if dir == "" {
 		// The per-command guard inherits Zuno's directory at the start; a session guard is
@@ -264,7 +273,13 @@ func (r *Runner) startSession(p prepared, out *os.File) (run guardedRun, ok bool
 		if g == nil {
 			return nil, false, nil
 		}
-		run, err := g.start(mode, dir, p, env, out)
+		run, err := g.start(mode, dir, p, env, out, errOut)
+		if err == errStale {
+			// A zuno-guard older than this zuno cannot read the request: a guard of its own
+			// (whose protocol has not changed) runs the command.
+			sessionGuards.put(g)
+			return nil, false, nil
+		}
 		if err == errBusy || (err != nil && run == nil && !errors.As(err, new(*Error))) {
 			g.close() // nothing was started: it could not take a request
 			continue
@@ -276,8 +291,8 @@ func (r *Runner) startSession(p prepared, out *os.File) (run guardedRun, ok bool
 
 // start sends one request and reads the guard's answer to it. A nil run with a nil or
 // non-*Error error means nothing was started and the guard is unusable.
-func (g *sessionGuard) start(mode, dir string, p prepared, env []string, out *os.File) (guardedRun, error) {
-	if err := g.send(mode, dir, p.argv, env, out, p.files); err != nil {
+func (g *sessionGuard) start(mode, dir string, p prepared, env []string, out, errOut *os.File) (guardedRun, error) {
+	if err := g.send(mode, dir, p.argv, env, out, errOut, p.files); err != nil {
 		return nil, err
 	}
 	line, err := g.line()
@@ -289,6 +304,8 @@ func (g *sessionGuard) start(mode, dir string, p prepared, env []string, out *os
 		return &sessionRun{g: g, lost: true, status: p.status}, nil
 	case line == guard.ReplyBusy:
 		return nil, errBusy
+	case line == guard.ReplyInvalid && errOut != nil:
+		return nil, errStale
 	case strings.HasPrefix(line, guard.ReplyError+" "):
 		sessionGuards.put(g)
 		CloseFiles(p.files)

@@ -198,11 +198,15 @@ func (s *session) serve(r received) {
 		s.lifelineLost()
 	}
 	req, ok := decodeRequest(r.body)
-	if !ok || len(r.fds) < 1 || len(r.fds) > maxRequestFiles {
-		reply(ReplyError + " invalid request")
+	outputs := 1
+	if req.split {
+		outputs = 2
+	}
+	if !ok || len(r.fds) < outputs || len(r.fds) > maxRequestFiles {
+		reply(ReplyInvalid)
 		return
 	}
-	out := r.fds[0]
+	out, errOut := r.fds[0], r.fds[outputs-1]
 	if err := syscall.Chdir(req.dir); err != nil {
 		reply(ReplyError + " could not enter the working directory " + req.dir + ": " + err.Error())
 		return
@@ -210,11 +214,11 @@ func (s *session) serve(r received) {
 	path, code := lookPathIn(req.argv[0], pathOf(req.env))
 	if code != 0 {
 		_ = syscall.Chdir("/")
-		s.startFailed(out, code, "could not start "+req.argv[0]+": not found")
+		s.startFailed(errOut, code, "could not start "+req.argv[0]+": not found")
 		return
 	}
-	files := []uintptr{0, uintptr(out), uintptr(out)}
-	for _, fd := range r.fds[1:] {
+	files := []uintptr{0, uintptr(out), uintptr(errOut)}
+	for _, fd := range r.fds[outputs:] {
 		files = append(files, uintptr(fd))
 	}
 	attr := commandAttr()
@@ -232,7 +236,7 @@ func (s *session) serve(r received) {
 	s.forkMu.Unlock()
 	_ = syscall.Chdir("/") // no command's directory is held between commands
 	if err != nil {
-		s.startFailed(out, startFailureCode(err), "could not start "+req.argv[0]+": "+err.Error())
+		s.startFailed(errOut, startFailureCode(err), "could not start "+req.argv[0]+": "+err.Error())
 		return
 	}
 	closeAll(r.fds)
