@@ -90,12 +90,17 @@ func (p *guardPool) put(g *sessionGuard) {
 // signals to Zuno's group do not reach it, with an empty environment and / as its directory:
 // every command brings its own.
 func startSessionGuard() (*sessionGuard, error) {
+	return startGuardProcess(guard.Program(), guard.SessionName)
+}
+
+// startGuardProcess starts program, as argv0, on the runtime's side of a session guard.
+func startGuardProcess(program, argv0 string) (*sessionGuard, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "session-guard"), os.NewFile(uintptr(fds[1]), "session-guard")
-	cmd := &exec.Cmd{Path: guard.Program(), Args: []string{guard.SessionName}, Dir: "/", Env: []string{},
+	cmd := &exec.Cmd{Path: program, Args: []string{argv0}, Dir: "/", Env: []string{},
 		ExtraFiles: []*os.File{theirs}, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	err = cmd.Start()
 	theirs.Close()
