@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,4 +60,42 @@ func BenchmarkGuardedRun(b *testing.B) {
 		b.ReportMetric(float64(sessionTime.Nanoseconds())/float64(b.N), "session-ns/op")
 		b.ReportMetric(float64(sessionTime)/float64(bashTime), "session/bash")
 	})
+	// runtime-cost is what this process itself spends per command, which the machine's load
+	// does not change: CPU time and voluntary context switches (each a wakeup: a thread that
+	// blocked and was woken), bash started directly against the runner, in turn. The guard's
+	// own CPU is not in it (it is not this process, and is not waited for).
+	b.Run("runtime-cost", func(b *testing.B) {
+		var bash, session usage
+		for b.Loop() {
+			u0 := rusage(b)
+			direct(b)
+			u1 := rusage(b)
+			guarded(b)
+			u2 := rusage(b)
+			bash = bash.add(u1.sub(u0))
+			session = session.add(u2.sub(u1))
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(bash.cpu.Microseconds())/n, "bash-cpu-us/op")
+		b.ReportMetric(float64(session.cpu.Microseconds())/n, "session-cpu-us/op")
+		b.ReportMetric(float64(bash.switches)/n, "bash-csw/op")
+		b.ReportMetric(float64(session.switches)/n, "session-csw/op")
+	})
+}
+
+// usage is this process's CPU time and voluntary context switches.
+type usage struct {
+	cpu      time.Duration
+	switches int64
+}
+
+func (u usage) sub(v usage) usage { return usage{u.cpu - v.cpu, u.switches - v.switches} }
+func (u usage) add(v usage) usage { return usage{u.cpu + v.cpu, u.switches + v.switches} }
+
+func rusage(b *testing.B) usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return usage{time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw}
 }

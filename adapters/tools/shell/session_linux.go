@@ -192,12 +192,15 @@ func (g *sessionGuard) send(mode, dir string, argv, env []string, out, errOut *o
 	for _, f := range files {
 		fds = append(fds, int(f.Fd()))
 	}
-	err := syscall.Sendmsg(int(g.conn.Fd()), header, syscall.UnixRights(fds...), nil, syscall.MSG_NOSIGNAL)
+	// Header and body in one message: the guard then finds the body already there when it
+	// has read the header, and does not wait (a wakeup) for a second write.
+	msg := append(header, body...)
+	n, err := syscall.SendmsgN(int(g.conn.Fd()), msg, syscall.UnixRights(fds...), nil, syscall.MSG_NOSIGNAL)
 	runtime.KeepAlive(out)
 	runtime.KeepAlive(errOut)
 	runtime.KeepAlive(files)
-	if err == nil {
-		_, err = g.conn.Write(body)
+	if err == nil && n < len(msg) {
+		_, err = g.conn.Write(msg[n:]) // a body larger than the socket's buffer
 	}
 	return err
 }

@@ -202,3 +202,21 @@ func TestSessionGuardFallsBackWithoutAWorkingDirectory(t *testing.T) {
 		t.Fatalf("%+v %q", res, res.Output)
 	}
 }
+
+// A request larger than the socket's buffer (an environment of 800 KiB: eight values of 100
+// KiB, under the kernel's bound on one string) still reaches the guard whole: the part the
+// first message could not carry follows it.
+func TestSessionGuardLargeRequest(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	var env []string
+	for i := range 8 {
+		env = append(env, "ZBIG"+strconv.Itoa(i)+"="+big)
+	}
+	res := run(t, nil, Request{Command: `printf %s "$ZBIG0$ZBIG7" | wc -c`, Env: env})
+	if !res.Authoritative || strings.TrimSpace(string(res.Output)) != strconv.Itoa(2*len(big)) {
+		t.Fatalf("%+v %q", res, res.Output)
+	}
+	if _, argv := parentArgv(t, nil); argv != guard.SessionName {
+		t.Fatalf("the next command's parent runs %q", argv)
+	}
+}

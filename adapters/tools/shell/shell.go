@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -470,7 +469,7 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 	if bash == "" {
 		bash = "bash"
 	}
-	bashPath, err := exec.LookPath(bash)
+	bashPath, err := lookPath(bash)
 	if err != nil {
 		return p, &Error{Code: CodeUnavailable, Msg: "bash is not available", Err: err}
 	}
@@ -509,23 +508,25 @@ func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 		closeStatus(p.status)
 		return nil, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
-	began := time.Now()
+	maxBytes := r.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	st := &started{pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
+		readDone: make(chan struct{}), began: time.Now()}
+	// The output is read from the start: a session guard says a command started only once it
+	// ended or ran for a while (guard.announceAfter), and a command must not wait on a full
+	// pipe meanwhile.
+	go func() {
+		defer close(st.readDone)
+		st.out.drain(pr)
+	}()
 	run, err := r.startGuarded(p, pw, nil)
 	pw.Close()
 	if err != nil {
 		pr.Close()
 		return nil, err
 	}
-	maxBytes := r.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
-	}
-	st := &started{pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
-		readDone: make(chan struct{}), began: began}
-	go func() {
-		defer close(st.readDone)
-		st.out.drain(pr)
-	}()
 	st.proc = watch(run)
 	return st, nil
 }

@@ -241,8 +241,48 @@ func (s *session) serve(r received) {
 	}
 	closeAll(r.fds)
 	r.fds = nil
-	reply(ReplyPID + " " + itoa(int64(pid)))
-	s.report(pid)
+	s.report(pid, s.announce(pid))
+}
+
+// announceAfter is how long a command may run before the guard says it started ("pid P"). A
+// command that ends sooner (most of an agent's: echo, cat, ls) gets its "pid P" and its report
+// in one write, so the runtime wakes once for it, not twice; a longer one is announced when
+// the delay runs out. Until then the runtime cannot signal the command: its timeout and
+// cancellation act this much later at most.
+const announceAfter = 5 * time.Millisecond
+
+// announcement is the "pid P" line of a running command, written once: by its timer, or with
+// the report.
+type announcement struct {
+	mu    sync.Mutex
+	line  string
+	done  bool
+	timer *time.Timer
+}
+
+// announce arms pid's announcement.
+func (s *session) announce(pid int) *announcement {
+	a := &announcement{line: ReplyPID + " " + itoa(int64(pid)) + "\n"}
+	a.timer = time.AfterFunc(announceAfter, func() { a.flush("") })
+	return a
+}
+
+// flush writes the announcement if it has not been written, followed by then (the report,
+// or ""), in one write; nothing is written after a report.
+func (a *announcement) flush(then string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := then
+	if !a.done {
+		out = a.line + then
+		a.done = true
+	}
+	if then != "" {
+		a.timer.Stop()
+	}
+	if out != "" {
+		_, _ = syscall.Write(SessionFD, []byte(out))
+	}
 }
 
 // startFailed is a command that could not be started: the diagnostic goes to its output and
@@ -255,7 +295,7 @@ func (s *session) startFailed(out, code int, msg string) {
 // report waits for the command, reaping every other descendant that ends meanwhile, kills
 // what left the command's group, and reports. The group itself is stopped by the runtime
 // (TERM, then KILL after its grace), as under the per-command guard.
-func (s *session) report(pid int) {
+func (s *session) report(pid int, a *announcement) {
 	var ws syscall.WaitStatus
 	for {
 		got, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -263,7 +303,7 @@ func (s *session) report(pid int) {
 			continue
 		}
 		if err != nil {
-			s.waitFailed(err)
+			s.waitFailed(a, err)
 			return
 		}
 		break
@@ -279,14 +319,14 @@ func (s *session) report(pid int) {
 	}
 	s.current.Store(0)
 	line, _ := waitLine(ws, ended)
-	reply(line)
+	a.flush(line + "\n")
 }
 
-func (s *session) waitFailed(err error) {
+func (s *session) waitFailed(a *announcement, err error) {
 	if s.lost.Load() {
 		select {}
 	}
-	reply("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error())
+	a.flush("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error() + "\n")
 }
 
 func reply(line string) {
