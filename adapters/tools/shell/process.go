@@ -64,6 +64,13 @@ func (r *Runner) startGuarded(p prepared, out, errOut *os.File) (guardedRun, err
 // gone).
 func watch(run guardedRun) *Process {
 	p := &Process{run: run, done: make(chan struct{})}
+	if r, ok := run.(interface{ reported() bool }); ok && r.reported() {
+		// A short command's report came with its start (guard.announceAfter): no goroutine
+		// to hand the report over, and no wakeup of the caller for it.
+		p.err = run.wait()
+		close(p.done)
+		return p
+	}
 	go func() {
 		p.err = run.wait()
 		close(p.done)

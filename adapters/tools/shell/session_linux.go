@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -229,6 +230,20 @@ func (s *sessionRun) guardPid() int { return s.g.cmd.Process.Pid }
 // abandon kills the guard and everything below it: its socket closes, so wait returns
 // without a report (no verdict, the guard's signal), and the guard is never used again.
 func (s *sessionRun) abandon() { s.g.kill() }
+
+// reported says wait would return at once: nothing was started, the guard is gone, or the
+// report is already read into the buffer (it came with "pid P").
+func (s *sessionRun) reported() bool {
+	if s.pid == 0 || s.lost {
+		return true
+	}
+	n := s.g.lines.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := s.g.lines.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
 
 func (s *sessionRun) wait() error {
 	if s.pid == 0 {
