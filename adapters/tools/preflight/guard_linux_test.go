@@ -26,7 +26,8 @@ func TestReadsRunUnderTheSessionGuard(t *testing.T) {
 	marks := t.TempDir()
 	bin := t.TempDir()
 	write(t, bin, "git", "#!/bin/sh\ntr '\\0' ' ' < /proc/$PPID/cmdline > "+marks+"/parent\n"+
-		"setsid sh -c 'echo $$ > "+marks+"/daemon.pid; exec sleep 300' &\n"+
+		"rm -f "+marks+"/daemon.pid\nsetsid sh -c 'echo $$ > "+marks+"/daemon.pid; exec sleep 300' &\n"+
+		"while [ ! -s "+marks+"/daemon.pid ]; do sleep 0.01; done\n"+
 		"echo 'warning: not part of the status' >&2\nexec "+real+" \"$@\"\n")
 	c := &Checker{Git: filepath.Join(bin, "git")}
 	if r := c.Check(context.Background(), dir, "git add ."); code(r) != gitcheck.CodeGeneratedArtifact {

@@ -153,6 +153,25 @@ func (g *sessionGuard) kill() {
 	_ = g.cmd.Process.Kill()
 }
 
+// clearBelow kills whatever is still below g once its command has settled: every descendant
+// of a guard is its one command's, and the caller has stopped the command's group, so what is
+// left is a process that left the group after the guard's own sweep at the report (a setsid
+// it had not yet made when the command ended). The guard would kill it before its next
+// command; this kills it now, since a next command may never come. One read when nothing is
+// left: the guard's children (orphans are re-parented to its main thread, which forks every
+// command).
+func (g *sessionGuard) clearBelow() {
+	pid := strconv.Itoa(g.cmd.Process.Pid)
+	if b, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children"); err == nil && len(bytes.TrimSpace(b)) == 0 {
+		return
+	}
+	for range 3 { // a process that forked while the list was read is in the next one
+		for _, p := range guard.Descendants(g.cmd.Process.Pid) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
 func (g *sessionGuard) gone() bool {
 	select {
 	case <-g.exited:
@@ -264,6 +283,7 @@ func (s *sessionRun) settle(error) (GuardStatus, error) {
 		s.g.close()
 		ps = s.g.state(statusWait)
 	} else {
+		s.g.clearBelow()
 		sessionGuards.put(s.g)
 	}
 	gs := guardReport(s.final, ps)

@@ -220,3 +220,18 @@ func TestSessionGuardLargeRequest(t *testing.T) {
 		t.Fatalf("the next command's parent runs %q", argv)
 	}
 }
+
+// A process that leaves the command's group after the guard's sweep at the report — here on
+// the runtime's own TERM to the group, which it traps to start a setsid daemon — is killed
+// when the call settles, not left below the idle guard until a next command comes.
+func TestSessionGuardLateEscapeeKilledAtSettle(t *testing.T) {
+	dir := t.TempDir()
+	r := &Runner{KillGrace: 300 * time.Millisecond}
+	res := run(t, r, Request{Dir: dir, Command: `(trap 'setsid sh -c "echo \$\$ > late.pid; exec sleep 30" & wait' TERM; ` +
+		`touch armed; while :; do sleep 0.02; done) & while [ ! -e armed ]; do sleep 0.01; done; exit 0`})
+	if !res.Authoritative || res.ExitCode != 0 {
+		t.Fatalf("%+v %q", res, res.Output)
+	}
+	late := readPID(t, filepath.Join(dir, "late.pid"))
+	assertGone(t, late)
+}
