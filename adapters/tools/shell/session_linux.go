@@ -161,8 +161,7 @@ func (g *sessionGuard) kill() {
 // left: the guard's children (orphans are re-parented to its main thread, which forks every
 // command).
 func (g *sessionGuard) clearBelow() {
-	pid := strconv.Itoa(g.cmd.Process.Pid)
-	if b, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children"); err == nil && len(bytes.TrimSpace(b)) == 0 {
+	if !g.hasChildren() {
 		return
 	}
 	for range 3 { // a process that forked while the list was read is in the next one
@@ -170,6 +169,20 @@ func (g *sessionGuard) clearBelow() {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
+}
+
+// hasChildren reads the guard's children (true when they cannot be read): three system calls,
+// no allocation, since it runs after every command.
+func (g *sessionGuard) hasChildren() bool {
+	pid := strconv.Itoa(g.cmd.Process.Pid)
+	fd, err := syscall.Open("/proc/"+pid+"/task/"+pid+"/children", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer syscall.Close(fd)
+	var b [1]byte
+	n, err := syscall.Read(fd, b[:])
+	return err != nil || n > 0
 }
 
 func (g *sessionGuard) gone() bool {
