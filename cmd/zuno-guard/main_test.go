@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
 	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
@@ -38,7 +38,7 @@ func beside() string {
 	return filepath.Join(filepath.Dir(self), guard.ProgramName)
 }
 
-func run(t *testing.T, command string) shell.Result {
+func run(t testing.TB, command string) shell.Result {
 	t.Helper()
 	res, err := (&shell.Runner{}).Run(context.Background(), shell.Request{Command: command})
 	if err != nil {
@@ -47,8 +47,8 @@ func run(t *testing.T, command string) shell.Result {
 	return res
 }
 
-// The command's parent is this program, serving as the session guard (and, for the
-// per-command guard that background tasks and git reads use, as a guard of its own), and the
+// The command's parent is this program, serving as the session guard (and, where no session
+// guard can take a command, as a guard of its own), and the
 // guard's report still decides what an exit code means: a command's own 125–127 and forged
 // report lines stay the command's, a signal is a signal (docs/shell-execution.md, "The guard").
 func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
@@ -60,9 +60,13 @@ func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
 		strings.TrimSpace(argv) != guard.SessionName {
 		t.Fatalf("the command's parent: %q", res.Output)
 	}
-	if exe := perCommand(t, "readlink /proc/$PPID/exe"); filepath.Base(strings.TrimSpace(exe)) != guard.ProgramName {
-		t.Fatalf("a per-command guard's program: %q", exe)
-	}
+	withoutDirectory(t, func() {
+		// (bash says first that it cannot name its directory.)
+		out := perCommand(t, `readlink /proc/$PPID/exe; tr '\0' ' ' < /proc/$PPID/cmdline`)
+		if !strings.Contains(out, "/"+guard.ProgramName+"\n"+guard.Name+" 0 -- ") {
+			t.Fatalf("a per-command guard: %q", out)
+		}
+	})
 	for _, tc := range []struct {
 		cmd    string
 		code   int // -1: no exit code
@@ -87,32 +91,39 @@ func TestCommandsRunUnderTheDedicatedGuard(t *testing.T) {
 	}
 }
 
-// perCommand runs command under a guard of its own, as a background task does, and returns
-// its output.
+// perCommand runs command under a guard of its own, the fallback where no session guard can
+// take a command: here because Zuno's working directory is gone (a session guard is told the
+// directory; a per-command guard inherits it). It returns the output.
 func perCommand(t testing.TB, command string) string {
-	var out strings.Builder
-	cmd, g, err := shell.GuardedCommand([]string{"bash", "-c", command}, nil)
-	if err != nil {
+	t.Helper()
+	res := run(t, command)
+	if !res.HasExitCode || res.ExitCode != 0 {
+		t.Fatalf("%q under a per-command guard: %+v %s", command, res, res.Output)
+	}
+	return string(res.Output)
+}
+
+// withoutDirectory runs f with Zuno's working directory deleted, so that every command runs
+// under a per-command guard.
+func withoutDirectory(t testing.TB, f func()) {
+	t.Helper()
+	gone := filepath.Join(t.TempDir(), "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		g.Abandon()
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}
-	g.Started()
-	_ = cmd.Wait()
-	if gs := g.Settle(cmd.ProcessState); !gs.HasExitCode || gs.ExitCode != 0 {
-		t.Fatalf("%q under a per-command guard: %+v %s", command, gs, out.String())
-	}
-	return out.String()
+	f()
 }
 
 // BenchmarkGuardedRun measures one `true` against bash alone, in the same run: through the
 // runner under the session guard (this program), under a per-command guard of this program
-// (as background tasks run), and under a per-command guard of the test binary re-executed
-// (the fallback when no zuno-guard stands beside zuno: this file is moved aside for it).
+// (the fallback where no session guard can take a command), and under a per-command guard of
+// the test binary re-executed (the fallback when no zuno-guard stands beside zuno either: this
+// file is moved aside for it). interleaved runs bash and the runner in turn, one command
+// each, so that the machine's changing load moves both alike.
 func BenchmarkGuardedRun(b *testing.B) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -133,10 +144,29 @@ func BenchmarkGuardedRun(b *testing.B) {
 			}
 		}
 	})
-	b.Run("per-command-zuno-guard", func(b *testing.B) {
+	b.Run("interleaved", func(b *testing.B) {
+		r := &shell.Runner{}
+		var bashTime, sessionTime time.Duration
 		for b.Loop() {
-			perCommand(b, "true")
+			t0 := time.Now()
+			if err := exec.Command(bash, "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if _, err := r.Run(context.Background(), shell.Request{Command: "true"}); err != nil {
+				b.Fatal(err)
+			}
+			bashTime += t1.Sub(t0)
+			sessionTime += time.Since(t1)
 		}
+		b.ReportMetric(float64(sessionTime)/float64(bashTime), "session/bash")
+	})
+	b.Run("per-command-zuno-guard", func(b *testing.B) {
+		withoutDirectory(b, func() {
+			for b.Loop() {
+				perCommand(b, "true")
+			}
+		})
 	})
 	b.Run("per-command-self", func(b *testing.B) {
 		aside := beside() + ".aside"
@@ -144,8 +174,10 @@ func BenchmarkGuardedRun(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer os.Rename(aside, beside())
-		for b.Loop() {
-			perCommand(b, "true")
-		}
+		withoutDirectory(b, func() {
+			for b.Loop() {
+				perCommand(b, "true")
+			}
+		})
 	})
 }

@@ -379,33 +379,21 @@ func (m *Manager) launch(r reservation, l launch) (*task, *os.File, error) {
 	if err != nil {
 		return fail(&Error{Code: CodeExecFailed, Message: "output pipe", Err: err})
 	}
-	cmd, guard, err := shell.GuardedCommand(l.argv, l.files)
+	// The task holds a session guard from the pool for its whole life (one command per guard
+	// keeps the subreaper exact: docs/shell-execution.md, "The session guard"), or a guard of
+	// its own where none can take it.
+	proc, err := m.runner.StartGuarded(shell.Spec{Argv: l.argv, Files: l.files, Status: l.status,
+		Dir: l.dir, Env: l.env, Stdout: pw})
+	pw.Close()
 	if err != nil {
-		shell.CloseFiles(l.files)
 		pr.Close()
-		pw.Close()
-		return fail(&Error{Code: CodeExecFailed, Message: "could not prepare the command's guard", Err: err})
-	}
-	guard.ReadStatus(l.status)
-	cmd.Dir, cmd.Env = l.dir, l.env
-	cmd.Stdout = pw // one pipe for both streams keeps their write order
-	cmd.Stderr = pw
-	cmd.SysProcAttr = m.runner.ProcAttr()
-	err = cmd.Start()
-	shell.CloseFiles(l.files)
-	if err != nil {
-		guard.Abandon()
-		pr.Close()
-		pw.Close()
 		return fail(&Error{Code: CodeExecFailed, Message: "could not start the command's guard", Err: err})
 	}
-	guard.Started()
-	pw.Close()
 	m.sup.seq++
 	t := &task{
 		id: r.id, seq: m.sup.seq, sessionID: r.sessionID, callID: r.callID,
 		command: r.command, dir: r.dir, logPath: r.logPath, started: r.started,
-		pgid: cmd.Process.Pid, grace: m.grace, cmd: cmd, guard: guard, log: r.logf,
+		pgid: proc.Pgid(), grace: m.grace, proc: proc, log: r.logf,
 		journal: m.journal(), holder: m.sup.cfg.Holder, digest: sha256.New(),
 		exited: make(chan struct{}), done: make(chan struct{}),
 		ring: newRing(m.ringSize), keep: r.keep,

@@ -7,9 +7,7 @@ import (
 	"hash"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
@@ -28,12 +26,11 @@ type task struct {
 	dir       string
 	logPath   string
 	started   time.Time
-	pgid      int
+	pgid      int // 0: the guard could not start the command (nothing to signal)
 	grace     time.Duration
 
-	cmd   *exec.Cmd
-	guard *shell.Guard
-	log   *os.File // write side; readers open the path themselves
+	proc *shell.Process
+	log  *os.File // write side; readers open the path themselves
 
 	// journal records the completion (nil: none); holder names this process in it.
 	journal Journal
@@ -133,13 +130,15 @@ func (t *task) pump(pr *os.File, readDone chan<- struct{}) {
 // status. The task reads as ended only once its completion is recorded (or could not be), so
 // whatever reports it ended reports the same receipt.
 func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
-	_ = t.cmd.Wait()
+	<-t.proc.Done()
 	t.mu.Lock()
 	t.leaderExited = true
 	t.mu.Unlock()
 	close(t.exited)
 
-	shell.ReapGroup(t.pgid, t.grace)
+	if t.pgid > 0 {
+		shell.ReapGroup(t.pgid, t.grace)
+	}
 
 	detached := false
 	select {
@@ -176,7 +175,7 @@ func (t *task) monitor(pr *os.File, readDone <-chan struct{}) {
 
 // ending is how the task ended, as its completion records it.
 func (t *task) ending(detached bool) events.BackgroundCompleted {
-	gs := t.guard.Settle(t.cmd.ProcessState)
+	gs, _ := t.proc.Settle() // no status at all reads as the guard's failure (gs)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := events.BackgroundCompleted{SessionID: t.sessionID, TaskID: t.id, CallID: t.callID, Status: string(StatusExited),
@@ -233,15 +232,9 @@ func (t *task) stop(reason Status) {
 	}
 	t.mu.Unlock()
 	if live {
-		_ = syscall.Kill(-t.pgid, syscall.SIGTERM)
-		timer := time.NewTimer(t.grace)
-		select {
-		case <-t.exited:
-		case <-timer.C:
-			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
-			<-t.exited
-		}
-		timer.Stop()
+		// TERM, then KILL to the group and everything below the guard after the grace, then
+		// the guard itself if it still does not report (it was stopped): as a shell call.
+		t.proc.Stop(t.grace)
 	}
 	<-t.done
 }

@@ -15,10 +15,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell"
@@ -129,38 +131,32 @@ func (r reader) read(ctx context.Context, dir string, read gitcheck.Read) ([]byt
 	if err != nil {
 		return nil, gitcheck.Failed(read.Display, err.Error())
 	}
-	cmd, guard, err := shell.GuardedCommand(argv, files)
-	if err != nil {
-		shell.CloseFiles(files)
-		return nil, gitcheck.Failed(read.Display, err.Error())
-	}
 	env, _ := runner.Environ()
-	cmd.Dir, cmd.Env = dir, append(env, "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	env = append(env, "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
+	// Standard output and standard error apart: the status is parsed from the first alone,
+	// and the second's first line explains a failure.
 	var out, errOut capped
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	cmd.SysProcAttr = runner.ProcAttr()
-	cmd.WaitDelay = Reserve(r.budget) // a process that left the group cannot hold the read open
-	err = cmd.Start()
-	shell.CloseFiles(files)
+	proc, drained, err := start(runner, shell.Spec{Argv: argv, Files: files, Dir: dir, Env: env}, &out, &errOut)
 	if err != nil {
-		guard.Abandon()
 		return nil, gitcheck.Failed(read.Display, err.Error())
 	}
-	guard.Started()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(time.Until(r.deadline))
 	defer timer.Stop()
 	select {
-	case <-done:
+	case <-proc.Done():
 	case <-timer.C:
-		stop(cmd, guard, done)
+		stop(proc, drained, r.budget)
 		return nil, gitcheck.Unanswered(read.Display, r.budget)
 	case <-ctx.Done():
-		stop(cmd, guard, done)
+		stop(proc, drained, r.budget)
 		return nil, gitcheck.Cancelled(read.Display)
 	}
-	gs := guard.Settle(cmd.ProcessState)
+	if pgid := proc.Pgid(); pgid > 0 {
+		// Nothing of a read outlives it (what left the group the guard has killed).
+		shell.ReapGroup(pgid, 0)
+	}
+	drained(Reserve(r.budget)) // a process that left the group cannot hold the read open
+	gs, _ := proc.Settle()
 	switch {
 	case out.over || errOut.over:
 		return nil, gitcheck.Failed(read.Display, fmt.Sprintf("it printed more than %d bytes", maxOutput))
@@ -170,12 +166,63 @@ func (r reader) read(ctx context.Context, dir string, read gitcheck.Read) ([]byt
 	return out.Bytes(), nil
 }
 
-// stop kills the read's whole process group (the guard, git and everything git started) and
-// waits for it, before the refusal is returned.
-func stop(cmd *exec.Cmd, guard *shell.Guard, done <-chan error) {
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
-	guard.Settle(cmd.ProcessState)
+// start starts one read under the shell's guard (a session guard from the pool, as for the
+// command itself), its standard output and standard error read into out and errOut.
+// drained waits up to a bound for both to reach their end, then stops reading.
+func start(runner *shell.Runner, spec shell.Spec, out, errOut io.Writer) (proc *shell.Process, drained func(time.Duration), err error) {
+	var ends []*os.File
+	defer func() {
+		if err != nil {
+			shell.CloseFiles(spec.Files)
+			shell.CloseFiles(ends)
+		}
+	}()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	ends = append(ends, outR, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	ends = append(ends, errR, errW)
+	spec.Stdout, spec.Stderr = outW, errW
+	proc, err = runner.StartGuarded(spec)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = io.Copy(out, outR) })
+	wg.Go(func() { _, _ = io.Copy(errOut, errR) })
+	drained = func(bound time.Duration) {
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(bound):
+			outR.Close()
+			errR.Close()
+			<-done
+		}
+		outR.Close()
+		errR.Close()
+	}
+	return proc, drained, nil
+}
+
+// stop kills the read's whole process group and everything below its guard, and waits for the
+// guard and the output, before the refusal is returned: within the reserve.
+func stop(proc *shell.Process, drained func(time.Duration), budget time.Duration) {
+	reserve := Reserve(budget)
+	proc.Kill(reserve / 4)
+	drained(reserve / 4)
+	_, _ = proc.Settle()
 }
 
 // ended says how a failed read ended, with the first line git wrote on standard error.

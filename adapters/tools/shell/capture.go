@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"sync"
 )
 
 // capture takes the combined output as it arrives. Only what the model may be shown inline
@@ -113,9 +114,15 @@ func (c *capture) finish() (string, error) {
 	return p, nil
 }
 
+// drainBuffers are drain's buffers, kept between commands: a fresh 64 KiB per command was
+// an allocation, zeroed, and garbage to collect on every shell call.
+var drainBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
 // drain copies r into c through one fixed buffer.
 func (c *capture) drain(r io.Reader) {
-	buf := make([]byte, 64<<10)
+	b := drainBuffers.Get().(*[64 << 10]byte)
+	defer drainBuffers.Put(b)
+	buf := b[:]
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
 )
@@ -38,41 +37,8 @@ func (r *Runner) Launch(bashPath string, args []string, dir string) ([]string, [
 
 // LaunchStatus is Launch with a StatusLauncher's status reporter, as a foreground call runs
 // (docs/sandbox.md, "How a confined command ended"): status is the reporter's read end, nil
-// when the Launcher has none. Hand it to the command's Guard (ReadStatus); close it when
-// the command is not started.
+// when the Launcher has none. Hand it to StartGuarded (Spec.Status); close it when the
+// command is not started.
 func (r *Runner) LaunchStatus(bashPath string, args []string, dir string) ([]string, []*os.File, *os.File, error) {
 	return r.launch(bashPath, args, dir, true)
 }
-
-// ProcAttr is how a command's leader is started (its own process group, or its own session
-// when the Launcher asks for one); the group is what ReapGroup stops.
-func (r *Runner) ProcAttr() *syscall.SysProcAttr { return r.procAttr() }
-
-// Guard is the runtime's side of a command's guard (see guard.go): a background task runs
-// under one exactly as a foreground command does.
-type Guard struct{ g *guardProc }
-
-// GuardedCommand returns the command that runs argv, with files at fd 3, …, under a guard.
-// The caller sets Dir, Env, Stdout, Stderr and SysProcAttr (ProcAttr), starts it, then calls
-// Started (or Abandon when Start failed), and Settle once it has been waited for.
-func GuardedCommand(argv []string, files []*os.File) (*exec.Cmd, *Guard, error) {
-	cmd, g, err := guardedCommand(argv, files)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cmd, &Guard{g}, nil
-}
-
-// ReadStatus hands the guard a launcher's status reporter (LaunchStatus; nil: none): Settle
-// reads it, Abandon closes it.
-func (g *Guard) ReadStatus(status *os.File) { g.g.status = status }
-
-// Started closes the runtime's copies of the guard's pipe ends.
-func (g *Guard) Started() { g.g.started() }
-
-// Abandon releases the guard's pipes when its process could not be started.
-func (g *Guard) Abandon() { g.g.abandon() }
-
-// Settle reads how the command ended from the guard's report; ps is the guard's process
-// state after Wait (nil when waiting failed).
-func (g *Guard) Settle(ps *os.ProcessState) GuardStatus { return g.g.settle(ps) }

@@ -14,9 +14,9 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
 
-// The per-command guard (docs/shell-execution.md, "The guard"): a command that the session
-// guard does not run (session_linux.go: background tasks, git reads, and the fallbacks listed
-// there) runs as the child of a small guard process of its own: the dedicated zuno-guard
+// The per-command guard (docs/shell-execution.md, "The guard"): a command that no session
+// guard can take (the fallbacks listed there) runs as the child of a small guard process of
+// its own: the dedicated zuno-guard
 // beside the binary, or this very binary re-executed (guard.Program), under the name
 // GuardName (package guard's init runs it). The guard leads the command's process group
 // and binds that group to the runtime's lifetime:

@@ -244,12 +244,12 @@ func testStopAfterExitKeepsTheVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitErr := <-st.waitDone
+		<-st.proc.Done()
 		<-st.readDone
 		st.pr.Close()
 		st.stopSent = tc.stopAt(time.Now())
 		res := Result{Cancelled: true, Killed: true}
-		if err := exitStatus(st, waitErr, &res); err != nil {
+		if err := exitStatus(st, &res); err != nil {
 			t.Fatal(err)
 		}
 		if res.Killed != tc.killed || res.ExitedBeforeCancel != tc.exitedFirst || res.Authoritative != tc.exitedFirst ||

@@ -10,36 +10,6 @@ import (
 	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
 
-// stopGroup stops a running command's process group: SIGTERM to the whole
-// group, then SIGKILL if the guard has not reported within grace, to the group
-// and to every process below the guard (what left the group too: the guard
-// would kill it when the command ends, but a guard that was stopped, SIGSTOP,
-// cannot). A guard outside the group (the session guard) that still has not
-// reported a grace later is ended by run.abandon, so a stop always settles. It
-// returns the wait's error.
-func stopGroup(pgid int, grace time.Duration, waitDone <-chan error, run guardedRun) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case err := <-waitDone:
-		return err
-	case <-t.C:
-	}
-	for _, p := range guard.Descendants(run.guardPid()) {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	t.Reset(grace)
-	select {
-	case err := <-waitDone:
-		return err
-	case <-t.C:
-	}
-	run.abandon()
-	return <-waitDone
-}
-
 // reapGroup stops whatever is still alive in the group after the leader
 // exited: SIGTERM, then SIGKILL after grace. Bounded: it never waits more
 // than grace plus one second.

@@ -3,6 +3,7 @@ package shell
 import (
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 // guardedRun is one command running under a guard: a per-command guard process
@@ -46,8 +47,9 @@ func (c *commandGuard) settle(waitErr error) (GuardStatus, error) {
 	return gs, nil
 }
 
-// startCommandGuard starts p under a guard process of its own, writing to out.
-func (r *Runner) startCommandGuard(p prepared, out *os.File) (guardedRun, error) {
+// startCommandGuard starts p under a guard process of its own, writing to out (and errOut,
+// when not nil, for fd 2).
+func (r *Runner) startCommandGuard(p prepared, out, errOut *os.File) (guardedRun, error) {
 	cmd, g, err := guardedCommand(p.argv, p.files)
 	if err != nil {
 		CloseFiles(p.files)
@@ -56,9 +58,17 @@ func (r *Runner) startCommandGuard(p prepared, out *os.File) (guardedRun, error)
 	}
 	g.status = p.status // the guard's now: settle reads it, abandon closes it
 	cmd.Dir, cmd.Env = p.dir, p.env
-	cmd.Stdout = out // same *os.File for both: one pipe, write order kept
-	cmd.Stderr = out
-	cmd.SysProcAttr = r.procAttr()
+	// *os.File, not a writer: no copying goroutine, and for one file both streams share one
+	// pipe, so their write order is kept.
+	cmd.Stdout, cmd.Stderr = out, out
+	if errOut != nil {
+		cmd.Stderr = errOut
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if r.newSession() {
+		// A session leader leads its group too: the group is still the one Zuno signals.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	err = cmd.Start()
 	CloseFiles(p.files)
 	g.started()
@@ -69,8 +79,8 @@ func (r *Runner) startCommandGuard(p prepared, out *os.File) (guardedRun, error)
 	return &commandGuard{cmd: cmd, g: g}, nil
 }
 
-// newSession reports whether the Runner's commands start in a session of their own
-// (procAttr's choice, for the session guard's request).
+// newSession reports whether the Runner's commands start in a session of their own (the
+// launcher asks for one: SessionLauncher) rather than a process group of their own.
 func (r *Runner) newSession() bool {
 	sl, ok := r.Launcher.(SessionLauncher)
 	return ok && sl.NewSession()

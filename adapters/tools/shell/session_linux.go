@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -90,12 +91,17 @@ func (p *guardPool) put(g *sessionGuard) {
 // signals to Zuno's group do not reach it, with an empty environment and / as its directory:
 // every command brings its own.
 func startSessionGuard() (*sessionGuard, error) {
+	return startGuardProcess(guard.Program(), guard.SessionName)
+}
+
+// startGuardProcess starts program, as argv0, on the runtime's side of a session guard.
+func startGuardProcess(program, argv0 string) (*sessionGuard, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "session-guard"), os.NewFile(uintptr(fds[1]), "session-guard")
-	cmd := &exec.Cmd{Path: guard.Program(), Args: []string{guard.SessionName}, Dir: "/", Env: []string{},
+	cmd := &exec.Cmd{Path: program, Args: []string{argv0}, Dir: "/", Env: []string{},
 		ExtraFiles: []*os.File{theirs}, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	err = cmd.Start()
 	theirs.Close()
@@ -147,6 +153,38 @@ func (g *sessionGuard) kill() {
 	_ = g.cmd.Process.Kill()
 }
 
+// clearBelow kills whatever is still below g once its command has settled: every descendant
+// of a guard is its one command's, and the caller has stopped the command's group, so what is
+// left is a process that left the group after the guard's own sweep at the report (a setsid
+// it had not yet made when the command ended). The guard would kill it before its next
+// command; this kills it now, since a next command may never come. One read when nothing is
+// left: the guard's children (orphans are re-parented to its main thread, which forks every
+// command).
+func (g *sessionGuard) clearBelow() {
+	if !g.hasChildren() {
+		return
+	}
+	for range 3 { // a process that forked while the list was read is in the next one
+		for _, p := range guard.Descendants(g.cmd.Process.Pid) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+// hasChildren reads the guard's children (true when they cannot be read): three system calls,
+// no allocation, since it runs after every command.
+func (g *sessionGuard) hasChildren() bool {
+	pid := strconv.Itoa(g.cmd.Process.Pid)
+	fd, err := syscall.Open("/proc/"+pid+"/task/"+pid+"/children", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	defer syscall.Close(fd)
+	var b [1]byte
+	n, err := syscall.Read(fd, b[:])
+	return err != nil || n > 0
+}
+
 func (g *sessionGuard) gone() bool {
 	select {
 	case <-g.exited:
@@ -172,19 +210,30 @@ func (g *sessionGuard) state(d time.Duration) *os.ProcessState {
 // errBusy: the session guard started nothing and is exiting; another one is asked.
 var errBusy = errors.New("the session guard could not clear its last command's processes")
 
-// send writes a request with its descriptors: out (the command's fd 1 and 2) and files (its
-// fd 3, …).
-func (g *sessionGuard) send(mode, dir string, argv, env []string, out *os.File, files []*os.File) error {
-	header, body := guard.EncodeRequest(mode, dir, argv, env, 1+len(files))
+// errStale: the session guard cannot read a request that splits the command's fd 1 and 2 (a
+// zuno-guard older than this zuno); it started nothing and serves the next request.
+var errStale = errors.New("the session guard does not know a split request")
+
+// send writes a request with its descriptors: out (the command's fd 1, and 2 unless errOut
+// is set), errOut, and files (its fd 3, …).
+func (g *sessionGuard) send(mode, dir string, argv, env []string, out, errOut *os.File, files []*os.File) error {
 	fds := []int{int(out.Fd())}
+	if errOut != nil {
+		fds = append(fds, int(errOut.Fd()))
+	}
+	header, body := guard.EncodeRequest(mode, dir, argv, env, errOut != nil, len(fds)+len(files))
 	for _, f := range files {
 		fds = append(fds, int(f.Fd()))
 	}
-	err := syscall.Sendmsg(int(g.conn.Fd()), header, syscall.UnixRights(fds...), nil, syscall.MSG_NOSIGNAL)
+	// Header and body in one message: the guard then finds the body already there when it
+	// has read the header, and does not wait (a wakeup) for a second write.
+	msg := append(header, body...)
+	n, err := syscall.SendmsgN(int(g.conn.Fd()), msg, syscall.UnixRights(fds...), nil, syscall.MSG_NOSIGNAL)
 	runtime.KeepAlive(out)
+	runtime.KeepAlive(errOut)
 	runtime.KeepAlive(files)
-	if err == nil {
-		_, err = g.conn.Write(body)
+	if err == nil && n < len(msg) {
+		_, err = g.conn.Write(msg[n:]) // a body larger than the socket's buffer
 	}
 	return err
 }
@@ -214,6 +263,20 @@ func (s *sessionRun) guardPid() int { return s.g.cmd.Process.Pid }
 // without a report (no verdict, the guard's signal), and the guard is never used again.
 func (s *sessionRun) abandon() { s.g.kill() }
 
+// reported says wait would return at once: nothing was started, the guard is gone, or the
+// report is already read into the buffer (it came with "pid P").
+func (s *sessionRun) reported() bool {
+	if s.pid == 0 || s.lost {
+		return true
+	}
+	n := s.g.lines.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := s.g.lines.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 func (s *sessionRun) wait() error {
 	if s.pid == 0 {
 		return nil
@@ -233,6 +296,7 @@ func (s *sessionRun) settle(error) (GuardStatus, error) {
 		s.g.close()
 		ps = s.g.state(statusWait)
 	} else {
+		s.g.clearBelow()
 		sessionGuards.put(s.g)
 	}
 	gs := guardReport(s.final, ps)
@@ -243,9 +307,10 @@ func (s *sessionRun) settle(error) (GuardStatus, error) {
 	return gs, nil
 }
 
-// startSession starts p under a session guard, writing to out. ok is false when no session
-// guard could take it and nothing was started: the caller runs the per-command guard.
-func (r *Runner) startSession(p prepared, out *os.File) (run guardedRun, ok bool, err error) {
+// startSession starts p under a session guard, writing to out (and errOut, when not nil, for
+// fd 2). ok is false when no session guard could take it and nothing was started: the caller
+// runs the per-command guard.
+func (r *Runner) startSession(p prepared, out, errOut *os.File) (run guardedRun, ok bool, err error) {
 	dir := p.dir
 	if dir == "" {
 		// The per-command guard inherits Zuno's directory at the start; a session guard is
@@ -264,7 +329,13 @@ func (r *Runner) startSession(p prepared, out *os.File) (run guardedRun, ok bool
 		if g == nil {
 			return nil, false, nil
 		}
-		run, err := g.start(mode, dir, p, env, out)
+		run, err := g.start(mode, dir, p, env, out, errOut)
+		if err == errStale {
+			// A zuno-guard older than this zuno cannot read the request: a guard of its own
+			// (whose protocol has not changed) runs the command.
+			sessionGuards.put(g)
+			return nil, false, nil
+		}
 		if err == errBusy || (err != nil && run == nil && !errors.As(err, new(*Error))) {
 			g.close() // nothing was started: it could not take a request
 			continue
@@ -276,8 +347,8 @@ func (r *Runner) startSession(p prepared, out *os.File) (run guardedRun, ok bool
 
 // start sends one request and reads the guard's answer to it. A nil run with a nil or
 // non-*Error error means nothing was started and the guard is unusable.
-func (g *sessionGuard) start(mode, dir string, p prepared, env []string, out *os.File) (guardedRun, error) {
-	if err := g.send(mode, dir, p.argv, env, out, p.files); err != nil {
+func (g *sessionGuard) start(mode, dir string, p prepared, env []string, out, errOut *os.File) (guardedRun, error) {
+	if err := g.send(mode, dir, p.argv, env, out, errOut, p.files); err != nil {
 		return nil, err
 	}
 	line, err := g.line()
@@ -289,6 +360,8 @@ func (g *sessionGuard) start(mode, dir string, p prepared, env []string, out *os
 		return &sessionRun{g: g, lost: true, status: p.status}, nil
 	case line == guard.ReplyBusy:
 		return nil, errBusy
+	case line == guard.ReplyInvalid && errOut != nil:
+		return nil, errStale
 	case strings.HasPrefix(line, guard.ReplyError+" "):
 		sessionGuards.put(g)
 		CloseFiles(p.files)

@@ -202,3 +202,36 @@ func TestSessionGuardFallsBackWithoutAWorkingDirectory(t *testing.T) {
 		t.Fatalf("%+v %q", res, res.Output)
 	}
 }
+
+// A request larger than the socket's buffer (an environment of 800 KiB: eight values of 100
+// KiB, under the kernel's bound on one string) still reaches the guard whole: the part the
+// first message could not carry follows it.
+func TestSessionGuardLargeRequest(t *testing.T) {
+	big := strings.Repeat("x", 100<<10)
+	var env []string
+	for i := range 8 {
+		env = append(env, "ZBIG"+strconv.Itoa(i)+"="+big)
+	}
+	res := run(t, nil, Request{Command: `printf %s "$ZBIG0$ZBIG7" | wc -c`, Env: env})
+	if !res.Authoritative || strings.TrimSpace(string(res.Output)) != strconv.Itoa(2*len(big)) {
+		t.Fatalf("%+v %q", res, res.Output)
+	}
+	if _, argv := parentArgv(t, nil); argv != guard.SessionName {
+		t.Fatalf("the next command's parent runs %q", argv)
+	}
+}
+
+// A process that leaves the command's group after the guard's sweep at the report — here on
+// the runtime's own TERM to the group, which it traps to start a setsid daemon — is killed
+// when the call settles, not left below the idle guard until a next command comes.
+func TestSessionGuardLateEscapeeKilledAtSettle(t *testing.T) {
+	dir := t.TempDir()
+	r := &Runner{KillGrace: 300 * time.Millisecond}
+	res := run(t, r, Request{Dir: dir, Command: `(trap 'setsid sh -c "echo \$\$ > late.pid; exec sleep 30" & wait' TERM; ` +
+		`touch armed; while :; do sleep 0.02; done) & while [ ! -e armed ]; do sleep 0.01; done; exit 0`})
+	if !res.Authoritative || res.ExitCode != 0 {
+		t.Fatalf("%+v %q", res, res.Output)
+	}
+	late := readPID(t, filepath.Join(dir, "late.pid"))
+	assertGone(t, late)
+}

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -209,15 +208,6 @@ type StatusLauncher interface {
 type SessionLauncher interface {
 	Launcher
 	NewSession() bool
-}
-
-// procAttr is how a command's leader is started: in its own process group, or in a session
-// of its own when the launcher asks for one (a session leader leads its group too).
-func (r *Runner) procAttr() *syscall.SysProcAttr {
-	if sl, ok := r.Launcher.(SessionLauncher); ok && sl.NewSession() {
-		return &syscall.SysProcAttr{Setsid: true}
-	}
-	return &syscall.SysProcAttr{Setpgid: true}
 }
 
 // Error is a typed failure to run the command at all.
@@ -417,14 +407,14 @@ func (r *Runner) Run(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Argv: p.argv, Dir: p.dir, ExitPolicy: p.policy}
-	waitErr := r.supervise(ctx, req.Timeout, p.grace, st, &res)
+	r.supervise(ctx, req.Timeout, p.grace, st, &res)
 	res.Duration = time.Since(st.began)
 	res.Output = st.out.head
 	res.TotalBytes, res.TotalLines = st.out.total, st.out.lines()
 	res.Capped, res.Kept = st.out.over(), st.out.kept
 	res.Spool, res.SpoolErr = st.out.finish()
 	res.Withheld = withheld(res.TotalBytes, res.TotalLines, r.MaxBytes, r.MaxLines)
-	if err := exitStatus(st, waitErr, &res); err != nil {
+	if err := exitStatus(st, &res); err != nil {
 		return res, err
 	}
 	res.WrittenPaths = watch.changed()
@@ -479,7 +469,7 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 	if bash == "" {
 		bash = "bash"
 	}
-	bashPath, err := exec.LookPath(bash)
+	bashPath, err := lookPath(bash)
 	if err != nil {
 		return p, &Error{Code: CodeUnavailable, Msg: "bash is not available", Err: err}
 	}
@@ -501,11 +491,10 @@ func (r *Runner) prepare(ctx context.Context, req Request) (prepared, error) {
 // started is a running command: its guard, the reader of its one output pipe and the
 // capture that reader fills.
 type started struct {
-	run      guardedRun
+	proc     *Process
 	pr       *os.File
 	out      *capture
 	readDone chan struct{}
-	waitDone chan error
 	began    time.Time
 	stopSent time.Time // when Zuno first signalled the group to stop (zero: never)
 }
@@ -519,43 +508,41 @@ func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 		closeStatus(p.status)
 		return nil, &Error{Code: CodeExecFailed, Msg: "output pipe", Err: err}
 	}
-	began := time.Now()
-	run, ok, err := r.startSession(p, pw)
-	if !ok {
-		run, err = r.startCommandGuard(p, pw)
+	maxBytes := r.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
 	}
+	st := &started{pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
+		readDone: make(chan struct{}), began: time.Now()}
+	// The output is read from the start: a session guard says a command started only once it
+	// ended or ran for a while (guard.announceAfter), and a command must not wait on a full
+	// pipe meanwhile.
+	go func() {
+		defer close(st.readDone)
+		st.out.drain(pr)
+	}()
+	run, err := r.startGuarded(p, pw, nil)
 	pw.Close()
 	if err != nil {
 		pr.Close()
 		return nil, err
 	}
-	maxBytes := r.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
-	}
-	st := &started{run: run, pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
-		readDone: make(chan struct{}), waitDone: make(chan error, 1), began: began}
-	go func() {
-		defer close(st.readDone)
-		st.out.drain(pr)
-	}()
-	go func() { st.waitDone <- run.wait() }()
+	st.proc = watch(run)
 	return st, nil
 }
 
 // supervise waits for the command, its timeout or the context; stops the whole process
-// group whatever ended it, and drains the output. It returns the wait's error.
-func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st *started, res *Result) error {
+// group whatever ended it, and drains the output.
+func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st *started, res *Result) {
 	var timeoutC <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timeoutC = t.C
 	}
-	var waitErr error
 	exited := false
 	select {
-	case waitErr = <-st.waitDone:
+	case <-st.proc.Done():
 		exited = true
 	case <-ctx.Done():
 		res.Cancelled = true
@@ -564,16 +551,16 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 	case <-st.out.capped:
 		// The disk cap: stopped as at a timeout; Run reads Capped from the capture.
 	}
-	pgid := st.run.pgid()
+	pgid := st.proc.Pgid()
 	if !exited && pgid > 0 {
 		// The kill may race a command that already exited: if it has, its
 		// own verdict stands and it is only marked cancelled.
 		select {
-		case waitErr = <-st.waitDone:
+		case <-st.proc.Done():
 		default:
 			res.Killed = true
 			st.stopSent = time.Now()
-			waitErr = stopGroup(pgid, grace, st.waitDone, st.run)
+			st.proc.Stop(grace)
 		}
 	}
 	// No orphans: whatever is left in the group (background jobs, a
@@ -590,13 +577,12 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 		<-st.readDone
 	}
 	st.pr.Close()
-	return waitErr
 }
 
 // exitStatus records how the command ended, from its guard's report; only a wait that
 // failed without a process state is an error.
-func exitStatus(st *started, waitErr error, res *Result) error {
-	gs, err := st.run.settle(waitErr)
+func exitStatus(st *started, res *Result) error {
+	gs, err := st.proc.Settle()
 	if err != nil {
 		return err
 	}

@@ -18,18 +18,23 @@ const SessionFD = 3
 
 // The request frame: a header of requestHeader bytes — the body's length and the number of
 // descriptors sent with the header (SCM_RIGHTS), both little-endian uint32 — then the body,
-// every field ending in NUL: the version (requestVersion), the process-group mode
-// (ModeSetsid or ModeSetpgid), the working directory, the number of arguments, the
-// arguments, then the environment. The descriptors are the command's output (its fd 1 and 2)
-// and the files it gets at fd 3, 4, ….
+// every field ending in NUL: the version, the process-group mode (ModeSetsid or ModeSetpgid),
+// the working directory, the number of arguments, the arguments, then the environment. The
+// descriptors are the command's output — under requestShared one, its fd 1 and 2; under
+// requestSplit two, its fd 1 then its fd 2 (the git pre-flight reads a status from standard
+// output alone) — then the files it gets at fd 3, 4, …. The version names the descriptors'
+// layout so that a guard that does not know it (a zuno-guard older than zuno beside it)
+// refuses the request ("error invalid request") rather than mix up descriptors.
 const (
-	requestHeader  = 8
-	requestVersion = "v1"
+	requestHeader = 8
+	requestShared = "v1"
+	requestSplit  = "v2"
 	// maxRequestBody bounds a request's body (the kernel's own bound on argv and environment
 	// together is smaller).
 	maxRequestBody = 16 << 20
-	// maxRequestFiles bounds the descriptors of one request: the output and 64 files.
-	maxRequestFiles = 65
+	// maxRequestFiles bounds the descriptors of one request: the outputs (two at most) and
+	// 64 files.
+	maxRequestFiles = 66
 )
 
 // Process-group modes of a request.
@@ -49,9 +54,17 @@ const (
 	ReplyBusy  = "busy"
 )
 
-// EncodeRequest is a request's header and body (see the frame above).
-func EncodeRequest(mode, dir string, argv, env []string, nfiles int) (header, body []byte) {
-	body = append(body, requestVersion...)
+// ReplyInvalid is the reply to a request the guard cannot read.
+const ReplyInvalid = ReplyError + " invalid request"
+
+// EncodeRequest is a request's header and body (see the frame above); split: the command's
+// fd 2 is a descriptor of its own, sent after its fd 1; nfds counts every descriptor sent.
+func EncodeRequest(mode, dir string, argv, env []string, split bool, nfds int) (header, body []byte) {
+	version := requestShared
+	if split {
+		version = requestSplit
+	}
+	body = append(body, version...)
 	body = append(body, 0)
 	for _, f := range append([]string{mode, dir, itoa(int64(len(argv)))}, argv...) {
 		body = append(append(body, f...), 0)
@@ -61,13 +74,14 @@ func EncodeRequest(mode, dir string, argv, env []string, nfiles int) (header, bo
 	}
 	header = make([]byte, requestHeader)
 	putUint32(header[0:4], uint32(len(body)))
-	putUint32(header[4:8], uint32(nfiles))
+	putUint32(header[4:8], uint32(nfds))
 	return header, body
 }
 
 // request is one decoded request.
 type request struct {
 	setsid bool
+	split  bool // the command's fd 2 is the second descriptor, not the first
 	dir    string
 	argv   []string
 	env    []string
@@ -79,10 +93,10 @@ func decodeRequest(body []byte) (request, bool) {
 		return request{}, false
 	}
 	fields := splitNUL(body[:len(body)-1])
-	if len(fields) < 5 || fields[0] != requestVersion {
+	if len(fields) < 5 || (fields[0] != requestShared && fields[0] != requestSplit) {
 		return request{}, false
 	}
-	var req request
+	req := request{split: fields[0] == requestSplit}
 	switch fields[1] {
 	case ModeSetsid:
 		req.setsid = true

@@ -198,11 +198,15 @@ func (s *session) serve(r received) {
 		s.lifelineLost()
 	}
 	req, ok := decodeRequest(r.body)
-	if !ok || len(r.fds) < 1 || len(r.fds) > maxRequestFiles {
-		reply(ReplyError + " invalid request")
+	outputs := 1
+	if req.split {
+		outputs = 2
+	}
+	if !ok || len(r.fds) < outputs || len(r.fds) > maxRequestFiles {
+		reply(ReplyInvalid)
 		return
 	}
-	out := r.fds[0]
+	out, errOut := r.fds[0], r.fds[outputs-1]
 	if err := syscall.Chdir(req.dir); err != nil {
 		reply(ReplyError + " could not enter the working directory " + req.dir + ": " + err.Error())
 		return
@@ -210,11 +214,11 @@ func (s *session) serve(r received) {
 	path, code := lookPathIn(req.argv[0], pathOf(req.env))
 	if code != 0 {
 		_ = syscall.Chdir("/")
-		s.startFailed(out, code, "could not start "+req.argv[0]+": not found")
+		s.startFailed(errOut, code, "could not start "+req.argv[0]+": not found")
 		return
 	}
-	files := []uintptr{0, uintptr(out), uintptr(out)}
-	for _, fd := range r.fds[1:] {
+	files := []uintptr{0, uintptr(out), uintptr(errOut)}
+	for _, fd := range r.fds[outputs:] {
 		files = append(files, uintptr(fd))
 	}
 	attr := commandAttr()
@@ -232,13 +236,53 @@ func (s *session) serve(r received) {
 	s.forkMu.Unlock()
 	_ = syscall.Chdir("/") // no command's directory is held between commands
 	if err != nil {
-		s.startFailed(out, startFailureCode(err), "could not start "+req.argv[0]+": "+err.Error())
+		s.startFailed(errOut, startFailureCode(err), "could not start "+req.argv[0]+": "+err.Error())
 		return
 	}
 	closeAll(r.fds)
 	r.fds = nil
-	reply(ReplyPID + " " + itoa(int64(pid)))
-	s.report(pid)
+	s.report(pid, s.announce(pid))
+}
+
+// announceAfter is how long a command may run before the guard says it started ("pid P"). A
+// command that ends sooner (most of an agent's: echo, cat, ls) gets its "pid P" and its report
+// in one write, so the runtime wakes once for it, not twice; a longer one is announced when
+// the delay runs out. Until then the runtime cannot signal the command: its timeout and
+// cancellation act this much later at most.
+const announceAfter = 5 * time.Millisecond
+
+// announcement is the "pid P" line of a running command, written once: by its timer, or with
+// the report.
+type announcement struct {
+	mu    sync.Mutex
+	line  string
+	done  bool
+	timer *time.Timer
+}
+
+// announce arms pid's announcement.
+func (s *session) announce(pid int) *announcement {
+	a := &announcement{line: ReplyPID + " " + itoa(int64(pid)) + "\n"}
+	a.timer = time.AfterFunc(announceAfter, func() { a.flush("") })
+	return a
+}
+
+// flush writes the announcement if it has not been written, followed by then (the report,
+// or ""), in one write; nothing is written after a report.
+func (a *announcement) flush(then string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := then
+	if !a.done {
+		out = a.line + then
+		a.done = true
+	}
+	if then != "" {
+		a.timer.Stop()
+	}
+	if out != "" {
+		_, _ = syscall.Write(SessionFD, []byte(out))
+	}
 }
 
 // startFailed is a command that could not be started: the diagnostic goes to its output and
@@ -251,7 +295,7 @@ func (s *session) startFailed(out, code int, msg string) {
 // report waits for the command, reaping every other descendant that ends meanwhile, kills
 // what left the command's group, and reports. The group itself is stopped by the runtime
 // (TERM, then KILL after its grace), as under the per-command guard.
-func (s *session) report(pid int) {
+func (s *session) report(pid int, a *announcement) {
 	var ws syscall.WaitStatus
 	for {
 		got, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -259,7 +303,7 @@ func (s *session) report(pid int) {
 			continue
 		}
 		if err != nil {
-			s.waitFailed(err)
+			s.waitFailed(a, err)
 			return
 		}
 		break
@@ -275,14 +319,14 @@ func (s *session) report(pid int) {
 	}
 	s.current.Store(0)
 	line, _ := waitLine(ws, ended)
-	reply(line)
+	a.flush(line + "\n")
 }
 
-func (s *session) waitFailed(err error) {
+func (s *session) waitFailed(a *announcement, err error) {
 	if s.lost.Load() {
 		select {}
 	}
-	reply("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error())
+	a.flush("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error() + "\n")
 }
 
 func reply(line string) {

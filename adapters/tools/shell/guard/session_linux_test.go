@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -45,7 +46,7 @@ func startSession(t testing.TB) *sessionConn {
 // send writes one request: argv run in dir with env, its output to out.
 func (s *sessionConn) send(dir string, argv, env []string, out *os.File) {
 	s.t.Helper()
-	header, body := EncodeRequest(ModeSetpgid, dir, argv, env, 1)
+	header, body := EncodeRequest(ModeSetpgid, dir, argv, env, false, 1)
 	if err := syscall.Sendmsg(s.fd, header, syscall.UnixRights(int(out.Fd())), nil, 0); err != nil {
 		s.t.Fatal(err)
 	}
@@ -197,14 +198,14 @@ func TestSessionGuardLifeline(t *testing.T) {
 
 // Row by row: what EncodeRequest writes decodeRequest reads back; anything else is refused.
 func TestRequestFrame(t *testing.T) {
-	_, body := EncodeRequest(ModeSetsid, "/w", []string{"bash", "-c", "echo a\x01b"}, []string{"A=1", "B="}, 2)
+	_, body := EncodeRequest(ModeSetsid, "/w", []string{"bash", "-c", "echo a\x01b"}, []string{"A=1", "B="}, true, 3)
 	req, ok := decodeRequest(body)
-	if !ok || !req.setsid || req.dir != "/w" || !slices.Equal(req.argv, []string{"bash", "-c", "echo a\x01b"}) ||
+	if !ok || !req.setsid || !req.split || req.dir != "/w" || !slices.Equal(req.argv, []string{"bash", "-c", "echo a\x01b"}) ||
 		!slices.Equal(req.env, []string{"A=1", "B="}) {
 		t.Fatalf("%+v %v", req, ok)
 	}
 	for _, bad := range []string{
-		"", "v1\x00", "v2\x00setpgid\x00/\x001\x00true\x00", "v1\x00setpgid\x00/\x001\x00true",
+		"", "v1\x00", "v3\x00setpgid\x00/\x001\x00true\x00", "v2\x00", "v1\x00setpgid\x00/\x001\x00true",
 		"v1\x00setpgid\x00rel\x001\x00true\x00", "v1\x00setpgid\x00/\x002\x00true\x00",
 		"v1\x00setpgid\x00/\x000\x00true\x00", "v1\x00setpgid\x00/\x00x\x00true\x00",
 		"v1\x00setpgid\x00/\x001\x00\x00", "v1\x00both\x00/\x001\x00true\x00",
@@ -216,7 +217,7 @@ func TestRequestFrame(t *testing.T) {
 }
 
 func FuzzDecodeRequest(f *testing.F) {
-	_, body := EncodeRequest(ModeSetpgid, "/", []string{"bash", "-c", "true"}, []string{"PATH=/bin"}, 1)
+	_, body := EncodeRequest(ModeSetpgid, "/", []string{"bash", "-c", "true"}, []string{"PATH=/bin"}, false, 1)
 	f.Add(body)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req, ok := decodeRequest(b)
@@ -227,7 +228,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if req.setsid {
 			mode = ModeSetsid
 		}
-		_, again := EncodeRequest(mode, req.dir, req.argv, req.env, 1)
+		_, again := EncodeRequest(mode, req.dir, req.argv, req.env, req.split, 1)
 		if string(again) != string(b) {
 			t.Fatalf("%q decoded to %+v, which encodes to %q", b, req, again)
 		}
@@ -269,4 +270,68 @@ func BenchmarkSessionGuard(b *testing.B) {
 	b.ReportMetric(float64(direct.Nanoseconds())/float64(b.N), "bash-ns/op")
 	b.ReportMetric(float64(guarded.Nanoseconds())/float64(b.N), "session-ns/op")
 	b.ReportMetric(float64(guarded)/float64(direct), "session/bash")
+}
+
+// A split request (the git pre-flight's) gives the command's fd 1 and fd 2 descriptors of
+// their own, and a start failure's diagnostic goes to fd 2, as the per-command guard writes
+// it; a split request that brings one descriptor is refused and nothing starts.
+func TestSessionGuardSplitOutput(t *testing.T) {
+	s := startSession(t)
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	pipes := func() (r1, w1, r2, w2 *os.File) {
+		var err error
+		if r1, w1, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		if r2, w2, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	send := func(argv []string, fds ...int) {
+		header, body := EncodeRequest(ModeSetpgid, "/", argv, env, true, len(fds))
+		if err := syscall.Sendmsg(s.fd, header, syscall.UnixRights(fds...), nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := syscall.Write(s.fd, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readAll := func(f *os.File) string {
+		b, _ := io.ReadAll(f)
+		f.Close()
+		return string(b)
+	}
+	for _, tc := range []struct {
+		argv           []string
+		report         string
+		stdout, stderr string
+	}{
+		{[]string{"sh", "-c", "echo out; echo err >&2; exit 3"}, "exit 3 ", "out\n", "err\n"},
+		{[]string{"no-such-program-zuno"}, "guard 127 ", "", DiagPrefix + "could not start no-such-program-zuno: not found\n"},
+	} {
+		r1, w1, r2, w2 := pipes()
+		send(tc.argv, int(w1.Fd()), int(w2.Fd()))
+		w1.Close()
+		w2.Close()
+		l := s.line()
+		if strings.HasPrefix(l, ReplyPID+" ") {
+			l = s.line()
+		}
+		if out, errOut := readAll(r1), readAll(r2); !strings.HasPrefix(l, tc.report) || out != tc.stdout || errOut != tc.stderr {
+			t.Errorf("%q: report %q, stdout %q, stderr %q", tc.argv, l, out, errOut)
+		}
+	}
+	r1, w1, r2, w2 := pipes()
+	defer r1.Close()
+	defer r2.Close()
+	defer w2.Close()
+	send([]string{"sh", "-c", "echo ran"}, int(w1.Fd()))
+	w1.Close()
+	if l := s.line(); l != ReplyInvalid {
+		t.Fatalf("a split request with one descriptor: %q", l)
+	}
+	if replies, _ := s.run("/", "true"); !strings.HasPrefix(replies[len(replies)-1], "exit 0 ") {
+		t.Fatalf("the next request: %q", replies)
+	}
 }
