@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zuno-run/zuno/adapters/readmodel"
 	"github.com/zuno-run/zuno/commands/queries"
@@ -208,4 +209,65 @@ func codeOf(err error) string {
 		return c.Code()
 	}
 	return "?" + err.Error()
+}
+
+// BenchmarkPromptFromCheckpoint measures `zuno debug prompt --step N` as the CLI runs it
+// (PromptAt, read models current) at steps 10 and 1,000 of one 1,000-step session recorded by
+// the turn driver through the OpenAI adapter over loopback HTTP, beside step 1,000 re-derived
+// from the start (--from-start), in the same run; and what the checkpoints cost to keep: the
+// receipts' resume members and the prompt_checkpoint rows, in bytes per step.
+func BenchmarkPromptFromCheckpoint(b *testing.B) {
+	ctx := context.Background()
+	l := newAuditLog(b)
+	l.create(b, "ses_1000")
+	l.turn(b, "ses_1000", "loop", 999)
+	q, rm := l.readQueries(b)
+	var p10, p1000, start1000 spent
+	timed := func(into *spent, step int, opt queries.PromptOptions, fromCheckpoint bool) {
+		t0, cpu := time.Now(), processCPU(b)
+		v, err := q.PromptAt(ctx, "ses_1000", step, false, opt)
+		into.wall += time.Since(t0)
+		into.cpu += processCPU(b) - cpu
+		if err != nil || !v.Verified || (v.Checkpoint != nil) != fromCheckpoint {
+			b.Fatalf("step %d: %v %+v %s", step, err, v.Checkpoint, v.FromStart)
+		}
+	}
+	for b.Loop() {
+		timed(&p10, 10, queries.PromptOptions{}, false) // before the first checkpoint: from the start, ten steps
+		timed(&p1000, 1000, queries.PromptOptions{}, true)
+		timed(&start1000, 1000, queries.PromptOptions{FromStart: true}, false)
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / n }
+	for _, m := range []struct {
+		name string
+		s    spent
+	}{{"prompt@10", p10}, {"prompt@1000", p1000}, {"from-start@1000", start1000}} {
+		b.ReportMetric(ms(m.s.wall), "ms/"+m.name)
+		b.ReportMetric(ms(m.s.cpu), "cpu-ms/"+m.name)
+	}
+	b.ReportMetric(float64(p1000.wall)/float64(p10.wall), "ratio-prompt@1000/10")
+	b.ReportMetric(float64(p1000.cpu)/float64(p10.cpu), "cpu-ratio-prompt@1000/10")
+	b.ReportMetric(float64(start1000.cpu)/float64(p1000.cpu), "cpu-ratio-from-start/checkpoint@1000")
+
+	// What the checkpoints keep: each resume member as the receipt's JSON holds it, and the
+	// index's rows (their values' bytes; the database's own overhead per row comes on top).
+	recs, err := l.store.ReadStream(ctx, "session-ses_1000", 0, 1<<30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resume := 0
+	for _, r := range recs {
+		if i := strings.Index(string(r.Data), `,"resume":{`); i >= 0 {
+			resume += strings.Index(string(r.Data[i+1:]), "}") + 2
+		}
+	}
+	var rows, index int
+	if err := rm.Writer.QueryRow(`SELECT count(*), coalesce(sum(length(session_id) + length(receipt_id) + length(kind) + length(coalesce(header_id, '')) + 5*8), 0)
+		FROM prompt_checkpoint`).Scan(&rows, &index); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(resume)/1000, "resume-B/step")
+	b.ReportMetric(float64(index)/1000, "index-B/step")
+	b.ReportMetric(float64(rows), "index-rows")
 }
