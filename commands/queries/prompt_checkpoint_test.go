@@ -3,6 +3,9 @@ package queries_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -270,4 +273,85 @@ func BenchmarkPromptFromCheckpoint(b *testing.B) {
 	b.ReportMetric(float64(resume)/1000, "resume-B/step")
 	b.ReportMetric(float64(index)/1000, "index-B/step")
 	b.ReportMetric(float64(rows), "index-rows")
+}
+
+// TestPythonCheckerChecksCheckpoints runs the independent checker (docs/verifier/receipts.py,
+// standard library only) over a session whose receipts carry checkpoints: it accepts them,
+// and reports resume_state at a checkpoint whose state or part count was changed, as Zuno's
+// code does (docs/formats/receipts.md §13).
+func TestPythonCheckerChecksCheckpoints(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("python3 is not installed; CI must run the independent receipt checker")
+		}
+		t.Skip("SKIP: python3 is not installed; the independent receipt checker (docs/verifier) is not run")
+	}
+	l := newAuditLog(t)
+	l.create(t, "ses_p")
+	l.turn(t, "ses_p", "check <me> & é", 35)
+	recs, err := l.store.ReadStream(context.Background(), "session-ses_p", 0, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := func(find, replace string) string {
+		var b strings.Builder
+		changed := false
+		for _, r := range recs {
+			data := string(r.Data)
+			if !changed && strings.Contains(data, find) {
+				data, changed = strings.Replace(data, find, replace, 1), true
+			}
+			md, err := json.Marshal(r.Metadata)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := json.Marshal(map[string]any{"kind": "event", "position": r.Position, "stream": r.Stream, "revision": r.StreamRevision,
+				"eventId": r.ID, "type": r.Type, "data": data, "metadata": string(md)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		if find != "" && !changed {
+			t.Fatalf("no event holds %q", find)
+		}
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	run := func(path string) (string, error) {
+		cmd := exec.Command(py, "../../docs/verifier/receipts.py", path)
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(lines("", "")); err != nil || !strings.Contains(out, "36 receipts, 0 failed") {
+		t.Fatalf("the recorded session: %v\n%s", err, out)
+	}
+	if !strings.Contains(l.mustData(t, recs), `"resume":{"parts":`) {
+		t.Fatal("the session records no checkpoint")
+	}
+	for _, alter := range [][2]string{
+		{`"sha256State":"c2hh`, `"sha256State":"c2hi`},
+		{`"resume":{"parts":`, `"resume":{"parts":1`},
+	} {
+		out, err := run(lines(alter[0], alter[1]))
+		if err == nil || !strings.Contains(out, "resume_state") || !strings.Contains(out, "36 receipts, 1 failed") {
+			t.Fatalf("%s → %s: %v\n%s", alter[0], alter[1], err, out)
+		}
+	}
+}
+
+// mustData is every event's data, joined.
+func (l *auditLog) mustData(t *testing.T, recs []events.Recorded) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range recs {
+		b.Write(r.Data)
+	}
+	return b.String()
 }
