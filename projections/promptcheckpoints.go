@@ -15,7 +15,8 @@ import (
 // (kind resume: docs/formats/receipts.md §13), with the step of the request that used it and
 // the header receipt its header chain ends at. It holds positions and ids, no digest and no
 // text: what a checkpoint stands for is in its receipt, in the log, and `zuno verify --wire`
-// checks it there.
+// checks it there. Compactions have a row too (kind boundary): a step read from a checkpoint
+// still names the compaction its conversation starts from.
 type PromptCheckpoints struct{}
 
 func (PromptCheckpoints) Name() string     { return "prompt_checkpoint" }
@@ -25,12 +26,20 @@ func (PromptCheckpoints) Tables() []string { return []string{"prompt_checkpoint"
 const (
 	CheckpointHeader = "header"
 	CheckpointResume = "resume"
+	// CheckpointBoundary is a compaction (its event id in receipt_id).
+	CheckpointBoundary = "boundary"
 )
 
 func (PromptCheckpoints) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
 	switch e := p.(type) {
 	case events.PromptAssembled:
 		return promptCheckpoint(ctx, tx, ev, e)
+	case events.TranscriptCompacted:
+		// A step after a compaction names its boundary (docs/compaction.md): a reader from a
+		// checkpoint finds the latest one before it here, its event id as the row's id.
+		return tx.Exec(ctx, `INSERT INTO prompt_checkpoint (session_id, receipt_id, kind, revision, position, step, header_id, header_revision)
+			VALUES (?, ?, ?, ?, ?, ?, NULL, NULL) ON CONFLICT (session_id, receipt_id) DO NOTHING`,
+			e.SessionID, ev.ID, CheckpointBoundary, int64(ev.StreamRevision), int64(ev.Position), e.Step)
 	case events.ProviderRequest:
 		// The request a checkpoint was assembled for names it: its step is the one debug
 		// prompt asks for (a retry is the same step).
@@ -86,6 +95,9 @@ const (
 		WHERE session_id = ? AND kind = 'resume' AND step IS NOT NULL AND step < ? ORDER BY step DESC LIMIT 1`
 	CheckpointLatestQuery = `SELECT receipt_id, revision, step, header_id, header_revision FROM prompt_checkpoint
 		WHERE session_id = ? AND kind = 'resume' AND step IS NOT NULL ORDER BY step DESC LIMIT 1`
+	// BoundaryBeforeQuery finds the revision of a session's latest compaction before a revision.
+	BoundaryBeforeQuery = `SELECT revision FROM prompt_checkpoint
+		WHERE session_id = ? AND kind = 'boundary' AND revision < ? ORDER BY revision DESC LIMIT 1`
 	// HeaderReceiptsQuery lists the receipts that record a header before a revision, latest
 	// first: where a header's blobs the session had already recorded are.
 	HeaderReceiptsQuery = `SELECT revision FROM prompt_checkpoint

@@ -122,6 +122,15 @@ func printWireChecks(w io.Writer, checks []queries.WireCheck) {
 	}
 }
 
+// printEarlier is the one row standing for the conversation parts a view does not list
+// (queries.PromptAt): their count and the conversation digest after them.
+func printEarlier(w io.Writer, at int, e *queries.EarlierParts) {
+	if e == nil || e.Parts == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d-%d\tmessage\t(%d earlier parts, not listed: --all-parts)\t\t\t%s\n", at, at+e.Parts-1, e.Parts, e.Digest)
+}
+
 func printPromptView(w io.Writer, v queries.PromptView) {
 	r := v.Receipt
 	fmt.Fprintf(w, "session:   %s\nstep:      %d\nrequest:   %s\nreceipt:   %s (event %s)\nmodel:     %s\n",
@@ -183,8 +192,8 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 		earlier = e.Parts
 	}
 	for i, p := range r.Messages {
-		if i == sections && earlier > 0 {
-			fmt.Fprintf(tw, "%d-%d\tmessage\t(%d earlier parts, not listed: --all-parts)\t\t\t%s\n", i, i+earlier-1, earlier, v.Earlier.Digest)
+		if i == sections {
+			printEarlier(tw, i, v.Earlier)
 		}
 		if i >= sections {
 			i += earlier
@@ -194,6 +203,9 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 			name += " (" + p.Section + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", i, p.Kind, name, p.Bytes, p.EstimatedTokens, p.SHA256)
+	}
+	if len(r.Messages) == sections {
+		printEarlier(tw, sections, v.Earlier)
 	}
 	for i, p := range r.Tools {
 		fmt.Fprintf(tw, "t%d\t%s\t%s\t%d\t%d\t%s\n", i, p.Kind, p.Name, p.Bytes, p.EstimatedTokens, p.SHA256)

@@ -261,6 +261,14 @@ func (q *Queries) promptFromCheckpoint(ctx context.Context, sessionID string, st
 	if !ok {
 		return PromptView{}, "the step's receipt is not after the checkpoint", nil
 	}
+	// A receipt id recorded again after the checkpoint is the later receipt's to a reader from
+	// the start (the last one wins): the checkpoint, or its header, would not be what it reads.
+	if _, again := l.after[row.receiptID]; again {
+		return PromptView{}, "the checkpoint's receipt id is recorded again after it", nil
+	}
+	if _, again := l.after[row.headerID]; again {
+		return PromptView{}, "the checkpoint's header receipt id is recorded again after it", nil
+	}
 	header, why, err := q.checkpointHeader(ctx, stream, row)
 	if err != nil || why != "" {
 		return PromptView{}, why, err
@@ -274,7 +282,11 @@ func (q *Queries) promptFromCheckpoint(ctx context.Context, sessionID string, st
 	if why != "" {
 		return PromptView{}, why + " (from checkpoint " + row.receiptID + ")", nil
 	}
-	v := PromptView{SessionID: sessionID, Step: step, RequestID: req.RequestID, ReceiptID: req.PromptReceiptID,
+	boundary, err := q.boundaryBefore(ctx, sessionID, stream, row.revision)
+	if err != nil {
+		return PromptView{}, "", err
+	}
+	v := PromptView{SessionID: sessionID, Step: step, RequestID: req.RequestID, ReceiptID: req.PromptReceiptID, Boundary: boundary,
 		EventID: l.eventIDs[req.PromptReceiptID], Verified: true, Purpose: req.Purpose, DebugView: resumedView(res, sensitive),
 		Checkpoint: &PromptCheckpoint{ReceiptID: l.cp.ReceiptID, Step: row.step, Revision: row.revision, Parts: l.cp.Resume.Parts,
 			Digest: l.cp.ConversationDigest},
@@ -346,4 +358,26 @@ func resumedView(res prompt.Resumed, sensitive bool) prompt.DebugView {
 		v = v.Redact()
 	}
 	return v
+}
+
+// boundaryBefore is the session's latest compaction before a revision (none after a
+// checkpoint is read from it), nil before the first.
+func (q *Queries) boundaryBefore(ctx context.Context, sessionID, stream string, revision uint64) (*Boundary, error) {
+	t, err := q.SQL(ctx, projections.BoundaryBeforeQuery, 1, sessionID, int64(revision))
+	if err != nil || len(t.Rows) == 0 {
+		return nil, err
+	}
+	rev, _ := strconv.ParseUint(text(t.Rows[0][0]), 10, 64)
+	var out *Boundary
+	_, err = commands.Load(ctx, q.log, q.registry, stream, rev, func(rec events.Recorded, p events.Payload) error {
+		if e, ok := p.(events.TranscriptCompacted); ok {
+			out = &Boundary{Window: e.Window, Through: e.Through, Step: e.Step, RequestID: e.RequestID,
+				PromptReceiptID: e.PromptReceiptID, SummarySHA256: e.SummarySHA256, EventID: rec.ID}
+		}
+		return errStepRead
+	})
+	if err != nil && !errors.Is(err, errStepRead) {
+		return nil, err
+	}
+	return out, nil
 }
