@@ -135,7 +135,7 @@ func shownFrom(stored, full prompt.Receipt) int {
 // checkpointRow is a prompt_checkpoint row of kind resume.
 type checkpointRow struct {
 	receiptID, headerID     string
-	revision, headerRevison uint64
+	revision, headerRevision uint64
 	step                    int
 }
 
@@ -151,7 +151,7 @@ func (q *Queries) checkpointBefore(ctx context.Context, sessionID string, step i
 	row := t.Rows[0]
 	num := func(v any) uint64 { n, _ := strconv.ParseUint(fmt.Sprint(v), 10, 64); return n }
 	return checkpointRow{receiptID: text(row[0]), revision: num(row[1]), step: int(num(row[2])), headerID: text(row[3]),
-		headerRevison: num(row[4])}, true, nil
+		headerRevision: num(row[4])}, true, nil
 }
 
 func text(v any) string {
@@ -298,7 +298,7 @@ func (q *Queries) promptFromCheckpoint(ctx context.Context, sessionID string, st
 // sections and tools that earlier header receipts recorded (a run records only blobs its
 // session did not hold).
 func (q *Queries) checkpointHeader(ctx context.Context, stream string, row checkpointRow) (prompt.Receipt, string, error) {
-	e, ok, err := q.receiptAt(ctx, stream, row.headerRevison)
+	e, ok, err := q.receiptAt(ctx, stream, row.headerRevision)
 	if err != nil || !ok || e.ReceiptID != row.headerID {
 		return prompt.Receipt{}, "the checkpoint's header receipt is not at its revision", err
 	}
@@ -321,7 +321,7 @@ func (q *Queries) checkpointHeader(ctx context.Context, stream string, row check
 	}
 	take(h.Blobs)
 	if len(need) > 0 {
-		t, err := q.SQL(ctx, projections.HeaderReceiptsQuery, 1<<20, e.SessionID, int64(row.headerRevison))
+		t, err := q.SQL(ctx, projections.HeaderReceiptsQuery, 1<<20, e.SessionID, int64(row.headerRevision))
 		if err != nil {
 			return prompt.Receipt{}, "", err
 		}

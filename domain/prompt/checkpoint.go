@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"maps"
 
 	"github.com/zuno-run/zuno/domain/model"
@@ -392,9 +391,4 @@ func (c Checkpointed) resumed(r, x Receipt, rc resumedConv, req model.Request, b
 	req.Messages = append(req.Messages[:sections:sections], req.Messages[sections+skip:]...)
 	out.Request = req
 	return out
-}
-
-// String says what a Resumed stands on, for a report.
-func (rs Resumed) String() string {
-	return fmt.Sprintf("%d parts, the first %d from the checkpoint", rs.Parts, rs.From)
 }
