@@ -134,9 +134,9 @@ func shownFrom(stored, full prompt.Receipt) int {
 
 // checkpointRow is a prompt_checkpoint row of kind resume.
 type checkpointRow struct {
-	receiptID, headerID     string
+	receiptID, headerID      string
 	revision, headerRevision uint64
-	step                    int
+	step                     int
 }
 
 func (q *Queries) checkpointBefore(ctx context.Context, sessionID string, step int) (checkpointRow, bool, error) {
