@@ -73,6 +73,11 @@ type PromptReceipt struct {
 	// prompt and tool declarations did not change does not record them again (about 5 KB a
 	// step: docs/storage.md, "Bytes per step"). Expand restores them.
 	HeaderBase *PromptHeaderBase `json:"headerBase,omitempty"`
+	// Resume, on a receipt every few dozen conversation parts, is the request digest's
+	// SHA-256 state after its conversation, which is exactly the transcript's messages: `zuno
+	// debug prompt` checks a later step from here without reading the steps before it
+	// (docs/formats/receipts.md §13). Not part of any digest; Verify checks it.
+	Resume *PromptResume `json:"resume,omitempty"`
 
 	// AssemblyDigest covers everything above (the ordered section metadata and digests);
 	// ActualDigest covers the exact bytes of the provider-visible request (its JSON); the HTTP
@@ -92,6 +97,15 @@ type PromptConversationBase struct {
 	// Digest is the conversation chain after those Parts, to check the base really is the
 	// prefix this receipt was assembled with.
 	Digest string `json:"digest"`
+}
+
+// PromptResume is a receipt's checkpoint (docs/formats/receipts.md §13): its conversation's
+// part count, which is the transcript's message count when it was appended, and the SHA-256
+// state of its request JSON after the last of them (Go's crypto/sha256 MarshalBinary form,
+// base64).
+type PromptResume struct {
+	Parts       int    `json:"parts"`
+	SHA256State string `json:"sha256State"`
 }
 
 // PromptHeaderBase names the earlier receipt whose sections, section messages and tools

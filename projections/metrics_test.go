@@ -32,6 +32,7 @@ zuno_projection_lag_events{projector="goal"} 0
 zuno_projection_lag_events{projector="inbox"} 0
 zuno_projection_lag_events{projector="part"} 0
 zuno_projection_lag_events{projector="permission_decision"} 0
+zuno_projection_lag_events{projector="prompt_checkpoint"} 0
 zuno_projection_lag_events{projector="prompt_receipt"} 0
 zuno_projection_lag_events{projector="provider_request"} 0
 zuno_projection_lag_events{projector="question"} 0
@@ -46,7 +47,7 @@ zuno_projection_lag_events{projector="work_plan"} 0
 	}
 	checkpoints := "# HELP zuno_projection_checkpoint_position Global position each projector has applied up to.\n" +
 		"# TYPE zuno_projection_checkpoint_position gauge\n"
-	for _, p := range []string{"agent_job", "event", "goal", "inbox", "part", "permission_decision", "prompt_receipt", "provider_request", "question", "session", "task_context", "verification_receipt", "work_item", "work_plan"} {
+	for _, p := range []string{"agent_job", "event", "goal", "inbox", "part", "permission_decision", "prompt_checkpoint", "prompt_receipt", "provider_request", "question", "session", "task_context", "verification_receipt", "work_item", "work_plan"} {
 		checkpoints += fmt.Sprintf("zuno_projection_checkpoint_position{projector=%q} %d\n", p, n)
 	}
 	applied := fmt.Sprintf("# HELP zuno_projection_events_applied_total Events applied to the read models (live and rebuild).\n"+

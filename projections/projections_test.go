@@ -75,9 +75,10 @@ var tables = map[string]string{
 	"work_plan": "session_id, plan_id",
 	"work_item": "session_id, id",
 
-	"part":             "session_id, id",
-	"prompt_receipt":   "id",
-	"provider_request": "id",
+	"part":              "session_id, id",
+	"prompt_receipt":    "id",
+	"prompt_checkpoint": "session_id, receipt_id",
+	"provider_request":  "id",
 
 	"permission_decision": "session_id, call_id",
 

@@ -34,7 +34,7 @@ func AggregateID(stream string) string {
 func All() []Projector {
 	return []Projector{EventLog{}, Sessions{}, WorkPlans{}, WorkItems{},
 		Parts{}, PromptReceipts{}, ProviderRequests{}, Permissions{}, VerificationReceipts{}, Jobs{}, Inbox{}, TaskContexts{}, Goals{},
-		Questions{}}
+		Questions{}, PromptCheckpoints{}}
 }
 
 // EventLog is the "event" table: every event, queryable with json_extract. Where the read

@@ -22,7 +22,7 @@ func newDebugCmd() *cobra.Command {
 
 func newDebugPromptCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "prompt [--session S [--step N]] [--show-sensitive] [--wire] [--format json|table]",
+		Use:   "prompt [--session S [--step N]] [--show-sensitive] [--wire] [--from-start] [--all-parts] [--format json|table]",
 		Short: "Show the prompt receipt of a provider request and re-verify its digests",
 		Long: `Without --session: the latest receipt in the database. With --session: the receipt the
 session's latest provider request used. With --step N as well: the receipt of its Nth
@@ -34,7 +34,15 @@ ids, sources, sizes and digests are always shown and can still reveal a project'
 
 With --wire: the HTTP body of each attempt of the step is rendered again from the receipt with
 the adapter mapping recorded when it was sent, hashed, and compared with the SHA-256 of the
-body that was sent ("wire: verified", or wire_mismatch and exit status 1).`,
+body that was sent ("wire: verified", or wire_mismatch and exit status 1).
+
+A step is checked from the session's latest checkpoint before it (a receipt that records the
+digest's state after its conversation, docs/formats/receipts.md §13), reading only the steps
+since; the output names it. The checkpoint stands for the conversation before it: zuno verify
+--session S --wire checks every checkpoint against the log, and --from-start re-derives the
+step from the session's first event instead (as it is when there is no checkpoint, or it does
+not hold). Only the parts the step added are listed, the earlier ones counted and digested;
+--all-parts lists them all (reading from the start).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := getFormat(cmd)
@@ -58,10 +66,13 @@ body that was sent ("wire: verified", or wire_mismatch and exit status 1).`,
 					view   queries.PromptView
 					checks []queries.WireCheck
 				)
+				fromStart, _ := cmd.Flags().GetBool("from-start")
+				allParts, _ := cmd.Flags().GetBool("all-parts")
+				opt := queries.PromptOptions{FromStart: fromStart, AllParts: allParts}
 				if wire { // one read of the session for both
-					view, checks, err = a.Queries.PromptWithWire(ctx, sessionID, step, sensitive, provider.RenderWire)
+					view, checks, err = a.Queries.PromptWithWireAt(ctx, sessionID, step, sensitive, provider.RenderWire, opt)
 				} else {
-					view, err = a.Queries.Prompt(ctx, sessionID, step, sensitive)
+					view, err = a.Queries.PromptAt(ctx, sessionID, step, sensitive, opt)
 				}
 				// A view comes back only with a receipt or wire mismatch: the receipt to inspect.
 				if err != nil && view.ReceiptID == "" {
@@ -94,6 +105,8 @@ body that was sent ("wire: verified", or wire_mismatch and exit status 1).`,
 	cmd.Flags().Int("step", 0, "the Nth provider request of the session (needs --session)")
 	cmd.Flags().Bool("show-sensitive", false, "show section content and host instructions (do not paste them publicly)")
 	cmd.Flags().Bool("wire", false, "render the request body again from the receipt and check it against the digest recorded when it was sent")
+	cmd.Flags().Bool("from-start", false, "re-derive the step from the session's first event, not from a checkpoint")
+	cmd.Flags().Bool("all-parts", false, "list every part of the conversation, not only the step's (reads from the start)")
 	return cmd
 }
 
@@ -109,14 +122,32 @@ func printWireChecks(w io.Writer, checks []queries.WireCheck) {
 	}
 }
 
+// printEarlier is the one row standing for the conversation parts a view does not list
+// (queries.PromptAt): their count and the conversation digest after them.
+func printEarlier(w io.Writer, at int, e *queries.EarlierParts) {
+	if e == nil || e.Parts == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%d-%d\tmessage\t(%d earlier parts, not listed: --all-parts)\t\t\t%s\n", at, at+e.Parts-1, e.Parts, e.Digest)
+}
+
 func printPromptView(w io.Writer, v queries.PromptView) {
 	r := v.Receipt
 	fmt.Fprintf(w, "session:   %s\nstep:      %d\nrequest:   %s\nreceipt:   %s (event %s)\nmodel:     %s\n",
 		v.SessionID, v.Step, v.RequestID, v.ReceiptID, v.EventID, r.Model)
 	fmt.Fprintf(w, "assembly:  %s\nactual:    %s\n", r.AssemblyDigest, r.ActualDigest)
-	if v.Verification == "" {
-		fmt.Fprintln(w, "verified:  yes (every stored byte re-hashed; both digests recomputed)")
-	} else {
+	switch {
+	case v.Verification == "" && v.Checkpoint != nil:
+		c := v.Checkpoint
+		fmt.Fprintf(w, "verified:  yes, from checkpoint %s (step %d, revision %d): its %d parts (conversation digest %s) are taken as the log's;\n"+
+			"           every byte after them re-hashed, both digests recomputed; zuno verify --session %s --wire checks the checkpoint, --from-start re-derives it\n",
+			c.ReceiptID, c.Step, c.Revision, c.Parts, c.Digest, v.SessionID)
+	case v.Verification == "":
+		fmt.Fprintln(w, "verified:  yes (every stored byte re-hashed from the session's start; both digests recomputed)")
+		if v.FromStart != "" {
+			fmt.Fprintf(w, "from:      the session's start: %s\n", v.FromStart)
+		}
+	default:
 		fmt.Fprintf(w, "verified:  NO: %s\n", v.Verification)
 	}
 	window := "unknown"
@@ -145,19 +176,36 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.Order, s.ID, s.Source, s.Role, s.Trust, s.Priority, s.Bytes, s.EstimatedTokens, s.SHA256)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nprovider projection: %d messages, %d tools", len(v.Projection.Messages), len(v.Projection.Tools))
+	messages := len(v.Projection.Messages)
+	if e := v.Earlier; e != nil {
+		messages += e.Parts
+	}
+	fmt.Fprintf(w, "\nprovider projection: %d messages, %d tools", messages, len(v.Projection.Tools))
 	if r.ToolChoiceMode != "" {
 		fmt.Fprintf(w, ", tool choice %s", r.ToolChoiceMode)
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tKIND\tROLE/NAME\tBYTES\tTOKENS\tSHA256")
+	sections, earlier := min(len(r.Sections), len(r.Messages)), 0
+	if e := v.Earlier; e != nil {
+		earlier = e.Parts
+	}
 	for i, p := range r.Messages {
+		if i == sections {
+			printEarlier(tw, i, v.Earlier)
+		}
+		if i >= sections {
+			i += earlier
+		}
 		name := p.Role
 		if p.Section != "" {
 			name += " (" + p.Section + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", i, p.Kind, name, p.Bytes, p.EstimatedTokens, p.SHA256)
+	}
+	if len(r.Messages) == sections {
+		printEarlier(tw, sections, v.Earlier)
 	}
 	for i, p := range r.Tools {
 		fmt.Fprintf(tw, "t%d\t%s\t%s\t%d\t%d\t%s\n", i, p.Kind, p.Name, p.Bytes, p.EstimatedTokens, p.SHA256)

@@ -2,6 +2,7 @@ package queries_test
 
 import (
 	"context"
+	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
@@ -38,20 +39,25 @@ func BenchmarkAuditSession(b *testing.B) {
 	long.turn(b, "ses_1000", "loop", 999)
 	qs, qm, ql := short.queries(), mid.queries(), long.queries()
 	var one, each100, all100, all, p10, p1000 spent
-	timed := func(into *spent, f func() error) {
+	// Each operation runs under a pprof label (op=one@10, all@1000, …): a CPU profile of the
+	// benchmark (-cpuprofile) is read per operation with -tagfocus, the recording of the
+	// sessions before the clock left out.
+	timed := func(op string, into *spent, f func() error) {
 		start, cpu := time.Now(), processCPU(b)
-		if err := f(); err != nil {
+		var err error
+		pprof.Do(ctx, pprof.Labels("op", op), func(context.Context) { err = f() })
+		if err != nil {
 			b.Fatal(err)
 		}
 		into.wall += time.Since(start)
 		into.cpu += processCPU(b) - cpu
 	}
 	for b.Loop() {
-		timed(&one, func() error {
+		timed("one@10", &one, func() error {
 			_, _, err := qs.PromptWithWire(ctx, "ses_10", 10, false, provider.RenderWire)
 			return err
 		})
-		timed(&each100, func() error {
+		timed("each@100", &each100, func() error {
 			for step := 1; step <= 100; step++ {
 				if _, _, err := qm.PromptWithWire(ctx, "ses_100", step, false, provider.RenderWire); err != nil {
 					return err
@@ -59,16 +65,16 @@ func BenchmarkAuditSession(b *testing.B) {
 			}
 			return nil
 		})
-		timed(&all100, func() error { _, err := qm.AuditSession(ctx, "ses_100", provider.NewWireSums().Sum); return err })
-		timed(&all, func() error {
+		timed("all@100", &all100, func() error { _, err := qm.AuditSession(ctx, "ses_100", provider.NewWireSums().Sum); return err })
+		timed("all@1000", &all, func() error {
 			a, err := ql.AuditSession(ctx, "ses_1000", provider.NewWireSums().Sum)
 			if err == nil && (a.Fault != nil || a.Receipts != 1000 || a.Wire != 1000) {
 				b.Fatalf("audit %+v %+v", a, a.Fault)
 			}
 			return err
 		})
-		timed(&p10, func() error { _, err := ql.Prompt(ctx, "ses_1000", 10, false); return err })
-		timed(&p1000, func() error { _, err := ql.Prompt(ctx, "ses_1000", 1000, false); return err })
+		timed("prompt@10", &p10, func() error { _, err := ql.Prompt(ctx, "ses_1000", 10, false); return err })
+		timed("prompt@1000", &p1000, func() error { _, err := ql.Prompt(ctx, "ses_1000", 1000, false); return err })
 	}
 	n := float64(b.N)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 / n }

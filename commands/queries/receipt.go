@@ -51,6 +51,14 @@ type PromptView struct {
 	// conversation opens with its summary message, then the messages after its boundary
 	// (docs/compaction.md). Nil before the session's first compaction.
 	Boundary *Boundary `json:"boundary,omitempty"`
+	// Checkpoint is the checkpoint the step was checked from (PromptAt); FromStart says why it
+	// was read from the session's start instead.
+	Checkpoint *PromptCheckpoint `json:"checkpoint,omitempty"`
+	FromStart  string            `json:"fromStart,omitempty"`
+	// Earlier sums up the conversation parts the receipt's list leaves out, and Parts counts
+	// them all (PromptAt, unless every part is asked for).
+	Earlier *EarlierParts `json:"earlier,omitempty"`
+	Parts   int           `json:"conversationParts,omitempty"`
 	prompt.DebugView
 }
 
@@ -96,6 +104,11 @@ func (q *Queries) PromptWithWire(ctx context.Context, sessionID string, step int
 
 func promptView(sessionID string, f foundReceipt, sensitive bool) (PromptView, error) {
 	view, err := prompt.VerifiedDebugView(f.receipt, sensitive)
+	if err == nil && f.resumeErr != nil {
+		// A checkpoint that is not the transcript's is the log's to answer for.
+		err = f.resumeErr
+		view.Verification = err.Error()
+	}
 	v := PromptView{SessionID: sessionID, Step: f.step, RequestID: f.requestID, ReceiptID: f.receiptID, EventID: f.eventID,
 		Purpose: f.purpose, Boundary: f.boundary, DebugView: view}
 	v.Verified = v.Verification == ""
@@ -138,6 +151,10 @@ type foundReceipt struct {
 	sent                 []events.ProviderRequest
 	purpose              string
 	boundary             *Boundary
+	// shown is where a condensed view's parts start (shownFrom); resumeErr is the receipt's
+	// checkpoint not being the transcript's (prompt.CheckResumeLogged).
+	shown     int
+	resumeErr error
 }
 
 // receiptLog is what a session's stream holds for receipt lookups.
@@ -261,5 +278,6 @@ func (q *Queries) findReceipt(ctx context.Context, sessionID string, step int) (
 		return foundReceipt{}, &ReceiptMismatchError{err.Error()}
 	}
 	return foundReceipt{step: step, requestID: req.RequestID, receiptID: r.ReceiptID, eventID: l.eventIDs[r.ReceiptID],
-		receipt: receipt, sent: l.sent[step], purpose: req.Purpose, boundary: l.boundaries[l.windows[r.ReceiptID]]}, nil
+		receipt: receipt, sent: l.sent[step], purpose: req.Purpose, boundary: l.boundaries[l.windows[r.ReceiptID]],
+		shown: shownFrom(r.PromptReceipt, receipt), resumeErr: prompt.CheckResumeLogged(receipt, logged.Parts)}, nil
 }

@@ -269,6 +269,9 @@ func (r *run) recordPrompt(ctx context.Context, asm prompt.Assembled, logged int
 	// receipt leaves them out too and lists only what the turn added (docs/storage.md, "Bytes
 	// per step").
 	receipt := prompt.LeaveLogged(prompt.Compact(asm.Receipt, r.prev, r.prevID, &r.history), logged)
+	// Every few dozen parts, the digest's state after the conversation: a checkpoint `debug
+	// prompt` resumes from (docs/formats/receipts.md §13).
+	receipt = prompt.MarkResume(receipt, len(asm.Receipt.Messages)-min(len(asm.Receipt.Sections), len(asm.Receipt.Messages)), logged, &r.history)
 	receipt.Blobs = r.newBlobs(receipt, asm.Receipt.Blobs)
 	full := asm.Receipt
 	r.prev, r.prevID = &full, receiptID

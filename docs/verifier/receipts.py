@@ -19,6 +19,7 @@ position order. Every session stream ("session-<id>") in the list is checked.
 Command line, for testing: python3 receipts.py EVENTS.jsonl (one event line per line).
 """
 
+import base64
 import hashlib
 import json
 import re
@@ -401,6 +402,7 @@ WORK_STATE = {"bytes": (d_int, 0), "textLimit": (d_int, 0), "truncatedFields": (
 HOOKS = {"ran": (lambda v: d_list(v, d_str), None), "removedTools": (lambda v: d_list(v, d_str), None)}
 CONV_BASE = {"receiptId": (d_str, ""), "parts": (d_int, 0), "digest": (d_str, "")}
 HEADER_BASE = {"receiptId": (d_str, ""), "digest": (d_str, "")}
+RESUME = {"parts": (d_int, 0), "sha256State": (d_str, "")}
 
 
 def _parts(v):
@@ -420,6 +422,7 @@ RECEIPT = {
     "conversationBase": (lambda v: d_ptr(v, CONV_BASE), None),
     "loggedParts": (d_int, 0),
     "headerBase": (lambda v: d_ptr(v, HEADER_BASE), None),
+    "resume": (lambda v: d_ptr(v, RESUME), None),
     "assemblyDigest": (d_str, ""), "actualDigest": (d_str, ""),
     "blobs": (d_str_map, None),
 }
@@ -759,17 +762,90 @@ def verify(r):
     if got != r["assemblyDigest"]:
         add("assembly_digest", "receipt", -1, "", got, r["assemblyDigest"])
     try:
-        got = sha256_hex(request_bytes(r))
+        body = request_bytes(r)
+        got = sha256_hex(body)
         if got != r["actualDigest"]:
             add("actual_digest", "receipt", -1, "", got, r["actualDigest"])
+        resume = r.get("resume")
+        if resume is not None:
+            conv = _len(r["messages"]) - min(_len(r["sections"]), _len(r["messages"]))
+            if resume["parts"] != conv or conv == 0:
+                add("resume_state", "receipt", -1, "parts", str(conv), str(resume["parts"]))
+            else:
+                # The request JSON up to the "]" that closes its messages (receipts.md §13).
+                end = body.rindex(b"]", 0, len(_request_head(r["model"])) + len(request_messages_json(r)))
+                state = sha256_state(body[:end])
+                if state != resume["sha256State"]:
+                    add("resume_state", "receipt", -1, "sha256State", state, resume["sha256State"])
     except Invalid as e:
         add("not_reconstructible", "receipt", -1, "", "", e.text)
     return ms
 
 
+def _request_head(model):
+    return ('{"model":' + enc_str(model) + ',"messages":').encode("utf-8")
+
+
+def request_messages_json(r):
+    """The request JSON's messages array, as request_bytes encodes it."""
+    msgs, _ = request_lists(r)
+    return enc_list(msgs if msgs else None, enc_message).encode("utf-8")
+
+
+# SHA-256's round constants and initial chaining value (FIPS 180-4 §4.2.2, §5.3.3).
+_K = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]
+_H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+
+
+def _rotr(x, n):
+    return ((x >> n) | (x << (32 - n))) & 0xffffffff
+
+
+def _compress(h, block):
+    w = [int.from_bytes(block[i:i + 4], "big") for i in range(0, 64, 4)]
+    for i in range(16, 64):
+        s0 = _rotr(w[i - 15], 7) ^ _rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+        s1 = _rotr(w[i - 2], 17) ^ _rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+        w.append((w[i - 16] + s0 + w[i - 7] + s1) & 0xffffffff)
+    a, b, c, d, e, f, g, hh = h
+    for i in range(64):
+        t1 = (hh + (_rotr(e, 6) ^ _rotr(e, 11) ^ _rotr(e, 25)) + ((e & f) ^ (~e & g)) + _K[i] + w[i]) & 0xffffffff
+        t2 = ((_rotr(a, 2) ^ _rotr(a, 13) ^ _rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) & 0xffffffff
+        a, b, c, d, e, f, g, hh = (t1 + t2) & 0xffffffff, a, b, c, (d + t1) & 0xffffffff, e, f, g
+    return [(x + y) & 0xffffffff for x, y in zip(h, [a, b, c, d, e, f, g, hh])]
+
+
+def sha256_state(prefix):
+    """SHA-256's state after prefix, as Go's crypto/sha256 MarshalBinary writes it, in base64
+    (receipts.md §13): "sha\\x03", the chaining value, the pending block, the length."""
+    n = len(prefix)
+    full = n - n % 64
+    h = _H0
+    for i in range(0, full, 64):
+        h = _compress(h, prefix[i:i + 64])
+    pending = prefix[full:] + b"\0" * (64 - (n - full))
+    state = b"sha\x03" + b"".join(x.to_bytes(4, "big") for x in h) + pending + n.to_bytes(8, "big")
+    return base64.b64encode(state).decode("ascii")
+
+
 def request_bytes(r):
     """The provider-visible request rebuilt from the receipt's blobs, as the bytes the
     actualDigest covers."""
+    msgs, tools = request_lists(r)
+    body = enc_request(r["model"], msgs if msgs else None, tools, r["toolChoiceMode"], r["toolChoiceName"], r["maxTokens"])
+    return body.encode("utf-8")
+
+
+def request_lists(r):
+    """The request's messages and tools, decoded from the receipt's blobs."""
     blobs = r["blobs"] or {}
     by_id = {s["id"]: s for s in r["sections"] or []}
     msgs, tools = [], []
@@ -795,8 +871,7 @@ def request_bytes(r):
             tools.append(decode_tool(blobs[p["sha256"]]))
         except ValueError as e:
             raise Invalid("not_reconstructible", "tool[%d]: %s" % (i, e))
-    body = enc_request(r["model"], msgs if msgs else None, tools, r["toolChoiceMode"], r["toolChoiceName"], r["maxTokens"])
-    return body.encode("utf-8")
+    return msgs, tools
 
 
 # ---------------------------------------------------------------------------------------
@@ -980,6 +1055,12 @@ def check_stream(by_stream, stream):
 
             full = expand(f.receipts[rid], lambda i: f.receipts.get(i), pool, logged)
             ms = verify(full)
+            resume = full.get("resume")
+            conv = (full["messages"] or [])[min(_len(full["sections"]), _len(full["messages"])):]
+            if not ms and resume is not None and (len(logged) != resume["parts"] or conv != logged):
+                # A checkpoint's parts are the transcript's messages, all of them (§13).
+                ms = [("resume_state", "receipt: the conversation (%d parts) is not the transcript's %d messages"
+                       % (len(conv), len(logged)))]
             out.append((event_id, rid, full, ms[0] if ms else None))
         except Invalid as e:
             out.append((event_id, rid, None, (e.code, e.text)))

@@ -376,6 +376,7 @@ const assemblyPrefix = "zuno.prompt.assembly.1\n"
 // assemblyJSON is the ReceiptJSON the assembly digest covers (docs/formats/receipts.md §8).
 func assemblyJSON(r Receipt) ([]byte, error) {
 	r.AssemblyDigest, r.ActualDigest, r.Blobs, r.ConversationBase, r.HeaderBase, r.LoggedParts = "", "", nil, nil, nil, 0
+	r.Resume = nil // a checkpoint, not part of the assembly (docs/formats/receipts.md §13)
 	r.Messages = r.Messages[:min(len(r.Messages), len(r.Sections))]
 	return json.Marshal(r)
 }

@@ -3,8 +3,10 @@ package prompt
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	"github.com/zuno-run/zuno/domain/model"
 	"github.com/zuno-run/zuno/events"
@@ -84,6 +86,9 @@ func (a *Auditor) Check(id string, stored Receipt, logged Logged, epoch int) (mo
 	full, err := ExpandLogged(stored, a.lookup, a.pool, logged.Parts)
 	if err == nil {
 		err = Verify(full)
+	}
+	if err == nil {
+		err = CheckResumeLogged(full, logged.Parts)
 	}
 	if err != nil {
 		return model.Request{}, err
@@ -170,7 +175,23 @@ func (a *Auditor) fast(id string, r Receipt, logged Logged, epoch int) (*audited
 	}
 	st.id, st.epoch = id, epoch
 	return st, st.link(len(st.conv)) == r.ConversationDigest && st.estimate() == r.EstimatedInputTokens &&
-		st.assemblyDigest(r) == r.AssemblyDigest && st.actualDigest(r) == r.ActualDigest
+		st.assemblyDigest(r) == r.AssemblyDigest && st.actualDigest(r) == r.ActualDigest && st.resumeHolds(r, logged)
+}
+
+// resumeHolds checks r's checkpoint (docs/formats/receipts.md §13) against the state
+// actualDigest has just left: the conversation is the transcript's messages, all of them, and
+// the digest's state after them is the one recorded.
+func (st *audited) resumeHolds(r Receipt, logged Logged) bool {
+	rs := r.Resume
+	if rs == nil {
+		return true
+	}
+	n := len(st.conv)
+	if rs.Parts != n || len(logged.Parts) != n || st.sum.sumParts != n || st.layout.whole || st.sum.sumPrefix != st.layout.prefix ||
+		!slices.Equal(st.conv, logged.Parts) {
+		return false
+	}
+	return base64.StdEncoding.EncodeToString(st.sum.sumState) == rs.SHA256State
 }
 
 // adopt keeps full, a verified expanded receipt, as the state the next receipt resumes from.

@@ -203,8 +203,11 @@ func Verify(r Receipt) error {
 		v.add(MismatchNotReconstructs, "receipt", -1, "", "", err.Error())
 	} else if body, err := RequestBytes(req); err != nil {
 		v.add(MismatchNotReconstructs, "receipt", -1, "", "", err.Error())
-	} else if got := digest(body); got != r.ActualDigest {
-		v.add(MismatchActualDigest, "receipt", -1, "", got, r.ActualDigest)
+	} else {
+		if got := digest(body); got != r.ActualDigest {
+			v.add(MismatchActualDigest, "receipt", -1, "", got, r.ActualDigest)
+		}
+		v.resume(req, body)
 	}
 	if len(v.ms) == 0 {
 		return nil
