@@ -369,3 +369,31 @@ func TestAskCloseRaces(t *testing.T) {
 		})
 	}
 }
+
+// A log recorded before asks were closed holds none: a reply to an ask whose call was settled
+// there is recorded, as that build recorded it, and the ask reads answered, never closed.
+func TestAskOfAnOldLogTakesItsReplyAsBefore(t *testing.T) {
+	a := newAskApp(t, false)
+	ctx := context.Background()
+	sid, res, err := a.app.Commands.OpenSession(ctx, meta("old-session"), "old", "", a.workspace)
+	if err != nil || res.Err() != nil {
+		t.Fatal(err, res.Err())
+	}
+	// What an older build recorded for a turn interrupted while it waited: the ask, then the
+	// call settled cancelled, and nothing in the inbox.
+	w := commands.Writer{Store: a.store, Stream: commands.SessionStream(sid), Meta: meta("old-turn"), Clock: commands.SystemClock{}, Revision: res.Revision}
+	if _, err := w.Append(ctx,
+		events.PermissionAsked{SessionID: sid, TurnID: "turn_old", RequestID: "req_old", CallID: "o1", AskID: "ask_o1", Tool: "write", Key: "edit", Mode: "standard"},
+		events.ToolSettled{SessionID: sid, TurnID: "turn_old", RequestID: "req_old", CallID: "o1", Tool: "write", Outcome: "cancelled", ErrorCode: "interrupted"},
+	); err != nil {
+		t.Fatal(err)
+	}
+	res, err = a.app.Commands.AnswerPermission(ctx, meta("old-reply"), sid, "ask_o1", "o1", "once")
+	if err != nil || res.Err() != nil || res.Events != 1 {
+		t.Fatalf("the reply: %+v %v", res, err)
+	}
+	asks, err := a.app.Queries.Asks(ctx, sid)
+	if err != nil || len(asks) != 1 || asks[0].Reply != "once" || asks[0].Pending || asks[0].Closed {
+		t.Fatalf("asks %+v %v", asks, err)
+	}
+}

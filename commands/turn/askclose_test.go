@@ -2,9 +2,12 @@ package turn_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/zuno-run/zuno/commands"
+	"github.com/zuno-run/zuno/commands/turn"
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/tools"
@@ -126,5 +129,57 @@ func TestACloseAfterTheReplyRecordsNothing(t *testing.T) {
 		if _, ok := p.(events.PermissionGranted); ok {
 			t.Fatal("a cancelled call's always answer installed a grant")
 		}
+	}
+}
+
+// dyingInbox is an inbox whose wait fails as a process that dies while it waits: the turn
+// records nothing more and is left open, waiting on its ask.
+type dyingInbox struct{ commands.Inbox }
+
+func (dyingInbox) Wait(context.Context, string, string) (events.PermissionAnswered, error) {
+	return events.PermissionAnswered{}, errors.New("the process died")
+}
+
+// The reaction to an expired lease records a turn left waiting suspended (it may still be
+// answered), unless its ask was closed: then nobody can answer it, and the turn is recovered.
+func TestSettleRecoversATurnWaitingOnAClosedAsk(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
+			ctx := context.Background()
+			s := newSuspender(t, tools.Exclusive)
+			inbox := commands.Inbox{Store: s.store, Registry: s.registry}
+			req := s.request(t, turnMeta(), oneLook)
+			req.Suspend, req.Inbox = false, dyingInbox{inbox}
+			if _, err := s.driver.Run(ctx, req); err == nil {
+				t.Fatal("the dying wait ended the run without an error")
+			}
+			open, err := s.driver.Open(ctx, s.session)
+			if err != nil || open.Suspended || len(open.Awaiting) != 1 {
+				t.Fatalf("left waiting: %+v %v", open, err)
+			}
+			if closed {
+				c := events.PermissionClosed{SessionID: s.session, TurnID: open.Started.TurnID, AskID: "ask_c1", CallID: "c1", Reason: events.AskClosedInterrupted}
+				if err := inbox.Close(ctx, commands.Meta{CommandID: commands.CloseAskID(s.session, "ask_c1"), Actor: "host"}, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := s.driver.Settle(ctx, commands.Meta{CommandID: "settle/1", Actor: "reaction"}, s.session, open.Started.TurnID, inbox)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := turn.ReasonSuspended
+			if closed {
+				want = events.FinishInterrupted
+			}
+			if got.Reason != want {
+				t.Fatalf("settled %q, want %q", got.Reason, want)
+			}
+			if n := len(s.inboxOf(t)); n != map[bool]int{false: 0, true: 1}[closed] {
+				t.Fatalf("%d inbox events", n)
+			}
+			if s.probe.calls.Load() != 0 {
+				t.Fatal("the asked call ran")
+			}
+		})
 	}
 }
