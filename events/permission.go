@@ -109,7 +109,8 @@ func (PermissionAnswered) EventType() string { return TypePermissionAnswered }
 
 // PermissionClosed ends an ask that was never answered (stream inbox-<sessionId>): the turn
 // that asked ended its call without running it (an interrupt, a cancelled run, a recovery of
-// the turn by a later run), and recorded this before it settled the call. A reply after it is
+// the turn by a later run), and recorded this before it settled the call (after it, in a run
+// whose lease was taken over, which is no longer the session's writer). A reply after it is
 // refused (ask_not_pending): the ask takes no answer any more. The inbox's revision decides
 // between a reply and the close, so exactly one of them is recorded (docs/permissions.md,
 // "Recovery"). A turn that suspends at its ask does not close it: it waits for the answer.
