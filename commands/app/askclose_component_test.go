@@ -39,13 +39,17 @@ import (
 // every edit.
 type askApp struct {
 	app       *app.Application
+	leases    *commands.Leases
 	store     *sqlstore.Store
 	registry  *events.Registry
 	workspace string
 	script    string
 }
 
-func newAskApp(t *testing.T, postgres bool) *askApp {
+func newAskApp(t *testing.T, postgres bool) *askApp { return newAskAppLeased(t, postgres, time.Minute) }
+
+// newAskAppLeased is newAskApp whose turns hold leases of length ttl.
+func newAskAppLeased(t *testing.T, postgres bool, ttl time.Duration) *askApp {
 	t.Helper()
 	ctx := context.Background()
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
@@ -77,9 +81,9 @@ func newAskApp(t *testing.T, postgres bool) *askApp {
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	go feed.Run(feedCtx)
 	clock := commands.SystemClock{}
-	leases := &commands.Leases{Store: store, Registry: registry, Clock: clock, Holder: "test/1/askclose", TTL: time.Minute}
+	leases := &commands.Leases{Store: store, Registry: registry, Clock: clock, Holder: "test/1/askclose", TTL: ttl}
 	scripts := t.TempDir()
-	a := &askApp{store: store, registry: registry, workspace: t.TempDir(),
+	a := &askApp{store: store, registry: registry, workspace: t.TempDir(), leases: leases,
 		script: writeScript(t, scripts, "write", `{"turns":[{"toolCalls":[{"id":"w1","name":"write","arguments":{"path":"a.txt","content":"A\n"}}]},{"text":"written"}]}`)}
 	artifacts := t.TempDir()
 	set := app.Settings{Model: a.script, Home: t.TempDir(),
@@ -395,5 +399,44 @@ func TestAskOfAnOldLogTakesItsReplyAsBefore(t *testing.T) {
 	asks, err := a.app.Queries.Asks(ctx, sid)
 	if err != nil || len(asks) != 1 || asks[0].Reply != "once" || asks[0].Pending || asks[0].Closed {
 		t.Fatalf("asks %+v %v", asks, err)
+	}
+}
+
+// skewed is a clock ahead of the process's: the lease its process renews has expired for it.
+type skewed struct{ by time.Duration }
+
+func (s skewed) Now() time.Time { return time.Now().UTC().Add(s.by) }
+
+// A run whose lease is taken over is no longer its session's writer: when the taker (the
+// reaction to an expired lease, here in another "process" whose clock sees the lease expired)
+// records the waiting turn suspended, the run that lost the lease stops without closing the
+// ask, which stays answerable for the turn's resumption (suspension closes nothing).
+func TestALostLeaseClosesNoAsk(t *testing.T) {
+	a := newAskAppLeased(t, false, 600*time.Millisecond)
+	ctx := context.Background()
+	sid, done := a.asking(t, "lost")
+	clock := skewed{time.Hour}
+	other := &turn.Driver{Store: a.store, Registry: a.registry, Clock: clock,
+		Leases: &commands.Leases{Store: a.store, Registry: a.registry, Clock: clock, Holder: "test/2/taker", TTL: time.Minute}}
+	open, err := other.Open(ctx, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := other.Settle(ctx, meta("settle-lost"), sid, open.Started.TurnID, commands.Inbox{Store: a.store, Registry: a.registry})
+	if err != nil || out.Reason != turn.ReasonSuspended {
+		t.Fatalf("the takeover: %+v %v", out, err)
+	}
+	select { // the first process finds its lease lost at its next renewal and stops
+	case err := <-done:
+		t.Logf("the first run ended: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run that lost its lease did not stop")
+	}
+	r := a.record(t, sid)
+	if len(r.closed) != 0 || !r.view.Pending || r.view.Closed || r.settled != "" {
+		t.Fatalf("after the takeover: %+v", r)
+	}
+	if err := a.reply(sid, "lost", "once"); err != nil {
+		t.Fatalf("the suspended turn's ask takes its answer: %v", err)
 	}
 }
