@@ -2,8 +2,10 @@ package commands
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/zuno-run/zuno/commands/live"
+	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -12,9 +14,13 @@ import (
 // process, so the log, not a channel, is where it arrives (docs/permissions.md, "Asking").
 // The wait is on the process's live feed, not a poll of its own.
 type Inbox struct {
+	// Store is the log; closing an ask (Close) appends to it, so it must be an EventStore
+	// then.
 	Store    StreamReader
 	Registry *events.Registry
 	Feed     *live.Feed
+	// Clock stamps a close; the wall clock when nil.
+	Clock Clock
 }
 
 // Answer is a recorded answer to an ask, with the event that recorded it (the trigger a
@@ -66,4 +72,53 @@ func (in Inbox) Wait(ctx context.Context, sessionID, askID string) (events.Permi
 		}
 		after = rec.Position // an answer to another ask: wait on after it
 	}
+}
+
+// Closed reports whether askID was closed unanswered: its turn ended the call without running
+// it (session.permission.closed.1), so the ask takes no answer.
+func (in Inbox) Closed(ctx context.Context, sessionID, askID string) (bool, error) {
+	s, err := in.state(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	_, closed := s.Closed(askID)
+	return closed, nil
+}
+
+func (in Inbox) state(ctx context.Context, sessionID string) (*answers.State, error) {
+	s := &answers.State{}
+	_, err := Load(ctx, in.Store, in.Registry, InboxStream(sessionID), 0, func(_ events.Recorded, p events.Payload) error {
+		return s.Evolve(p)
+	})
+	return s, err
+}
+
+// CloseAskID is the command id of the close of an ask: one per ask, so the close a stopped
+// process recorded and the one its recovery sends again are one command.
+func CloseAskID(sessionID, askID string) string { return "close-ask/" + sessionID + "/" + askID }
+
+// Close records that the turn ended c's call unanswered, unless the ask was answered (or
+// closed) first: the inbox's decision at its revision picks the one of a reply and the close
+// that is recorded, never the timing (docs/permissions.md, "Recovery"). A reply that loses is
+// ask_not_pending; a close that loses records nothing.
+func (in Inbox) Close(ctx context.Context, meta Meta, c events.PermissionClosed) error {
+	store, ok := in.Store.(EventStore)
+	if !ok {
+		return fmt.Errorf("inbox: the store %T cannot append: ask %s of session %s cannot be closed", in.Store, c.AskID, c.SessionID)
+	}
+	clock := in.Clock
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	// The digest names the ask alone: a close sent again for another reason (recovered after
+	// interrupted) is the same command, answered with its first result.
+	digest, err := Digest("CloseAsk", map[string]string{"sessionId": c.SessionID, "askId": c.AskID})
+	if err != nil {
+		return err
+	}
+	x := execution[*answers.State]{store: store, registry: in.Registry, clock: clock, meta: meta, digest: digest,
+		stream: InboxStream(c.SessionID), newState: func() *answers.State { return &answers.State{} },
+		decide: func(s *answers.State) ([]events.Payload, error) { return answers.Close(s, c) }}
+	_, _, err = x.run(ctx)
+	return err
 }

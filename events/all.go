@@ -44,6 +44,7 @@ func AllPayloads() []Payload {
 
 		PermissionAsked{},
 		PermissionAnswered{},
+		PermissionClosed{},
 		PermissionGranted{},
 		PermissionRevoked{},
 

@@ -142,6 +142,7 @@ func samplePayloads() []events.Payload {
 		events.PermissionAsked{SessionID: "ses_1", TurnID: "turn_1", RequestID: "req_1", CallID: "c3", AskID: "ask_1", Tool: "write",
 			Key: "edit", Resource: "a.go", Rule: "edit: *", Layer: "global", Mode: "standard", Always: "a.go"},
 		events.PermissionAnswered{SessionID: "ses_1", AskID: "ask_1", CallID: "c3", Reply: "always", Source: "user"},
+		events.PermissionClosed{SessionID: "ses_1", TurnID: "turn_1", AskID: "ask_2", CallID: "c4", Reason: events.AskClosedInterrupted},
 		events.TurnLeased{SessionID: "ses_1", TurnID: "turn_1", Holder: "vm/4242/9f3a", ExpiresAt: "2026-12-01T10:00:30Z", TookOver: "vm/4100/1c2d"},
 		events.TurnLeaseReleased{SessionID: "ses_1", TurnID: "turn_1", Holder: "vm/4242/9f3a"},
 		events.TurnInterruptRequested{SessionID: "ses_1", TurnID: "turn_1", By: "user"},

@@ -11,6 +11,7 @@ package events
 const (
 	TypePermissionAsked    = "session.permission.asked.1"
 	TypePermissionAnswered = "session.permission.answered.1"
+	TypePermissionClosed   = "session.permission.closed.1"
 	TypePermissionGranted  = "session.permission.granted.1"
 	TypePermissionRevoked  = "session.permission.revoked.1"
 )
@@ -105,6 +106,32 @@ type PermissionAnswered struct {
 }
 
 func (PermissionAnswered) EventType() string { return TypePermissionAnswered }
+
+// PermissionClosed ends an ask that was never answered (stream inbox-<sessionId>): the turn
+// that asked ended its call without running it (an interrupt, a cancelled run, a recovery of
+// the turn by a later run), and recorded this before it settled the call (after it, in a run
+// whose lease was taken over, which is no longer the session's writer). A reply after it is
+// refused (ask_not_pending): the ask takes no answer any more. The inbox's revision decides
+// between a reply and the close, so exactly one of them is recorded (docs/permissions.md,
+// "Recovery"). A turn that suspends at its ask does not close it: it waits for the answer.
+type PermissionClosed struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	AskID     string `json:"askId"`
+	CallID    string `json:"callId"`
+	// Reason is why the call ended: interrupted (the run that asked was cancelled: Ctrl-C,
+	// zuno session interrupt, an ACP session/cancel) or recovered (a later run, or the
+	// reaction to an expired lease, settled the turn its stopped process left).
+	Reason string `json:"reason"`
+}
+
+// Why an ask was closed (PermissionClosed.Reason).
+const (
+	AskClosedInterrupted = "interrupted"
+	AskClosedRecovered   = "recovered"
+)
+
+func (PermissionClosed) EventType() string { return TypePermissionClosed }
 
 // StandingGrant is one standing approval: calls under Permission whose resource matches
 // Pattern, as an allow rule matches it.

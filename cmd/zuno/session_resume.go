@@ -19,7 +19,8 @@ func newSessionAnswerCmd() *cobra.Command {
 inbox). A turn waiting for it in another process (zuno run --asks wait, or at a terminal) goes
 on at once; a suspended turn (zuno run --asks suspend) goes on when it is resumed: by a running
 zuno worker, or with zuno session resume. An ask is answered once; answering it again is
-refused (already_answered).`,
+refused (already_answered). An ask whose turn ended the call unanswered (interrupted, or
+recovered by a later run) takes no answer: ask_not_pending.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 3 {
 				return usagef("zuno session answer takes a session id, an ask id (ask_…) and once, always or reject")

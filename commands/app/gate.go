@@ -32,5 +32,5 @@ func (c *Commands) gateFor(policy permission.Policy, set Settings, dir string, o
 
 // inbox is where the run's asks are answered: the session's inbox stream in the log.
 func (c *Commands) inbox() commands.Inbox {
-	return commands.Inbox{Store: c.ports.Log, Registry: c.ports.Driver.Registry, Feed: c.ports.Feed}
+	return commands.Inbox{Store: c.ports.Driver.Store, Registry: c.ports.Driver.Registry, Feed: c.ports.Feed, Clock: c.ports.Driver.Clock}
 }

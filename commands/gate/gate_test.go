@@ -16,6 +16,7 @@ import (
 	"github.com/zuno-run/zuno/commands/gate"
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/commands/turn"
+	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/agent"
 	"github.com/zuno-run/zuno/domain/answers"
 	"github.com/zuno-run/zuno/domain/model"
@@ -291,8 +292,9 @@ func TestCatastrophicCommandsAreDeniedInEveryMode(t *testing.T) {
 }
 
 // A turn interrupted while it waits for an answer ends interrupted with the asked call
-// settled cancelled (it never ran); the answer that arrives later is still recorded in the
-// inbox, installs nothing, and the session's next turn runs normally.
+// settled cancelled (it never ran) and its ask closed; the answer that arrives later is
+// refused (ask_not_pending: docs/permissions.md, "Recovery"), installs nothing, and the
+// session's next turn runs normally.
 func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 	r := newRig(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -319,12 +321,15 @@ func TestATurnInterruptedWhileWaitingIsRecoverable(t *testing.T) {
 	}
 	res, err := r.handlers.AnswerPermission(context.Background(), &commands.AnswerPermission{Meta: commands.Meta{CommandID: "late"},
 		Answer: answers.Answer{SessionID: r.session, AskID: ask.AskID, CallID: ask.CallID, Reply: "always"}})
-	if err != nil || res.Err() != nil {
+	if err != nil || domain.CodeOf(res.Err()) != answers.CodeAskNotPending {
 		t.Fatalf("late answer: %v %v", err, res.Err())
 	}
-	got, err := commands.Inbox{Store: r.store, Registry: r.reg, Feed: r.feed}.Wait(context.Background(), r.session, ask.AskID)
-	if err != nil || got.Reply != "always" {
-		t.Fatalf("inbox %+v %v", got, err)
+	inbox := commands.Inbox{Store: r.store, Registry: r.reg, Feed: r.feed}
+	if _, answered, err := inbox.Answered(context.Background(), r.session, ask.AskID); err != nil || answered {
+		t.Fatalf("the late answer was recorded (%v)", err)
+	}
+	if closed, err := inbox.Closed(context.Background(), r.session, ask.AskID); err != nil || !closed {
+		t.Fatalf("the ask is not closed (%v)", err)
 	}
 	// Nothing was installed by the late answer: the next turn still asks (a denial here).
 	out = r.run(context.Background(), p, false, "make test")

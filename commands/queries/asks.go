@@ -22,6 +22,11 @@ type AskView struct {
 	// Pending: no reply is recorded yet. A reply is final, so an ask is pending at most once
 	// (seeds 004: a second reply is refused, not recorded again).
 	Pending bool `json:"pending"`
+	// Closed: its turn ended the call unanswered and closed the ask
+	// (session.permission.closed.1): nothing ran, no reply is recorded and none is taken.
+	// ClosedReason is why (interrupted, recovered).
+	Closed       bool   `json:"closed,omitempty"`
+	ClosedReason string `json:"closedReason,omitempty"`
 
 	settled bool // its call settled before a reply was folded
 }
@@ -68,10 +73,14 @@ func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error)
 		return nil, err
 	}
 	replies := map[string]events.PermissionAnswered{}
+	closed := map[string]events.PermissionClosed{}
 	_, err = commands.Load(ctx, q.log, q.registry, commands.InboxStream(sessionID), 0,
 		func(_ events.Recorded, p events.Payload) error {
-			if a, ok := p.(events.PermissionAnswered); ok {
-				replies[a.AskID] = a
+			switch e := p.(type) {
+			case events.PermissionAnswered:
+				replies[e.AskID] = e
+			case events.PermissionClosed:
+				closed[e.AskID] = e
 			}
 			return nil
 		})
@@ -79,8 +88,15 @@ func (q *Queries) Asks(ctx context.Context, sessionID string) ([]AskView, error)
 		return nil, err
 	}
 	for i := range asks {
-		if r, ok := replies[asks[i].AskID]; ok && (asks[i].Pending || asks[i].settled) {
-			asks[i].Reply, asks[i].Source, asks[i].Pending = r.Reply, r.Source, false
+		a := &asks[i]
+		if !a.Pending && !a.settled {
+			continue // a standing approval's row
+		}
+		if r, ok := replies[a.AskID]; ok {
+			a.Reply, a.Source, a.Pending = r.Reply, r.Source, false
+		} else if c, ok := closed[a.AskID]; ok {
+			// The inbox records a reply or a close, never both (domain/answers).
+			a.Closed, a.ClosedReason, a.Pending = true, c.Reason, false
 		}
 	}
 	return asks, nil

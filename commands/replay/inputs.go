@@ -202,4 +202,14 @@ func (in inbox) Answered(ctx context.Context, sessionID, askID string) (events.P
 	return events.PermissionAnswered{}, false, nil
 }
 
+// Closed reads the log: an ask closed there was closed by the run that ended its turn, which
+// the replay's recovery of that turn then repeats.
+func (in inbox) Closed(ctx context.Context, sessionID, askID string) (bool, error) {
+	return commands.Inbox{Store: in.log, Registry: in.registry}.Closed(ctx, sessionID, askID)
+}
+
+// Close records nothing: a replay writes only its copy of the session's stream, and the close
+// is the inbox's record of the turn's end, not a decision the replay compares (docs/replay.md).
+func (in inbox) Close(context.Context, commands.Meta, events.PermissionClosed) error { return nil }
+
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -277,6 +277,9 @@ type run struct {
 	resumed *receiptFold
 	// awaiting is the ask the turn suspended at.
 	awaiting []events.Awaited
+	// closing are the asks of calls staged settled unanswered, closed by the next commit
+	// (askclose.go).
+	closing []events.PermissionClosed
 	// loop counts identical read-only observations (stagnant.go).
 	loop stagnation
 	// summarising is set while a compaction request streams: its text is a summary for the
@@ -503,7 +506,11 @@ func (r *run) recover(ctx context.Context) error {
 		return err
 	}
 	if len(open.Awaiting()) > 0 && !r.req.ForceRecover { // suspended, or its process stopped while it waited
-		return r.suspendedError(open)
+		if closed, err := r.awaitsClosed(ctx, open); err != nil {
+			return err
+		} else if !closed {
+			return r.suspendedError(open)
+		}
 	}
 	release, err := r.takeOver(ctx, open.TurnID, leased)
 	if err != nil {
@@ -528,6 +535,7 @@ func (r *run) stage(ps ...events.Payload) error {
 		if err := r.tr.Check(p); err != nil {
 			return err
 		}
+		r.noteClosing(p)
 		if err := r.tr.Evolve(p); err != nil {
 			return err
 		}
@@ -550,9 +558,18 @@ func (r *run) commit(ctx context.Context) error {
 	if len(r.staged) == 0 {
 		return nil
 	}
+	first := closesFirst(ctx)
+	if first {
+		if err := r.closeAsks(ctx); err != nil {
+			return err
+		}
+	}
 	// The records must land even when the run was cancelled: they are how the cancellation
 	// itself is remembered.
 	recs, err := r.w.Append(context.WithoutCancel(ctx), r.staged...)
+	if err == nil && !first {
+		err = r.closeAsks(ctx)
+	}
 	var wrong *events.WrongExpectedRevisionError
 	if errors.As(err, &wrong) {
 		e := domain.NewError(CodeSessionBusy, fmt.Sprintf("session %s was changed by another writer during this turn", r.req.SessionID),

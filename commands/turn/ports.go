@@ -13,6 +13,7 @@ package turn
 import (
 	"context"
 
+	"github.com/zuno-run/zuno/commands"
 	"github.com/zuno-run/zuno/domain/tools"
 	"github.com/zuno-run/zuno/events"
 )
@@ -123,6 +124,12 @@ type Inbox interface {
 	// Answered returns the answer the log holds already; found is false when there is none.
 	// A turn that suspends at its asks (Request.Suspend) looks here instead of waiting.
 	Answered(ctx context.Context, sessionID, askID string) (a events.PermissionAnswered, found bool, err error)
+	// Closed reports whether the ask was closed unanswered (session.permission.closed.1): a
+	// turn ended its call, so it takes no answer.
+	Closed(ctx context.Context, sessionID, askID string) (bool, error)
+	// Close records, before the turn settles an asked call it never ran, that the ask takes no
+	// answer any more, unless a reply was recorded first (docs/permissions.md, "Recovery").
+	Close(ctx context.Context, meta commands.Meta, c events.PermissionClosed) error
 }
 
 // Inputs delivers what arrives in the session's inbox while its turn runs (a job's report, a

@@ -59,12 +59,13 @@ func (d *Driver) Open(ctx context.Context, sessionID string) (OpenTurn, error) {
 // Settle settles the open turn TurnID of a session whose lease expired (the reaction to an
 // expired lease, docs/turns.md "Reactions"): a turn waiting on asks is recorded suspended on
 // those inbox holds no answer to yet (Outcome.Reason ReasonSuspended, Awaiting them; nothing
-// recorded and Awaiting empty when every one is answered: it can be resumed now); any other is
+// recorded and Awaiting empty when every one is answered: it can be resumed now), unless one
+// of them was closed (its run stopped while it ended the turn); any other is
 // recovered as the next run would: its running call settled uncertain, never run again, the
 // calls that never started cancelled, the turn finished interrupted. A turn whose lease is
 // live is session_busy; one already suspended or finished is left as it is.
 func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turnID string, inbox Inbox) (Outcome, error) {
-	req := Request{Meta: meta, SessionID: sessionID, Observer: NopObserver{}}
+	req := Request{Meta: meta, SessionID: sessionID, Observer: NopObserver{}, Inbox: inbox}
 	r, err := d.load(ctx, req)
 	if err != nil {
 		return Outcome{}, err
@@ -86,7 +87,11 @@ func (d *Driver) Settle(ctx context.Context, meta commands.Meta, sessionID, turn
 		return out, err
 	}
 	defer release()
-	if asked := open.Awaiting(); len(asked) > 0 {
+	closed, err := r.awaitsClosed(ctx, open)
+	if err != nil {
+		return out, err
+	}
+	if asked := open.Awaiting(); len(asked) > 0 && !closed {
 		out.Reason = ReasonSuspended
 		for _, a := range asked {
 			if _, answered, err := inbox.Answered(ctx, sessionID, a.AskID); err != nil {
