@@ -30,6 +30,12 @@ const EditorPathMoved Code = "editor_path_moved"
 // cannot carry unchanged (JSON would replace the bytes); nothing was written.
 const EditorNotText Code = "editor_not_text"
 
+// EditorHardLink: the file to change has more than one hard link. The disk's route writes a
+// new file and renames it over the name, which leaves the other names' bytes alone; an
+// editor saves in place, through the inode, so every other name (a protected git hook, a
+// package store outside the workspace) would change with it. Nothing was written.
+const EditorHardLink Code = "editor_hard_link"
+
 // editorPath is the absolute name the editor is given for pl: under the workspace root as
 // the session spells it (the editor's buffers are named so), or the target outside it.
 func (w *Workspace) editorPath(pl place) string {
@@ -118,6 +124,23 @@ func (w *Workspace) checkEditorText(key string, content []byte) error {
 	}
 	return &Error{Kind: EditorNotText, Field: "content", Message: fmt.Sprintf(
 		"the new content of %s is not valid UTF-8, and the editor takes text only; nothing was written. Keep the file's bytes valid UTF-8, or change it with shell", key)}
+}
+
+// checkEditorLinks refuses, before anything is written, to have the editor replace a file
+// that has other hard links: the editor writes through the inode, so the other names would
+// change too, and the protected paths are checked by name (a link to .git/hooks/pre-commit
+// is not under .git/hooks).
+func (w *Workspace) checkEditorLinks(h *held) error {
+	if !w.Editor.Writes() || h.blocked >= 0 || len(h.missing) > 0 {
+		return nil
+	}
+	s, ok, err := lstatAt(h.d, h.name)
+	if err != nil || !ok || !isRegular(s) || s.Nlink <= 1 {
+		return nil
+	}
+	return &Error{Kind: EditorHardLink, Field: "path", Message: fmt.Sprintf(
+		"%s has %d hard links, and the editor saves in place, so every other name of the file would change too; nothing was written. "+
+			"Give it a name of its own first (shell: cp %[1]s %[1]s.new && mv %[1]s.new %[1]s), then write it", h.pl.key, s.Nlink)}
 }
 
 // writeThroughEditor has the editor write content to name in d (the held parent, its missing
