@@ -85,6 +85,7 @@ type screen struct {
 	hint     string
 	queued   []string // prompts typed while a turn ran, sent in order as turns end
 	asks     []askMsg
+	shown    uint64 // the asks received so far (askMsg.shown)
 	question []*questionState
 	picker   *picker
 	ctrlC    ctrlC
@@ -132,6 +133,8 @@ func (m *screen) update(msg tea.Msg) tea.Cmd {
 	case noteMsg:
 		m.say(string(msg))
 	case askMsg:
+		m.shown++
+		msg.shown = m.shown
 		m.asks = append(m.asks, msg)
 	case askSettledMsg:
 		for i, a := range m.asks {
