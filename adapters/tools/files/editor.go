@@ -165,5 +165,17 @@ func (w *Workspace) writeThroughEditor(ctx context.Context, h *held, d dir, cont
 		return nil
 	}
 	return &Error{Kind: EditorPathMoved, Field: "path", Err: serr, Message: fmt.Sprintf(
-		"%s, as the editor resolves it, no longer reaches %s in the directory that was checked: the editor may have written elsewhere", abs, h.pl.key)}
+		"%s, as the editor resolves it, no longer reaches %s in the directory that was checked: the editor may have written elsewhere%s",
+		abs, h.pl.key, leadsNow(abs))}
+}
+
+// leadsNow says where abs resolves now, when links send it elsewhere: the editor wrote by
+// name, so that is where its text may have landed, and whoever reads the error must look
+// there (Zuno cannot undo a write it did not make).
+func leadsNow(abs string) string {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || real == abs {
+		return ""
+	}
+	return " (the name now leads to " + real + ")"
 }

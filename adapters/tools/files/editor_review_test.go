@@ -2,8 +2,10 @@ package files
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/zuno-run/zuno/domain/sandbox"
@@ -63,5 +65,34 @@ func TestEditorHardLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEditorWriteLandedElsewhere: the editor writes by name, so a final link (or a directory
+// swapped for a link) put in place while it answers sends the text where the link points,
+// outside the workspace. Zuno cannot stop a write it does not make; it finds it after the
+// answer (uncertain, editor_path_moved) and says where the name now leads, so the person and
+// the model can look there.
+func TestEditorWriteLandedElsewhere(t *testing.T) {
+	ctx := context.Background()
+	w, _ := newWS(t)
+	outside := t.TempDir()
+	target := filepath.Join(outside, "bashrc")
+	put(t, outside, "bashrc", "# the user's\n")
+	ed := &recordingEditor{buffers: map[string]string{}}
+	ed.onWrite = func(p, content string) error {
+		if err := os.Symlink(target, p); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(content), 0o644)
+	}
+	w.Editor = ed.port()
+	_, err := w.Write(ctx, "new.txt", []byte("evil\n"))
+	var u *UncertainError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), string(EditorPathMoved)) {
+		t.Fatalf("write = %v; want uncertain, editor_path_moved", err)
+	}
+	if !strings.Contains(err.Error(), target) {
+		t.Errorf("the error does not say where the name leads now (%s): %v", target, err)
 	}
 }
