@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/zuno-run/zuno/events"
 )
 
@@ -49,5 +51,41 @@ func TestSelectionStaysWithItsAsk(t *testing.T) {
 			t.Fatalf("a key selected a reply for an ask shown 0 ms: %+v", c.sel)
 		}
 		c.wantInput("o")
+	})
+}
+
+// TestGuardBoundary: the guard's edge, to the nanosecond: a key 1 ns before the ask has been
+// on screen for readGuard goes to the line; at readGuard it selects; a question's line begun
+// 1 ns early is a message.
+func TestGuardBoundary(t *testing.T) {
+	t.Run("ask, 1 ns early", func(t *testing.T) {
+		c := newConfirmScreen(t)
+		c.ask("ask_p1", "p1", true)
+		c.wait(readGuard - time.Nanosecond)
+		c.typ("o")
+		if c.sel != nil {
+			t.Fatal("selected before the guard passed")
+		}
+		c.wantInput("o")
+	})
+	t.Run("ask, at the guard", func(t *testing.T) {
+		c := newConfirmScreen(t)
+		c.ask("ask_p1", "p1", true)
+		c.wait(readGuard)
+		c.typ("o")
+		if c.sel == nil {
+			t.Fatal("the ask did not take its key once shown for the guard")
+		}
+		c.wantInput("")
+	})
+	t.Run("a resize resets nothing and starts nothing", func(t *testing.T) {
+		c := newConfirmScreen(t)
+		c.ask("ask_p1", "p1", true)
+		c.wait(readGuard - time.Millisecond)
+		c.Update(tea.WindowSizeMsg{Width: 40, Height: 10})
+		c.typ("o")
+		if c.sel != nil {
+			t.Fatal("a resize made the ask take a key early")
+		}
 	})
 }
