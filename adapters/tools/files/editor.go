@@ -30,6 +30,12 @@ const EditorPathMoved Code = "editor_path_moved"
 // cannot carry unchanged (JSON would replace the bytes); nothing was written.
 const EditorNotText Code = "editor_not_text"
 
+// EditorDiskDiffers: the editor reads but does not write (a client without
+// fs/write_text_file), so a change goes to the disk; the editor's text, which the model read,
+// differs from the disk's bytes the change would replace (an unsaved buffer, or the file
+// changed on the disk since). Nothing was written.
+const EditorDiskDiffers Code = "editor_disk_differs"
+
 // EditorHardLink: the file to change has more than one hard link. The disk's route writes a
 // new file and renames it over the name, which leaves the other names' bytes alone; an
 // editor saves in place, through the inode, so every other name (a protected git hook, a
@@ -100,6 +106,14 @@ func (w *Workspace) editorState(ctx context.Context, h *held, st patch.FileState
 	}
 	if err := sameInodeAfter(h.pl.key, abs, s); err != nil {
 		return st, err
+	}
+	if !w.Editor.Writes() && text != string(st.Content) {
+		// The change will be written to the disk, so the bytes it replaces are the disk's;
+		// the model read the editor's, and these differ: the disk route's rule (replace only
+		// what was read) would be lost.
+		return st, &Error{Kind: EditorDiskDiffers, Field: "path", Message: fmt.Sprintf(
+			"the editor's text of %s differs from the file on the disk, and the editor takes no writes, so the change would go to the disk and replace bytes that were not read; nothing was written. "+
+				"Save or revert %[1]s in the editor, then read it again", h.pl.key)}
 	}
 	st.Content = []byte(text)
 	return st, nil

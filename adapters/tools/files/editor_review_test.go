@@ -96,3 +96,45 @@ func TestEditorWriteLandedElsewhere(t *testing.T) {
 		t.Errorf("the error does not say where the name leads now (%s): %v", target, err)
 	}
 }
+
+// TestEditorReadsOnlyWriteToDisk: a client that offers fs/read_text_file but not
+// fs/write_text_file. Reads come from its buffer, writes go to the disk. The disk's bytes
+// that a write replaces must be bytes the model read, as on the disk's route (stale_read):
+// a file changed on the disk after the model read the editor's buffer is not overwritten
+// unseen.
+func TestEditorReadsOnlyWriteToDisk(t *testing.T) {
+	ctx := context.Background()
+	w, root := newWS(t)
+	put(t, root, "a.txt", "disk\n")
+	ed := &recordingEditor{buffers: map[string]string{filepath.Join(root, "a.txt"): "disk\n"}}
+	port := ed.port()
+	port.WriteText = nil
+	w.Editor = port
+	if _, err := w.Read(ctx, ReadRequest{Path: "a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, root, "a.txt", "the person's work, saved from another program\n")
+	_, err := w.Write(ctx, "a.txt", []byte("model\n"))
+	if err == nil {
+		t.Fatalf("the write replaced bytes nobody read: the disk has %q", get(t, root, "a.txt"))
+	}
+	wantCoded(t, err, EditorDiskDiffers)
+	if got := get(t, root, "a.txt"); got != "the person's work, saved from another program\n" {
+		t.Fatalf("the disk has %q", got)
+	}
+	// An unsaved buffer: the same refusal (the disk's bytes were never read).
+	ed.buffers[filepath.Join(root, "a.txt")] = "unsaved\n"
+	if _, err := w.Read(ctx, ReadRequest{Path: "a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.ApplyPatch(ctx, "*** Begin Patch\n*** Update File: a.txt\n@@\n-unsaved\n+patched\n*** End Patch")
+	wantCoded(t, err, EditorDiskDiffers)
+	// Buffer and disk the same: the write goes to the disk.
+	ed.buffers[filepath.Join(root, "a.txt")] = get(t, root, "a.txt")
+	if _, err := w.Read(ctx, ReadRequest{Path: "a.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(ctx, "a.txt", []byte("model\n")); err != nil || get(t, root, "a.txt") != "model\n" {
+		t.Fatalf("write with the buffer saved: %v; disk %q", err, get(t, root, "a.txt"))
+	}
+}
