@@ -96,9 +96,11 @@ func (m *screen) track() tea.Cmd {
 	return tea.Tick(readGuard, func(time.Time) tea.Msg { return guardMsg{k} })
 }
 
-// ready: the head has been on screen long enough to take keys.
+// ready: the head has been on screen long enough to take keys, and no paste came within
+// readGuard (keys that come with a paste are its own).
 func (m *screen) ready() bool {
-	return m.head.key != "" && m.clock().Sub(m.head.since) >= readGuard
+	now := m.clock()
+	return m.head.key != "" && now.Sub(m.head.since) >= readGuard && now.Sub(m.pasted) >= readGuard
 }
 
 func (m *screen) showsAsk() bool      { return strings.HasPrefix(m.head.key, "ask:") }

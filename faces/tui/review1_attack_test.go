@@ -107,3 +107,47 @@ func TestPlainLineKeepsItsAsk(t *testing.T) {
 		t.Fatalf("the line read for ask_p1 would answer %s, shown a moment ago:\n%s", got, out.String())
 	}
 }
+
+// TestPasteEndInjected: text copied from a page holding the end of a bracketed paste
+// ("\x1b[201~o\r") ends the paste early at a terminal that does not filter it: Bubble Tea
+// delivers an empty paste, then 'o' and Enter as keys, in the same instant. Keys that come
+// with a paste are the paste's, not the person's: they go to the line.
+func TestPasteEndInjected(t *testing.T) {
+	for _, content := range []string{"", "\x1b"} {
+		c := newConfirmScreen(t)
+		c.ask("ask_p1", "p1", true)
+		c.wait(time.Second)
+		c.Update(tea.PasteMsg{Content: content})
+		c.typ("o\r")
+		c.wantReplies()
+		if c.sel != nil {
+			t.Fatalf("paste %q: a key that came with it selected %+v", content, c.sel)
+		}
+		c.wait(readGuard)
+		c.typ("\x15") // Ctrl-U is not a rune key here; clear by hand
+		c.input, c.cursor = nil, 0
+		c.typ("o\r")
+		c.wantReplies("p1: once")
+	}
+}
+
+// TestPasteEndInjectedAtAQuestion: the same paste at a question's item: the '2' and Enter
+// that came with an empty paste neither answer nor skip it; a paste that is the answer (a
+// person pasting it into the empty line) still answers it with their own Enter.
+func TestPasteEndInjectedAtAQuestion(t *testing.T) {
+	c := newConfirmScreen(t)
+	c.Update(questionMsg{Req: questionReq("qst_1", "db")})
+	c.wait(time.Second)
+	c.Update(tea.PasteMsg{Content: ""})
+	c.typ("2\r")
+	if len(c.question) != 1 || c.question[0].item != 0 {
+		t.Fatal("keys that came with a paste answered the question")
+	}
+	c.wait(time.Second)
+	c.Update(tea.PasteMsg{Content: "Postgres"})
+	c.wait(time.Second)
+	c.typ("\r")
+	if len(c.question) == 1 && c.question[0].item == 0 {
+		t.Fatalf("a pasted answer confirmed with Enter was not taken:\n%s", c.View().Content)
+	}
+}
