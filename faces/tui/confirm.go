@@ -29,12 +29,14 @@ const readGuard = 500 * time.Millisecond
 
 // head is what the panel shows, and since when.
 type head struct {
-	key   string // "", "picker", "ask:<ask id>", "question:<request id>/<item>"
+	key   string // "", "picker", "ask:<shown>:<ask id>", "question:<request id>/<item>"
 	since time.Time
 }
 
 // selection is an ask's reply chosen with one key, not recorded yet: Enter records it.
 type selection struct {
+	// key is the head it was made at: that very ask (askHead), not any ask of the same id.
+	key          string
 	askID, reply string
 	typed        string // the key as typed: put back into the line when the person goes on typing
 }
@@ -65,17 +67,22 @@ func (m *screen) headKey() string {
 	case len(m.input) > 0 && m.lineFor != "" && m.lineFor == m.questionKey():
 		return m.lineFor
 	case len(m.asks) > 0:
-		return "ask:" + m.asks[0].Ask.AskID
+		return askHead(m.asks[0])
 	}
 	return m.questionKey()
 }
+
+// askHead names one ask as shown: two asks of the same id (another session's, a model that
+// reuses a call id) are two heads, each with its own guard, and a selection made at one
+// never confirms the other.
+func askHead(a askMsg) string { return fmt.Sprintf("ask:%d:%s", a.shown, a.Ask.AskID) }
 
 // track runs after every message: when the head changed, its guard starts (and a tick
 // redraws the screen when it passes); a selection for an ask no longer shown is dropped,
 // nothing recorded.
 func (m *screen) track() tea.Cmd {
 	k := m.headKey()
-	if m.sel != nil && k != "ask:"+m.sel.askID {
+	if m.sel != nil && k != m.sel.key {
 		m.say(fmt.Sprintf("· not recorded: the selection %s for %s (no longer asked)", m.sel.reply, m.sel.askID))
 		m.sel = nil
 	}
@@ -89,9 +96,11 @@ func (m *screen) track() tea.Cmd {
 	return tea.Tick(readGuard, func(time.Time) tea.Msg { return guardMsg{k} })
 }
 
-// ready: the head has been on screen long enough to take keys.
+// ready: the head has been on screen long enough to take keys, and no paste came within
+// readGuard (keys that come with a paste are its own).
 func (m *screen) ready() bool {
-	return m.head.key != "" && m.clock().Sub(m.head.since) >= readGuard
+	now := m.clock()
+	return m.head.key != "" && now.Sub(m.head.since) >= readGuard && now.Sub(m.pasted) >= readGuard
 }
 
 func (m *screen) showsAsk() bool      { return strings.HasPrefix(m.head.key, "ask:") }
@@ -116,7 +125,7 @@ func (m *screen) askKey(k tea.KeyPressMsg) (cmd tea.Cmd, took bool) {
 	if reply == "" {
 		return nil, false
 	}
-	m.sel = &selection{askID: a.Ask.AskID, reply: reply, typed: k.Text}
+	m.sel = &selection{key: askHead(a), askID: a.Ask.AskID, reply: reply, typed: k.Text}
 	return nil, true
 }
 
@@ -132,7 +141,7 @@ func (m *screen) selectionKey(k tea.KeyPressMsg) tea.Cmd {
 	s := m.sel
 	m.sel = nil
 	switch {
-	case k.String() == "enter" && len(m.asks) > 0 && m.asks[0].Ask.AskID == s.askID:
+	case k.String() == "enter" && len(m.asks) > 0 && askHead(m.asks[0]) == s.key:
 		a := m.asks[0]
 		m.asks = m.asks[1:]
 		m.say(fmt.Sprintf("· %s %s: %s", a.Ask.Tool, a.Ask.CallID, s.reply))

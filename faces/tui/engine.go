@@ -80,6 +80,9 @@ type (
 		Ask  events.PermissionAsked
 		Why  string
 		View []string
+		// shown numbers the ask on the screen that received it (confirm.go): an ask id is
+		// the model's call id, which another session's ask may spell the same.
+		shown uint64
 	}
 	// askSettledMsg: the ask's call was decided (answered here or elsewhere).
 	askSettledMsg struct{ AskID string }

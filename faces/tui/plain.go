@@ -273,7 +273,10 @@ type lineTarget struct {
 func (p *plain) wants() *lineTarget {
 	switch {
 	case len(p.asks) > 0:
-		return &lineTarget{ask: &p.asks[0]}
+		// A copy: p.asks shifts when an ask is answered elsewhere, and a pointer into it
+		// would then name the next ask, which the line was not typed for.
+		a := p.asks[0]
+		return &lineTarget{ask: &a}
 	case len(p.questions) > 0:
 		return &lineTarget{question: p.questions[0]}
 	case !p.e.State().Running:
@@ -288,7 +291,7 @@ func (p *plain) lineFor(t *lineTarget, l string) {
 	switch {
 	case t.ask != nil:
 		a := *t.ask
-		shown := len(p.asks) > 0 && p.asks[0].Ask.AskID == a.Ask.AskID
+		shown := len(p.asks) > 0 && p.asks[0].Ask.AskID == a.Ask.AskID && p.asks[0].Ask.SessionID == a.Ask.SessionID
 		reply := askReply(a.Ask, l)
 		if reply == "" {
 			p.say("> "+l, "  (not a reply this ask takes)")

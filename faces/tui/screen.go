@@ -85,6 +85,8 @@ type screen struct {
 	hint     string
 	queued   []string // prompts typed while a turn ran, sent in order as turns end
 	asks     []askMsg
+	shown    uint64    // the asks received so far (askMsg.shown)
+	pasted   time.Time // the last paste: the panel takes no key for readGuard after it
 	question []*questionState
 	picker   *picker
 	ctrlC    ctrlC
@@ -125,6 +127,11 @@ func (m *screen) update(msg tea.Msg) tea.Cmd {
 		m.ctrlC.typed()
 		m.unselect()
 		m.insert(strings.ReplaceAll(Sanitize(msg.Content), "\n", " "))
+		// Keys that arrive with a paste are the paste's (a page's text can end a bracketed
+		// paste early and go on as keys): the panel takes none for readGuard (confirm.go).
+		m.pasted = m.clock()
+		k := m.head.key
+		return tea.Tick(readGuard, func(time.Time) tea.Msg { return guardMsg{k} })
 	case sigintMsg:
 		return m.interrupt()
 	case transcriptMsg:
@@ -132,6 +139,8 @@ func (m *screen) update(msg tea.Msg) tea.Cmd {
 	case noteMsg:
 		m.say(string(msg))
 	case askMsg:
+		m.shown++
+		msg.shown = m.shown
 		m.asks = append(m.asks, msg)
 	case askSettledMsg:
 		for i, a := range m.asks {

@@ -83,6 +83,9 @@ func (w *Workspace) ApplyPatchIn(ctx context.Context, externalRoot, text string)
 		if err := w.checkEditorText(targets[wr.Path].pl.key, wr.Content); err != nil {
 			return ApplyResult{}, err
 		}
+		if err := w.checkEditorLinks(targets[wr.Path]); err != nil {
+			return ApplyResult{}, err
+		}
 	}
 
 	res, err := w.writePlan(ctx, plan, targets)

@@ -30,6 +30,18 @@ const EditorPathMoved Code = "editor_path_moved"
 // cannot carry unchanged (JSON would replace the bytes); nothing was written.
 const EditorNotText Code = "editor_not_text"
 
+// EditorDiskDiffers: the editor reads but does not write (a client without
+// fs/write_text_file), so a change goes to the disk; the editor's text, which the model read,
+// differs from the disk's bytes the change would replace (an unsaved buffer, or the file
+// changed on the disk since). Nothing was written.
+const EditorDiskDiffers Code = "editor_disk_differs"
+
+// EditorHardLink: the file to change has more than one hard link. The disk's route writes a
+// new file and renames it over the name, which leaves the other names' bytes alone; an
+// editor saves in place, through the inode, so every other name (a protected git hook, a
+// package store outside the workspace) would change with it. Nothing was written.
+const EditorHardLink Code = "editor_hard_link"
+
 // editorPath is the absolute name the editor is given for pl: under the workspace root as
 // the session spells it (the editor's buffers are named so), or the target outside it.
 func (w *Workspace) editorPath(pl place) string {
@@ -95,6 +107,14 @@ func (w *Workspace) editorState(ctx context.Context, h *held, st patch.FileState
 	if err := sameInodeAfter(h.pl.key, abs, s); err != nil {
 		return st, err
 	}
+	if !w.Editor.Writes() && text != string(st.Content) {
+		// The change will be written to the disk, so the bytes it replaces are the disk's;
+		// the model read the editor's, and these differ: the disk route's rule (replace only
+		// what was read) would be lost.
+		return st, &Error{Kind: EditorDiskDiffers, Field: "path", Message: fmt.Sprintf(
+			"the editor's text of %s differs from the file on the disk, and the editor takes no writes, so the change would go to the disk and replace bytes that were not read; nothing was written. "+
+				"Save or revert %[1]s in the editor, then read it again", h.pl.key)}
+	}
 	st.Content = []byte(text)
 	return st, nil
 }
@@ -120,6 +140,23 @@ func (w *Workspace) checkEditorText(key string, content []byte) error {
 		"the new content of %s is not valid UTF-8, and the editor takes text only; nothing was written. Keep the file's bytes valid UTF-8, or change it with shell", key)}
 }
 
+// checkEditorLinks refuses, before anything is written, to have the editor replace a file
+// that has other hard links: the editor writes through the inode, so the other names would
+// change too, and the protected paths are checked by name (a link to .git/hooks/pre-commit
+// is not under .git/hooks).
+func (w *Workspace) checkEditorLinks(h *held) error {
+	if !w.Editor.Writes() || h.blocked >= 0 || len(h.missing) > 0 {
+		return nil
+	}
+	s, ok, err := lstatAt(h.d, h.name)
+	if err != nil || !ok || !isRegular(s) || s.Nlink <= 1 {
+		return nil
+	}
+	return &Error{Kind: EditorHardLink, Field: "path", Message: fmt.Sprintf(
+		"%s has %d hard links, and the editor saves in place, so every other name of the file would change too; nothing was written. "+
+			"Give it a name of its own first (shell: cp %[1]s %[1]s.new && mv %[1]s.new %[1]s), then write it", h.pl.key, s.Nlink)}
+}
+
 // writeThroughEditor has the editor write content to name in d (the held parent, its missing
 // directories already made by handle), then checks that the name it was given reaches that
 // directory's entry: the file it wrote, or (an editor that keeps the text in an unsaved
@@ -142,5 +179,17 @@ func (w *Workspace) writeThroughEditor(ctx context.Context, h *held, d dir, cont
 		return nil
 	}
 	return &Error{Kind: EditorPathMoved, Field: "path", Err: serr, Message: fmt.Sprintf(
-		"%s, as the editor resolves it, no longer reaches %s in the directory that was checked: the editor may have written elsewhere", abs, h.pl.key)}
+		"%s, as the editor resolves it, no longer reaches %s in the directory that was checked: the editor may have written elsewhere%s",
+		abs, h.pl.key, leadsNow(abs))}
+}
+
+// leadsNow says where abs resolves now, when links send it elsewhere: the editor wrote by
+// name, so that is where its text may have landed, and whoever reads the error must look
+// there (Zuno cannot undo a write it did not make).
+func leadsNow(abs string) string {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || real == abs {
+		return ""
+	}
+	return " (the name now leads to " + real + ")"
 }

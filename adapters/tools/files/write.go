@@ -107,6 +107,9 @@ func (w *Workspace) WriteIn(ctx context.Context, externalRoot, p string, content
 	if err := w.checkEditorText(pl.key, content); err != nil {
 		return WriteResult{}, err
 	}
+	if err := w.checkEditorLinks(h); err != nil {
+		return WriteResult{}, err
+	}
 	if err := h.write(ctx, w, content, 0o644); err != nil {
 		// One file, written by rename: either the old or the new bytes are there, but the
 		// model should look before trying again.
