@@ -35,3 +35,12 @@ func (r *Runner) Leading() bool {
 	defer r.follow.mu.Unlock()
 	return r.follow.leading
 }
+
+// SetFoldLimit sets how many rows a rebuild's fold holds per table before it writes the
+// oldest half, and returns a function that restores the limit: a small limit makes a test
+// rebuild write rows early, so that later events reach rows already written.
+func SetFoldLimit(n int) (restore func()) {
+	old := foldLimit
+	foldLimit = n
+	return func() { foldLimit = old }
+}
