@@ -23,8 +23,8 @@ func foldingProjectors() []projections.Projector {
 
 // foldSession is every kind of event the folding projectors handle, for one session, each
 // stream's events in the order a runtime would write them. Values cover what a statement
-// binds differently: empty strings stored as NULL or as '' (a directory created empty is NULL,
-// changed to empty is ''), an item named twice in one event, nil and empty lists, and events
+// binds differently: empty strings stored as NULL or as ” (a directory created empty is NULL,
+// changed to empty is ”), an item named twice in one event, nil and empty lists, and events
 // on rows that do not exist (a superseded plan and a title for another session never created).
 func foldSession(s int) map[string][]events.Payload {
 	id := fmt.Sprintf("ses_f%03d", s)
@@ -36,7 +36,9 @@ func foldSession(s int) map[string][]events.Payload {
 	plan := func(planID, status string, depth int, parent string, steps []events.WorkPlanStep) events.WorkPlan {
 		return events.WorkPlan{PlanID: planID, Title: "plan " + planID, Status: status, Depth: depth, ParentPlanID: parent, Steps: steps}
 	}
-	step := func(id, status string) events.WorkPlanStep { return events.WorkPlanStep{ID: id, Title: "step " + id, Status: status} }
+	step := func(id, status string) events.WorkPlanStep {
+		return events.WorkPlanStep{ID: id, Title: "step " + id, Status: status}
+	}
 	return map[string][]events.Payload{
 		"session-" + id: {
 			create,
@@ -116,7 +118,7 @@ func writeFoldLog(t *testing.T, store appender, sessions int, rng *rand.Rand) in
 }
 
 // typedDump is each folding table's rows, in key order, every value with its Go type as the
-// driver returned it: a fold that stored 3 as '3', or '' as NULL, differs here.
+// driver returned it: a fold that stored 3 as '3', or ” as NULL, differs here.
 func typedDump(t *testing.T, db *sqlx.DB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
