@@ -18,7 +18,7 @@ import (
 // foldingProjectors are the projectors whose rebuild folds their rows in memory
 // (projections/fold.go): a rebuild of them must write the rows their statements write.
 func foldingProjectors() []projections.Projector {
-	return []projections.Projector{projections.Sessions{}, projections.WorkPlans{}, projections.WorkItems{}}
+	return []projections.Projector{projections.Sessions{}, projections.WorkPlans{}, projections.WorkItems{}, projections.Parts{}}
 }
 
 // foldSession is every kind of event the folding projectors handle, for one session, each
@@ -52,6 +52,26 @@ func foldSession(s int) map[string][]events.Payload {
 			events.TurnFinished{SessionID: id, TurnID: "t1", Reason: []string{"completed", "error", "cancelled"}[s%3]},
 			events.SessionTitled{SessionID: id + "_never_created", Title: "nobody"},
 			events.SessionPruned{SessionID: id, Mode: []string{events.PruneDelete, "archive"}[s%2]},
+			// Parts: a message seen twice, a request's text and calls (arguments that are JSON
+			// and that are not), a call asked, started in a sandbox and settled, one blocked,
+			// one blocked that no request asked for, a call id answered twice, and a
+			// compaction's summary, which is no part.
+			events.UserMessageAppended{SessionID: id, MessageID: "m1", Text: "hi, again"},
+			events.ProviderRequest{SessionID: id, TurnID: "t1", RequestID: "r1", Step: 1, Status: events.RequestStarted},
+			events.ProviderRequest{SessionID: id, TurnID: "t1", RequestID: "r1", Step: 1, Status: events.RequestCompleted,
+				Response: &events.ProviderResponse{Text: "I'll look", ToolCalls: []events.ToolCall{
+					{ID: "c1", Name: "shell", Arguments: `{ "cmd": "ls <dir>" }`}, {ID: "c2", Name: "read", Arguments: "not json"}}}},
+			events.PermissionAsked{SessionID: id, TurnID: "t1", RequestID: "r1", CallID: "c1", AskID: "a1", Tool: "shell", Key: "ls", Always: "ls *"},
+			events.ToolStarted{SessionID: id, TurnID: "t1", RequestID: "r1", CallID: "c1", Tool: "shell", Group: 1,
+				Sandbox: &events.SandboxResolution{RequestedMode: "workspace-write", Network: "off", ResolutionKind: "granted"}},
+			events.ToolSettled{SessionID: id, TurnID: "t1", RequestID: "r1", CallID: "c1", Tool: "shell", Outcome: "completed",
+				Output: "a\nb", Metadata: events.ToolMetadata{WrittenPaths: []string{"x"}}, DurationMs: 12},
+			events.ToolBlocked{SessionID: id, TurnID: "t1", RequestID: "r1", CallID: "c2", Tool: "read", Category: "permission", Message: "no", Output: "refused"},
+			events.ToolBlocked{SessionID: id, TurnID: "t1", RequestID: "r9", CallID: "c3", Tool: "write", Category: "policy", Message: "never asked", Output: ""},
+			events.ProviderRequest{SessionID: id, TurnID: "t1", RequestID: "r2", Step: 2, Status: events.RequestCompleted,
+				Purpose: events.PurposeCompaction, Response: &events.ProviderResponse{Text: "summary"}},
+			events.ProviderRequest{SessionID: id, TurnID: "t2", RequestID: "r3", Step: 1, Status: events.RequestCompleted,
+				Response: &events.ProviderResponse{Text: "again", ToolCalls: []events.ToolCall{{ID: "c1", Name: "shell", Arguments: "{}"}}}},
 		},
 		"work-" + id: {
 			events.WorkPlanCreated{SessionID: id, Revision: 1, WorkPlan: plan("p1", "active", 0, "", nil)},
@@ -122,7 +142,7 @@ func writeFoldLog(t *testing.T, store appender, sessions int, rng *rand.Rand) in
 func typedDump(t *testing.T, db *sqlx.DB) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	for _, table := range []string{"session", "work_plan", "work_item"} {
+	for _, table := range []string{"session", "work_plan", "work_item", "part"} {
 		rows, err := db.Queryx(fmt.Sprintf(`SELECT * FROM %s ORDER BY %s`, table, tables[table]))
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +164,7 @@ func typedDump(t *testing.T, db *sqlx.DB) map[string][]string {
 	return out
 }
 
-// A rebuild folds the session, work_plan and work_item rows in memory (fold.go) and must
+// A rebuild folds the session, work_plan, work_item and part rows in memory (fold.go) and must
 // write the rows the projectors' statements write when catching up: for every kind of event,
 // in the order a runtime writes them and shuffled within each stream, with the fold holding
 // every row, and writing rows early so that later events reach rows already in the table.
@@ -163,8 +183,9 @@ func TestFoldEqualsStatements(t *testing.T) {
 					t.Fatal(err)
 				}
 				live := typedDump(t, e.rm.Writer)
-				if len(live["session"]) != 24 || len(live["work_plan"]) == 0 || len(live["work_item"]) != 48 {
-					t.Fatalf("live: %d sessions, %d plans, %d items", len(live["session"]), len(live["work_plan"]), len(live["work_item"]))
+				if len(live["session"]) != 24 || len(live["work_plan"]) == 0 || len(live["work_item"]) != 48 || len(live["part"]) != 24*7 {
+					t.Fatalf("live: %d sessions, %d plans, %d items, %d parts", len(live["session"]), len(live["work_plan"]),
+						len(live["work_item"]), len(live["part"]))
 				}
 				for _, limit := range []int{1, 2, 5, 1 << 20} {
 					restore := projections.SetFoldLimit(limit)
