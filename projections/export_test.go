@@ -36,11 +36,12 @@ func (r *Runner) Leading() bool {
 	return r.follow.leading
 }
 
-// SetFoldLimit sets how many rows a rebuild's fold holds per table before it writes the
-// oldest half, and returns a function that restores the limit: a small limit makes a test
-// rebuild write rows early, so that later events reach rows already written.
-func SetFoldLimit(n int) (restore func()) {
-	old := foldLimit
-	foldLimit = n
-	return func() { foldLimit = old }
+// SetFoldLimit sets how many rows, and how many bytes of large values, a rebuild's fold holds
+// per table before it writes the oldest half, and returns a function that restores the
+// limits: small limits make a test rebuild write rows early, so that later events reach rows
+// already written.
+func SetFoldLimit(rows, bytes int) (restore func()) {
+	oldRows, oldBytes := foldLimit, foldBytes
+	foldLimit, foldBytes = rows, bytes
+	return func() { foldLimit, foldBytes = oldRows, oldBytes }
 }

@@ -31,11 +31,15 @@ type fold interface {
 	flush(ctx context.Context, tx *Tx) error
 }
 
-// foldLimit bounds the rows a fold holds per table: past it, the oldest half is written. A
+// foldLimit bounds the rows a fold holds per table, and foldBytes the bytes of their large
+// values (a part's data holds a tool's output): past either, the oldest half is written. A
 // log's sessions overlap in time but few stay open for long, so a written row is rarely
 // touched again (that costs its statement, as catching up does) and memory stays bounded
 // whatever the log's length.
-var foldLimit = 8192
+var (
+	foldLimit = 8192
+	foldBytes = 32 << 20
+)
 
 // foldInsertRows is how many rows one of a fold's INSERTs writes on SQLite (Postgres batches
 // single-row INSERTs itself, batch.go).
@@ -63,14 +67,24 @@ type rowFold[K comparable, R any] struct {
 	// values are a row's column values, in columns' order, typed as the projector's
 	// statements bind them (a stored value's type follows the bound value's).
 	values func(*R) []any
+	// size is the length of a row's large values, or nil where the table has none.
+	size func(*R) int
 
 	held    map[K]*R
 	order   []K // held keys, oldest first
+	bytes   int // the held rows' size
 	written map[K]struct{}
 }
 
 func newRowFold[K comparable, R any](table string, columns []string, values func(*R) []any) *rowFold[K, R] {
 	return &rowFold[K, R]{table: table, columns: columns, values: values, held: map[K]*R{}, written: map[K]struct{}{}}
+}
+
+func (f *rowFold[K, R]) sizeOf(r *R) int {
+	if f.size == nil {
+		return 0
+	}
+	return f.size(r)
 }
 
 // row returns k's row if held, and where the row is.
@@ -89,10 +103,17 @@ func (f *rowFold[K, R]) row(k K) (*R, rowState) {
 func (f *rowFold[K, R]) create(ctx context.Context, tx *Tx, k K, r R) error {
 	f.held[k] = &r
 	f.order = append(f.order, k)
-	if len(f.order) <= foldLimit {
+	return f.resized(ctx, tx, f.sizeOf(&r))
+}
+
+// resized records that the held rows grew by delta bytes (a held row changed, or one was
+// created); past foldLimit or foldBytes, the oldest half of the held rows is written.
+func (f *rowFold[K, R]) resized(ctx context.Context, tx *Tx, delta int) error {
+	f.bytes += delta
+	if len(f.order) <= foldLimit && f.bytes <= foldBytes {
 		return nil
 	}
-	return f.write(ctx, tx, len(f.order)/2)
+	return f.write(ctx, tx, (len(f.order)+1)/2)
 }
 
 // flush writes every held row.
@@ -104,7 +125,9 @@ func (f *rowFold[K, R]) flush(ctx context.Context, tx *Tx) error {
 func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
 	rows := make([][]any, n)
 	for i, k := range f.order[:n] {
-		rows[i] = f.values(f.held[k])
+		r := f.held[k]
+		rows[i] = f.values(r)
+		f.bytes -= f.sizeOf(r)
 		delete(f.held, k)
 		f.written[k] = struct{}{}
 	}

@@ -18,7 +18,11 @@ func partValues(r *partRow) []any {
 // settled), and each change read the row first.
 type partFold struct{ rows *rowFold[rowKey, partRow] }
 
-func (Parts) fold() fold { return &partFold{rows: newRowFold[rowKey](`part`, partColumns, partValues)} }
+func (Parts) fold() fold {
+	rows := newRowFold[rowKey](`part`, partColumns, partValues)
+	rows.size = func(r *partRow) int { return len(r.data) }
+	return &partFold{rows: rows}
+}
 
 func (f *partFold) flush(ctx context.Context, tx *Tx) error { return f.rows.flush(ctx, tx) }
 
@@ -33,8 +37,9 @@ func (f *partFold) upsert(ctx context.Context, tx *Tx, r partRow) error {
 	case rowAbsent:
 		return f.rows.create(ctx, tx, k, r)
 	case rowHeld:
+		delta := len(r.data) - len(held.data)
 		held.turnID, held.requestID, held.typ, held.data, held.updated = r.turnID, r.requestID, r.typ, r.data, r.updated
-		return nil
+		return f.rows.resized(ctx, tx, delta)
 	}
 	return partStatements{}.upsert(ctx, tx, r)
 }

@@ -187,12 +187,13 @@ func TestFoldEqualsStatements(t *testing.T) {
 					t.Fatalf("live: %d sessions, %d plans, %d items, %d parts", len(live["session"]), len(live["work_plan"]),
 						len(live["work_item"]), len(live["part"]))
 				}
-				for _, limit := range []int{1, 2, 5, 1 << 20} {
-					restore := projections.SetFoldLimit(limit)
+				for _, limit := range []struct{ rows, bytes int }{{1, 1 << 30}, {2, 1 << 30}, {5, 1 << 30}, {1 << 20, 1 << 30},
+					{1 << 20, 300}, {1 << 20, 0}} {
+					restore := projections.SetFoldLimit(limit.rows, limit.bytes)
 					count, err := runner.Rebuild(ctx)
 					restore()
 					if err != nil || count != n {
-						t.Fatalf("fold limit %d: rebuilt %d of %d events: %v", limit, count, n, err)
+						t.Fatalf("fold limit %v: rebuilt %d of %d events: %v", limit, count, n, err)
 					}
 					compareTyped(t, limit, live, typedDump(t, e.rm.Writer))
 				}
@@ -201,15 +202,15 @@ func TestFoldEqualsStatements(t *testing.T) {
 	}
 }
 
-func compareTyped(t *testing.T, limit int, live, rebuilt map[string][]string) {
+func compareTyped(t *testing.T, limit any, live, rebuilt map[string][]string) {
 	t.Helper()
 	for table, rows := range live {
 		if len(rows) != len(rebuilt[table]) {
-			t.Fatalf("fold limit %d: %s: %d rows live, %d rebuilt", limit, table, len(rows), len(rebuilt[table]))
+			t.Fatalf("fold limit %v: %s: %d rows live, %d rebuilt", limit, table, len(rows), len(rebuilt[table]))
 		}
 		for i := range rows {
 			if rows[i] != rebuilt[table][i] {
-				t.Fatalf("fold limit %d: %s row %d differs:\nlive    %s\nrebuilt %s", limit, table, i, rows[i], rebuilt[table][i])
+				t.Fatalf("fold limit %v: %s row %d differs:\nlive    %s\nrebuilt %s", limit, table, i, rows[i], rebuilt[table][i])
 			}
 		}
 	}
@@ -239,7 +240,7 @@ func TestFoldRefusesWhatStatementsRefuse(t *testing.T) {
 				}
 				runner := projections.NewRunner(e.rm.Writer, e.store, registry, foldingProjectors(), projections.WithBatchSize(1))
 				_, liveErr := runner.CatchUp(ctx)
-				restore := projections.SetFoldLimit(limit)
+				restore := projections.SetFoldLimit(limit, 1<<30)
 				defer restore()
 				_, foldErr := runner.Rebuild(ctx)
 				if liveErr == nil || foldErr == nil {
