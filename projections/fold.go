@@ -64,9 +64,9 @@ const (
 type rowFold[K comparable, R any] struct {
 	table   string
 	columns []string
-	// values are a row's column values, in columns' order, typed as the projector's
-	// statements bind them (a stored value's type follows the bound value's).
-	values func(*R) []any
+	// values appends a row's column values to args, in columns' order, typed as the
+	// projector's statements bind them (a stored value's type follows the bound value's).
+	values func(r *R, args []any) []any
 	// size is the length of a row's large values, or nil where the table has none.
 	size func(*R) int
 
@@ -74,10 +74,13 @@ type rowFold[K comparable, R any] struct {
 	order   []K // held keys, oldest first
 	bytes   int // the held rows' size
 	written map[K]struct{}
+
+	inserts map[int]string // INSERT statements by their number of rows
 }
 
-func newRowFold[K comparable, R any](table string, columns []string, values func(*R) []any) *rowFold[K, R] {
-	return &rowFold[K, R]{table: table, columns: columns, values: values, held: map[K]*R{}, written: map[K]struct{}{}}
+func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any) *rowFold[K, R] {
+	return &rowFold[K, R]{table: table, columns: columns, values: values, held: map[K]*R{}, written: map[K]struct{}{},
+		inserts: map[int]string{}}
 }
 
 func (f *rowFold[K, R]) sizeOf(r *R) int {
@@ -122,49 +125,47 @@ func (f *rowFold[K, R]) flush(ctx context.Context, tx *Tx) error {
 }
 
 // write writes the n oldest held rows, in the order they were created, and marks them written.
+// On Postgres each row is one INSERT, which the transaction batches (batch.go); on SQLite
+// foldInsertRows rows go to an INSERT, each shape prepared once per transaction.
 func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
-	rows := make([][]any, n)
-	for i, k := range f.order[:n] {
-		r := f.held[k]
-		rows[i] = f.values(r)
-		f.bytes -= f.sizeOf(r)
-		delete(f.held, k)
-		f.written[k] = struct{}{}
+	per := 1
+	if tx.schemas == nil {
+		per = foldInsertRows
+	}
+	args := make([]any, 0, per*len(f.columns))
+	for done := 0; done < n; {
+		rows := per
+		if n-done < per {
+			rows = 1
+		}
+		args = args[:0]
+		for _, k := range f.order[done : done+rows] {
+			r := f.held[k]
+			args = f.values(r, args)
+			f.bytes -= f.sizeOf(r)
+			delete(f.held, k)
+			f.written[k] = struct{}{}
+		}
+		if err := tx.Exec(ctx, f.insert(rows), args...); err != nil {
+			return fmt.Errorf("write %d folded rows into %s: %w", rows, f.table, err)
+		}
+		done += rows
 	}
 	f.order = append(f.order[:0], f.order[n:]...)
-	return tx.insertRows(ctx, f.table, f.columns, rows)
-}
-
-// insertRows inserts rows into table. On Postgres each row is one INSERT, which the
-// transaction batches (batch.go); on SQLite, foldInsertRows rows to an INSERT, each shape
-// prepared once per transaction.
-func (t *Tx) insertRows(ctx context.Context, table string, columns []string, rows [][]any) error {
-	n := 1
-	if t.schemas == nil {
-		n = foldInsertRows
-	}
-	for len(rows) > 0 {
-		if len(rows) < n {
-			n = 1
-		}
-		args := make([]any, 0, n*len(columns))
-		for _, r := range rows[:n] {
-			args = append(args, r...)
-		}
-		if err := t.Exec(ctx, insertStatement(table, columns, n), args...); err != nil {
-			return fmt.Errorf("write %d folded rows into %s: %w", n, table, err)
-		}
-		rows = rows[n:]
-	}
 	return nil
 }
 
-// insertStatement is INSERT INTO table (columns) VALUES (?, ...) with n rows.
-func insertStatement(table string, columns []string, n int) string {
-	row := "(" + strings.Repeat("?, ", len(columns)-1) + "?)"
+// insert is INSERT INTO the table (columns) VALUES (?, ...) with n rows.
+func (f *rowFold[K, R]) insert(n int) string {
+	if q, ok := f.inserts[n]; ok {
+		return q
+	}
+	row := "(" + strings.Repeat("?, ", len(f.columns)-1) + "?)"
 	rows := make([]string, n)
 	for i := range rows {
 		rows[i] = row
 	}
-	return "INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES " + strings.Join(rows, ", ")
+	q := "INSERT INTO " + f.table + " (" + strings.Join(f.columns, ", ") + ") VALUES " + strings.Join(rows, ", ")
+	f.inserts[n] = q
+	return q
 }

@@ -9,8 +9,8 @@ import (
 var partColumns = []string{"id", "session_id", "turn_id", "request_id", "type", "data", "position", "ordinal",
 	"time_created", "time_updated"}
 
-func partValues(r *partRow) []any {
-	return []any{r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, r.ordinal, r.created, r.updated}
+func partValues(r *partRow, args []any) []any {
+	return append(args, r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, r.ordinal, r.created, r.updated)
 }
 
 // partFold is Parts' rebuild-only mode (fold.go): Parts' rules (applyPart) on rows held in

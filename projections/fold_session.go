@@ -19,8 +19,8 @@ type sessionRow struct {
 var sessionColumns = []string{"id", "title", "agent", "parent_session_id", "directory", "message_count", "status",
 	"time_created", "time_updated"}
 
-func sessionValues(r *sessionRow) []any {
-	return []any{r.id, r.title, r.agent, r.parent, r.directory, r.messageCount, r.status, r.created, r.updated}
+func sessionValues(r *sessionRow, args []any) []any {
+	return append(args, r.id, r.title, r.agent, r.parent, r.directory, r.messageCount, r.status, r.created, r.updated)
 }
 
 // sessionStatusDefault is the status column's default (migrations 0003): a created session's

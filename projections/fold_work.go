@@ -23,8 +23,8 @@ type planRow struct {
 var planColumns = []string{"session_id", "plan_id", "revision", "title", "status", "depth", "parent_plan_id", "steps",
 	"time_created", "time_updated"}
 
-func planValues(r *planRow) []any {
-	return []any{r.sessionID, r.planID, r.revision, r.title, r.status, r.depth, r.parent, r.steps, r.created, r.updated}
+func planValues(r *planRow, args []any) []any {
+	return append(args, r.sessionID, r.planID, r.revision, r.title, r.status, r.depth, r.parent, r.steps, r.created, r.updated)
 }
 
 // planFold is WorkPlans' rebuild-only mode (fold.go).
@@ -98,8 +98,8 @@ type itemRow struct {
 var itemColumns = []string{"id", "session_id", "title", "status", "owner", "dependencies", "plan_step_id",
 	"time_created", "time_updated"}
 
-func itemValues(r *itemRow) []any {
-	return []any{r.id, r.sessionID, r.title, r.status, r.owner, r.dependencies, r.planStepID, r.created, r.updated}
+func itemValues(r *itemRow, args []any) []any {
+	return append(args, r.id, r.sessionID, r.title, r.status, r.owner, r.dependencies, r.planStepID, r.created, r.updated)
 }
 
 // itemFold is WorkItems' rebuild-only mode (fold.go).
