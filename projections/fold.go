@@ -69,6 +69,9 @@ type rowFold[K comparable, R any] struct {
 	values func(r *R, args []any) []any
 	// size is the length of a row's large values, or nil where the table has none.
 	size func(*R) int
+	// finish, where set, computes what a row holds unencoded (a plan's steps) before the row
+	// is written: a row changed many times is encoded once.
+	finish func(*R) error
 
 	held    map[K]*R
 	order   []K // held keys, oldest first
@@ -141,6 +144,11 @@ func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
 		args = args[:0]
 		for _, k := range f.order[done : done+rows] {
 			r := f.held[k]
+			if f.finish != nil {
+				if err := f.finish(r); err != nil {
+					return err
+				}
+			}
 			args = f.values(r, args)
 			f.bytes -= f.sizeOf(r)
 			delete(f.held, k)

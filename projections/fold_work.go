@@ -15,7 +15,8 @@ type planRow struct {
 	revision          int64
 	title, status     string
 	depth             int
-	parent            any // NULL or text
+	parent            any             // NULL or text
+	plan              events.WorkPlan // the steps column is planSteps(plan), encoded when written
 	steps             string
 	created, updated  string
 }
@@ -31,7 +32,12 @@ func planValues(r *planRow, args []any) []any {
 type planFold struct{ rows *rowFold[rowKey, planRow] }
 
 func (WorkPlans) fold() fold {
-	return &planFold{rows: newRowFold[rowKey](`work_plan`, planColumns, planValues)}
+	rows := newRowFold[rowKey](`work_plan`, planColumns, planValues)
+	rows.finish = func(r *planRow) (err error) {
+		r.steps, err = planSteps(r.plan)
+		return err
+	}
+	return &planFold{rows: rows}
 }
 
 func (f *planFold) flush(ctx context.Context, tx *Tx) error { return f.rows.flush(ctx, tx) }
@@ -63,7 +69,8 @@ func (f *planFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 }
 
 // upsert is upsertPlan's INSERT ... ON CONFLICT DO UPDATE on a held row: every column but the
-// key and time_created takes the event's value.
+// key and time_created takes the event's value. The steps are encoded once, when the row is
+// written (a plan is revised several times).
 func (f *planFold) upsert(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload, sessionID string,
 	revision uint64, plan events.WorkPlan) error {
 	k := rowKey{sessionID, plan.PlanID}
@@ -71,13 +78,9 @@ func (f *planFold) upsert(ctx context.Context, tx *Tx, ev events.Recorded, p eve
 	if state == rowWritten {
 		return WorkPlans{}.Apply(ctx, tx, ev, p)
 	}
-	steps, err := planSteps(plan)
-	if err != nil {
-		return err
-	}
 	at := tx.eventTime(ev)
 	next := planRow{sessionID: sessionID, planID: plan.PlanID, revision: int64(revision), title: plan.Title,
-		status: plan.Status, depth: plan.Depth, parent: nullable(plan.ParentPlanID), steps: steps, created: at, updated: at}
+		status: plan.Status, depth: plan.Depth, parent: nullable(plan.ParentPlanID), plan: plan, created: at, updated: at}
 	if state == rowAbsent {
 		return f.rows.create(ctx, tx, k, next)
 	}

@@ -386,7 +386,8 @@ func emptyTables(ctx context.Context, tx *Tx, ps []Projector) ([]string, error) 
 }
 
 // replayAll applies the whole log to ps in tx, reading and decoding it beside the writes
-// (readDecoded). It returns how many events it applied and the last one's position.
+// (readDecoded); a projector that folds (fold.go) holds its rows and writes them at the end.
+// It returns how many events it applied and the last one's position.
 func (r *Runner) replayAll(ctx context.Context, tx *Tx, ps []Projector) (count int, pos uint64, err error) {
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
