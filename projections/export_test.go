@@ -35,3 +35,13 @@ func (r *Runner) Leading() bool {
 	defer r.follow.mu.Unlock()
 	return r.follow.leading
 }
+
+// SetFoldLimit sets how many rows, and how many bytes of large values, a rebuild's fold holds
+// per table before it writes the oldest half, and returns a function that restores the
+// limits: small limits make a test rebuild write rows early, so that later events reach rows
+// already written.
+func SetFoldLimit(rows, bytes int) (restore func()) {
+	oldRows, oldBytes := foldLimit, foldBytes
+	foldLimit, foldBytes = rows, bytes
+	return func() { foldLimit, foldBytes = oldRows, oldBytes }
+}

@@ -138,11 +138,7 @@ func (WorkPlans) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events
 }
 
 func upsertPlan(ctx context.Context, tx *Tx, ev events.Recorded, sessionID string, revision uint64, p events.WorkPlan) error {
-	steps := p.Steps
-	if steps == nil {
-		steps = []events.WorkPlanStep{}
-	}
-	stepsJSON, err := json.Marshal(steps)
+	stepsJSON, err := planSteps(p)
 	if err != nil {
 		return err
 	}
@@ -152,7 +148,17 @@ func upsertPlan(ctx context.Context, tx *Tx, ev events.Recorded, sessionID strin
 		ON CONFLICT (session_id, plan_id) DO UPDATE SET revision = excluded.revision, title = excluded.title,
 			status = excluded.status, depth = excluded.depth, parent_plan_id = excluded.parent_plan_id,
 			steps = excluded.steps, time_updated = excluded.time_updated`,
-		sessionID, p.PlanID, int64(revision), p.Title, p.Status, p.Depth, nullable(p.ParentPlanID), string(stepsJSON), at, at)
+		sessionID, p.PlanID, int64(revision), p.Title, p.Status, p.Depth, nullable(p.ParentPlanID), stepsJSON, at, at)
+}
+
+// planSteps is the steps column of a plan: a JSON array, never null.
+func planSteps(p events.WorkPlan) (string, error) {
+	steps := p.Steps
+	if steps == nil {
+		steps = []events.WorkPlanStep{}
+	}
+	stepsJSON, err := json.Marshal(steps)
+	return string(stepsJSON), err
 }
 
 // WorkItems is the "work_item" table: the Todo items of a root session.
@@ -168,26 +174,35 @@ func (WorkItems) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events
 	}
 	at := tx.eventTime(ev)
 	for _, it := range e.Items {
-		deps := it.Dependencies
-		if deps == nil {
-			deps = []string{}
-		}
-		depsJSON, err := json.Marshal(deps)
+		depsJSON, err := itemDependencies(it)
 		if err != nil {
 			return err
 		}
-		// time_created is set by the first event that names the item and never changed.
-		err = tx.Exec(ctx, `INSERT INTO work_item (id, session_id, title, status, owner, dependencies, plan_step_id, time_created, time_updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (session_id, id) DO UPDATE SET title = excluded.title, status = excluded.status,
-				owner = excluded.owner, dependencies = excluded.dependencies, plan_step_id = excluded.plan_step_id,
-				time_updated = excluded.time_updated`,
-			it.ID, e.SessionID, it.Title, it.Status, nullable(it.Owner), string(depsJSON), nullable(it.PlanStepID), at, at)
-		if err != nil {
+		if err := upsertItem(ctx, tx, e.SessionID, it, depsJSON, at); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// itemDependencies is the dependencies column of an item: a JSON array, never null.
+func itemDependencies(it events.WorkItem) (string, error) {
+	deps := it.Dependencies
+	if deps == nil {
+		deps = []string{}
+	}
+	depsJSON, err := json.Marshal(deps)
+	return string(depsJSON), err
+}
+
+func upsertItem(ctx context.Context, tx *Tx, sessionID string, it events.WorkItem, depsJSON, at string) error {
+	// time_created is set by the first event that names the item and never changed.
+	return tx.Exec(ctx, `INSERT INTO work_item (id, session_id, title, status, owner, dependencies, plan_step_id, time_created, time_updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, id) DO UPDATE SET title = excluded.title, status = excluded.status,
+			owner = excluded.owner, dependencies = excluded.dependencies, plan_step_id = excluded.plan_step_id,
+			time_updated = excluded.time_updated`,
+		it.ID, sessionID, it.Title, it.Status, nullable(it.Owner), depsJSON, nullable(it.PlanStepID), at, at)
 }
 
 // nullable stores "" as NULL, so "IS NULL" means "not set" in SQL.

@@ -386,22 +386,35 @@ func emptyTables(ctx context.Context, tx *Tx, ps []Projector) ([]string, error) 
 }
 
 // replayAll applies the whole log to ps in tx, reading and decoding it beside the writes
-// (readDecoded). It returns how many events it applied and the last one's position.
+// (readDecoded); a projector that folds (fold.go) holds its rows and writes them at the end.
+// It returns how many events it applied and the last one's position.
 func (r *Runner) replayAll(ctx context.Context, tx *Tx, ps []Projector) (count int, pos uint64, err error) {
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	decoded := make(chan decodedBatch, 4)
 	go r.readDecoded(readCtx, decoded)
 	rows := statementContext(ctx)
+	// A projector that folds its rows applies its fold instead of its statements (fold.go).
+	appliers := make([]interface {
+		Apply(context.Context, *Tx, events.Recorded, events.Payload) error
+	}, len(ps))
+	var folds []fold
+	for i, p := range ps {
+		appliers[i] = p
+		if f, ok := p.(folding); ok {
+			appliers[i] = f.fold()
+			folds = append(folds, appliers[i].(fold))
+		}
+	}
 	for batch := range decoded {
 		if batch.err != nil {
 			return count, pos, batch.err
 		}
 		for i, ev := range batch.events {
 			tx.applying(ev.Position)
-			for _, p := range ps {
-				if err := p.Apply(rows, tx, ev, batch.payloads[i]); err != nil {
-					return count, pos, fmt.Errorf("projector %s at position %d (%s): %w", p.Name(), ev.Position, ev.Type, err)
+			for j, a := range appliers {
+				if err := a.Apply(rows, tx, ev, batch.payloads[i]); err != nil {
+					return count, pos, fmt.Errorf("projector %s at position %d (%s): %w", ps[j].Name(), ev.Position, ev.Type, err)
 				}
 			}
 		}
@@ -410,7 +423,15 @@ func (r *Runner) replayAll(ctx context.Context, tx *Tx, ps []Projector) (count i
 	}
 	// The reading ends alike when the log does and when ctx does; and the statements above do
 	// not see ctx (statementContext).
-	return count, pos, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return count, pos, err
+	}
+	for _, f := range folds {
+		if err := f.flush(rows, tx); err != nil {
+			return count, pos, err
+		}
+	}
+	return count, pos, nil
 }
 
 // statementContext is the context the projectors' statements run in: ctx, except that it

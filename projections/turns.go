@@ -96,10 +96,16 @@ type toolSettledState struct {
 }
 
 func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload) error {
+	return applyPart(ctx, tx, partStatements{}, ev, p)
+}
+
+// applyPart is Parts' rules, the rows read and written through rows: the table's statements,
+// or a rebuild's fold (fold_part.go).
+func applyPart(ctx context.Context, tx *Tx, rows partRows, ev events.Recorded, p events.Payload) error {
 	switch e := p.(type) {
 	case events.UserMessageAppended:
 		data := textPart{Type: PartText, Role: "user", MessageID: e.MessageID, Text: e.Text}
-		return upsertPart(ctx, tx, ev, 0, e.SessionID, "user:"+e.MessageID, "", "", PartText, data)
+		return upsertPart(ctx, tx, rows, ev, 0, e.SessionID, "user:"+e.MessageID, "", "", PartText, data)
 	case events.ProviderRequest:
 		if e.Status != events.RequestCompleted || e.Response == nil || e.Purpose == events.PurposeCompaction {
 			return nil // a compaction's summary is not an answer (docs/compaction.md)
@@ -107,7 +113,7 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		ordinal := 0
 		if e.Response.Text != "" {
 			data := textPart{Type: PartText, Role: "assistant", RequestID: e.RequestID, Text: e.Response.Text}
-			if err := upsertPart(ctx, tx, ev, ordinal, e.SessionID, "text:"+e.RequestID, e.TurnID, e.RequestID, PartText, data); err != nil {
+			if err := upsertPart(ctx, tx, rows, ev, ordinal, e.SessionID, "text:"+e.RequestID, e.TurnID, e.RequestID, PartText, data); err != nil {
 				return err
 			}
 			ordinal++
@@ -115,22 +121,22 @@ func (Parts) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p events.Pay
 		for _, tc := range e.Response.ToolCalls {
 			data := toolPart{Type: PartTool, Tool: tc.Name, CallID: tc.ID,
 				Input: toolInput(tc.Arguments), State: toolPendingState{Status: "pending"}}
-			if err := upsertPart(ctx, tx, ev, ordinal, e.SessionID, tc.ID, e.TurnID, e.RequestID, PartTool, data); err != nil {
+			if err := upsertPart(ctx, tx, rows, ev, ordinal, e.SessionID, tc.ID, e.TurnID, e.RequestID, PartTool, data); err != nil {
 				return err
 			}
 			ordinal++
 		}
 	case events.PermissionAsked:
-		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolAskingState{
+		return setToolState(ctx, tx, rows, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolAskingState{
 			Status: "asking", AskID: e.AskID, Key: e.Key, Resource: e.Resource, Always: e.Always}, nil)
 	case events.ToolBlocked:
-		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolBlockedState{
+		return setToolState(ctx, tx, rows, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolBlockedState{
 			Status: "blocked", Category: e.Category, Message: e.Message, Fix: e.Fix, Field: e.Field, Output: e.Output}, nil)
 	case events.ToolStarted:
-		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolRunningState{
+		return setToolState(ctx, tx, rows, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolRunningState{
 			Status: "running", Action: e.Action, Group: e.Group}, e.Sandbox)
 	case events.ToolSettled:
-		return setToolState(ctx, tx, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolSettledState{
+		return setToolState(ctx, tx, rows, ev, toolCall{e.SessionID, e.TurnID, e.RequestID, e.CallID, e.Tool}, toolSettledState{
 			Status: e.Outcome, ErrorCode: e.ErrorCode, Output: e.Output, Metadata: e.Metadata,
 			Recovered: e.Recovered, DurationMs: e.DurationMs}, nil)
 	}
@@ -149,17 +155,53 @@ func toolInput(arguments string) json.RawMessage {
 
 // upsertPart writes a part; a part written again (a message id or call id seen twice) takes
 // the newer data and keeps its place in the transcript.
-func upsertPart(ctx context.Context, tx *Tx, ev events.Recorded, ordinal int, sessionID, id, turnID, requestID, typ string, data any) error {
+func upsertPart(ctx context.Context, tx *Tx, rows partRows, ev events.Recorded, ordinal int, sessionID, id, turnID, requestID, typ string, data any) error {
 	js, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
 	at := tx.eventTime(ev)
+	return rows.upsert(ctx, tx, partRow{id: id, sessionID: sessionID, turnID: nullable(turnID), requestID: nullable(requestID),
+		typ: typ, data: string(js), position: int64(ev.Position), ordinal: ordinal, created: at, updated: at})
+}
+
+// partRow is a part row, its values typed as the upsert binds them.
+type partRow struct {
+	id, sessionID     string
+	turnID, requestID any // NULL or text
+	typ, data         string
+	position          int64
+	ordinal           int
+	created, updated  string
+}
+
+// partRows reads and writes Parts' rows.
+type partRows interface {
+	// upsert writes a part; a part written again takes the newer turn, request, type, data and
+	// update time, and keeps its place in the transcript (position, ordinal) and its creation.
+	upsert(ctx context.Context, tx *Tx, r partRow) error
+	// data is the stored data of a part, and whether it exists.
+	data(ctx context.Context, tx *Tx, sessionID, id string) (string, bool, error)
+}
+
+// partStatements are the part table's statements.
+type partStatements struct{}
+
+func (partStatements) upsert(ctx context.Context, tx *Tx, r partRow) error {
 	return tx.Exec(ctx, `INSERT INTO part (id, session_id, turn_id, request_id, type, data, position, ordinal, time_created, time_updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, id) DO UPDATE SET turn_id = excluded.turn_id, request_id = excluded.request_id,
 			type = excluded.type, data = excluded.data, time_updated = excluded.time_updated`,
-		id, sessionID, nullable(turnID), nullable(requestID), typ, string(js), int64(ev.Position), ordinal, at, at)
+		r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, r.ordinal, r.created, r.updated)
+}
+
+func (partStatements) data(ctx context.Context, tx *Tx, sessionID, id string) (string, bool, error) {
+	var stored string
+	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, sessionID, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return stored, err == nil, err
 }
 
 // toolCall names the call a tool event is about.
@@ -168,15 +210,13 @@ type toolCall struct{ sessionID, turnID, requestID, callID, tool string }
 // setToolState replaces a tool part's state, keeping its tool and input. A part the log never
 // created pending (a call blocked before its request was recorded) is created here. A non-nil
 // sandbox is recorded on the part; nil keeps what the part has.
-func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, state any, sandbox *events.SandboxResolution) error {
+func setToolState(ctx context.Context, tx *Tx, rows partRows, ev events.Recorded, c toolCall, state any, sandbox *events.SandboxResolution) error {
 	data := toolPart{Type: PartTool, Tool: c.tool, CallID: c.callID}
-	var stored string
-	err := tx.get(ctx, &stored, `SELECT data FROM part WHERE session_id = ? AND id = ?`, c.sessionID, c.callID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	stored, found, err := rows.data(ctx, tx, c.sessionID, c.callID)
+	if err != nil {
 		return err
-	default:
+	}
+	if found {
 		if err := json.Unmarshal([]byte(stored), &data); err != nil {
 			return fmt.Errorf("part %s/%s: stored data is not a tool part: %w", c.sessionID, c.callID, err)
 		}
@@ -185,7 +225,7 @@ func setToolState(ctx context.Context, tx *Tx, ev events.Recorded, c toolCall, s
 	if sandbox != nil {
 		data.Sandbox = sandbox
 	}
-	return upsertPart(ctx, tx, ev, 0, c.sessionID, c.callID, c.turnID, c.requestID, PartTool, data)
+	return upsertPart(ctx, tx, rows, ev, 0, c.sessionID, c.callID, c.turnID, c.requestID, PartTool, data)
 }
 
 // PromptReceipts is the "prompt_receipt" read model: one row per assembled prompt, its

@@ -1,0 +1,179 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zuno-run/zuno/events"
+)
+
+// Folding rows during a rebuild (docs/storage.md, "Read models and projections"). A rebuild
+// starts from empty tables in a transaction of its own, and a projector such as session writes
+// each row several times (created, titled, a message, a turn...). A projector that folds gives
+// the rebuild, instead of its statements, a fold: the projector's own rules applied to its rows
+// held in memory, each row written once, many to an INSERT. What the fold cannot decide from
+// the rows it holds (an event on a row already written, or one that a statement would refuse)
+// it leaves to the projector's statements, after writing what it holds, so the table gets what
+// running the statements one by one gives. The live path (catching up) runs the statements.
+
+// folding is a projector that can fold its rows during a rebuild.
+type folding interface {
+	Projector
+	// fold returns a fresh fold for one rebuild.
+	fold() fold
+}
+
+// fold is a projector's rebuild-only mode: Apply as the projector's, then flush, which
+// writes every row still held.
+type fold interface {
+	Apply(ctx context.Context, tx *Tx, ev events.Recorded, payload events.Payload) error
+	flush(ctx context.Context, tx *Tx) error
+}
+
+// foldLimit bounds the rows a fold holds per table, and foldBytes the bytes of their large
+// values (a part's data holds a tool's output): past either, the oldest half is written. A
+// log's sessions overlap in time but few stay open for long, so a written row is rarely
+// touched again (that costs its statement, as catching up does) and memory stays bounded
+// whatever the log's length.
+var (
+	foldLimit = 8192
+	foldBytes = 32 << 20
+)
+
+// foldInsertRows is how many rows one of a fold's INSERTs writes on SQLite (Postgres batches
+// single-row INSERTs itself, batch.go).
+const foldInsertRows = 32
+
+// rowState is where a row of a fold's table is.
+type rowState int
+
+const (
+	// rowAbsent: no event of the rebuild created it, so the table, emptied when the rebuild
+	// began and written only by its projector, does not hold it.
+	rowAbsent rowState = iota
+	// rowHeld: held in memory, not written yet.
+	rowHeld
+	// rowWritten: in the table; only the projector's statements change it now.
+	rowWritten
+)
+
+// rowFold holds the rows of one table that a fold has created and not written yet, in the
+// order they were created: written in that order, they get the rowids (SQLite's order of a
+// scan without ORDER BY) the statements give them.
+type rowFold[K comparable, R any] struct {
+	table   string
+	columns []string
+	// values appends a row's column values to args, in columns' order, typed as the
+	// projector's statements bind them (a stored value's type follows the bound value's).
+	values func(r *R, args []any) []any
+	// size is the length of a row's large values, or nil where the table has none.
+	size func(*R) int
+	// finish, where set, computes what a row holds unencoded (a plan's steps) before the row
+	// is written: a row changed many times is encoded once.
+	finish func(*R) error
+
+	held    map[K]*R
+	order   []K // held keys, oldest first
+	bytes   int // the held rows' size
+	written map[K]struct{}
+
+	inserts map[int]string // INSERT statements by their number of rows
+}
+
+func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any) *rowFold[K, R] {
+	return &rowFold[K, R]{table: table, columns: columns, values: values, held: map[K]*R{}, written: map[K]struct{}{},
+		inserts: map[int]string{}}
+}
+
+func (f *rowFold[K, R]) sizeOf(r *R) int {
+	if f.size == nil {
+		return 0
+	}
+	return f.size(r)
+}
+
+// row returns k's row if held, and where the row is.
+func (f *rowFold[K, R]) row(k K) (*R, rowState) {
+	if r, ok := f.held[k]; ok {
+		return r, rowHeld
+	}
+	if _, ok := f.written[k]; ok {
+		return nil, rowWritten
+	}
+	return nil, rowAbsent
+}
+
+// create holds a new row under k, which must be absent; past foldLimit the oldest half of
+// the held rows is written.
+func (f *rowFold[K, R]) create(ctx context.Context, tx *Tx, k K, r R) error {
+	f.held[k] = &r
+	f.order = append(f.order, k)
+	return f.resized(ctx, tx, f.sizeOf(&r))
+}
+
+// resized records that the held rows grew by delta bytes (a held row changed, or one was
+// created); past foldLimit or foldBytes, the oldest half of the held rows is written.
+func (f *rowFold[K, R]) resized(ctx context.Context, tx *Tx, delta int) error {
+	f.bytes += delta
+	if len(f.order) <= foldLimit && f.bytes <= foldBytes {
+		return nil
+	}
+	return f.write(ctx, tx, (len(f.order)+1)/2)
+}
+
+// flush writes every held row.
+func (f *rowFold[K, R]) flush(ctx context.Context, tx *Tx) error {
+	return f.write(ctx, tx, len(f.order))
+}
+
+// write writes the n oldest held rows, in the order they were created, and marks them written.
+// On Postgres each row is one INSERT, which the transaction batches (batch.go); on SQLite
+// foldInsertRows rows go to an INSERT, each shape prepared once per transaction.
+func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
+	per := 1
+	if tx.schemas == nil {
+		per = foldInsertRows
+	}
+	args := make([]any, 0, per*len(f.columns))
+	for done := 0; done < n; {
+		rows := per
+		if n-done < per {
+			rows = 1
+		}
+		args = args[:0]
+		for _, k := range f.order[done : done+rows] {
+			r := f.held[k]
+			if f.finish != nil {
+				if err := f.finish(r); err != nil {
+					return err
+				}
+			}
+			args = f.values(r, args)
+			f.bytes -= f.sizeOf(r)
+			delete(f.held, k)
+			f.written[k] = struct{}{}
+		}
+		if err := tx.Exec(ctx, f.insert(rows), args...); err != nil {
+			return fmt.Errorf("write %d folded rows into %s: %w", rows, f.table, err)
+		}
+		done += rows
+	}
+	f.order = append(f.order[:0], f.order[n:]...)
+	return nil
+}
+
+// insert is INSERT INTO the table (columns) VALUES (?, ...) with n rows.
+func (f *rowFold[K, R]) insert(n int) string {
+	if q, ok := f.inserts[n]; ok {
+		return q
+	}
+	row := "(" + strings.Repeat("?, ", len(f.columns)-1) + "?)"
+	rows := make([]string, n)
+	for i := range rows {
+		rows[i] = row
+	}
+	q := "INSERT INTO " + f.table + " (" + strings.Join(f.columns, ", ") + ") VALUES " + strings.Join(rows, ", ")
+	f.inserts[n] = q
+	return q
+}
