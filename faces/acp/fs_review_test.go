@@ -22,7 +22,7 @@ func TestEditorTwoSessionsAtOnce(t *testing.T) {
   {"text": "Done."},
   {"text": "Done."}
 ]}`
-	w := newWorld(t, script, "", map[string]string{"one/a.txt": "disk one\n", "two/a.txt": "disk two\n"})
+	w := newWorld(t, script, unconfined, map[string]string{"one/a.txt": "disk one\n", "two/a.txt": "disk two\n"})
 	p := w.acp()
 	initializeWith(p, editorCaps)
 	dirs := map[string]string{}

@@ -129,7 +129,7 @@ func details(d map[string]any) map[string]any {
 // client; a forged answer is dropped; the command runs under Zuno, never in the client's
 // terminal; and the log records the route.
 func TestEditorFileSystem(t *testing.T) {
-	w := newWorld(t, editorScript, "", map[string]string{"a.txt": "on disk\n", ".git/hooks/pre-commit": "#!/bin/sh\n"})
+	w := newWorld(t, editorScript, unconfined, map[string]string{"a.txt": "on disk\n", ".git/hooks/pre-commit": "#!/bin/sh\n"})
 	outside := filepath.Join(filepath.Dir(w.dir), "outside")
 	if err := os.MkdirAll(outside, 0o755); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestEditorFileSystemFails(t *testing.T) {
     {"text": "Done."}
   ]}
 ]}`
-	w := newWorld(t, script, "", map[string]string{"a.txt": "on disk\n"})
+	w := newWorld(t, script, unconfined, map[string]string{"a.txt": "on disk\n"})
 	fs := map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}
 
 	// 1. A client that errs, stays silent, or answers beyond the frame limit, with a short
@@ -324,7 +324,7 @@ const editorSDKScript = `{"turns": [
 // records the route.
 func TestEditorFileSystemTypeScriptSDK(t *testing.T) {
 	node := needNode(t)
-	w := newWorld(t, editorSDKScript, "", map[string]string{"a.txt": "on disk\n"})
+	w := newWorld(t, editorSDKScript, unconfined, map[string]string{"a.txt": "on disk\n"})
 	script, err := filepath.Abs(filepath.Join(sdkDir, "fs.mjs"))
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func (c *Catalog) Open(req turn.ToolsRequest) (turn.Surface, error) {
 	set, err := toolset.New(toolset.Config{Root: workspace, ArtifactDir: artifacts, SessionID: sessionID,
 		MaxBytes: c.MaxBytes, MaxLines: c.MaxLines, Background: backgroundStarter{mgr},
 		MaxArtifactBytes: perCall, MaxSessionArtifactBytes: perSession, UsageDirs: []string{mgr.LogDir()},
-		EnvExclude: c.EnvExclude, Gone: req.Gone, Protected: sb.Protected, Editor: req.Editor, ReadOnly: c.Sandbox.Mode == sandbox.ModeReadOnly,
+		EnvExclude: c.EnvExclude, Gone: req.Gone, Protected: sb.Protected, Editor: editorBeside(req.Editor, sb.Resolution, refused, c.Sandbox.Mode), ReadOnly: c.Sandbox.Mode == sandbox.ModeReadOnly,
 		Sandbox: &toolset.ShellSandbox{Resolution: sb.Resolution, Launcher: sb.Launcher, Refused: refused}})
 	if err != nil {
 		mgr.Close()
@@ -224,4 +224,21 @@ func (b backgroundStarter) StartBackground(ctx context.Context, req toolset.Back
 	info, err := b.m.Start(ctx, bg.StartRequest{Command: req.Command, Dir: req.Dir, ExitPolicy: req.ExitPolicy,
 		SessionID: req.SessionID, CallID: req.CallID})
 	return info.ID, err
+}
+
+// editorBeside is the editor's file system the file tools may use beside this surface's
+// commands (docs/acp.md, "Only where no confined command can move a name"). The editor opens
+// files by name, on the host, after Zuno checked them; under a sandbox that lets the session's
+// commands write the workspace, a command (a background task, a delegated child's shell) can
+// swap a checked directory for a link while the editor resolves the name, and the editor
+// would read or write outside the sandbox through it. ACP has no handle-relative access, so
+// there the editor is not used and the tools read and write the disk by handle. It is kept
+// where that gives the agent nothing its commands lack: commands that run unconfined (the
+// native backend, danger-full-access, the fallback), that cannot write (read-only), or that
+// do not run at all (a refused sandbox).
+func editorBeside(e *tools.Editor, res sandbox.Resolution, refused error, mode string) *tools.Editor {
+	if e == nil || refused != nil || !res.Enforced || mode == sandbox.ModeReadOnly {
+		return e
+	}
+	return nil
 }
