@@ -18,7 +18,8 @@ import (
 // AlreadyInFlight); a wake that finds the session's turn running here leaves the input to that
 // turn's next tool-safe boundary (Take), or to its end when none is left (afterTurn); one that
 // fails is tried again, 3 attempts from 10 ms doubling, capped at 100 ms, and then left in the
-// inbox, where the session's next run delivers it.
+// inbox, where the session's next run delivers it, unless what it failed on was a turn of the
+// session running here: that turn's end delivers it (afterTurn, passEnded).
 
 // CodeAlreadyInFlight: a wake of the same (session, input) is in flight in this process.
 const CodeAlreadyInFlight = "already_in_flight"
@@ -58,30 +59,47 @@ func (j *Jobs) deliverer(parent string) {
 	defer j.end()
 	for {
 		err := j.Deliver(j.background, parent) // stopped with the run, as its children are
-		j.mu.Lock()
-		again := err == nil && j.delivering[parent]
-		if !again {
-			delete(j.delivering, parent)
-			delete(j.missed, parent) // its own turns' ends need no wake: it looked again
-			if _, running := j.comps[parent]; err != nil && running {
-				// It failed because a turn of the parent runs here (it started meanwhile):
-				// that turn's next boundary, or its end, delivers instead.
-				j.missed[parent] = true
-			}
-			j.mu.Unlock()
+		if !j.passEnded(parent, err) {
 			return
 		}
-		j.delivering[parent] = false
-		j.mu.Unlock()
 	}
 }
 
-// afterTurn wakes the session when a report arrived while its turn ran.
+// passEnded decides, once a deliverer's pass over parent's inbox ended with err, whether it
+// looks again; when it does not, it stops being the parent's deliverer.
+func (j *Jobs) passEnded(parent string, err error) (again bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	// Asked to look again (an input admitted meanwhile, or a turn of the parent ended here,
+	// which may be what this pass failed on: afterTurn): it looks again, failed or not.
+	if j.delivering[parent] && !j.stopped {
+		j.delivering[parent] = false
+		return true
+	}
+	delete(j.delivering, parent)
+	delete(j.missed, parent) // its own turns' ends need no wake: it looked again
+	if _, running := j.comps[parent]; err != nil && running {
+		// It failed because a turn of the parent runs here (it started meanwhile): that
+		// turn's next boundary, or its end, delivers instead.
+		j.missed[parent] = true
+	}
+	return false
+}
+
+// afterTurn wakes the session when a report arrived while its turn ran. A deliverer of the
+// session in flight is asked to look again instead, whatever missed says: it may have found
+// this turn running and be failing on it (session busy) after the turn's end, when nothing
+// would deliver its input before the session's next run. Both sides decide under j.mu, so
+// either the deliverer saw the turn running and marked it missed, which this reads, or this
+// marks the deliverer, which then looks again.
 func (j *Jobs) afterTurn(session string) {
 	j.mu.Lock()
 	missed := j.missed[session]
 	delete(j.missed, session)
 	_, delivering := j.delivering[session]
+	if delivering {
+		j.delivering[session] = true
+	}
 	j.mu.Unlock()
 	if missed && !delivering {
 		j.wake(session)
