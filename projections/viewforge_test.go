@@ -33,7 +33,9 @@ func testForgedViewMarker(t *testing.T, e *env, reopen func() *env) {
 		t.Fatal("the view carries no marker")
 	}
 	stmts := []string{`DROP VIEW verification_receipt`,
-		`CREATE VIEW verification_receipt AS /* ` + marker + ` */ SELECT 'forged' AS id, 'forged' AS session_id`}
+		`CREATE VIEW verification_receipt AS /* ` + marker + ` */ SELECT 'forged' AS id, 'forged' AS session_id`,
+		// A view over a log view, which carries no marker of its own.
+		`DROP VIEW prompt_receipt`, `CREATE VIEW prompt_receipt AS SELECT 'forged' AS id`}
 	if e.rm.Dialect == sqldb.Postgres {
 		stmts = append(stmts, `COMMENT ON VIEW verification_receipt IS '`+marker+`'`)
 	}
@@ -45,6 +47,9 @@ func testForgedViewMarker(t *testing.T, e *env, reopen func() *env) {
 	e = reopen()
 	if got := e.query(t, `SELECT COUNT(*) FROM verification_receipt WHERE id = 'forged'`); len(got) != 1 || got[0] != "0" {
 		t.Fatalf("the forged view is still there after opening: %v", got)
+	}
+	if got := e.query(t, `SELECT COUNT(*) FROM prompt_receipt WHERE id = 'forged'`); len(got) != 1 || got[0] != "0" {
+		t.Fatalf("the forged prompt_receipt view is still there after opening: %v", got)
 	}
 	if got := e.query(t, `SELECT COUNT(*) FROM verification_receipt`); len(got) != 1 {
 		t.Fatalf("the view made again does not answer: %v", got)

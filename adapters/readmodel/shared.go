@@ -138,6 +138,12 @@ func (v logView) marker(dialect sqldb.Dialect) string {
 	return "zuno:" + hex.EncodeToString(sum[:8])
 }
 
+// marked is v's statement as this build makes it in SQLite: the marker in a comment, so
+// the schema text names the definition.
+func (v logView) marked() string {
+	return strings.Replace(v.sqlite, " AS\n", " AS /* "+v.marker(sqldb.SQLite)+" */\n", 1)
+}
+
 // statements make v's view over whatever v.name is now (kind: "table" or "view"), with its
 // dependents dropped first and made again after.
 func (v logView) statements(dialect sqldb.Dialect, kind string) []string {
@@ -146,11 +152,10 @@ func (v logView) statements(dialect sqldb.Dialect, kind string) []string {
 		out = append(out, `DROP VIEW IF EXISTS `+d.name)
 	}
 	out = append(out, `DROP `+strings.ToUpper(kind)+` `+v.name)
-	marker := v.marker(dialect)
 	if dialect == sqldb.Postgres {
-		out = append(out, v.create(dialect), `COMMENT ON VIEW `+v.name+` IS '`+marker+`'`)
+		out = append(out, v.create(dialect), `COMMENT ON VIEW `+v.name+` IS '`+v.marker(dialect)+`'`)
 	} else {
-		out = append(out, strings.Replace(v.create(dialect), " AS\n", " AS /* "+marker+" */\n", 1))
+		out = append(out, v.marked())
 	}
 	for _, d := range v.dependents {
 		out = append(out, d.create)
@@ -166,8 +171,15 @@ func (v logView) statements(dialect sqldb.Dialect, kind string) []string {
 // it: the view shows the same rows from the log (prompt_receipt_row's, from the keys its
 // migration copied into prompt_receipt_key).
 func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) error {
+	if here, err := isTable(ctx, db, dialect, "event_log"); err != nil || !here {
+		return err
+	}
+	defs, err := expectedDefinitions(ctx, db, dialect)
+	if err != nil {
+		return err
+	}
 	// Looked at without the lock first: once converted, an open takes no lock (issue 30).
-	if pending, err := viewsPending(ctx, db, dialect); err != nil || !pending {
+	if pending, err := viewsPending(ctx, db, defs); err != nil || !pending {
 		return err
 	}
 	tx, err := db.BeginTxx(ctx, nil)
@@ -182,7 +194,7 @@ func shareEventLog(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) erro
 		return err
 	}
 	for _, v := range logViews {
-		kind, err := pendingKind(ctx, tx, dialect, v)
+		kind, err := pendingKind(ctx, tx, defs, v)
 		if err != nil || kind == "" {
 			if err != nil {
 				return err
@@ -214,28 +226,106 @@ func dependentNames(v logView) []string {
 }
 
 // pendingKind says what must be replaced to give v this build's view: "table" where the
-// read model is still a table, "view" where its view was made by another build's definition,
-// "" where it is this build's view already.
-func pendingKind(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect, v logView) (string, error) {
-	if table, err := isTable(ctx, q, dialect, v.name); err != nil || table {
+// read model is still a table, "view" where its view, or a view over it, is not defined as
+// this build defines it (defs), "" where both are this build's already. The definition
+// itself is compared, not the marker kept beside it: a user who may write the database can
+// copy a marker onto a definition of their own.
+func pendingKind(ctx context.Context, q sqlx.QueryerContext, defs definitions, v logView) (string, error) {
+	if table, err := isTable(ctx, q, defs.dialect, v.name); err != nil || table {
 		if table {
 			return "table", nil
 		}
 		return "", err
 	}
-	query := `SELECT COUNT(*), COALESCE(MAX(instr(sql, ?)), 0) FROM sqlite_master WHERE type = 'view' AND name = ?`
-	if dialect == sqldb.Postgres {
-		query = `SELECT COUNT(*), COUNT(*) FILTER (WHERE obj_description(oid, 'pg_class') = $1) FROM pg_class
-			WHERE oid = to_regclass($2) AND relkind = 'v'`
+	view, current, err := defs.compare(ctx, q, v.name)
+	if err != nil || !view {
+		return "", err
 	}
-	var views, current int
-	if err := q.QueryRowxContext(ctx, query, v.marker(dialect), v.name).Scan(&views, &current); err != nil {
-		return "", fmt.Errorf("look at the %s view: %w", v.name, err)
+	for _, d := range v.dependents {
+		_, dcur, err := defs.compare(ctx, q, d.name)
+		if err != nil {
+			return "", err
+		}
+		current = current && dcur
 	}
-	if views == 0 || current > 0 {
+	if current {
 		return "", nil
 	}
 	return "view", nil
+}
+
+// definitions are the views of logViews and their dependents as this build defines them, in
+// the form the database keeps a view's definition in: SQLite's schema text, or Postgres's
+// pg_get_viewdef (which rewrites a statement, so the form is the server's own, read from a
+// temporary view made with this build's statement and rolled back).
+type definitions struct {
+	dialect sqldb.Dialect
+	byName  map[string]string
+}
+
+func expectedDefinitions(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect) (definitions, error) {
+	defs := definitions{dialect: dialect, byName: map[string]string{}}
+	for _, v := range logViews {
+		defs.byName[v.name] = v.marked()
+		if dialect == sqldb.Postgres {
+			defs.byName[v.name] = v.postgres
+		}
+		for _, d := range v.dependents {
+			defs.byName[d.name] = d.create
+		}
+	}
+	if dialect != sqldb.Postgres {
+		return defs, nil
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return defs, err
+	}
+	defer tx.Rollback()
+	for _, v := range logViews {
+		for _, d := range append([]dependentView{{v.name, v.postgres}}, v.dependents...) {
+			def, err := probeDefinition(ctx, tx, d)
+			if err != nil {
+				return defs, err
+			}
+			defs.byName[d.name] = def
+		}
+	}
+	return defs, nil
+}
+
+// probeDefinition is pg_get_viewdef of d's statement, made as a temporary view. A dependent
+// reads the view as it is here; where that view cannot give it its columns (a definition of
+// another's), the definition is "", which no view has, so both are made again.
+func probeDefinition(ctx context.Context, tx *sqlx.Tx, d dependentView) (string, error) {
+	probe := "zuno_probe_" + d.name
+	stmt := strings.Replace(d.create, "CREATE VIEW "+d.name+" AS", "CREATE TEMP VIEW "+probe+" AS", 1)
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT zuno_probe`); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, stmt); err != nil {
+		_, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT zuno_probe`)
+		return "", rerr
+	}
+	var def string
+	if err := tx.QueryRowxContext(ctx, `SELECT pg_get_viewdef(to_regclass($1))`, "pg_temp."+probe).Scan(&def); err != nil {
+		return "", fmt.Errorf("read the %s view's definition: %w", d.name, err)
+	}
+	return def, nil
+}
+
+// compare reports whether name is a view here, and whether its definition is this build's.
+func (defs definitions) compare(ctx context.Context, q sqlx.QueryerContext, name string) (view, current bool, err error) {
+	query := `SELECT COUNT(*), COALESCE(MAX(sql = ?), 0) FROM sqlite_master WHERE type = 'view' AND name = ?`
+	if defs.dialect == sqldb.Postgres {
+		query = `SELECT COUNT(*), COUNT(*) FILTER (WHERE pg_get_viewdef(oid) = $1) FROM pg_class
+			WHERE oid = to_regclass($2) AND relkind = 'v'`
+	}
+	var views, same int
+	if err := q.QueryRowxContext(ctx, query, defs.byName[name], name).Scan(&views, &same); err != nil {
+		return false, false, fmt.Errorf("look at the %s view: %w", name, err)
+	}
+	return views > 0, same > 0, nil
 }
 
 // isTable reports whether name is a table (not a view) of this database.
@@ -253,12 +343,9 @@ func isTable(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect, 
 
 // viewsPending reports whether event_log is here and some read model of logViews is still a
 // table, or a view of another build's definition.
-func viewsPending(ctx context.Context, q sqlx.QueryerContext, dialect sqldb.Dialect) (bool, error) {
-	if here, err := isTable(ctx, q, dialect, "event_log"); err != nil || !here {
-		return false, err
-	}
+func viewsPending(ctx context.Context, q sqlx.QueryerContext, defs definitions) (bool, error) {
 	for _, v := range logViews {
-		if kind, err := pendingKind(ctx, q, dialect, v); err != nil || kind != "" {
+		if kind, err := pendingKind(ctx, q, defs, v); err != nil || kind != "" {
 			return kind != "", err
 		}
 	}
