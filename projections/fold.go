@@ -69,6 +69,8 @@ type rowFold[K comparable, R any] struct {
 	values func(r *R, args []any) []any
 	// size is the length of a row's large values, or nil where the table has none.
 	size func(*R) int
+	// nul reports whether a row holds a text value with a NUL character (unheldable).
+	nul func(*R) bool
 	// finish, where set, computes what a row holds unencoded (a plan's steps) before the row
 	// is written: a row changed many times is encoded once.
 	finish func(*R) error
@@ -81,8 +83,8 @@ type rowFold[K comparable, R any] struct {
 	inserts map[int]string // INSERT statements by their number of rows
 }
 
-func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any) *rowFold[K, R] {
-	return &rowFold[K, R]{table: table, columns: columns, values: values, held: map[K]*R{}, written: map[K]struct{}{},
+func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, nul func(*R) bool) *rowFold[K, R] {
+	return &rowFold[K, R]{table: table, columns: columns, values: values, nul: nul, held: map[K]*R{}, written: map[K]struct{}{},
 		inserts: map[int]string{}}
 }
 
@@ -92,6 +94,38 @@ func (f *rowFold[K, R]) sizeOf(r *R) int {
 	}
 	return f.size(r)
 }
+
+// unheldable reports whether r holds a value a fold leaves to the statements: a text with a
+// NUL character, which Postgres's TEXT refuses (SQLite stores it). Held and then replaced
+// before it is written, such a value would be in a row the statements never wrote, and the
+// rebuild would succeed where catching up fails; so the fold writes what it holds and hands the
+// event to its statement, which refuses it, in its own words, at that event (or, on SQLite,
+// stores it, as catching up does).
+func (f *rowFold[K, R]) unheldable(r *R) bool { return f.nul(r) }
+
+// hasNUL reports whether a text value holds a NUL character: strings, and NULL-or-text values.
+func hasNUL(values ...any) bool {
+	for _, v := range values {
+		if s, ok := v.(string); ok && strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// anyNUL is hasNUL of strings, without converting each to an interface (a rebuild checks
+// every row it holds).
+func anyNUL(values ...string) bool {
+	for _, s := range values {
+		if strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// wrote records that a statement wrote k's row: the events after go to the statements.
+func (f *rowFold[K, R]) wrote(k K) { f.written[k] = struct{}{} }
 
 // row returns k's row if held, and where the row is.
 func (f *rowFold[K, R]) row(k K) (*R, rowState) {

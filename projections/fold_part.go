@@ -13,13 +13,18 @@ func partValues(r *partRow, args []any) []any {
 	return append(args, r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, r.ordinal, r.created, r.updated)
 }
 
+// partNUL: the data column is JSON, which writes a NUL as an escape.
+func partNUL(r *partRow) bool {
+	return anyNUL(r.id, r.sessionID, r.typ, r.created, r.updated) || hasNUL(r.turnID, r.requestID)
+}
+
 // partFold is Parts' rebuild-only mode (fold.go): Parts' rules (applyPart) on rows held in
 // memory. A tool part is written up to five times (pending, asking, blocked or running,
 // settled), and each change read the row first.
 type partFold struct{ rows *rowFold[rowKey, partRow] }
 
 func (Parts) fold() fold {
-	rows := newRowFold[rowKey](`part`, partColumns, partValues)
+	rows := newRowFold[rowKey](`part`, partColumns, partValues, partNUL)
 	rows.size = func(r *partRow) int { return len(r.data) }
 	return &partFold{rows: rows}
 }
@@ -33,6 +38,16 @@ func (f *partFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 // upsert is partStatements.upsert on a held row.
 func (f *partFold) upsert(ctx context.Context, tx *Tx, r partRow) error {
 	k := rowKey{r.sessionID, r.id}
+	if f.rows.unheldable(&r) {
+		if err := f.rows.flush(ctx, tx); err != nil {
+			return err
+		}
+		if err := (partStatements{}).upsert(ctx, tx, r); err != nil {
+			return err
+		}
+		f.rows.wrote(k)
+		return nil
+	}
 	switch held, state := f.rows.row(k); state {
 	case rowAbsent:
 		return f.rows.create(ctx, tx, k, r)

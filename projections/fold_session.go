@@ -23,6 +23,10 @@ func sessionValues(r *sessionRow, args []any) []any {
 	return append(args, r.id, r.title, r.agent, r.parent, r.directory, r.messageCount, r.status, r.created, r.updated)
 }
 
+func sessionNUL(r *sessionRow) bool {
+	return anyNUL(r.id, r.title, r.agent, r.status, r.created, r.updated) || hasNUL(r.parent, r.directory)
+}
+
 // sessionStatusDefault is the status column's default (migrations 0003): a created session's
 // status until its first turn.
 const sessionStatusDefault = "idle"
@@ -32,7 +36,7 @@ const sessionStatusDefault = "idle"
 type sessionFold struct{ rows *rowFold[string, sessionRow] }
 
 func (Sessions) fold() fold {
-	return &sessionFold{rows: newRowFold[string](`session`, sessionColumns, sessionValues)}
+	return &sessionFold{rows: newRowFold[string](`session`, sessionColumns, sessionValues, sessionNUL)}
 }
 
 func (f *sessionFold) flush(ctx context.Context, tx *Tx) error { return f.rows.flush(ctx, tx) }
@@ -55,11 +59,23 @@ func (f *sessionFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	}
 	switch r, state := f.rows.row(id); state {
 	case rowAbsent:
-		return nil // the statement's UPDATE finds no row
+		// The statement's UPDATE finds no row; it binds the values all the same.
+		probe := sessionRow{id: id}
+		change(&probe)
+		if !f.rows.unheldable(&probe) {
+			return nil
+		}
 	case rowHeld:
-		change(r)
-		r.updated = at
-		return nil
+		next := *r
+		change(&next)
+		next.updated = at
+		if !f.rows.unheldable(&next) {
+			*r = next
+			return nil
+		}
+		if err := f.rows.flush(ctx, tx); err != nil {
+			return err
+		}
 	}
 	return Sessions{}.Apply(ctx, tx, ev, p)
 }
@@ -67,13 +83,17 @@ func (f *sessionFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 // insert holds a new session's row. A second row with the same id is the statement's to
 // refuse, in its words: the held rows are written first.
 func (f *sessionFold) insert(ctx context.Context, tx *Tx, ev events.Recorded, p events.Payload, r sessionRow) error {
-	if _, state := f.rows.row(r.id); state == rowAbsent {
+	if _, state := f.rows.row(r.id); state == rowAbsent && !f.rows.unheldable(&r) {
 		return f.rows.create(ctx, tx, r.id, r)
 	}
 	if err := f.rows.flush(ctx, tx); err != nil {
 		return err
 	}
-	return Sessions{}.Apply(ctx, tx, ev, p)
+	if err := (Sessions{}).Apply(ctx, tx, ev, p); err != nil {
+		return err
+	}
+	f.rows.wrote(r.id)
+	return nil
 }
 
 // sessionChange is what an event other than a creation changes of its session's row, as

@@ -259,16 +259,35 @@ func TestFoldRefusesWhatStatementsRefuse(t *testing.T) {
 // writing it would write a row the statements never could, and the rebuild would succeed where
 // catching up fails: a session created with such a title then retitled, a todo item named
 // with one then renamed, a plan likewise, a call's id. Both must fail, on SQLite (which stores
-// it) both succeed with the same rows.
+// it) both succeed. An update of a row no event created binds its values too.
 func TestFoldRefusesWhatPostgresRefuses(t *testing.T) {
 	streams := map[string][]events.Payload{
 		"session-ses_n": {
 			events.SessionCreated{SessionID: "ses_n", Title: "a\x00b", Agent: "build"},
 			events.SessionTitled{SessionID: "ses_n", Title: "clean"},
 		},
+		// An update of a row no event created: the statement binds the value all the same.
+		"session-ses_absent": {
+			events.SessionTitled{SessionID: "ses_absent", Title: "a\x00b"},
+		},
+		"session-ses_held": {
+			events.SessionCreated{SessionID: "ses_held", Title: "clean", Agent: "build"},
+			events.SessionTitled{SessionID: "ses_held", Title: "a\x00b"},
+			events.SessionTitled{SessionID: "ses_held", Title: "clean again"},
+		},
+		"work-ses_p": {
+			events.WorkPlanSuperseded{SessionID: "ses_p", PlanID: "never", Status: "a\x00b", Revision: 2},
+		},
 		"work-ses_w": {
 			events.WorkTodoUpdated{SessionID: "ses_w", Items: []events.WorkItem{{ID: "i1", Title: "x\x00y", Status: "pending"}}},
 			events.WorkTodoUpdated{SessionID: "ses_w", Items: []events.WorkItem{{ID: "i1", Title: "clean", Status: "pending"}}},
+		},
+		// Created by the statement (on SQLite, which stores it), then changed: the change is
+		// the statement's too, not dropped as a change of a row no event created.
+		"session-ses_later": {
+			events.SessionCreated{SessionID: "ses_later", Title: "a\x00b", Agent: "build"},
+			events.SessionTitled{SessionID: "ses_later", Title: "renamed"},
+			events.TurnStarted{SessionID: "ses_later", TurnID: "t1", MessageID: "m1"},
 		},
 	}
 	for _, d := range dialects {
@@ -287,9 +306,15 @@ func TestFoldRefusesWhatPostgresRefuses(t *testing.T) {
 				}
 				runner := projections.NewRunner(e.rm.Writer, e.store, registry, foldingProjectors(), projections.WithBatchSize(1))
 				_, liveErr := runner.CatchUp(ctx)
+				live := typedDump(t, e.rm.Writer)
 				_, foldErr := runner.Rebuild(ctx)
 				if (liveErr == nil) != (foldErr == nil) {
 					t.Fatalf("caught up: %v; rebuilt: %v", liveErr, foldErr)
+				}
+				if liveErr == nil {
+					compareTyped(t, "default", live, typedDump(t, e.rm.Writer))
+				} else if liveErr.Error() != foldErr.Error() {
+					t.Fatalf("refused in other words:\nlive    %v\nrebuilt %v", liveErr, foldErr)
 				}
 				if d.name == "postgres" && liveErr == nil {
 					t.Fatal("Postgres took a NUL in a text column")

@@ -28,11 +28,16 @@ func planValues(r *planRow, args []any) []any {
 	return append(args, r.sessionID, r.planID, r.revision, r.title, r.status, r.depth, r.parent, r.steps, r.created, r.updated)
 }
 
+// planNUL: the steps column is JSON, which writes a NUL as an escape.
+func planNUL(r *planRow) bool {
+	return anyNUL(r.sessionID, r.planID, r.title, r.status, r.created, r.updated) || hasNUL(r.parent)
+}
+
 // planFold is WorkPlans' rebuild-only mode (fold.go).
 type planFold struct{ rows *rowFold[rowKey, planRow] }
 
 func (WorkPlans) fold() fold {
-	rows := newRowFold[rowKey](`work_plan`, planColumns, planValues)
+	rows := newRowFold[rowKey](`work_plan`, planColumns, planValues, planNUL)
 	rows.finish = func(r *planRow) (err error) {
 		r.steps, err = planSteps(r.plan)
 		return err
@@ -58,10 +63,21 @@ func (f *planFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 		// UPDATE work_plan SET status, revision, time_updated WHERE the key.
 		switch r, state := f.rows.row(rowKey{e.SessionID, e.PlanID}); state {
 		case rowAbsent:
-			return nil
+			// The statement's UPDATE finds no row; it binds the values all the same.
+			probe := planRow{sessionID: e.SessionID, planID: e.PlanID, status: e.Status}
+			if !f.rows.unheldable(&probe) {
+				return nil
+			}
 		case rowHeld:
-			r.status, r.revision, r.updated = e.Status, int64(e.Revision), tx.eventTime(ev)
-			return nil
+			next := *r
+			next.status, next.revision, next.updated = e.Status, int64(e.Revision), tx.eventTime(ev)
+			if !f.rows.unheldable(&next) {
+				*r = next
+				return nil
+			}
+			if err := f.rows.flush(ctx, tx); err != nil {
+				return err
+			}
 		}
 		return WorkPlans{}.Apply(ctx, tx, ev, p)
 	}
@@ -81,6 +97,16 @@ func (f *planFold) upsert(ctx context.Context, tx *Tx, ev events.Recorded, p eve
 	at := tx.eventTime(ev)
 	next := planRow{sessionID: sessionID, planID: plan.PlanID, revision: int64(revision), title: plan.Title,
 		status: plan.Status, depth: plan.Depth, parent: nullable(plan.ParentPlanID), plan: plan, created: at, updated: at}
+	if f.rows.unheldable(&next) {
+		if err := f.rows.flush(ctx, tx); err != nil {
+			return err
+		}
+		if err := (WorkPlans{}).Apply(ctx, tx, ev, p); err != nil {
+			return err
+		}
+		f.rows.wrote(k)
+		return nil
+	}
 	if state == rowAbsent {
 		return f.rows.create(ctx, tx, k, next)
 	}
@@ -105,11 +131,16 @@ func itemValues(r *itemRow, args []any) []any {
 	return append(args, r.id, r.sessionID, r.title, r.status, r.owner, r.dependencies, r.planStepID, r.created, r.updated)
 }
 
+// itemNUL: the dependencies column is JSON, which writes a NUL as an escape.
+func itemNUL(r *itemRow) bool {
+	return anyNUL(r.id, r.sessionID, r.title, r.status, r.created, r.updated) || hasNUL(r.owner, r.planStepID)
+}
+
 // itemFold is WorkItems' rebuild-only mode (fold.go).
 type itemFold struct{ rows *rowFold[rowKey, itemRow] }
 
 func (WorkItems) fold() fold {
-	return &itemFold{rows: newRowFold[rowKey](`work_item`, itemColumns, itemValues)}
+	return &itemFold{rows: newRowFold[rowKey](`work_item`, itemColumns, itemValues, itemNUL)}
 }
 
 func (f *itemFold) flush(ctx context.Context, tx *Tx) error { return f.rows.flush(ctx, tx) }
@@ -129,14 +160,21 @@ func (f *itemFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 		}
 		k := rowKey{e.SessionID, it.ID}
 		r, state := f.rows.row(k)
+		next := itemRow{id: it.ID, sessionID: e.SessionID, title: it.Title, status: it.Status, owner: nullable(it.Owner),
+			dependencies: deps, planStepID: nullable(it.PlanStepID), created: at, updated: at}
+		if state != rowWritten && f.rows.unheldable(&next) {
+			if err := f.rows.flush(ctx, tx); err != nil {
+				return err
+			}
+			state = rowWritten
+		}
 		if state == rowWritten {
 			if err := upsertItem(ctx, tx, e.SessionID, it, deps, at); err != nil {
 				return err
 			}
+			f.rows.wrote(k)
 			continue
 		}
-		next := itemRow{id: it.ID, sessionID: e.SessionID, title: it.Title, status: it.Status, owner: nullable(it.Owner),
-			dependencies: deps, planStepID: nullable(it.PlanStepID), created: at, updated: at}
 		if state == rowAbsent {
 			if err := f.rows.create(ctx, tx, k, next); err != nil {
 				return err
