@@ -282,6 +282,21 @@ func TestFoldRefusesWhatPostgresRefuses(t *testing.T) {
 			events.WorkTodoUpdated{SessionID: "ses_w", Items: []events.WorkItem{{ID: "i1", Title: "x\x00y", Status: "pending"}}},
 			events.WorkTodoUpdated{SessionID: "ses_w", Items: []events.WorkItem{{ID: "i1", Title: "clean", Status: "pending"}}},
 		},
+		// Postgres's INTEGER columns (a plan's depth and revision, a session's message count)
+		// refuse a value past 32 bits: a plan created that deep, then patched.
+		"work-ses_deep": {
+			events.WorkPlanCreated{SessionID: "ses_deep", Revision: 1, WorkPlan: events.WorkPlan{PlanID: "p", Title: "t", Status: "active", Depth: 1 << 40}},
+			events.WorkPlanPatched{SessionID: "ses_deep", Revision: 2, WorkPlan: events.WorkPlan{PlanID: "p", Title: "t", Status: "active"}},
+		},
+		"work-ses_rev": {
+			events.WorkPlanCreated{SessionID: "ses_rev", Revision: 1 << 33, WorkPlan: events.WorkPlan{PlanID: "p", Title: "t", Status: "active"}},
+			events.WorkPlanPatched{SessionID: "ses_rev", Revision: 2, WorkPlan: events.WorkPlan{PlanID: "p", Title: "t", Status: "active"}},
+		},
+		// A count at INTEGER's top, then a message: the statement's message_count + 1 overflows.
+		"session-ses_count": {
+			events.SessionForked{SessionID: "ses_count", Title: "f", Agent: "build", MessageCount: 1<<31 - 1},
+			events.UserMessageAppended{SessionID: "ses_count", MessageID: "m1", Text: "hi"},
+		},
 		// Created by the statement (on SQLite, which stores it), then changed: the change is
 		// the statement's too, not dropped as a change of a row no event created.
 		"session-ses_later": {
