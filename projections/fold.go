@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/zuno-run/zuno/events"
@@ -69,8 +70,8 @@ type rowFold[K comparable, R any] struct {
 	values func(r *R, args []any) []any
 	// size is the length of a row's large values, or nil where the table has none.
 	size func(*R) int
-	// nul reports whether a row holds a text value with a NUL character (unheldable).
-	nul func(*R) bool
+	// refused reports whether a row holds a value Postgres refuses (unheldable).
+	refused func(*R) bool
 	// finish, where set, computes what a row holds unencoded (a plan's steps) before the row
 	// is written: a row changed many times is encoded once.
 	finish func(*R) error
@@ -83,8 +84,8 @@ type rowFold[K comparable, R any] struct {
 	inserts map[int]string // INSERT statements by their number of rows
 }
 
-func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, nul func(*R) bool) *rowFold[K, R] {
-	return &rowFold[K, R]{table: table, columns: columns, values: values, nul: nul, held: map[K]*R{}, written: map[K]struct{}{},
+func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, refused func(*R) bool) *rowFold[K, R] {
+	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, held: map[K]*R{}, written: map[K]struct{}{},
 		inserts: map[int]string{}}
 }
 
@@ -96,17 +97,28 @@ func (f *rowFold[K, R]) sizeOf(r *R) int {
 }
 
 // unheldable reports whether r holds a value a fold leaves to the statements: a text with a
-// NUL character, which Postgres's TEXT refuses (SQLite stores it). Held and then replaced
+// NUL character, which Postgres's TEXT refuses, or a number past 32 bits in a column Postgres
+// declares INTEGER (SQLite stores both). Held and then replaced
 // before it is written, such a value would be in a row the statements never wrote, and the
 // rebuild would succeed where catching up fails; so the fold writes what it holds and hands the
 // event to its statement, which refuses it, in its own words, at that event (or, on SQLite,
 // stores it, as catching up does).
-func (f *rowFold[K, R]) unheldable(r *R) bool { return f.nul(r) }
+func (f *rowFold[K, R]) unheldable(r *R) bool { return f.refused(r) }
 
 // hasNUL reports whether a text value holds a NUL character: strings, and NULL-or-text values.
 func hasNUL(values ...any) bool {
 	for _, v := range values {
 		if s, ok := v.(string); ok && strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pastInt32 reports whether a value of an INTEGER column is outside its 32 bits.
+func pastInt32(values ...int64) bool {
+	for _, v := range values {
+		if v < math.MinInt32 || v > math.MaxInt32 {
 			return true
 		}
 	}

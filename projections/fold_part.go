@@ -13,9 +13,10 @@ func partValues(r *partRow, args []any) []any {
 	return append(args, r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, r.ordinal, r.created, r.updated)
 }
 
-// partNUL: the data column is JSON, which writes a NUL as an escape.
-func partNUL(r *partRow) bool {
-	return anyNUL(r.id, r.sessionID, r.typ, r.created, r.updated) || hasNUL(r.turnID, r.requestID)
+// partRefused: the data column is JSON, which writes a NUL as an escape; ordinal is an
+// INTEGER.
+func partRefused(r *partRow) bool {
+	return pastInt32(int64(r.ordinal)) || anyNUL(r.id, r.sessionID, r.typ, r.created, r.updated) || hasNUL(r.turnID, r.requestID)
 }
 
 // partFold is Parts' rebuild-only mode (fold.go): Parts' rules (applyPart) on rows held in
@@ -24,7 +25,7 @@ func partNUL(r *partRow) bool {
 type partFold struct{ rows *rowFold[rowKey, partRow] }
 
 func (Parts) fold() fold {
-	rows := newRowFold[rowKey](`part`, partColumns, partValues, partNUL)
+	rows := newRowFold[rowKey](`part`, partColumns, partValues, partRefused)
 	rows.size = func(r *partRow) int { return len(r.data) }
 	return &partFold{rows: rows}
 }

@@ -23,8 +23,9 @@ func sessionValues(r *sessionRow, args []any) []any {
 	return append(args, r.id, r.title, r.agent, r.parent, r.directory, r.messageCount, r.status, r.created, r.updated)
 }
 
-func sessionNUL(r *sessionRow) bool {
-	return anyNUL(r.id, r.title, r.agent, r.status, r.created, r.updated) || hasNUL(r.parent, r.directory)
+// sessionRefused: message_count is an INTEGER.
+func sessionRefused(r *sessionRow) bool {
+	return pastInt32(r.messageCount) || anyNUL(r.id, r.title, r.agent, r.status, r.created, r.updated) || hasNUL(r.parent, r.directory)
 }
 
 // sessionStatusDefault is the status column's default (migrations 0003): a created session's
@@ -36,7 +37,7 @@ const sessionStatusDefault = "idle"
 type sessionFold struct{ rows *rowFold[string, sessionRow] }
 
 func (Sessions) fold() fold {
-	return &sessionFold{rows: newRowFold[string](`session`, sessionColumns, sessionValues, sessionNUL)}
+	return &sessionFold{rows: newRowFold[string](`session`, sessionColumns, sessionValues, sessionRefused)}
 }
 
 func (f *sessionFold) flush(ctx context.Context, tx *Tx) error { return f.rows.flush(ctx, tx) }

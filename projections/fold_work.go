@@ -28,16 +28,17 @@ func planValues(r *planRow, args []any) []any {
 	return append(args, r.sessionID, r.planID, r.revision, r.title, r.status, r.depth, r.parent, r.steps, r.created, r.updated)
 }
 
-// planNUL: the steps column is JSON, which writes a NUL as an escape.
-func planNUL(r *planRow) bool {
-	return anyNUL(r.sessionID, r.planID, r.title, r.status, r.created, r.updated) || hasNUL(r.parent)
+// planRefused: the steps column is JSON, which writes a NUL as an escape; revision and depth
+// are INTEGERs.
+func planRefused(r *planRow) bool {
+	return pastInt32(r.revision, int64(r.depth)) || anyNUL(r.sessionID, r.planID, r.title, r.status, r.created, r.updated) || hasNUL(r.parent)
 }
 
 // planFold is WorkPlans' rebuild-only mode (fold.go).
 type planFold struct{ rows *rowFold[rowKey, planRow] }
 
 func (WorkPlans) fold() fold {
-	rows := newRowFold[rowKey](`work_plan`, planColumns, planValues, planNUL)
+	rows := newRowFold[rowKey](`work_plan`, planColumns, planValues, planRefused)
 	rows.finish = func(r *planRow) (err error) {
 		r.steps, err = planSteps(r.plan)
 		return err
@@ -64,7 +65,7 @@ func (f *planFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p even
 		switch r, state := f.rows.row(rowKey{e.SessionID, e.PlanID}); state {
 		case rowAbsent:
 			// The statement's UPDATE finds no row; it binds the values all the same.
-			probe := planRow{sessionID: e.SessionID, planID: e.PlanID, status: e.Status}
+			probe := planRow{sessionID: e.SessionID, planID: e.PlanID, status: e.Status, revision: int64(e.Revision)}
 			if !f.rows.unheldable(&probe) {
 				return nil
 			}
@@ -131,8 +132,8 @@ func itemValues(r *itemRow, args []any) []any {
 	return append(args, r.id, r.sessionID, r.title, r.status, r.owner, r.dependencies, r.planStepID, r.created, r.updated)
 }
 
-// itemNUL: the dependencies column is JSON, which writes a NUL as an escape.
-func itemNUL(r *itemRow) bool {
+// itemRefused: the dependencies column is JSON, which writes a NUL as an escape.
+func itemRefused(r *itemRow) bool {
 	return anyNUL(r.id, r.sessionID, r.title, r.status, r.created, r.updated) || hasNUL(r.owner, r.planStepID)
 }
 
@@ -140,7 +141,7 @@ func itemNUL(r *itemRow) bool {
 type itemFold struct{ rows *rowFold[rowKey, itemRow] }
 
 func (WorkItems) fold() fold {
-	return &itemFold{rows: newRowFold[rowKey](`work_item`, itemColumns, itemValues, itemNUL)}
+	return &itemFold{rows: newRowFold[rowKey](`work_item`, itemColumns, itemValues, itemRefused)}
 }
 
 func (f *itemFold) flush(ctx context.Context, tx *Tx) error { return f.rows.flush(ctx, tx) }
