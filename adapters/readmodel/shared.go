@@ -294,21 +294,36 @@ func expectedDefinitions(ctx context.Context, db *sqlx.DB, dialect sqldb.Dialect
 	return defs, nil
 }
 
-// probeDefinition is pg_get_viewdef of d's statement, made as a temporary view. A dependent
-// reads the view as it is here; where that view cannot give it its columns (a definition of
-// another's), the definition is "", which no view has, so both are made again.
+// probeDefinition is pg_get_viewdef of d's statement, made as a temporary view (or, where the
+// role may not make temporary tables, as a view beside the read models; the transaction that
+// makes either is rolled back). A dependent reads the view as it is here; where that view
+// cannot give it its columns (a definition of another's), the definition is "", which no view
+// has, so both are made again.
 func probeDefinition(ctx context.Context, tx *sqlx.Tx, d dependentView) (string, error) {
-	probe := "zuno_probe_" + d.name
-	stmt := strings.Replace(d.create, "CREATE VIEW "+d.name+" AS", "CREATE TEMP VIEW "+probe+" AS", 1)
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT zuno_probe`); err != nil {
-		return "", err
+	var made string
+	for _, probe := range []string{"pg_temp.zuno_probe_" + d.name, "zuno_probe_" + d.name} {
+		kind := "VIEW "
+		if strings.HasPrefix(probe, "pg_temp.") {
+			kind = "TEMP VIEW "
+		}
+		stmt := strings.Replace(d.create, "CREATE VIEW "+d.name+" AS", "CREATE "+kind+strings.TrimPrefix(probe, "pg_temp.")+" AS", 1)
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT zuno_probe`); err != nil {
+			return "", err
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT zuno_probe`); rerr != nil {
+				return "", rerr
+			}
+			continue
+		}
+		made = probe
+		break
 	}
-	if _, err := tx.ExecContext(ctx, stmt); err != nil {
-		_, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT zuno_probe`)
-		return "", rerr
+	if made == "" {
+		return "", nil
 	}
 	var def string
-	if err := tx.QueryRowxContext(ctx, `SELECT pg_get_viewdef(to_regclass($1))`, "pg_temp."+probe).Scan(&def); err != nil {
+	if err := tx.QueryRowxContext(ctx, `SELECT pg_get_viewdef(to_regclass($1))`, made).Scan(&def); err != nil {
 		return "", fmt.Errorf("read the %s view's definition: %w", d.name, err)
 	}
 	return def, nil
