@@ -95,7 +95,10 @@ func (in Inbox) state(ctx context.Context, sessionID string) (*answers.State, er
 
 // CloseAskID is the command id of the close of an ask: one per ask, so the close a stopped
 // process recorded and the one its recovery sends again are one command.
-func CloseAskID(sessionID, askID string) string { return "close-ask/" + sessionID + "/" + askID }
+func CloseAskID(sessionID, askID string) string { return closeAskPrefix + sessionID + "/" + askID }
+
+// closeAskPrefix begins every close's command id; a reply may not use it (AnswerPermission).
+const closeAskPrefix = "close-ask/"
 
 // Close records that the turn ended c's call unanswered, unless the ask was answered (or
 // closed) first: the inbox's decision at its revision picks the one of a reply and the close
