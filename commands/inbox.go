@@ -2,7 +2,9 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/domain/answers"
@@ -123,5 +125,16 @@ func (in Inbox) Close(ctx context.Context, meta Meta, c events.PermissionClosed)
 		stream: InboxStream(c.SessionID), newState: func() *answers.State { return &answers.State{} },
 		decide: func(s *answers.State) ([]events.Payload, error) { return answers.Close(s, c) }}
 	_, _, err = x.run(ctx)
+	var reused *CommandIDReusedError
+	if errors.As(err, &reused) && !strings.HasSuffix(meta.CommandID, closeAgain) {
+		// A reply took the close's id, recorded before AnswerPermission refused such ids: the
+		// close is decided under a second id, derived as the first, so that a close sent
+		// again is still one command.
+		x.meta.CommandID += closeAgain
+		_, _, err = x.run(ctx)
+	}
 	return err
 }
+
+// closeAgain ends the id a close takes when a reply of an older build holds its own.
+const closeAgain = "/again"
