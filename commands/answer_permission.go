@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zuno-run/zuno/domain"
 	"github.com/zuno-run/zuno/domain/answers"
@@ -18,7 +19,11 @@ type AnswerPermission struct {
 // AnswerPermission handles AnswerPermission: the reply lands in the session's inbox, where the
 // waiting turn reads it; the view is the recorded reply.
 func (h *Handlers) AnswerPermission(ctx context.Context, c *AnswerPermission) (Result, error) {
-	if err := h.requireAsk(ctx, c.SessionID, c.AskID); err != nil {
+	err := closesNamespace(c.CommandID)
+	if err == nil {
+		err = h.requireAsk(ctx, c.SessionID, c.AskID)
+	}
+	if err != nil {
 		return Result{CommandID: c.CommandID, Stream: InboxStream(c.SessionID), Revision: -1, Error: NewErrorReply(err)}, nil
 	}
 	x := execution[*answers.State]{meta: c.Meta, stream: InboxStream(c.SessionID),
@@ -29,6 +34,18 @@ func (h *Handlers) AnswerPermission(ctx context.Context, c *AnswerPermission) (R
 		return map[string]string{"askId": c.AskID, "reply": r}
 	}
 	return handle(ctx, h, "AnswerPermission", x, c.Answer, view), nil
+}
+
+// closesNamespace refuses a reply under a command id of the form the turn gives its closes
+// (CloseAskID): both are commands of the inbox stream, and a reply recorded under the close's
+// id would make that close a reuse of another command's id (command_id_reused), so the turn
+// could never record the end of the call it closes (docs/permissions.md, "Recovery").
+func closesNamespace(commandID string) error {
+	if !strings.HasPrefix(commandID, closeAskPrefix) {
+		return nil
+	}
+	return domain.Invalid("commandId", fmt.Sprintf("command id %q is of the form Zuno gives the close of an ask", commandID),
+		"send the reply under another command id (one not beginning with "+closeAskPrefix+")")
 }
 
 // CodeAskNotFound is an answer to an ask the session never put: an answer cannot wait in the

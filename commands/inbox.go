@@ -2,7 +2,9 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/zuno-run/zuno/commands/live"
 	"github.com/zuno-run/zuno/domain/answers"
@@ -95,7 +97,10 @@ func (in Inbox) state(ctx context.Context, sessionID string) (*answers.State, er
 
 // CloseAskID is the command id of the close of an ask: one per ask, so the close a stopped
 // process recorded and the one its recovery sends again are one command.
-func CloseAskID(sessionID, askID string) string { return "close-ask/" + sessionID + "/" + askID }
+func CloseAskID(sessionID, askID string) string { return closeAskPrefix + sessionID + "/" + askID }
+
+// closeAskPrefix begins every close's command id; a reply may not use it (AnswerPermission).
+const closeAskPrefix = "close-ask/"
 
 // Close records that the turn ended c's call unanswered, unless the ask was answered (or
 // closed) first: the inbox's decision at its revision picks the one of a reply and the close
@@ -120,5 +125,16 @@ func (in Inbox) Close(ctx context.Context, meta Meta, c events.PermissionClosed)
 		stream: InboxStream(c.SessionID), newState: func() *answers.State { return &answers.State{} },
 		decide: func(s *answers.State) ([]events.Payload, error) { return answers.Close(s, c) }}
 	_, _, err = x.run(ctx)
+	var reused *CommandIDReusedError
+	if errors.As(err, &reused) && !strings.HasSuffix(meta.CommandID, closeAgain) {
+		// A reply took the close's id, recorded before AnswerPermission refused such ids: the
+		// close is decided under a second id, derived as the first, so that a close sent
+		// again is still one command.
+		x.meta.CommandID += closeAgain
+		_, _, err = x.run(ctx)
+	}
 	return err
 }
+
+// closeAgain ends the id a close takes when a reply of an older build holds its own.
+const closeAgain = "/again"

@@ -33,6 +33,13 @@ func TestDecide(t *testing.T) {
 		{"reject after the close is ask_not_pending", closed, answers.Answer{SessionID: "s", AskID: "a1", Reply: "reject"}, answers.CodeAskNotPending, 0},
 		{"another ask of a session with a closed one is answered", closed, answers.Answer{SessionID: "s", AskID: "a2", Reply: "once"}, "", 1},
 		{"an unknown reply", &answers.State{}, answers.Answer{SessionID: "s", AskID: "a1", Reply: "yes"}, domain.CodeInvalidArgument, 0},
+		// Review: replies spelled otherwise are not replies (the faces pass the text through).
+		{"ONCE is not once", &answers.State{}, answers.Answer{SessionID: "s", AskID: "a1", Reply: "ONCE"}, domain.CodeInvalidArgument, 0},
+		{"Always is not always", &answers.State{}, answers.Answer{SessionID: "s", AskID: "a1", Reply: "Always"}, domain.CodeInvalidArgument, 0},
+		{"once with a space", &answers.State{}, answers.Answer{SessionID: "s", AskID: "a1", Reply: " once"}, domain.CodeInvalidArgument, 0},
+		{"once with a line feed", &answers.State{}, answers.Answer{SessionID: "s", AskID: "a1", Reply: "once\n"}, domain.CodeInvalidArgument, 0},
+		{"the short o", &answers.State{}, answers.Answer{SessionID: "s", AskID: "a1", Reply: "o"}, domain.CodeInvalidArgument, 0},
+		{"ALWAYS after the close is still invalid, not a close's answer", closed, answers.Answer{SessionID: "s", AskID: "a1", Reply: "ALWAYS"}, domain.CodeInvalidArgument, 0},
 		{"no ask id", &answers.State{}, answers.Answer{SessionID: "s", Reply: "once"}, domain.CodeInvalidArgument, 0},
 		{"no session", &answers.State{}, answers.Answer{AskID: "a", Reply: "once"}, domain.CodeInvalidArgument, 0},
 	} {
