@@ -77,23 +77,11 @@ func (q *Queries) PromptAt(ctx context.Context, sessionID string, step int, sens
 // PromptWithWireAt is PromptWithWire (the body needs every message, so it reads from the
 // start), shown as PromptAt shows a step.
 func (q *Queries) PromptWithWireAt(ctx context.Context, sessionID string, step int, sensitive bool, render WireRenderer, opt PromptOptions) (PromptView, []WireCheck, error) {
-	if sessionID == "" {
-		id, err := q.latestReceiptSession(ctx)
-		if err != nil {
-			return PromptView{}, nil, err
-		}
-		sessionID = id
+	v, checks, f, err := q.promptWithWire(ctx, sessionID, step, sensitive, render)
+	if f == nil {
+		return v, checks, err
 	}
-	f, err := q.findReceipt(ctx, sessionID, step)
-	if err != nil {
-		return PromptView{}, nil, err
-	}
-	v, err := promptView(sessionID, f, sensitive)
 	v.FromStart = "--wire renders the whole body"
-	var checks []WireCheck
-	if err == nil {
-		checks, err = wireChecks(sessionID, f, render)
-	}
 	if !opt.AllParts {
 		condense(&v, f.shown)
 	}

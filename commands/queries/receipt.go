@@ -83,23 +83,29 @@ func (q *Queries) Prompt(ctx context.Context, sessionID string, step int, sensit
 // PromptWithWire is Prompt, then PromptWire for the same step when its receipt verifies,
 // reading the session once (debug prompt --wire).
 func (q *Queries) PromptWithWire(ctx context.Context, sessionID string, step int, sensitive bool, render WireRenderer) (PromptView, []WireCheck, error) {
+	v, checks, _, err := q.promptWithWire(ctx, sessionID, step, sensitive, render)
+	return v, checks, err
+}
+
+// promptWithWire is PromptWithWire with the receipt it found (nil when none was).
+func (q *Queries) promptWithWire(ctx context.Context, sessionID string, step int, sensitive bool, render WireRenderer) (PromptView, []WireCheck, *foundReceipt, error) {
 	if sessionID == "" {
 		id, err := q.latestReceiptSession(ctx)
 		if err != nil {
-			return PromptView{}, nil, err
+			return PromptView{}, nil, nil, err
 		}
 		sessionID = id
 	}
 	f, err := q.findReceipt(ctx, sessionID, step)
 	if err != nil {
-		return PromptView{}, nil, err
+		return PromptView{}, nil, nil, err
 	}
 	v, err := promptView(sessionID, f, sensitive)
 	if err != nil {
-		return v, nil, err
+		return v, nil, &f, err
 	}
 	checks, err := wireChecks(sessionID, f, render)
-	return v, checks, err
+	return v, checks, &f, err
 }
 
 func promptView(sessionID string, f foundReceipt, sensitive bool) (PromptView, error) {
