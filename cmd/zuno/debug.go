@@ -62,41 +62,7 @@ not hold). Only the parts the step added are listed, the earlier ones counted an
 				}
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
-				var (
-					view   queries.PromptView
-					checks []queries.WireCheck
-				)
-				fromStart, _ := cmd.Flags().GetBool("from-start")
-				allParts, _ := cmd.Flags().GetBool("all-parts")
-				opt := queries.PromptOptions{FromStart: fromStart, AllParts: allParts}
-				if wire { // one read of the session for both
-					view, checks, err = a.Queries.PromptWithWireAt(ctx, sessionID, step, sensitive, provider.RenderWire, opt)
-				} else {
-					view, err = a.Queries.PromptAt(ctx, sessionID, step, sensitive, opt)
-				}
-				// A view comes back only with a receipt or wire mismatch: the receipt to inspect.
-				if err != nil && view.ReceiptID == "" {
-					return err
-				}
-				// A receipt that fails verification is still shown: it is the one to inspect.
-				if format == "json" {
-					out := any(view)
-					if wire {
-						out = struct {
-							queries.PromptView
-							Wire []queries.WireCheck `json:"wire"`
-						}{view, checks}
-					}
-					if werr := writeJSON(cmd.OutOrStdout(), out); werr != nil {
-						return werr
-					}
-				} else {
-					printPromptView(cmd.OutOrStdout(), view)
-					if wire {
-						printWireChecks(cmd.OutOrStdout(), checks)
-					}
-				}
-				return err
+				return showPrompt(ctx, cmd, a, format, sessionID, step, sensitive, wire)
 			})
 		},
 	}
@@ -108,6 +74,46 @@ not hold). Only the parts the step added are listed, the earlier ones counted an
 	cmd.Flags().Bool("from-start", false, "re-derive the step from the session's first event, not from a checkpoint")
 	cmd.Flags().Bool("all-parts", false, "list every part of the conversation, not only the step's (reads from the start)")
 	return cmd
+}
+
+// showPrompt reads, verifies and prints one step's receipt (and, with wire, its wire
+// exchanges). A receipt that fails verification is still shown: it is the one to inspect.
+func showPrompt(ctx context.Context, cmd *cobra.Command, a *app, format, sessionID string, step int, sensitive, wire bool) error {
+	var (
+		view   queries.PromptView
+		checks []queries.WireCheck
+		err    error
+	)
+	fromStart, _ := cmd.Flags().GetBool("from-start")
+	allParts, _ := cmd.Flags().GetBool("all-parts")
+	opt := queries.PromptOptions{FromStart: fromStart, AllParts: allParts}
+	if wire { // one read of the session for both
+		view, checks, err = a.Queries.PromptWithWireAt(ctx, sessionID, step, sensitive, provider.RenderWire, opt)
+	} else {
+		view, err = a.Queries.PromptAt(ctx, sessionID, step, sensitive, opt)
+	}
+	// A view comes back only with a receipt or wire mismatch: the receipt to inspect.
+	if err != nil && view.ReceiptID == "" {
+		return err
+	}
+	if format == "json" {
+		out := any(view)
+		if wire {
+			out = struct {
+				queries.PromptView
+				Wire []queries.WireCheck `json:"wire"`
+			}{view, checks}
+		}
+		if werr := writeJSON(cmd.OutOrStdout(), out); werr != nil {
+			return werr
+		}
+		return err
+	}
+	printPromptView(cmd.OutOrStdout(), view)
+	if wire {
+		printWireChecks(cmd.OutOrStdout(), checks)
+	}
+	return err
 }
 
 func printWireChecks(w io.Writer, checks []queries.WireCheck) {
@@ -132,6 +138,19 @@ func printEarlier(w io.Writer, at int, e *queries.EarlierParts) {
 }
 
 func printPromptView(w io.Writer, v queries.PromptView) {
+	printPromptHeader(w, v)
+	printPromptParts(w, v)
+	if v.Sensitive {
+		for _, s := range v.Sections {
+			fmt.Fprintf(w, "\n--- section %s (%s) ---\n%s\n", s.ID, s.Source, s.Content)
+		}
+	} else {
+		fmt.Fprintln(w, "\nsection content: <redacted> (use --show-sensitive to show it; do not paste it publicly)")
+	}
+}
+
+// printPromptHeader prints what the receipt is, how it was verified, and its budget.
+func printPromptHeader(w io.Writer, v queries.PromptView) {
 	r := v.Receipt
 	fmt.Fprintf(w, "session:   %s\nstep:      %d\nrequest:   %s\nreceipt:   %s (event %s)\nmodel:     %s\n",
 		v.SessionID, v.Step, v.RequestID, v.ReceiptID, v.EventID, r.Model)
@@ -170,6 +189,12 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 		}
 	}
 	fmt.Fprintf(w, "hooks:     %s\n\n", hooks)
+}
+
+// printPromptParts prints the sections, then the provider projection: the messages (the
+// earlier ones as one row when the view leaves them out) and the tools.
+func printPromptParts(w io.Writer, v queries.PromptView) {
+	r := v.Receipt
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ORDER\tID\tSOURCE\tROLE\tTRUST\tPRIORITY\tBYTES\tTOKENS\tSHA256")
 	for _, s := range v.Sections {
@@ -211,11 +236,4 @@ func printPromptView(w io.Writer, v queries.PromptView) {
 		fmt.Fprintf(tw, "t%d\t%s\t%s\t%d\t%d\t%s\n", i, p.Kind, p.Name, p.Bytes, p.EstimatedTokens, p.SHA256)
 	}
 	tw.Flush()
-	if v.Sensitive {
-		for _, s := range v.Sections {
-			fmt.Fprintf(w, "\n--- section %s (%s) ---\n%s\n", s.ID, s.Source, s.Content)
-		}
-	} else {
-		fmt.Fprintln(w, "\nsection content: <redacted> (use --show-sensitive to show it; do not paste it publicly)")
-	}
 }
