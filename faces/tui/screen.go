@@ -123,15 +123,7 @@ func (m *screen) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
-		// A paste is text for the line, never a reply (a pasted "o" and line feed included).
-		m.ctrlC.typed()
-		m.unselect()
-		m.insert(strings.ReplaceAll(Sanitize(msg.Content), "\n", " "))
-		// Keys that arrive with a paste are the paste's (a page's text can end a bracketed
-		// paste early and go on as keys): the panel takes none for readGuard (confirm.go).
-		m.pasted = m.clock()
-		k := m.head.key
-		return tea.Tick(readGuard, func(time.Time) tea.Msg { return guardMsg{k} })
+		return m.paste(msg)
 	case sigintMsg:
 		return m.interrupt()
 	case transcriptMsg:
@@ -143,13 +135,7 @@ func (m *screen) update(msg tea.Msg) tea.Cmd {
 		msg.shown = m.shown
 		m.asks = append(m.asks, msg)
 	case askSettledMsg:
-		for i, a := range m.asks {
-			if a.Ask.AskID == msg.AskID {
-				m.asks = append(m.asks[:i], m.asks[i+1:]...)
-				m.say("· " + msg.AskID + " was answered elsewhere")
-				break
-			}
-		}
+		m.askSettled(msg)
 	case questionMsg:
 		if len(newQuestionState(msg.Req).items) == 0 {
 			return nil
@@ -197,6 +183,30 @@ func (m *screen) update(msg tea.Msg) tea.Cmd {
 		return tea.Quit
 	}
 	return nil
+}
+
+// paste puts pasted text into the line: a paste is never a reply (a pasted "o" and line feed
+// included).
+func (m *screen) paste(msg tea.PasteMsg) tea.Cmd {
+	m.ctrlC.typed()
+	m.unselect()
+	m.insert(strings.ReplaceAll(Sanitize(msg.Content), "\n", " "))
+	// Keys that arrive with a paste are the paste's (a page's text can end a bracketed
+	// paste early and go on as keys): the panel takes none for readGuard (confirm.go).
+	m.pasted = m.clock()
+	k := m.head.key
+	return tea.Tick(readGuard, func(time.Time) tea.Msg { return guardMsg{k} })
+}
+
+// askSettled drops an ask another face answered.
+func (m *screen) askSettled(msg askSettledMsg) {
+	for i, a := range m.asks {
+		if a.Ask.AskID == msg.AskID {
+			m.asks = append(m.asks[:i], m.asks[i+1:]...)
+			m.say("· " + msg.AskID + " was answered elsewhere")
+			return
+		}
+	}
 }
 
 // next starts the first queued prompt, if no turn runs.
