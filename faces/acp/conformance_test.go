@@ -59,16 +59,8 @@ func needNode(t *testing.T) string {
 func TestConformanceTypeScriptSDK(t *testing.T) {
 	node := needNode(t)
 	w := newWorld(t, conformanceScript, editsAsk, map[string]string{"lexer/lexer.go": "package lexer\n"})
-	script, err := filepath.Abs(filepath.Join(sdkDir, "conformance.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, script)
-	cmd.Dir = w.dir
-	cmd.Env = append(w.env, "ZUNO_BIN="+zuno(t), "WORKSPACE="+w.dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderrText, err := runSDKScript(t, node, w, "conformance.mjs")
+	stderr := bytes.NewBufferString(stderrText)
 	if err != nil {
 		t.Fatalf("conformance.mjs: %v\n%s\nthe log:\n%s", err, stderr.String(), w.run("events", "read"))
 	}
@@ -179,4 +171,21 @@ func (w *world) events(sid string) []event {
 		}
 	}
 	return out
+}
+
+// runSDKScript runs one of ops/testdeps/acp's scripts with node in the world's workspace,
+// against the built zuno: its standard output, its standard error, and how it ended.
+func runSDKScript(t *testing.T, node string, w *world, name string) ([]byte, string, error) {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join(sdkDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script)
+	cmd.Dir = w.dir
+	cmd.Env = append(w.env, "ZUNO_BIN="+zuno(t), "WORKSPACE="+w.dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	return out, stderr.String(), err
 }

@@ -1,11 +1,9 @@
 package acp_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -325,18 +323,9 @@ const editorSDKScript = `{"turns": [
 func TestEditorFileSystemTypeScriptSDK(t *testing.T) {
 	node := needNode(t)
 	w := newWorld(t, editorSDKScript, unconfined, map[string]string{"a.txt": "on disk\n"})
-	script, err := filepath.Abs(filepath.Join(sdkDir, "fs.mjs"))
+	out, stderr, err := runSDKScript(t, node, w, "fs.mjs")
 	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, script)
-	cmd.Dir = w.dir
-	cmd.Env = append(w.env, "ZUNO_BIN="+zuno(t), "WORKSPACE="+w.dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("fs.mjs: %v\n%s", err, stderr.String())
+		t.Fatalf("fs.mjs: %v\n%s", err, stderr)
 	}
 	var seen struct {
 		SessionID string            `json:"sessionId"`
