@@ -131,6 +131,23 @@ func postgresSize(b *testing.B) ([]string, func() dbSize) {
 // database's size: the embedded SQLite's, or (pg not nil) a new Postgres database's.
 func sessionBytes(b *testing.B, bin string, pg func(*testing.B) ([]string, func() dbSize), steps int) dbSize {
 	b.Helper()
+	var env []string
+	var measure func() dbSize
+	if pg != nil {
+		env, measure = pg(b)
+	}
+	dbPath := recordEchoSession(b, bin, env, steps)
+	if measure == nil {
+		return checkpointedSize(b, dbPath)
+	}
+	return measure()
+}
+
+// recordEchoSession runs `zuno run` on a scripted session of steps calls of `echo` with the
+// environment env added, and returns the path of its embedded database (not used when env
+// names another store).
+func recordEchoSession(b *testing.B, bin string, env []string, steps int) string {
+	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
 	dir := b.TempDir()
@@ -153,16 +170,11 @@ func sessionBytes(b *testing.B, bin string, pg func(*testing.B) ([]string, func(
 	cmd := exec.Command(bin, "run", "--model", "scripted:"+script, "--title", "bytes", "go")
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), "ZUNO_DB="+dbPath, "ZUNO_CONFIG="+filepath.Join(dir, "none.json"))
-	measure := func() dbSize { return checkpointedSize(b, dbPath) }
-	if pg != nil {
-		var env []string
-		env, measure = pg(b)
-		cmd.Env = append(cmd.Env, env...)
-	}
+	cmd.Env = append(cmd.Env, env...)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf("shell c%d → completed", steps)) {
 		b.Fatalf("zuno run: %v\n%s", err, out)
 	}
-	return measure()
+	return dbPath
 }
 
 func checkpointedSize(b *testing.B, path string) dbSize {
