@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/faces/acp"
 )
 
@@ -29,6 +30,9 @@ terminal is never used. Diagnostics go to standard error; standard output carrie
 protocol.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := schema.CompileDeferred(); err != nil { // a long-running process compiles its tools' validators once, at start
+				return err
+			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {
 				cwd, err := os.Getwd()
 				if err != nil {

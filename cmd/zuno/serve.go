@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/faces/httpapi"
 )
 
@@ -29,6 +30,9 @@ process; their permission asks wait for a reply through the API. The OpenAPI doc
 			reactions, _ := cmd.Flags().GetBool("reactions")
 			every, err := verifyEveryFlag(cmd)
 			if err != nil {
+				return err
+			}
+			if err := schema.CompileDeferred(); err != nil { // a long-running process compiles its tools' validators once, at start
 				return err
 			}
 			return withApp(cmd, func(ctx context.Context, a *app) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/commands/react"
 	"github.com/zuno-run/zuno/projections"
 )
@@ -29,6 +30,9 @@ and the read models only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if err := schema.CompileDeferred(); err != nil { // a long-running process compiles its tools' validators once, at start
+				return err
+			}
 			a, err := openWorker(ctx)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"github.com/zuno-run/zuno/adapters/sandbox"
 	"github.com/zuno-run/zuno/adapters/tools/bg"
 	"github.com/zuno-run/zuno/adapters/tools/catalog"
+	"github.com/zuno-run/zuno/adapters/tools/schema"
 	"github.com/zuno-run/zuno/commands/turn"
 	dsandbox "github.com/zuno-run/zuno/domain/sandbox"
 )
@@ -67,5 +68,13 @@ func TestOpenRefusedSandboxLeavesCommandsOut(t *testing.T) {
 	}
 	if s.Confinement().Refusal == nil {
 		t.Fatal("no refusal recorded")
+	}
+}
+
+// Every built-in tool's declaration compiles: the validators are compiled at first use
+// (schema.MustCompile), so this is where one that does not compile is found, not in a turn.
+func TestBuiltInSchemasCompile(t *testing.T) {
+	if err := schema.CompileDeferred(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -34,12 +35,14 @@ import (
 
 // Schema is one tool's argument schema: the bytes the model is shown, compiled.
 type Schema struct {
-	name  string
-	raw   json.RawMessage
-	sch   *jsonschema.Schema
-	root  *node
-	rules Rules
-	names map[string]string // every property name, for the reader to reuse
+	name string
+	raw  json.RawMessage
+	// validator is the compiled schema: compiled by Compile, or at first use for
+	// MustCompile's package variables.
+	validator func() *jsonschema.Schema
+	root      *node
+	rules     Rules
+	names     map[string]string // every property name, for the reader to reuse
 }
 
 // Args is a validated argument object as JSON values: strings, json.Number, bool, []any and
@@ -49,16 +52,96 @@ type Args map[string]any
 // Compile compiles raw, a JSON Schema of an argument object, with its rules. name is the
 // tool's, for messages. raw is kept as given: Raw returns these bytes, byte for byte.
 func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, root, err := parse(name, raw)
 	if err != nil {
-		return nil, fmt.Errorf("schema of %s: %w", name, err)
+		return nil, err
 	}
-	// A schema the node reading refuses goes to the validator as written: its compile
-	// error, where it has one, names the keyword at fault.
+	sch, err := compileValidator(name, doc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSchema(name, raw, rules, root)
+	if err != nil {
+		return nil, err
+	}
+	s.validator = func() *jsonschema.Schema { return sch }
+	return s, nil
+}
+
+// MustCompile is Compile for a tool's own declaration, a package variable: a schema that does
+// not compile is a programming error. The validator is compiled at its first use, not at
+// package init: every zuno process links every tool, and compiling them all at its start
+// cost each command (`zuno --help`, `zuno db`, …) about 15 ms (docs/tools.md, "Argument
+// schemas"). CompileDeferred compiles them all at once: long-running processes call it at
+// start, and the catalogue's tests check that it returns no error.
+func MustCompile(name string, raw []byte, rules Rules) *Schema {
+	doc, root, err := parse(name, raw)
+	if err != nil {
+		panic(err)
+	}
+	s, err := newSchema(name, raw, rules, root)
+	if err != nil {
+		panic(err)
+	}
+	s.validator = sync.OnceValue(func() *jsonschema.Schema {
+		sch, err := compileValidator(name, doc)
+		if err != nil {
+			panic(err)
+		}
+		return sch
+	})
+	deferred.Lock()
+	deferred.list = append(deferred.list, s)
+	deferred.Unlock()
+	return s
+}
+
+// deferred is every MustCompile'd schema, for CompileDeferred.
+var deferred struct {
+	sync.Mutex
+	list []*Schema
+}
+
+// CompileDeferred compiles the validator of every schema MustCompile made and not yet used,
+// and returns the first that does not compile.
+func CompileDeferred() (err error) {
+	deferred.Lock()
+	list := deferred.list
+	deferred.Unlock()
+	for _, s := range list {
+		func() {
+			defer func() {
+				if r := recover(); r != nil && err == nil {
+					err = fmt.Errorf("%v", r)
+				}
+			}()
+			s.validator()
+		}()
+	}
+	return err
+}
+
+// parse reads raw as the validator's document and as Zuno's own node tree. A schema the node
+// reading refuses is compiled as written first: the validator's compile error, where it has
+// one, names the keyword at fault.
+func parse(name string, raw []byte) (doc any, root *node, err error) {
+	doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema of %s: %w", name, err)
+	}
 	root, nodeErr := readNode(raw)
 	if nodeErr == nil {
 		relaxIntegers(root, doc)
+		return doc, root, nil
 	}
+	if _, err := compileValidator(name, doc); err != nil {
+		return nil, nil, err
+	}
+	return nil, nil, fmt.Errorf("schema of %s: %w", name, nodeErr)
+}
+
+// compileValidator compiles the document as draft 2020-12.
+func compileValidator(name string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	url := "zuno:tools/" + name + ".json"
@@ -69,13 +152,15 @@ func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
-	if nodeErr != nil {
-		return nil, fmt.Errorf("schema of %s: %w", name, nodeErr)
-	}
+	return sch, nil
+}
+
+// newSchema checks the node tree and the rules and makes the Schema, its validator unset.
+func newSchema(name string, raw []byte, rules Rules, root *node) (*Schema, error) {
 	if root.typ != "object" {
 		return nil, fmt.Errorf("schema of %s: arguments must be an object, not %q", name, root.typ)
 	}
-	s := &Schema{name: name, raw: json.RawMessage(bytes.Clone(raw)), sch: sch, root: root, rules: rules}
+	s := &Schema{name: name, raw: json.RawMessage(bytes.Clone(raw)), root: root, rules: rules}
 	if err := s.checkRules(); err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
@@ -83,16 +168,6 @@ func Compile(name string, raw []byte, rules Rules) (*Schema, error) {
 	s.names = map[string]string{}
 	root.collectNames(s.names)
 	return s, nil
-}
-
-// MustCompile is Compile for a tool's own declaration, compiled once at package init: a
-// schema that does not compile is a programming error.
-func MustCompile(name string, raw []byte, rules Rules) *Schema {
-	s, err := Compile(name, raw, rules)
-	if err != nil {
-		panic(err)
-	}
-	return s
 }
 
 // Raw is the schema the model is shown: the bytes Compile was given.
@@ -113,7 +188,7 @@ func (s *Schema) Validate(args json.RawMessage) (Args, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.sch.Validate(v); err != nil {
+	if err := s.validator().Validate(v); err != nil {
 		return nil, s.refusal(data, err)
 	}
 	if !integersHold(s.root, v) {

@@ -252,3 +252,27 @@ func TestDecode(t *testing.T) {
 		t.Error("a member without a field passed")
 	}
 }
+
+// A MustCompile'd declaration compiles its validator at first use (docs/tools.md, "Argument
+// schemas"): a pattern the validator refuses does not stop the package's init, but
+// CompileDeferred names it, and validating against it panics as a programming error.
+func TestMustCompileDefersTheValidator(t *testing.T) {
+	s := MustCompile("deferred_bad", []byte(`{"type":"object","properties":{"p":{"type":"string","pattern":"("}}}`), Rules{})
+	err := CompileDeferred()
+	if err == nil || !strings.Contains(err.Error(), "deferred_bad") {
+		t.Fatalf("CompileDeferred = %v, want the bad schema named", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Validate against a schema that does not compile did not panic")
+		}
+	}()
+	s.Validate(json.RawMessage(`{"p":"x"}`))
+}
+
+// Compile, used for schemas from outside (MCP servers), still refuses at once.
+func TestCompileRefusesAtOnce(t *testing.T) {
+	if _, err := Compile("bad", []byte(`{"type":"object","properties":{"p":{"type":"string","pattern":"("}}}`), Rules{}); err == nil {
+		t.Fatal("Compile accepted a pattern the validator refuses")
+	}
+}
