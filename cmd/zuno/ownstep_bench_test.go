@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zuno-run/zuno/adapters/sqldb"
 )
 
 // BenchmarkOwnTimePerStep measures issue 32's headline figure the way the issue measured it
@@ -26,7 +29,9 @@ import (
 // sandbox (native) and under bubblewrap, and, when ZUNO_BENCH_BASELINE names another zuno
 // binary (an older build, e.g. db24933's), that binary in the same two cases, so a
 // comparison is in the same run. Reported per case: the median own time of steps 5 to 15
-// ("step 10") over every round, in ms, and the zuno process's CPU per step (user and system,
+// ("step 10") over every round, in ms; the median time of the same steps' tool calls, from
+// the log (a call's started event to its settled event: the command under its guard, and
+// the guard's share of a step less bash's own start); and the zuno process's CPU per step (user and system,
 // its waited-for children included), over the session less the same binary's session of no
 // step. Nothing asserts on them. Under bubblewrap the case is skipped where bwrap is absent.
 func BenchmarkOwnTimePerStep(b *testing.B) {
@@ -38,21 +43,23 @@ func BenchmarkOwnTimePerStep(b *testing.B) {
 	if _, err := exec.LookPath("bwrap"); err == nil {
 		sandboxes = append(sandboxes, "bubblewrap")
 	}
-	own := map[string][]time.Duration{}
+	own, tool := map[string][]time.Duration{}, map[string][]time.Duration{}
 	cpu := map[string]time.Duration{}
 	for b.Loop() {
 		for _, name := range slices.Sorted(mapKeys(bins)) {
 			for _, sb := range sandboxes {
 				key := name + "/" + sb
-				gaps, full := ownSession(b, bins[name], sb, ownSteps)
-				_, empty := ownSession(b, bins[name], sb, 0)
+				gaps, calls, full := ownSession(b, bins[name], sb, ownSteps)
+				_, _, empty := ownSession(b, bins[name], sb, 0)
 				own[key] = append(own[key], gaps[5:16]...)
+				tool[key] = append(tool[key], calls[5:16]...)
 				cpu[key] += full - empty
 			}
 		}
 	}
 	for key, gaps := range own {
 		b.ReportMetric(float64(median(gaps))/1e6, "ms-own@10:"+key)
+		b.ReportMetric(float64(median(tool[key]))/1e6, "ms-tool@10:"+key)
 		b.ReportMetric(float64(cpu[key])/float64(b.N)/ownSteps/1e6, "ms-cpu/step:"+key)
 	}
 }
@@ -88,8 +95,8 @@ func buildZunoWithGuard(b *testing.B) string {
 
 // ownSession runs one session of steps echo calls against a loopback chat server and returns
 // the own time of each step (the gap from the end of response k to the arrival of request
-// k+1) and the zuno process's CPU time.
-func ownSession(b *testing.B, bin, sandbox string, steps int) ([]time.Duration, time.Duration) {
+// k+1), each tool call's time as the log records it, and the zuno process's CPU time.
+func ownSession(b *testing.B, bin, sandbox string, steps int) (gaps, calls []time.Duration, cpu time.Duration) {
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
@@ -108,14 +115,52 @@ func ownSession(b *testing.B, bin, sandbox string, steps int) ([]time.Duration, 
 	}
 	cmd := exec.Command(bin, "run", "--model", "openai/bench", "--title", "own", "go")
 	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "ZUNO_DB="+filepath.Join(dir, "zuno.db"), "ZUNO_CONFIG="+config,
+	dbPath := filepath.Join(dir, "zuno.db")
+	cmd.Env = append(os.Environ(), "ZUNO_DB="+dbPath, "ZUNO_CONFIG="+config,
 		"OPENAI_BASE_URL="+ts.URL+"/v1", "OPENAI_API_KEY=bench")
 	if out, err := cmd.CombinedOutput(); err != nil || srv.requests() != steps+1 {
 		b.Fatalf("zuno run (%s, %d steps): %v, %d requests\n%s", sandbox, steps, err, srv.requests(), out)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return srv.gaps(), used
+	return srv.gaps(), callTimes(b, dbPath), time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// callTimes returns, in order, each tool call's time from its started to its settled event,
+// by the times their metadata records (an event's time is its append's).
+func callTimes(b *testing.B, path string) []time.Duration {
+	b.Helper()
+	db, err := sqldb.OpenSQLite(context.Background(), path, sqldb.ReadOnly)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT type, json_extract(metadata, '$.time') FROM event_log
+		WHERE type IN ('session.tool.started.1', 'session.tool.settled.1') ORDER BY position`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var out []time.Duration
+	var started time.Time
+	for rows.Next() {
+		var typ, at string
+		if err := rows.Scan(&typ, &at); err != nil {
+			b.Fatal(err)
+		}
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if typ == "session.tool.started.1" {
+			started = t
+		} else {
+			out = append(out, t.Sub(started))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
 
 // echoServer answers chat completions as a model that calls shell with `echo N` until it
