@@ -2,6 +2,7 @@ package events
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -20,6 +21,32 @@ func FuzzFastDecodeAgrees(f *testing.F) {
 	f.Add(5, []byte("{\"title\":\"\xff\\ud800\"}"))
 	f.Add(6, []byte(`{"revision":1e2,"depth":-0,"steps":[{"id":"x","title":null}]}`))
 	f.Add(7, []byte(`{"a":1,"a":2} `))
+	// The flat payloads scanFlat takes (a tool call's start and settlement, a provider
+	// request's start): what it takes, and each thing it must leave to the reference.
+	flat := func(typ, data string) { f.Add(slices.Index(names, typ), []byte(data)) }
+	for _, d := range []string{
+		`{"requestId":"r","callId":"c","tool":"look","group":0,"sideEffect":"ReadOnly","replay":"Safe","concurrency":"ParallelSafe"}`,
+		`{"requestId":"r","callId":"c","tool":"bash","group":-0,"permission":{"decision":"allow"}}`,
+		`{"group":1e2}`, `{"group":1.0}`, `{"group":01}`, `{"group":9223372036854775808}`, `{"group":"1"}`, `{"group":null}`,
+		`{"tool":"a","Tool":"b"}`, `{"tool":"a","tool":"b"}`, `{"TOOL":"a"}`, `{"unknown":1}`, `{}`, ` { } `, `{"tool":"a",}`,
+	} {
+		flat(TypeToolStarted, d)
+	}
+	for _, d := range []string{
+		`{"requestId":"r","callId":"c","tool":"look","outcome":"completed","output":"seen \u003c{\"n\":3}\u003e ✓"}`,
+		`{"output":"a\nb\t\"\\\/\b\f\r\u00e9\u2028"}`, `{"output":"\ud83d\ude00"}`, `{"output":"\ud800"}`,
+		`{"output":"\u12"}`, `{"output":"\x"}`, "{\"output\":\"\xff\"}", "{\"output\":\"a\tb\"}",
+		`{"recovered":true,"durationMs":12}`, `{"recovered":tru}`, `{"recovered":1}`, `{"metadata":{"writtenPaths":["a"]}}`,
+	} {
+		flat(TypeToolSettled, d)
+	}
+	for _, d := range []string{
+		`{"requestId":"r","step":3,"status":"started","promptReceiptID":"p","provider":"audit","model":"m"}`,
+		`{"requestId":"r","step":3,"status":"completed","wire":{"adapter":"openai.chat"},"durationMs":94}`,
+		`{"step":-9223372036854775808,"attempt":2,"retryInMs":-1}`, `{"promptReceiptId":"p"}`,
+	} {
+		flat(TypeProviderRequest, d)
+	}
 	f.Fuzz(func(t *testing.T, which int, data []byte) {
 		typ := names[uint(which)%uint(len(names))]
 		rec := Recorded{Event: Event{ID: DeriveID("f", 0), Type: typ, Data: data}, Stream: "s", Position: 7}
@@ -33,4 +60,35 @@ func FuzzFastDecodeAgrees(f *testing.F) {
 			t.Fatalf("%s %q: fast decoder gives %#v, encoding/json %#v", typ, data, fast, slow)
 		}
 	})
+}
+
+// scanFlat takes the flat payloads as a turn writes them (FuzzFastDecodeAgrees checks that
+// what it takes decodes as encoding/json decodes it; this, that it takes them at all), and
+// leaves the others to the reference.
+func TestScanFlatTakesWhatATurnWrites(t *testing.T) {
+	for _, c := range []struct {
+		into any
+		data string
+		took bool
+	}{
+		{&ToolStarted{}, `{"requestId":"r","callId":"c","tool":"look","group":0,"sideEffect":"ReadOnly","replay":"Safe","concurrency":"ParallelSafe"}`, true},
+		{&ToolSettled{}, `{"requestId":"r","callId":"c","tool":"look","outcome":"completed","output":"seen \u003c{\"n\":3}\u003e ✓\n"}`, true},
+		{&ProviderRequest{}, `{"requestId":"r","step":3,"status":"started","promptReceiptID":"p","provider":"audit","model":"m"}`, true},
+		{&ProviderRequest{}, `{"requestId":"r","step":3,"status":"completed","wire":{"adapter":"openai.chat"}}`, false},
+		{&ToolSettled{}, `{"output":"\ud83d\ude00"}`, false},
+		{&PromptAssembled{}, `{"receiptId":"r"}`, false},
+	} {
+		v := reflect.New(reflect.TypeOf(c.into).Elem())
+		if took := scanFlat([]byte(c.data), v.Interface()); took != c.took {
+			t.Errorf("%T %s: scanFlat took it: %v, want %v", c.into, c.data, took, c.took)
+			continue
+		}
+		want := reflect.New(v.Type().Elem())
+		if err := decodeStrict([]byte(c.data), want.Interface()); err != nil {
+			t.Fatal(err)
+		}
+		if c.took && !reflect.DeepEqual(v.Interface(), want.Interface()) {
+			t.Errorf("%T %s: %+v, encoding/json %+v", c.into, c.data, v.Elem(), want.Elem())
+		}
+	}
 }

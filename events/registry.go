@@ -160,8 +160,14 @@ func (r *Registry) Decode(rec Recorded) (Payload, error) {
 // that Go's encoding/json becomes under GOEXPERIMENT=jsonv2 (go-json-experiment/json/v1,
 // which keeps encoding/json's behaviour and passes its tests): it takes half the time and
 // allocates less. A rebuild decodes every event of the log, and decoding was a fifth of
-// its CPU time (docs/storage.md, "Read models and projections").
-func fastUnmarshal(data []byte, into any) error { return jsonv1.Unmarshal(data, into) }
+// its CPU time (docs/storage.md, "Read models and projections"). The flat payloads a session
+// writes most are scanned without reflection first (scanFlat).
+func fastUnmarshal(data []byte, into any) error {
+	if scanFlat(data, into) {
+		return nil
+	}
+	return jsonv1.Unmarshal(data, into)
+}
 
 // decodeWith decodes rec's data into a new value of type t with unmarshal, its implied
 // members filled in.

@@ -1,0 +1,306 @@
+package events
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scanFlat decodes data into the payloads a session writes most often whose members are all
+// strings, integers and booleans (a tool call's start and settlement, a provider request's
+// start), without reflection, and says false for anything else, which fastUnmarshal then
+// decodes as encoding/json does. `zuno verify --wire` decodes every event of a session, and
+// the reflective decoder was a sixth of its CPU (docs/storage.md, "Receipts and wire records
+// in one pass"). Like scanMetadata, it takes only what decodes the same either way: an
+// object whose members are named exactly as the payload's tags name them, each once; a
+// string (its escapes decoded as JSON decodes them, but for a surrogate escape, which
+// encoding/json may replace, and valid UTF-8) for a string member, an integer literal in
+// range for an integer member, true or false for a boolean one. A member it does not know,
+// another spelling of a name, a repeated name, a null, an object or array, or any other
+// number sends it to the reference, which decodes every member again: the members scanFlat
+// set before it gave up are set again to the same values. FuzzFastDecodeAgrees holds the
+// two to the same answer.
+func scanFlat(data []byte, into any) bool {
+	member := flatMembers(into)
+	if member == nil {
+		return false
+	}
+	s := metaScanner{b: data}
+	if !s.byte('{') {
+		return false
+	}
+	if s.peek('}') {
+		s.i++
+		return s.end()
+	}
+	var seen uint64
+	for {
+		key, ok := s.name()
+		if !ok || !s.byte(':') {
+			return false
+		}
+		bit, field := member(key)
+		if bit == 0 || seen&bit != 0 || !s.value(field) {
+			return false
+		}
+		seen |= bit
+		switch {
+		case s.byte(','):
+		case s.byte('}'):
+			return s.end()
+		default:
+			return false
+		}
+	}
+}
+
+// flatMembers is the member lookup of a payload scanFlat decodes: a distinct bit and the
+// field for each tag name; nil for another type.
+func flatMembers(into any) func(key []byte) (uint64, any) {
+	switch p := into.(type) {
+	case *ToolStarted:
+		return p.member
+	case *ToolSettled:
+		return p.member
+	case *ProviderRequest:
+		return p.member
+	}
+	return nil
+}
+
+func (p *ToolStarted) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "sessionId":
+		return 1 << 0, &p.SessionID
+	case "turnId":
+		return 1 << 1, &p.TurnID
+	case "requestId":
+		return 1 << 2, &p.RequestID
+	case "callId":
+		return 1 << 3, &p.CallID
+	case "tool":
+		return 1 << 4, &p.Tool
+	case "action":
+		return 1 << 5, &p.Action
+	case "group":
+		return 1 << 6, &p.Group
+	case "sideEffect":
+		return 1 << 7, &p.SideEffect
+	case "replay":
+		return 1 << 8, &p.Replay
+	case "concurrency":
+		return 1 << 9, &p.Concurrency
+	}
+	return 0, nil // permission, sandbox and withheldEnv are not flat
+}
+
+func (p *ToolSettled) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "sessionId":
+		return 1 << 0, &p.SessionID
+	case "turnId":
+		return 1 << 1, &p.TurnID
+	case "requestId":
+		return 1 << 2, &p.RequestID
+	case "callId":
+		return 1 << 3, &p.CallID
+	case "tool":
+		return 1 << 4, &p.Tool
+	case "outcome":
+		return 1 << 5, &p.Outcome
+	case "errorCode":
+		return 1 << 6, &p.ErrorCode
+	case "output":
+		return 1 << 7, &p.Output
+	case "recovered":
+		return 1 << 8, &p.Recovered
+	case "durationMs":
+		return 1 << 9, &p.DurationMs
+	}
+	return 0, nil // metadata is not flat
+}
+
+func (p *ProviderRequest) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "sessionId":
+		return 1 << 0, &p.SessionID
+	case "turnId":
+		return 1 << 1, &p.TurnID
+	case "requestId":
+		return 1 << 2, &p.RequestID
+	case "step":
+		return 1 << 3, &p.Step
+	case "status":
+		return 1 << 4, &p.Status
+	case "promptReceiptID":
+		return 1 << 5, &p.PromptReceiptID
+	case "provider":
+		return 1 << 6, &p.Provider
+	case "model":
+		return 1 << 7, &p.Model
+	case "purpose":
+		return 1 << 8, &p.Purpose
+	case "attempt":
+		return 1 << 9, &p.Attempt
+	case "retryInMs":
+		return 1 << 10, &p.RetryInMs
+	case "durationMs":
+		return 1 << 11, &p.DurationMs
+	}
+	return 0, nil // wire, response, error and stepLimitFinalization are not flat
+}
+
+// name takes a member's name as it is written: one with an escape is not one scanFlat
+// takes (another spelling of a tag name is the reference's to match).
+func (s *metaScanner) name() ([]byte, bool) {
+	if !s.byte('"') {
+		return nil, false
+	}
+	from := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return s.b[from : s.i-1], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// value takes a member's value into field, after any whitespace.
+func (s *metaScanner) value(field any) bool {
+	s.space()
+	switch f := field.(type) {
+	case *string:
+		v, ok := s.escaped()
+		if ok {
+			*f = v
+		}
+		return ok
+	case *int:
+		v, ok := s.integer(strconv.IntSize)
+		if ok {
+			*f = int(v)
+		}
+		return ok
+	case *int64:
+		v, ok := s.integer(64)
+		if ok {
+			*f = v
+		}
+		return ok
+	case *bool:
+		for _, lit := range []struct {
+			text string
+			v    bool
+		}{{"true", true}, {"false", false}} {
+			if len(s.b)-s.i >= len(lit.text) && string(s.b[s.i:s.i+len(lit.text)]) == lit.text {
+				s.i += len(lit.text)
+				*f = lit.v
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// integer takes a JSON integer literal (no fraction, no exponent) that fits in bits.
+func (s *metaScanner) integer(bits int) (int64, bool) {
+	from := s.i
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	digits := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	n := s.i - digits
+	if n == 0 || (n > 1 && s.b[digits] == '0') {
+		return 0, false
+	}
+	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(s.b[from:s.i]), 10, bits)
+	return v, err == nil
+}
+
+// escaped takes a string, its escapes decoded; false for a surrogate escape, a control
+// character, invalid UTF-8 or a malformed escape.
+func (s *metaScanner) escaped() (string, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	s.i++
+	from := s.i
+	var out []byte // nil while the string has no escape: it is then its bytes
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			raw := s.b[from:s.i]
+			s.i++
+			if out == nil {
+				if !utf8.Valid(raw) {
+					return "", false
+				}
+				return string(raw), true
+			}
+			out = append(out, raw...)
+			if !utf8.Valid(out) {
+				return "", false
+			}
+			return string(out), true
+		case c < 0x20:
+			return "", false
+		case c == '\\':
+			out = append(out, s.b[from:s.i]...)
+			r, ok := s.escape()
+			if !ok {
+				return "", false
+			}
+			out = utf8.AppendRune(out, r)
+			from = s.i
+			continue
+		}
+		s.i++
+	}
+	return "", false
+}
+
+// escape decodes the escape at s.i (its backslash).
+func (s *metaScanner) escape() (rune, bool) {
+	if s.i+1 >= len(s.b) {
+		return 0, false
+	}
+	c := s.b[s.i+1]
+	s.i += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'u':
+		if s.i+4 > len(s.b) {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(s.b[s.i:s.i+4]), 16, 16)
+		if err != nil || utf16.IsSurrogate(rune(v)) {
+			return 0, false
+		}
+		s.i += 4
+		return rune(v), true
+	}
+	return 0, false
+}
