@@ -22,9 +22,13 @@ import (
 // two to the same answer.
 func scanFlat(data []byte, into any) bool {
 	member := flatMembers(into)
-	if member == nil {
-		return false
-	}
+	// The first pass keeps nothing: a payload that is not flat (a provider request's end,
+	// with its wire record) is found so before any string is allocated.
+	return member != nil && scanFlatPass(data, member, false) && scanFlatPass(data, member, true)
+}
+
+// scanFlatPass reads data as scanFlat takes it, setting the members when set is true.
+func scanFlatPass(data []byte, member func(key []byte) (uint64, any), set bool) bool {
 	s := metaScanner{b: data}
 	if !s.byte('{') {
 		return false
@@ -40,7 +44,7 @@ func scanFlat(data []byte, into any) bool {
 			return false
 		}
 		bit, field := member(key)
-		if bit == 0 || seen&bit != 0 || !s.value(field) {
+		if bit == 0 || seen&bit != 0 || !s.value(field, set) {
 			return false
 		}
 		seen |= bit
@@ -170,25 +174,25 @@ func (s *metaScanner) name() ([]byte, bool) {
 	return nil, false
 }
 
-// value takes a member's value into field, after any whitespace.
-func (s *metaScanner) value(field any) bool {
+// value takes a member's value, after any whitespace, into field when set is true.
+func (s *metaScanner) value(field any, set bool) bool {
 	s.space()
 	switch f := field.(type) {
 	case *string:
-		v, ok := s.escaped()
-		if ok {
+		v, ok := s.escaped(set)
+		if ok && set {
 			*f = v
 		}
 		return ok
 	case *int:
 		v, ok := s.integer(strconv.IntSize)
-		if ok {
+		if ok && set {
 			*f = int(v)
 		}
 		return ok
 	case *int64:
 		v, ok := s.integer(64)
-		if ok {
+		if ok && set {
 			*f = v
 		}
 		return ok
@@ -199,7 +203,9 @@ func (s *metaScanner) value(field any) bool {
 		}{{"true", true}, {"false", false}} {
 			if len(s.b)-s.i >= len(lit.text) && string(s.b[s.i:s.i+len(lit.text)]) == lit.text {
 				s.i += len(lit.text)
-				*f = lit.v
+				if set {
+					*f = lit.v
+				}
 				return true
 			}
 		}
@@ -228,41 +234,48 @@ func (s *metaScanner) integer(bits int) (int64, bool) {
 	return v, err == nil
 }
 
-// escaped takes a string, its escapes decoded; false for a surrogate escape, a control
-// character, invalid UTF-8 or a malformed escape.
-func (s *metaScanner) escaped() (string, bool) {
+// escaped takes a string, its escapes decoded, and returns it when keep is true; false for a
+// surrogate escape, a control character, invalid UTF-8 or a malformed escape. The bytes
+// between escapes are checked for UTF-8 each on its own: an escape ends with a whole rune
+// and a backslash cannot continue one, so they are valid exactly when the decoded string is.
+func (s *metaScanner) escaped(keep bool) (string, bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return "", false
 	}
 	s.i++
 	from := s.i
-	var out []byte // nil while the string has no escape: it is then its bytes
+	escapes := false
+	var out []byte // the decoded string so far, once it has an escape and is kept
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			raw := s.b[from:s.i]
 			s.i++
-			if out == nil {
-				if !utf8.Valid(raw) {
-					return "", false
-				}
-				return string(raw), true
-			}
-			out = append(out, raw...)
-			if !utf8.Valid(out) {
+			if !utf8.Valid(raw) {
 				return "", false
 			}
-			return string(out), true
+			switch {
+			case !keep:
+				return "", true
+			case !escapes:
+				return string(raw), true
+			}
+			return string(append(out, raw...)), true
 		case c < 0x20:
 			return "", false
 		case c == '\\':
-			out = append(out, s.b[from:s.i]...)
+			raw := s.b[from:s.i]
+			if !utf8.Valid(raw) {
+				return "", false
+			}
 			r, ok := s.escape()
 			if !ok {
 				return "", false
 			}
-			out = utf8.AppendRune(out, r)
+			if escapes = true; keep {
+				out = utf8.AppendRune(append(out, raw...), r)
+			}
 			from = s.i
 			continue
 		}
