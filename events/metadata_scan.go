@@ -9,10 +9,11 @@ import "unicode/utf8"
 // verify --wire` spent loading one (docs/storage.md, "Receipts and wire records in one
 // pass"). It takes only what decodes the same either way: members named exactly as
 // Metadata's tags name them, each once; string values with no escape, no control character
-// and valid UTF-8, which encoding/json takes byte for byte; the time through
-// time.Time.UnmarshalJSON, which encoding/json calls with the same bytes. A member it does
-// not know, another spelling of a name, a repeated name, an escape or a value of another
-// kind sends it to the reference. FuzzDecodeMetadata holds the two to the same answer.
+// and valid UTF-8, which encoding/json takes byte for byte; the time's bytes as they are
+// given to time.Time.UnmarshalJSON, which encoding/json calls with the same bytes. A member
+// it does not know, another spelling of a name, a repeated name, an escape in a string
+// member or a value of another kind sends it to the reference. FuzzDecodeMetadata holds the
+// two to the same answer.
 func scanMetadata(data []byte, md *Metadata) bool {
 	s := metaScanner{b: data}
 	if !s.byte('{') {
@@ -28,20 +29,20 @@ func scanMetadata(data []byte, md *Metadata) bool {
 		if !ok || !s.byte(':') {
 			return false
 		}
-		s.space()
-		from := s.i
-		val, ok := s.str()
-		if !ok {
-			return false
-		}
 		bit, field := md.member(key)
 		if bit == 0 || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
+		s.space()
+		from := s.i
 		if field != nil {
+			val, ok := s.str()
+			if !ok {
+				return false
+			}
 			*field = val
-		} else if md.Time.UnmarshalJSON(data[from:s.i]) != nil {
+		} else if _, ok := s.escaped(false); !ok || md.Time.UnmarshalJSON(data[from:s.i]) != nil {
 			return false
 		}
 		switch {
