@@ -6,36 +6,43 @@ import (
 	"unicode/utf8"
 )
 
-// scanFlat decodes data into the payloads a session writes most often whose members are all
-// strings, integers and booleans (a tool call's start and settlement, a provider request's
-// start), without reflection, and says false for anything else, which fastUnmarshal then
-// decodes as encoding/json does. `zuno verify --wire` decodes every event of a session, and
-// the reflective decoder was a sixth of its CPU (docs/storage.md, "Receipts and wire records
-// in one pass"). Like scanMetadata, it takes only what decodes the same either way: an
-// object whose members are named exactly as the payload's tags name them, each once; a
-// string (its escapes decoded as JSON decodes them, but for a surrogate escape, which
-// encoding/json may replace, and valid UTF-8) for a string member, an integer literal in
-// range for an integer member, true or false for a boolean one. A member it does not know,
-// another spelling of a name, a repeated name, a null, an object or array, or any other
-// number sends it to the reference, which decodes every member again: the members scanFlat
-// set before it gave up are set again to the same values. FuzzFastDecodeAgrees holds the
-// two to the same answer.
+// scanFlat decodes data into the payloads a session writes most often (a tool call's start
+// and settlement, a provider request's start and end, with its wire record and response)
+// without reflection, and says false for anything else, which fastUnmarshal then decodes as
+// encoding/json does. `zuno verify --wire` decodes every event of a session, and the
+// reflective decoder was a sixth of its CPU (docs/storage.md, "Receipts and wire records in
+// one pass"). Like scanMetadata, it takes only what decodes the same either way: objects
+// whose members are named exactly as the tags name them, each once; a string (its escapes
+// decoded as JSON decodes them, but for a surrogate escape, which encoding/json may replace,
+// and valid UTF-8) for a string member, an integer literal in range for an integer member,
+// true or false for a boolean one, an object for a struct (a new one for a pointer), an
+// array of objects for a slice (an empty one for [], not nil), an object of strings for a
+// map (a new one; a repeated name's last value). A member it does not know, another
+// spelling of a name, a repeated member, a null, a name with an escape, or any other number
+// sends it to the reference, which decodes the whole datum again. FuzzFastDecodeAgrees holds
+// the two to the same answer.
 func scanFlat(data []byte, into any) bool {
 	member := flatMembers(into)
-	// The first pass keeps nothing: a payload that is not flat (a provider request's end,
-	// with its wire record) is found so before any string is allocated.
+	// The first pass keeps nothing: a datum the scanner does not take (a provider request
+	// with a step-limit instruction, a response with reasoning) is found so before any
+	// string is allocated.
 	return member != nil && scanFlatPass(data, member, false) && scanFlatPass(data, member, true)
 }
 
 // scanFlatPass reads data as scanFlat takes it, setting the members when set is true.
 func scanFlatPass(data []byte, member func(key []byte) (uint64, any), set bool) bool {
 	s := metaScanner{b: data}
+	return s.object(member, set) && s.end()
+}
+
+// object takes an object whose members member knows, each once.
+func (s *metaScanner) object(member func(key []byte) (uint64, any), set bool) bool {
 	if !s.byte('{') {
 		return false
 	}
 	if s.peek('}') {
 		s.i++
-		return s.end()
+		return true
 	}
 	var seen uint64
 	for {
@@ -51,7 +58,7 @@ func scanFlatPass(data []byte, member func(key []byte) (uint64, any), set bool) 
 		switch {
 		case s.byte(','):
 		case s.byte('}'):
-			return s.end()
+			return true
 		default:
 			return false
 		}
@@ -150,8 +157,108 @@ func (p *ProviderRequest) member(key []byte) (uint64, any) {
 		return 1 << 10, &p.RetryInMs
 	case "durationMs":
 		return 1 << 11, &p.DurationMs
+	case "wire":
+		return 1 << 12, &p.Wire
+	case "response":
+		return 1 << 13, &p.Response
+	case "error":
+		return 1 << 14, &p.Error
 	}
-	return 0, nil // wire, response, error and stepLimitFinalization are not flat
+	return 0, nil // stepLimitFinalization is left to the reference
+}
+
+func (w *WireExchange) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "adapter":
+		return 1 << 0, &w.Adapter
+	case "mappingVersion":
+		return 1 << 1, &w.MappingVersion
+	case "mapping":
+		return 1 << 2, &w.Mapping
+	case "endpoint":
+		return 1 << 3, &w.Endpoint
+	case "requestSha256":
+		return 1 << 4, &w.RequestSHA256
+	case "requestBytes":
+		return 1 << 5, &w.RequestBytes
+	case "responseSha256":
+		return 1 << 6, &w.ResponseSHA256
+	case "responseBytes":
+		return 1 << 7, &w.ResponseBytes
+	case "httpStatus":
+		return 1 << 8, &w.HTTPStatus
+	}
+	return 0, nil
+}
+
+func (r *ProviderResponse) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "id":
+		return 1 << 0, &r.ID
+	case "model":
+		return 1 << 1, &r.Model
+	case "text":
+		return 1 << 2, &r.Text
+	case "toolCalls":
+		return 1 << 3, &r.ToolCalls
+	case "closedToolCalls":
+		return 1 << 4, &r.ClosedToolCalls
+	case "refusal":
+		return 1 << 5, &r.Refusal
+	case "usage":
+		return 1 << 6, &r.Usage
+	case "finishReason":
+		return 1 << 7, &r.FinishReason
+	case "providerFinishReason":
+		return 1 << 8, &r.ProviderFinishReason
+	}
+	return 0, nil // reasoning is left to the reference
+}
+
+func (c *ToolCall) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "id":
+		return 1 << 0, &c.ID
+	case "providerId":
+		return 1 << 1, &c.ProviderID
+	case "name":
+		return 1 << 2, &c.Name
+	case "arguments":
+		return 1 << 3, &c.Arguments
+	}
+	return 0, nil
+}
+
+func (u *Usage) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "inputTokens":
+		return 1 << 0, &u.InputTokens
+	case "outputTokens":
+		return 1 << 1, &u.OutputTokens
+	case "cacheReadTokens":
+		return 1 << 2, &u.CacheReadTokens
+	case "cacheWriteTokens":
+		return 1 << 3, &u.CacheWriteTokens
+	}
+	return 0, nil
+}
+
+func (e *ErrorInfo) member(key []byte) (uint64, any) {
+	switch string(key) {
+	case "code":
+		return 1 << 0, &e.Code
+	case "message":
+		return 1 << 1, &e.Message
+	case "fix":
+		return 1 << 2, &e.Fix
+	case "providerCode":
+		return 1 << 3, &e.ProviderCode
+	case "httpStatus":
+		return 1 << 4, &e.HTTPStatus
+	case "retryAfterMs":
+		return 1 << 5, &e.RetryAfterMs
+	}
+	return 0, nil
 }
 
 // name takes a member's name as it is written: one with an escape is not one scanFlat
@@ -196,6 +303,18 @@ func (s *metaScanner) value(field any, set bool) bool {
 			*f = v
 		}
 		return ok
+	case **WireExchange:
+		return nested(s, f, set, (*WireExchange).member)
+	case **ProviderResponse:
+		return nested(s, f, set, (*ProviderResponse).member)
+	case **ErrorInfo:
+		return nested(s, f, set, (*ErrorInfo).member)
+	case *Usage:
+		return s.object(f.member, set)
+	case *[]ToolCall:
+		return s.toolCalls(f, set)
+	case *map[string]string:
+		return s.stringMap(f, set)
 	case *bool:
 		for _, lit := range []struct {
 			text string
@@ -211,6 +330,86 @@ func (s *metaScanner) value(field any, set bool) bool {
 		}
 	}
 	return false
+}
+
+// nested takes an object into a new T that *f then points to (encoding/json allocates one
+// for a nil pointer, and a payload being decoded has none set).
+func nested[T any](s *metaScanner, f **T, set bool, member func(*T, []byte) (uint64, any)) bool {
+	v := new(T)
+	if !s.object(func(key []byte) (uint64, any) { return member(v, key) }, set) {
+		return false
+	}
+	if set {
+		*f = v
+	}
+	return true
+}
+
+// toolCalls takes an array of tool calls; an empty one is an empty slice, not nil, as
+// encoding/json decodes it.
+func (s *metaScanner) toolCalls(f *[]ToolCall, set bool) bool {
+	if !s.byte('[') {
+		return false
+	}
+	calls := []ToolCall{}
+	if s.peek(']') {
+		s.i++
+	} else {
+		for {
+			var c ToolCall
+			if !s.object(c.member, set) {
+				return false
+			}
+			calls = append(calls, c)
+			if s.byte(']') {
+				break
+			}
+			if !s.byte(',') {
+				return false
+			}
+		}
+	}
+	if set {
+		*f = calls
+	}
+	return true
+}
+
+// stringMap takes an object of strings into a new map (encoding/json allocates one for a nil
+// map, and keeps the last value of a repeated name, as this does).
+func (s *metaScanner) stringMap(f *map[string]string, set bool) bool {
+	if !s.byte('{') {
+		return false
+	}
+	m := map[string]string{}
+	if s.peek('}') {
+		s.i++
+	} else {
+		for {
+			key, ok := s.name()
+			if !ok || !s.byte(':') {
+				return false
+			}
+			s.space()
+			v, ok := s.escaped(set)
+			if !ok {
+				return false
+			}
+			if set {
+				m[string(key)] = v
+			}
+			if s.byte('}') {
+				break
+			}
+			if !s.byte(',') {
+				return false
+			}
+		}
+	}
+	if set {
+		*f = m
+	}
+	return true
 }
 
 // integer takes a JSON integer literal (no fraction, no exponent) that fits in bits.
