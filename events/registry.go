@@ -99,7 +99,7 @@ type Registry struct {
 	// implied are the types whose leading members may be left out as implied (implied.go).
 	implied map[reflect.Type]impliedFields
 	// turn is the last command id a turn id was derived for, and that id: a turn's events
-	// share one command id, and hashing it again for each was a tenth of decoding a session.
+	// share one command id, and hashing it again for each was a twentieth of decoding a session.
 	turn atomic.Pointer[turnOfCommand]
 }
 
