@@ -185,8 +185,8 @@ func (f impliedFields) preset(v reflect.Value) {
 
 // fill gives the fields the data did not have their implied values: the stream's session,
 // and the command's turn where the session was implied too. Elsewhere they stay empty, as
-// decoding left them before.
-func (f impliedFields) fill(v reflect.Value, rec Recorded) {
+// decoding left them before. turnIDOf is TurnIDOf (the registry keeps its last answer).
+func (f impliedFields) fill(v reflect.Value, rec Recorded, turnIDOf func(commandID string) string) {
 	session := v.Field(f.session)
 	implied := session.String() == unset
 	if implied {
@@ -198,7 +198,7 @@ func (f impliedFields) fill(v reflect.Value, rec Recorded) {
 	}
 	if turn := v.Field(f.turn); turn.String() == unset {
 		if implied {
-			turn.SetString(TurnIDOf(rec.Metadata.CommandID))
+			turn.SetString(turnIDOf(rec.Metadata.CommandID))
 		} else {
 			turn.SetString("")
 		}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
@@ -97,6 +98,22 @@ type Registry struct {
 	types map[string]reflect.Type
 	// implied are the types whose leading members may be left out as implied (implied.go).
 	implied map[reflect.Type]impliedFields
+	// turn is the last command id a turn id was derived for, and that id: a turn's events
+	// share one command id, and hashing it again for each was a twentieth of decoding a session.
+	turn atomic.Pointer[turnOfCommand]
+}
+
+// turnOfCommand is TurnIDOf(commandID).
+type turnOfCommand struct{ commandID, turnID string }
+
+// turnIDOf is TurnIDOf, the last answer kept.
+func (r *Registry) turnIDOf(commandID string) string {
+	if t := r.turn.Load(); t != nil && t.commandID == commandID {
+		return t.turnID
+	}
+	t := &turnOfCommand{commandID, TurnIDOf(commandID)}
+	r.turn.Store(t)
+	return t.turnID
 }
 
 // NewRegistry returns a registry holding the given payloads' types. It panics on a duplicate
@@ -160,8 +177,14 @@ func (r *Registry) Decode(rec Recorded) (Payload, error) {
 // that Go's encoding/json becomes under GOEXPERIMENT=jsonv2 (go-json-experiment/json/v1,
 // which keeps encoding/json's behaviour and passes its tests): it takes half the time and
 // allocates less. A rebuild decodes every event of the log, and decoding was a fifth of
-// its CPU time (docs/storage.md, "Read models and projections").
-func fastUnmarshal(data []byte, into any) error { return jsonv1.Unmarshal(data, into) }
+// its CPU time (docs/storage.md, "Read models and projections"). The flat payloads a session
+// writes most are scanned without reflection first (scanFlat).
+func fastUnmarshal(data []byte, into any) error {
+	if scanFlat(data, into) {
+		return nil
+	}
+	return jsonv1.Unmarshal(data, into)
+}
 
 // decodeWith decodes rec's data into a new value of type t with unmarshal, its implied
 // members filled in.
@@ -175,7 +198,7 @@ func (r *Registry) decodeWith(unmarshal func([]byte, any) error, t reflect.Type,
 		return nil, err
 	}
 	if hasImplied {
-		implied.fill(v.Elem(), rec)
+		implied.fill(v.Elem(), rec, r.turnIDOf)
 	}
 	return v.Elem().Interface().(Payload), nil
 }

@@ -19,6 +19,10 @@ import (
 // each time. Not safe for concurrent use.
 type WireSums struct {
 	chat map[string]*openai.SumRenderer
+	// lastSettings and lastKey are the last mapping's settings and their key: every request of
+	// a session records the same mapping, and building its key was a tenth of a step's render.
+	lastSettings map[string]string
+	lastKey      string
 }
 
 // NewWireSums returns a renderer with no mapping loaded yet.
@@ -37,7 +41,7 @@ func (w *WireSums) Sum(adapter string, version int, settings map[string]string, 
 	// The prompt cache key went in the body, not in the prompt: the mapping recorded it (as
 	// RenderWire takes it).
 	req.PromptCacheKey = settings[wire.SettingPromptCacheKey]
-	key := settingsKey(settings)
+	key := w.key(settings)
 	r, ok := w.chat[key]
 	if !ok {
 		p, err := openai.ForMapping(settings)
@@ -48,6 +52,17 @@ func (w *WireSums) Sum(adapter string, version int, settings map[string]string, 
 		w.chat[key] = r
 	}
 	return r.Sum(req)
+}
+
+// key is settingsKey(settings), the last one's again when settings are the last ones.
+func (w *WireSums) key(settings map[string]string) string {
+	if w.lastSettings == nil || !maps.Equal(settings, w.lastSettings) {
+		w.lastSettings, w.lastKey = maps.Clone(settings), settingsKey(settings)
+		if w.lastSettings == nil {
+			w.lastSettings = map[string]string{} // nil settings are the empty ones
+		}
+	}
+	return w.lastKey
 }
 
 func settingsKey(settings map[string]string) string {

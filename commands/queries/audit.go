@@ -89,7 +89,12 @@ func (q *Queries) AuditSession(ctx context.Context, sessionID string, sum WireSu
 	out := SessionAudit{SessionID: sessionID}
 	stream := commands.SessionStream(sessionID)
 	w := newAuditWalk(q, sum, &out, stream)
-	all, err := w.walkWhileLoading(ctx)
+	n, last, err := w.walkWhileLoading(ctx)
+	if err == nil && n > 0 && w.answeredOtherwise() {
+		// A lookup the whole session answers otherwise: walk again, every receipt known.
+		out = SessionAudit{SessionID: sessionID}
+		err = newAuditWalk(q, sum, &out, stream).walkKnowing(ctx, last)
+	}
 	if err != nil {
 		out = SessionAudit{SessionID: sessionID} // nothing is checked in a session that does not load
 		if ctx.Err() != nil {
@@ -103,13 +108,8 @@ func (q *Queries) AuditSession(ctx context.Context, sessionID string, sum WireSu
 		out.Fault = &AuditFault{Code: code, Detail: err.Error()}
 		return out, nil
 	}
-	if len(all) == 0 {
+	if n == 0 {
 		return out, sessionNotFound(sessionID)
-	}
-	if w.answeredOtherwise() {
-		// A lookup the whole session answers otherwise: walk again, every receipt known.
-		out = SessionAudit{SessionID: sessionID}
-		newAuditWalk(q, sum, &out, stream).walkKnowing(all)
 	}
 	return out, nil
 }
@@ -203,11 +203,10 @@ func (w *auditWalk) encodeLogged() *AuditFault {
 	if w.stale || w.tr.Window != w.window || len(msgs) < len(w.logged.Parts) {
 		w.logged, w.window, w.epoch = prompt.Logged{Blobs: w.transcript}, w.tr.Window, w.epoch+1
 	}
-	enc, err := prompt.LoggedMessages(msgs[len(w.logged.Parts):])
-	if err != nil {
+	// Their blobs join the transcript's pool.
+	if err := w.logged.AppendMessages(msgs[len(w.logged.Parts):]); err != nil {
 		return &AuditFault{Code: CodeEventUndecodable, Detail: "the transcript's messages do not encode: " + err.Error()}
 	}
-	w.logged.Append(enc) // its blobs join the transcript's pool
 	// A result slot still empty now is filled later, in place: the parts encoded so far would
 	// no longer be the transcript's.
 	w.stale = w.tr.Pending()

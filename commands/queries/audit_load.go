@@ -79,9 +79,12 @@ const auditBatch = 256
 
 // walkWhileLoading reads and decodes the session's events in one goroutine while this one
 // walks those already decoded, so that the walk costs what the larger of the two costs, not
-// their sum, where a second CPU is free (docs/storage.md, "`zuno verify`"). It returns every
-// event, in batches, and the first read or decoding error, as commands.Load reports it; the walk is
-// then void.
+// their sum, where a second CPU is free (docs/storage.md, "`zuno verify`"). It returns how
+// many events it read, the stream's last revision read, and the first read or decoding
+// error, as commands.Load reports it; the walk is then void. The events are not kept: a
+// batch the walk is done with is handed back to the loader to fill again, so the walk
+// allocates what one batch holds, not what the session holds, and the garbage collector,
+// a third of the audit's CPU when every event was kept, has little to do.
 //
 // A receipt is checked with the receipts and blobs recorded up to it, where the reference
 // takes the whole session's (a later receipt may record a blob or hold an id that an earlier
@@ -90,24 +93,47 @@ const auditBatch = 256
 // recorded twice); the walk records every other lookup, and answeredOtherwise says whether
 // the whole session would have answered one of them otherwise. A legitimate log never
 // does: its receipts name only earlier ones, and record only blobs not recorded before.
-func (w *auditWalk) walkWhileLoading(ctx context.Context) ([][]folded, error) {
+func (w *auditWalk) walkWhileLoading(ctx context.Context) (int, int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan []folded, 4)
-	var loadErr error // written before batches is closed
+	// Batches go round: the loader fills a free one and sends it, the walk takes it and
+	// frees it. Two in flight let both sides work at once.
+	const inFlight = 3
+	batches, free := make(chan []folded, inFlight), make(chan []folded, inFlight)
+	for range inFlight {
+		free <- make([]folded, 0, auditBatch)
+	}
+	var (
+		loadErr error // written before batches is closed
+		last    int64
+	)
 	go func() {
 		defer close(batches)
-		batch := make([]folded, 0, auditBatch)
-		send := func() error {
+		var batch []folded
+		take := func() error {
 			select {
-			case batches <- batch:
-				batch = make([]folded, 0, auditBatch)
+			case batch = <-free:
+				batch = batch[:0]
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
-		_, loadErr = commands.Load(ctx, w.q.log, w.q.registry, w.stream, 0, func(rec events.Recorded, p events.Payload) error {
+		send := func() error {
+			select {
+			case batches <- batch:
+				batch = nil
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		last, loadErr = commands.Load(ctx, w.q.log, w.q.registry, w.stream, 0, func(rec events.Recorded, p events.Payload) error {
+			if batch == nil {
+				if err := take(); err != nil {
+					return err
+				}
+			}
 			if batch = append(batch, folded{rec, p}); len(batch) == auditBatch {
 				return send()
 			}
@@ -117,35 +143,41 @@ func (w *auditWalk) walkWhileLoading(ctx context.Context) ([][]folded, error) {
 			loadErr = send()
 		}
 	}()
-	var all [][]folded // kept as they came, for a second walk: not copied into one slice
-	done := false
+	n, done := 0, false
 	for batch := range batches {
-		all = append(all, batch)
+		n += len(batch)
 		for _, f := range batch {
 			w.add(f.p)
 			if !done {
 				done = w.walk(f)
 			}
 		}
+		clear(batch) // what it points to is the walk's to keep or drop, not the batch's
+		free <- batch
 	}
-	return all, loadErr
+	return n, last, loadErr
 }
 
-// walkKnowing walks the events with every receipt of the session known from the start.
-func (w *auditWalk) walkKnowing(all [][]folded) {
-	for _, batch := range all {
-		for _, f := range batch {
-			w.add(f.p)
-		}
+// walkKnowing reads the session's events again, up to revision last (the first walk's
+// end), and walks them with every receipt of the session known from the start.
+func (w *auditWalk) walkKnowing(ctx context.Context, last int64) error {
+	var all []folded
+	if _, err := commands.LoadUpTo(ctx, w.q.log, w.q.registry, w.stream, uint64(last), func(rec events.Recorded, p events.Payload) error {
+		all = append(all, folded{rec, p})
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, f := range all {
+		w.add(f.p)
 	}
 	w.complete = true
-	for _, batch := range all {
-		for _, f := range batch {
-			if w.walk(f) {
-				return
-			}
+	for _, f := range all {
+		if w.walk(f) {
+			return nil
 		}
 	}
+	return nil
 }
 
 // answeredOtherwise reports whether the whole session's receipts answer a lookup the walk

@@ -135,29 +135,31 @@ type Logged struct {
 func LoggedMessages(msgs []model.Message) (Logged, error) {
 	l := Logged{Parts: make([]events.PromptPart, 0, len(msgs)), Blobs: make(map[string]string, len(msgs)),
 		Encoded: make([]string, 0, len(msgs)), Decoded: make([]model.Message, 0, len(msgs))}
-	for _, m := range msgs {
-		part, blob, back, err := messagePart(m)
-		if err != nil {
-			return Logged{}, err
-		}
-		b := string(blob)
-		l.Parts = append(l.Parts, part)
-		l.Blobs[part.SHA256] = b
-		l.Encoded, l.Decoded = append(l.Encoded, b), append(l.Decoded, back)
+	if err := l.AppendMessages(msgs); err != nil {
+		return Logged{}, err
 	}
 	return l, nil
 }
 
-// Append adds more's messages after l's; l.Blobs, when not nil, keeps its first blob of a
-// digest.
-func (l *Logged) Append(more Logged) {
-	l.Parts = append(l.Parts, more.Parts...)
-	l.Encoded, l.Decoded = append(l.Encoded, more.Encoded...), append(l.Decoded, more.Decoded...)
-	for d, b := range more.Blobs {
-		if _, ok := l.Blobs[d]; !ok && l.Blobs != nil {
-			l.Blobs[d] = b
+// AppendMessages encodes more of the transcript's messages after l's, as LoggedMessages
+// encodes them; l.Blobs, when not nil, keeps its first blob of a digest. An audit extends
+// one Logged by each step's messages, without a Logged and a map of their own per step
+// (docs/storage.md, "Receipts and wire records in one pass"). On an error l may hold some
+// of msgs.
+func (l *Logged) AppendMessages(msgs []model.Message) error {
+	for _, m := range msgs {
+		part, blob, back, err := messagePart(m)
+		if err != nil {
+			return err
 		}
+		b := string(blob)
+		l.Parts = append(l.Parts, part)
+		if _, ok := l.Blobs[part.SHA256]; !ok && l.Blobs != nil {
+			l.Blobs[part.SHA256] = b
+		}
+		l.Encoded, l.Decoded = append(l.Encoded, b), append(l.Decoded, back)
 	}
+	return nil
 }
 
 // LeaveLogged returns a stored receipt without the conversation parts that are the first
