@@ -109,10 +109,18 @@ func startGuardProcess(program, argv0 string) (*sessionGuard, error) {
 		ours.Close()
 		return nil, err
 	}
+	adoptOrphans(cmd.Process.Pid)
 	g := &sessionGuard{cmd: cmd, conn: ours, exited: make(chan struct{})}
 	g.lines = bufio.NewReaderSize(g.conn, 4096)
 	go func() {
 		_ = cmd.Wait()
+		if !cmd.ProcessState.Success() {
+			// Killed (by its own command: kill -9 $PPID), or failed: what was below it was
+			// re-parented here and nothing has cleared it (docs/shell-execution.md, "The
+			// guard dies"). Before exited closes, so a call settled as the guard's loss
+			// returns with its daemons gone.
+			sweepOrphans()
+		}
 		close(g.exited)
 	}()
 	go g.watchStops()
