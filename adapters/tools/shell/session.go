@@ -106,6 +106,9 @@ func (r *Runner) newSession() bool {
 // dedupEnv keeps the last entry of each name, in the order os/exec gives a command's
 // environment (exec.Cmd deduplicates the same way for the per-command guard).
 func dedupEnv(env []string) []string {
+	if !repeatsName(env) {
+		return env // the usual case: no map, no copy
+	}
 	last := make(map[string]int, len(env))
 	for i, kv := range env {
 		last[envName(kv)] = i
@@ -117,6 +120,25 @@ func dedupEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// repeatsName reports whether a name occurs twice in env, without allocating for an
+// environment of the usual size (names compared pairwise: cheaper than a map at that size).
+func repeatsName(env []string) bool {
+	if len(env) > 256 {
+		return true // dedupEnv's map decides
+	}
+	var buf [256]string
+	names := buf[:len(env)]
+	for i, kv := range env {
+		names[i] = envName(kv)
+		for _, n := range names[:i] {
+			if n == names[i] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func envName(kv string) string {
