@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // session is the state a session guard's goroutines share.
@@ -78,6 +80,7 @@ type pollFd struct {
 
 // poll.h's event bits.
 const (
+	pollIn    = 0x1
 	pollErr   = 0x8
 	pollHup   = 0x10
 	pollNval  = 0x20
@@ -241,7 +244,7 @@ func (s *session) serve(r received) {
 	}
 	closeAll(r.fds)
 	r.fds = nil
-	s.report(pid, s.announce(pid))
+	s.report(pid)
 }
 
 // announceAfter is how long a command may run before the guard says it started ("pid P"). A
@@ -251,51 +254,24 @@ func (s *session) serve(r received) {
 // cancellation act this much later at most.
 const announceAfter = 5 * time.Millisecond
 
-// announcement is the "pid P" line of a running command, written once: by its timer, or with
-// the report.
-type announcement struct {
-	mu    sync.Mutex
-	line  string
-	done  bool
-	timer *time.Timer
-}
-
-// announce arms pid's announcement.
-func (s *session) announce(pid int) *announcement {
-	a := &announcement{line: ReplyPID + " " + itoa(int64(pid)) + "\n"}
-	a.timer = time.AfterFunc(announceAfter, func() { a.flush("") })
-	return a
-}
-
-// flush writes the announcement if it has not been written, followed by then (the report,
-// or ""), in one write; nothing is written after a report.
-func (a *announcement) flush(then string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := then
-	if !a.done {
-		out = a.line + then
-		a.done = true
-	}
-	if then != "" {
-		a.timer.Stop()
-	}
-	if out != "" {
-		_, _ = syscall.Write(SessionFD, []byte(out))
-	}
-}
-
-// startFailed is a command that could not be started: the diagnostic goes to its output and
-// the report, as the per-command guard's does.
-func (s *session) startFailed(out, code int, msg string) {
-	_, _ = syscall.Write(out, []byte(DiagPrefix+msg+"\n"))
-	reply("guard " + itoa(int64(code)) + " " + msg)
-}
-
 // report waits for the command, reaping every other descendant that ends meanwhile, kills
 // what left the command's group, and reports. The group itself is stopped by the runtime
 // (TERM, then KILL after its grace), as under the per-command guard.
-func (s *session) report(pid int, a *announcement) {
+//
+// The first announceAfter is waited for on a pidfd of the command, from this thread: no timer
+// and no other goroutine, whose wakeups were a share of the guard's own cost per command
+// (docs/shell-execution.md, "Cost"). Without a pidfd (a kernel before 5.3) the command is
+// announced at once.
+func (s *session) report(pid int) {
+	// pidLine is written with the report, unless the command is announced before it ends.
+	pidLine := ReplyPID + " " + itoa(int64(pid)) + "\n"
+	if !endsWithin(pid, announceAfter) {
+		if s.lost.Load() {
+			select {} // the lifeline's sweep and exit are under way
+		}
+		_, _ = syscall.Write(SessionFD, []byte(pidLine))
+		pidLine = ""
+	}
 	var ws syscall.WaitStatus
 	for {
 		got, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -303,7 +279,7 @@ func (s *session) report(pid int, a *announcement) {
 			continue
 		}
 		if err != nil {
-			s.waitFailed(a, err)
+			s.waitFailed(pidLine, err)
 			return
 		}
 		break
@@ -319,14 +295,49 @@ func (s *session) report(pid int, a *announcement) {
 	}
 	s.current.Store(0)
 	line, _ := waitLine(ws, ended)
-	a.flush(line + "\n")
+	_, _ = syscall.Write(SessionFD, []byte(pidLine+line+"\n"))
 }
 
-func (s *session) waitFailed(a *announcement, err error) {
+// endsWithin reports whether the child pid ended within d (it is not reaped: its status is
+// left for the wait). False when no pidfd can be had.
+func endsWithin(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	fds := []pollFd{{fd: int32(fd), events: pollIn}}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		ts := syscall.NsecToTimespec(int64(left))
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1,
+			uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		switch {
+		case errno == syscall.EINTR:
+		case errno != 0:
+			return false
+		default:
+			return n > 0
+		}
+	}
+}
+
+func (s *session) waitFailed(pidLine string, err error) {
 	if s.lost.Load() {
 		select {}
 	}
-	a.flush("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error() + "\n")
+	_, _ = syscall.Write(SessionFD, []byte(pidLine+"guard "+itoa(ExitFailed)+" could not wait for the command: "+err.Error()+"\n"))
+}
+
+// startFailed is a command that could not be started: the diagnostic goes to its output and
+// the report, as the per-command guard's does.
+func (s *session) startFailed(out, code int, msg string) {
+	_, _ = syscall.Write(out, []byte(DiagPrefix+msg+"\n"))
+	reply("guard " + itoa(int64(code)) + " " + msg)
 }
 
 func reply(line string) {
