@@ -25,6 +25,8 @@ type session struct {
 	// running is held while a request is served: only then may its waits reap, so that the
 	// idle reaper never takes a command's status from under it.
 	running sync.Mutex
+	// idleReaping: a reapIdle goroutine is waiting (at most one).
+	idleReaping atomic.Bool
 }
 
 // SessionMain is the session guard: it serves requests from the runtime on SessionFD until
@@ -33,7 +35,8 @@ type session struct {
 // The main goroutine reads each request itself (one wakeup per request, no hand-off between
 // threads: that wakeup is most of what the guard adds to a command's start on a busy
 // machine); watchLifeline notices the runtime's end closing while a command runs, and
-// reapIdle collects what the runtime stopped after the last command ended.
+// reapIdle, started only after a command that left processes below the guard, collects them
+// once the runtime has stopped them.
 func SessionMain() int {
 	syscall.CloseOnExec(SessionFD)
 	// Not dumpable: a command (same user) can neither trace this process nor reach its
@@ -46,7 +49,6 @@ func SessionMain() int {
 	becomeSubreaper()
 	s := &session{}
 	go s.watchLifeline()
-	go s.reapIdle()
 	for {
 		r, err := readRequest(SessionFD)
 		if err != nil {
@@ -87,15 +89,39 @@ const (
 	pollRdHup = 0x2000
 )
 
-// reapIdle collects children that end between commands (what the runtime stopped after the
-// last one): while a command runs, its own waits reap.
+// reapIdle collects the children that end between commands (what the runtime stopped after
+// the last one, which left them), and returns when none is left or a command starts (whose own
+// waits then reap). It is started by a report that leaves processes below the guard, not kept
+// waiting for SIGCHLD: a goroutine woken by every command's end was a share of the guard's own
+// cost per command (docs/shell-execution.md, "Cost").
 func (s *session) reapIdle() {
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	for range chld {
-		if s.running.TryLock() {
-			reap()
+	if !s.idleReaping.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.idleReaping.Store(false)
+		for waitExited() {
+			if !s.running.TryLock() {
+				return
+			}
+			left := reap()
 			s.running.Unlock()
+			if !left {
+				return
+			}
+		}
+	}()
+}
+
+// waitExited blocks until a child has ended, leaving it to be reaped (WNOWAIT); false when
+// there is no child.
+func waitExited() bool {
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&info[0])),
+			unix.WEXITED|unix.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return errno == 0
 		}
 	}
 }
@@ -290,8 +316,10 @@ func (s *session) report(pid int) {
 	}
 	if reap() {
 		// Descendants are left (a command that left nothing has no child any more, and
-		// then nothing below the guard needs looking at).
+		// then nothing below the guard needs looking at): what left the group is killed
+		// now, the rest by the runtime, and all of it is reaped once it has ended.
 		killOutside(pid)
+		s.reapIdle()
 	}
 	s.current.Store(0)
 	line, _ := waitLine(ws, ended)
