@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 )
 
 // capture takes the combined output as it arrives. Only what the model may be shown inline
@@ -132,4 +133,31 @@ func (c *capture) drain(r io.Reader) {
 			return
 		}
 	}
+}
+
+// drainReady copies what f holds now into c without waiting for more, and reports whether f
+// is at its end (every write end closed). f must be non-blocking (outputPipe's read end).
+func (c *capture) drainReady(f *os.File) (eof bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	b := drainBuffers.Get().(*[64 << 10]byte)
+	defer drainBuffers.Put(b)
+	_ = rc.Read(func(fd uintptr) bool {
+		for {
+			n, err := syscall.Read(int(fd), b[:])
+			switch {
+			case n > 0:
+				c.Write(b[:n])
+			case err == syscall.EINTR:
+			case n == 0 && err == nil:
+				eof = true
+				return true
+			default: // EAGAIN: a process still holds a write end
+				return true
+			}
+		}
+	})
+	return eof
 }

@@ -66,7 +66,6 @@ func TestCommandKillsItsGuardAfterADaemon(t *testing.T) {
 }
 
 func testCommandKillsItsGuardAfterADaemon(t *testing.T) {
-	t.Skip("known gap, unconfined only (docs/shell-execution.md, \"The guard dies\"): the setsid daemon survives; remove this line to see it")
 	dir := t.TempDir()
 	r := &Runner{KillGrace: 200 * time.Millisecond}
 	res := run(t, r, Request{Dir: dir, Command: `setsid sh -c 'echo $$ > esc.pid; exec sleep 30' & ` +

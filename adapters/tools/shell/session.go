@@ -33,13 +33,26 @@ type commandGuard struct {
 
 func (c *commandGuard) pgid() int     { return c.cmd.Process.Pid }
 func (c *commandGuard) guardPid() int { return c.cmd.Process.Pid }
-func (c *commandGuard) wait() error   { return c.cmd.Wait() }
+
+// wait also clears what a killed guard left (docs/shell-execution.md, "The guard dies"): it
+// was re-parented here, and holds the output pipe the caller drains next.
+func (c *commandGuard) wait() error {
+	err := c.cmd.Wait()
+	if killedBySignal(c.cmd.ProcessState) {
+		sweepOrphans()
+	}
+	return err
+}
 
 // abandon: the guard is in the group Zuno killed; SIGKILL reaches a stopped process too.
 func (c *commandGuard) abandon() {}
 
 func (c *commandGuard) settle(waitErr error) (GuardStatus, error) {
 	ps := c.cmd.ProcessState
+	// What the guard left in the command's group was re-parented here when it ended, and the
+	// caller has stopped the group: its statuses are reaped (docs/shell-execution.md, "The
+	// guard dies").
+	reapZombieOrphans()
 	gs := c.g.settle(ps)
 	if ps == nil && waitErr != nil {
 		return gs, &Error{Code: CodeExecFailed, Msg: "wait", Err: waitErr}
@@ -76,8 +89,12 @@ func (r *Runner) startCommandGuard(p prepared, out, errOut *os.File) (guardedRun
 		g.abandon()
 		return nil, &Error{Code: CodeExecFailed, Msg: "start the command's guard", Err: err}
 	}
+	adoptOrphans(cmd.Process.Pid)
 	return &commandGuard{cmd: cmd, g: g}, nil
 }
+
+// killedBySignal: the process ended by a signal (its exit code is -1).
+func killedBySignal(ps *os.ProcessState) bool { return ps != nil && ps.ExitCode() == -1 }
 
 // newSession reports whether the Runner's commands start in a session of their own (the
 // launcher asks for one: SessionLauncher) rather than a process group of their own.
@@ -89,6 +106,9 @@ func (r *Runner) newSession() bool {
 // dedupEnv keeps the last entry of each name, in the order os/exec gives a command's
 // environment (exec.Cmd deduplicates the same way for the per-command guard).
 func dedupEnv(env []string) []string {
+	if !repeatsName(env) {
+		return env // the usual case: no map, no copy
+	}
 	last := make(map[string]int, len(env))
 	for i, kv := range env {
 		last[envName(kv)] = i
@@ -100,6 +120,25 @@ func dedupEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// repeatsName reports whether a name occurs twice in env, without allocating for an
+// environment of the usual size (names compared pairwise: cheaper than a map at that size).
+func repeatsName(env []string) bool {
+	if len(env) > 256 {
+		return true // dedupEnv's map decides
+	}
+	var buf [256]string
+	names := buf[:len(env)]
+	for i, kv := range env {
+		names[i] = envName(kv)
+		for _, n := range names[:i] {
+			if n == names[i] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func envName(kv string) string {

@@ -502,7 +502,7 @@ type started struct {
 // start starts the command under the session guard, or under a guard of its own where the
 // session guard cannot take it (docs/shell-execution.md, "The session guard").
 func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
-	pr, pw, err := os.Pipe()
+	pr, pw, err := outputPipe()
 	if err != nil {
 		CloseFiles(p.files)
 		closeStatus(p.status)
@@ -514,13 +514,6 @@ func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 	}
 	st := &started{pr: pr, out: &capture{maxBytes: maxBytes, dir: r.SpoolDir, limit: maxKeep, capped: make(chan struct{})},
 		readDone: make(chan struct{}), began: time.Now()}
-	// The output is read from the start: a session guard says a command started only once it
-	// ended or ran for a while (guard.announceAfter), and a command must not wait on a full
-	// pipe meanwhile.
-	go func() {
-		defer close(st.readDone)
-		st.out.drain(pr)
-	}()
 	run, err := r.startGuarded(p, pw, nil)
 	pw.Close()
 	if err != nil {
@@ -528,7 +521,29 @@ func (r *Runner) start(p prepared, maxKeep int64) (*started, error) {
 		return nil, err
 	}
 	st.proc = watch(run)
+	st.takeOutput()
 	return st, nil
+}
+
+// takeOutput reads the output: at once, when the command has ended and nothing holds the
+// pipe any more (most short commands: a session guard's report comes with its start, and
+// then no goroutine is started and nothing waits to be woken), else as it comes, in the
+// background. Until the guard's first reply (its report, or "pid P" after
+// guard.announceAfter) nothing reads: a command that fills the pipe in its first
+// milliseconds waits that long at most.
+func (st *started) takeOutput() {
+	select {
+	case <-st.proc.Done():
+		if st.out.drainReady(st.pr) {
+			close(st.readDone)
+			return
+		}
+	default:
+	}
+	go func() {
+		defer close(st.readDone)
+		st.out.drain(st.pr)
+	}()
 }
 
 // supervise waits for the command, its timeout or the context; stops the whole process
@@ -570,11 +585,18 @@ func (r *Runner) supervise(ctx context.Context, timeout, grace time.Duration, st
 	}
 	select {
 	case <-st.readDone:
-	case <-time.After(grace + time.Second):
-		// A process that left the group still holds the pipe.
-		res.OutputDetached = true
-		st.pr.Close()
-		<-st.readDone
+	default:
+		// No timer unless the output is still being read (takeOutput read it at once).
+		t := time.NewTimer(grace + time.Second)
+		select {
+		case <-st.readDone:
+		case <-t.C:
+			// A process that left the group still holds the pipe.
+			res.OutputDetached = true
+			st.pr.Close()
+			<-st.readDone
+		}
+		t.Stop()
 	}
 	st.pr.Close()
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // session is the state a session guard's goroutines share.
@@ -23,6 +25,8 @@ type session struct {
 	// running is held while a request is served: only then may its waits reap, so that the
 	// idle reaper never takes a command's status from under it.
 	running sync.Mutex
+	// idleReaping: a reapIdle goroutine is waiting (at most one).
+	idleReaping atomic.Bool
 }
 
 // SessionMain is the session guard: it serves requests from the runtime on SessionFD until
@@ -31,7 +35,8 @@ type session struct {
 // The main goroutine reads each request itself (one wakeup per request, no hand-off between
 // threads: that wakeup is most of what the guard adds to a command's start on a busy
 // machine); watchLifeline notices the runtime's end closing while a command runs, and
-// reapIdle collects what the runtime stopped after the last command ended.
+// reapIdle, started only after a command that left processes below the guard, collects them
+// once the runtime has stopped them.
 func SessionMain() int {
 	syscall.CloseOnExec(SessionFD)
 	// Not dumpable: a command (same user) can neither trace this process nor reach its
@@ -44,7 +49,6 @@ func SessionMain() int {
 	becomeSubreaper()
 	s := &session{}
 	go s.watchLifeline()
-	go s.reapIdle()
 	for {
 		r, err := readRequest(SessionFD)
 		if err != nil {
@@ -78,21 +82,46 @@ type pollFd struct {
 
 // poll.h's event bits.
 const (
+	pollIn    = 0x1
 	pollErr   = 0x8
 	pollHup   = 0x10
 	pollNval  = 0x20
 	pollRdHup = 0x2000
 )
 
-// reapIdle collects children that end between commands (what the runtime stopped after the
-// last one): while a command runs, its own waits reap.
+// reapIdle collects the children that end between commands (what the runtime stopped after
+// the last one, which left them), and returns when none is left or a command starts (whose own
+// waits then reap). It is started by a report that leaves processes below the guard, not kept
+// waiting for SIGCHLD: a goroutine woken by every command's end was a share of the guard's own
+// cost per command (docs/shell-execution.md, "Cost").
 func (s *session) reapIdle() {
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	for range chld {
-		if s.running.TryLock() {
-			reap()
+	if !s.idleReaping.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.idleReaping.Store(false)
+		for waitExited() {
+			if !s.running.TryLock() {
+				return
+			}
+			left := reap()
 			s.running.Unlock()
+			if !left {
+				return
+			}
+		}
+	}()
+}
+
+// waitExited blocks until a child has ended, leaving it to be reaped (WNOWAIT); false when
+// there is no child.
+func waitExited() bool {
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&info[0])),
+			unix.WEXITED|unix.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return errno == 0
 		}
 	}
 }
@@ -241,7 +270,7 @@ func (s *session) serve(r received) {
 	}
 	closeAll(r.fds)
 	r.fds = nil
-	s.report(pid, s.announce(pid))
+	s.report(pid)
 }
 
 // announceAfter is how long a command may run before the guard says it started ("pid P"). A
@@ -251,51 +280,24 @@ func (s *session) serve(r received) {
 // cancellation act this much later at most.
 const announceAfter = 5 * time.Millisecond
 
-// announcement is the "pid P" line of a running command, written once: by its timer, or with
-// the report.
-type announcement struct {
-	mu    sync.Mutex
-	line  string
-	done  bool
-	timer *time.Timer
-}
-
-// announce arms pid's announcement.
-func (s *session) announce(pid int) *announcement {
-	a := &announcement{line: ReplyPID + " " + itoa(int64(pid)) + "\n"}
-	a.timer = time.AfterFunc(announceAfter, func() { a.flush("") })
-	return a
-}
-
-// flush writes the announcement if it has not been written, followed by then (the report,
-// or ""), in one write; nothing is written after a report.
-func (a *announcement) flush(then string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := then
-	if !a.done {
-		out = a.line + then
-		a.done = true
-	}
-	if then != "" {
-		a.timer.Stop()
-	}
-	if out != "" {
-		_, _ = syscall.Write(SessionFD, []byte(out))
-	}
-}
-
-// startFailed is a command that could not be started: the diagnostic goes to its output and
-// the report, as the per-command guard's does.
-func (s *session) startFailed(out, code int, msg string) {
-	_, _ = syscall.Write(out, []byte(DiagPrefix+msg+"\n"))
-	reply("guard " + itoa(int64(code)) + " " + msg)
-}
-
 // report waits for the command, reaping every other descendant that ends meanwhile, kills
 // what left the command's group, and reports. The group itself is stopped by the runtime
 // (TERM, then KILL after its grace), as under the per-command guard.
-func (s *session) report(pid int, a *announcement) {
+//
+// The first announceAfter is waited for on a pidfd of the command, from this thread: no timer
+// and no other goroutine, whose wakeups were a share of the guard's own cost per command
+// (docs/shell-execution.md, "Cost"). Without a pidfd (a kernel before 5.3) the command is
+// announced at once.
+func (s *session) report(pid int) {
+	// pidLine is written with the report, unless the command is announced before it ends.
+	pidLine := ReplyPID + " " + itoa(int64(pid)) + "\n"
+	if !endsWithin(pid, announceAfter) {
+		if s.lost.Load() {
+			select {} // the lifeline's sweep and exit are under way
+		}
+		_, _ = syscall.Write(SessionFD, []byte(pidLine))
+		pidLine = ""
+	}
 	var ws syscall.WaitStatus
 	for {
 		got, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -303,7 +305,7 @@ func (s *session) report(pid int, a *announcement) {
 			continue
 		}
 		if err != nil {
-			s.waitFailed(a, err)
+			s.waitFailed(pidLine, err)
 			return
 		}
 		break
@@ -314,19 +316,56 @@ func (s *session) report(pid int, a *announcement) {
 	}
 	if reap() {
 		// Descendants are left (a command that left nothing has no child any more, and
-		// then nothing below the guard needs looking at).
+		// then nothing below the guard needs looking at): what left the group is killed
+		// now, the rest by the runtime, and all of it is reaped once it has ended.
 		killOutside(pid)
+		s.reapIdle()
 	}
 	s.current.Store(0)
 	line, _ := waitLine(ws, ended)
-	a.flush(line + "\n")
+	_, _ = syscall.Write(SessionFD, []byte(pidLine+line+"\n"))
 }
 
-func (s *session) waitFailed(a *announcement, err error) {
+// endsWithin reports whether the child pid ended within d (it is not reaped: its status is
+// left for the wait). False when no pidfd can be had.
+func endsWithin(pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	fds := []pollFd{{fd: int32(fd), events: pollIn}}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		ts := syscall.NsecToTimespec(int64(left))
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1,
+			uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		switch {
+		case errno == syscall.EINTR:
+		case errno != 0:
+			return false
+		default:
+			return n > 0
+		}
+	}
+}
+
+func (s *session) waitFailed(pidLine string, err error) {
 	if s.lost.Load() {
 		select {}
 	}
-	a.flush("guard " + itoa(ExitFailed) + " could not wait for the command: " + err.Error() + "\n")
+	_, _ = syscall.Write(SessionFD, []byte(pidLine+"guard "+itoa(ExitFailed)+" could not wait for the command: "+err.Error()+"\n"))
+}
+
+// startFailed is a command that could not be started: the diagnostic goes to its output and
+// the report, as the per-command guard's does.
+func (s *session) startFailed(out, code int, msg string) {
+	_, _ = syscall.Write(out, []byte(DiagPrefix+msg+"\n"))
+	reply("guard " + itoa(int64(code)) + " " + msg)
 }
 
 func reply(line string) {

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package shell
+
+// Without a child subreaper this process adopts no orphans (docs/shell-execution.md, "The
+// guard dies"): there is nothing to sweep.
+func adoptOrphans(int)   {}
+func sweepOrphans()      {}
+func reapZombieOrphans() {}
