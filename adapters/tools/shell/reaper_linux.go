@@ -127,11 +127,15 @@ func reapPid(pid int, deadline time.Time) bool {
 func orphanChildren(zombies bool) []int {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
+	// The pidfds before the children: os/exec's Wait reaps a child and only then closes its
+	// pidfd, so a child whose pidfd is gone from the first list is gone from the second too.
+	// The other order could see a child (not yet reaped) and then miss its pidfd (reaped and
+	// closed in between), and kill a pid that may be reused by then.
+	held := heldPids()
 	children := ownChildren()
 	if len(children) == 0 {
 		return nil
 	}
-	held := heldPids()
 	var out []int
 	for _, pid := range children {
 		if held[pid] {
