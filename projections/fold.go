@@ -76,16 +76,19 @@ type rowFold[K comparable, R any] struct {
 	// is written: a row changed many times is encoded once.
 	finish func(*R) error
 
-	held    map[K]*R
+	// rows holds each key the fold has seen: its held row, or written (a row the table holds,
+	// which only the statements change now). One map, so that finding where a row is costs one
+	// lookup, and writing a held row replaces its entry instead of moving its key to another map.
+	rows    map[K]*R
+	written *R  // the entry of a written row
 	order   []K // held keys, oldest first
 	bytes   int // the held rows' size
-	written map[K]struct{}
 
 	inserts map[int]string // INSERT statements by their number of rows
 }
 
 func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, refused func(*R) bool) *rowFold[K, R] {
-	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, held: map[K]*R{}, written: map[K]struct{}{},
+	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, rows: map[K]*R{}, written: new(R),
 		inserts: map[int]string{}}
 }
 
@@ -137,23 +140,24 @@ func anyNUL(values ...string) bool {
 }
 
 // wrote records that a statement wrote k's row: the events after go to the statements.
-func (f *rowFold[K, R]) wrote(k K) { f.written[k] = struct{}{} }
+func (f *rowFold[K, R]) wrote(k K) { f.rows[k] = f.written }
 
 // row returns k's row if held, and where the row is.
 func (f *rowFold[K, R]) row(k K) (*R, rowState) {
-	if r, ok := f.held[k]; ok {
+	switch r, ok := f.rows[k]; {
+	case !ok:
+		return nil, rowAbsent
+	case r == f.written:
+		return nil, rowWritten
+	default:
 		return r, rowHeld
 	}
-	if _, ok := f.written[k]; ok {
-		return nil, rowWritten
-	}
-	return nil, rowAbsent
 }
 
 // create holds a new row under k, which must be absent; past foldLimit the oldest half of
 // the held rows is written.
 func (f *rowFold[K, R]) create(ctx context.Context, tx *Tx, k K, r R) error {
-	f.held[k] = &r
+	f.rows[k] = &r
 	f.order = append(f.order, k)
 	return f.resized(ctx, tx, f.sizeOf(&r))
 }
@@ -189,7 +193,7 @@ func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
 		}
 		args = args[:0]
 		for _, k := range f.order[done : done+rows] {
-			r := f.held[k]
+			r := f.rows[k]
 			if f.finish != nil {
 				if err := f.finish(r); err != nil {
 					return err
@@ -197,8 +201,7 @@ func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
 			}
 			args = f.values(r, args)
 			f.bytes -= f.sizeOf(r)
-			delete(f.held, k)
-			f.written[k] = struct{}{}
+			f.rows[k] = f.written
 		}
 		if err := tx.Exec(ctx, f.insert(rows), args...); err != nil {
 			return fmt.Errorf("write %d folded rows into %s: %w", rows, f.table, err)
