@@ -70,8 +70,10 @@ type rowFold[K comparable, R any] struct {
 	values func(r *R, args []any) []any
 	// size is the length of a row's large values, or nil where the table has none.
 	size func(*R) int
-	// refused reports whether a row holds a value Postgres refuses (unheldable).
-	refused func(*R) bool
+	// refused reports whether a row holds a value Postgres refuses (unheldable). It takes the
+	// row by value: a pointer given to a function value escapes, and every event's new row
+	// would be allocated on the heap even where it only updates a held one.
+	refused func(R) bool
 	// finish, where set, computes what a row holds unencoded (a plan's steps) before the row
 	// is written: a row changed many times is encoded once.
 	finish func(*R) error
@@ -87,9 +89,11 @@ type rowFold[K comparable, R any] struct {
 	inserts map[int]string // INSERT statements by their number of rows
 }
 
-func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, refused func(*R) bool) *rowFold[K, R] {
-	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, rows: map[K]*R{}, written: new(R),
-		inserts: map[int]string{}}
+func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, refused func(R) bool) *rowFold[K, R] {
+	// Room for foldLimit rows from the start: a rebuild of a log of any size holds that many,
+	// and growing the map there rehashes every key on the way.
+	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, rows: make(map[K]*R, foldLimit),
+		written: new(R), inserts: map[int]string{}}
 }
 
 func (f *rowFold[K, R]) sizeOf(r *R) int {
@@ -106,7 +110,7 @@ func (f *rowFold[K, R]) sizeOf(r *R) int {
 // rebuild would succeed where catching up fails; so the fold writes what it holds and hands the
 // event to its statement, which refuses it, in its own words, at that event (or, on SQLite,
 // stores it, as catching up does).
-func (f *rowFold[K, R]) unheldable(r *R) bool { return f.refused(r) }
+func (f *rowFold[K, R]) unheldable(r *R) bool { return f.refused(*r) }
 
 // hasNUL reports whether a text value holds a NUL character: strings, and NULL-or-text values.
 func hasNUL(values ...any) bool {
