@@ -70,23 +70,30 @@ type rowFold[K comparable, R any] struct {
 	values func(r *R, args []any) []any
 	// size is the length of a row's large values, or nil where the table has none.
 	size func(*R) int
-	// refused reports whether a row holds a value Postgres refuses (unheldable).
-	refused func(*R) bool
+	// refused reports whether a row holds a value Postgres refuses (unheldable). It takes the
+	// row by value: a pointer given to a function value escapes, and every event's new row
+	// would be allocated on the heap even where it only updates a held one.
+	refused func(R) bool
 	// finish, where set, computes what a row holds unencoded (a plan's steps) before the row
 	// is written: a row changed many times is encoded once.
 	finish func(*R) error
 
-	held    map[K]*R
+	// rows holds each key the fold has seen: its held row, or written (a row the table holds,
+	// which only the statements change now). One map, so that finding where a row is costs one
+	// lookup, and writing a held row replaces its entry instead of moving its key to another map.
+	rows    map[K]*R
+	written *R  // the entry of a written row
 	order   []K // held keys, oldest first
 	bytes   int // the held rows' size
-	written map[K]struct{}
 
 	inserts map[int]string // INSERT statements by their number of rows
 }
 
-func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, refused func(*R) bool) *rowFold[K, R] {
-	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, held: map[K]*R{}, written: map[K]struct{}{},
-		inserts: map[int]string{}}
+func newRowFold[K comparable, R any](table string, columns []string, values func(*R, []any) []any, refused func(R) bool) *rowFold[K, R] {
+	// Room for foldLimit rows from the start: a rebuild of a log of any size holds that many,
+	// and growing the map there rehashes every key on the way.
+	return &rowFold[K, R]{table: table, columns: columns, values: values, refused: refused, rows: make(map[K]*R, foldLimit),
+		written: new(R), inserts: map[int]string{}}
 }
 
 func (f *rowFold[K, R]) sizeOf(r *R) int {
@@ -103,7 +110,7 @@ func (f *rowFold[K, R]) sizeOf(r *R) int {
 // rebuild would succeed where catching up fails; so the fold writes what it holds and hands the
 // event to its statement, which refuses it, in its own words, at that event (or, on SQLite,
 // stores it, as catching up does).
-func (f *rowFold[K, R]) unheldable(r *R) bool { return f.refused(r) }
+func (f *rowFold[K, R]) unheldable(r *R) bool { return f.refused(*r) }
 
 // hasNUL reports whether a text value holds a NUL character: strings, and NULL-or-text values.
 func hasNUL(values ...any) bool {
@@ -137,23 +144,24 @@ func anyNUL(values ...string) bool {
 }
 
 // wrote records that a statement wrote k's row: the events after go to the statements.
-func (f *rowFold[K, R]) wrote(k K) { f.written[k] = struct{}{} }
+func (f *rowFold[K, R]) wrote(k K) { f.rows[k] = f.written }
 
 // row returns k's row if held, and where the row is.
 func (f *rowFold[K, R]) row(k K) (*R, rowState) {
-	if r, ok := f.held[k]; ok {
+	switch r, ok := f.rows[k]; {
+	case !ok:
+		return nil, rowAbsent
+	case r == f.written:
+		return nil, rowWritten
+	default:
 		return r, rowHeld
 	}
-	if _, ok := f.written[k]; ok {
-		return nil, rowWritten
-	}
-	return nil, rowAbsent
 }
 
 // create holds a new row under k, which must be absent; past foldLimit the oldest half of
 // the held rows is written.
 func (f *rowFold[K, R]) create(ctx context.Context, tx *Tx, k K, r R) error {
-	f.held[k] = &r
+	f.rows[k] = &r
 	f.order = append(f.order, k)
 	return f.resized(ctx, tx, f.sizeOf(&r))
 }
@@ -189,7 +197,7 @@ func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
 		}
 		args = args[:0]
 		for _, k := range f.order[done : done+rows] {
-			r := f.held[k]
+			r := f.rows[k]
 			if f.finish != nil {
 				if err := f.finish(r); err != nil {
 					return err
@@ -197,8 +205,7 @@ func (f *rowFold[K, R]) write(ctx context.Context, tx *Tx, n int) error {
 			}
 			args = f.values(r, args)
 			f.bytes -= f.sizeOf(r)
-			delete(f.held, k)
-			f.written[k] = struct{}{}
+			f.rows[k] = f.written
 		}
 		if err := tx.Exec(ctx, f.insert(rows), args...); err != nil {
 			return fmt.Errorf("write %d folded rows into %s: %w", rows, f.table, err)

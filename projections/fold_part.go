@@ -10,12 +10,12 @@ var partColumns = []string{"id", "session_id", "turn_id", "request_id", "type", 
 	"time_created", "time_updated"}
 
 func partValues(r *partRow, args []any) []any {
-	return append(args, r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, r.ordinal, r.created, r.updated)
+	return append(args, r.id, r.sessionID, r.turnID, r.requestID, r.typ, r.data, r.position, int64(r.ordinal), r.created, r.updated)
 }
 
 // partRefused: the data column is JSON, which writes a NUL as an escape; ordinal is an
 // INTEGER.
-func partRefused(r *partRow) bool {
+func partRefused(r partRow) bool {
 	return pastInt32(int64(r.ordinal)) || anyNUL(r.id, r.sessionID, r.typ, r.created, r.updated) || hasNUL(r.turnID, r.requestID)
 }
 

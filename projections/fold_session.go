@@ -24,7 +24,7 @@ func sessionValues(r *sessionRow, args []any) []any {
 }
 
 // sessionRefused: message_count is an INTEGER.
-func sessionRefused(r *sessionRow) bool {
+func sessionRefused(r sessionRow) bool {
 	return pastInt32(r.messageCount) || anyNUL(r.id, r.title, r.agent, r.status, r.created, r.updated) || hasNUL(r.parent, r.directory)
 }
 
@@ -61,14 +61,12 @@ func (f *sessionFold) Apply(ctx context.Context, tx *Tx, ev events.Recorded, p e
 	switch r, state := f.rows.row(id); state {
 	case rowAbsent:
 		// The statement's UPDATE finds no row; it binds the values all the same.
-		probe := sessionRow{id: id}
-		change(&probe)
+		probe := change(sessionRow{id: id})
 		if !f.rows.unheldable(&probe) {
 			return nil
 		}
 	case rowHeld:
-		next := *r
-		change(&next)
+		next := change(*r)
 		next.updated = at
 		if !f.rows.unheldable(&next) {
 			*r = next
@@ -99,25 +97,26 @@ func (f *sessionFold) insert(ctx context.Context, tx *Tx, ev events.Recorded, p 
 
 // sessionChange is what an event other than a creation changes of its session's row, as
 // Sessions.Apply's UPDATE does (time_updated aside, which every one sets); nil for an event
-// that changes no session.
-func sessionChange(p events.Payload) (string, func(*sessionRow)) {
+// that changes no session. The change takes and returns the row by value: a pointer given to a
+// function value escapes, and each event would allocate its row on the heap.
+func sessionChange(p events.Payload) (string, func(sessionRow) sessionRow) {
 	switch e := p.(type) {
 	case events.SessionTitled:
-		return e.SessionID, func(r *sessionRow) { r.title = e.Title }
+		return e.SessionID, func(r sessionRow) sessionRow { r.title = e.Title; return r }
 	case events.DirectoryChanged:
-		return e.SessionID, func(r *sessionRow) { r.directory = e.Directory }
+		return e.SessionID, func(r sessionRow) sessionRow { r.directory = e.Directory; return r }
 	case events.UserMessageAppended:
-		return e.SessionID, func(r *sessionRow) { r.messageCount++ }
+		return e.SessionID, func(r sessionRow) sessionRow { r.messageCount++; return r }
 	case events.TurnStarted:
-		return e.SessionID, func(r *sessionRow) { r.status = "open" }
+		return e.SessionID, func(r sessionRow) sessionRow { r.status = "open"; return r }
 	case events.TurnSuspended:
-		return e.SessionID, func(r *sessionRow) { r.status = "suspended" }
+		return e.SessionID, func(r sessionRow) sessionRow { r.status = "suspended"; return r }
 	case events.TurnResumed:
-		return e.SessionID, func(r *sessionRow) { r.status = "open" }
+		return e.SessionID, func(r sessionRow) sessionRow { r.status = "open"; return r }
 	case events.TurnFinished:
-		return e.SessionID, func(r *sessionRow) { r.status = e.Reason }
+		return e.SessionID, func(r sessionRow) sessionRow { r.status = e.Reason; return r }
 	case events.SessionPruned:
-		return e.SessionID, func(r *sessionRow) { r.status = PrunedStatus(e.Mode) }
+		return e.SessionID, func(r sessionRow) sessionRow { r.status = PrunedStatus(e.Mode); return r }
 	}
 	return "", nil
 }

@@ -25,12 +25,12 @@ var planColumns = []string{"session_id", "plan_id", "revision", "title", "status
 	"time_created", "time_updated"}
 
 func planValues(r *planRow, args []any) []any {
-	return append(args, r.sessionID, r.planID, r.revision, r.title, r.status, r.depth, r.parent, r.steps, r.created, r.updated)
+	return append(args, r.sessionID, r.planID, r.revision, r.title, r.status, int64(r.depth), r.parent, r.steps, r.created, r.updated)
 }
 
 // planRefused: the steps column is JSON, which writes a NUL as an escape; revision and depth
 // are INTEGERs.
-func planRefused(r *planRow) bool {
+func planRefused(r planRow) bool {
 	return pastInt32(r.revision, int64(r.depth)) || anyNUL(r.sessionID, r.planID, r.title, r.status, r.created, r.updated) || hasNUL(r.parent)
 }
 
@@ -133,7 +133,7 @@ func itemValues(r *itemRow, args []any) []any {
 }
 
 // itemRefused: the dependencies column is JSON, which writes a NUL as an escape.
-func itemRefused(r *itemRow) bool {
+func itemRefused(r itemRow) bool {
 	return anyNUL(r.id, r.sessionID, r.title, r.status, r.created, r.updated) || hasNUL(r.owner, r.planStepID)
 }
 

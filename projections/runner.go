@@ -484,11 +484,19 @@ func (r *Runner) readDecoded(ctx context.Context, out chan<- decodedBatch) {
 }
 
 // read sends the whole log in batches, then closes out; a failure is sent as the last batch.
+// The reads do not see ctx, as the projectors' statements do not (statementContext): a query
+// given a context that can end makes the driver watch it for that query (modernc.org/sqlite
+// installs a progress handler and watches each step's wait, lib/pq starts a goroutine), which
+// the raw copy of the log does not pay. ctx ends the reading between two batches.
 func (r *Runner) read(ctx context.Context, out chan<- decodedBatch) {
 	defer close(out)
+	reads := statementContext(ctx)
 	var pos uint64
 	for {
-		batch, err := r.feed.ReadAll(ctx, pos, r.batch)
+		if ctx.Err() != nil {
+			return
+		}
+		batch, err := r.feed.ReadAll(reads, pos, r.batch)
 		if err == nil && len(batch) == 0 {
 			return
 		}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -376,14 +377,33 @@ func (s *Store) commit(batch []*appendRequest, answering func([]*appendRequest))
 const columns = `position, event_id, stream, stream_revision, type, data, metadata`
 
 func (s *Store) query(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) ([]events.Recorded, error) {
+	return s.queryUpTo(ctx, q, 0, query, args...)
+}
+
+// queryUpTo is query for a read of at most limit events. Once a read has returned a few dozen
+// events its slice is grown to the limit at once: growing it by appending, doubling each time,
+// would leave about as much again as garbage at every batch (a rebuild reads the whole log in
+// batches of 1,000; docs/storage.md, "Read models and projections"), while a read that returns
+// a few events (a live feed's) allocates for those only.
+func (s *Store) queryUpTo(ctx context.Context, q sqlx.QueryerContext, limit int, query string, args ...any) ([]events.Recorded, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return scanRecords(rows)
+	return scanRecordsInto(rows, limit)
 }
 
-func scanRecords(rows *sql.Rows) ([]events.Recorded, error) {
+// Growing a read's slice to its limit: once it holds grownAfter events, if the limit is at
+// most grownUpTo (a caller may ask for many more than a log holds).
+const (
+	grownAfter = 64
+	grownUpTo  = 4096
+)
+
+func scanRecords(rows *sql.Rows) ([]events.Recorded, error) { return scanRecordsInto(rows, 0) }
+
+// scanRecordsInto returns the rows' events; limit, where above 0, is the most there can be.
+func scanRecordsInto(rows *sql.Rows, limit int) ([]events.Recorded, error) {
 	defer rows.Close()
 	var out []events.Recorded
 	for rows.Next() {
@@ -400,6 +420,9 @@ func scanRecords(rows *sql.Rows) ([]events.Recorded, error) {
 		if err := events.DecodeMetadata(md, &r.Metadata); err != nil {
 			return nil, &events.MalformedEventError{Type: r.Type, Stream: r.Stream, Position: r.Position,
 				Err: fmt.Errorf("metadata: %w", err)}
+		}
+		if len(out) == cap(out) && len(out) >= grownAfter && limit > len(out) && limit <= grownUpTo {
+			out = slices.Grow(out, limit-len(out))
 		}
 		out = append(out, r)
 	}
@@ -443,7 +466,7 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]events.
 	if err != nil {
 		return nil, err
 	}
-	return s.query(ctx, s.reader, s.reader.Rebind(`SELECT `+columns+` FROM event_log
+	return s.queryUpTo(ctx, s.reader, limit, s.reader.Rebind(`SELECT `+columns+` FROM event_log
 		WHERE position > ?`+below+` ORDER BY position LIMIT ?`), append([]any{clampRevision(after)}, append(args, limit)...)...)
 }
 
@@ -537,6 +560,9 @@ func (s *Store) readHeaders(ctx context.Context, after uint64, limit int) ([]eve
 			return nil, err
 		}
 		r.Position, r.StreamRevision = uint64(pos), uint64(rev)
+		if len(out) == cap(out) && len(out) >= grownAfter && limit > len(out) && limit <= grownUpTo {
+			out = slices.Grow(out, limit-len(out))
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
