@@ -2,6 +2,7 @@ package events
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,78 @@ func TestScanFlatReviewAttacks(t *testing.T) {
 		}
 		if gotErr == nil && !reflect.DeepEqual(got.Interface(), want.Interface()) {
 			t.Errorf("%T %q: fast %+v, encoding/json %+v", c.into, c.data, got.Elem(), want.Elem())
+		}
+	}
+}
+
+// TestFlatMemberTables: each member table names every field of its struct by the field's own
+// tag and hands back that field, or leaves the field to the reference on purpose (listed
+// here). A field added to a struct and not to its table, or a tag mapped to the wrong field,
+// fails here rather than in a fuzz run nobody made.
+func TestFlatMemberTables(t *testing.T) {
+	leftToReference := map[string]bool{
+		"ToolStarted.permission": true, "ToolStarted.sandbox": true, "ToolStarted.withheldEnv": true,
+		"ToolSettled.metadata":                  true,
+		"ProviderRequest.stepLimitFinalization": true,
+		"ProviderResponse.reasoning":            true,
+	}
+	for _, c := range []struct {
+		v      any
+		member func(key []byte) (uint64, any)
+	}{
+		{new(ToolStarted), nil}, {new(ToolSettled), nil}, {new(ProviderRequest), nil},
+		{new(WireExchange), nil}, {new(ProviderResponse), nil}, {new(ToolCall), nil},
+		{new(Usage), nil}, {new(ErrorInfo), nil},
+	} {
+		switch p := c.v.(type) {
+		case *ToolStarted:
+			c.member = p.member
+		case *ToolSettled:
+			c.member = p.member
+		case *ProviderRequest:
+			c.member = p.member
+		case *WireExchange:
+			c.member = p.member
+		case *ProviderResponse:
+			c.member = p.member
+		case *ToolCall:
+			c.member = p.member
+		case *Usage:
+			c.member = p.member
+		case *ErrorInfo:
+			c.member = p.member
+		}
+		v := reflect.ValueOf(c.v).Elem()
+		bits := uint64(0)
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			name := v.Type().Name() + "." + tag
+			bit, field := c.member([]byte(tag))
+			if leftToReference[name] {
+				if bit != 0 {
+					t.Errorf("%s: listed as left to the reference, but the table takes it", name)
+				}
+				continue
+			}
+			if bit == 0 {
+				t.Errorf("%s: a field the member table does not name (add it, or list it here as left to the reference)", name)
+				continue
+			}
+			if bits&bit != 0 || bit&(bit-1) != 0 {
+				t.Errorf("%s: bit %#x is not a distinct single bit", name, bit)
+			}
+			bits |= bit
+			if reflect.ValueOf(field).Pointer() != v.Field(i).Addr().Pointer() {
+				t.Errorf("%s: the table hands back another field", name)
+			}
+			for _, other := range []string{strings.ToUpper(tag), strings.ToLower(tag) + "x", ""} {
+				if other != tag {
+					if b, _ := c.member([]byte(other)); b != 0 {
+						t.Errorf("%s: the table takes the spelling %q", name, other)
+					}
+				}
+			}
 		}
 	}
 }
