@@ -1,0 +1,94 @@
+package shell
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
+)
+
+// Review attacks on the runtime as a child subreaper (reaper_linux.go), with real processes:
+//
+//	an orphan that ends on its own (a detached helper of an unguarded child: an MCP stdio
+//	server's, git's background gc), in a runtime no guard of which dies (zuno serve)
+//	                                                 → TestOrphanEndingOnItsOwnIsReaped: no zombie stays
+//	os/exec children mid-Start and mid-Wait while sweeps run
+//	                                                 → TestSweepsSpareChildrenBeingStartedAndWaited
+func TestOrphanEndingOnItsOwnIsReaped(t *testing.T) {
+	run(t, nil, Request{Command: "true"}) // a guard started: the runtime is a subreaper
+	if !reaper.on.Load() {
+		t.Fatal("this process is not a child subreaper")
+	}
+	// An unguarded child of the runtime (as an MCP stdio server is) leaves a helper that
+	// outlives it and then ends by itself.
+	out, err := exec.Command("sh", "-c", "sleep 0.1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		state, ppid, _, ok := guard.Stat(pid)
+		if !ok {
+			return // reaped
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the orphan %d is left in state %c under %d: a zombie of the runtime nobody reaps", pid, state, ppid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Sweeps and zombie reaps run while os/exec starts and waits for children: none of them is
+// killed and each Wait gets its own exit status (a child between its clone and its pidfd, or
+// between its reaping and its pidfd's close, is never taken for an orphan).
+func TestSweepsSpareChildrenBeingStartedAndWaited(t *testing.T) {
+	run(t, nil, Request{Command: "true"})
+	if !reaper.on.Load() {
+		t.Fatal("this process is not a child subreaper")
+	}
+	stop := make(chan struct{})
+	var sweeps sync.WaitGroup
+	sweeps.Add(1)
+	go func() {
+		defer sweeps.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			sweepOrphans()
+			reapZombieOrphans()
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan string, 200)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				code := (w*25+i)%50 + 1
+				cmd := exec.Command("sh", "-c", "exit "+strconv.Itoa(code))
+				if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != code {
+					errs <- "child " + strconv.Itoa(code) + ": " + err.Error()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	sweeps.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
