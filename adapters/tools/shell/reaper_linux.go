@@ -2,6 +2,7 @@ package shell
 
 import (
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,8 +47,36 @@ func adoptOrphans(guardPid int) {
 		}
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno == 0 {
 			reaper.on.Store(true)
+			go reapOnSIGCHLD()
 		}
 	})
+}
+
+// reapOnSIGCHLD reaps the orphans that end on their own, when they end. Every descendant of
+// this process is adopted, not only a guard's: a helper that an MCP server, a hook or git
+// detaches (git's background gc) is re-parented here when its parent exits, and a zombie of
+// this process until someone reaps it; in a long-running `zuno serve` where no guard dies
+// they would pile up (found by review, issue 32). An orphan's end sends SIGCHLD here, as
+// any child's does; signals coalesce, so each wakeup looks at every child.
+func reapOnSIGCHLD() {
+	ended := make(chan os.Signal, 1)
+	signal.Notify(ended, syscall.SIGCHLD)
+	for range ended {
+		if anyZombieChild() {
+			reapZombieOrphans()
+		}
+	}
+}
+
+// anyZombieChild: a cheap look before reapZombieOrphans reads the pidfds (most SIGCHLDs are
+// an os/exec child's end, waited for already or about to be).
+func anyZombieChild() bool {
+	for _, pid := range ownChildren() {
+		if state, _, _, ok := guard.Stat(pid); ok && state == 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER (linux/prctl.h).
