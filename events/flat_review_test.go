@@ -118,3 +118,32 @@ func TestFlatMemberTables(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataMemberTable: scanMetadata's table names every field of Metadata by its tag and
+// hands back that field (nil for the time, which it decodes itself), each with its own bit.
+func TestMetadataMemberTable(t *testing.T) {
+	var md Metadata
+	v := reflect.ValueOf(&md).Elem()
+	var bits uint8
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		bit, field := md.member([]byte(tag))
+		if bit == 0 || bit&(bit-1) != 0 || bits&bit != 0 {
+			t.Errorf("Metadata.%s: bit %#x (a field the table does not name, or a shared bit)", tag, bit)
+			continue
+		}
+		bits |= bit
+		switch {
+		case f.Type.Kind() != reflect.String:
+			if field != nil {
+				t.Errorf("Metadata.%s: not a string, but the table hands back a string", tag)
+			}
+		case field == nil || reflect.ValueOf(field).Pointer() != v.Field(i).Addr().Pointer():
+			t.Errorf("Metadata.%s: the table hands back another field", tag)
+		}
+		if b, _ := md.member([]byte(strings.ToUpper(tag))); b != 0 {
+			t.Errorf("Metadata.%s: the table takes the spelling %q", tag, strings.ToUpper(tag))
+		}
+	}
+}
