@@ -1,12 +1,15 @@
 package shell
 
 import (
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/zuno-run/zuno/adapters/tools/shell/guard"
 )
@@ -18,6 +21,9 @@ import (
 //	                                                 → TestOrphanEndingOnItsOwnIsReaped: no zombie stays
 //	os/exec children mid-Start and mid-Wait while sweeps run
 //	                                                 → TestSweepsSpareChildrenBeingStartedAndWaited
+//	no pidfds (os/exec's children cannot be told from orphans)
+//	                                                 → TestNoSubreaperWithoutPidfds: not a
+//	                                                   subreaper, nothing swept
 func TestOrphanEndingOnItsOwnIsReaped(t *testing.T) {
 	run(t, nil, Request{Command: "true"}) // a guard started: the runtime is a subreaper
 	if !reaper.on.Load() {
@@ -92,3 +98,49 @@ func TestSweepsSpareChildrenBeingStartedAndWaited(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// Where os/exec holds no pidfd (a kernel before 5.3, or a seccomp profile that forbids
+// pidfd_open), a guard's pid is not among the held ones: the runtime must not become a
+// subreaper, and a sweep must kill nothing, since no child could be told from an orphan. Run
+// in a fresh process (the gate is decided once per process): the "guard" there is a child
+// started without a pidfd (syscall.ForkExec), as every os/exec child is on such a kernel.
+func TestNoSubreaperWithoutPidfds(t *testing.T) {
+	if os.Getenv("ZUNO_TEST_NO_PIDFD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestNoSubreaperWithoutPidfds$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "ZUNO_TEST_NO_PIDFD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestNoSubreaperWithoutPidfds") {
+			t.Fatalf("the fresh process: %v\n%s", err, out)
+		}
+		return
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := syscall.ForkExec(sleep, []string{"sleep", "30"}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+	}()
+	adoptOrphans(pid)
+	if reaper.on.Load() {
+		t.Fatal("the runtime sweeps though no pidfd tells its children from orphans")
+	}
+	var flag int32
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetChildSubreaper, uintptr(unsafe.Pointer(&flag)), 0); errno != 0 || flag != 0 {
+		t.Fatalf("PR_GET_CHILD_SUBREAPER: %d, %v", flag, errno)
+	}
+	sweepOrphans()
+	reapZombieOrphans()
+	if !processAlive(pid) {
+		t.Fatal("a sweep killed a child the runtime holds no pidfd for, with the subreaper off")
+	}
+}
+
+// prGetChildSubreaper is PR_GET_CHILD_SUBREAPER (linux/prctl.h).
+const prGetChildSubreaper = 37
