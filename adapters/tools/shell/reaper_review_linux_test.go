@@ -3,6 +3,7 @@ package shell
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,3 +145,36 @@ func TestNoSubreaperWithoutPidfds(t *testing.T) {
 
 // prGetChildSubreaper is PR_GET_CHILD_SUBREAPER (linux/prctl.h).
 const prGetChildSubreaper = 37
+
+// A process that was adopted by the runtime before a guard started (a daemon that an MCP
+// server, a hook or another tool detached) is no descendant of that guard: when the guard is
+// killed, the sweep takes what the guard left and spares it (every descendant of a guard
+// started after the guard did). Per-command guards, each started for its command.
+func TestSweepSparesOrphansOlderThanTheGuard(t *testing.T) {
+	run(t, nil, Request{Command: "true"})
+	if !reaper.on.Load() {
+		t.Fatal("this process is not a child subreaper")
+	}
+	out, err := exec.Command("sh", "-c", "setsid sleep 30 >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(foreign, syscall.SIGKILL) // then reaped as an ended orphan
+	time.Sleep(50 * time.Millisecond)            // a few clock ticks: the guard starts later
+	setPerCommand(true)
+	defer setPerCommand(false)
+	dir := t.TempDir()
+	res := run(t, &Runner{KillGrace: 200 * time.Millisecond}, Request{Dir: dir,
+		Command: `setsid sh -c 'echo $$ > a.pid; exec sleep 30' & while [ ! -s a.pid ]; do sleep 0.01; done; kill -9 $PPID; sleep 30`})
+	if res.Authoritative {
+		t.Fatalf("%+v", res)
+	}
+	assertGone(t, readPID(t, filepath.Join(dir, "a.pid")))
+	if !processAlive(foreign) {
+		t.Fatal("the sweep after a killed guard killed an orphan adopted before that guard started")
+	}
+}
