@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"os"
 	"os/signal"
 	"strconv"
@@ -36,8 +37,10 @@ var reaper struct {
 }
 
 // adoptOrphans makes this process a child subreaper, once, when its first guard has
-// started: guardPid, an os/exec child, shows whether os/exec holds pidfds here.
-func adoptOrphans(guardPid int) {
+// started: guardPid, an os/exec child, shows whether os/exec holds pidfds here. It returns
+// the guard's start time (clock ticks since boot; 0 when unknown), which its sweep is given:
+// see sweepOrphans.
+func adoptOrphans(guardPid int) uint64 {
 	reaper.once.Do(func() {
 		syscall.ForkLock.RLock()
 		held := heldPids()
@@ -50,6 +53,11 @@ func adoptOrphans(guardPid int) {
 			go reapOnSIGCHLD()
 		}
 	})
+	if !reaper.on.Load() {
+		return 0
+	}
+	started, _ := startTime(guardPid) // its pidfd is held: the pid is still the guard's
+	return started
 }
 
 // reapOnSIGCHLD reaps the orphans that end on their own, when they end. Every descendant of
@@ -92,7 +100,13 @@ const orphanSweepBound = 5 * time.Second
 // generation, and a daemon that forks again is taken with its children; nothing is
 // signalled but this process's own children, which no one else reaps, so no pid can have
 // been reused in between.
-func sweepOrphans() {
+//
+// guardStarted is the dead guard's start time (adoptOrphans; 0: unknown, every orphan is
+// taken). What the guard left was started after it, every generation; an orphan started
+// before it is no descendant of it (a daemon an MCP server, a hook or another tool detached,
+// adopted here since this process is a subreaper) and is spared (found by review, issue 32).
+// An orphan started in the guard's own clock tick is taken: the doubt goes to the sweep.
+func sweepOrphans(guardStarted uint64) {
 	if !reaper.on.Load() {
 		return
 	}
@@ -100,7 +114,7 @@ func sweepOrphans() {
 	defer reaper.mu.Unlock()
 	deadline := time.Now().Add(orphanSweepBound)
 	for {
-		orphans := orphanChildren(false)
+		orphans := startedSince(orphanChildren(false), guardStarted)
 		if len(orphans) == 0 {
 			return
 		}
@@ -113,6 +127,39 @@ func sweepOrphans() {
 			}
 		}
 	}
+}
+
+// startedSince keeps the processes started at or after since (all of them for 0, and any
+// whose start cannot be read: it has ended, and is taken to be reaped).
+func startedSince(pids []int, since uint64) []int {
+	if since == 0 {
+		return pids
+	}
+	kept := pids[:0]
+	for _, pid := range pids {
+		if started, ok := startTime(pid); !ok || started >= since {
+			kept = append(kept, pid)
+		}
+	}
+	return kept
+}
+
+// startTime is pid's start time, in clock ticks since boot (/proc/PID/stat, field 22).
+func startTime(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command's name may hold anything but its end
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:]) // field 3 (state) on
+	if len(f) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return v, err == nil
 }
 
 // reapZombieOrphans reaps the orphans that have ended, and leaves the living ones: run when a

@@ -72,7 +72,7 @@ func TestSweepsSpareChildrenBeingStartedAndWaited(t *testing.T) {
 				return
 			default:
 			}
-			sweepOrphans()
+			sweepOrphans(0)
 			reapZombieOrphans()
 		}
 	}()
@@ -136,7 +136,7 @@ func TestNoSubreaperWithoutPidfds(t *testing.T) {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetChildSubreaper, uintptr(unsafe.Pointer(&flag)), 0); errno != 0 || flag != 0 {
 		t.Fatalf("PR_GET_CHILD_SUBREAPER: %d, %v", flag, errno)
 	}
-	sweepOrphans()
+	sweepOrphans(0)
 	reapZombieOrphans()
 	if !processAlive(pid) {
 		t.Fatal("a sweep killed a child the runtime holds no pidfd for, with the subreaper off")
