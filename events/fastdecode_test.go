@@ -47,6 +47,7 @@ func FuzzFastDecodeAgrees(f *testing.F) {
 		`{"wire":{"adapter":"a","mapping":{"k":"v","k":"w"},"requestBytes":1},"response":{"toolCalls":[{"id":"c","name":"n","arguments":"{}"},{}],"usage":{"inputTokens":3}}}`,
 		`{"wire":{"mapping":{}},"response":{"toolCalls":[]},"error":{"code":"c","httpStatus":500}}`,
 		`{"wire":null}`, `{"wire":{"mapping":null}}`, `{"wire":{"mapping":{"k":1}}}`, `{"wire":{"mapping":{"\u006b":"v"}}}`,
+		"{\"wire\":{\"mapping\":{\"\xff\":\"v\"}}}", "{\"wire\":{\"mapping\":{\"k\xc3\":\"v\"}}}", "{\"tool\xff\":\"a\"}",
 		`{"response":{"toolCalls":[null]}}`, `{"response":{"toolCalls":[{"id":"a"},]}}`, `{"response":{"usage":{"inputTokens":1.5}}}`,
 		`{"response":{"reasoning":[]}}`, `{"response":{"ToolCalls":[]}}`, `{"wire":{},"wire":{}}`, `{"response":{"usage":{}},"stepLimitFinalization":{}}`,
 	} {

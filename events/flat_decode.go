@@ -17,10 +17,10 @@ import (
 // and valid UTF-8) for a string member, an integer literal in range for an integer member,
 // true or false for a boolean one, an object for a struct (a new one for a pointer), an
 // array of objects for a slice (an empty one for [], not nil), an object of strings for a
-// map (a new one; a repeated name's last value). A member it does not know, another
-// spelling of a name, a repeated member, a null, a name with an escape, or any other number
-// sends it to the reference, which decodes the whole datum again. FuzzFastDecodeAgrees holds
-// the two to the same answer.
+// map (a new one, its keys valid UTF-8; a repeated name's last value). A member it does not
+// know, another spelling of a name, a repeated member, a null, a name with an escape, or any
+// other number sends it to the reference, which decodes the whole datum again.
+// FuzzFastDecodeAgrees holds the two to the same answer.
 func scanFlat(data []byte, into any) bool {
 	member := flatMembers(into)
 	// The first pass keeps nothing: a datum the scanner does not take (a provider request
@@ -387,7 +387,10 @@ func (s *metaScanner) stringMap(f *map[string]string, set bool) bool {
 	} else {
 		for {
 			key, ok := s.name()
-			if !ok || !s.byte(':') {
+			// encoding/json replaces invalid UTF-8 in a map's key with U+FFFD; such a key
+			// is the reference's to decode (a member name needs no check: one with invalid
+			// UTF-8 is no tag name, so member sends it to the reference).
+			if !ok || !utf8.Valid(key) || !s.byte(':') {
 				return false
 			}
 			s.space()

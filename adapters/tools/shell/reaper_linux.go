@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"bytes"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +37,10 @@ var reaper struct {
 }
 
 // adoptOrphans makes this process a child subreaper, once, when its first guard has
-// started: guardPid, an os/exec child, shows whether os/exec holds pidfds here.
-func adoptOrphans(guardPid int) {
+// started: guardPid, an os/exec child, shows whether os/exec holds pidfds here. It returns
+// the guard's start time (clock ticks since boot; 0 when unknown), which its sweep is given:
+// see sweepOrphans.
+func adoptOrphans(guardPid int) uint64 {
 	reaper.once.Do(func() {
 		syscall.ForkLock.RLock()
 		held := heldPids()
@@ -46,8 +50,41 @@ func adoptOrphans(guardPid int) {
 		}
 		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno == 0 {
 			reaper.on.Store(true)
+			go reapOnSIGCHLD()
 		}
 	})
+	if !reaper.on.Load() {
+		return 0
+	}
+	started, _ := startTime(guardPid) // its pidfd is held: the pid is still the guard's
+	return started
+}
+
+// reapOnSIGCHLD reaps the orphans that end on their own, when they end. Every descendant of
+// this process is adopted, not only a guard's: a helper that an MCP server, a hook or git
+// detaches (git's background gc) is re-parented here when its parent exits, and a zombie of
+// this process until someone reaps it; in a long-running `zuno serve` where no guard dies
+// they would pile up (found by review, issue 32). An orphan's end sends SIGCHLD here, as
+// any child's does; signals coalesce, so each wakeup looks at every child.
+func reapOnSIGCHLD() {
+	ended := make(chan os.Signal, 1)
+	signal.Notify(ended, syscall.SIGCHLD)
+	for range ended {
+		if anyZombieChild() {
+			reapZombieOrphans()
+		}
+	}
+}
+
+// anyZombieChild: a cheap look before reapZombieOrphans reads the pidfds (most SIGCHLDs are
+// an os/exec child's end, waited for already or about to be).
+func anyZombieChild() bool {
+	for _, pid := range ownChildren() {
+		if state, _, _, ok := guard.Stat(pid); ok && state == 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER (linux/prctl.h).
@@ -63,7 +100,13 @@ const orphanSweepBound = 5 * time.Second
 // generation, and a daemon that forks again is taken with its children; nothing is
 // signalled but this process's own children, which no one else reaps, so no pid can have
 // been reused in between.
-func sweepOrphans() {
+//
+// guardStarted is the dead guard's start time (adoptOrphans; 0: unknown, every orphan is
+// taken). What the guard left was started after it, every generation; an orphan started
+// before it is no descendant of it (a daemon an MCP server, a hook or another tool detached,
+// adopted here since this process is a subreaper) and is spared (found by review, issue 32).
+// An orphan started in the guard's own clock tick is taken: the doubt goes to the sweep.
+func sweepOrphans(guardStarted uint64) {
 	if !reaper.on.Load() {
 		return
 	}
@@ -71,7 +114,7 @@ func sweepOrphans() {
 	defer reaper.mu.Unlock()
 	deadline := time.Now().Add(orphanSweepBound)
 	for {
-		orphans := orphanChildren(false)
+		orphans := startedSince(orphanChildren(false), guardStarted)
 		if len(orphans) == 0 {
 			return
 		}
@@ -84,6 +127,39 @@ func sweepOrphans() {
 			}
 		}
 	}
+}
+
+// startedSince keeps the processes started at or after since (all of them for 0, and any
+// whose start cannot be read: it has ended, and is taken to be reaped).
+func startedSince(pids []int, since uint64) []int {
+	if since == 0 {
+		return pids
+	}
+	kept := pids[:0]
+	for _, pid := range pids {
+		if started, ok := startTime(pid); !ok || started >= since {
+			kept = append(kept, pid)
+		}
+	}
+	return kept
+}
+
+// startTime is pid's start time, in clock ticks since boot (/proc/PID/stat, field 22).
+func startTime(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command's name may hold anything but its end
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:]) // field 3 (state) on
+	if len(f) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return v, err == nil
 }
 
 // reapZombieOrphans reaps the orphans that have ended, and leaves the living ones: run when a

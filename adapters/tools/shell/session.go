@@ -29,6 +29,8 @@ type guardedRun interface {
 type commandGuard struct {
 	cmd *exec.Cmd
 	g   *guardProc
+	// started is the guard's start time (adoptOrphans), for its sweep should it be killed.
+	started uint64
 }
 
 func (c *commandGuard) pgid() int     { return c.cmd.Process.Pid }
@@ -39,7 +41,7 @@ func (c *commandGuard) guardPid() int { return c.cmd.Process.Pid }
 func (c *commandGuard) wait() error {
 	err := c.cmd.Wait()
 	if killedBySignal(c.cmd.ProcessState) {
-		sweepOrphans()
+		sweepOrphans(c.started)
 	}
 	return err
 }
@@ -89,8 +91,7 @@ func (r *Runner) startCommandGuard(p prepared, out, errOut *os.File) (guardedRun
 		g.abandon()
 		return nil, &Error{Code: CodeExecFailed, Msg: "start the command's guard", Err: err}
 	}
-	adoptOrphans(cmd.Process.Pid)
-	return &commandGuard{cmd: cmd, g: g}, nil
+	return &commandGuard{cmd: cmd, g: g, started: adoptOrphans(cmd.Process.Pid)}, nil
 }
 
 // killedBySignal: the process ended by a signal (its exit code is -1).

@@ -116,7 +116,7 @@ func startGuardProcess(program, argv0 string) (*sessionGuard, error) {
 		ours.Close()
 		return nil, err
 	}
-	adoptOrphans(cmd.Process.Pid)
+	started := adoptOrphans(cmd.Process.Pid)
 	g := &sessionGuard{cmd: cmd, conn: ours, exited: make(chan struct{})}
 	g.lines = bufio.NewReaderSize(g.conn, 4096)
 	g.children, _ = os.Open(childrenPath(cmd.Process.Pid))
@@ -130,7 +130,7 @@ func startGuardProcess(program, argv0 string) (*sessionGuard, error) {
 			// re-parented here and nothing has cleared it (docs/shell-execution.md, "The
 			// guard dies"). Before exited closes, so a call settled as the guard's loss
 			// returns with its daemons gone.
-			sweepOrphans()
+			sweepOrphans(started)
 		}
 		close(g.exited)
 	}()
