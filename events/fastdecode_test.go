@@ -55,16 +55,7 @@ func FuzzFastDecodeAgrees(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which int, data []byte) {
 		typ := names[uint(which)%uint(len(names))]
-		rec := Recorded{Event: Event{ID: DeriveID("f", 0), Type: typ, Data: data}, Stream: "s", Position: 7}
-		tp := reg.types[typ]
-		fast, fastErr := reg.decodeWith(fastUnmarshal, tp, rec)
-		slow, slowErr := reg.decodeWith(decodeStrict, tp, rec)
-		if (fastErr == nil) != (slowErr == nil) {
-			t.Fatalf("%s %q: fast decoder says %v, encoding/json %v", typ, data, fastErr, slowErr)
-		}
-		if fastErr == nil && !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%s %q: fast decoder gives %#v, encoding/json %#v", typ, data, fast, slow)
-		}
+		decodersAgree(t, reg, typ, "s", data)
 	})
 }
 
@@ -113,15 +104,22 @@ func FuzzScanFlatAgrees(f *testing.F) {
 	f.Add(2, []byte(`{"requestId":"r","step":3,"status":"completed","wire":{"adapter":"openai.chat","mappingVersion":1,"mapping":{"dialect":"compatible"},"requestBytes":19},"response":{"text":"t","toolCalls":[{"id":"c","name":"look","arguments":"{\"n\":3}"}],"usage":{"inputTokens":1}},"error":{"code":"x","httpStatus":500}}`))
 	f.Fuzz(func(t *testing.T, which int, data []byte) {
 		typ := types[uint(which)%uint(len(types))]
-		rec := Recorded{Event: Event{ID: DeriveID("f", 0), Type: typ, Data: data}, Stream: "session-s", Position: 7}
-		tp := reg.types[typ]
-		fast, fastErr := reg.decodeWith(fastUnmarshal, tp, rec)
-		slow, slowErr := reg.decodeWith(decodeStrict, tp, rec)
-		if (fastErr == nil) != (slowErr == nil) {
-			t.Fatalf("%s %q: fast decoder says %v, encoding/json %v", typ, data, fastErr, slowErr)
-		}
-		if fastErr == nil && !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%s %q: fast decoder gives %#v, encoding/json %#v", typ, data, fast, slow)
-		}
+		decodersAgree(t, reg, typ, "session-s", data)
 	})
+}
+
+// decodersAgree decodes data as an event of type typ in stream with the fast decoder and
+// with encoding/json, and fails unless both refuse it or both give the same payload.
+func decodersAgree(t *testing.T, reg *Registry, typ, stream string, data []byte) {
+	t.Helper()
+	rec := Recorded{Event: Event{ID: DeriveID("f", 0), Type: typ, Data: data}, Stream: stream, Position: 7}
+	tp := reg.types[typ]
+	fast, fastErr := reg.decodeWith(fastUnmarshal, tp, rec)
+	slow, slowErr := reg.decodeWith(decodeStrict, tp, rec)
+	if (fastErr == nil) != (slowErr == nil) {
+		t.Fatalf("%s %q: fast decoder says %v, encoding/json %v", typ, data, fastErr, slowErr)
+	}
+	if fastErr == nil && !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%s %q: fast decoder gives %#v, encoding/json %#v", typ, data, fast, slow)
+	}
 }
